@@ -1,0 +1,123 @@
+/**
+ * The middleware every request passes through, in order: request id, problem rendering and the
+ * access log, credential resolution, rate limiting. Operation-specific checks (scope, tenancy,
+ * validation) happen in registry/router.ts.
+ */
+import crypto from 'node:crypto';
+import type { Context, Next } from 'koa';
+import { ApiError, problems } from './errors';
+import type { AppServices } from './services';
+import { RateLimiter } from './rate-limit';
+import type { Principal } from './registry/operation';
+import type { Logger } from '../platform/logger';
+
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+  principal?: Principal;
+  authError?: ApiError;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+
+/** Accepts the client's X-Request-ID when well-formed, else generates one; echoes it. */
+export function requestId(services: AppServices) {
+  return async (ctx: Context, next: Next) => {
+    const given = ctx.get('X-Request-ID');
+    const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    const state = ctx.state as RequestState;
+    state.requestId = id;
+    state.log = services.log.child({ request_id: id });
+    ctx.set('X-Request-ID', id);
+    await next();
+  };
+}
+
+/** Renders every error as application/problem+json and writes one access-log line per request. */
+export function problemsAndAccessLog() {
+  return async (ctx: Context, next: Next) => {
+    const state = ctx.state as RequestState;
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw problems.routeNotFound(ctx.method, ctx.path);
+        if (ctx.status === 405 || ctx.status === 501) {
+          throw problems.methodNotAllowed(ctx.method, ctx.response.get('Allow').split(/,\s*/).filter(Boolean));
+        }
+      }
+    } catch (err) {
+      const problem = toApiError(err, state);
+      ctx.status = problem.status;
+      ctx.set(problem.headers);
+      ctx.type = 'application/problem+json';
+      ctx.body = {
+        type: `/v1/problems/${problem.code}`,
+        title: problem.title,
+        status: problem.status,
+        detail: problem.message,
+        code: problem.code,
+        hint: problem.hint,
+        request_id: state.requestId,
+        ...(problem.errors ? { errors: problem.errors } : {}),
+        ...problem.extensions,
+      };
+    }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    state.log.info(
+      {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(ms * 10) / 10,
+        token_prefix: state.principal?.prefix,
+        workspace_id: state.principal?.workspaceId,
+      },
+      'request',
+    );
+  };
+}
+
+function toApiError(err: unknown, state: RequestState): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { status?: number; expose?: boolean; type?: string; message?: string };
+  // Errors raised by raw-body and similar libraries carry an HTTP status.
+  if (e?.type === 'entity.too.large') return problems.payloadTooLarge((err as { limit: number }).limit);
+  if (e?.status === 415) return problems.unsupportedMediaType(undefined, ['application/json']);
+  if (e?.status && e.status >= 400 && e.status < 500 && e.expose) {
+    return new ApiError({
+      status: e.status,
+      code: 'bad_request',
+      title: 'Bad request',
+      detail: e.message ?? 'The request could not be read.',
+      hint: 'Check the request against the contract.',
+    });
+  }
+  state.log.error({ err }, 'unhandled error');
+  return problems.internal();
+}
+
+/** Resolves the bearer token, if any. Failures are kept and raised only by operations that need a token. */
+export function resolveCredentials(services: AppServices) {
+  return async (ctx: Context, next: Next) => {
+    const state = ctx.state as RequestState;
+    const result = await services.auth.authenticate(ctx.get('Authorization') || undefined);
+    if (result?.ok) state.principal = result.principal;
+    else if (result) state.authError = result.error;
+    await next();
+  };
+}
+
+/** Counts the request against its token's (or IP's) quota and sets the RateLimit headers. */
+export function rateLimit(services: AppServices) {
+  const limiter = services.rateLimiter;
+  return async (ctx: Context, next: Next) => {
+    const state = ctx.state as RequestState;
+    const key = state.principal ? `token:${state.principal.tokenId}` : `ip:${ctx.ip}`;
+    const decision = limiter.hit(key);
+    ctx.set('RateLimit-Policy', limiter.policyHeader);
+    ctx.set('RateLimit', RateLimiter.header(decision));
+    if (!decision.allowed) throw problems.rateLimited(decision.resetSeconds);
+    await next();
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * The operation registry: every operation of the API, in contract order. Routing, scope checks,
+ * validation, the OpenAPI document (and later the CLI and MCP tools) all read this list.
+ */
+import type { AnyOperation } from './registry/operation';
+import * as meta from './resources/meta';
+import * as workspaces from './resources/workspaces';
+import * as tokens from './resources/tokens';
+import * as repositories from './resources/repositories';
+import * as activity from './resources/activity';
+
+export const OPERATIONS: readonly AnyOperation[] = [
+  meta.getContract,
+  meta.listScopes,
+  meta.getHealth,
+  meta.getCurrentToken,
+  workspaces.listWorkspaces,
+  workspaces.getWorkspace,
+  workspaces.listMembers,
+  tokens.listApiTokens,
+  tokens.createApiToken,
+  tokens.getApiToken,
+  tokens.revokeApiToken,
+  repositories.listRepositories,
+  repositories.createRepository,
+  repositories.getRepository,
+  repositories.updateRepository,
+  repositories.deleteRepository,
+  activity.listActivity,
+  activity.listAuditEvents,
+];

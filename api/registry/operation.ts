@@ -1,0 +1,120 @@
+/**
+ * The operation registry's shape. Each operation is declared once, with its id, method, path,
+ * access rule, schemas and handler; routing, scope checks, validation and the OpenAPI document
+ * are all derived from these declarations (see router.ts and openapi.ts).
+ */
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { Context } from 'koa';
+import type { Knex } from 'knex';
+import type { Logger } from '../../platform/logger';
+import type { ScopeName } from '../schemas/spec';
+import type { AppServices } from '../services';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** Who may call an operation. */
+export type Access =
+  /** No token needed (contract, scopes, health). */
+  | { kind: 'public' }
+  /** A valid token holding `scope`. */
+  | { kind: 'scope'; scope: ScopeName }
+  /** Any valid token; the handler applies a finer rule described by `rule`. */
+  | { kind: 'token'; rule: string };
+
+/** The authenticated caller: a token acting for a member of one workspace. */
+export interface Principal {
+  tokenId: string;
+  prefix: string;
+  workspaceId: string;
+  memberId: string;
+  memberLogin: string;
+  scopes: ReadonlySet<ScopeName>;
+  expiresAt: Date;
+}
+
+export interface OperationContext<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Set for every operation that is not public. */
+  principal: Principal;
+  services: AppServices;
+  db: Knex;
+  requestId: string;
+  log: Logger;
+  koa: Context;
+}
+
+export interface SuccessSpec<R extends TSchema | undefined> {
+  status: 200 | 201 | 202 | 204;
+  description: string;
+  schema: R;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+export interface OperationSpec<
+  P extends TObject | undefined = TObject | undefined,
+  Q extends TObject | undefined = TObject | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+  R extends TSchema | undefined = TSchema | undefined,
+> {
+  operationId: string;
+  method: HttpMethod;
+  /** OpenAPI-style path (`/v1/workspaces/{workspace_id}`). */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  success: SuccessSpec<R>;
+  /** Problem statuses beyond the ones every operation of its kind has (e.g. 409). */
+  errors?: number[];
+  /** Accepts `Idempotency-Key`. */
+  idempotent?: boolean;
+  /** Accepts `If-Match: "<version>"`. */
+  conditional?: boolean;
+  // NoInfer: the generics come from the schemas only; inferring them back through Static<>
+  // from the handler makes TypeScript recurse without end.
+  handler: (
+    ctx: OperationContext<NoInfer<Value<P>>, NoInfer<Value<Q>>, NoInfer<Value<B>>>,
+  ) => Promise<NoInfer<Value<R>>>;
+}
+
+/** The static type of an optional schema (handlers see `undefined` where there is none). */
+type Value<S> = S extends TSchema ? Static<S> : undefined;
+
+/** Declares one operation; the generics give the handler typed params, query, body and result. */
+export function defineOperation<
+  P extends TObject | undefined = undefined,
+  Q extends TObject | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+  R extends TSchema | undefined = undefined,
+>(spec: OperationSpec<P, Q, B, R>): OperationSpec<P, Q, B, R> {
+  return spec;
+}
+
+/**
+ * Any declared operation, as the router and document builder see it. The handler is typed
+ * loosely here on purpose: comparing against Static<any> makes TypeScript recurse forever.
+ */
+export type AnyOperation = Omit<OperationSpec, 'handler'> & {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  handler: (ctx: OperationContext<any, any, any>) => Promise<unknown>;
+};
+
+/** The problem statuses an operation documents and can answer with. */
+export function problemStatuses(op: AnyOperation): number[] {
+  const statuses = new Set<number>([400, 429, 500]);
+  if (op.access.kind !== 'public') {
+    [401, 403].forEach((s) => statuses.add(s));
+  }
+  if (op.access.kind !== 'public' || op.path.includes('{')) statuses.add(404);
+  if (op.body) [413, 415].forEach((s) => statuses.add(s));
+  if (op.idempotent || op.conditional) statuses.add(409);
+  (op.errors ?? []).forEach((s) => statuses.add(s));
+  return [...statuses].sort((a, b) => a - b);
+}

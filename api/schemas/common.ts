@@ -1,0 +1,68 @@
+/**
+ * Schema building blocks shared by every resource family.
+ *
+ * Schemas are TypeBox values: plain JSON Schema 2020-12 objects (what OpenAPI 3.1 uses) that also
+ * carry TypeScript types. A schema that should appear as a named component in the OpenAPI
+ * document is marked with `x-name`; the document builder hoists each one into
+ * `components.schemas` and replaces it with a `$ref`. Nothing else needs to know about names.
+ */
+import { Type, type TSchema, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+
+export const NAME_KEYWORD = 'x-name';
+
+/** Marks a schema as a named OpenAPI component. */
+export function named<T extends TSchema>(name: string, schema: T): T {
+  return { ...schema, [NAME_KEYWORD]: name };
+}
+
+/** A named object that rejects unknown properties (the spec's default rule). */
+export function Strict<P extends TProperties>(name: string, properties: P, options: ObjectOptions = {}) {
+  return Type.Object(properties, { additionalProperties: false, ...options, [NAME_KEYWORD]: name });
+}
+
+/** A named object that accepts unknown properties (only where the spec says so). */
+export function Open<P extends TProperties>(name: string, properties: P, options: ObjectOptions = {}) {
+  return Type.Object(properties, { ...options, [NAME_KEYWORD]: name });
+}
+
+/** `X or null`: the property is present and may be null. */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+export const Uuid = (options: { description?: string } = {}) =>
+  Type.String({ format: 'uuid', ...options });
+export const DateTime = (options: { description?: string } = {}) =>
+  Type.String({ format: 'date-time', ...options });
+export const DateOnly = (options: { description?: string } = {}) =>
+  Type.String({ format: 'date', ...options });
+
+/** Spec "decimal": optional sign, digits, optional point; signs and points alone are invalid. */
+export const DECIMAL_PATTERN = '^[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$';
+export const Decimal = (options: { description?: string; default?: string } = {}) =>
+  Type.String({ pattern: DECIMAL_PATTERN, ...options });
+
+/** Spec "free object": an object with arbitrary properties. */
+export const FreeObject = (options: { description?: string } = {}) =>
+  Type.Object({}, { additionalProperties: true, ...options });
+
+export const StringArray = (options: { description?: string } = {}) =>
+  Type.Array(Type.String(), options);
+export const UuidArray = (options: { description?: string } = {}) =>
+  Type.Array(Uuid(), options);
+
+/** A page with `items`, `has_more` and `next_cursor` (keyset pagination, opaque cursor). */
+export function CursorPage<T extends TSchema>(name: string, item: T) {
+  return Strict(name, {
+    items: Type.Array(item),
+    has_more: Type.Optional(Type.Boolean({ default: false })),
+    next_cursor: Type.Optional(Nullable(Type.String())),
+  });
+}
+
+/** A page that only has `items` (as the spec states for some pages). */
+export function ItemsPage<T extends TSchema>(name: string, item: T) {
+  return Strict(name, { items: Type.Array(item) });
+}
+
+export const Empty = Type.Object({}, { additionalProperties: false });

@@ -1,0 +1,181 @@
+/**
+ * Enumerated values used by the spec schemas, as `as const` tuples so other code (domain logic,
+ * workflows, the CLI) can use the same values, plus the `LiteralUnion` helper that turns a tuple
+ * into a TypeBox union of string literals (JSON Schema `anyOf` of `const`s).
+ *
+ * Values the spec states are marked "spec"; the others are the choices of DESIGN.md section 5/7.
+ */
+import { Type, type SchemaOptions, type TUnsafe } from '@sinclair/typebox';
+
+/**
+ * A union of string literals built from a tuple of values (order kept). Typed as TUnsafe so its
+ * static type is the plain literal union (a mapped TLiteral tuple makes TypeScript recurse too deep).
+ */
+export function LiteralUnion<const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: SchemaOptions = {},
+): TUnsafe<T[number]> {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnsafe<T[number]>;
+}
+
+/** spec section 5: the 25 token scopes, in the spec's order. */
+export const SCOPES = [
+  'audits:read',
+  'audits:write',
+  'decisions:approve',
+  'decisions:read',
+  'decisions:write',
+  'evidence:write',
+  'exports:write',
+  'findings:read',
+  'findings:write',
+  'ingestion:read',
+  'members:read',
+  'policies:read',
+  'policies:write',
+  'remediations:approve',
+  'remediations:read',
+  'remediations:write',
+  'reports:approve',
+  'reports:read',
+  'repositories:read',
+  'repositories:write',
+  'uploads:write',
+  'usage:read',
+  'workflow_actions:approve',
+  'workflow_actions:read',
+  'workflow_actions:request',
+] as const;
+export type ScopeName = (typeof SCOPES)[number];
+
+/** spec: evidence source types. */
+export const SOURCE_TYPES = ['code', 'cloud', 'cicd'] as const;
+export type SourceTypeName = (typeof SOURCE_TYPES)[number];
+
+/** spec section 3: decision states. */
+export const DECISION_STATES = [
+  'proposed',
+  'in_review',
+  'approved',
+  'rejected',
+  'implemented',
+  'verified',
+  'superseded',
+] as const;
+export type DecisionStateName = (typeof DECISION_STATES)[number];
+
+/** spec: decision approval outcomes. */
+export const APPROVAL_OUTCOMES = ['approved', 'rejected'] as const;
+
+/** spec: change gate outcomes. */
+export const CHANGE_GATE_OUTCOMES = ['pass', 'review', 'blocked', 'insufficient_evidence'] as const;
+/** spec: change item types. */
+export const ARCHITECTURE_CHANGE_TYPES = [
+  'entity_added',
+  'entity_changed',
+  'entity_removed',
+  'entity_not_reobserved',
+  'relationship_added',
+  'relationship_changed',
+  'relationship_removed',
+  'relationship_not_reobserved',
+] as const;
+/** spec: change item consequences. */
+export const CHANGE_CONSEQUENCES = ['informational', 'review', 'blocked'] as const;
+/** spec: change set states. */
+export const CHANGE_SET_STATES = ['candidate', 'observed'] as const;
+/** spec: dependency path directions. */
+export const DEPENDENCY_DIRECTIONS = ['upstream', 'downstream'] as const;
+
+/** spec: assistant message roles. */
+export const ASSISTANT_ROLES = ['user', 'assistant'] as const;
+
+/** spec: audit log levels and sources. */
+export const AUDIT_LOG_LEVELS = ['info', 'warning', 'error'] as const;
+export const AUDIT_LOG_SOURCES = ['control', 'stage', 'scanner', 'architecture'] as const;
+
+/** spec: schedule cadences and missed-run policies. */
+export const SCHEDULE_CADENCES = ['daily', 'weekly', 'biweekly', 'monthly'] as const;
+export type ScheduleCadenceName = (typeof SCHEDULE_CADENCES)[number];
+export const MISSED_RUN_POLICIES = ['skip', 'run_once'] as const;
+export type MissedRunPolicyName = (typeof MISSED_RUN_POLICIES)[number];
+
+/** DESIGN 5: audit status and type. */
+export const AUDIT_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type AuditStatusName = (typeof AUDIT_STATUSES)[number];
+export const AUDIT_TYPES = ['repository', 'upload'] as const;
+export type AuditTypeName = (typeof AUDIT_TYPES)[number];
+
+/** DESIGN 5: audit stages, in run order (`code`, `cloud`, `cicd` run in parallel). */
+export const STAGE_KEYS = [
+  'source',
+  'inventory',
+  'code',
+  'cloud',
+  'cicd',
+  'reconcile',
+  'controls',
+  'changes',
+  'report',
+] as const;
+export type StageKeyName = (typeof STAGE_KEYS)[number];
+export const STAGE_STATUSES = [
+  'pending',
+  'running',
+  'completed',
+  'failed',
+  'skipped',
+  'cancelled',
+] as const;
+export type StageStatusName = (typeof STAGE_STATUSES)[number];
+
+/** DESIGN 5: agent run and assistant run status (the schemas keep `status` a plain string). */
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export type RunStatusName = (typeof RUN_STATUSES)[number];
+
+/** DESIGN 5: schedule state (the schema keeps `state` a plain string). */
+export const SCHEDULE_STATES = ['active', 'paused', 'error'] as const;
+export type ScheduleStateName = (typeof SCHEDULE_STATES)[number];
+
+/** DESIGN 5: finding status. */
+export const FINDING_STATUSES = ['open', 'accepted_risk', 'false_positive', 'resolved'] as const;
+
+/** DESIGN 7: control assessment status (the schema keeps `status` a plain string). */
+export const ASSESSMENT_STATUSES = [
+  'pass',
+  'fail',
+  'partial',
+  'not_applicable',
+  'insufficient_evidence',
+] as const;
+
+/** DESIGN 5: uncertainty reason, scope and state. */
+export const UNCERTAINTY_REASONS = [
+  'conflicting_evidence',
+  'missing_source',
+  'low_confidence',
+  'stale_evidence',
+  'unresolved_reference',
+  'ambiguous_identity',
+] as const;
+export const UNCERTAINTY_SCOPES = ['entity', 'relationship', 'attribute', 'source'] as const;
+export const UNCERTAINTY_STATES = ['open', 'investigating', 'resolved', 'dismissed'] as const;
+export type UncertaintyStateName = (typeof UNCERTAINTY_STATES)[number];
+
+/** DESIGN 5: decision success criteria and outcome verification. */
+export const SUCCESS_CHECK_KINDS = [
+  'entity_present',
+  'entity_absent',
+  'relationship_present',
+  'relationship_absent',
+  'attribute_equals',
+] as const;
+export const CRITERION_STATUSES = ['pending', 'met', 'unmet', 'unknown'] as const;
+export const VERIFICATION_OUTCOMES = ['verified', 'failed', 'inconclusive'] as const;
+
+/** Our choice (DESIGN silent): comparison finding delta and requirement status. */
+export const FINDING_CHANGES = ['added', 'resolved', 'unchanged', 'changed'] as const;
+export const REQUIREMENT_STATUSES = ['met', 'unmet', 'unknown', 'not_applicable'] as const;

@@ -1,0 +1,24 @@
+/** What request handlers may use; built once per process by createServices. */
+import type { Knex } from 'knex';
+import type { Config } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import type { TemporalGateway } from '../platform/temporal';
+import { TokenAuthenticator } from './auth';
+import { RateLimiter } from './rate-limit';
+
+export interface AppServices {
+  config: Config;
+  db: Knex;
+  log: Logger;
+  temporal: TemporalGateway;
+  auth: TokenAuthenticator;
+  rateLimiter: RateLimiter;
+}
+
+export function createServices(deps: { config: Config; db: Knex; log: Logger; temporal: TemporalGateway }): AppServices {
+  return {
+    ...deps,
+    auth: new TokenAuthenticator(deps.db, deps.config.authCacheTtlMs, deps.log),
+    rateLimiter: new RateLimiter(deps.config.rateLimitQuota, deps.config.rateLimitWindowSeconds),
+  };
+}

@@ -1,0 +1,59 @@
+/** Workspaces and their members. */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  slug: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface MemberRow {
+  id: string;
+  workspace_id: string;
+  login: string;
+  display_name: string | null;
+  role: string;
+  created_at: Date;
+}
+
+export async function insertWorkspace(db: Knex, input: { name: string; slug: string }): Promise<WorkspaceRow> {
+  const [row] = await db<WorkspaceRow>('workspaces')
+    .insert({ id: crypto.randomUUID(), name: input.name, slug: input.slug })
+    .returning('*');
+  return row!;
+}
+
+export async function findWorkspace(db: Knex, id: string): Promise<WorkspaceRow | undefined> {
+  return db<WorkspaceRow>('workspaces').where({ id }).first();
+}
+
+export async function findWorkspaceBySlug(db: Knex, slug: string): Promise<WorkspaceRow | undefined> {
+  return db<WorkspaceRow>('workspaces').where({ slug }).first();
+}
+
+export async function insertMember(
+  db: Knex,
+  input: { workspaceId: string; login: string; displayName?: string | null; role: string },
+): Promise<MemberRow> {
+  const [row] = await db<MemberRow>('members')
+    .insert({
+      id: crypto.randomUUID(),
+      workspace_id: input.workspaceId,
+      login: input.login,
+      display_name: input.displayName ?? null,
+      role: input.role,
+    })
+    .returning('*');
+  return row!;
+}
+
+export async function findMemberByLogin(db: Knex, workspaceId: string, login: string): Promise<MemberRow | undefined> {
+  return db<MemberRow>('members').where({ workspace_id: workspaceId, login }).first();
+}
+
+export function membersQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
+  return db('members').select('*').where('members.workspace_id', workspaceId);
+}

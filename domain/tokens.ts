@@ -1,0 +1,45 @@
+/**
+ * API token text: `aat_<prefix>_<secret>`. The prefix (12 lowercase alphanumerics) identifies
+ * the token and is shown in listings; only the SHA-256 of the secret is stored, and checks
+ * compare digests in constant time.
+ */
+import crypto from 'node:crypto';
+
+const PREFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const TOKEN_PATTERN = /^aat_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+
+export interface NewToken {
+  /** Visible identifier, `aat_<12 chars>`. */
+  prefix: string;
+  /** The full token text, shown once. */
+  token: string;
+  secretSha256: string;
+}
+
+function randomPrefix(): string {
+  const bytes = crypto.randomBytes(12);
+  return Array.from(bytes, (b) => PREFIX_ALPHABET[b % PREFIX_ALPHABET.length]).join('');
+}
+
+export function sha256Hex(text: string): string {
+  return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+export function generateToken(): NewToken {
+  const id = randomPrefix();
+  const secret = crypto.randomBytes(32).toString('base64url');
+  return { prefix: `aat_${id}`, token: `aat_${id}_${secret}`, secretSha256: sha256Hex(secret) };
+}
+
+/** Splits token text into its prefix and secret; null when it is not shaped like a token. */
+export function parseToken(text: string): { prefix: string; secret: string } | null {
+  const m = TOKEN_PATTERN.exec(text);
+  return m ? { prefix: `aat_${m[1]}`, secret: m[2]! } : null;
+}
+
+/** Constant-time comparison of a presented secret with a stored digest. */
+export function secretMatches(secret: string, storedSha256Hex: string): boolean {
+  const presented = Buffer.from(sha256Hex(secret), 'hex');
+  const stored = Buffer.from(storedSha256Hex, 'hex');
+  return presented.length === stored.length && crypto.timingSafeEqual(presented, stored);
+}

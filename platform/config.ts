@@ -1,0 +1,64 @@
+/**
+ * Every setting comes from the environment (twelve-factor); this is the one place that reads it.
+ * README's configuration table documents each variable.
+ */
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  taskQueue: string;
+  dataDir: string;
+  logLevel: string;
+  rateLimitQuota: number;
+  rateLimitWindowSeconds: number;
+  bodyLimitBytes: number;
+  authCacheTtlMs: number;
+  shutdownTimeoutMs: number;
+  allowLocalRepositories: boolean;
+  validateResponses: boolean;
+  publicBaseUrl: string | undefined;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new Error(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+/** Reads the configuration from an environment (process.env by default). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: int(env, 'PORT', 8080),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue: env.TEMPORAL_TASK_QUEUE || 'audits',
+    dataDir: path.resolve(env.DATA_DIR || '.data'),
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimitQuota: int(env, 'RATE_LIMIT_QUOTA', 600, 1),
+    rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1),
+    authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 2000, 0),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0),
+    allowLocalRepositories: bool(env, 'ALLOW_LOCAL_REPOSITORIES', false),
+    validateResponses: bool(env, 'VALIDATE_RESPONSES', false),
+    publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+  };
+}
