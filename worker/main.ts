@@ -1,0 +1,25 @@
+/** `npm run worker`: one Temporal worker process against configured Postgres and Temporal. */
+import { loadConfig } from '../platform/config';
+import { createLogger } from '../platform/logger';
+import { createDb } from '../db/connection';
+import { createWorker } from './create';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
+  if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required.');
+  const db = createDb(config.databaseUrl);
+  const { worker, connection } = await createWorker({ config, db, log, address: config.temporalAddress });
+  log.info({ taskQueue: config.taskQueue }, 'worker running');
+  // Worker.run() handles SIGINT/SIGTERM itself: it stops polling and drains running tasks.
+  await worker.run();
+  await connection.close();
+  await db.destroy();
+  log.info('worker stopped');
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,5 @@
+/**
+ * Every workflow the worker runs. Deterministic code only: no I/O, clock or randomness except
+ * through Temporal's APIs (lint enforces the import ban). Activities are imported as types.
+ */
+export {};
