@@ -1,0 +1,99 @@
+/**
+ * Operator commands against DATABASE_URL (default: the embedded database `npm start` made).
+ *
+ *   npm run admin -- create-workspace --name "Acme" --slug acme --login alice [--days 90] [--scopes a,b]
+ *   npm run admin -- create-token --workspace acme --login alice --name ci [--days 30] [--scopes a,b]
+ *
+ * The token is printed once; only its SHA-256 is stored.
+ */
+import { parseArgs } from 'node:util';
+import { createDb } from '../db/connection';
+import { migrateLatest } from '../db/migrate';
+import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
+import { findMemberByLogin, findWorkspaceBySlug } from '../db/store/workspaces';
+import { SCOPES, type ScopeName } from '../api/schemas/spec';
+import { MAX_TOKEN_DAYS } from '../api/resources/tokens';
+
+const USAGE = `usage:
+  npm run admin -- create-workspace --name NAME --slug SLUG --login LOGIN [--days N] [--scopes s1,s2]
+  npm run admin -- create-token --workspace SLUG --login LOGIN --name NAME [--days N] [--scopes s1,s2]
+DATABASE_URL selects the database.`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function scopesOf(text: string | undefined): ScopeName[] {
+  if (!text) return [...SCOPES];
+  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length) fail(`unknown scopes: ${unknown.join(', ')}`);
+  return list as ScopeName[];
+}
+
+function daysOf(text: string | undefined): number {
+  const days = text === undefined ? 90 : Number(text);
+  if (!Number.isInteger(days) || days < 1 || days > MAX_TOKEN_DAYS) fail(`--days must be 1..${MAX_TOKEN_DAYS}`);
+  return days;
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      slug: { type: 'string' },
+      login: { type: 'string' },
+      workspace: { type: 'string' },
+      days: { type: 'string' },
+      scopes: { type: 'string' },
+    },
+    strict: true,
+  });
+  const url = process.env.DATABASE_URL;
+  if (!url) fail('DATABASE_URL is required (the URL npm start prints in its log, or your own server).');
+  const db = createDb(url);
+  try {
+    await migrateLatest(db);
+    if (command === 'create-workspace') {
+      if (!values.name || !values.slug || !values.login) fail('create-workspace needs --name, --slug and --login');
+      if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.slug)) fail('--slug: lowercase letters, digits and dashes');
+      if (await findWorkspaceBySlug(db, values.slug)) fail(`a workspace with slug ${values.slug} exists`);
+      const made = await createWorkspaceWithOwner(db, {
+        name: values.name,
+        slug: values.slug,
+        login: values.login,
+        scopes: scopesOf(values.scopes),
+        days: daysOf(values.days),
+      });
+      process.stdout.write(
+        `workspace_id=${made.workspace.id}\nmember_id=${made.member.id}\ntoken=${made.token.token}\nexpires_at=${made.token.expiresAt.toISOString()}\n`,
+      );
+    } else if (command === 'create-token') {
+      if (!values.workspace || !values.login || !values.name) fail('create-token needs --workspace, --login and --name');
+      const ws = await findWorkspaceBySlug(db, values.workspace);
+      if (!ws) fail(`no workspace with slug ${values.workspace}`);
+      const member = await findMemberByLogin(db, ws.id, values.login);
+      if (!member) fail(`no member ${values.login} in ${values.workspace}`);
+      const token = await issueToken(db, {
+        workspaceId: ws.id,
+        memberId: member.id,
+        name: values.name,
+        scopes: scopesOf(values.scopes),
+        days: daysOf(values.days),
+      });
+      process.stdout.write(`token=${token.token}\nexpires_at=${token.expiresAt.toISOString()}\n`);
+    } else {
+      fail(command ? `unknown command ${command}` : 'no command');
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

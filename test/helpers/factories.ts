@@ -1,0 +1,39 @@
+/** Test data: each test makes its own workspace, member and token, so tests never share state. */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { createWorkspaceWithOwner, issueToken } from '../../platform/bootstrap';
+import { SCOPES, type ScopeName } from '../../api/schemas/spec';
+
+export interface Tenant {
+  workspaceId: string;
+  memberId: string;
+  token: string;
+  tokenId: string;
+  prefix: string;
+}
+
+export async function createTenant(
+  db: Knex,
+  options: { scopes?: readonly ScopeName[]; days?: number; login?: string } = {},
+): Promise<Tenant> {
+  const slug = `ws-${crypto.randomBytes(5).toString('hex')}`;
+  const made = await createWorkspaceWithOwner(db, {
+    name: `Workspace ${slug}`,
+    slug,
+    login: options.login ?? 'owner',
+    scopes: options.scopes ?? SCOPES,
+    days: options.days ?? 90,
+  });
+  return {
+    workspaceId: made.workspace.id,
+    memberId: made.member.id,
+    token: made.token.token,
+    tokenId: made.token.id,
+    prefix: made.token.prefix,
+  };
+}
+
+/** Another token for the same member, with the given scopes. */
+export async function createToken(db: Knex, tenant: Tenant, scopes: readonly ScopeName[], days = 30) {
+  return issueToken(db, { workspaceId: tenant.workspaceId, memberId: tenant.memberId, name: 'extra', scopes, days });
+}

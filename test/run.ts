@@ -1,0 +1,103 @@
+/**
+ * `npm test`: prepares the services the tests need, runs ava, cleans up.
+ * - PostgreSQL: TEST_DATABASE_URL when set (its server is used to create one database per test
+ *   file from a migrated template), else an embedded PostgreSQL in a temporary folder.
+ * - Temporal: TEMPORAL_ADDRESS when set, else a headless in-memory Temporal CLI dev server.
+ * Arguments after `npm test --` go to ava (e.g. a file to run).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createDb, withDatabase } from '../db/connection';
+import { migrateLatest } from '../db/migrate';
+import {
+  ensureTemporalCli,
+  freePort,
+  MissingToolError,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+} from '../platform/dev-services';
+
+const ROOT = path.resolve(__dirname, '..');
+
+async function main(): Promise<number> {
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch((err: unknown) => console.error('cleanup:', err));
+    cleanups.length = 0;
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  process.once('SIGTERM', () => void cleanup().then(() => process.exit(143)));
+
+  try {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-test-'));
+    cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    let serverUrl = process.env.TEST_DATABASE_URL;
+    if (!serverUrl) {
+      const pg = await startEmbeddedPostgres({
+        dataDir: path.join(tmp, 'postgres'),
+        port: await freePort(),
+        database: 'postgres',
+        logFile: path.join(tmp, 'postgres.log'),
+      });
+      cleanups.push(() => pg.stop());
+      serverUrl = pg.url;
+    }
+
+    let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    if (!temporalAddress) {
+      const cli = ensureTemporalCli(path.join(ROOT, '.tools'), (l) => console.log(l));
+      const dev = await startTemporalDevServer({
+        cli,
+        port: await freePort(),
+        uiPort: null,
+        dbFile: null,
+        logFile: path.join(tmp, 'temporal.log'),
+      });
+      cleanups.push(() => dev.stop());
+      temporalAddress = dev.address;
+    }
+
+    // One migrated template; each test file clones it (CREATE DATABASE ... TEMPLATE).
+    const template = `archaudit_tpl_${process.pid}`;
+    const admin = createDb(withDatabase(serverUrl, 'postgres'), { max: 1 });
+    await admin.raw(`DROP DATABASE IF EXISTS ${template}`);
+    await admin.raw(`CREATE DATABASE ${template}`);
+    cleanups.push(async () => {
+      const remaining = await admin.raw<{ rows: { datname: string }[] }>(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'archaudit_t_%'",
+      );
+      for (const { datname } of remaining.rows) await admin.raw(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      await admin.raw(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+      await admin.destroy();
+    });
+    const tpl = createDb(withDatabase(serverUrl, template), { max: 1 });
+    await migrateLatest(tpl);
+    await tpl.destroy();
+
+    const ava = path.join(ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs');
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, [ava, ...process.argv.slice(2)], {
+        cwd: ROOT,
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          TEST_PG_SERVER_URL: serverUrl,
+          TEST_TEMPLATE_DB: template,
+          TEMPORAL_ADDRESS: temporalAddress,
+        },
+      });
+      child.on('exit', (status, signal) => resolve(status ?? (signal ? 1 : 0)));
+    });
+    return code;
+  } catch (err) {
+    console.error(err instanceof MissingToolError ? err.message : err);
+    return 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+void main().then((code) => process.exit(code));
