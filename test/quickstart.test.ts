@@ -1,0 +1,130 @@
+/**
+ * README's quick start, run as a new user would: `npm start` in a temporary data folder (embedded
+ * PostgreSQL and its own Temporal dev server), read the printed token, call listWorkspaces with
+ * it, press Ctrl-C, and check that no process is left behind. A second start reuses the data.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import test from 'ava';
+import { freePort } from '../platform/dev-services';
+
+const ROOT = path.resolve(__dirname, '..');
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  token: string;
+  curl: string;
+}
+
+async function npmStart(dataDir: string, ports: Record<string, number>): Promise<Started> {
+  let out = '';
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(ports.api),
+    TEMPORAL_DEV_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.ui),
+    LOG_LEVEL: 'warn',
+  };
+  // A fresh user has neither of these set: npm start must bring up its own services.
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  // Its own process group, like a terminal's foreground job: Ctrl-C reaches the whole group.
+  const child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const deadline = Date.now() + 150_000;
+  while (!/Press Ctrl-C to stop/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const token = /Demo token:\s+(aat_\S+)/.exec(out)?.[1] ?? '';
+  const curl = /^\s*(curl .*)$/m.exec(out)?.[1] ?? '';
+  return { child, output: () => out, token, curl };
+}
+
+/** Sends Ctrl-C to the group; true when npm ended by exit 0 or by the SIGINT itself (as in a terminal). */
+async function ctrlC(child: ChildProcess): Promise<boolean> {
+  const exited = new Promise<boolean>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code === 0 || signal === 'SIGINT')),
+  );
+  process.kill(-child.pid!, 'SIGINT');
+  return Promise.race([
+    exited,
+    new Promise<boolean>((_, reject) => setTimeout(() => reject(new Error('npm start did not stop in 60 s')), 60_000)),
+  ]);
+}
+
+function cleanPostgresShutdowns(dataDir: string): number {
+  const log = fs.readFileSync(path.join(dataDir, 'postgres.log'), 'utf8');
+  return log.split('database system is shut down').length - 1;
+}
+
+function processesUsing(dataDir: string): string[] {
+  const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return ps.split('\n').filter((line) => line.includes(dataDir) && !line.includes('ps -eo'));
+}
+
+async function waitForNoProcesses(dataDir: string): Promise<string[]> {
+  for (let i = 0; i < 50; i++) {
+    const left = processesUsing(dataDir);
+    if (left.length === 0) return [];
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return processesUsing(dataDir);
+}
+
+test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running; data reused', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-quickstart-'));
+  const ports = { api: await freePort(), temporal: await freePort(), ui: await freePort() };
+  try {
+    const first = await npmStart(dataDir, ports);
+    t.regex(first.token, /^aat_[a-z0-9]{12}_/);
+    t.is(fs.readFileSync(path.join(dataDir, 'demo-token'), 'utf8').trim(), first.token);
+    t.regex(first.output(), new RegExp(`API:\\s+http://127\\.0\\.0\\.1:${ports.api}/v1`));
+    t.regex(first.output(), new RegExp(`Temporal UI:\\s+http://localhost:${ports.ui}`));
+
+    const res = await fetch(`http://127.0.0.1:${ports.api}/v1/workspaces`, {
+      headers: { Authorization: `Bearer ${first.token}` },
+    });
+    t.is(res.status, 200);
+    const page = (await res.json()) as { items: Array<{ slug: string }> };
+    t.deepEqual(page.items.map((w) => w.slug), ['demo']);
+
+    // The printed curl line works as printed.
+    t.true(first.curl.startsWith('curl '));
+    const curlOut = execFileSync('bash', ['-c', `${first.curl} -s -o /dev/null -w '%{http_code}'`], { encoding: 'utf8' });
+    t.is(curlOut, '200');
+
+    // The Temporal UI answers on its port.
+    const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
+    t.is(ui.status, 200);
+
+    const token = await fetch(`http://127.0.0.1:${ports.api}/v1/token`, { headers: { Authorization: `Bearer ${first.token}` } });
+    t.is(((await token.json()) as { scopes: string[] }).scopes.length, 25, 'the demo token holds all 25 scopes');
+
+    t.true(await ctrlC(first.child));
+    t.deepEqual(await waitForNoProcesses(dataDir), [], 'no process left behind');
+    t.is(cleanPostgresShutdowns(dataDir), 1, 'PostgreSQL shut down cleanly');
+
+    // A second start reuses the data: same workspace, same token.
+    const second = await npmStart(dataDir, ports);
+    t.is(second.token, first.token);
+    const again = await fetch(`http://127.0.0.1:${ports.api}/v1/workspaces`, { headers: { Authorization: `Bearer ${second.token}` } });
+    t.is(again.status, 200);
+    t.is(((await again.json()) as { items: unknown[] }).items.length, 1);
+    t.true(await ctrlC(second.child));
+    t.deepEqual(await waitForNoProcesses(dataDir), []);
+    t.is(cleanPostgresShutdowns(dataDir), 2);
+  } finally {
+    for (const line of processesUsing(dataDir)) {
+      const pid = Number(line.trim().split(/\s+/)[0]);
+      if (pid) process.kill(pid, 'SIGKILL');
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
