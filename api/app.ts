@@ -6,7 +6,10 @@ import { buildRouter } from './registry/router';
 import { OPERATIONS } from './operations';
 import type { AnyOperation } from './registry/operation';
 
-export function createApp(services: AppServices, operations: readonly AnyOperation[] = OPERATIONS): Koa {
+export function createApp(
+  services: AppServices,
+  operations: readonly AnyOperation[] = OPERATIONS,
+): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
   // Errors are rendered by problemsAndAccessLog; keep Koa from printing them a second time.
   app.silent = true;

@@ -35,22 +35,33 @@ export class TokenAuthenticator {
     if (header === undefined || header === '') return null;
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
     if (!match) {
-      return { ok: false, error: problems.invalidToken('The Authorization header is not of the form `Bearer <token>`.') };
+      return {
+        ok: false,
+        error: problems.invalidToken(
+          'The Authorization header is not of the form `Bearer <token>`.',
+        ),
+      };
     }
     const parsed = parseToken(match[1]!);
-    if (!parsed) return { ok: false, error: problems.invalidToken('The bearer token is malformed.') };
+    if (!parsed)
+      return { ok: false, error: problems.invalidToken('The bearer token is malformed.') };
 
     const row = await this.lookup(parsed.prefix, parsed.secret);
     if (!row || !secretMatches(parsed.secret, row.secret_sha256)) {
       return { ok: false, error: problems.invalidToken('The bearer token is not recognised.') };
     }
     if (row.revoked_at) {
-      return { ok: false, error: problems.invalidToken(`The token ${row.prefix} has been revoked.`) };
+      return {
+        ok: false,
+        error: problems.invalidToken(`The token ${row.prefix} has been revoked.`),
+      };
     }
     if (row.expires_at.getTime() <= this.now()) {
       return {
         ok: false,
-        error: problems.invalidToken(`The token ${row.prefix} expired at ${row.expires_at.toISOString()}.`),
+        error: problems.invalidToken(
+          `The token ${row.prefix} expired at ${row.expires_at.toISOString()}.`,
+        ),
       };
     }
     this.touch(row.id);
@@ -76,7 +87,8 @@ export class TokenAuthenticator {
   private async lookup(prefix: string, secret: string): Promise<TokenWithMember | undefined> {
     const cached = this.cache.get(prefix);
     // Only a request that presented the same secret may be answered from the cache.
-    if (cached && cached.secret === secret && this.now() - cached.fetchedAt < this.ttlMs) return cached.row;
+    if (cached && cached.secret === secret && this.now() - cached.fetchedAt < this.ttlMs)
+      return cached.row;
     const row = await findTokenByPrefix(this.db, prefix);
     if (row && this.ttlMs > 0 && secretMatches(secret, row.secret_sha256)) {
       if (this.cache.size > 10_000) this.cache.clear();
@@ -89,6 +101,8 @@ export class TokenAuthenticator {
     const now = this.now();
     if (now - (this.lastTouched.get(tokenId) ?? 0) < 60_000) return;
     this.lastTouched.set(tokenId, now);
-    touchToken(this.db, tokenId).catch((err: unknown) => this.log.warn({ err }, 'could not record token use'));
+    touchToken(this.db, tokenId).catch((err: unknown) =>
+      this.log.warn({ err }, 'could not record token use'),
+    );
   }
 }

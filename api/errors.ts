@@ -144,7 +144,12 @@ export const problems = {
       headers: { Allow: allowed.join(', ') },
     });
   },
-  conflict(code: string, detail: string, hint: string, extensions?: Record<string, unknown>): ApiError {
+  conflict(
+    code: string,
+    detail: string,
+    hint: string,
+    extensions?: Record<string, unknown>,
+  ): ApiError {
     return new ApiError({ status: 409, code, title: 'Conflict', detail, hint, extensions });
   },
   payloadTooLarge(limit: number): ApiError {

@@ -11,12 +11,18 @@ import { onShutdown } from '../platform/shutdown';
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
-  if (!config.databaseUrl) throw new Error('DATABASE_URL is required (npm start provides one in development).');
-  if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required (npm start provides one in development).');
+  if (!config.databaseUrl)
+    throw new Error('DATABASE_URL is required (npm start provides one in development).');
+  if (!config.temporalAddress)
+    throw new Error('TEMPORAL_ADDRESS is required (npm start provides one in development).');
   const db = createDb(config.databaseUrl);
   if (process.env.MIGRATE_ON_START !== 'false') await migrateLatest(db);
   const temporal = new TemporalGateway(config.temporalAddress, config.temporalNamespace);
-  const api = await startApi(createServices({ config, db, log, temporal }), config.port, config.host);
+  const api = await startApi(
+    createServices({ config, db, log, temporal }),
+    config.port,
+    config.host,
+  );
   log.info({ url: api.url }, 'api listening');
   onShutdown(log, async () => {
     await api.close();

@@ -43,7 +43,10 @@ export function problemsAndAccessLog() {
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw problems.routeNotFound(ctx.method, ctx.path);
         if (ctx.status === 405 || ctx.status === 501) {
-          throw problems.methodNotAllowed(ctx.method, ctx.response.get('Allow').split(/,\s*/).filter(Boolean));
+          throw problems.methodNotAllowed(
+            ctx.method,
+            ctx.response.get('Allow').split(/,\s*/).filter(Boolean),
+          );
         }
       }
     } catch (err) {
@@ -82,7 +85,8 @@ function toApiError(err: unknown, state: RequestState): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { status?: number; expose?: boolean; type?: string; message?: string };
   // Errors raised by raw-body and similar libraries carry an HTTP status.
-  if (e?.type === 'entity.too.large') return problems.payloadTooLarge((err as { limit: number }).limit);
+  if (e?.type === 'entity.too.large')
+    return problems.payloadTooLarge((err as { limit: number }).limit);
   if (e?.status === 415) return problems.unsupportedMediaType(undefined, ['application/json']);
   if (e?.status && e.status >= 400 && e.status < 500 && e.expose) {
     return new ApiError({

@@ -13,7 +13,11 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-export async function startApi(services: AppServices, port: number, host: string): Promise<RunningApi> {
+export async function startApi(
+  services: AppServices,
+  port: number,
+  host: string,
+): Promise<RunningApi> {
   const app = createApp(services);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
@@ -29,7 +33,10 @@ export async function startApi(services: AppServices, port: number, host: string
     port: address.port,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.closeAllConnections(), services.config.shutdownTimeoutMs);
+        const timer = setTimeout(
+          () => server.closeAllConnections(),
+          services.config.shutdownTimeoutMs,
+        );
         timer.unref();
         server.close(() => {
           clearTimeout(timer);

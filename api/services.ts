@@ -15,7 +15,12 @@ export interface AppServices {
   rateLimiter: RateLimiter;
 }
 
-export function createServices(deps: { config: Config; db: Knex; log: Logger; temporal: TemporalGateway }): AppServices {
+export function createServices(deps: {
+  config: Config;
+  db: Knex;
+  log: Logger;
+  temporal: TemporalGateway;
+}): AppServices {
   return {
     ...deps,
     auth: new TokenAuthenticator(deps.db, deps.config.authCacheTtlMs, deps.log),

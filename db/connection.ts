@@ -5,7 +5,10 @@ import pg from 'pg';
 // COUNT(*) is bigint (int8); our counts fit comfortably in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export function createDb(connectionString: string, pool: { min?: number; max?: number } = {}): Knex {
+export function createDb(
+  connectionString: string,
+  pool: { min?: number; max?: number } = {},
+): Knex {
   return knex({
     client: 'pg',
     connection: { connectionString, application_name: 'archaudit' },

@@ -40,6 +40,9 @@ export async function keysetPage<Row extends { created_at: Date; id: string }>(
   return {
     items,
     has_more,
-    next_cursor: has_more && last ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }) : null,
+    next_cursor:
+      has_more && last
+        ? encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id })
+        : null,
   };
 }

@@ -10,10 +10,11 @@ export type UrlCheck = { ok: true; kind: RepositoryUrlKind } | { ok: false; reas
 const SCP_LIKE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)[^\s]+$/;
 
 export function checkRepositoryUrl(url: string, allowLocal: boolean): UrlCheck {
-  // eslint-disable-next-line no-control-regex
-  if (/[\s\x00-\x1f\x7f]/.test(url)) return { ok: false, reason: 'must not contain whitespace or control characters' };
+  if (/[\s\x00-\x1f\x7f]/.test(url))
+    return { ok: false, reason: 'must not contain whitespace or control characters' };
   if (url.startsWith('-')) return { ok: false, reason: 'must not start with "-"' };
-  if (url.includes('::')) return { ok: false, reason: 'git transport helpers (`<transport>::`) are not allowed' };
+  if (url.includes('::'))
+    return { ok: false, reason: 'git transport helpers (`<transport>::`) are not allowed' };
 
   if (/^https:\/\//i.test(url) || /^ssh:\/\//i.test(url)) {
     let parsed: URL;
@@ -24,14 +25,22 @@ export function checkRepositoryUrl(url: string, allowLocal: boolean): UrlCheck {
     }
     if (!parsed.hostname) return { ok: false, reason: 'must name a host' };
     if (parsed.pathname.length <= 1) return { ok: false, reason: 'must name a repository path' };
-    if (parsed.password) return { ok: false, reason: 'must not embed a password; configure credentials on the server' };
+    if (parsed.password)
+      return {
+        ok: false,
+        reason: 'must not embed a password; configure credentials on the server',
+      };
     return { ok: true, kind: parsed.protocol === 'https:' ? 'https' : 'ssh' };
   }
   if (SCP_LIKE.test(url)) return { ok: true, kind: 'ssh' };
   if (/^file:\/\//i.test(url) || url.startsWith('/')) {
     return allowLocal
       ? { ok: true, kind: 'local' }
-      : { ok: false, reason: 'local paths and file:// URLs are disabled on this server (ALLOW_LOCAL_REPOSITORIES)' };
+      : {
+          ok: false,
+          reason:
+            'local paths and file:// URLs are disabled on this server (ALLOW_LOCAL_REPOSITORIES)',
+        };
   }
   return { ok: false, reason: 'must be an https://, ssh:// or git@host:path URL' };
 }

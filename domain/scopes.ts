@@ -2,7 +2,8 @@
 import type { ScopeName } from '../api/schemas/spec';
 
 export const SCOPE_DESCRIPTIONS: Readonly<Record<ScopeName, string>> = {
-  'audits:read': 'Read audits, their stages, logs, costs, agent runs, architecture, profiles and schedules.',
+  'audits:read':
+    'Read audits, their stages, logs, costs, agent runs, architecture, profiles and schedules.',
   'audits:write': 'Start, cancel and retry audits; manage audit profiles and schedules.',
   'decisions:approve': 'Approve or reject architecture decisions.',
   'decisions:read': 'Read architecture decisions and their briefs.',

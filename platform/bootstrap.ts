@@ -7,7 +7,12 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { generateToken, parseToken, secretMatches } from '../domain/tokens';
 import { insertToken, findTokenByPrefix } from '../db/store/tokens';
-import { findMemberByLogin, findWorkspaceBySlug, insertMember, insertWorkspace } from '../db/store/workspaces';
+import {
+  findMemberByLogin,
+  findWorkspaceBySlug,
+  insertMember,
+  insertWorkspace,
+} from '../db/store/workspaces';
 import { findRepositoryByName, insertRepository } from '../db/store/repositories';
 import { recordWrite } from '../db/store/events';
 import { SCOPES, type ScopeName } from '../api/schemas/spec';
@@ -24,7 +29,13 @@ const DAY = 86_400_000;
 /** Issues a token for a member, recording it as a system action. */
 export async function issueToken(
   db: Knex,
-  input: { workspaceId: string; memberId: string; name: string; scopes: readonly ScopeName[]; days: number },
+  input: {
+    workspaceId: string;
+    memberId: string;
+    name: string;
+    scopes: readonly ScopeName[];
+    days: number;
+  },
 ): Promise<IssuedToken> {
   const secret = generateToken();
   const row = await insertToken(db, {
@@ -46,7 +57,13 @@ export async function issueToken(
     action: 'api_token.created',
     resourceType: 'api_token',
     resourceId: row.id,
-    details: { name: row.name, prefix: row.prefix, scopes: row.scopes, expires_at: row.expires_at.toISOString(), by: 'operator' },
+    details: {
+      name: row.name,
+      prefix: row.prefix,
+      scopes: row.scopes,
+      expires_at: row.expires_at.toISOString(),
+      by: 'operator',
+    },
   });
   return { id: row.id, prefix: row.prefix, token: secret.token, expiresAt: row.expires_at };
 }
@@ -54,11 +71,21 @@ export async function issueToken(
 /** Creates a workspace, its owner and a first token, in one transaction. */
 export async function createWorkspaceWithOwner(
   db: Knex,
-  input: { name: string; slug: string; login: string; scopes?: readonly ScopeName[]; days?: number },
+  input: {
+    name: string;
+    slug: string;
+    login: string;
+    scopes?: readonly ScopeName[];
+    days?: number;
+  },
 ) {
   return db.transaction(async (trx) => {
     const workspace = await insertWorkspace(trx, { name: input.name, slug: input.slug });
-    const member = await insertMember(trx, { workspaceId: workspace.id, login: input.login, role: 'owner' });
+    const member = await insertMember(trx, {
+      workspaceId: workspace.id,
+      login: input.login,
+      role: 'owner',
+    });
     await recordWrite(trx, {
       workspaceId: workspace.id,
       actorId: null,
@@ -96,7 +123,12 @@ export async function ensureDemo(db: Knex, dataDir: string, repositoryUrl: strin
   const tokenFile = path.join(dataDir, 'demo-token');
   let workspace = await findWorkspaceBySlug(db, 'demo');
   if (!workspace) {
-    const created = await createWorkspaceWithOwner(db, { name: 'Demo', slug: 'demo', login: 'demo', days: 365 });
+    const created = await createWorkspaceWithOwner(db, {
+      name: 'Demo',
+      slug: 'demo',
+      login: 'demo',
+      days: 365,
+    });
     workspace = created.workspace;
     fs.writeFileSync(tokenFile, `${created.token.token}\n`, { mode: 0o600 });
   }
@@ -109,7 +141,7 @@ export async function ensureDemo(db: Knex, dataDir: string, repositoryUrl: strin
         name: 'demo',
         url: repositoryUrl,
         defaultBranch: 'main',
-        description: 'This service\'s own source, registered by npm start.',
+        description: "This service's own source, registered by npm start.",
       });
       await recordWrite(trx, {
         workspaceId: workspace.id,

@@ -46,7 +46,10 @@ export class MissingToolError extends Error {}
  * Finds the Temporal CLI: `temporal` on PATH, else the project's tools folder, else builds it
  * there once with `go install`. Without Go and without the binary it throws MissingToolError.
  */
-export function ensureTemporalCli(toolsDir: string, say: (line: string) => void = () => {}): string {
+export function ensureTemporalCli(
+  toolsDir: string,
+  say: (line: string) => void = () => {},
+): string {
   const found = onPath('temporal');
   if (found) return found;
   const local = path.join(toolsDir, 'bin', 'temporal');
@@ -62,7 +65,9 @@ export function ensureTemporalCli(toolsDir: string, say: (line: string) => void 
       ].join('\n'),
     );
   }
-  say(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} once into ${path.join(toolsDir, 'bin')} (a few minutes)...`);
+  say(
+    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} once into ${path.join(toolsDir, 'bin')} (a few minutes)...`,
+  );
   const result = spawnSync(go, ['install', TEMPORAL_MODULE], {
     env: { ...process.env, GOBIN: path.join(toolsDir, 'bin') },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -100,7 +105,12 @@ function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
   });
 }
 
-async function waitForTemporal(address: string, child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
+async function waitForTemporal(
+  address: string,
+  child: ChildProcess,
+  logFile: string,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -120,7 +130,9 @@ async function waitForTemporal(address: string, child: ChildProcess, logFile: st
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  throw new Error(`The Temporal dev server did not answer within ${timeoutMs} ms: ${String(lastError)}`);
+  throw new Error(
+    `The Temporal dev server did not answer within ${timeoutMs} ms: ${String(lastError)}`,
+  );
 }
 
 /** Starts `temporal server start-dev` and waits until its frontend answers. */
@@ -131,7 +143,16 @@ export async function startTemporalDevServer(options: {
   dbFile: string | null;
   logFile: string;
 }): Promise<DevTemporal> {
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--log-level',
+    'warn',
+  ];
   args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
@@ -170,7 +191,9 @@ async function pgBinaries(): Promise<PgBinaries> {
   try {
     return (await import(pkg)) as PgBinaries;
   } catch {
-    throw new MissingToolError(`No embedded PostgreSQL for ${process.platform}-${process.arch} (${pkg}); set DATABASE_URL instead.`);
+    throw new MissingToolError(
+      `No embedded PostgreSQL for ${process.platform}-${process.arch} (${pkg}); set DATABASE_URL instead.`,
+    );
   }
 }
 
@@ -180,15 +203,29 @@ function postgresIdentity(): { uid: number; gid: number } | undefined {
   const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
   if (id('-u').status !== 0) {
     spawnSync('groupadd', ['--system', 'postgres']);
-    const made = spawnSync('useradd', ['--system', '-g', 'postgres', '--no-create-home', 'postgres']);
-    if (made.status !== 0) throw new Error('Running as root needs a `postgres` system user, and it could not be created.');
+    const made = spawnSync('useradd', [
+      '--system',
+      '-g',
+      'postgres',
+      '--no-create-home',
+      'postgres',
+    ]);
+    if (made.status !== 0)
+      throw new Error(
+        'Running as root needs a `postgres` system user, and it could not be created.',
+      );
   }
   return { uid: Number(id('-u').stdout.trim()), gid: Number(id('-g').stdout.trim()) };
 }
 
-function run(command: string, args: string[], identity: { uid: number; gid: number } | undefined): void {
+function run(
+  command: string,
+  args: string[],
+  identity: { uid: number; gid: number } | undefined,
+): void {
   const result = spawnSync(command, args, { ...identity, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${path.basename(command)} failed: ${result.stderr || result.stdout}`);
+  if (result.status !== 0)
+    throw new Error(`${path.basename(command)} failed: ${result.stderr || result.stdout}`);
 }
 
 function alive(pid: number): boolean {
@@ -200,7 +237,11 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
@@ -214,7 +255,12 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: num
  * in its own process group so that Ctrl-C reaches us first and we stop it last, in order. A
  * server left running by a killed earlier run is stopped first.
  */
-export async function startEmbeddedPostgres(options: { dataDir: string; port: number; database: string; logFile: string }): Promise<DevPostgres> {
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  port: number;
+  database: string;
+  logFile: string;
+}): Promise<DevPostgres> {
   const bin = await pgBinaries();
   const identity = postgresIdentity();
   const dataDir = path.resolve(options.dataDir);
@@ -228,7 +274,11 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     }
   }
   if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    run(bin.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-instructions'], identity);
+    run(
+      bin.initdb,
+      ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-instructions'],
+      identity,
+    );
   }
   const pidFile = path.join(dataDir, 'postmaster.pid');
   if (fs.existsSync(pidFile)) {
@@ -242,7 +292,18 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
   if (identity) fs.fchownSync(out, identity.uid, identity.gid);
   const child = spawn(
     bin.postgres,
-    ['-D', dataDir, '-p', String(options.port), '-h', '127.0.0.1', '-k', dataDir, '-c', 'max_connections=200'],
+    [
+      '-D',
+      dataDir,
+      '-p',
+      String(options.port),
+      '-h',
+      '127.0.0.1',
+      '-k',
+      dataDir,
+      '-c',
+      'max_connections=200',
+    ],
     { ...identity, stdio: ['ignore', out, out], detached: true },
   );
   fs.closeSync(out);
@@ -253,7 +314,8 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
   const adminUrl = `postgres://postgres@127.0.0.1:${options.port}/postgres`;
   await waitUntil(
     async () => {
-      if (child.exitCode !== null) throw new Error(`PostgreSQL exited with code ${child.exitCode}; see ${options.logFile}`);
+      if (child.exitCode !== null)
+        throw new Error(`PostgreSQL exited with code ${child.exitCode}; see ${options.logFile}`);
       const client = new pg.default.Client({ connectionString: adminUrl });
       try {
         await client.connect();
@@ -270,7 +332,9 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
   const client = new pg.default.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+      options.database,
+    ]);
     if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${options.database}"`);
   } finally {
     await client.end();

@@ -43,7 +43,9 @@ export class TemporalGateway {
       const client = await this.client();
       await Promise.race([
         client.workflowService.getSystemInfo({}),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref()),
+        new Promise((_, reject) =>
+          setTimeout(() => reject(new Error('timeout')), timeoutMs).unref(),
+        ),
       ]);
       return true;
     } catch {
@@ -59,10 +61,15 @@ export class TemporalGateway {
 }
 
 /** Registers our custom search attributes on a namespace; attributes already there are kept. */
-export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+export async function ensureSearchAttributes(
+  connection: Connection,
+  namespace: string,
+): Promise<void> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.fromEntries(
-    Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (existing.customAttributes ?? {}))),
+    Object.entries(SEARCH_ATTRIBUTES).filter(
+      ([name]) => !(name in (existing.customAttributes ?? {})),
+    ),
   );
   if (Object.keys(missing).length === 0) return;
   await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });

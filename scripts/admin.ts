@@ -26,7 +26,10 @@ function fail(message: string): never {
 
 function scopesOf(text: string | undefined): ScopeName[] {
   if (!text) return [...SCOPES];
-  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) fail(`unknown scopes: ${unknown.join(', ')}`);
   return list as ScopeName[];
@@ -34,7 +37,8 @@ function scopesOf(text: string | undefined): ScopeName[] {
 
 function daysOf(text: string | undefined): number {
   const days = text === undefined ? 90 : Number(text);
-  if (!Number.isInteger(days) || days < 1 || days > MAX_TOKEN_DAYS) fail(`--days must be 1..${MAX_TOKEN_DAYS}`);
+  if (!Number.isInteger(days) || days < 1 || days > MAX_TOKEN_DAYS)
+    fail(`--days must be 1..${MAX_TOKEN_DAYS}`);
   return days;
 }
 
@@ -53,14 +57,18 @@ async function main(): Promise<void> {
     strict: true,
   });
   const url = process.env.DATABASE_URL;
-  if (!url) fail('DATABASE_URL is required (the URL npm start prints in its log, or your own server).');
+  if (!url)
+    fail('DATABASE_URL is required (the URL npm start prints in its log, or your own server).');
   const db = createDb(url);
   try {
     await migrateLatest(db);
     if (command === 'create-workspace') {
-      if (!values.name || !values.slug || !values.login) fail('create-workspace needs --name, --slug and --login');
-      if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.slug)) fail('--slug: lowercase letters, digits and dashes');
-      if (await findWorkspaceBySlug(db, values.slug)) fail(`a workspace with slug ${values.slug} exists`);
+      if (!values.name || !values.slug || !values.login)
+        fail('create-workspace needs --name, --slug and --login');
+      if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.slug))
+        fail('--slug: lowercase letters, digits and dashes');
+      if (await findWorkspaceBySlug(db, values.slug))
+        fail(`a workspace with slug ${values.slug} exists`);
       const made = await createWorkspaceWithOwner(db, {
         name: values.name,
         slug: values.slug,
@@ -72,7 +80,8 @@ async function main(): Promise<void> {
         `workspace_id=${made.workspace.id}\nmember_id=${made.member.id}\ntoken=${made.token.token}\nexpires_at=${made.token.expiresAt.toISOString()}\n`,
       );
     } else if (command === 'create-token') {
-      if (!values.workspace || !values.login || !values.name) fail('create-token needs --workspace, --login and --name');
+      if (!values.workspace || !values.login || !values.name)
+        fail('create-token needs --workspace, --login and --name');
       const ws = await findWorkspaceBySlug(db, values.workspace);
       if (!ws) fail(`no workspace with slug ${values.workspace}`);
       const member = await findMemberByLogin(db, ws.id, values.login);

@@ -7,7 +7,8 @@ async function main(): Promise<void> {
   if (!url) throw new Error('DATABASE_URL is required.');
   const db = createDb(url);
   try {
-    const names = process.argv[2] === 'down' ? await migrateRollbackAll(db) : await migrateLatest(db);
+    const names =
+      process.argv[2] === 'down' ? await migrateRollbackAll(db) : await migrateLatest(db);
     process.stdout.write(names.length ? `${names.join('\n')}\n` : 'Nothing to do.\n');
   } finally {
     await db.destroy();

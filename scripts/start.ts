@@ -103,7 +103,11 @@ async function main(): Promise<void> {
 
     const temporal = new TemporalGateway(temporalAddress, config.temporalNamespace);
     stops.push(() => temporal.close());
-    const api: RunningApi = await startApi(createServices({ config: runtimeConfig, db, log, temporal }), config.port, config.host);
+    const api: RunningApi = await startApi(
+      createServices({ config: runtimeConfig, db, log, temporal }),
+      config.port,
+      config.host,
+    );
     stops.push(() => api.close());
 
     const demo = await ensureDemo(db, config.dataDir, `file://${ROOT}`);

@@ -33,10 +33,24 @@ test.after.always(async () => {
 });
 
 const ISSUE_2_OPERATIONS = [
-  'getContract', 'listScopes', 'getHealth', 'getCurrentToken', 'listWorkspaces', 'getWorkspace',
-  'listMembers', 'listApiTokens', 'createApiToken', 'getApiToken', 'revokeApiToken',
-  'listRepositories', 'createRepository', 'getRepository', 'updateRepository', 'deleteRepository',
-  'listActivity', 'listAuditEvents',
+  'getContract',
+  'listScopes',
+  'getHealth',
+  'getCurrentToken',
+  'listWorkspaces',
+  'getWorkspace',
+  'listMembers',
+  'listApiTokens',
+  'createApiToken',
+  'getApiToken',
+  'revokeApiToken',
+  'listRepositories',
+  'createRepository',
+  'getRepository',
+  'updateRepository',
+  'deleteRepository',
+  'listActivity',
+  'listAuditEvents',
 ];
 
 test('the served document is valid OpenAPI 3.1 (seriousme validator)', async (t) => {
@@ -58,14 +72,27 @@ test('npm run --silent openapi prints the same document as GET /v1/openapi.json'
 });
 
 test('registry, router and document list the same operations', (t) => {
-  const fromRegistry = OPERATIONS.map((op) => `${op.method.toUpperCase()} ${op.path} ${op.operationId}`).sort();
+  const fromRegistry = OPERATIONS.map(
+    (op) => `${op.method.toUpperCase()} ${op.path} ${op.operationId}`,
+  ).sort();
   const router = buildRouter(OPERATIONS, app.services);
   const fromRouter = router.stack
-    .flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${layer.path} ${String(layer.name)}`))
+    .flatMap((layer) =>
+      layer.methods
+        .filter((m) => m !== 'HEAD')
+        .map((m) => `${m} ${layer.path} ${String(layer.name)}`),
+    )
     .sort();
-  t.deepEqual(fromRouter, OPERATIONS.map((op) => `${op.method.toUpperCase()} ${koaPath(op.path)} ${op.operationId}`).sort());
+  t.deepEqual(
+    fromRouter,
+    OPERATIONS.map(
+      (op) => `${op.method.toUpperCase()} ${koaPath(op.path)} ${op.operationId}`,
+    ).sort(),
+  );
   const fromDoc = Object.entries(doc.paths)
-    .flatMap(([p, item]) => Object.entries(item).map(([m, op]) => `${m.toUpperCase()} ${p} ${op.operationId as string}`))
+    .flatMap(([p, item]) =>
+      Object.entries(item).map(([m, op]) => `${m.toUpperCase()} ${p} ${op.operationId as string}`),
+    )
     .sort();
   t.deepEqual(fromDoc, fromRegistry);
   const ids = OPERATIONS.map((op) => op.operationId);
@@ -88,10 +115,21 @@ test('every operation documents its scope, problem responses and headers', (t) =
     for (const status of expected) {
       const response = entry.responses[String(status)];
       t.truthy(response, `${op.operationId} documents ${status}`);
-      t.deepEqual(response.content['application/problem+json'].schema, { $ref: '#/components/schemas/ProblemDetails' });
+      t.deepEqual(response.content['application/problem+json'].schema, {
+        $ref: '#/components/schemas/ProblemDetails',
+      });
     }
-    t.deepEqual(Object.keys(entry.responses).filter((s) => s.startsWith('4') || s.startsWith('5')).map(Number).sort(), problemStatuses(op));
-    t.truthy(entry.responses['429'].headers['Retry-After'], `${op.operationId} documents Retry-After on 429`);
+    t.deepEqual(
+      Object.keys(entry.responses)
+        .filter((s) => s.startsWith('4') || s.startsWith('5'))
+        .map(Number)
+        .sort(),
+      problemStatuses(op),
+    );
+    t.truthy(
+      entry.responses['429'].headers['Retry-After'],
+      `${op.operationId} documents Retry-After on 429`,
+    );
     for (const [status, response] of Object.entries<any>(entry.responses)) {
       for (const h of ['X-Request-ID', 'RateLimit-Policy', 'RateLimit']) {
         t.truthy(response.headers?.[h], `${op.operationId} ${status} documents ${h}`);
@@ -102,18 +140,29 @@ test('every operation documents its scope, problem responses and headers', (t) =
 });
 
 test('every spec schema is a component, and objects reject unknown properties unless the spec says otherwise', (t) => {
-  const open = new Set(['AssessmentResponse', 'AttachmentCreate', 'AttachmentResponse', 'ProblemDetails']);
+  const open = new Set([
+    'AssessmentResponse',
+    'AttachmentCreate',
+    'AttachmentResponse',
+    'ProblemDetails',
+  ]);
   for (const schema of SPEC_SCHEMAS) {
     const name = (schema as Record<string, unknown>)[NAME_KEYWORD] as string;
     t.truthy(doc.components.schemas[name], `${name} is a component`);
   }
   const walk = (name: string, node: any, where: string): void => {
     if (!node || typeof node !== 'object') return;
-    if (node.type === 'object' && node.properties && Object.keys(node.properties).length > 0 && !open.has(name)) {
+    if (
+      node.type === 'object' &&
+      node.properties &&
+      Object.keys(node.properties).length > 0 &&
+      !open.has(name)
+    ) {
       t.is(node.additionalProperties, false, `${name}${where} rejects unknown properties`);
     }
     if (node.type === 'object' && node.properties) {
-      for (const key of node.required ?? []) t.true(key in node.properties, `${name}${where}: required ${key} is declared`);
+      for (const key of node.required ?? [])
+        t.true(key in node.properties, `${name}${where}: required ${key} is declared`);
     }
     for (const [k, v] of Object.entries(node)) if (k !== 'properties') walk(name, v, where);
     for (const [k, v] of Object.entries(node.properties ?? {})) walk(name, v, `${where}.${k}`);

@@ -18,11 +18,15 @@ test.after.always(async () => {
 const repos = () => `/v1/workspaces/${tenant.workspaceId}/repositories`;
 
 test('a client X-Request-ID is echoed on success and carried in problem bodies', async (t) => {
-  const ok = await call(app.url, 'GET', '/v1/scopes', { headers: { 'X-Request-ID': 'client-req.1:a' } });
+  const ok = await call(app.url, 'GET', '/v1/scopes', {
+    headers: { 'X-Request-ID': 'client-req.1:a' },
+  });
   t.is(ok.status, 200);
   t.is(ok.headers.get('x-request-id'), 'client-req.1:a');
 
-  const missing = await call(app.url, 'GET', '/v1/nope', { headers: { 'X-Request-ID': 'trace-404' } });
+  const missing = await call(app.url, 'GET', '/v1/nope', {
+    headers: { 'X-Request-ID': 'trace-404' },
+  });
   t.is(missing.status, 404);
   t.true(isProblem(missing));
   t.is(missing.body.code, 'not_found');
@@ -34,11 +38,17 @@ test('a client X-Request-ID is echoed on success and carried in problem bodies',
 test('a missing or ill-formed X-Request-ID is replaced by a generated UUID', async (t) => {
   const plain = await call(app.url, 'GET', '/v1/scopes');
   t.regex(plain.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
-  const bad = await call(app.url, 'GET', '/v1/scopes', { headers: { 'X-Request-ID': 'has space' } });
+  const bad = await call(app.url, 'GET', '/v1/scopes', {
+    headers: { 'X-Request-ID': 'has space' },
+  });
   t.regex(bad.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
-  const long = await call(app.url, 'GET', '/v1/scopes', { headers: { 'X-Request-ID': 'x'.repeat(201) } });
+  const long = await call(app.url, 'GET', '/v1/scopes', {
+    headers: { 'X-Request-ID': 'x'.repeat(201) },
+  });
   t.not(long.headers.get('x-request-id'), 'x'.repeat(201));
-  const edge = await call(app.url, 'GET', '/v1/scopes', { headers: { 'X-Request-ID': 'y'.repeat(200) } });
+  const edge = await call(app.url, 'GET', '/v1/scopes', {
+    headers: { 'X-Request-ID': 'y'.repeat(200) },
+  });
   t.is(edge.headers.get('x-request-id'), 'y'.repeat(200));
 });
 
@@ -46,30 +56,56 @@ test('every error path answers problem+json with the request id that was sent', 
   const rid = { 'X-Request-ID': 'errs-1' };
   const cases: Array<[string, Promise<Awaited<ReturnType<typeof call>>>, number, string]> = [
     ['no token', call(app.url, 'GET', repos(), { headers: rid }), 401, 'authentication_required'],
-    ['bad token', call(app.url, 'GET', repos(), { headers: rid, token: 'aat_nope' }), 401, 'invalid_token'],
+    [
+      'bad token',
+      call(app.url, 'GET', repos(), { headers: rid, token: 'aat_nope' }),
+      401,
+      'invalid_token',
+    ],
     ['unknown route', call(app.url, 'GET', '/v1/unknown', { headers: rid }), 404, 'not_found'],
-    ['wrong method', call(app.url, 'PUT', '/v1/scopes', { headers: rid }), 405, 'method_not_allowed'],
+    [
+      'wrong method',
+      call(app.url, 'PUT', '/v1/scopes', { headers: rid }),
+      405,
+      'method_not_allowed',
+    ],
     [
       'malformed json',
-      call(app.url, 'POST', repos(), { token: tenant.token, raw: '{"name": ', headers: { ...rid, 'Content-Type': 'application/json' } }),
+      call(app.url, 'POST', repos(), {
+        token: tenant.token,
+        raw: '{"name": ',
+        headers: { ...rid, 'Content-Type': 'application/json' },
+      }),
       400,
       'malformed_json',
     ],
     [
       'wrong content type',
-      call(app.url, 'POST', repos(), { token: tenant.token, raw: 'name=x', headers: { ...rid, 'Content-Type': 'application/x-www-form-urlencoded' } }),
+      call(app.url, 'POST', repos(), {
+        token: tenant.token,
+        raw: 'name=x',
+        headers: { ...rid, 'Content-Type': 'application/x-www-form-urlencoded' },
+      }),
       415,
       'unsupported_media_type',
     ],
     [
       'too large',
-      call(app.url, 'POST', repos(), { token: tenant.token, body: { name: 'x', url: 'https://h/r', description: 'd'.repeat(5000) }, headers: rid }),
+      call(app.url, 'POST', repos(), {
+        token: tenant.token,
+        body: { name: 'x', url: 'https://h/r', description: 'd'.repeat(5000) },
+        headers: rid,
+      }),
       413,
       'payload_too_large',
     ],
     [
       'unknown property',
-      call(app.url, 'POST', repos(), { token: tenant.token, body: { name: 'ok', url: 'https://git.example/r.git', colour: 'red' }, headers: rid }),
+      call(app.url, 'POST', repos(), {
+        token: tenant.token,
+        body: { name: 'ok', url: 'https://git.example/r.git', colour: 'red' },
+        headers: rid,
+      }),
       400,
       'unknown_property',
     ],
@@ -115,7 +151,9 @@ test('the unknown property is named in the problem', async (t) => {
     body: { name: 'ok', url: 'https://git.example/r.git', colour: 'red' },
   });
   t.is(reply.body.code, 'unknown_property');
-  t.deepEqual(reply.body.errors, [{ in: 'body', path: '/colour', message: 'is not a known property' }]);
+  t.deepEqual(reply.body.errors, [
+    { in: 'body', path: '/colour', message: 'is not a known property' },
+  ]);
   t.regex(reply.body.detail, /colour/);
 });
 
@@ -125,7 +163,9 @@ test('validation reports every problem with its path, not only the first', async
     body: { name: '', url: 5, default_branch: 'x'.repeat(256) },
   });
   t.is(reply.status, 400);
-  const paths = [...new Set((reply.body.errors as Array<{ path: string }>).map((e) => e.path))].sort();
+  const paths = [
+    ...new Set((reply.body.errors as Array<{ path: string }>).map((e) => e.path)),
+  ].sort();
   t.deepEqual(paths, ['/default_branch', '/name', '/url']);
 });
 
@@ -135,10 +175,18 @@ test('a body at the size limit is read; one byte over is 413', async (t) => {
   const atLimit = JSON.stringify({ ...base, description: 'd'.repeat(4096 - overhead) });
   t.is(Buffer.byteLength(atLimit), 4096);
   const over = JSON.stringify({ ...base, description: 'd'.repeat(4097 - overhead) });
-  const r1 = await call(app.url, 'POST', repos(), { token: tenant.token, raw: over, headers: { 'Content-Type': 'application/json' } });
+  const r1 = await call(app.url, 'POST', repos(), {
+    token: tenant.token,
+    raw: over,
+    headers: { 'Content-Type': 'application/json' },
+  });
   t.is(r1.status, 413);
   // 4096 bytes passes the body limit and then fails the schema's description bound (2000).
-  const r2 = await call(app.url, 'POST', repos(), { token: tenant.token, raw: atLimit, headers: { 'Content-Type': 'application/json' } });
+  const r2 = await call(app.url, 'POST', repos(), {
+    token: tenant.token,
+    raw: atLimit,
+    headers: { 'Content-Type': 'application/json' },
+  });
   t.is(r2.status, 400);
   t.is(r2.body.errors[0].path, '/description');
 });

@@ -33,7 +33,12 @@ async function npmStart(dataDir: string, ports: Record<string, number>): Promise
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   // Its own process group, like a terminal's foreground job: Ctrl-C reaches the whole group.
-  const child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const deadline = Date.now() + 150_000;
@@ -55,7 +60,9 @@ async function ctrlC(child: ChildProcess): Promise<boolean> {
   process.kill(-child.pid!, 'SIGINT');
   return Promise.race([
     exited,
-    new Promise<boolean>((_, reject) => setTimeout(() => reject(new Error('npm start did not stop in 60 s')), 60_000)),
+    new Promise<boolean>((_, reject) =>
+      setTimeout(() => reject(new Error('npm start did not stop in 60 s')), 60_000),
+    ),
   ]);
 }
 
@@ -93,19 +100,32 @@ test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running
     });
     t.is(res.status, 200);
     const page = (await res.json()) as { items: Array<{ slug: string }> };
-    t.deepEqual(page.items.map((w) => w.slug), ['demo']);
+    t.deepEqual(
+      page.items.map((w) => w.slug),
+      ['demo'],
+    );
 
     // The printed curl line works as printed.
     t.true(first.curl.startsWith('curl '));
-    const curlOut = execFileSync('bash', ['-c', `${first.curl} -s -o /dev/null -w '%{http_code}'`], { encoding: 'utf8' });
+    const curlOut = execFileSync(
+      'bash',
+      ['-c', `${first.curl} -s -o /dev/null -w '%{http_code}'`],
+      { encoding: 'utf8' },
+    );
     t.is(curlOut, '200');
 
     // The Temporal UI answers on its port.
     const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
     t.is(ui.status, 200);
 
-    const token = await fetch(`http://127.0.0.1:${ports.api}/v1/token`, { headers: { Authorization: `Bearer ${first.token}` } });
-    t.is(((await token.json()) as { scopes: string[] }).scopes.length, 25, 'the demo token holds all 25 scopes');
+    const token = await fetch(`http://127.0.0.1:${ports.api}/v1/token`, {
+      headers: { Authorization: `Bearer ${first.token}` },
+    });
+    t.is(
+      ((await token.json()) as { scopes: string[] }).scopes.length,
+      25,
+      'the demo token holds all 25 scopes',
+    );
 
     t.true(await ctrlC(first.child));
     t.deepEqual(await waitForNoProcesses(dataDir), [], 'no process left behind');
@@ -114,7 +134,9 @@ test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running
     // A second start reuses the data: same workspace, same token.
     const second = await npmStart(dataDir, ports);
     t.is(second.token, first.token);
-    const again = await fetch(`http://127.0.0.1:${ports.api}/v1/workspaces`, { headers: { Authorization: `Bearer ${second.token}` } });
+    const again = await fetch(`http://127.0.0.1:${ports.api}/v1/workspaces`, {
+      headers: { Authorization: `Bearer ${second.token}` },
+    });
     t.is(again.status, 200);
     t.is(((await again.json()) as { items: unknown[] }).items.length, 1);
     t.true(await ctrlC(second.child));

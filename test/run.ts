@@ -24,7 +24,8 @@ const ROOT = path.resolve(__dirname, '..');
 async function main(): Promise<number> {
   const cleanups: Array<() => Promise<void>> = [];
   const cleanup = async () => {
-    for (const fn of cleanups.reverse()) await fn().catch((err: unknown) => console.error('cleanup:', err));
+    for (const fn of cleanups.reverse())
+      await fn().catch((err: unknown) => console.error('cleanup:', err));
     cleanups.length = 0;
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
@@ -69,7 +70,8 @@ async function main(): Promise<number> {
       const remaining = await admin.raw<{ rows: { datname: string }[] }>(
         "SELECT datname FROM pg_database WHERE datname LIKE 'archaudit_t_%'",
       );
-      for (const { datname } of remaining.rows) await admin.raw(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      for (const { datname } of remaining.rows)
+        await admin.raw(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
       await admin.raw(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
       await admin.destroy();
     });

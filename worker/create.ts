@@ -1,5 +1,11 @@
 /** Builds the Temporal worker for the `audits` task queue with its workflows and activities. */
-import { NativeConnection, Worker, Runtime, makeTelemetryFilterString, DefaultLogger } from '@temporalio/worker';
+import {
+  NativeConnection,
+  Worker,
+  Runtime,
+  makeTelemetryFilterString,
+  DefaultLogger,
+} from '@temporalio/worker';
 import type { Knex } from 'knex';
 import type { Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
@@ -18,7 +24,9 @@ function installRuntime(log: Logger, handleSignals: boolean): void {
     }),
     // A process that orders its own shutdown (npm start) handles signals itself.
     ...(handleSignals ? {} : { shutdownSignals: [] }),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+    },
   });
 }
 

@@ -10,7 +10,12 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required.');
   const db = createDb(config.databaseUrl);
-  const { worker, connection } = await createWorker({ config, db, log, address: config.temporalAddress });
+  const { worker, connection } = await createWorker({
+    config,
+    db,
+    log,
+    address: config.temporalAddress,
+  });
   log.info({ taskQueue: config.taskQueue }, 'worker running');
   // Worker.run() handles SIGINT/SIGTERM itself: it stops polling and drains running tasks.
   await worker.run();

@@ -60,7 +60,8 @@ class Components {
 
 const HEADERS = {
   'X-Request-ID': {
-    description: 'The request id: the client\'s X-Request-ID when given (1..200 of [A-Za-z0-9._:-]), else a generated UUID. Also in every log line and problem body.',
+    description:
+      "The request id: the client's X-Request-ID when given (1..200 of [A-Za-z0-9._:-]), else a generated UUID. Also in every log line and problem body.",
     schema: { type: 'string' },
   },
   'RateLimit-Policy': {
@@ -68,7 +69,8 @@ const HEADERS = {
     schema: { type: 'string' },
   },
   RateLimit: {
-    description: 'The live quota state, e.g. `"default";r=599;t=42` (r requests remain, window resets in t seconds).',
+    description:
+      'The live quota state, e.g. `"default";r=599;t=42` (r requests remain, window resets in t seconds).',
     schema: { type: 'string' },
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
@@ -112,7 +114,8 @@ function parametersOf(op: AnyOperation, components: Components): Json[] {
       name: 'Idempotency-Key',
       in: 'header',
       required: false,
-      description: 'Repeating a request with the same key and body returns the first result; a different body is 409.',
+      description:
+        'Repeating a request with the same key and body returns the first result; a different body is 409.',
       schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }
@@ -121,7 +124,8 @@ function parametersOf(op: AnyOperation, components: Components): Json[] {
       name: 'If-Match',
       in: 'header',
       required: false,
-      description: 'The version the client last read, as `"<version>"`; a stale version is 409 version_mismatch.',
+      description:
+        'The version the client last read, as `"<version>"`; a stale version is 409 version_mismatch.',
       schema: { type: 'string' },
     });
   }
@@ -155,14 +159,23 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
     const responses: Json = {};
     const success: Json = { description: op.success.description, headers: commonHeaders() };
     if (op.success.schema) {
-      success.content = { [op.success.contentType ?? 'application/json']: { schema: components.ref(op.success.schema) } };
+      success.content = {
+        [op.success.contentType ?? 'application/json']: {
+          schema: components.ref(op.success.schema),
+        },
+      };
     }
     responses[String(op.success.status)] = success;
     for (const status of problemStatuses(op)) {
       responses[String(status)] = {
         description: STATUS_TEXT[status] ?? 'Problem.',
-        headers: status === 429 ? { ...commonHeaders(), 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : commonHeaders(),
-        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } } },
+        headers:
+          status === 429
+            ? { ...commonHeaders(), 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+            : commonHeaders(),
+        content: {
+          'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } },
+        },
       };
     }
     const operation: Json = {
@@ -172,8 +185,12 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
       tags: [op.tag],
       parameters: parametersOf(op, components),
       responses,
-      'x-required-scope': op.access.kind === 'scope' ? op.access.scope : op.access.kind === 'public' ? null : 'token',
-      security: op.access.kind === 'public' ? [] : [{ bearerAuth: op.access.kind === 'scope' ? [op.access.scope] : [] }],
+      'x-required-scope':
+        op.access.kind === 'scope' ? op.access.scope : op.access.kind === 'public' ? null : 'token',
+      security:
+        op.access.kind === 'public'
+          ? []
+          : [{ bearerAuth: op.access.kind === 'scope' ? [op.access.scope] : [] }],
     };
     if (op.body) {
       operation.requestBody = {
@@ -205,7 +222,8 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'aat_<prefix>_<secret>',
-          description: 'A workspace API token. Each operation names the scope it needs in `x-required-scope`.',
+          description:
+            'A workspace API token. Each operation names the scope it needs in `x-required-scope`.',
         },
       },
     },

@@ -59,7 +59,9 @@ function compile(op: AnyOperation): Compiled {
     params: op.params ? compileValidator(op.params, 'path') : undefined,
     query: op.query ? compileValidator(op.query, 'query') : undefined,
     body: op.body ? compileValidator(op.body as TSchema, 'body') : undefined,
-    response: op.success.schema ? compileValidator(op.success.schema as TSchema, 'body') : undefined,
+    response: op.success.schema
+      ? compileValidator(op.success.schema as TSchema, 'body')
+      : undefined,
   };
 }
 
@@ -87,7 +89,11 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
       if (v.query) check(v.query, query);
       else if (Object.keys(query).length > 0) {
         throw problems.validationFailed(
-          Object.keys(query).map((k) => ({ in: 'query', path: `/${k}`, message: 'is not a known property' })),
+          Object.keys(query).map((k) => ({
+            in: 'query',
+            path: `/${k}`,
+            message: 'is not a known property',
+          })),
         );
       }
 
@@ -95,7 +101,9 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
       if (op.body) {
         body = await readJsonBody(ctx, services.config.bodyLimitBytes);
         if (body === undefined) {
-          throw problems.validationFailed([{ in: 'body', path: '', message: 'a JSON request body is required' }]);
+          throw problems.validationFailed([
+            { in: 'body', path: '', message: 'a JSON request body is required' },
+          ]);
         }
         check(v.body, body);
       }
@@ -115,8 +123,14 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
       if (services.config.validateResponses && v.response) {
         const errors = v.response(result);
         if (errors.length > 0) {
-          state.log.error({ operation: op.operationId, errors }, 'response does not match its schema');
-          throw new ApiError({ ...problemsInternal(), detail: `Response of ${op.operationId} broke its schema.` });
+          state.log.error(
+            { operation: op.operationId, errors },
+            'response does not match its schema',
+          );
+          throw new ApiError({
+            ...problemsInternal(),
+            detail: `Response of ${op.operationId} broke its schema.`,
+          });
         }
       }
       ctx.status = op.success.status;

@@ -36,17 +36,21 @@ export function compileValidator(schema: TSchema, where: FieldError['in']): Vali
 }
 
 function pointer(instancePath: string, child?: string): string {
-  return child === undefined ? instancePath : `${instancePath}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  return child === undefined
+    ? instancePath
+    : `${instancePath}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}`;
 }
 
 function describeAlternatives(schema: unknown): string {
   const branches = (schema as { anyOf?: Array<Record<string, unknown>> }).anyOf ?? [];
   const consts = branches.filter((b) => 'const' in b).map((b) => JSON.stringify(b.const));
-  const types = branches.filter((b) => !('const' in b)).map((b) => {
-    if (b.type === 'null') return 'null';
-    if (typeof b.type === 'string') return b.format ? `${b.type} (${b.format})` : b.type;
-    return 'a valid value';
-  });
+  const types = branches
+    .filter((b) => !('const' in b))
+    .map((b) => {
+      if (b.type === 'null') return 'null';
+      if (typeof b.type === 'string') return b.format ? `${b.type} (${b.format})` : b.type;
+      return 'a valid value';
+    });
   const parts = [...(consts.length ? [`one of ${consts.join(', ')}`] : []), ...types];
   return `must be ${parts.join(' or ')}`;
 }
@@ -84,7 +88,9 @@ export function toFieldErrors(errors: ErrorObject[], where: FieldError['in']): F
   const drop = new Set<ErrorObject>();
   for (const union of errors.filter((e) => e.keyword === 'anyOf')) {
     const branches = errors.filter(
-      (e) => e !== union && e.schemaPath.startsWith(union.schemaPath.replace(/\/anyOf$/, '/anyOf/')) &&
+      (e) =>
+        e !== union &&
+        e.schemaPath.startsWith(union.schemaPath.replace(/\/anyOf$/, '/anyOf/')) &&
         e.instancePath.startsWith(union.instancePath),
     );
     const substantive = branches.filter((e) => !isBranchNoise(e));
@@ -101,7 +107,8 @@ export function toFieldErrors(errors: ErrorObject[], where: FieldError['in']): F
     if (drop.has(e)) continue;
     let path = e.instancePath;
     if (e.keyword === 'required') path = pointer(e.instancePath, String(e.params.missingProperty));
-    if (e.keyword === 'additionalProperties') path = pointer(e.instancePath, String(e.params.additionalProperty));
+    if (e.keyword === 'additionalProperties')
+      path = pointer(e.instancePath, String(e.params.additionalProperty));
     const entry = { in: where, path, message: message(e) };
     const key = `${entry.path}|${entry.message}`;
     if (!seen.has(key)) {

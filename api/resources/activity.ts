@@ -23,10 +23,22 @@ export const listActivity = defineOperation({
   access: { kind: 'scope', scope: 'members:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of activity items, newest first.', schema: ActivityPage },
+  success: {
+    status: 200,
+    description: 'A page of activity items, newest first.',
+    schema: ActivityPage,
+  },
   handler: async ({ db, params, query }) => {
-    type Row = EventRow & { workspace_id: string | null; workspace_name: string | null; actor_login: string | null };
-    const page = await keysetPage<Row>(activityQuery(db, params.workspace_id), 'activity_feed', pageRequest(query));
+    type Row = EventRow & {
+      workspace_id: string | null;
+      workspace_name: string | null;
+      actor_login: string | null;
+    };
+    const page = await keysetPage<Row>(
+      activityQuery(db, params.workspace_id),
+      'activity_feed',
+      pageRequest(query),
+    );
     return {
       ...page,
       items: page.items.map((r) => ({
@@ -53,10 +65,18 @@ export const listAuditEvents = defineOperation({
   access: { kind: 'scope', scope: 'members:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of audit events, newest first.', schema: AuditEventPage },
+  success: {
+    status: 200,
+    description: 'A page of audit events, newest first.',
+    schema: AuditEventPage,
+  },
   handler: async ({ db, params, query }) => {
     type Row = EventRow & { actor_id: string | null };
-    const page = await keysetPage<Row>(auditEventsQuery(db, params.workspace_id), 'audit_events', pageRequest(query));
+    const page = await keysetPage<Row>(
+      auditEventsQuery(db, params.workspace_id),
+      'audit_events',
+      pageRequest(query),
+    );
     return {
       ...page,
       items: page.items.map((r) => ({

@@ -32,7 +32,9 @@ export const listScopes = defineOperation({
   tag: 'Meta',
   access: { kind: 'public' },
   success: { status: 200, description: 'Every scope with what it allows.', schema: ScopeList },
-  handler: async () => ({ items: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })) }),
+  handler: async () => ({
+    items: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
+  }),
 });
 
 export const getHealth = defineOperation({
@@ -40,18 +42,30 @@ export const getHealth = defineOperation({
   method: 'get',
   path: '/v1/health',
   summary: 'Health of the API and its dependencies',
-  description: 'Answers 200 while the database works (status degraded when Temporal is down) and 503 when it does not.',
+  description:
+    'Answers 200 while the database works (status degraded when Temporal is down) and 503 when it does not.',
   tag: 'Meta',
   access: { kind: 'public' },
   errors: [503],
   success: { status: 200, description: 'The API can serve requests.', schema: Health },
   handler: async ({ services }) => {
     const [db, temporal] = await Promise.all([
-      services.db.raw('select 1').then(() => 'ok' as const, () => 'down' as const),
+      services.db.raw('select 1').then(
+        () => 'ok' as const,
+        () => 'down' as const,
+      ),
       services.temporal.healthy().then((up) => (up ? ('ok' as const) : ('down' as const))),
     ]);
-    const health = { status: temporal === 'ok' ? ('ok' as const) : ('degraded' as const), db, temporal, version: CONTRACT_VERSION };
-    if (db === 'down') throw problems.unavailable('The database does not answer.', { health: { ...health, status: 'down' } });
+    const health = {
+      status: temporal === 'ok' ? ('ok' as const) : ('degraded' as const),
+      db,
+      temporal,
+      version: CONTRACT_VERSION,
+    };
+    if (db === 'down')
+      throw problems.unavailable('The database does not answer.', {
+        health: { ...health, status: 'down' },
+      });
     return health;
   },
 });
@@ -63,7 +77,11 @@ export const getCurrentToken = defineOperation({
   summary: 'The token making this request',
   tag: 'Meta',
   access: { kind: 'token', rule: 'a token can always read itself.' },
-  success: { status: 200, description: 'The calling token, without its secret.', schema: CurrentTokenResponse },
+  success: {
+    status: 200,
+    description: 'The calling token, without its secret.',
+    schema: CurrentTokenResponse,
+  },
   handler: async ({ db, principal }) => {
     const row = await findToken(db, principal.workspaceId, principal.tokenId);
     if (!row) throw problems.notFound('Token');

@@ -15,4 +15,3 @@ export function presentToken(row: TokenRow): ApiTokenResponse {
     created_at: iso(row.created_at),
   };
 }
-

@@ -39,15 +39,26 @@ export function presentRepository(row: RepositoryRow) {
 
 function assertUrl(url: string, allowLocal: boolean): void {
   const check = checkRepositoryUrl(url, allowLocal);
-  if (!check.ok) throw problems.validationFailed([{ in: 'body', path: '/url', message: check.reason }]);
+  if (!check.ok)
+    throw problems.validationFailed([{ in: 'body', path: '/url', message: check.reason }]);
 }
 
-async function assertNameFree(db: Knex, workspaceId: string, name: string, exceptId?: string): Promise<void> {
+async function assertNameFree(
+  db: Knex,
+  workspaceId: string,
+  name: string,
+  exceptId?: string,
+): Promise<void> {
   const existing = await findRepositoryByName(db, workspaceId, name);
   if (existing && existing.id !== exceptId) {
-    throw problems.conflict('conflict', `A repository named ${JSON.stringify(name)} already exists.`, 'Choose another name.', {
-      repository_id: existing.id,
-    });
+    throw problems.conflict(
+      'conflict',
+      `A repository named ${JSON.stringify(name)} already exists.`,
+      'Choose another name.',
+      {
+        repository_id: existing.id,
+      },
+    );
   }
 }
 
@@ -62,7 +73,11 @@ export const listRepositories = defineOperation({
   access: { kind: 'scope', scope: 'repositories:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of repositories, newest first.', schema: RepositoryPage },
+  success: {
+    status: 200,
+    description: 'A page of repositories, newest first.',
+    schema: RepositoryPage,
+  },
   handler: async ({ db, params, query }) => {
     const page = await keysetPage<RepositoryRow>(
       repositoriesQuery(db, params.workspace_id),
@@ -146,10 +161,19 @@ export const updateRepository = defineOperation({
       .transaction(async (trx) => {
         const before = await findRepository(trx, params.workspace_id, params.repository_id);
         if (!before) throw problems.notFound(`Repository ${params.repository_id}`);
-        if (body.name !== undefined) await assertNameFree(trx, params.workspace_id, body.name, before.id);
-        const after = await updateRepositoryRow(trx, params.workspace_id, params.repository_id, body);
+        if (body.name !== undefined)
+          await assertNameFree(trx, params.workspace_id, body.name, before.id);
+        const after = await updateRepositoryRow(
+          trx,
+          params.workspace_id,
+          params.repository_id,
+          body,
+        );
         const changed = Object.fromEntries(
-          Object.keys(body).map((k) => [k, { from: before[k as keyof RepositoryRow], to: after![k as keyof RepositoryRow] }]),
+          Object.keys(body).map((k) => [
+            k,
+            { from: before[k as keyof RepositoryRow], to: after![k as keyof RepositoryRow] },
+          ]),
         );
         await recordPrincipalWrite(trx, principal, requestId, {
           action: 'repository.updated',
@@ -160,7 +184,8 @@ export const updateRepository = defineOperation({
         return after!;
       })
       .catch(async (err: unknown) => {
-        if (isUniqueViolation(err) && body.name) await assertNameFree(db, params.workspace_id, body.name, params.repository_id);
+        if (isUniqueViolation(err) && body.name)
+          await assertNameFree(db, params.workspace_id, body.name, params.repository_id);
         throw err;
       });
     return presentRepository(row);
@@ -172,11 +197,16 @@ export const deleteRepository = defineOperation({
   method: 'delete',
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
   summary: 'Delete a repository',
-  description: 'The repository disappears from reads; audits already run against it keep their history.',
+  description:
+    'The repository disappears from reads; audits already run against it keep their history.',
   tag: 'Repositories',
   access: { kind: 'scope', scope: 'repositories:write' },
   params: RepositoryParams,
-  success: { status: 200, description: 'The deleted repository as it was.', schema: RepositoryResponse },
+  success: {
+    status: 200,
+    description: 'The deleted repository as it was.',
+    schema: RepositoryResponse,
+  },
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const deleted = await softDeleteRepository(trx, params.workspace_id, params.repository_id);

@@ -13,21 +13,29 @@ export function pageRequest(query: PageQuery): PageRequest {
   if (query.cursor !== undefined) {
     after = decodeCursor(query.cursor);
     if (!after) {
-      throw problems.validationFailed([{ in: 'query', path: '/cursor', message: 'is not a cursor issued by this API' }]);
+      throw problems.validationFailed([
+        { in: 'query', path: '/cursor', message: 'is not a cursor issued by this API' },
+      ]);
     }
   }
   return { limit: query.limit ?? 50, after };
 }
 
 export const iso = (d: Date): string => d.toISOString();
-export const isoOrNull = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+export const isoOrNull = (d: Date | null | undefined): string | null =>
+  d ? d.toISOString() : null;
 
 /** Records the audit event and activity item of a write made by `principal`. */
 export async function recordPrincipalWrite(
   db: Knex,
   principal: Principal,
   requestId: string,
-  what: { action: string; resourceType: string; resourceId: string | null; details?: Record<string, unknown> },
+  what: {
+    action: string;
+    resourceType: string;
+    resourceId: string | null;
+    details?: Record<string, unknown>;
+  },
 ): Promise<void> {
   await recordWrite(db, {
     workspaceId: principal.workspaceId,

@@ -4,7 +4,13 @@
  */
 import { generateToken } from '../../domain/tokens';
 import { keysetPage } from '../../db/paginate';
-import { findToken, insertToken, revokeToken, tokensQuery, type TokenRow } from '../../db/store/tokens';
+import {
+  findToken,
+  insertToken,
+  revokeToken,
+  tokensQuery,
+  type TokenRow,
+} from '../../db/store/tokens';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { ApiTokenPage, PageQuery, TokenParams, WorkspaceParams } from '../schemas/platform';
@@ -24,9 +30,17 @@ export const listApiTokens = defineOperation({
   access: { kind: 'scope', scope: 'members:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of tokens, newest first; no secrets.', schema: ApiTokenPage },
+  success: {
+    status: 200,
+    description: 'A page of tokens, newest first; no secrets.',
+    schema: ApiTokenPage,
+  },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage<TokenRow>(tokensQuery(db, params.workspace_id), 'api_tokens', pageRequest(query));
+    const page = await keysetPage<TokenRow>(
+      tokensQuery(db, params.workspace_id),
+      'api_tokens',
+      pageRequest(query),
+    );
     return { ...page, items: page.items.map(presentToken) };
   },
 });
@@ -37,22 +51,32 @@ export const createApiToken = defineOperation({
   path: '/v1/workspaces/{workspace_id}/tokens',
   summary: 'Create an API token',
   description:
-    'The caller must hold every requested scope (403 insufficient_scope naming the missing ones) and the new token cannot expire after the caller\'s own (403 expiry_exceeds_creator). expires_at must be in the future and at most 366 days ahead. The secret `token` appears only in this response.',
+    "The caller must hold every requested scope (403 insufficient_scope naming the missing ones) and the new token cannot expire after the caller's own (403 expiry_exceeds_creator). expires_at must be in the future and at most 366 days ahead. The secret `token` appears only in this response.",
   tag: 'Tokens',
   access: { kind: 'token', rule: 'the caller must hold every scope it grants.' },
   params: WorkspaceParams,
   body: ApiTokenCreate,
-  success: { status: 201, description: 'The token, with its secret (shown once).', schema: ApiTokenCreated },
+  success: {
+    status: 201,
+    description: 'The token, with its secret (shown once).',
+    schema: ApiTokenCreated,
+  },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const scopes = [...new Set(body.scopes)] as ScopeName[];
     const expiresAt = new Date(body.expires_at);
     const now = Date.now();
     if (expiresAt.getTime() <= now) {
-      throw problems.validationFailed([{ in: 'body', path: '/expires_at', message: 'must be in the future' }]);
+      throw problems.validationFailed([
+        { in: 'body', path: '/expires_at', message: 'must be in the future' },
+      ]);
     }
     if (expiresAt.getTime() > now + MAX_TOKEN_DAYS * 86_400_000) {
       throw problems.validationFailed([
-        { in: 'body', path: '/expires_at', message: `must be at most ${MAX_TOKEN_DAYS} days ahead` },
+        {
+          in: 'body',
+          path: '/expires_at',
+          message: `must be at most ${MAX_TOKEN_DAYS} days ahead`,
+        },
       ]);
     }
     const missing = scopes.filter((s) => !principal.scopes.has(s));
@@ -66,7 +90,7 @@ export const createApiToken = defineOperation({
       throw problems.forbidden(
         'expiry_exceeds_creator',
         `expires_at ${body.expires_at} is later than the creating token's expiry ${principal.expiresAt.toISOString()}.`,
-        'Choose an expires_at no later than your own token\'s.',
+        "Choose an expires_at no later than your own token's.",
       );
     }
     const secret = generateToken();
@@ -85,7 +109,12 @@ export const createApiToken = defineOperation({
         action: 'api_token.created',
         resourceType: 'api_token',
         resourceId: created.id,
-        details: { name: created.name, prefix: created.prefix, scopes, expires_at: iso(created.expires_at) },
+        details: {
+          name: created.name,
+          prefix: created.prefix,
+          scopes,
+          expires_at: iso(created.expires_at),
+        },
       });
       return created;
     });
@@ -123,9 +152,13 @@ export const revokeApiToken = defineOperation({
   method: 'delete',
   path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
   summary: 'Revoke an API token',
-  description: 'Revoking is permanent and idempotent: a second call answers the token with its first revoked_at.',
+  description:
+    'Revoking is permanent and idempotent: a second call answers the token with its first revoked_at.',
   tag: 'Tokens',
-  access: { kind: 'token', rule: 'a token may revoke itself, or any token whose scopes it all holds.' },
+  access: {
+    kind: 'token',
+    rule: 'a token may revoke itself, or any token whose scopes it all holds.',
+  },
   params: TokenParams,
   success: { status: 200, description: 'The revoked token.', schema: ApiTokenResponse },
   handler: async ({ db, params, principal, requestId, services }) => {

@@ -1,13 +1,30 @@
 /** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
 import { keysetPage } from '../../db/paginate';
-import { findWorkspace, membersQuery, type MemberRow, type WorkspaceRow } from '../../db/store/workspaces';
+import {
+  findWorkspace,
+  membersQuery,
+  type MemberRow,
+  type WorkspaceRow,
+} from '../../db/store/workspaces';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import { MemberPage, PageQuery, WorkspacePage, WorkspaceParams, WorkspaceResponse } from '../schemas/platform';
+import {
+  MemberPage,
+  PageQuery,
+  WorkspacePage,
+  WorkspaceParams,
+  WorkspaceResponse,
+} from '../schemas/platform';
 import { iso, pageRequest } from './shared';
 
 function presentWorkspace(row: WorkspaceRow) {
-  return { id: row.id, name: row.name, slug: row.slug, created_at: iso(row.created_at), updated_at: iso(row.updated_at) };
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
 }
 
 function presentMember(row: MemberRow) {
@@ -65,7 +82,11 @@ export const listMembers = defineOperation({
   query: PageQuery,
   success: { status: 200, description: 'A page of members, newest first.', schema: MemberPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage<MemberRow>(membersQuery(db, params.workspace_id), 'members', pageRequest(query));
+    const page = await keysetPage<MemberRow>(
+      membersQuery(db, params.workspace_id),
+      'members',
+      pageRequest(query),
+    );
     return { ...page, items: page.items.map(presentMember) };
   },
 });

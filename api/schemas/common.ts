@@ -16,12 +16,20 @@ export function named<T extends TSchema>(name: string, schema: T): T {
 }
 
 /** A named object that rejects unknown properties (the spec's default rule). */
-export function Strict<P extends TProperties>(name: string, properties: P, options: ObjectOptions = {}) {
+export function Strict<P extends TProperties>(
+  name: string,
+  properties: P,
+  options: ObjectOptions = {},
+) {
   return Type.Object(properties, { additionalProperties: false, ...options, [NAME_KEYWORD]: name });
 }
 
 /** A named object that accepts unknown properties (only where the spec says so). */
-export function Open<P extends TProperties>(name: string, properties: P, options: ObjectOptions = {}) {
+export function Open<P extends TProperties>(
+  name: string,
+  properties: P,
+  options: ObjectOptions = {},
+) {
   return Type.Object(properties, { ...options, [NAME_KEYWORD]: name });
 }
 
@@ -48,8 +56,7 @@ export const FreeObject = (options: { description?: string } = {}) =>
 
 export const StringArray = (options: { description?: string } = {}) =>
   Type.Array(Type.String(), options);
-export const UuidArray = (options: { description?: string } = {}) =>
-  Type.Array(Uuid(), options);
+export const UuidArray = (options: { description?: string } = {}) => Type.Array(Uuid(), options);
 
 /** A page with `items`, `has_more` and `next_cursor` (keyset pagination, opaque cursor). */
 export function CursorPage<T extends TSchema>(name: string, item: T) {

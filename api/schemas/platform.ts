@@ -7,14 +7,21 @@ import { CursorPage, DateTime, Nullable, Strict, Uuid } from './common';
 import { ActivityFeedItem, ApiTokenResponse, AuditEventResponse, Scope } from './spec';
 
 export const FieldError = Strict('FieldError', {
-  in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
+  in: Type.Union([
+    Type.Literal('body'),
+    Type.Literal('query'),
+    Type.Literal('path'),
+    Type.Literal('header'),
+  ]),
   path: Type.String({ description: 'JSON Pointer to the offending value within its location.' }),
   message: Type.String(),
 });
 
 export const ProblemDetails = Type.Object(
   {
-    type: Type.String({ description: 'URI reference naming the problem type: /v1/problems/<code>.' }),
+    type: Type.String({
+      description: 'URI reference naming the problem type: /v1/problems/<code>.',
+    }),
     title: Type.String(),
     status: Type.Integer({ minimum: 400, maximum: 599 }),
     detail: Type.String(),
@@ -24,12 +31,15 @@ export const ProblemDetails = Type.Object(
     }),
     hint: Type.String({ description: 'What to do next.' }),
     request_id: Type.String({ description: 'The X-Request-ID of the request.' }),
-    errors: Type.Optional(Type.Array(FieldError, { description: 'Every validation problem, with its location.' })),
+    errors: Type.Optional(
+      Type.Array(FieldError, { description: 'Every validation problem, with its location.' }),
+    ),
   },
   {
     'x-name': 'ProblemDetails',
     additionalProperties: true,
-    description: 'RFC 9457 problem details; some problems add extension members (e.g. required_scopes).',
+    description:
+      'RFC 9457 problem details; some problems add extension members (e.g. required_scopes).',
   },
 );
 
@@ -37,9 +47,15 @@ export const ProblemDetails = Type.Object(
 
 export const PageQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
+    ),
     cursor: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 500, description: 'The next_cursor of the previous page (opaque).' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description: 'The next_cursor of the previous page (opaque).',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -52,12 +68,18 @@ export const WorkspaceParams = Type.Object(
 );
 
 export const TokenParams = Type.Object(
-  { workspace_id: Uuid({ description: 'The workspace.' }), token_id: Uuid({ description: 'The API token.' }) },
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    token_id: Uuid({ description: 'The API token.' }),
+  },
   { additionalProperties: false },
 );
 
 export const RepositoryParams = Type.Object(
-  { workspace_id: Uuid({ description: 'The workspace.' }), repository_id: Uuid({ description: 'The repository.' }) },
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    repository_id: Uuid({ description: 'The repository.' }),
+  },
   { additionalProperties: false },
 );
 
@@ -68,12 +90,15 @@ export const ScopeDescription = Strict('ScopeDescription', {
   description: Type.String(),
 });
 
-export const ScopeList = Strict('ScopeList', { items: Type.Array(ScopeDescription, { minItems: 25, maxItems: 25 }) });
+export const ScopeList = Strict('ScopeList', {
+  items: Type.Array(ScopeDescription, { minItems: 25, maxItems: 25 }),
+});
 
 const Up = Type.Union([Type.Literal('ok'), Type.Literal('down')]);
 export const Health = Strict('Health', {
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], {
-    description: 'ok when every dependency answers; degraded when Temporal is down (reads still work).',
+    description:
+      'ok when every dependency answers; degraded when Temporal is down (reads still work).',
   }),
   db: Up,
   temporal: Up,
@@ -87,7 +112,9 @@ export const CurrentTokenResponse = Strict(
     workspace_id: Uuid(),
     member_id: Uuid({ description: 'The member the token acts for (actor_id in audit events).' }),
   },
-  { description: 'The calling token (ApiTokenResponse) with the workspace and member it acts for.' },
+  {
+    description: 'The calling token (ApiTokenResponse) with the workspace and member it acts for.',
+  },
 );
 
 // Workspaces and members ---------------------------------------------------------------------
@@ -126,7 +153,11 @@ const RepositoryUrl = Type.String({
   description:
     'Git URL: https://, ssh:// or scp-like `git@host:path`. Local paths and file:// URLs only when the operator allows them (ALLOW_LOCAL_REPOSITORIES).',
 });
-const BranchName = Type.String({ minLength: 1, maxLength: 255, description: 'Branch audited by default.' });
+const BranchName = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'Branch audited by default.',
+});
 const Description = Type.String({ maxLength: 2000 });
 
 export const RepositoryCreate = Strict('RepositoryCreate', {

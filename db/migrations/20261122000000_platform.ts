@@ -86,7 +86,14 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['activity_feed', 'audit_events', 'repositories', 'api_tokens', 'members', 'workspaces']) {
+  for (const table of [
+    'activity_feed',
+    'audit_events',
+    'repositories',
+    'api_tokens',
+    'members',
+    'workspaces',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

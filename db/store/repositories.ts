@@ -16,7 +16,13 @@ export interface RepositoryRow {
 
 export async function insertRepository(
   db: Knex,
-  input: { workspaceId: string; name: string; url: string; defaultBranch: string; description: string | null },
+  input: {
+    workspaceId: string;
+    name: string;
+    url: string;
+    defaultBranch: string;
+    description: string | null;
+  },
 ): Promise<RepositoryRow> {
   const [row] = await db<RepositoryRow>('repositories')
     .insert({
@@ -31,11 +37,22 @@ export async function insertRepository(
   return row!;
 }
 
-export async function findRepository(db: Knex, workspaceId: string, id: string): Promise<RepositoryRow | undefined> {
-  return db<RepositoryRow>('repositories').where({ workspace_id: workspaceId, id }).whereNull('deleted_at').first();
+export async function findRepository(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<RepositoryRow | undefined> {
+  return db<RepositoryRow>('repositories')
+    .where({ workspace_id: workspaceId, id })
+    .whereNull('deleted_at')
+    .first();
 }
 
-export async function findRepositoryByName(db: Knex, workspaceId: string, name: string): Promise<RepositoryRow | undefined> {
+export async function findRepositoryByName(
+  db: Knex,
+  workspaceId: string,
+  name: string,
+): Promise<RepositoryRow | undefined> {
   return db<RepositoryRow>('repositories')
     .where({ workspace_id: workspaceId })
     .whereRaw('lower(name) = lower(?)', [name])
@@ -44,7 +61,10 @@ export async function findRepositoryByName(db: Knex, workspaceId: string, name: 
 }
 
 export function repositoriesQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('repositories').select('*').where('repositories.workspace_id', workspaceId).whereNull('repositories.deleted_at');
+  return db('repositories')
+    .select('*')
+    .where('repositories.workspace_id', workspaceId)
+    .whereNull('repositories.deleted_at');
 }
 
 export async function updateRepository(
@@ -61,11 +81,18 @@ export async function updateRepository(
   return row;
 }
 
-export async function softDeleteRepository(db: Knex, workspaceId: string, id: string): Promise<RepositoryRow | undefined> {
+export async function softDeleteRepository(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<RepositoryRow | undefined> {
   const [row] = await db<RepositoryRow>('repositories')
     .where({ workspace_id: workspaceId, id })
     .whereNull('deleted_at')
-    .update({ deleted_at: db.fn.now() as unknown as Date, updated_at: db.fn.now() as unknown as Date })
+    .update({
+      deleted_at: db.fn.now() as unknown as Date,
+      updated_at: db.fn.now() as unknown as Date,
+    })
     .returning('*');
   return row;
 }

@@ -51,7 +51,10 @@ export async function insertToken(
   return row!;
 }
 
-export async function findTokenByPrefix(db: Knex, prefix: string): Promise<TokenWithMember | undefined> {
+export async function findTokenByPrefix(
+  db: Knex,
+  prefix: string,
+): Promise<TokenWithMember | undefined> {
   return db('api_tokens')
     .join('members', 'members.id', 'api_tokens.member_id')
     .select('api_tokens.*', 'members.login as member_login')
@@ -59,7 +62,11 @@ export async function findTokenByPrefix(db: Knex, prefix: string): Promise<Token
     .first();
 }
 
-export async function findToken(db: Knex, workspaceId: string, id: string): Promise<TokenRow | undefined> {
+export async function findToken(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<TokenRow | undefined> {
   return db<TokenRow>('api_tokens').where({ workspace_id: workspaceId, id }).first();
 }
 
@@ -68,7 +75,11 @@ export function tokensQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
 }
 
 /** Sets revoked_at once; a second revocation keeps the first time. */
-export async function revokeToken(db: Knex, workspaceId: string, id: string): Promise<TokenRow | undefined> {
+export async function revokeToken(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<TokenRow | undefined> {
   const [row] = await db<TokenRow>('api_tokens')
     .where({ workspace_id: workspaceId, id })
     .update({ revoked_at: db.raw('coalesce(revoked_at, now())') as unknown as Date })
@@ -80,6 +91,10 @@ export async function revokeToken(db: Knex, workspaceId: string, id: string): Pr
 export async function touchToken(db: Knex, id: string): Promise<void> {
   await db('api_tokens')
     .where({ id })
-    .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', db.raw("now() - interval '1 minute'")))
+    .andWhere((q) =>
+      q
+        .whereNull('last_used_at')
+        .orWhere('last_used_at', '<', db.raw("now() - interval '1 minute'")),
+    )
     .update({ last_used_at: db.fn.now() });
 }

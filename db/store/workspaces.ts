@@ -19,7 +19,10 @@ export interface MemberRow {
   created_at: Date;
 }
 
-export async function insertWorkspace(db: Knex, input: { name: string; slug: string }): Promise<WorkspaceRow> {
+export async function insertWorkspace(
+  db: Knex,
+  input: { name: string; slug: string },
+): Promise<WorkspaceRow> {
   const [row] = await db<WorkspaceRow>('workspaces')
     .insert({ id: crypto.randomUUID(), name: input.name, slug: input.slug })
     .returning('*');
@@ -30,7 +33,10 @@ export async function findWorkspace(db: Knex, id: string): Promise<WorkspaceRow 
   return db<WorkspaceRow>('workspaces').where({ id }).first();
 }
 
-export async function findWorkspaceBySlug(db: Knex, slug: string): Promise<WorkspaceRow | undefined> {
+export async function findWorkspaceBySlug(
+  db: Knex,
+  slug: string,
+): Promise<WorkspaceRow | undefined> {
   return db<WorkspaceRow>('workspaces').where({ slug }).first();
 }
 
@@ -50,7 +56,11 @@ export async function insertMember(
   return row!;
 }
 
-export async function findMemberByLogin(db: Knex, workspaceId: string, login: string): Promise<MemberRow | undefined> {
+export async function findMemberByLogin(
+  db: Knex,
+  workspaceId: string,
+  login: string,
+): Promise<MemberRow | undefined> {
   return db<MemberRow>('members').where({ workspace_id: workspaceId, login }).first();
 }
 

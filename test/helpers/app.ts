@@ -38,7 +38,10 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     ...overrides,
   };
   const log = createLogger(config.logLevel, sink);
-  const temporal = new TemporalGateway(config.temporalAddress ?? '127.0.0.1:1', config.temporalNamespace);
+  const temporal = new TemporalGateway(
+    config.temporalAddress ?? '127.0.0.1:1',
+    config.temporalNamespace,
+  );
   const services = createServices({ config, db: database.db, log, temporal });
   const api = await startApi(services, 0, '127.0.0.1');
   return {

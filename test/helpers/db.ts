@@ -17,7 +17,9 @@ export interface TestDatabase {
 }
 
 /** A fresh database; `fromTemplate: false` gives an empty one (for migration tests). */
-export async function createTestDatabase(options: { fromTemplate?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  options: { fromTemplate?: boolean } = {},
+): Promise<TestDatabase> {
   const name = `archaudit_t_${crypto.randomBytes(6).toString('hex')}`;
   const admin = createDb(withDatabase(serverUrl(), 'postgres'), { max: 1 });
   try {

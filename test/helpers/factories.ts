@@ -34,6 +34,17 @@ export async function createTenant(
 }
 
 /** Another token for the same member, with the given scopes. */
-export async function createToken(db: Knex, tenant: Tenant, scopes: readonly ScopeName[], days = 30) {
-  return issueToken(db, { workspaceId: tenant.workspaceId, memberId: tenant.memberId, name: 'extra', scopes, days });
+export async function createToken(
+  db: Knex,
+  tenant: Tenant,
+  scopes: readonly ScopeName[],
+  days = 30,
+) {
+  return issueToken(db, {
+    workspaceId: tenant.workspaceId,
+    memberId: tenant.memberId,
+    name: 'extra',
+    scopes,
+    days,
+  });
 }
