@@ -2,7 +2,7 @@
 import test from 'ava';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createTenant, type Tenant } from './helpers/factories';
-import { call, isProblem } from './helpers/http';
+import { call, isProblem, type Reply } from './helpers/http';
 
 let app: TestApp;
 let tenant: Tenant;
@@ -54,7 +54,7 @@ test('a missing or ill-formed X-Request-ID is replaced by a generated UUID', asy
 
 test('every error path answers problem+json with the request id that was sent', async (t) => {
   const rid = { 'X-Request-ID': 'errs-1' };
-  const cases: Array<[string, Promise<Awaited<ReturnType<typeof call>>>, number, string]> = [
+  const cases: Array<[string, Promise<Reply>, number, string]> = [
     ['no token', call(app.url, 'GET', repos(), { headers: rid }), 401, 'authentication_required'],
     [
       'bad token',
