@@ -3,6 +3,8 @@ import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
 import { createWorker } from './create';
+import { Connection } from '@temporalio/client';
+import { ensureSearchAttributes } from '../platform/temporal';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -10,6 +12,14 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required.');
   const db = createDb(config.databaseUrl);
+  // Register the custom search attributes (idempotent); a cluster that forbids it keeps working.
+  try {
+    const admin = await Connection.connect({ address: config.temporalAddress });
+    await ensureSearchAttributes(admin, config.temporalNamespace);
+    await admin.close();
+  } catch (err) {
+    log.warn({ err }, 'could not register search attributes; register them with the temporal CLI');
+  }
   const { worker, connection } = await createWorker({
     config,
     db,
