@@ -21,7 +21,11 @@ export function decodeCursor(text: string): CursorKey | null {
     if (!Array.isArray(value) || value.length !== 2) return null;
     const [createdAt, id] = value as unknown[];
     if (typeof createdAt !== 'string' || typeof id !== 'string' || !UUID.test(id)) return null;
-    if (Number.isNaN(Date.parse(createdAt))) return null;
+    // Only the exact form encodeCursor writes: anything looser could pass Date.parse yet fail
+    // PostgreSQL's timestamptz cast (a 500 instead of a 400).
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(createdAt)) return null;
+    const date = new Date(createdAt);
+    if (Number.isNaN(date.getTime()) || date.toISOString() !== createdAt) return null;
     return { createdAt, id };
   } catch {
     return null;

@@ -7,7 +7,7 @@ export type RepositoryUrlKind = 'https' | 'ssh' | 'local';
 
 export type UrlCheck = { ok: true; kind: RepositoryUrlKind } | { ok: false; reason: string };
 
-const SCP_LIKE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)[^\s]+$/;
+const SCP_LIKE = /^[A-Za-z0-9_][A-Za-z0-9._-]*@[A-Za-z0-9.][A-Za-z0-9.-]*:(?!\/\/)(?!-)[^\s]+$/;
 
 export function checkRepositoryUrl(url: string, allowLocal: boolean): UrlCheck {
   if (/[\s\x00-\x1f\x7f]/.test(url))
@@ -24,6 +24,10 @@ export function checkRepositoryUrl(url: string, allowLocal: boolean): UrlCheck {
       return { ok: false, reason: 'is not a valid URL' };
     }
     if (!parsed.hostname) return { ok: false, reason: 'must name a host' };
+    // An option-like host or user would reach ssh as a command-line flag (CVE-2017-1000117).
+    if (parsed.hostname.startsWith('-') || parsed.username.startsWith('-')) {
+      return { ok: false, reason: 'host and user must not start with "-"' };
+    }
     if (parsed.pathname.length <= 1) return { ok: false, reason: 'must name a repository path' };
     if (parsed.password)
       return {
