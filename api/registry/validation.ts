@@ -4,6 +4,7 @@
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import type { TSchema } from '@sinclair/typebox';
 import { NAME_KEYWORD } from '../schemas/common';
 import type { FieldError } from '../errors';
@@ -19,6 +20,13 @@ function makeAjv(coerceTypes: boolean): Ajv2020 {
     coerceTypes: coerceTypes ? 'array' : false,
   });
   addFormats(ajv);
+  // RFC 3339 allows a leap second (23:59:60) that JavaScript dates cannot hold: refuse what
+  // we could not store rather than fail later.
+  const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s: string) => rfc3339.validate(s) && !Number.isNaN(Date.parse(s)),
+  });
   ajv.addKeyword(NAME_KEYWORD);
   return ajv;
 }

@@ -157,11 +157,18 @@ export const revokeApiToken = defineOperation({
   tag: 'Tokens',
   access: {
     kind: 'token',
-    rule: 'a token may revoke itself, or any token whose scopes it all holds.',
+    rule: 'a token may revoke itself; revoking another needs members:read and every scope that token holds.',
   },
   params: TokenParams,
   success: { status: 200, description: 'The revoked token.', schema: ApiTokenResponse },
   handler: async ({ db, params, principal, requestId, services }) => {
+    // Only a token reading tokens may learn about another one (its existence, its scopes).
+    if (params.token_id !== principal.tokenId && !principal.scopes.has('members:read')) {
+      throw problems.insufficientScope(
+        ['members:read'],
+        'Revoking another token requires members:read.',
+      );
+    }
     const target = await findToken(db, params.workspace_id, params.token_id);
     if (!target) throw problems.notFound(`Token ${params.token_id}`);
     const missing = target.scopes.filter((s) => !principal.scopes.has(s as ScopeName));
