@@ -1,14 +1,10 @@
 /** Activity implementations, built from their dependencies (`createActivities(deps)`). */
-import type { Knex } from 'knex';
-import type { Logger } from '../platform/logger';
+import { createAuditActivities, type AuditActivityDeps } from './audit';
 
-export interface ActivityDeps {
-  db: Knex;
-  log: Logger;
-}
+export type ActivityDeps = AuditActivityDeps;
 
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+export function createActivities(deps: ActivityDeps) {
+  return { ...createAuditActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

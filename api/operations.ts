@@ -8,6 +8,8 @@ import * as workspaces from './resources/workspaces';
 import * as tokens from './resources/tokens';
 import * as repositories from './resources/repositories';
 import * as activity from './resources/activity';
+import * as audits from './resources/audits';
+import * as uploads from './resources/uploads';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -26,6 +28,16 @@ export const OPERATIONS: readonly AnyOperation[] = [
   repositories.getRepository,
   repositories.updateRepository,
   repositories.deleteRepository,
+  uploads.createUpload,
+  uploads.getUpload,
+  audits.createAudit,
+  audits.listAudits,
+  audits.getAudit,
+  audits.cancelAudit,
+  audits.retryAudit,
+  audits.getAuditLogs,
+  audits.getAuditCost,
+  audits.getAuditAgentTimeline,
   activity.listActivity,
   activity.listAuditEvents,
 ];

@@ -2,6 +2,7 @@
  * Every setting comes from the environment (twelve-factor); this is the one place that reads it.
  * README's configuration table documents each variable.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -21,6 +22,16 @@ export interface Config {
   allowLocalRepositories: boolean;
   validateResponses: boolean;
   publicBaseUrl: string | undefined;
+  /** Content-addressed store of source files and uploads (shared by API and workers). */
+  blobDir: string;
+  /** Scratch space for git fetches; each audit gets its own folder, removed afterwards. */
+  workDir: string;
+  uploadLimitBytes: number;
+  /** Files larger than this are listed in the manifest but their content is not kept. */
+  maxStoredFileBytes: number;
+  gitTimeoutMs: number;
+  agentHeartbeatTimeoutSeconds: number;
+  agentMaxAttempts: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -60,5 +71,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowLocalRepositories: bool(env, 'ALLOW_LOCAL_REPOSITORIES', false),
     validateResponses: bool(env, 'VALIDATE_RESPONSES', false),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+    blobDir: path.resolve(env.BLOB_DIR || path.join(env.DATA_DIR || '.data', 'blobs')),
+    workDir: path.resolve(env.WORK_DIR || path.join(os.tmpdir(), 'archaudit-work')),
+    uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 100 * 1024 * 1024, 1),
+    maxStoredFileBytes: int(env, 'MAX_STORED_FILE_BYTES', 2 * 1024 * 1024, 1),
+    gitTimeoutMs: int(env, 'GIT_TIMEOUT_MS', 300_000, 1000),
+    agentHeartbeatTimeoutSeconds: int(env, 'AGENT_HEARTBEAT_TIMEOUT_SECONDS', 30, 1),
+    agentMaxAttempts: int(env, 'AGENT_MAX_ATTEMPTS', 4, 1),
   };
 }

@@ -10,6 +10,11 @@ import type { Knex } from 'knex';
 import type { Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { createActivities } from '../activities';
+import { BlobStore } from '../platform/blob-store';
+import { BUILTIN_AGENTS } from '../activities/agents/builtin';
+import type { Agent } from '../activities/agents/types';
+import { providerFromEnv, type ModelProvider } from '../activities/agents/model';
+import { loadPriceTable, type ModelPrice } from '../activities/agents/pricing';
 
 let runtimeInstalled = false;
 
@@ -36,6 +41,12 @@ export async function createWorker(deps: {
   log: Logger;
   address: string;
   handleSignals?: boolean;
+  /** Agents beyond the built-in ones (tests register their own). */
+  extraAgents?: readonly Agent[];
+  /** Defaults to the provider configured by MODEL_BASE_URL / MODEL_ID. */
+  model?: ModelProvider | null;
+  prices?: Record<string, ModelPrice>;
+  env?: NodeJS.ProcessEnv;
 }): Promise<{
   worker: Worker;
   connection: NativeConnection;
@@ -47,7 +58,15 @@ export async function createWorker(deps: {
     namespace: deps.config.temporalNamespace,
     taskQueue: deps.config.taskQueue,
     workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({ db: deps.db, log: deps.log }),
+    activities: createActivities({
+      db: deps.db,
+      log: deps.log,
+      config: deps.config,
+      blobs: new BlobStore(deps.config.blobDir),
+      agents: [...BUILTIN_AGENTS, ...(deps.extraAgents ?? [])],
+      model: deps.model !== undefined ? deps.model : providerFromEnv(deps.env ?? process.env),
+      prices: deps.prices ?? loadPriceTable(deps.env ?? process.env),
+    }),
   });
   return { worker, connection };
 }

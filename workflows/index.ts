@@ -2,4 +2,4 @@
  * Every workflow the worker runs. Deterministic code only: no I/O, clock or randomness except
  * through Temporal's APIs (lint enforces the import ban). Activities are imported as types.
  */
-export {};
+export { AuditWorkflow } from './audit';

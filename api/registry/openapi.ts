@@ -192,6 +192,15 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
           ? []
           : [{ bearerAuth: op.access.kind === 'scope' ? [op.access.scope] : [] }],
     };
+    if (op.rawBody) {
+      operation.requestBody = {
+        required: true,
+        description: op.rawBody.description,
+        content: Object.fromEntries(
+          op.rawBody.contentTypes.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }]),
+        ),
+      };
+    }
     if (op.body) {
       operation.requestBody = {
         required: true,

@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
 import type { ScopeName } from '../schemas/spec';
 import type { AppServices } from '../services';
+import type { Config } from '../../platform/config';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -75,6 +76,8 @@ export interface OperationSpec<
   errors?: number[];
   /** Accepts `Idempotency-Key`. */
   idempotent?: boolean;
+  /** A raw (non-JSON) request body, streamed to the handler through `koa.req`. */
+  rawBody?: { contentTypes: string[]; description: string; limitBytes: (config: Config) => number };
   /** Accepts `If-Match: "<version>"`. */
   conditional?: boolean;
   // NoInfer: the generics come from the schemas only; inferring them back through Static<>
@@ -113,7 +116,7 @@ export function problemStatuses(op: AnyOperation): number[] {
     [401, 403].forEach((s) => statuses.add(s));
   }
   if (op.access.kind !== 'public' || op.path.includes('{')) statuses.add(404);
-  if (op.body) [413, 415].forEach((s) => statuses.add(s));
+  if (op.body || op.rawBody) [413, 415].forEach((s) => statuses.add(s));
   if (op.idempotent || op.conditional) statuses.add(409);
   (op.errors ?? []).forEach((s) => statuses.add(s));
   return [...statuses].sort((a, b) => a - b);

@@ -12,6 +12,8 @@ import type { AppServices } from '../services';
 import type { RequestState } from '../middleware';
 import { compileValidator, type Validator } from './validation';
 import type { AnyOperation, Principal } from './operation';
+import crypto from 'node:crypto';
+import { findIdempotent, saveIdempotent } from '../../db/store/idempotency';
 
 /** `/v1/workspaces/{workspace_id}` -> `/v1/workspaces/:workspace_id`. */
 export function koaPath(path: string): string {
@@ -98,6 +100,14 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
       }
 
       let body: unknown = undefined;
+      if (op.rawBody) {
+        if (!ctx.is(...op.rawBody.contentTypes)) {
+          throw problems.unsupportedMediaType(ctx.get('Content-Type') || undefined, op.rawBody.contentTypes);
+        }
+        const limit = op.rawBody.limitBytes(services.config);
+        const declared = Number(ctx.get('Content-Length'));
+        if (Number.isFinite(declared) && declared > limit) throw problems.payloadTooLarge(limit);
+      }
       if (op.body) {
         body = await readJsonBody(ctx, services.config.bodyLimitBytes);
         if (body === undefined) {
@@ -108,17 +118,28 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
         check(v.body, body);
       }
 
-      const result = await op.handler({
-        params,
-        query,
-        body,
-        principal: principal as Principal,
-        services,
-        db: services.db,
-        requestId: state.requestId,
-        log: state.log,
-        koa: ctx,
-      });
+      const run = () =>
+        op.handler({
+          params,
+          query,
+          body,
+          principal: principal as Principal,
+          services,
+          db: services.db,
+          requestId: state.requestId,
+          log: state.log,
+          koa: ctx,
+        });
+      const idempotencyKey = ctx.get('Idempotency-Key');
+      const result =
+        op.idempotent && principal && idempotencyKey
+          ? await idempotently(services, op, principal, idempotencyKey, { params, query, body }, ctx, run)
+          : await run();
+      if (ctx.state.replayed) {
+        ctx.status = ctx.state.replayed as number;
+        ctx.body = result;
+        return;
+      }
 
       if (services.config.validateResponses && v.response) {
         const errors = v.response(result);
@@ -141,6 +162,53 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
     });
   }
   return router;
+}
+
+/**
+ * Runs `run` at most once per (workspace, operation, Idempotency-Key): a repeat with the same
+ * request replays the stored response; a different request with the same key is 409. A
+ * transaction-scoped advisory lock serialises concurrent repeats of one key.
+ */
+async function idempotently(
+  services: AppServices,
+  op: AnyOperation,
+  principal: Principal,
+  key: string,
+  request: unknown,
+  ctx: Context,
+  run: () => Promise<unknown>,
+): Promise<unknown> {
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw problems.validationFailed([{ in: 'header', path: '/Idempotency-Key', message: 'must be 1..255 visible ASCII characters' }]);
+  }
+  const requestSha256 = crypto.createHash('sha256').update(JSON.stringify(request)).digest('hex');
+  const lockId = crypto.createHash('sha256').update(`${principal.workspaceId}:${op.operationId}:${key}`).digest().readBigInt64BE(0);
+  return services.db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [lockId.toString()]);
+    const previous = await findIdempotent(trx, principal.workspaceId, op.operationId, key);
+    if (previous) {
+      if (previous.request_sha256 !== requestSha256) {
+        throw problems.conflict(
+          'idempotency_conflict',
+          `Idempotency-Key ${JSON.stringify(key)} was used with a different request.`,
+          'Use a new Idempotency-Key for a different request.',
+        );
+      }
+      ctx.set('Idempotent-Replayed', 'true');
+      ctx.state.replayed = previous.status;
+      return previous.response;
+    }
+    const result = await run();
+    await saveIdempotent(trx, {
+      workspaceId: principal.workspaceId,
+      operationId: op.operationId,
+      key,
+      requestSha256,
+      status: op.success.status,
+      response: result,
+    });
+    return result;
+  });
 }
 
 function problemsInternal() {

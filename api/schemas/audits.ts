@@ -1,0 +1,61 @@
+/** Our schemas around audits and uploads (the spec's own audit schemas live in spec/). */
+import { Type } from '@sinclair/typebox';
+import { DateTime, Strict, Uuid } from './common';
+import { AUDIT_STATUSES, LiteralUnion } from './spec';
+
+export const AuditParams = Type.Object(
+  { workspace_id: Uuid({ description: 'The workspace.' }), audit_id: Uuid({ description: 'The audit.' }) },
+  { additionalProperties: false },
+);
+
+export const UploadParams = Type.Object(
+  { workspace_id: Uuid({ description: 'The workspace.' }), upload_id: Uuid({ description: 'The upload.' }) },
+  { additionalProperties: false },
+);
+
+export const AuditListQuery = Type.Object(
+  {
+    repository_id: Type.Optional(Uuid({ description: 'Only audits of this repository.' })),
+    status: Type.Optional(LiteralUnion(AUDIT_STATUSES, { description: 'Only audits in this status.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'The next_cursor of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const AuditLogQuery = Type.Object(
+  {
+    level: Type.Optional(
+      Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('error')], {
+        description: 'Minimum level: `warning` returns warnings and errors.',
+      }),
+    ),
+    since: Type.Optional(DateTime({ description: 'Only lines strictly after this instant (to follow a running audit).' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 1000, description: 'At most this many lines, oldest first.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const UploadQuery = Type.Object(
+  {
+    filename: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, pattern: '^[^/\\\\\\x00-\\x1f]+$', description: 'Name to record for the archive.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const UploadResponse = Strict('UploadResponse', {
+  id: Uuid(),
+  workspace_id: Uuid(),
+  uploaded_by: Uuid(),
+  filename: Type.String(),
+  content_type: Type.String(),
+  format: Type.Union([Type.Literal('tar.gz'), Type.Literal('zip')]),
+  sha256: Type.String({ description: 'SHA-256 of the archive bytes.' }),
+  size_bytes: Type.Integer({ minimum: 0 }),
+  file_count: Type.Integer({ minimum: 0, description: 'Files and symlinks in the archive.' }),
+  unpacked_bytes: Type.Integer({ minimum: 0 }),
+  status: Type.Literal('ready', { description: 'ready: checked and usable by audits.' }),
+  created_at: DateTime(),
+});

@@ -1,0 +1,120 @@
+/** Agent runs (one row per attempt) and the artifacts successful runs produce. */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+
+export interface AgentRunRow {
+  id: string;
+  audit_id: string;
+  workspace_id: string;
+  stage: string;
+  agent_key: string;
+  agent_version: string;
+  model_id: string;
+  reasoning_effort: string;
+  attempt: number;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  cache_hit: boolean;
+  model_backed: boolean;
+  cost_kind: string;
+  context_hash: string;
+  started_at: Date | null;
+  completed_at: Date | null;
+  error_code: string | null;
+  error_message: string | null;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  cost_usd: string;
+  artifact_id: string | null;
+  created_at: Date;
+}
+
+export interface ArtifactRow {
+  id: string;
+  workspace_id: string;
+  kind: string;
+  title: string;
+  artifact: Record<string, unknown>;
+  evidence_ids: string[];
+  confidence: string;
+  created_at: Date;
+}
+
+/**
+ * Records the start of one attempt. Idempotent per (audit, agent, attempt): a replayed start
+ * after a crash updates the same row instead of adding one. Earlier attempts still marked running
+ * were lost with their worker and are closed as failed.
+ */
+export async function startAgentRun(
+  db: Knex,
+  run: Pick<
+    AgentRunRow,
+    'audit_id' | 'workspace_id' | 'stage' | 'agent_key' | 'agent_version' | 'model_id' | 'reasoning_effort' | 'attempt' | 'model_backed' | 'cost_kind' | 'context_hash'
+  >,
+): Promise<AgentRunRow> {
+  return db.transaction(async (trx) => {
+    await trx('agent_runs')
+      .where({ audit_id: run.audit_id, agent_key: run.agent_key, status: 'running' })
+      .andWhere('attempt', '<', run.attempt)
+      .update({
+        status: 'failed',
+        error_code: 'attempt_lost',
+        error_message: 'The worker running this attempt stopped before it finished.',
+        completed_at: trx.fn.now(),
+      });
+    const [row] = await trx<AgentRunRow>('agent_runs')
+      .insert({ id: crypto.randomUUID(), ...run, status: 'running', started_at: trx.fn.now() as unknown as Date })
+      .onConflict(['audit_id', 'agent_key', 'attempt'])
+      .merge({ status: 'running', started_at: trx.fn.now() as unknown as Date, context_hash: run.context_hash })
+      .returning('*');
+    return row!;
+  });
+}
+
+export async function finishAgentRun(db: Knex, id: string, patch: Partial<AgentRunRow>): Promise<void> {
+  await db('agent_runs')
+    .where({ id })
+    .update({ ...patch, completed_at: db.fn.now() });
+}
+
+export async function insertArtifact(
+  db: Knex,
+  a: Pick<ArtifactRow, 'workspace_id' | 'kind' | 'title' | 'artifact' | 'evidence_ids' | 'confidence'>,
+): Promise<ArtifactRow> {
+  const [row] = await db<ArtifactRow>('agent_artifacts')
+    .insert({ id: crypto.randomUUID(), ...a, artifact: JSON.stringify(a.artifact) as never })
+    .returning('*');
+  return row!;
+}
+
+/** The artifact of an earlier successful run with the same context hash in the workspace. */
+export async function findCachedArtifact(db: Knex, workspaceId: string, contextHash: string): Promise<ArtifactRow | undefined> {
+  return db('agent_runs')
+    .join('agent_artifacts', 'agent_artifacts.id', 'agent_runs.artifact_id')
+    .select('agent_artifacts.*')
+    .where({ 'agent_runs.workspace_id': workspaceId, 'agent_runs.context_hash': contextHash, 'agent_runs.status': 'succeeded' })
+    .orderBy('agent_runs.created_at', 'desc')
+    .first();
+}
+
+export async function runsOfAudit(db: Knex, auditId: string): Promise<Array<AgentRunRow & { artifact: ArtifactRow | null }>> {
+  const runs = await db<AgentRunRow>('agent_runs').where({ audit_id: auditId }).orderBy([
+    { column: 'started_at', order: 'asc' },
+    { column: 'agent_key', order: 'asc' },
+    { column: 'attempt', order: 'asc' },
+  ]);
+  const ids = runs.map((r) => r.artifact_id).filter((x): x is string => !!x);
+  const artifacts = ids.length ? await db<ArtifactRow>('agent_artifacts').whereIn('id', ids) : [];
+  const byId = new Map(artifacts.map((a) => [a.id, a]));
+  return runs.map((r) => ({ ...r, artifact: r.artifact_id ? (byId.get(r.artifact_id) ?? null) : null }));
+}
+
+export async function artifactsOfAudit(db: Knex, auditId: string, stage?: string): Promise<Array<{ agent_key: string; stage: string; artifact: ArtifactRow }>> {
+  const q = db('agent_runs')
+    .join('agent_artifacts', 'agent_artifacts.id', 'agent_runs.artifact_id')
+    .select('agent_runs.agent_key', 'agent_runs.stage', 'agent_artifacts.*')
+    .where({ 'agent_runs.audit_id': auditId, 'agent_runs.status': 'succeeded' });
+  if (stage) q.andWhere('agent_runs.stage', stage);
+  const rows = (await q) as Array<ArtifactRow & { agent_key: string; stage: string }>;
+  return rows.map(({ agent_key, stage: s, ...artifact }) => ({ agent_key, stage: s, artifact }));
+}

@@ -1,0 +1,65 @@
+/**
+ * Which source type a file belongs to: `cicd` (pipeline definitions), `cloud` (deployment and
+ * infrastructure configuration), `code` (source and package manifests) or null (docs, assets).
+ * Pure and path-based, with a peek at YAML content to tell Kubernetes manifests apart.
+ */
+import path from 'node:path';
+
+export type SourceType = 'code' | 'cloud' | 'cicd';
+
+const CICD_PATTERNS: RegExp[] = [
+  /^\.github\/workflows\/[^/]+\.ya?ml$/,
+  /(^|\/)\.gitlab-ci\.ya?ml$/,
+  /^\.circleci\/config\.ya?ml$/,
+  /(^|\/)azure-pipelines\.ya?ml$/,
+  /(^|\/)Jenkinsfile(\.[\w-]+)?$/,
+  /(^|\/)cloudbuild\.ya?ml$/,
+  /(^|\/)bitbucket-pipelines\.ya?ml$/,
+  /^\.buildkite\/pipeline\.ya?ml$/,
+  /^\.drone\.ya?ml$/,
+];
+
+const CLOUD_PATTERNS: RegExp[] = [
+  /(^|\/)Dockerfile(\.[\w.-]+)?$/,
+  /(^|\/)[\w.-]*\.Dockerfile$/,
+  /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/,
+  /\.tf$/,
+  /\.tfvars$/,
+  /\.tf\.json$/,
+  /(^|\/)Chart\.ya?ml$/,
+  /(^|\/)values(\.[\w-]+)?\.ya?ml$/,
+  /(^|\/)kustomization\.ya?ml$/,
+  /(^|\/)templates\/[^/]+\.(ya?ml|tpl)$/,
+  /(^|\/)(k8s|kubernetes|manifests|deploy|deployment|helm|charts)\/.+\.ya?ml$/,
+  /(^|\/)serverless\.ya?ml$/,
+  /(^|\/)template\.ya?ml$/,
+  /\.bicep$/,
+  /(^|\/)Pulumi(\.[\w-]+)?\.ya?ml$/,
+];
+
+const CODE_EXTENSIONS = new Set([
+  '.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs', '.go', '.py', '.java', '.kt', '.kts', '.scala', '.cs',
+  '.fs', '.rb', '.php', '.rs', '.c', '.h', '.cc', '.cpp', '.hpp', '.swift', '.m', '.ex', '.exs',
+  '.erl', '.clj', '.dart', '.lua', '.sql', '.proto', '.graphql', '.sh', '.vue', '.svelte',
+]);
+
+const CODE_MANIFESTS = new Set([
+  'package.json', 'package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'go.mod', 'go.sum',
+  'requirements.txt', 'pyproject.toml', 'Pipfile', 'poetry.lock', 'setup.py', 'setup.cfg',
+  'pom.xml', 'build.gradle', 'build.gradle.kts', 'settings.gradle', 'Cargo.toml', 'Cargo.lock',
+  'Gemfile', 'Gemfile.lock', 'composer.json', 'mix.exs', 'tsconfig.json', 'Makefile', 'CODEOWNERS',
+]);
+
+/** Classifies by path alone; `head` (the first bytes of a YAML file) refines unknown YAML. */
+export function classifyPath(filePath: string, head?: string): SourceType | null {
+  if (CICD_PATTERNS.some((p) => p.test(filePath))) return 'cicd';
+  if (CLOUD_PATTERNS.some((p) => p.test(filePath))) return 'cloud';
+  const base = path.posix.basename(filePath);
+  if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
+  const ext = path.posix.extname(filePath).toLowerCase();
+  if (CODE_EXTENSIONS.has(ext)) return 'code';
+  if ((ext === '.yaml' || ext === '.yml') && head && /^\s*apiVersion:\s*\S+/m.test(head) && /^\s*kind:\s*\S+/m.test(head)) {
+    return 'cloud';
+  }
+  return null;
+}

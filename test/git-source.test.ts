@@ -1,0 +1,532 @@
+/**
+ * activities/source/git.ts against real repositories made with the git CLI in temporary folders
+ * (local sources, allowLocal true): fetching a branch, a full ref, a commit (directly and through
+ * the fetch-everything fallback), ref and URL refusals, tree listing and binary-safe blob reads,
+ * hostile repositories (hooks, .gitmodules, path traversal), and timeouts that leave no git
+ * process behind.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { SourceError } from '../activities/source/errors';
+import {
+  fetchCommit,
+  gitTestOverrides,
+  listTree,
+  readBlobs,
+  redact,
+  type FetchRequest,
+} from '../activities/source/git';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'git-source-test-'));
+const sourceDir = path.join(root, 'source');
+const marker = path.join(root, 'PWNED');
+const shas = { first: '', main: '', feature: '' };
+
+/** Environment of the fixture-building git commands: no user or system config. */
+const fixtureEnv: NodeJS.ProcessEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_'))),
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  HOME: root,
+  GIT_TERMINAL_PROMPT: '0',
+};
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, env: fixtureEnv, encoding: 'utf8' }).trim();
+}
+
+function gitInput(cwd: string, input: Buffer | string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, env: fixtureEnv, input, encoding: 'utf8' }).trim();
+}
+
+function initRepo(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '--quiet', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Test');
+  git(dir, 'config', 'user.email', 'test@example.com');
+  git(dir, 'config', 'commit.gpgsign', 'false');
+}
+
+function commitAll(dir: string, message: string): string {
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '--quiet', '--no-verify', '-m', message);
+  return git(dir, 'rev-parse', 'HEAD');
+}
+
+const allBytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+const oddNames = ['spaced name ü.txt', 'new\nline.txt'];
+
+/** A hook of every name git has, each creating the marker file. */
+function installHooks(gitDir: string): void {
+  const hooks = [
+    'applypatch-msg',
+    'pre-applypatch',
+    'post-applypatch',
+    'pre-commit',
+    'pre-merge-commit',
+    'prepare-commit-msg',
+    'commit-msg',
+    'post-commit',
+    'pre-rebase',
+    'post-checkout',
+    'post-merge',
+    'pre-push',
+    'pre-receive',
+    'update',
+    'proc-receive',
+    'post-receive',
+    'post-update',
+    'reference-transaction',
+    'push-to-checkout',
+    'pre-auto-gc',
+    'post-rewrite',
+    'sendemail-validate',
+    'fsmonitor-watchman',
+    'p4-changelist',
+    'post-index-change',
+  ];
+  fs.mkdirSync(path.join(gitDir, 'hooks'), { recursive: true });
+  for (const hook of hooks) {
+    fs.writeFileSync(path.join(gitDir, 'hooks', hook), `#!/bin/sh\ntouch '${marker}'\n`, {
+      mode: 0o755,
+    });
+  }
+}
+
+test.before(() => {
+  initRepo(sourceDir);
+  fs.writeFileSync(path.join(sourceDir, 'README.md'), 'hello\n');
+  fs.mkdirSync(path.join(sourceDir, 'dir', 'sub'), { recursive: true });
+  fs.writeFileSync(path.join(sourceDir, 'dir', 'sub', 'nested.txt'), 'nested content\n');
+  shas.first = commitAll(sourceDir, 'first');
+  git(sourceDir, 'tag', '-a', '-m', 'version 1', 'v1');
+
+  fs.writeFileSync(path.join(sourceDir, 'bytes.bin'), allBytes);
+  fs.symlinkSync('dir/sub/nested.txt', path.join(sourceDir, 'link'));
+  fs.writeFileSync(path.join(sourceDir, 'run.sh'), '#!/bin/sh\necho run\n', { mode: 0o755 });
+  for (const name of oddNames) fs.writeFileSync(path.join(sourceDir, name), `${name}\n`);
+  shas.main = commitAll(sourceDir, 'second');
+
+  git(sourceDir, 'checkout', '--quiet', '-b', 'feature');
+  fs.writeFileSync(path.join(sourceDir, 'feature.txt'), 'feature\n');
+  shas.feature = commitAll(sourceDir, 'feature work');
+  git(sourceDir, 'checkout', '--quiet', 'main');
+});
+
+test.after.always(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function workDir(t: ExecutionContext): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'git-source-work-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function request(t: ExecutionContext, over: Partial<FetchRequest>): FetchRequest {
+  return {
+    url: sourceDir,
+    branchRef: 'main',
+    commitSha: null,
+    workDir: workDir(t),
+    allowLocal: true,
+    timeoutMs: 30_000,
+    ...over,
+  };
+}
+
+async function sourceError(t: ExecutionContext, promise: Promise<unknown>): Promise<SourceError> {
+  const err = await t.throwsAsync(promise);
+  t.true(err instanceof SourceError, `expected a SourceError, got ${String(err)}`);
+  return err as SourceError;
+}
+
+/** Processes (other than this one) whose command line contains `needle`. */
+function processesMentioning(needle: string): string[] {
+  const found: string[] = [];
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      if (cmdline.includes(needle)) found.push(`${pid}: ${cmdline}`);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+// --- fetching ------------------------------------------------------------------------------
+
+test.serial(
+  'an older commit is found by the fetch-everything fallback (server refuses it)',
+  async (t) => {
+    // Protocol v0 servers refuse commits that are not a ref tip ("unadvertised object"), so the
+    // direct shallow fetch fails and the fallback fetches all branches and tags.
+    gitTestOverrides.extraConfig = ['protocol.version=0'];
+    try {
+      const req = request(t, { branchRef: null, commitSha: shas.first });
+      t.deepEqual(await fetchCommit(req), { commitSha: shas.first, ref: null });
+      const gitDir = path.join(req.workDir, 'repo.git');
+      t.is(
+        git(req.workDir, '--git-dir', gitDir, 'rev-parse', 'refs/remotes/origin/feature'),
+        shas.feature,
+      );
+      // The unknown commit goes through the same fallback and is then reported missing.
+      const missing = 'f'.repeat(40);
+      const err = await sourceError(
+        t,
+        fetchCommit(request(t, { branchRef: null, commitSha: missing })),
+      );
+      t.is(err.code, 'commit_not_found');
+    } finally {
+      gitTestOverrides.extraConfig = [];
+    }
+  },
+);
+
+test.serial('git variables of the service environment do not reach git', async (t) => {
+  const saved = { ...process.env };
+  // Were they inherited, git would look in another repository and rewrite the source URL.
+  process.env.GIT_DIR = path.join(root, 'nowhere.git');
+  process.env.GIT_CONFIG_PARAMETERS = `'url.${root}/nowhere.insteadof'='${sourceDir}'`;
+  process.env.GIT_SSH_COMMAND = `touch ${marker}`;
+  try {
+    const fetched = await fetchCommit(request(t, { branchRef: 'main' }));
+    t.is(fetched.commitSha, shas.main);
+  } finally {
+    for (const name of ['GIT_DIR', 'GIT_CONFIG_PARAMETERS', 'GIT_SSH_COMMAND']) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  }
+  t.false(fs.existsSync(marker));
+});
+
+test('fetches the default branch from an absolute path', async (t) => {
+  const req = request(t, { branchRef: 'main' });
+  const fetched = await fetchCommit(req);
+  t.deepEqual(fetched, { commitSha: git(sourceDir, 'rev-parse', 'main'), ref: 'refs/heads/main' });
+  // Bare and shallow: nothing checked out, only the tip commit.
+  const gitDir = path.join(req.workDir, 'repo.git');
+  t.deepEqual(fs.readdirSync(req.workDir), ['repo.git']);
+  t.is(git(req.workDir, '--git-dir', gitDir, 'rev-parse', '--is-shallow-repository'), 'true');
+});
+
+test('fetches the feature branch over file://', async (t) => {
+  const fetched = await fetchCommit(
+    request(t, { url: `file://${sourceDir}`, branchRef: 'feature' }),
+  );
+  t.deepEqual(fetched, { commitSha: shas.feature, ref: 'refs/heads/feature' });
+});
+
+test('fetches an annotated tag by its full ref (peeled to the commit)', async (t) => {
+  const fetched = await fetchCommit(request(t, { branchRef: 'refs/tags/v1' }));
+  t.deepEqual(fetched, { commitSha: shas.first, ref: 'refs/tags/v1' });
+});
+
+test('fetches an older commit by sha (protocol v2 serves it directly)', async (t) => {
+  const req = request(t, { branchRef: null, commitSha: shas.first });
+  t.deepEqual(await fetchCommit(req), { commitSha: shas.first, ref: null });
+});
+
+test('fetches a commit and records the branch given with it', async (t) => {
+  const fetched = await fetchCommit(request(t, { branchRef: 'feature', commitSha: shas.first }));
+  t.deepEqual(fetched, { commitSha: shas.first, ref: 'refs/heads/feature' });
+});
+
+test('an unknown branch is branch_not_found', async (t) => {
+  const err = await sourceError(t, fetchCommit(request(t, { branchRef: 'nope' })));
+  t.is(err.code, 'branch_not_found');
+  t.is(err.message, `branch nope does not exist in ${sourceDir}`);
+});
+
+test('an unknown commit is commit_not_found', async (t) => {
+  const missing = '0123456789abcdef0123456789abcdef01234567';
+  const err = await sourceError(
+    t,
+    fetchCommit(request(t, { branchRef: null, commitSha: missing })),
+  );
+  t.is(err.code, 'commit_not_found');
+});
+
+test('invalid branch names, refs and shas are invalid_ref', async (t) => {
+  const refs = [
+    '-x',
+    'a..b',
+    'HEAD',
+    '@{-1}',
+    'main:evil',
+    'a b',
+    'x~1',
+    'refs/heads/a..b',
+    'ma*n',
+    'lock.lock',
+    '',
+  ];
+  for (const branchRef of refs) {
+    const err = await sourceError(t, fetchCommit(request(t, { branchRef })));
+    t.is(err.code, 'invalid_ref', JSON.stringify(branchRef));
+  }
+  for (const commitSha of ['abc', 'F'.repeat(40), `-${'a'.repeat(39)}`, `${shas.main}^`]) {
+    const err = await sourceError(t, fetchCommit(request(t, { branchRef: null, commitSha })));
+    t.is(err.code, 'invalid_ref', commitSha);
+  }
+});
+
+test('local sources need allowLocal; other URLs must follow the rules', async (t) => {
+  for (const url of [sourceDir, `file://${sourceDir}`]) {
+    const err = await sourceError(t, fetchCommit(request(t, { url, allowLocal: false })));
+    t.is(err.code, 'local_repositories_disabled', url);
+  }
+  for (const url of [
+    `ext::sh -c touch% ${marker}`,
+    '-uhttps://x/y',
+    'http://example.com/r.git',
+    'git://example.com/r',
+    'relative/path',
+  ]) {
+    const err = await sourceError(t, fetchCommit(request(t, { url })));
+    t.is(err.code, 'invalid_repository_url', url);
+  }
+  t.false(fs.existsSync(marker));
+});
+
+test('a local path that is not a repository is repository_unreachable', async (t) => {
+  const url = path.join(root, 'does-not-exist');
+  const err = await sourceError(t, fetchCommit(request(t, { url })));
+  t.is(err.code, 'repository_unreachable');
+  t.regex(err.message, /does not appear to be a git repository/);
+  const err2 = await sourceError(
+    t,
+    fetchCommit(request(t, { url, branchRef: null, commitSha: shas.main })),
+  );
+  t.is(err2.code, 'repository_unreachable');
+});
+
+// --- reading -------------------------------------------------------------------------------
+
+test('listTree lists every file, symlink and nested path with mode and size', async (t) => {
+  const req = request(t, { branchRef: 'main' });
+  const { commitSha } = await fetchCommit(req);
+  const entries = await listTree(req.workDir, commitSha);
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  t.deepEqual(
+    [...byPath.keys()].sort(),
+    ['README.md', 'bytes.bin', 'dir/sub/nested.txt', 'link', 'run.sh', ...oddNames].sort(),
+  );
+  t.like(byPath.get('README.md'), { kind: 'file', mode: '100644', size: 6 });
+  t.like(byPath.get('dir/sub/nested.txt'), { kind: 'file', mode: '100644', size: 15 });
+  t.like(byPath.get('bytes.bin'), { kind: 'file', mode: '100644', size: 256 });
+  t.like(byPath.get('run.sh'), { kind: 'file', mode: '100755' });
+  t.like(byPath.get('link'), {
+    kind: 'symlink',
+    mode: '120000',
+    size: 'dir/sub/nested.txt'.length,
+  });
+  for (const e of entries) {
+    t.is(e.objectId, git(sourceDir, 'rev-parse', `main:${e.path}`));
+  }
+  await sourceError(t, listTree(req.workDir, 'e'.repeat(40))).then((err) =>
+    t.is(err.code, 'commit_not_found'),
+  );
+  await sourceError(t, listTree(req.workDir, 'main')).then((err) => t.is(err.code, 'invalid_ref'));
+});
+
+test('readBlobs returns exact bytes in order through one cat-file, symlinks as their target', async (t) => {
+  const req = request(t, { branchRef: 'main' });
+  const { commitSha } = await fetchCommit(req);
+  const entries = await listTree(req.workDir, commitSha);
+  const ids = [...entries.map((e) => e.objectId), entries[0]!.objectId];
+  const got: Array<[string, Buffer]> = [];
+  await readBlobs(req.workDir, ids, async (id, data) => {
+    await new Promise((r) => setTimeout(r, 1));
+    got.push([id, data]);
+  });
+  t.deepEqual(
+    got.map(([id]) => id),
+    ids,
+  );
+  const content = new Map(got);
+  for (const e of entries) {
+    const expected =
+      e.kind === 'symlink'
+        ? Buffer.from(fs.readlinkSync(path.join(sourceDir, e.path)))
+        : fs.readFileSync(path.join(sourceDir, e.path));
+    t.true(content.get(e.objectId)!.equals(expected), e.path);
+  }
+  const bytes = entries.find((e) => e.path === 'bytes.bin')!;
+  t.true(content.get(bytes.objectId)!.equals(allBytes));
+  const link = entries.find((e) => e.path === 'link')!;
+  t.is(content.get(link.objectId)!.toString(), 'dir/sub/nested.txt');
+});
+
+test('readBlobs stops git when onBlob throws, and refuses missing objects and bad ids', async (t) => {
+  const req = request(t, { branchRef: 'main' });
+  const { commitSha } = await fetchCommit(req);
+  const ids = (await listTree(req.workDir, commitSha)).map((e) => e.objectId);
+  const err = await t.throwsAsync(
+    readBlobs(req.workDir, ids, () => Promise.reject(new Error('consumer failed'))),
+  );
+  t.is(err?.message, 'consumer failed');
+  t.deepEqual(processesMentioning(req.workDir), []);
+
+  await t.throwsAsync(
+    readBlobs(req.workDir, [ids[0]!, 'd'.repeat(40)], async () => undefined),
+    {
+      message: /is not in the repository/,
+    },
+  );
+  await t.throwsAsync(
+    readBlobs(req.workDir, [`${ids[0]!}\nHEAD`], async () => undefined),
+    {
+      instanceOf: TypeError,
+    },
+  );
+  await t.throwsAsync(
+    readBlobs(req.workDir, [commitSha], async () => undefined),
+    {
+      message: /is a commit, not a blob/,
+    },
+  );
+});
+
+// --- hostile repositories ------------------------------------------------------------------
+
+test('hooks, submodules and attributes of a hostile repository never run anything', async (t) => {
+  const dir = path.join(root, 'hostile');
+  initRepo(dir);
+  fs.writeFileSync(
+    path.join(dir, '.gitmodules'),
+    `[submodule "evil"]\n\tpath = evil\n\turl = ext::sh -c touch% ${marker}\n`,
+  );
+  fs.writeFileSync(path.join(dir, '.gitattributes'), '* filter=evil diff=evil\n');
+  fs.mkdirSync(path.join(dir, '.githooks'));
+  fs.writeFileSync(path.join(dir, '.githooks', 'post-checkout'), `#!/bin/sh\ntouch '${marker}'\n`, {
+    mode: 0o755,
+  });
+  git(dir, 'add', '-A');
+  git(dir, 'update-index', '--add', '--cacheinfo', `160000,${shas.main},evil`);
+  git(dir, 'commit', '--quiet', '--no-verify', '-m', 'hostile');
+  // The source repository's own config and hooks: all would run something if ever used.
+  git(dir, 'config', 'core.hooksPath', '.githooks');
+  git(dir, 'config', 'core.fsmonitor', `touch ${marker}`);
+  git(dir, 'config', 'filter.evil.smudge', `touch ${marker}`);
+  git(dir, 'config', 'uploadpack.packObjectsHook', `touch ${marker}`);
+  installHooks(path.join(dir, '.git'));
+
+  const req = request(t, { url: dir, branchRef: 'main' });
+  const { commitSha } = await fetchCommit(req);
+  const entries = await listTree(req.workDir, commitSha);
+  t.like(
+    entries.find((e) => e.path === 'evil'),
+    { kind: 'submodule', mode: '160000', objectId: shas.main, size: 0 },
+  );
+  const blobs = entries.filter((e) => e.kind !== 'submodule').map((e) => e.objectId);
+  await readBlobs(req.workDir, blobs, async () => undefined);
+  // Fetching by commit too.
+  await fetchCommit(request(t, { url: `file://${dir}`, branchRef: null, commitSha }));
+  t.false(fs.existsSync(marker));
+  t.false(fs.existsSync(path.join(req.workDir, 'repo.git', 'modules')));
+});
+
+test('a .gitmodules with a command as update is rejected by fsck', async (t) => {
+  const dir = path.join(root, 'evil-update');
+  initRepo(dir);
+  fs.writeFileSync(
+    path.join(dir, '.gitmodules'),
+    `[submodule "x"]\n\tpath = x\n\turl = https://example.invalid/x\n\tupdate = !touch ${marker}\n`,
+  );
+  git(dir, 'add', '-A');
+  git(dir, 'update-index', '--add', '--cacheinfo', `160000,${shas.main},x`);
+  git(dir, 'commit', '--quiet', '--no-verify', '-m', 'evil update');
+  const err = await sourceError(t, fetchCommit(request(t, { url: dir, branchRef: 'main' })));
+  t.is(err.code, 'repository_rejected');
+  t.regex(err.message, /gitmodulesUpdate/);
+  t.false(fs.existsSync(marker));
+});
+
+test('trees with path-traversal names are rejected by fsck', async (t) => {
+  for (const name of ['..', '.git', '.GIT', 'a/b']) {
+    const dir = fs.mkdtempSync(path.join(root, 'traversal-'));
+    initRepo(dir);
+    const blob = gitInput(dir, 'payload\n', 'hash-object', '-w', '--stdin');
+    const tree = gitInput(
+      dir,
+      Buffer.concat([Buffer.from(`100644 ${name}\0`), Buffer.from(blob, 'hex')]),
+      'hash-object',
+      '-t',
+      'tree',
+      '-w',
+      '--literally',
+      '--stdin',
+    );
+    const commit = git(dir, 'commit-tree', '-m', 'traversal', tree);
+    git(dir, 'update-ref', 'refs/heads/main', commit);
+    const err = await sourceError(t, fetchCommit(request(t, { url: dir, branchRef: 'main' })));
+    t.is(err.code, 'repository_rejected', name);
+  }
+});
+
+// --- timeouts ------------------------------------------------------------------------------
+
+test('an ssh host that never answers times out and leaves no process behind', async (t) => {
+  const sockets = new Set<net.Socket>();
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.resume(); // read (and drop) what ssh sends, so that its closing is seen
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  const { port } = server.address() as net.AddressInfo;
+
+  const req = request(t, {
+    url: `ssh://git@127.0.0.1:${port}/x`,
+    allowLocal: false,
+    timeoutMs: 1500,
+  });
+  const started = Date.now();
+  const err = await sourceError(t, fetchCommit(req));
+  const elapsed = Date.now() - started;
+  t.is(err.code, 'source_timeout');
+  t.true(elapsed >= 1400 && elapsed < 5000, `took ${elapsed} ms`);
+  t.true(connections >= 1, 'ssh reached the server');
+  // ssh was killed with git: its connection closes, and nothing mentions the work dir or port.
+  for (let i = 0; i < 50 && sockets.size > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  t.is(sockets.size, 0);
+  t.deepEqual(processesMentioning(req.workDir), []);
+  t.deepEqual(
+    processesMentioning(`${port}`).filter((p) => /ssh|git/.test(p)),
+    [],
+  );
+});
+
+test('a tiny deadline on a local fetch is source_timeout', async (t) => {
+  const req = request(t, { url: sourceDir, branchRef: 'main', timeoutMs: 1 });
+  const err = await sourceError(t, fetchCommit(req));
+  t.is(err.code, 'source_timeout');
+  t.deepEqual(processesMentioning(req.workDir), []);
+});
+
+// --- messages ------------------------------------------------------------------------------
+
+test('credentials are redacted from messages', (t) => {
+  t.is(
+    redact("fatal: unable to access 'https://ghp_secret@github.com/o/r.git/': 403"),
+    "fatal: unable to access 'https://***@github.com/o/r.git/': 403",
+  );
+  t.is(redact('ssh://me:hunter2@host/x'), 'ssh://me:***@host/x');
+  t.is(redact('https://h/r.git?private_token=abc&x=1'), 'https://h/r.git?private_token=***&x=1');
+  t.is(redact('ssh://git@host/x'), 'ssh://git@host/x');
+});
