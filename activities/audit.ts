@@ -22,7 +22,13 @@ import {
   type LogInput,
   type SourceFileRow,
 } from '../db/store/audits';
-import { artifactsOfAudit, findCachedArtifact, finishAgentRun, insertArtifact, startAgentRun } from '../db/store/agents';
+import {
+  artifactsOfAudit,
+  findCachedArtifact,
+  finishAgentRun,
+  insertArtifact,
+  startAgentRun,
+} from '../db/store/agents';
 import { findRepository } from '../db/store/repositories';
 import { findUpload } from '../db/store/uploads';
 import { classifyPath, type SourceType } from '../domain/classify';
@@ -50,7 +56,12 @@ export interface AuditActivityDeps {
 const ALL_TYPES: SourceType[] = ['code', 'cloud', 'cicd'];
 
 function fail(code: string, message: string, retryable: boolean, details?: unknown): never {
-  throw ApplicationFailure.create({ type: code, message, nonRetryable: !retryable, details: details ? [details] : [] });
+  throw ApplicationFailure.create({
+    type: code,
+    message,
+    nonRetryable: !retryable,
+    details: details ? [details] : [],
+  });
 }
 
 function requestedTypes(audit: AuditRow): SourceType[] {
@@ -109,21 +120,36 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         return { key, skip, agents };
       });
       if (gaps.length) await updateAudit(db, auditId, { coverage_gaps: gaps });
-      return { auditId, workspaceId: audit.workspace_id, repositoryId: audit.repository_id, stages };
+      return {
+        auditId,
+        workspaceId: audit.workspace_id,
+        repositoryId: audit.repository_id,
+        stages,
+      };
     },
 
     async stageStarted(auditId: string, key: StageKeyName): Promise<void> {
       await db('audit_stages')
         .where({ audit_id: auditId, key })
         .whereNot('status', 'running')
-        .update({ status: 'running', started_at: db.fn.now(), completed_at: null, error_code: null, attempt: db.raw('attempt + 1') });
+        .update({
+          status: 'running',
+          started_at: db.fn.now(),
+          completed_at: null,
+          error_code: null,
+          attempt: db.raw('attempt + 1'),
+        });
       await log(auditId, { level: 'info', source: 'stage', message: `stage ${key} started` });
     },
 
     async stageFinished(
       auditId: string,
       key: StageKeyName,
-      outcome: { status: 'completed' | 'failed' | 'skipped' | 'cancelled'; summary: string | null; errorCode: string | null },
+      outcome: {
+        status: 'completed' | 'failed' | 'skipped' | 'cancelled';
+        summary: string | null;
+        errorCode: string | null;
+      },
     ): Promise<void> {
       await updateStage(db, auditId, key, {
         status: outcome.status,
@@ -131,7 +157,8 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         error_code: outcome.errorCode,
         completed_at: db.fn.now() as unknown as Date,
       });
-      const level = outcome.status === 'failed' ? 'error' : outcome.status === 'completed' ? 'info' : 'warning';
+      const level =
+        outcome.status === 'failed' ? 'error' : outcome.status === 'completed' ? 'info' : 'warning';
       const message = `stage ${key} ${outcome.status}${outcome.errorCode ? ` (${outcome.errorCode})` : ''}${outcome.summary ? `: ${outcome.summary}` : ''}`;
       await log(auditId, { level, source: 'stage', message });
     },
@@ -139,7 +166,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     /** Stage `source`: fetch the exact commit (or unpack the upload), store files by content. */
     async acquireSource(auditId: string): Promise<StageOutcome> {
       const audit = await getAuditById(db, auditId);
-      const scope = scopeFilter(audit.source_scope as { include?: string[]; exclude?: string[]; max_files?: number });
+      const scope = scopeFilter(
+        audit.source_scope as { include?: string[]; exclude?: string[]; max_files?: number },
+      );
       const rows: SourceFileRow[] = [];
       let truncated = 0;
       const accept = (p: string) => {
@@ -152,21 +181,42 @@ export function createAuditActivities(deps: AuditActivityDeps) {
       };
       const addFile = async (p: string, data: Buffer | null, size: number) => {
         const stored = data !== null && size <= config.maxStoredFileBytes;
-        const sha256 = data ? await (stored ? blobs.put(data) : Promise.resolve(crypto.createHash('sha256').update(data).digest('hex'))) : null;
-        const head = data && /\.ya?ml$/i.test(p) ? data.subarray(0, 4096).toString('utf8') : undefined;
-        rows.push({ audit_id: auditId, path: p, kind: 'file', size, sha256, link_target: null, source_type: classifyPath(p, head), stored });
+        const sha256 = data
+          ? await (stored
+              ? blobs.put(data)
+              : Promise.resolve(crypto.createHash('sha256').update(data).digest('hex')))
+          : null;
+        const head =
+          data && /\.ya?ml$/i.test(p) ? data.subarray(0, 4096).toString('utf8') : undefined;
+        rows.push({
+          audit_id: auditId,
+          path: p,
+          kind: 'file',
+          size,
+          sha256,
+          link_target: null,
+          source_type: classifyPath(p, head),
+          stored,
+        });
       };
 
       let source: Record<string, unknown>;
       try {
         if (audit.audit_type === 'repository') {
           const repo = await findRepository(db, audit.workspace_id, audit.repository_id!);
-          if (!repo) fail('repository_not_found', `Repository ${audit.repository_id} no longer exists.`, false);
+          if (!repo)
+            fail(
+              'repository_not_found',
+              `Repository ${audit.repository_id} no longer exists.`,
+              false,
+            );
           const workDir = path.join(config.workDir, auditId);
           await fs.promises.rm(workDir, { recursive: true, force: true });
           await fs.promises.mkdir(workDir, { recursive: true });
           try {
-            const branchRef = audit.commit_sha ? audit.branch_ref : (audit.branch_ref ?? repo.default_branch);
+            const branchRef = audit.commit_sha
+              ? audit.branch_ref
+              : (audit.branch_ref ?? repo.default_branch);
             const fetched = await withHeartbeat(() =>
               fetchCommit({
                 url: repo.url,
@@ -191,15 +241,34 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               readBlobs(workDir, [...byId.keys()], async (objectId, data) => {
                 for (const e of byId.get(objectId) ?? []) {
                   if (e.kind === 'symlink') {
-                    rows.push({ audit_id: auditId, path: e.path, kind: 'symlink', size: 0, sha256: null, link_target: data.toString('utf8'), source_type: null, stored: false });
+                    rows.push({
+                      audit_id: auditId,
+                      path: e.path,
+                      kind: 'symlink',
+                      size: 0,
+                      sha256: null,
+                      link_target: data.toString('utf8'),
+                      source_type: null,
+                      stored: false,
+                    });
                   } else {
                     await addFile(e.path, data, e.size);
                   }
                 }
               }),
             );
-            await updateAudit(db, auditId, { commit_sha: fetched.commitSha, branch_ref: fetched.ref ?? branchRef });
-            source = { kind: 'repository', repository_id: repo.id, upload_id: null, url: repo.url, branch_ref: fetched.ref ?? branchRef, commit_sha: fetched.commitSha };
+            await updateAudit(db, auditId, {
+              commit_sha: fetched.commitSha,
+              branch_ref: branchRef ?? fetched.ref,
+            });
+            source = {
+              kind: 'repository',
+              repository_id: repo.id,
+              upload_id: null,
+              url: repo.url,
+              branch_ref: branchRef ?? fetched.ref,
+              commit_sha: fetched.commitSha,
+            };
           } finally {
             await fs.promises.rm(workDir, { recursive: true, force: true });
           }
@@ -207,71 +276,141 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           const upload = await findUpload(db, audit.workspace_id, audit.upload_id!);
           if (!upload) fail('upload_not_found', `Upload ${audit.upload_id} does not exist.`, false);
           await withHeartbeat(() =>
-            readArchive(blobs.pathOf(upload.sha256), upload.format, DEFAULT_ARCHIVE_LIMITS, async (entry) => {
-              if (!accept(entry.path)) return;
-              if (entry.kind === 'symlink') {
-                rows.push({ audit_id: auditId, path: entry.path, kind: 'symlink', size: 0, sha256: null, link_target: entry.target, source_type: null, stored: false });
-              } else {
-                await addFile(entry.path, entry.data, entry.size);
-              }
-            }),
+            readArchive(
+              blobs.pathOf(upload.sha256),
+              upload.format,
+              DEFAULT_ARCHIVE_LIMITS,
+              async (entry) => {
+                if (!accept(entry.path)) return;
+                if (entry.kind === 'symlink') {
+                  rows.push({
+                    audit_id: auditId,
+                    path: entry.path,
+                    kind: 'symlink',
+                    size: 0,
+                    sha256: null,
+                    link_target: entry.target,
+                    source_type: null,
+                    stored: false,
+                  });
+                } else {
+                  await addFile(entry.path, entry.data, entry.size);
+                }
+              },
+            ),
           );
-          source = { kind: 'upload', repository_id: null, upload_id: upload.id, url: null, branch_ref: null, commit_sha: null };
+          source = {
+            kind: 'upload',
+            repository_id: null,
+            upload_id: upload.id,
+            url: null,
+            branch_ref: null,
+            commit_sha: null,
+          };
         }
       } catch (err) {
         if (err instanceof SourceError) {
-          await log(auditId, { level: 'error', source: 'stage', message: err.message, details: { error_code: err.code, ...err.details } });
+          await log(auditId, {
+            level: 'error',
+            source: 'stage',
+            message: err.message,
+            details: { error_code: err.code, ...err.details },
+          });
           fail(err.code, err.message, false);
         }
         throw err;
       }
 
       rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-      const manifestText = rows.map((r) => `${r.path}\t${r.kind}\t${r.size}\t${r.sha256 ?? r.link_target ?? ''}`).join('\n');
+      const manifestText = rows
+        .map((r) => `${r.path}\t${r.kind}\t${r.size}\t${r.sha256 ?? r.link_target ?? ''}`)
+        .join('\n');
       const manifestSha256 = crypto.createHash('sha256').update(manifestText).digest('hex');
       await replaceSourceFiles(db, auditId, rows);
       const bytes = rows.reduce((n, r) => n + r.size, 0);
       const bySourceType: Record<string, number> = {};
-      for (const r of rows) bySourceType[r.source_type ?? 'other'] = (bySourceType[r.source_type ?? 'other'] ?? 0) + 1;
+      for (const r of rows)
+        bySourceType[r.source_type ?? 'other'] = (bySourceType[r.source_type ?? 'other'] ?? 0) + 1;
 
       const fresh = await getAuditById(db, auditId);
-      const gaps = [...fresh.coverage_gaps.filter((g) => g.kind !== 'source_type' && g.kind !== 'truncated')];
+      const gaps = [
+        ...fresh.coverage_gaps.filter((g) => g.kind !== 'source_type' && g.kind !== 'truncated'),
+      ];
       for (const type of requestedTypes(fresh)) {
-        if (!bySourceType[type]) gaps.push({ kind: 'source_type', source_type: type, reason: 'no_files', message: `no ${type} files found in the source` });
+        if (!bySourceType[type])
+          gaps.push({
+            kind: 'source_type',
+            source_type: type,
+            reason: 'no_files',
+            message: `no ${type} files found in the source`,
+          });
       }
-      if (truncated > 0) gaps.push({ kind: 'truncated', reason: 'max_files', message: `${truncated} files beyond source_scope.max_files were not read` });
+      if (truncated > 0)
+        gaps.push({
+          kind: 'truncated',
+          reason: 'max_files',
+          message: `${truncated} files beyond source_scope.max_files were not read`,
+        });
       const unstored = rows.filter((r) => r.kind === 'file' && !r.stored).length;
-      if (unstored > 0) gaps.push({ kind: 'large_files', reason: 'size_limit', message: `${unstored} files over ${config.maxStoredFileBytes} bytes were listed but not read` });
+      if (unstored > 0)
+        gaps.push({
+          kind: 'large_files',
+          reason: 'size_limit',
+          message: `${unstored} files over ${config.maxStoredFileBytes} bytes were listed but not read`,
+        });
 
       const contextHash = crypto
         .createHash('sha256')
         .update(JSON.stringify([manifestSha256, fresh.source_scope, fresh.deep_review]))
         .digest('hex');
       await updateAudit(db, auditId, {
-        source: { ...source, file_count: rows.length, byte_count: bytes, manifest_sha256: manifestSha256 },
-        source_manifest: { sha256: manifestSha256, file_count: rows.length, byte_count: bytes, by_source_type: bySourceType, truncated_files: truncated },
+        source: {
+          ...source,
+          file_count: rows.length,
+          byte_count: bytes,
+          manifest_sha256: manifestSha256,
+        },
+        source_manifest: {
+          sha256: manifestSha256,
+          file_count: rows.length,
+          byte_count: bytes,
+          by_source_type: bySourceType,
+          truncated_files: truncated,
+        },
         coverage_gaps: gaps,
         context_hash: contextHash,
       });
-      return { summary: `${rows.length} files, ${bytes} bytes, manifest ${manifestSha256.slice(0, 12)}` };
+      return {
+        summary: `${rows.length} files, ${bytes} bytes, manifest ${manifestSha256.slice(0, 12)}`,
+      };
     },
 
     /** One attempt of one agent: cached artifact, or a run recorded with timings, tokens and cost. */
     async runAgent(auditId: string, agentKey: string): Promise<StageOutcome> {
       const agent = agentsByKey.get(agentKey);
-      if (!agent) fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
+      if (!agent)
+        fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const audit = await getAuditById(db, auditId);
-      const files = agent.input === 'all' ? await sourceFiles(db, auditId) : await sourceFiles(db, auditId, agent.input);
+      const files =
+        agent.input === 'all'
+          ? await sourceFiles(db, auditId)
+          : await sourceFiles(db, auditId, agent.input);
       const modelId = agent.modelBacked ? (deps.model?.modelId ?? 'unconfigured') : 'deterministic';
       const inputHash = crypto
         .createHash('sha256')
-        .update(files.map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`).join('\n'))
+        .update(
+          files
+            .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
+            .join('\n'),
+        )
         .digest('hex');
       const contextHash = crypto
         .createHash('sha256')
-        .update(JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]))
+        .update(
+          JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
+        )
         .digest('hex');
 
       const run = await startAgentRun(db, {
@@ -291,8 +430,17 @@ export function createAuditActivities(deps: AuditActivityDeps) {
       if (agent.cacheable) {
         const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
         if (cached) {
-          await finishAgentRun(db, run.id, { status: 'succeeded', cache_hit: true, artifact_id: cached.id });
-          await log(auditId, { level: 'info', source: 'scanner', message: `${agent.key}: reused the artifact of an identical earlier run`, details: { artifact_id: cached.id } });
+          await finishAgentRun(db, run.id, {
+            status: 'succeeded',
+            cache_hit: true,
+            artifact_id: cached.id,
+          });
+          await log(auditId, {
+            level: 'info',
+            source: 'scanner',
+            message: `${agent.key}: reused the artifact of an identical earlier run`,
+            details: { artifact_id: cached.id },
+          });
           return { summary: `${agent.key}: cached` };
         }
       }
@@ -304,16 +452,28 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             files,
             readFile: (sha) => blobs.get(sha),
             priorArtifacts: async () =>
-              (await artifactsOfAudit(db, auditId)).map((a) => ({ agentKey: a.agent_key, stage: a.stage, artifact: a.artifact.artifact })),
+              (await artifactsOfAudit(db, auditId)).map((a) => ({
+                agentKey: a.agent_key,
+                stage: a.stage,
+                artifact: a.artifact.artifact,
+              })),
             model: deps.model,
             attempt,
             signal: ctx.cancellationSignal,
-            log: (level, message, details) => log(auditId, { level, source: 'scanner', message: `${agent.key}: ${message}`, details }),
+            log: (level, message, details) =>
+              log(auditId, {
+                level,
+                source: 'scanner',
+                message: `${agent.key}: ${message}`,
+                details,
+              }),
           }),
         );
         const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
         const usedModel = result.modelId ?? modelId;
-        const cost = agent.modelBacked ? costUsd(usage, deps.prices[usedModel] ?? deps.prices[modelId]) : '0';
+        const cost = agent.modelBacked
+          ? costUsd(usage, deps.prices[usedModel] ?? deps.prices[modelId])
+          : '0';
         const artifact = await insertArtifact(db, {
           workspace_id: audit.workspace_id,
           kind: result.kind,
@@ -335,10 +495,18 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         return { summary: result.summary };
       } catch (err) {
         const cancelled = ctx.cancellationSignal.aborted;
-        const code = cancelled ? 'cancelled' : err instanceof AgentError ? err.code : 'agent_crashed';
+        const code = cancelled
+          ? 'cancelled'
+          : err instanceof AgentError
+            ? err.code
+            : 'agent_crashed';
         const retryable = err instanceof AgentError ? err.retryable : true;
         const message = err instanceof Error ? err.message : String(err);
-        await finishAgentRun(db, run.id, { status: cancelled ? 'cancelled' : 'failed', error_code: code, error_message: message.slice(0, 2000) });
+        await finishAgentRun(db, run.id, {
+          status: cancelled ? 'cancelled' : 'failed',
+          error_code: code,
+          error_message: message.slice(0, 2000),
+        });
         await log(auditId, {
           level: retryable && !cancelled ? 'warning' : 'error',
           source: 'scanner',
@@ -351,16 +519,32 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     },
 
     /** Ends the audit: final status, pending stages skipped, running ones cancelled. */
-    async finishAudit(auditId: string, status: AuditFinalStatus, errorCode: string | null): Promise<void> {
+    async finishAudit(
+      auditId: string,
+      status: AuditFinalStatus,
+      errorCode: string | null,
+    ): Promise<void> {
       await db.transaction(async (trx) => {
-        await trx('audit_stages').where({ audit_id: auditId, status: 'pending' }).update({ status: 'skipped' });
+        await trx('audit_stages')
+          .where({ audit_id: auditId, status: 'pending' })
+          .update({ status: 'skipped' });
         if (status !== 'completed') {
           await trx('audit_stages')
             .where({ audit_id: auditId, status: 'running' })
-            .update({ status: status === 'cancelled' ? 'cancelled' : 'failed', completed_at: trx.fn.now(), error_code: status === 'cancelled' ? 'cancelled' : errorCode });
-          await trx('agent_runs').where({ audit_id: auditId, status: 'running' }).update({ status: 'cancelled', completed_at: trx.fn.now(), error_code: 'cancelled' });
+            .update({
+              status: status === 'cancelled' ? 'cancelled' : 'failed',
+              completed_at: trx.fn.now(),
+              error_code: status === 'cancelled' ? 'cancelled' : errorCode,
+            });
+          await trx('agent_runs')
+            .where({ audit_id: auditId, status: 'running' })
+            .update({ status: 'cancelled', completed_at: trx.fn.now(), error_code: 'cancelled' });
         }
-        await updateAudit(trx, auditId, { status, error_code: errorCode, completed_at: trx.fn.now() });
+        await updateAudit(trx, auditId, {
+          status,
+          error_code: errorCode,
+          completed_at: trx.fn.now(),
+        });
       });
       await log(auditId, {
         level: status === 'completed' ? 'info' : status === 'cancelled' ? 'warning' : 'error',

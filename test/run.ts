@@ -9,7 +9,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import { createDb, withDatabase } from '../db/connection';
+import { ensureSearchAttributes } from '../platform/temporal';
 import { migrateLatest } from '../db/migrate';
 import {
   ensureTemporalCli,
@@ -60,6 +62,10 @@ async function main(): Promise<number> {
       cleanups.push(() => dev.stop());
       temporalAddress = dev.address;
     }
+
+    const connection = await Connection.connect({ address: temporalAddress });
+    await ensureSearchAttributes(connection, 'default');
+    await connection.close();
 
     // One migrated template; each test file clones it (CREATE DATABASE ... TEMPLATE).
     const template = `archaudit_tpl_${process.pid}`;

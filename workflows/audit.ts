@@ -44,7 +44,9 @@ class StageFailed extends Error {
   }
 }
 
-export async function AuditWorkflow(input: AuditWorkflowInput): Promise<{ status: string; errorCode: string | null }> {
+export async function AuditWorkflow(
+  input: AuditWorkflowInput,
+): Promise<{ status: string; errorCode: string | null }> {
   const book = proxyActivities<AuditActivities>({
     startToCloseTimeout: '1 minute',
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
@@ -59,7 +61,8 @@ export async function AuditWorkflow(input: AuditWorkflowInput): Promise<{ status
       maximumAttempts: input.maxAttempts,
     },
   });
-  const setStatus = (status: string) => upsertSearchAttributes([{ key: AUDIT_STATUS, value: status }]);
+  const setStatus = (status: string) =>
+    upsertSearchAttributes([{ key: AUDIT_STATUS, value: status }]);
 
   const { auditId } = input;
   const plan = await book.beginAudit(auditId);
@@ -67,18 +70,27 @@ export async function AuditWorkflow(input: AuditWorkflowInput): Promise<{ status
 
   const runStage = async (stage: PlannedStage): Promise<void> => {
     if (stage.skip) {
-      await book.stageFinished(auditId, stage.key, { status: 'skipped', summary: stage.skip, errorCode: null });
+      await book.stageFinished(auditId, stage.key, {
+        status: 'skipped',
+        summary: stage.skip,
+        errorCode: null,
+      });
       return;
     }
     await book.stageStarted(auditId, stage.key);
     const summaries: string[] = [];
     try {
       if (stage.key === 'source') summaries.push((await work.acquireSource(auditId)).summary);
-      for (const agent of stage.agents) summaries.push((await work.runAgent(auditId, agent)).summary);
+      for (const agent of stage.agents)
+        summaries.push((await work.runAgent(auditId, agent)).summary);
     } catch (err) {
       if (isCancellation(err)) throw err;
       const code = errorCodeOf(err);
-      await book.stageFinished(auditId, stage.key, { status: 'failed', summary: summaries.join('; ') || null, errorCode: code });
+      await book.stageFinished(auditId, stage.key, {
+        status: 'failed',
+        summary: summaries.join('; ') || null,
+        errorCode: code,
+      });
       throw new StageFailed(stage.key, code);
     }
     await book.stageFinished(auditId, stage.key, {
@@ -95,14 +107,21 @@ export async function AuditWorkflow(input: AuditWorkflowInput): Promise<{ status
     await runStage(stage('source'));
     await runStage(stage('inventory'));
     // The three analysis stages run side by side; the audit fails if any of them failed.
-    const parallel = await Promise.allSettled([runStage(stage('code')), runStage(stage('cloud')), runStage(stage('cicd'))]);
+    const parallel = await Promise.allSettled([
+      runStage(stage('code')),
+      runStage(stage('cloud')),
+      runStage(stage('cicd')),
+    ]);
     const rejected = parallel.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     const cancelled = rejected.find((r) => isCancellation(r.reason));
     if (cancelled ?? rejected[0]) throw (cancelled ?? rejected[0])!.reason;
-    for (const key of ['reconcile', 'controls', 'changes', 'report'] as const) await runStage(stage(key));
+    for (const key of ['reconcile', 'controls', 'changes', 'report'] as const)
+      await runStage(stage(key));
   } catch (err) {
     if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(() => book.finishAudit(auditId, 'cancelled', 'cancelled'));
+      await CancellationScope.nonCancellable(() =>
+        book.finishAudit(auditId, 'cancelled', 'cancelled'),
+      );
       setStatus('cancelled');
       throw err;
     }

@@ -38,7 +38,12 @@ const inventory: Agent = {
     return {
       kind: 'inventory',
       title: 'Source inventory',
-      artifact: { files: files.length, bytes, by_source_type: bySourceType, by_extension: byExtension },
+      artifact: {
+        files: files.length,
+        bytes,
+        by_source_type: bySourceType,
+        by_extension: byExtension,
+      },
       confidence: '1',
       summary: `${files.length} files (${describe(bySourceType)})`,
     };
@@ -94,14 +99,19 @@ const codeInventory = classifier('code-inventory', 'code', 'Code and build manif
   ['java', /\.(java|kt)$/],
 ]);
 
-const cloudInventory = classifier('cloud-inventory', 'cloud', 'Deployment and infrastructure configuration', [
-  ['dockerfile', /(^|\/)([\w.-]*\.)?Dockerfile(\.[\w.-]+)?$/],
-  ['docker-compose', /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/],
-  ['terraform', /\.tf(vars|\.json)?$/],
-  ['helm', /(^|\/)(Chart\.ya?ml|values(\.[\w-]+)?\.ya?ml|templates\/.+)$/],
-  ['kustomize', /(^|\/)kustomization\.ya?ml$/],
-  ['kubernetes', /\.ya?ml$/],
-]);
+const cloudInventory = classifier(
+  'cloud-inventory',
+  'cloud',
+  'Deployment and infrastructure configuration',
+  [
+    ['dockerfile', /(^|\/)([\w.-]*\.)?Dockerfile(\.[\w.-]+)?$/],
+    ['docker-compose', /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/],
+    ['terraform', /\.tf(vars|\.json)?$/],
+    ['helm', /(^|\/)(Chart\.ya?ml|values(\.[\w-]+)?\.ya?ml|templates\/.+)$/],
+    ['kustomize', /(^|\/)kustomization\.ya?ml$/],
+    ['kubernetes', /\.ya?ml$/],
+  ],
+);
 
 const cicdInventory = classifier('cicd-inventory', 'cicd', 'Pipeline definitions', [
   ['github-actions', /^\.github\/workflows\//],
@@ -171,9 +181,12 @@ const deepReview: Agent = {
   input: 'all',
   cacheable: true,
   async run({ model, priorArtifacts, signal, files }: AgentInput): Promise<AgentResult> {
-    if (!model) throw new AgentError('model_not_configured', 'No model provider is configured.', false);
+    if (!model)
+      throw new AgentError('model_not_configured', 'No model provider is configured.', false);
     const prior = (await priorArtifacts()).filter((p) => p.agentKey !== 'report');
-    const context = JSON.stringify(prior.map((p) => ({ agent: p.agentKey, artifact: p.artifact }))).slice(0, 60_000);
+    const context = JSON.stringify(
+      prior.map((p) => ({ agent: p.agentKey, artifact: p.artifact })),
+    ).slice(0, 60_000);
     try {
       const result = await model.complete({
         messages: [
@@ -200,7 +213,8 @@ const deepReview: Agent = {
       };
     } catch (err) {
       const e = err as ModelError;
-      if (typeof e.code === 'string' && typeof e.retryable === 'boolean') throw new AgentError(e.code, e.message, e.retryable);
+      if (typeof e.code === 'string' && typeof e.retryable === 'boolean')
+        throw new AgentError(e.code, e.message, e.retryable);
       throw err;
     }
   },

@@ -16,11 +16,17 @@ export interface AgentInput {
   files: SourceFileRow[];
   readFile(sha256: string): Promise<Buffer>;
   /** Artifacts already produced in this audit, by agent key. */
-  priorArtifacts(): Promise<Array<{ agentKey: string; stage: string; artifact: Record<string, unknown> }>>;
+  priorArtifacts(): Promise<
+    Array<{ agentKey: string; stage: string; artifact: Record<string, unknown> }>
+  >;
   model: ModelProvider | null;
   attempt: number;
   signal: AbortSignal;
-  log(level: 'info' | 'warning' | 'error', message: string, details?: Record<string, unknown>): Promise<void>;
+  log(
+    level: 'info' | 'warning' | 'error',
+    message: string,
+    details?: Record<string, unknown>,
+  ): Promise<void>;
 }
 
 export interface AgentResult {

@@ -32,6 +32,8 @@
  *   whole tar stream, for zip each entry's inflated data) and stops as soon as it passes
  *   max(maxRatio x archive bytes, RATIO_GRACE_BYTES): the grace keeps tiny archives, whose tar
  *   padding alone compresses more than 200x, from being refused.
+ * - A file's `mode` is its permission bits (mode & 0o7777): the tar header's, or the zip entry's
+ *   unix mode, 0o644 when the zip entry has none (made on DOS/Windows).
  * - Zip entries are checked against their CRC-32. Any parse error, truncation or CRC mismatch is
  *   archive_corrupt. Errors thrown by the callback are passed through unchanged.
  */
@@ -149,12 +151,18 @@ function corrupt(reason: string, details: Record<string, unknown> = {}): SourceE
   return new SourceError('archive_corrupt', `archive is corrupt or truncated: ${reason}`, details);
 }
 
-/** The error to report: ours (a refusal or the callback's) before any library error. */
-function settle(...errors: unknown[]): never {
+/**
+ * The error to report: ours (a refusal or the callback's) before any library error, which is
+ * archive_corrupt, naming the entry being read when there is one.
+ */
+function settle(current: string, ...errors: unknown[]): never {
   for (const err of errors) if (err instanceof CallbackFailure) throw err.error;
   for (const err of errors) if (err instanceof SourceError) throw err;
   const first = errors.find((e) => e !== undefined);
-  throw corrupt(first instanceof Error ? first.message : String(first));
+  const cause = first instanceof Error ? first.message : String(first);
+  throw current === ''
+    ? corrupt(cause, { cause })
+    : corrupt(`${cause} (at entry ${q(current)})`, { path: current, cause });
 }
 
 function isAbsolute(slashed: string): boolean {
@@ -260,7 +268,9 @@ class Walker {
     if (this.inflated > this.inflateLimit) {
       throw new SourceError(
         'archive_ratio_exceeded',
-        `archive inflates past ${this.inflateLimit} bytes at entry ${q(this.current)}: more than ` +
+        `archive inflates past ${this.inflateLimit} bytes ` +
+          (this.current === '' ? 'between entries' : `at entry ${q(this.current)}`) +
+          `: more than ` +
           `${this.limits.maxRatio} x its ${this.archiveBytes} bytes (maxRatio ${this.limits.maxRatio})`,
         {
           path: this.current,
@@ -431,9 +441,17 @@ async function readTarGz(file: string, walker: Walker): Promise<void> {
     },
   });
   const extract = tarExtract();
-  // The pipeline destroys every stream on the first error; its promise is always awaited below,
-  // and its rejection is caught, so no error can go unhandled.
-  const piping = pipeline(createReadStream(file), zlib.createGunzip(), meter, extract);
+  // The pipeline destroys every stream on the first error. Its rejection is caught at once (not
+  // only when awaited below), so that it can never count as an unhandled rejection.
+  const piping: Promise<unknown> = pipeline(
+    createReadStream(file),
+    zlib.createGunzip(),
+    meter,
+    extract,
+  ).then(
+    () => undefined,
+    (err: unknown) => err ?? new Error('tar stream failed'),
+  );
   let failure: unknown;
   try {
     for await (const entry of extract) {
@@ -443,16 +461,15 @@ async function readTarGz(file: string, walker: Walker): Promise<void> {
         entry.header,
         entry as AsyncIterable<unknown> as AsyncIterable<Buffer>,
       );
+      walker.current = '';
     }
   } catch (err) {
     failure = err ?? new Error('tar extraction failed');
     extract.destroy();
   }
-  const pipeFailure = await piping.then(
-    () => undefined,
-    (err: unknown) => err ?? new Error('tar stream failed'),
-  );
-  if (failure !== undefined || pipeFailure !== undefined) settle(failure, pipeFailure);
+  const pipeFailure = await piping;
+  if (failure !== undefined || pipeFailure !== undefined)
+    settle(walker.current, failure, pipeFailure);
 }
 
 async function drain(stream: AsyncIterable<Buffer>): Promise<void> {
@@ -597,7 +614,7 @@ async function readZip(file: string, walker: Walker): Promise<void> {
   try {
     zip = await openZip(file);
   } catch (err) {
-    settle(err);
+    settle('', err);
   }
   // yauzl emits at most one 'error'; keep a listener for the whole life of the ZipFile so that
   // none can go unhandled between two reads.
@@ -612,9 +629,10 @@ async function readZip(file: string, walker: Walker): Promise<void> {
       }
       if (!entry) break;
       await zipEntry(zip, entry, walker);
+      walker.current = '';
     }
   } catch (err) {
-    settle(err);
+    settle(walker.current, err);
   } finally {
     zip.close();
   }

@@ -197,7 +197,10 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
         required: true,
         description: op.rawBody.description,
         content: Object.fromEntries(
-          op.rawBody.contentTypes.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }]),
+          op.rawBody.contentTypes.map((t) => [
+            t,
+            { schema: { type: 'string', contentMediaType: t } },
+          ]),
         ),
       };
     }

@@ -102,7 +102,10 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
       let body: unknown = undefined;
       if (op.rawBody) {
         if (!ctx.is(...op.rawBody.contentTypes)) {
-          throw problems.unsupportedMediaType(ctx.get('Content-Type') || undefined, op.rawBody.contentTypes);
+          throw problems.unsupportedMediaType(
+            ctx.get('Content-Type') || undefined,
+            op.rawBody.contentTypes,
+          );
         }
         const limit = op.rawBody.limitBytes(services.config);
         const declared = Number(ctx.get('Content-Length'));
@@ -133,7 +136,15 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
       const idempotencyKey = ctx.get('Idempotency-Key');
       const result =
         op.idempotent && principal && idempotencyKey
-          ? await idempotently(services, op, principal, idempotencyKey, { params, query, body }, ctx, run)
+          ? await idempotently(
+              services,
+              op,
+              principal,
+              idempotencyKey,
+              { params, query, body },
+              ctx,
+              run,
+            )
           : await run();
       if (ctx.state.replayed) {
         ctx.status = ctx.state.replayed as number;
@@ -179,10 +190,20 @@ async function idempotently(
   run: () => Promise<unknown>,
 ): Promise<unknown> {
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw problems.validationFailed([{ in: 'header', path: '/Idempotency-Key', message: 'must be 1..255 visible ASCII characters' }]);
+    throw problems.validationFailed([
+      {
+        in: 'header',
+        path: '/Idempotency-Key',
+        message: 'must be 1..255 visible ASCII characters',
+      },
+    ]);
   }
   const requestSha256 = crypto.createHash('sha256').update(JSON.stringify(request)).digest('hex');
-  const lockId = crypto.createHash('sha256').update(`${principal.workspaceId}:${op.operationId}:${key}`).digest().readBigInt64BE(0);
+  const lockId = crypto
+    .createHash('sha256')
+    .update(`${principal.workspaceId}:${op.operationId}:${key}`)
+    .digest()
+    .readBigInt64BE(0);
   return services.db.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [lockId.toString()]);
     const previous = await findIdempotent(trx, principal.workspaceId, op.operationId, key);

@@ -6,7 +6,15 @@
 import type { Knex } from 'knex';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { keysetPage } from '../../db/paginate';
-import { auditsQuery, findAudit, insertAudit, stagesOf, updateAudit, type AuditRow, type NewAudit } from '../../db/store/audits';
+import {
+  auditsQuery,
+  findAudit,
+  insertAudit,
+  stagesOf,
+  updateAudit,
+  type AuditRow,
+  type NewAudit,
+} from '../../db/store/audits';
 import { runsOfAudit } from '../../db/store/agents';
 import { findRepository } from '../../db/store/repositories';
 import { findUpload } from '../../db/store/uploads';
@@ -44,31 +52,60 @@ async function loadAudit(db: Knex, workspaceId: string, auditId: string): Promis
 }
 
 /** Checks an AuditCreate beyond its schema: one source, references that exist here. */
-async function resolveCreate(db: Knex, workspaceId: string, body: AuditCreateBody): Promise<Omit<NewAudit, 'workspace_id' | 'created_by' | 'origin' | 'origin_ref' | 'trigger_reason'>> {
+async function resolveCreate(
+  db: Knex,
+  workspaceId: string,
+  body: AuditCreateBody,
+): Promise<
+  Omit<NewAudit, 'workspace_id' | 'created_by' | 'origin' | 'origin_ref' | 'trigger_reason'>
+> {
   const errors: FieldError[] = [];
   const hasRepo = !!body.repository_id;
   const hasUpload = !!body.upload_id;
   if (hasRepo === hasUpload) {
-    const message = hasRepo ? 'give repository_id or upload_id, not both' : 'either repository_id or upload_id is required';
-    errors.push({ in: 'body', path: '/repository_id', message }, { in: 'body', path: '/upload_id', message });
+    const message = hasRepo
+      ? 'give repository_id or upload_id, not both'
+      : 'either repository_id or upload_id is required';
+    errors.push(
+      { in: 'body', path: '/repository_id', message },
+      { in: 'body', path: '/upload_id', message },
+    );
   }
-  if (hasUpload && body.branch_ref) errors.push({ in: 'body', path: '/branch_ref', message: 'applies to repository audits only' });
-  if (hasUpload && body.commit_sha) errors.push({ in: 'body', path: '/commit_sha', message: 'applies to repository audits only' });
+  if (hasUpload && body.branch_ref)
+    errors.push({ in: 'body', path: '/branch_ref', message: 'applies to repository audits only' });
+  if (hasUpload && body.commit_sha)
+    errors.push({ in: 'body', path: '/commit_sha', message: 'applies to repository audits only' });
   if (body.profile_version != null && !body.profile_id) {
     errors.push({ in: 'body', path: '/profile_version', message: 'needs profile_id' });
   }
-  if (body.branch_ref && (body.branch_ref.startsWith('-') || /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|@\{|\/\/|\.lock$|\/$|^\//.test(body.branch_ref))) {
+  if (
+    body.branch_ref &&
+    (body.branch_ref.startsWith('-') ||
+      /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|@\{|\/\/|\.lock$|\/$|^\//.test(body.branch_ref))
+  ) {
     errors.push({ in: 'body', path: '/branch_ref', message: 'is not a valid git ref name' });
   }
-  if (errors.length === 0 && hasRepo && !(await findRepository(db, workspaceId, body.repository_id!))) {
-    errors.push({ in: 'body', path: '/repository_id', message: 'no such repository in this workspace' });
+  if (
+    errors.length === 0 &&
+    hasRepo &&
+    !(await findRepository(db, workspaceId, body.repository_id!))
+  ) {
+    errors.push({
+      in: 'body',
+      path: '/repository_id',
+      message: 'no such repository in this workspace',
+    });
   }
   if (errors.length === 0 && hasUpload && !(await findUpload(db, workspaceId, body.upload_id!))) {
     errors.push({ in: 'body', path: '/upload_id', message: 'no such upload in this workspace' });
   }
   if (errors.length === 0 && body.profile_id) {
     // Audit profiles are not stored yet: no id can name one.
-    errors.push({ in: 'body', path: '/profile_id', message: 'no such audit profile in this workspace' });
+    errors.push({
+      in: 'body',
+      path: '/profile_id',
+      message: 'no such audit profile in this workspace',
+    });
   }
   if (errors.length) throw problems.validationFailed(errors);
   return {
@@ -92,12 +129,23 @@ export async function startAudit(
 ): Promise<AuditRow> {
   const { db, config } = services;
   const row = await db.transaction(async (trx) => {
-    const audit = await insertAudit(trx, { ...input, workspace_id: principal.workspaceId, created_by: principal.memberId });
+    const audit = await insertAudit(trx, {
+      ...input,
+      workspace_id: principal.workspaceId,
+      created_by: principal.memberId,
+    });
     await recordPrincipalWrite(trx, principal, requestId, {
       action: 'audit.created',
       resourceType: 'audit',
       resourceId: audit.id,
-      details: { audit_type: audit.audit_type, repository_id: audit.repository_id, upload_id: audit.upload_id, branch_ref: audit.branch_ref, commit_sha: audit.commit_sha, origin: audit.origin },
+      details: {
+        audit_type: audit.audit_type,
+        repository_id: audit.repository_id,
+        upload_id: audit.upload_id,
+        branch_ref: audit.branch_ref,
+        commit_sha: audit.commit_sha,
+        origin: audit.origin,
+      },
     });
     return audit;
   });
@@ -119,9 +167,16 @@ export async function startAudit(
       ],
     });
   } catch (err) {
-    await updateAudit(db, row.id, { status: 'failed', error_code: 'workflow_start_failed', completed_at: new Date() });
+    await updateAudit(db, row.id, {
+      status: 'failed',
+      error_code: 'workflow_start_failed',
+      completed_at: new Date(),
+    });
     services.log.error({ err, audit_id: row.id }, 'could not start the audit workflow');
-    throw problems.unavailable('The audit was recorded but its workflow could not be started; it is marked failed.', { audit_id: row.id });
+    throw problems.unavailable(
+      'The audit was recorded but its workflow could not be started; it is marked failed.',
+      { audit_id: row.id },
+    );
   }
   return row;
 }
@@ -142,7 +197,12 @@ export const createAudit = defineOperation({
   success: { status: 202, description: 'The queued audit.', schema: AuditResponse },
   handler: async ({ services, db, params, body, principal, requestId, koa }) => {
     const input = await resolveCreate(db, params.workspace_id, body);
-    const row = await startAudit(services, principal, requestId, { ...input, origin: 'manual', origin_ref: null, trigger_reason: null });
+    const row = await startAudit(services, principal, requestId, {
+      ...input,
+      origin: 'manual',
+      origin_ref: null,
+      trigger_reason: null,
+    });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/audits/${row.id}`);
     return present(db, row);
   },
@@ -163,7 +223,10 @@ export const listAudits = defineOperation({
     if (query.repository_id) q.andWhere('audits.repository_id', query.repository_id);
     if (query.status) q.andWhere('audits.status', query.status);
     const page = await keysetPage<AuditRow>(q, 'audits', pageRequest(query));
-    const stages = await stagesOf(db, page.items.map((a) => a.id));
+    const stages = await stagesOf(
+      db,
+      page.items.map((a) => a.id),
+    );
     return { ...page, items: page.items.map((a) => presentAudit(a, stages.get(a.id) ?? [])) };
   },
 });
@@ -177,7 +240,8 @@ export const getAudit = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
   success: { status: 200, description: 'The audit.', schema: AuditResponse },
-  handler: async ({ db, params }) => present(db, await loadAudit(db, params.workspace_id, params.audit_id)),
+  handler: async ({ db, params }) =>
+    present(db, await loadAudit(db, params.workspace_id, params.audit_id)),
 });
 
 export const cancelAudit = defineOperation({
@@ -185,7 +249,8 @@ export const cancelAudit = defineOperation({
   method: 'post',
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cancel',
   summary: 'Cancel a running audit',
-  description: 'The running stage ends `cancelled`, later stages `skipped`, the audit `cancelled`. A finished audit answers 409 audit_finished.',
+  description:
+    'The running stage ends `cancelled`, later stages `skipped`, the audit `cancelled`. A finished audit answers 409 audit_finished.',
   tag: 'Audits',
   access: { kind: 'scope', scope: 'audits:write' },
   params: AuditParams,
@@ -194,14 +259,23 @@ export const cancelAudit = defineOperation({
   handler: async ({ services, db, params, principal, requestId }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     if (FINISHED.has(audit.status)) {
-      throw problems.conflict('audit_finished', `Audit ${audit.id} is already ${audit.status}.`, 'Only queued or running audits can be cancelled.', { status: audit.status });
+      throw problems.conflict(
+        'audit_finished',
+        `Audit ${audit.id} is already ${audit.status}.`,
+        'Only queued or running audits can be cancelled.',
+        { status: audit.status },
+      );
     }
     try {
       const client = await services.temporal.client();
       await client.workflow.getHandle(audit.workflow_id!).cancel();
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      await updateAudit(db, audit.id, { status: 'cancelled', error_code: 'cancelled', completed_at: new Date() });
+      await updateAudit(db, audit.id, {
+        status: 'cancelled',
+        error_code: 'cancelled',
+        completed_at: new Date(),
+      });
     }
     await recordPrincipalWrite(db, principal, requestId, {
       action: 'audit.cancel_requested',
@@ -222,14 +296,27 @@ export const retryAudit = defineOperation({
   params: AuditParams,
   idempotent: true,
   errors: [409, 503],
-  success: { status: 202, description: 'The new, queued audit (origin `retry`, origin_ref the old id).', schema: AuditResponse },
+  success: {
+    status: 202,
+    description: 'The new, queued audit (origin `retry`, origin_ref the old id).',
+    schema: AuditResponse,
+  },
   handler: async ({ services, db, params, principal, requestId, koa }) => {
     const old = await loadAudit(db, params.workspace_id, params.audit_id);
     if (!FINISHED.has(old.status)) {
-      throw problems.conflict('audit_running', `Audit ${old.id} is still ${old.status}.`, 'Wait for it to finish or cancel it first.', { status: old.status });
+      throw problems.conflict(
+        'audit_running',
+        `Audit ${old.id} is still ${old.status}.`,
+        'Wait for it to finish or cancel it first.',
+        { status: old.status },
+      );
     }
     if (old.repository_id && !(await findRepository(db, old.workspace_id, old.repository_id))) {
-      throw problems.conflict('repository_deleted', `The repository of audit ${old.id} was deleted.`, 'Register the repository again and start a new audit.');
+      throw problems.conflict(
+        'repository_deleted',
+        `The repository of audit ${old.id} was deleted.`,
+        'Register the repository again and start a new audit.',
+      );
     }
     const row = await startAudit(services, principal, requestId, {
       repository_id: old.repository_id,
@@ -264,13 +351,27 @@ export const getAuditLogs = defineOperation({
   success: { status: 200, description: 'Log lines.', schema: AuditLogResponse },
   handler: async ({ db, params, query }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
-    const q = db('audit_logs').where({ audit_id: audit.id }).orderBy('seq').limit(query.limit ?? 1000);
+    const q = db('audit_logs')
+      .where({ audit_id: audit.id })
+      .orderBy('seq')
+      .limit(query.limit ?? 1000);
     if (query.level) {
       const min = LEVELS[query.level];
-      q.whereIn('level', Object.entries(LEVELS).filter(([, n]) => n >= min).map(([k]) => k));
+      q.whereIn(
+        'level',
+        Object.entries(LEVELS)
+          .filter(([, n]) => n >= min)
+          .map(([k]) => k),
+      );
     }
     if (query.since) q.andWhere('occurred_at', '>', query.since);
-    const rows = (await q) as Array<{ occurred_at: Date; level: 'info' | 'warning' | 'error'; source: 'control' | 'stage' | 'scanner' | 'architecture'; message: string; details: Record<string, unknown> | null }>;
+    const rows = (await q) as Array<{
+      occurred_at: Date;
+      level: 'info' | 'warning' | 'error';
+      source: 'control' | 'stage' | 'scanner' | 'architecture';
+      message: string;
+      details: Record<string, unknown> | null;
+    }>;
     return {
       audit_id: audit.id,
       items: rows.map((r) => ({
@@ -320,7 +421,11 @@ export const getAuditCost = defineOperation({
     const tokens = { input: 0, cached: 0, output: 0 };
     for (const run of runs) {
       // A model call happened when a model-backed attempt ran (not served from the cache).
-      if (run.model_backed && !run.cache_hit && (run.input_tokens > 0 || run.output_tokens > 0 || run.error_code?.startsWith('model_'))) {
+      if (
+        run.model_backed &&
+        !run.cache_hit &&
+        (run.input_tokens > 0 || run.output_tokens > 0 || run.error_code?.startsWith('model_'))
+      ) {
         calls += 1;
         models.add(run.model_id);
       }

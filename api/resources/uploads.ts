@@ -15,7 +15,12 @@ import { WorkspaceParams } from '../schemas/platform';
 import { UploadParams, UploadQuery, UploadResponse } from '../schemas/audits';
 import { iso, recordPrincipalWrite } from './shared';
 
-const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/zip', 'application/octet-stream'];
+const ARCHIVE_TYPES = [
+  'application/gzip',
+  'application/x-gzip',
+  'application/zip',
+  'application/octet-stream',
+];
 
 function presentUpload(row: UploadRow) {
   return {
@@ -79,7 +84,10 @@ export const createUpload = defineOperation({
     const format = detectArchiveFormat(await readHead(file));
     if (!format) {
       await discard();
-      throw problems.unsupportedMediaType(koa.get('Content-Type') || undefined, ['application/gzip (tar.gz)', 'application/zip']);
+      throw problems.unsupportedMediaType(koa.get('Content-Type') || undefined, [
+        'application/gzip (tar.gz)',
+        'application/zip',
+      ]);
     }
     let summary;
     try {
@@ -115,7 +123,12 @@ export const createUpload = defineOperation({
         action: 'upload.created',
         resourceType: 'upload',
         resourceId: upload.id,
-        details: { filename: upload.filename, sha256: upload.sha256, size_bytes: stored.size, format },
+        details: {
+          filename: upload.filename,
+          sha256: upload.sha256,
+          size_bytes: stored.size,
+          format,
+        },
       });
       return upload;
     });

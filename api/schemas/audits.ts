@@ -4,21 +4,37 @@ import { DateTime, Strict, Uuid } from './common';
 import { AUDIT_STATUSES, LiteralUnion } from './spec';
 
 export const AuditParams = Type.Object(
-  { workspace_id: Uuid({ description: 'The workspace.' }), audit_id: Uuid({ description: 'The audit.' }) },
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    audit_id: Uuid({ description: 'The audit.' }),
+  },
   { additionalProperties: false },
 );
 
 export const UploadParams = Type.Object(
-  { workspace_id: Uuid({ description: 'The workspace.' }), upload_id: Uuid({ description: 'The upload.' }) },
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    upload_id: Uuid({ description: 'The upload.' }),
+  },
   { additionalProperties: false },
 );
 
 export const AuditListQuery = Type.Object(
   {
     repository_id: Type.Optional(Uuid({ description: 'Only audits of this repository.' })),
-    status: Type.Optional(LiteralUnion(AUDIT_STATUSES, { description: 'Only audits in this status.' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'The next_cursor of the previous page.' })),
+    status: Type.Optional(
+      LiteralUnion(AUDIT_STATUSES, { description: 'Only audits in this status.' }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description: 'The next_cursor of the previous page.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -30,8 +46,19 @@ export const AuditLogQuery = Type.Object(
         description: 'Minimum level: `warning` returns warnings and errors.',
       }),
     ),
-    since: Type.Optional(DateTime({ description: 'Only lines strictly after this instant (to follow a running audit).' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 1000, description: 'At most this many lines, oldest first.' })),
+    since: Type.Optional(
+      DateTime({
+        description: 'Only lines strictly after this instant (to follow a running audit).',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 5000,
+        default: 1000,
+        description: 'At most this many lines, oldest first.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -39,7 +66,12 @@ export const AuditLogQuery = Type.Object(
 export const UploadQuery = Type.Object(
   {
     filename: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 255, pattern: '^[^/\\\\\\x00-\\x1f]+$', description: 'Name to record for the archive.' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[^/\\\\\\x00-\\x1f]+$',
+        description: 'Name to record for the archive.',
+      }),
     ),
   },
   { additionalProperties: false },

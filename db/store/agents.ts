@@ -49,7 +49,17 @@ export async function startAgentRun(
   db: Knex,
   run: Pick<
     AgentRunRow,
-    'audit_id' | 'workspace_id' | 'stage' | 'agent_key' | 'agent_version' | 'model_id' | 'reasoning_effort' | 'attempt' | 'model_backed' | 'cost_kind' | 'context_hash'
+    | 'audit_id'
+    | 'workspace_id'
+    | 'stage'
+    | 'agent_key'
+    | 'agent_version'
+    | 'model_id'
+    | 'reasoning_effort'
+    | 'attempt'
+    | 'model_backed'
+    | 'cost_kind'
+    | 'context_hash'
   >,
 ): Promise<AgentRunRow> {
   return db.transaction(async (trx) => {
@@ -63,15 +73,28 @@ export async function startAgentRun(
         completed_at: trx.fn.now(),
       });
     const [row] = await trx<AgentRunRow>('agent_runs')
-      .insert({ id: crypto.randomUUID(), ...run, status: 'running', started_at: trx.fn.now() as unknown as Date })
+      .insert({
+        id: crypto.randomUUID(),
+        ...run,
+        status: 'running',
+        started_at: trx.fn.now() as unknown as Date,
+      })
       .onConflict(['audit_id', 'agent_key', 'attempt'])
-      .merge({ status: 'running', started_at: trx.fn.now() as unknown as Date, context_hash: run.context_hash })
+      .merge({
+        status: 'running',
+        started_at: trx.fn.now() as unknown as Date,
+        context_hash: run.context_hash,
+      })
       .returning('*');
     return row!;
   });
 }
 
-export async function finishAgentRun(db: Knex, id: string, patch: Partial<AgentRunRow>): Promise<void> {
+export async function finishAgentRun(
+  db: Knex,
+  id: string,
+  patch: Partial<AgentRunRow>,
+): Promise<void> {
   await db('agent_runs')
     .where({ id })
     .update({ ...patch, completed_at: db.fn.now() });
@@ -79,7 +102,10 @@ export async function finishAgentRun(db: Knex, id: string, patch: Partial<AgentR
 
 export async function insertArtifact(
   db: Knex,
-  a: Pick<ArtifactRow, 'workspace_id' | 'kind' | 'title' | 'artifact' | 'evidence_ids' | 'confidence'>,
+  a: Pick<
+    ArtifactRow,
+    'workspace_id' | 'kind' | 'title' | 'artifact' | 'evidence_ids' | 'confidence'
+  >,
 ): Promise<ArtifactRow> {
   const [row] = await db<ArtifactRow>('agent_artifacts')
     .insert({ id: crypto.randomUUID(), ...a, artifact: JSON.stringify(a.artifact) as never })
@@ -88,28 +114,48 @@ export async function insertArtifact(
 }
 
 /** The artifact of an earlier successful run with the same context hash in the workspace. */
-export async function findCachedArtifact(db: Knex, workspaceId: string, contextHash: string): Promise<ArtifactRow | undefined> {
+export async function findCachedArtifact(
+  db: Knex,
+  workspaceId: string,
+  contextHash: string,
+): Promise<ArtifactRow | undefined> {
   return db('agent_runs')
     .join('agent_artifacts', 'agent_artifacts.id', 'agent_runs.artifact_id')
     .select('agent_artifacts.*')
-    .where({ 'agent_runs.workspace_id': workspaceId, 'agent_runs.context_hash': contextHash, 'agent_runs.status': 'succeeded' })
+    .where({
+      'agent_runs.workspace_id': workspaceId,
+      'agent_runs.context_hash': contextHash,
+      'agent_runs.status': 'succeeded',
+    })
     .orderBy('agent_runs.created_at', 'desc')
     .first();
 }
 
-export async function runsOfAudit(db: Knex, auditId: string): Promise<Array<AgentRunRow & { artifact: ArtifactRow | null }>> {
-  const runs = await db<AgentRunRow>('agent_runs').where({ audit_id: auditId }).orderBy([
-    { column: 'started_at', order: 'asc' },
-    { column: 'agent_key', order: 'asc' },
-    { column: 'attempt', order: 'asc' },
-  ]);
+export async function runsOfAudit(
+  db: Knex,
+  auditId: string,
+): Promise<Array<AgentRunRow & { artifact: ArtifactRow | null }>> {
+  const runs = await db<AgentRunRow>('agent_runs')
+    .where({ audit_id: auditId })
+    .orderBy([
+      { column: 'started_at', order: 'asc' },
+      { column: 'agent_key', order: 'asc' },
+      { column: 'attempt', order: 'asc' },
+    ]);
   const ids = runs.map((r) => r.artifact_id).filter((x): x is string => !!x);
   const artifacts = ids.length ? await db<ArtifactRow>('agent_artifacts').whereIn('id', ids) : [];
   const byId = new Map(artifacts.map((a) => [a.id, a]));
-  return runs.map((r) => ({ ...r, artifact: r.artifact_id ? (byId.get(r.artifact_id) ?? null) : null }));
+  return runs.map((r) => ({
+    ...r,
+    artifact: r.artifact_id ? (byId.get(r.artifact_id) ?? null) : null,
+  }));
 }
 
-export async function artifactsOfAudit(db: Knex, auditId: string, stage?: string): Promise<Array<{ agent_key: string; stage: string; artifact: ArtifactRow }>> {
+export async function artifactsOfAudit(
+  db: Knex,
+  auditId: string,
+  stage?: string,
+): Promise<Array<{ agent_key: string; stage: string; artifact: ArtifactRow }>> {
   const q = db('agent_runs')
     .join('agent_artifacts', 'agent_artifacts.id', 'agent_runs.artifact_id')
     .select('agent_runs.agent_key', 'agent_runs.stage', 'agent_artifacts.*')

@@ -75,7 +75,9 @@ export async function insertAudit(db: Knex, input: NewAudit): Promise<AuditRow> 
       requested_branch_ref: input.branch_ref,
       requested_commit_sha: input.commit_sha,
       source_scope: JSON.stringify(input.source_scope) as never,
-      profile_snapshot: input.profile_snapshot ? (JSON.stringify(input.profile_snapshot) as never) : null,
+      profile_snapshot: input.profile_snapshot
+        ? (JSON.stringify(input.profile_snapshot) as never)
+        : null,
     })
     .returning('*');
   await db('audit_stages').insert(
@@ -84,7 +86,11 @@ export async function insertAudit(db: Knex, input: NewAudit): Promise<AuditRow> 
   return row!;
 }
 
-export async function findAudit(db: Knex, workspaceId: string, id: string): Promise<AuditRow | undefined> {
+export async function findAudit(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<AuditRow | undefined> {
   return db<AuditRow>('audits').where({ workspace_id: workspaceId, id }).first();
 }
 
@@ -96,7 +102,9 @@ export async function getAuditById(db: Knex, id: string): Promise<AuditRow> {
 
 export async function stagesOf(db: Knex, auditIds: string[]): Promise<Map<string, StageRow[]>> {
   const rows = auditIds.length
-    ? await db<StageRow>('audit_stages').whereIn('audit_id', auditIds).orderBy(['audit_id', 'position'])
+    ? await db<StageRow>('audit_stages')
+        .whereIn('audit_id', auditIds)
+        .orderBy(['audit_id', 'position'])
     : [];
   const map = new Map<string, StageRow[]>();
   for (const row of rows) {
@@ -111,15 +119,28 @@ export function auditsQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
   return db('audits').select('*').where('audits.workspace_id', workspaceId);
 }
 
-export async function updateAudit(db: Knex, id: string, patch: Record<string, unknown>): Promise<void> {
+export async function updateAudit(
+  db: Knex,
+  id: string,
+  patch: Record<string, unknown>,
+): Promise<void> {
   const values: Record<string, unknown> = { updated_at: db.fn.now() };
   for (const [k, v] of Object.entries(patch)) {
-    values[k] = v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v;
+    // JSON columns get JSON text; dates and knex expressions (db.fn.now()) pass through.
+    const isSql =
+      v !== null && typeof v === 'object' && typeof (v as { toSQL?: unknown }).toSQL === 'function';
+    values[k] =
+      v !== null && typeof v === 'object' && !(v instanceof Date) && !isSql ? JSON.stringify(v) : v;
   }
   await db('audits').where({ id }).update(values);
 }
 
-export async function updateStage(db: Knex, auditId: string, key: string, patch: Partial<StageRow>): Promise<void> {
+export async function updateStage(
+  db: Knex,
+  auditId: string,
+  key: string,
+  patch: Partial<StageRow>,
+): Promise<void> {
   await db('audit_stages').where({ audit_id: auditId, key }).update(patch);
 }
 
@@ -152,14 +173,23 @@ export interface SourceFileRow {
 }
 
 /** Replaces the audit's manifest (a retried source stage starts from scratch). */
-export async function replaceSourceFiles(db: Knex, auditId: string, rows: SourceFileRow[]): Promise<void> {
+export async function replaceSourceFiles(
+  db: Knex,
+  auditId: string,
+  rows: SourceFileRow[],
+): Promise<void> {
   await db.transaction(async (trx) => {
     await trx('audit_source_files').where({ audit_id: auditId }).delete();
-    for (let i = 0; i < rows.length; i += 1000) await trx('audit_source_files').insert(rows.slice(i, i + 1000));
+    for (let i = 0; i < rows.length; i += 1000)
+      await trx('audit_source_files').insert(rows.slice(i, i + 1000));
   });
 }
 
-export async function sourceFiles(db: Knex, auditId: string, sourceType?: string): Promise<SourceFileRow[]> {
+export async function sourceFiles(
+  db: Knex,
+  auditId: string,
+  sourceType?: string,
+): Promise<SourceFileRow[]> {
   const q = db<SourceFileRow>('audit_source_files').where({ audit_id: auditId }).orderBy('path');
   if (sourceType) q.andWhere({ source_type: sourceType });
   return q;

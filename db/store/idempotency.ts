@@ -21,7 +21,14 @@ export async function findIdempotent(
 
 export async function saveIdempotent(
   db: Knex,
-  entry: { workspaceId: string; operationId: string; key: string; requestSha256: string; status: number; response: unknown },
+  entry: {
+    workspaceId: string;
+    operationId: string;
+    key: string;
+    requestSha256: string;
+    status: number;
+    response: unknown;
+  },
 ): Promise<void> {
   await db('idempotency_keys')
     .insert({

@@ -17,13 +17,20 @@ export interface UploadRow {
   created_at: Date;
 }
 
-export async function insertUpload(db: Knex, row: Omit<UploadRow, 'id' | 'created_at'>): Promise<UploadRow> {
+export async function insertUpload(
+  db: Knex,
+  row: Omit<UploadRow, 'id' | 'created_at'>,
+): Promise<UploadRow> {
   const [created] = await db<UploadRow>('uploads')
     .insert({ id: crypto.randomUUID(), ...row })
     .returning('*');
   return created!;
 }
 
-export async function findUpload(db: Knex, workspaceId: string, id: string): Promise<UploadRow | undefined> {
+export async function findUpload(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<UploadRow | undefined> {
   return db<UploadRow>('uploads').where({ workspace_id: workspaceId, id }).first();
 }

@@ -1,0 +1,30 @@
+# One image for both processes: `npm run api` (the default) and `npm run worker`
+# (docker-compose.yml overrides the command). TypeScript runs through tsx, as in development.
+FROM node:20-bookworm-slim
+
+# The worker fetches tenants' repositories with the git CLI (https and ssh remotes).
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+
+ENV NODE_ENV=production \
+  NPM_CONFIG_UPDATE_NOTIFIER=false \
+  NPM_CONFIG_FUND=false \
+  DATA_DIR=/data
+
+WORKDIR /app
+
+# Dependencies first, so that a source change does not reinstall them. tsx is a runtime
+# dependency, so development-only packages (test runner, linters, typescript) are left out.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+COPY . .
+
+# DATA_DIR (blobs) is shared by the API and the worker through a volume mounted here; a new
+# named volume takes this folder's owner, so the unprivileged user can write to it.
+RUN mkdir -p /data && chown node:node /data
+USER node
+
+EXPOSE 8080
+CMD ["npm", "run", "api"]

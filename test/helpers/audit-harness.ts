@@ -1,0 +1,96 @@
+/**
+ * An API plus a Temporal worker on a task queue of their own, sharing a blob folder: what an
+ * audit test needs. The worker runs the real workflows and activities against the test
+ * Temporal server; tests may register extra agents.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Worker } from '@temporalio/worker';
+import type { Config } from '../../platform/config';
+import { createWorker } from '../../worker/create';
+import type { Agent } from '../../activities/agents/types';
+import type { ModelProvider } from '../../activities/agents/model';
+import type { ModelPrice } from '../../activities/agents/pricing';
+import { startTestApp, type TestApp } from './app';
+import { call, type Reply } from './http';
+
+export interface AuditHarness {
+  app: TestApp;
+  worker: Worker;
+  dir: string;
+  stopWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startAuditHarness(
+  options: {
+    extraAgents?: Agent[];
+    model?: ModelProvider | null;
+    prices?: Record<string, ModelPrice>;
+    config?: Partial<Config>;
+  } = {},
+): Promise<AuditHarness> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-harness-'));
+  const app = await startTestApp({
+    taskQueue: `audits-test-${crypto.randomBytes(4).toString('hex')}`,
+    blobDir: path.join(dir, 'blobs'),
+    workDir: path.join(dir, 'work'),
+    allowLocalRepositories: true,
+    agentHeartbeatTimeoutSeconds: 5,
+    rateLimitQuota: 1_000_000,
+    ...options.config,
+  });
+  const { worker, connection } = await createWorker({
+    config: app.services.config,
+    db: app.services.db,
+    log: app.services.log,
+    address: process.env.TEMPORAL_ADDRESS!,
+    handleSignals: false,
+    extraAgents: options.extraAgents,
+    model: options.model ?? null,
+    prices: options.prices ?? {},
+  });
+  const running = worker.run();
+  let stopped = false;
+  const stopWorker = async () => {
+    if (stopped) return;
+    stopped = true;
+    worker.shutdown();
+    await running;
+    await connection.close();
+  };
+  return {
+    app,
+    worker,
+    dir,
+    stopWorker,
+    async close() {
+      await stopWorker();
+      await app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls getAudit until the audit leaves queued/running (or the timeout passes). */
+export async function waitForAudit(
+  base: string,
+  token: string,
+  workspaceId: string,
+  auditId: string,
+  timeoutMs = 60_000,
+): Promise<Reply> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reply = await call(base, 'GET', `/v1/workspaces/${workspaceId}/audits/${auditId}`, {
+      token,
+    });
+    if (reply.status !== 200) return reply;
+    if (!['queued', 'running'].includes(reply.body.status)) return reply;
+    if (Date.now() > deadline)
+      throw new Error(`audit ${auditId} still ${reply.body.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
