@@ -1,5 +1,5 @@
 # One image for both processes: `npm run api` (the default) and `npm run worker`
-# (docker-compose.yml overrides the command). TypeScript runs through tsx, as in development.
+# (docker-compose.yml sets the command). TypeScript runs through tsx, as in development.
 FROM node:20-bookworm-slim
 
 # The worker fetches tenants' repositories with the git CLI (https and ssh remotes).
@@ -7,9 +7,14 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 
+# NPM_CONFIG_SCRIPT_SHELL: with the default /bin/sh (dash), `npm run api` leaves a shell between
+# npm and tsx that dies on SIGTERM without passing it on, so the app never shuts down gracefully
+# (in-flight requests, running activities). bash execs a one-command script instead: npm
+# forwards the signal to tsx, tsx to the app, and npm waits for it to finish.
 ENV NODE_ENV=production \
   NPM_CONFIG_UPDATE_NOTIFIER=false \
   NPM_CONFIG_FUND=false \
+  NPM_CONFIG_SCRIPT_SHELL=/bin/bash \
   DATA_DIR=/data
 
 WORKDIR /app

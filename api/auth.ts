@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { findTokenByPrefix, touchToken, type TokenWithMember } from '../db/store/tokens';
-import { parseToken, secretMatches } from '../domain/tokens';
+import { parseToken, sha256Hex, digestsMatch } from '../domain/tokens';
 import { problems, type ApiError } from './errors';
 import type { Principal } from './registry/operation';
 import type { ScopeName } from './schemas/spec';
@@ -13,7 +13,6 @@ import type { Logger } from '../platform/logger';
 
 interface CacheEntry {
   row: TokenWithMember;
-  secret: string;
   fetchedAt: number;
 }
 
@@ -46,8 +45,9 @@ export class TokenAuthenticator {
     if (!parsed)
       return { ok: false, error: problems.invalidToken('The bearer token is malformed.') };
 
-    const row = await this.lookup(parsed.prefix, parsed.secret);
-    if (!row || !secretMatches(parsed.secret, row.secret_sha256)) {
+    const digest = sha256Hex(parsed.secret);
+    const row = await this.lookup(parsed.prefix, digest);
+    if (!row) {
       return { ok: false, error: problems.invalidToken('The bearer token is not recognised.') };
     }
     if (row.revoked_at) {
@@ -75,24 +75,36 @@ export class TokenAuthenticator {
         memberLogin: row.member_login,
         scopes: new Set(row.scopes as ScopeName[]),
         expiresAt: row.expires_at,
+        workspace: {
+          id: row.workspace_id,
+          name: row.workspace_name,
+          slug: row.workspace_slug,
+          createdAt: row.workspace_created_at,
+          updatedAt: row.workspace_updated_at,
+        },
       },
     };
   }
 
   /** Drops a token from this process's cache (after revocation). */
   evict(prefix: string): void {
-    this.cache.delete(prefix);
+    for (const key of this.cache.keys()) if (key.startsWith(`${prefix}:`)) this.cache.delete(key);
   }
 
-  private async lookup(prefix: string, secret: string): Promise<TokenWithMember | undefined> {
-    const cached = this.cache.get(prefix);
-    // Only a request that presented the same secret may be answered from the cache.
-    if (cached && cached.secret === secret && this.now() - cached.fetchedAt < this.ttlMs)
-      return cached.row;
+  /**
+   * The token row whose stored digest matches, or undefined. The cache is keyed by prefix and
+   * digest together, so only a request presenting the right secret is answered from it, and no
+   * secret-dependent comparison happens outside timingSafeEqual.
+   */
+  private async lookup(prefix: string, digest: string): Promise<TokenWithMember | undefined> {
+    const key = `${prefix}:${digest}`;
+    const cached = this.cache.get(key);
+    if (cached && this.now() - cached.fetchedAt < this.ttlMs) return cached.row;
     const row = await findTokenByPrefix(this.db, prefix);
-    if (row && this.ttlMs > 0 && secretMatches(secret, row.secret_sha256)) {
+    if (!row || !digestsMatch(digest, row.secret_sha256)) return undefined;
+    if (this.ttlMs > 0) {
       if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(prefix, { row, secret, fetchedAt: this.now() });
+      this.cache.set(key, { row, fetchedAt: this.now() });
     }
     return row;
   }

@@ -27,7 +27,12 @@ export function requestId(services: AppServices) {
     const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     const state = ctx.state as RequestState;
     state.requestId = id;
-    state.log = services.log.child({ request_id: id });
+    // The child logger is made on first use: most requests log one line, at the end.
+    let child: Logger | undefined;
+    Object.defineProperty(state, 'log', {
+      get: () => (child ??= services.log.child({ request_id: id })),
+      enumerable: true,
+    });
     ctx.set('X-Request-ID', id);
     await next();
   };
@@ -67,6 +72,7 @@ export function problemsAndAccessLog() {
       };
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    if (!state.log.isLevelEnabled('info')) return;
     state.log.info(
       {
         method: ctx.method,

@@ -38,16 +38,70 @@ const CLOUD_PATTERNS: RegExp[] = [
 ];
 
 const CODE_EXTENSIONS = new Set([
-  '.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs', '.go', '.py', '.java', '.kt', '.kts', '.scala', '.cs',
-  '.fs', '.rb', '.php', '.rs', '.c', '.h', '.cc', '.cpp', '.hpp', '.swift', '.m', '.ex', '.exs',
-  '.erl', '.clj', '.dart', '.lua', '.sql', '.proto', '.graphql', '.sh', '.vue', '.svelte',
+  '.ts',
+  '.tsx',
+  '.js',
+  '.jsx',
+  '.mjs',
+  '.cjs',
+  '.go',
+  '.py',
+  '.java',
+  '.kt',
+  '.kts',
+  '.scala',
+  '.cs',
+  '.fs',
+  '.rb',
+  '.php',
+  '.rs',
+  '.c',
+  '.h',
+  '.cc',
+  '.cpp',
+  '.hpp',
+  '.swift',
+  '.m',
+  '.ex',
+  '.exs',
+  '.erl',
+  '.clj',
+  '.dart',
+  '.lua',
+  '.sql',
+  '.proto',
+  '.graphql',
+  '.sh',
+  '.vue',
+  '.svelte',
 ]);
 
 const CODE_MANIFESTS = new Set([
-  'package.json', 'package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'go.mod', 'go.sum',
-  'requirements.txt', 'pyproject.toml', 'Pipfile', 'poetry.lock', 'setup.py', 'setup.cfg',
-  'pom.xml', 'build.gradle', 'build.gradle.kts', 'settings.gradle', 'Cargo.toml', 'Cargo.lock',
-  'Gemfile', 'Gemfile.lock', 'composer.json', 'mix.exs', 'tsconfig.json', 'Makefile', 'CODEOWNERS',
+  'package.json',
+  'package-lock.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'go.mod',
+  'go.sum',
+  'requirements.txt',
+  'pyproject.toml',
+  'Pipfile',
+  'poetry.lock',
+  'setup.py',
+  'setup.cfg',
+  'pom.xml',
+  'build.gradle',
+  'build.gradle.kts',
+  'settings.gradle',
+  'Cargo.toml',
+  'Cargo.lock',
+  'Gemfile',
+  'Gemfile.lock',
+  'composer.json',
+  'mix.exs',
+  'tsconfig.json',
+  'Makefile',
+  'CODEOWNERS',
 ]);
 
 /** Classifies by path alone; `head` (the first bytes of a YAML file) refines unknown YAML. */
@@ -58,7 +112,12 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
-  if ((ext === '.yaml' || ext === '.yml') && head && /^\s*apiVersion:\s*\S+/m.test(head) && /^\s*kind:\s*\S+/m.test(head)) {
+  if (
+    (ext === '.yaml' || ext === '.yml') &&
+    head &&
+    /^\s*apiVersion:\s*\S+/m.test(head) &&
+    /^\s*kind:\s*\S+/m.test(head)
+  ) {
     return 'cloud';
   }
   return null;

@@ -37,9 +37,14 @@ export function parseToken(text: string): { prefix: string; secret: string } | n
   return m ? { prefix: `aat_${m[1]}`, secret: m[2]! } : null;
 }
 
+/** Constant-time comparison of two hex SHA-256 digests. */
+export function digestsMatch(aHex: string, bHex: string): boolean {
+  const a = Buffer.from(aHex, 'hex');
+  const b = Buffer.from(bHex, 'hex');
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}
+
 /** Constant-time comparison of a presented secret with a stored digest. */
 export function secretMatches(secret: string, storedSha256Hex: string): boolean {
-  const presented = Buffer.from(sha256Hex(secret), 'hex');
-  const stored = Buffer.from(storedSha256Hex, 'hex');
-  return presented.length === stored.length && crypto.timingSafeEqual(presented, stored);
+  return digestsMatch(sha256Hex(secret), storedSha256Hex);
 }

@@ -47,6 +47,19 @@ export class BlobStore {
 
   /** Streams into the store, hashing on the way; refuses more than `limit` bytes. */
   async putStream(source: Readable, limit: number): Promise<{ sha256: string; size: number }> {
+    const staged = await this.stageStream(source, limit);
+    await this.commitStaged(staged);
+    return { sha256: staged.sha256, size: staged.size };
+  }
+
+  /**
+   * Streams into a temporary file, not yet visible in the store: content that may be refused
+   * (an upload being checked) must never replace or delete a blob others rely on.
+   */
+  async stageStream(
+    source: Readable,
+    limit: number,
+  ): Promise<{ temp: string; sha256: string; size: number }> {
     const temp = this.tempPath();
     const hash = crypto.createHash('sha256');
     let size = 0;
@@ -64,10 +77,18 @@ export class BlobStore {
       await fs.promises.rm(temp, { force: true });
       throw err;
     }
-    const sha256 = hash.digest('hex');
-    if (fs.existsSync(this.pathOf(sha256))) await fs.promises.rm(temp, { force: true });
-    else await this.commit(temp, sha256);
-    return { sha256, size };
+    return { temp, sha256: hash.digest('hex'), size };
+  }
+
+  /** Makes a staged file a blob (or drops it when the blob already exists). */
+  async commitStaged(staged: { temp: string; sha256: string }): Promise<void> {
+    if (fs.existsSync(this.pathOf(staged.sha256)))
+      await fs.promises.rm(staged.temp, { force: true });
+    else await this.commit(staged.temp, staged.sha256);
+  }
+
+  async discardStaged(staged: { temp: string }): Promise<void> {
+    await fs.promises.rm(staged.temp, { force: true });
   }
 
   async get(sha256: string): Promise<Buffer> {

@@ -9,6 +9,7 @@ import {
   CancellationScope,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   TimeoutFailure,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -47,8 +48,10 @@ class StageFailed extends Error {
 export async function AuditWorkflow(
   input: AuditWorkflowInput,
 ): Promise<{ status: string; errorCode: string | null }> {
-  const book = proxyActivities<AuditActivities>({
-    startToCloseTimeout: '1 minute',
+  // Bookkeeping (audit and stage rows, logs) is quick database work: local activities run in
+  // the workflow's worker without a task-queue round trip, which keeps orchestration overhead low.
+  const book = proxyLocalActivities<AuditActivities>({
+    startToCloseTimeout: '10 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
   });
   const work = proxyActivities<AuditActivities>({

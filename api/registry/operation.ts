@@ -31,6 +31,8 @@ export interface Principal {
   memberLogin: string;
   scopes: ReadonlySet<ScopeName>;
   expiresAt: Date;
+  /** The token's workspace, read with the token (saves listWorkspaces a query). */
+  workspace: { id: string; name: string; slug: string; createdAt: Date; updatedAt: Date };
 }
 
 export interface OperationContext<P, Q, B> {

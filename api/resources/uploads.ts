@@ -69,31 +69,27 @@ export const createUpload = defineOperation({
   success: { status: 201, description: 'The stored, checked upload.', schema: UploadResponse },
   handler: async ({ services, db, params, query, principal, requestId, koa }) => {
     const blobs = new BlobStore(services.config.blobDir);
-    let stored: { sha256: string; size: number };
+    // Checked while staged: a refused body never touches a stored blob.
+    let staged: { temp: string; sha256: string; size: number };
     try {
-      stored = await blobs.putStream(koa.req, services.config.uploadLimitBytes);
+      staged = await blobs.stageStream(koa.req, services.config.uploadLimitBytes);
     } catch (err) {
       if (err instanceof BlobTooLargeError) throw problems.payloadTooLarge(err.limit);
       throw err;
     }
-    const file = blobs.pathOf(stored.sha256);
-    const discard = async () => {
-      const used = await db('uploads').where({ sha256: stored.sha256 }).first();
-      if (!used) await fs.promises.rm(file, { force: true });
-    };
-    const format = detectArchiveFormat(await readHead(file));
-    if (!format) {
-      await discard();
-      throw problems.unsupportedMediaType(koa.get('Content-Type') || undefined, [
-        'application/gzip (tar.gz)',
-        'application/zip',
-      ]);
-    }
     let summary;
+    let format;
     try {
-      summary = await scanArchive(file, format);
+      format = detectArchiveFormat(await readHead(staged.temp));
+      if (!format) {
+        throw problems.unsupportedMediaType(koa.get('Content-Type') || undefined, [
+          'application/gzip (tar.gz)',
+          'application/zip',
+        ]);
+      }
+      summary = await scanArchive(staged.temp, format);
     } catch (err) {
-      await discard();
+      await blobs.discardStaged(staged);
       if (err instanceof SourceError) {
         throw new ApiError({
           status: 400,
@@ -106,6 +102,8 @@ export const createUpload = defineOperation({
       }
       throw err;
     }
+    await blobs.commitStaged(staged);
+    const stored = { sha256: staged.sha256, size: staged.size };
     const row = await db.transaction(async (trx) => {
       const upload = await insertUpload(trx, {
         workspace_id: params.workspace_id,

@@ -48,10 +48,26 @@ export const listWorkspaces = defineOperation({
   access: { kind: 'scope', scope: 'repositories:read' },
   query: PageQuery,
   success: { status: 200, description: 'A page of workspaces.', schema: WorkspacePage },
-  handler: async ({ db, principal, query }) => {
-    const q = db('workspaces').select('*').where('workspaces.id', principal.workspaceId);
-    const page = await keysetPage<WorkspaceRow>(q, 'workspaces', pageRequest(query));
-    return { ...page, items: page.items.map(presentWorkspace) };
+  handler: async ({ principal, query }) => {
+    // A token belongs to one workspace, which authentication has already read: no query here.
+    const after = pageRequest(query).after;
+    const w = principal.workspace;
+    const beyond =
+      after !== null &&
+      (after.createdAt < w.createdAt.toISOString() ||
+        (after.createdAt === w.createdAt.toISOString() && after.id <= w.id));
+    const items = beyond
+      ? []
+      : [
+          {
+            id: w.id,
+            name: w.name,
+            slug: w.slug,
+            created_at: iso(w.createdAt),
+            updated_at: iso(w.updatedAt),
+          },
+        ];
+    return { items, has_more: false, next_cursor: null };
   },
 });
 

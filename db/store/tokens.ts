@@ -17,9 +17,13 @@ export interface TokenRow {
   created_at: Date;
 }
 
-/** A token row joined with its member's login (what authentication needs). */
+/** A token row joined with its member's login and its workspace (what authentication needs). */
 export interface TokenWithMember extends TokenRow {
   member_login: string;
+  workspace_name: string;
+  workspace_slug: string;
+  workspace_created_at: Date;
+  workspace_updated_at: Date;
 }
 
 export async function insertToken(
@@ -57,7 +61,15 @@ export async function findTokenByPrefix(
 ): Promise<TokenWithMember | undefined> {
   return db('api_tokens')
     .join('members', 'members.id', 'api_tokens.member_id')
-    .select('api_tokens.*', 'members.login as member_login')
+    .join('workspaces', 'workspaces.id', 'api_tokens.workspace_id')
+    .select(
+      'api_tokens.*',
+      'members.login as member_login',
+      'workspaces.name as workspace_name',
+      'workspaces.slug as workspace_slug',
+      'workspaces.created_at as workspace_created_at',
+      'workspaces.updated_at as workspace_updated_at',
+    )
     .where('api_tokens.prefix', prefix)
     .first();
 }

@@ -18,7 +18,8 @@ import { call, type Reply } from './http';
 
 export interface AuditHarness {
   app: TestApp;
-  worker: Worker;
+  /** Null when started with `worker: false` (the test runs its own worker processes). */
+  worker: Worker | null;
   dir: string;
   stopWorker(): Promise<void>;
   close(): Promise<void>;
@@ -30,6 +31,8 @@ export async function startAuditHarness(
     model?: ModelProvider | null;
     prices?: Record<string, ModelPrice>;
     config?: Partial<Config>;
+    /** false: no in-process worker (the test runs its own worker processes). */
+    worker?: boolean;
   } = {},
 ): Promise<AuditHarness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-harness-'));
@@ -42,6 +45,18 @@ export async function startAuditHarness(
     rateLimitQuota: 1_000_000,
     ...options.config,
   });
+  if (options.worker === false) {
+    return {
+      app,
+      worker: null,
+      dir,
+      stopWorker: async () => {},
+      async close() {
+        await app.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
   const { worker, connection } = await createWorker({
     config: app.services.config,
     db: app.services.db,
