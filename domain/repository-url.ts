@@ -29,11 +29,10 @@ export function checkRepositoryUrl(url: string, allowLocal: boolean): UrlCheck {
       return { ok: false, reason: 'host and user must not start with "-"' };
     }
     if (parsed.pathname.length <= 1) return { ok: false, reason: 'must name a repository path' };
-    if (parsed.password)
-      return {
-        ok: false,
-        reason: 'must not embed a password; configure credentials on the server',
-      };
+    // Credentials belong in the server's configuration, never in a URL every reader sees.
+    if (parsed.password || (parsed.protocol === 'https:' && parsed.username)) {
+      return { ok: false, reason: 'must not embed credentials; configure them on the server' };
+    }
     return { ok: true, kind: parsed.protocol === 'https:' ? 'https' : 'ssh' };
   }
   if (SCP_LIKE.test(url)) return { ok: true, kind: 'ssh' };
