@@ -1,0 +1,86 @@
+/**
+ * What analyzers emit: one observed fact at one place in the source (DESIGN.md section 7).
+ * Analyzers are pure functions over the audit's files; the reconcile stage turns their evidence
+ * into entities and relationships with canonical keys.
+ */
+import crypto from 'node:crypto';
+
+export type SourceType = 'code' | 'cloud' | 'cicd';
+
+export interface EvidenceLocation {
+  path: string;
+  /** 1-based, inclusive. */
+  start_line: number;
+  end_line: number;
+}
+
+export interface Evidence {
+  source_type: SourceType;
+  /** Which format or tool said it: `docker-compose`, `kubernetes`, `terraform`, `github-actions`, `npm`, `typescript-imports`... */
+  provider: string;
+  /** What kind of fact: `service-declared`, `image-reference`, `depends-on`, `env-reference`, `port-exposed`, ... */
+  evidence_kind: string;
+  /** Canonical key of the subject, `<kind>:<normalized-name>` (`service:cartservice`). */
+  subject_key: string;
+  relationship_kind: string | null;
+  object_key: string | null;
+  location: EvidenceLocation;
+  summary: string;
+  /** SHA-256 (hex) of the cited lines, joined with '\n'. */
+  content_sha256: string;
+  /** Extra structured facts (image tag, port, replicas, permissions...). */
+  attributes: Record<string, unknown>;
+}
+
+/** A file as analyzers see it. */
+export interface SourceFile {
+  path: string;
+  text: string;
+}
+
+/** Coverage gaps an analyzer reports instead of guessing (e.g. a Helm template it cannot render). */
+export interface AnalyzerGap {
+  path: string;
+  reason: string;
+  message: string;
+}
+
+export interface AnalyzerOutput {
+  evidence: Evidence[];
+  gaps: AnalyzerGap[];
+}
+
+/** Lowercase, runs of anything but [a-z0-9.-] become '-', trimmed of '-'. */
+export function normalizeName(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+export function entityKey(kind: string, name: string): string {
+  return `${kind}:${normalizeName(name)}`;
+}
+
+/** SHA-256 of lines start..end (1-based, inclusive) of `text`. */
+export function linesSha256(text: string, start: number, end: number): string {
+  const lines = text.split('\n').slice(start - 1, end);
+  return crypto.createHash('sha256').update(lines.join('\n')).digest('hex');
+}
+
+/** Builds one evidence record citing lines start..end of `file`. */
+export function cite(
+  file: SourceFile,
+  start: number,
+  end: number,
+  fields: Omit<Evidence, 'location' | 'content_sha256'>,
+): Evidence {
+  const total = file.text.split('\n').length;
+  const s = Math.max(1, Math.min(start, total));
+  const e = Math.max(s, Math.min(end, total));
+  return {
+    ...fields,
+    location: { path: file.path, start_line: s, end_line: e },
+    content_sha256: linesSha256(file.text, s, e),
+  };
+}
