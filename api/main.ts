@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     throw new Error('DATABASE_URL is required (npm start provides one in development).');
   if (!config.temporalAddress)
     throw new Error('TEMPORAL_ADDRESS is required (npm start provides one in development).');
-  const db = createDb(config.databaseUrl);
+  const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
   if (process.env.MIGRATE_ON_START !== 'false') await migrateLatest(db);
   const temporal = new TemporalGateway(config.temporalAddress, config.temporalNamespace);
   const api = await startApi(

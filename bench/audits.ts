@@ -834,7 +834,7 @@ async function main(): Promise<number> {
     const historyClient = new Client({ connection, namespace });
 
     // Database, workspace, token
-    const db: Knex = createDb(databaseUrl);
+    const db: Knex = createDb(databaseUrl, { max: Number(process.env.DB_POOL_MAX) || 20 });
     cleanups.push(() => db.destroy());
     await migrateLatest(db);
     const slug = `bench-${crypto.randomBytes(4).toString('hex')}`;

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     }
     const runtimeConfig = { ...config, databaseUrl, temporalAddress };
 
-    const db = createDb(databaseUrl);
+    const db = createDb(databaseUrl, { max: config.dbPoolMax });
     stops.push(() => db.destroy());
     await migrateLatest(db);
 

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required.');
-  const db = createDb(config.databaseUrl);
+  const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
   // Register the custom search attributes (idempotent); a cluster that forbids it keeps working.
   try {
     const admin = await Connection.connect({ address: config.temporalAddress });
