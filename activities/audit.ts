@@ -42,6 +42,8 @@ import { AgentError } from './agents/types';
 import type { ModelProvider } from './agents/model';
 import { costUsd, type ModelPrice } from './agents/pricing';
 import type { AuditFinalStatus, AuditPlan, StageOutcome } from './audit-types';
+import { latestSnapshot, snapshotOfAudit } from '../db/store/architecture';
+import type { Entity, Relationship, StoredEvidence } from '../analysis/reconcile';
 
 export interface AuditActivityDeps {
   db: Knex;
@@ -516,6 +518,119 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         if (cancelled) throw err;
         fail(code, message, retryable);
       }
+    },
+
+    /**
+     * Writes the audit's architecture snapshot from the reconcile artifact, once: evidence gets
+     * stable uuids, entities and relationships keep the first time the repository's earlier
+     * snapshots observed them. One transaction, so a snapshot is whole or absent.
+     */
+    async persistArchitecture(auditId: string): Promise<StageOutcome> {
+      const audit = await getAuditById(db, auditId);
+      const existing = await snapshotOfAudit(db, auditId);
+      if (existing) return { summary: `snapshot ${existing.version} already stored` };
+      const produced = (await artifactsOfAudit(db, auditId, 'reconcile')).find(
+        (a) => a.agent_key === 'reconcile',
+      );
+      if (!produced) fail('reconcile_missing', 'The reconcile stage produced no graph.', false);
+      const graph = produced.artifact.artifact as unknown as {
+        entities: Entity[];
+        relationships: Relationship[];
+        evidence: StoredEvidence[];
+      };
+      const uuidOf = (local: string) => {
+        const h = crypto.createHash('sha256').update(`${auditId}:${local}`).digest('hex');
+        return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+      };
+      const ids = (list: string[]) => list.map(uuidOf);
+      const previous = audit.repository_id
+        ? await latestSnapshot(db, audit.workspace_id, audit.repository_id, auditId)
+        : undefined;
+      const firstSeen = new Map<string, string>();
+      for (const item of [...(previous?.entities ?? []), ...(previous?.relationships ?? [])]) {
+        firstSeen.set(item.canonical_key as string, item.first_observed_at as string);
+      }
+      const now = new Date().toISOString();
+      const withIds = <
+        T extends {
+          canonical_key: string;
+          evidence_ids: string[];
+          contradictions: Array<{ field: string; claims: Array<{ evidence_ids: string[] }> }>;
+        },
+      >(
+        x: T,
+      ) => ({
+        ...x,
+        evidence_ids: ids(x.evidence_ids),
+        contradictions: x.contradictions.map((c) => ({
+          ...c,
+          claims: c.claims.map((cl) => ({ ...cl, evidence_ids: ids(cl.evidence_ids) })),
+        })),
+        first_observed_at: firstSeen.get(x.canonical_key) ?? now,
+        last_observed_at: now,
+      });
+      const requested = requestedTypes(audit);
+      const sources = requested.filter((t) => graph.evidence.some((e) => e.source_type === t));
+      const missing = requested.filter((t) => !sources.includes(t));
+      const count = await db('architecture_snapshots')
+        .where({ workspace_id: audit.workspace_id, repository_id: audit.repository_id })
+        .count<{ n: number }[]>('* as n');
+      const version = String((audit.repository_id ? Number(count[0]?.n ?? 0) : 0) + 1);
+      const snapshotId = crypto.randomUUID();
+      const sourceRef =
+        audit.commit_sha ??
+        (audit.source as { manifest_sha256?: string } | null)?.manifest_sha256 ??
+        'unknown';
+      await db.transaction(async (trx) => {
+        await trx('architecture_snapshots').insert({
+          id: snapshotId,
+          audit_id: auditId,
+          workspace_id: audit.workspace_id,
+          repository_id: audit.repository_id,
+          version,
+          status: missing.length ? 'partial' : 'complete',
+          sources,
+          missing_sources: missing,
+          source_coverage: (sources.length / requested.length).toFixed(4),
+          entity_count: graph.entities.length,
+          relationship_count: graph.relationships.length,
+          entities: JSON.stringify(graph.entities.map(withIds)),
+          relationships: JSON.stringify(
+            graph.relationships.map((r) => ({
+              ...withIds(r),
+              supersedes_id: null,
+              superseded_at: null,
+            })),
+          ),
+          generated_at: now,
+        });
+        const rows = graph.evidence.map((e, position) => ({
+          id: uuidOf(e.id),
+          snapshot_id: snapshotId,
+          workspace_id: audit.workspace_id,
+          source_type: e.source_type,
+          provider: e.provider,
+          evidence_kind: e.evidence_kind,
+          subject_key: e.subject_key,
+          relationship_kind: e.relationship_kind,
+          object_key: e.object_key,
+          location: JSON.stringify(e.location),
+          source_ref: sourceRef,
+          summary: e.summary,
+          content_sha256: e.content_sha256,
+          attributes: JSON.stringify(e.attributes ?? {}),
+          observed_at: now,
+          position,
+        }));
+        for (let i = 0; i < rows.length; i += 500)
+          await trx('architecture_evidence').insert(rows.slice(i, i + 500));
+      });
+      await log(auditId, {
+        level: 'info',
+        source: 'architecture',
+        message: `architecture snapshot ${version}: ${graph.entities.length} entities, ${graph.relationships.length} relationships, ${graph.evidence.length} evidence; sources ${sources.join(', ') || 'none'}${missing.length ? `; missing ${missing.join(', ')}` : ''}`,
+      });
+      return { summary: `snapshot ${version} stored (${graph.evidence.length} evidence)` };
     },
 
     /** Ends the audit: final status, pending stages skipped, running ones cancelled. */

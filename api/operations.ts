@@ -10,6 +10,7 @@ import * as repositories from './resources/repositories';
 import * as activity from './resources/activity';
 import * as audits from './resources/audits';
 import * as uploads from './resources/uploads';
+import * as architecture from './resources/architecture';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -28,6 +29,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   repositories.getRepository,
   repositories.updateRepository,
   repositories.deleteRepository,
+  architecture.getRepositoryArchitecture,
+  architecture.listArchitectureSnapshots,
   uploads.createUpload,
   uploads.getUpload,
   audits.createAudit,
@@ -38,6 +41,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   audits.getAuditLogs,
   audits.getAuditCost,
   audits.getAuditAgentTimeline,
+  architecture.getAuditArchitecture,
   activity.listActivity,
   activity.listAuditEvents,
 ];

@@ -95,18 +95,19 @@ test('an audit of the default branch completes every stage and records the resol
   t.is(timeline.status, 200);
   t.regex(timeline.body.context_hash, /^[0-9a-f]{64}$/);
   const keys: string[] = timeline.body.runs.map((r: any) => r.agent_key);
-  // In order: inventory first, the three analysis agents (any order: they run in parallel), then reconcile and report.
-  t.is(keys[0], 'inventory');
-  t.deepEqual(keys.slice(1, 4).sort(), ['cicd-inventory', 'cloud-inventory', 'code-inventory']);
-  t.deepEqual(keys.slice(4), ['reconcile', 'report']);
-  for (const key of [
-    'inventory',
-    'code-inventory',
-    'cloud-inventory',
+  // In order: inventory first, the analysis agents (interleaved: their stages run in parallel), then reconcile and report.
+  const analysis = [
+    'cicd-analyzer',
     'cicd-inventory',
-    'reconcile',
-    'report',
-  ]) {
+    'cloud-analyzer',
+    'cloud-inventory',
+    'code-analyzer',
+    'code-inventory',
+  ];
+  t.is(keys[0], 'inventory');
+  t.deepEqual(keys.slice(1, 7).sort(), analysis);
+  t.deepEqual(keys.slice(7), ['reconcile', 'report']);
+  for (const key of ['inventory', ...analysis, 'reconcile', 'report']) {
     const run = timeline.body.runs.find((r: any) => r.agent_key === key);
     t.truthy(run, `${key} ran`);
     t.is(run.status, 'succeeded');
@@ -285,13 +286,16 @@ test('auditing the same commit again reuses every cacheable artifact at no cost'
     'code-inventory',
     'cloud-inventory',
     'cicd-inventory',
-    'reconcile',
+    'code-analyzer',
+    'cloud-analyzer',
+    'cicd-analyzer',
   ]) {
     t.true(byKey[key].cache_hit, `${key} is a cache hit`);
     t.is(byKey[key].cost_usd, '0.000000');
     t.truthy(byKey[key].artifact);
   }
   t.false(byKey.report.cache_hit, 'the report is always written afresh');
+  t.false(byKey.reconcile.cache_hit, 'the graph is reconciled afresh from the (cached) evidence');
   const firstTimeline = await call(
     h.app.url,
     'GET',

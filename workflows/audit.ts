@@ -86,6 +86,8 @@ export async function AuditWorkflow(
       if (stage.key === 'source') summaries.push((await work.acquireSource(auditId)).summary);
       for (const agent of stage.agents)
         summaries.push((await work.runAgent(auditId, agent)).summary);
+      if (stage.key === 'reconcile')
+        summaries.push((await work.persistArchitecture(auditId)).summary);
     } catch (err) {
       if (isCancellation(err)) throw err;
       const code = errorCodeOf(err);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Agent, AgentInput, AgentResult } from './types';
 import { AgentError } from './types';
 import type { ModelError } from './model';
+import { cicdAnalyzer, cloudAnalyzer, codeAnalyzer, reconcileAgent } from './analyzers';
 
 function countBy<T>(items: T[], keyOf: (item: T) => string | null): Record<string, number> {
   const out: Record<string, number> = {};
@@ -123,27 +124,6 @@ const cicdInventory = classifier('cicd-inventory', 'cicd', 'Pipeline definitions
   ['bitbucket-pipelines', /bitbucket-pipelines\.ya?ml$/],
 ]);
 
-const reconcile: Agent = {
-  key: 'reconcile',
-  version: '1',
-  stage: 'reconcile',
-  modelBacked: false,
-  reasoningEffort: 'none',
-  costKind: 'analysis',
-  input: 'all',
-  cacheable: true,
-  async run({ files }: AgentInput): Promise<AgentResult> {
-    // Until the extractors emit evidence the reconciled graph is empty, and says so.
-    return {
-      kind: 'architecture-graph',
-      title: 'Reconciled architecture graph',
-      artifact: { entities: [], relationships: [], evidence: [], files_considered: files.length },
-      confidence: '0',
-      summary: '0 entities, 0 relationships (no architecture extractors installed)',
-    };
-  },
-};
-
 const report: Agent = {
   key: 'report',
   version: '1',
@@ -225,7 +205,10 @@ export const BUILTIN_AGENTS: readonly Agent[] = [
   codeInventory,
   cloudInventory,
   cicdInventory,
-  reconcile,
+  codeAnalyzer,
+  cloudAnalyzer,
+  cicdAnalyzer,
+  reconcileAgent,
   deepReview,
   report,
 ];

@@ -22,8 +22,12 @@ export async function call<T = any>(
 ): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
-  let body: string | Buffer | undefined;
-  if (options.raw !== undefined) body = options.raw;
+  let body: string | ArrayBuffer | undefined;
+  if (options.raw !== undefined)
+    body =
+      typeof options.raw === 'string'
+        ? options.raw
+        : (new Uint8Array(options.raw).buffer as ArrayBuffer);
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['Content-Type'] ??= 'application/json';

@@ -1,0 +1,355 @@
+/**
+ * GitHub Actions workflows (`.github/workflows/*.yml`): the workflow and its triggers and
+ * permissions, jobs and their needs, environments and service containers, every `uses:` with
+ * its pin state, and what jobs build, push and deploy.
+ */
+import type { YAMLMap } from 'yaml';
+import type { AnalyzerOutput, SourceFile } from '../evidence';
+import {
+  Sink,
+  baseName,
+  emitEnvironmentDeploy,
+  emitOp,
+  githubSecretRefs,
+  imageAttributes,
+  imageKey,
+  parseImageRef,
+  pathKey,
+  readEnv,
+  scriptOps,
+  type JobRef,
+  type LocatedOp,
+} from './common';
+import { actionOps, parseUses, pinPhrase } from './github-steps';
+import {
+  asMap,
+  asSeq,
+  entries,
+  entry,
+  entryLines,
+  get,
+  getString,
+  nodeLines,
+  pairSource,
+  parseYaml,
+  scalarString,
+  stringList,
+  toJs,
+  type Entry,
+  type Lines,
+  type YamlFile,
+} from './yaml-nodes';
+
+const PROVIDER = 'github-actions';
+/** Triggers that run with write tokens and secrets on code or data an outsider controls. */
+const RISKY_TRIGGERS = new Set(['pull_request_target', 'workflow_run']);
+
+export interface Trigger {
+  event: string;
+  branches?: string[];
+  branches_ignore?: string[];
+  tags?: string[];
+  paths?: string[];
+  types?: string[];
+  crons?: string[];
+  workflows?: string[];
+  inputs?: string[];
+}
+
+function readTriggers(y: YamlFile, node: unknown): Trigger[] {
+  const single = scalarString(y, node);
+  if (single !== undefined) return [{ event: single }];
+  const seq = asSeq(y, node);
+  if (seq) return stringList(y, seq).map((event) => ({ event }));
+  return entries(y, asMap(y, node)).map((e) => {
+    const m = asMap(y, e.value);
+    const list = (k: string): string[] | undefined => {
+      const v = get(y, m, k);
+      return v ? stringList(y, v) : undefined;
+    };
+    const t: Trigger = { event: e.key };
+    const fields: [keyof Trigger, string][] = [
+      ['branches', 'branches'],
+      ['branches_ignore', 'branches-ignore'],
+      ['tags', 'tags'],
+      ['paths', 'paths'],
+      ['types', 'types'],
+      ['workflows', 'workflows'],
+    ];
+    for (const [field, key] of fields) {
+      const v = list(key);
+      if (v) (t as unknown as Record<string, string[]>)[field] = v;
+    }
+    if (e.key === 'schedule') {
+      t.crons = (asSeq(y, e.value)?.items ?? []).flatMap((i) =>
+        stringList(y, get(y, asMap(y, i), 'cron')),
+      );
+    }
+    const inputs = asMap(y, get(y, m, 'inputs'));
+    if (inputs) t.inputs = entries(y, inputs).map((i) => i.key);
+    return t;
+  });
+}
+
+/** `read-all`/`write-all` as written, a map as an object, `{}` for none. */
+function readPermissions(y: YamlFile, node: unknown): unknown {
+  const s = scalarString(y, node);
+  if (s !== undefined) return s;
+  const js = toJs(y, node);
+  return js && typeof js === 'object' ? js : {};
+}
+
+function describePermissions(p: unknown): string {
+  if (typeof p === 'string') return p;
+  const pairs = Object.entries(p as Record<string, unknown>).map(([k, v]) => `${k}: ${String(v)}`);
+  return pairs.length ? pairs.join(', ') : 'none';
+}
+
+/** Analyzes one GitHub Actions workflow file. */
+export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
+  const sink = new Sink(file, PROVIDER);
+  const parsed = parseYaml(file);
+  if (!parsed.ok) {
+    sink.gaps.push(parsed.gap);
+    return sink.output();
+  }
+  const { y, root } = parsed;
+  const wf = baseName(file.path);
+  const pipeline = { key: pathKey('pipeline', PROVIDER, wf), label: `workflow ${wf}` };
+  const on = entry(y, root, 'on') ?? entry(y, root, 'true');
+  const triggers = readTriggers(y, on?.value ?? null);
+  const events = triggers.map((t) => t.event);
+  const risky = events.filter((e) => RISKY_TRIGGERS.has(e));
+  const permEntry = entry(y, root, 'permissions');
+  const permissions = permEntry ? readPermissions(y, permEntry.value) : 'default';
+  const rootLines = nodeLines(y, root) ?? { start: 1, end: 1 };
+  const permText = permEntry
+    ? `top-level permissions ${describePermissions(permissions)}`
+    : 'no top-level permissions (the repository default applies, which may be write-all)';
+  sink.add(
+    rootLines,
+    'pipeline-declared',
+    pipeline.key,
+    null,
+    null,
+    `GitHub Actions workflow ${wf} runs on ${events.join(', ') || 'no trigger'} with ${permText}`,
+    {
+      name: getString(y, root, 'name') ?? wf,
+      triggers,
+      events,
+      risky_trigger: risky.length > 0,
+      risky_triggers: risky,
+      permissions,
+      permissions_declared: permEntry !== undefined,
+      concurrency: toJs(y, get(y, root, 'concurrency')),
+      secrets: githubSecretRefs(file.text),
+    },
+  );
+  const vars = readEnv(sink, y, get(y, root, 'env'), pipeline, 'workflow env');
+  const workflow: WorkflowContext = {
+    y,
+    sink,
+    wf,
+    pipelineKey: pipeline.key,
+    permissions,
+    permissionsDeclared: !!permEntry,
+    vars,
+  };
+  for (const e of entries(y, asMap(y, get(y, root, 'jobs')))) readJob(workflow, e);
+  return sink.output();
+}
+
+interface WorkflowContext {
+  y: YamlFile;
+  sink: Sink;
+  wf: string;
+  pipelineKey: string;
+  permissions: unknown;
+  permissionsDeclared: boolean;
+  vars: Record<string, string>;
+}
+
+function jobKey(w: WorkflowContext, id: string): string {
+  return pathKey('job', PROVIDER, w.wf, id);
+}
+
+function readJob(w: WorkflowContext, e: Entry): void {
+  const { y, sink } = w;
+  const job = asMap(y, e.value);
+  if (!job) return;
+  const id = e.key;
+  const envNode = get(y, job, 'environment');
+  const envMap = asMap(y, envNode);
+  const environment = scalarString(y, envNode) ?? getString(y, envMap, 'name') ?? null;
+  const envUrl = getString(y, envMap, 'url') ?? null;
+  const ref: JobRef = { key: jobKey(w, id), label: `job ${id} in workflow ${w.wf}`, environment };
+  const permEntry = entry(y, job, 'permissions');
+  const permissions = permEntry ? readPermissions(y, permEntry.value) : w.permissions;
+  const permissionsSource = permEntry ? 'job' : w.permissionsDeclared ? 'workflow' : 'default';
+  const needsEntry = entry(y, job, 'needs');
+  const needs = stringList(y, needsEntry?.value);
+  const runsOn = toJs(y, get(y, job, 'runs-on'));
+  const services = entries(y, asMap(y, get(y, job, 'services')));
+  const strategy = asMap(y, get(y, job, 'strategy'));
+  const uses = getString(y, job, 'uses');
+  const runsOnText =
+    typeof runsOn === 'string'
+      ? runsOn
+      : Array.isArray(runsOn)
+        ? runsOn.join(', ')
+        : uses
+          ? `reusable workflow ${uses}`
+          : 'an unspecified runner';
+  sink.add(
+    entryLines(y, e),
+    'job-declared',
+    ref.key,
+    'part_of',
+    w.pipelineKey,
+    `${ref.label} runs on ${runsOnText}${environment ? ` in environment ${environment}` : ''} with permissions ${describePermissions(permissions)} (${permissionsSource === 'job' ? 'job-level' : permissionsSource === 'workflow' ? 'inherited from the workflow' : 'repository default'})`,
+    {
+      name: getString(y, job, 'name') ?? id,
+      runs_on: runsOn,
+      environment: environment ? { name: environment, url: envUrl } : null,
+      permissions,
+      permissions_source: permissionsSource,
+      needs,
+      if: getString(y, job, 'if') ?? null,
+      services: services.map((s) => ({ name: s.key, image: serviceImage(y, s.value) ?? null })),
+      container: serviceImage(y, get(y, job, 'container')) ?? null,
+      matrix: get(y, strategy, 'matrix') !== null,
+      uses: uses ?? null,
+      secrets: githubSecretRefs(pairSource(y, e.pair)),
+      secrets_inherit: getString(y, job, 'secrets') === 'inherit',
+    },
+  );
+  readNeeds(w, ref, needsEntry);
+  for (const s of services) containerImage(w, ref, s, 'service');
+  const container = entry(y, job, 'container');
+  if (container) containerImage(w, ref, container, 'container');
+  const vars = { ...w.vars, ...readEnv(sink, y, get(y, job, 'env'), ref, 'job env') };
+  if (uses)
+    useEvidence(w, ref, { uses, lines: entryLines(y, entry(y, job, 'uses') ?? e), step: null });
+  let deployed = false;
+  const steps = asSeq(y, get(y, job, 'steps'))?.items ?? [];
+  steps.forEach((item, i) => {
+    deployed = readStep(w, ref, asMap(y, item), i, vars) || deployed;
+  });
+  const envEntry = entry(y, job, 'environment');
+  if (!deployed && envEntry)
+    emitEnvironmentDeploy(sink, ref, entryLines(y, envEntry), { url: envUrl });
+}
+
+function serviceImage(y: YamlFile, node: unknown): string | undefined {
+  return scalarString(y, node) ?? getString(y, asMap(y, node), 'image');
+}
+
+function readNeeds(w: WorkflowContext, ref: JobRef, needsEntry: Entry | undefined): void {
+  if (!needsEntry) return;
+  const { y } = w;
+  const items = asSeq(y, needsEntry.value)?.items ?? [needsEntry.value];
+  for (const item of items) {
+    const need = scalarString(y, item);
+    if (!need) continue;
+    const lines =
+      (items.length > 1 || asSeq(y, needsEntry.value) ? nodeLines(y, item) : null) ??
+      entryLines(y, needsEntry);
+    w.sink.add(
+      lines,
+      'job-depends-on',
+      ref.key,
+      'depends_on',
+      jobKey(w, need),
+      `${ref.label} waits for job ${need}`,
+      { needs: need },
+    );
+  }
+}
+
+function containerImage(
+  w: WorkflowContext,
+  ref: JobRef,
+  e: Entry,
+  role: 'service' | 'container',
+): void {
+  const { y } = w;
+  const raw = serviceImage(y, e.value);
+  const img = raw ? parseImageRef(raw) : null;
+  if (!img) return;
+  const what = role === 'service' ? `service container ${e.key}` : 'its steps in container';
+  w.sink.add(
+    entryLines(y, e),
+    'image-reference',
+    ref.key,
+    'uses_image',
+    imageKey(img),
+    `${ref.label} runs ${what} (${img.raw})`,
+    {
+      role,
+      ...(role === 'service' ? { service: e.key } : {}),
+      ...imageAttributes(img),
+    },
+  );
+  const env = get(y, asMap(y, e.value), 'env');
+  readEnv(w.sink, y, env, ref, `${role} env`);
+}
+
+function useEvidence(
+  w: WorkflowContext,
+  ref: JobRef,
+  use: { uses: string; lines: Lines; step: string | null },
+): ReturnType<typeof parseUses> {
+  const u = parseUses(use.uses);
+  const who = use.step ? `step ${use.step} of ${ref.label}` : ref.label;
+  const verb = u.reusable_workflow ? 'calls reusable workflow' : 'uses';
+  w.sink.add(
+    use.lines,
+    'action-use',
+    ref.key,
+    'uses',
+    u.object,
+    `${who} ${verb} ${u.raw} (${pinPhrase(u)})`,
+    {
+      uses: u.raw,
+      ref: u.ref,
+      pin: u.pin,
+      pinned: u.pinned,
+      first_party: u.first_party,
+      reusable_workflow: u.reusable_workflow,
+      step: use.step,
+    },
+  );
+  return u;
+}
+
+/** Reads one step; returns whether it deploys. */
+function readStep(
+  w: WorkflowContext,
+  ref: JobRef,
+  step: YAMLMap | null,
+  i: number,
+  jobVars: Record<string, string>,
+): boolean {
+  const { y, sink } = w;
+  if (!step) return false;
+  const label = getString(y, step, 'name') ?? getString(y, step, 'id') ?? String(i + 1);
+  const stepLines = nodeLines(y, step) ?? { start: 1, end: 1 };
+  const vars = { ...jobVars, ...readEnv(sink, y, get(y, step, 'env'), ref, 'step env') };
+  const withMap = asMap(y, get(y, step, 'with'));
+  readEnv(sink, y, withMap, ref, 'step input');
+  let deployed = false;
+  const uses = getString(y, step, 'uses');
+  if (uses) {
+    const u = useEvidence(w, ref, { uses, lines: stepLines, step: label });
+    for (const op of actionOps(y, u, withMap, vars)) {
+      const located: LocatedOp = { ...op, line: 0, line_count: 1, lines: stepLines };
+      const job =
+        op.environment && !ref.environment ? { ...ref, environment: op.environment } : ref;
+      deployed = emitOp(sink, job, located, { step: label }) || deployed;
+    }
+  }
+  const run = get(y, step, 'run');
+  for (const op of scriptOps(y, run, vars))
+    deployed = emitOp(sink, ref, op, { step: label }) || deployed;
+  return deployed;
+}

@@ -1,0 +1,415 @@
+/**
+ * docker-compose files: services, their images, ports, volumes, dependencies, and the
+ * environment values that point at other services or hold literal secrets.
+ */
+import { posix } from 'node:path';
+import {
+  entityKey,
+  type AnalyzerGap,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
+import {
+  asArray,
+  asString,
+  classifyImage,
+  dirname,
+  evidence,
+  imageAttributes,
+  imageKey,
+  isRecord,
+  parseImage,
+  type EvidenceFields,
+  type Span,
+} from './common';
+import { envReferences, type HostResolver } from './env';
+import { parseYaml, type PathItem, type YamlDoc } from './yaml';
+
+const PROVIDER = 'docker-compose';
+
+interface ComposeFile {
+  file: SourceFile;
+  doc: YamlDoc;
+  services: Record<string, unknown>;
+}
+
+/** Analyzes compose files; hosts resolve against services of every compose file in the same directory. */
+export function analyzeCompose(files: SourceFile[]): AnalyzerOutput {
+  const gaps: AnalyzerGap[] = [];
+  const parsed: ComposeFile[] = [];
+  for (const file of files) {
+    const y = parseYaml(file);
+    for (const message of y.errors)
+      gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
+    for (const doc of y.docs) {
+      if (!isRecord(doc.value)) continue;
+      const services = doc.value.services;
+      if (isRecord(services)) parsed.push({ file, doc, services });
+    }
+  }
+  const evidence: Evidence[] = [];
+  for (const cf of parsed) {
+    const siblings = parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path));
+    const resolver = composeResolver(siblings);
+    for (const [name, svc] of Object.entries(cf.services)) {
+      if (isRecord(svc)) evidence.push(...serviceEvidence(cf, name, svc, resolver));
+    }
+  }
+  return { evidence, gaps };
+}
+
+/** Service names, `hostname`, `container_name`, network aliases and link aliases -> service. */
+function composeResolver(files: ComposeFile[]): HostResolver {
+  const names = new Map<string, string>();
+  const add = (alias: unknown, service: string) => {
+    const a = asString(alias);
+    if (a && !names.has(a.toLowerCase())) names.set(a.toLowerCase(), service);
+  };
+  for (const f of files) for (const name of Object.keys(f.services)) add(name, name);
+  for (const f of files) {
+    for (const [name, svc] of Object.entries(f.services)) {
+      if (!isRecord(svc)) continue;
+      add(svc.hostname, name);
+      add(svc.container_name, name);
+      if (isRecord(svc.networks)) {
+        for (const net of Object.values(svc.networks)) {
+          if (isRecord(net)) for (const a of asArray(net.aliases)) add(a, name);
+        }
+      }
+    }
+  }
+  return (host) => {
+    const service = names.get(host);
+    return service ? { key: entityKey('service', service), name: service } : null;
+  };
+}
+
+function serviceEvidence(
+  cf: ComposeFile,
+  name: string,
+  svc: Record<string, unknown>,
+  resolver: HostResolver,
+): Evidence[] {
+  const { file, doc } = cf;
+  const subject = entityKey('service', name);
+  const base: PathItem[] = ['services', name];
+  const at = (...p: PathItem[]) => doc.span([...base, ...p]);
+  const out: Evidence[] = [];
+  const emit = (
+    path: PathItem[],
+    kind: string,
+    summary: string,
+    attributes: Record<string, unknown>,
+    rel: [string, string] | null = null,
+  ) =>
+    out.push(
+      cite(file, at(...path), {
+        kind,
+        subject,
+        summary,
+        attributes,
+        relationship: rel?.[0] ?? null,
+        object: rel?.[1] ?? null,
+      }),
+    );
+
+  const imageRaw = asString(svc.image);
+  const image = imageRaw ? parseImage(imageRaw) : null;
+  const ports = asArray(svc.ports).map(parsePort);
+  const deploy = isRecord(svc.deploy) ? svc.deploy : {};
+  const limits = resourceLimits(svc, deploy);
+  const build = buildContext(file.path, svc.build);
+  emit([], 'service-declared', `compose service ${name} is declared`, {
+    image: image
+      ? { raw: image.raw, repo: image.repo, tag: image.tag, digest: image.digest }
+      : null,
+    build,
+    ports: ports.filter((p) => p !== null),
+    replicas:
+      typeof deploy.replicas === 'number'
+        ? deploy.replicas
+        : typeof svc.scale === 'number'
+          ? svc.scale
+          : null,
+    privileged: svc.privileged === true,
+    read_only: svc.read_only === true,
+    cap_add: asArray(svc.cap_add).map(String),
+    resource_limits: limits,
+    resource_limits_set: limits !== null,
+    healthcheck: hasHealthcheck(svc.healthcheck),
+    restart: asString(svc.restart),
+    network_mode: asString(svc.network_mode),
+    user: asString(svc.user),
+    env_files: asArray(typeof svc.env_file === 'string' ? [svc.env_file] : svc.env_file).map((e) =>
+      isRecord(e) ? String(e.path) : String(e),
+    ),
+  });
+
+  if (image) {
+    const cls = classifyImage(image);
+    emit(
+      ['image'],
+      'image-reference',
+      `compose service ${name} runs image ${image.raw}`,
+      imageAttributes(image),
+      ['uses_image', imageKey(image)],
+    );
+    if (cls) {
+      const kind = cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared';
+      out.push(
+        cite(file, at(), {
+          kind,
+          subject: entityKey(cls.kind, name),
+          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}`,
+          attributes: {
+            engine: cls.engine,
+            tag: image.tag,
+            service_key: subject,
+            image: image.repo,
+          },
+        }),
+      );
+    }
+  }
+
+  for (const [dep, path, attrs] of dependencies(svc)) {
+    emit(path, 'depends-on', `compose service ${name} depends on ${dep}`, attrs, [
+      'depends_on',
+      entityKey('service', dep),
+    ]);
+  }
+
+  ports.forEach((p, i) => {
+    if (!p) return;
+    const where = p.public ? 'publicly' : 'on loopback';
+    emit(
+      ['ports', i],
+      'port-exposed',
+      `compose service ${name} publishes ${p.mapping} ${where}`,
+      p,
+    );
+  });
+  asArray(svc.expose).forEach((p, i) => {
+    emit(
+      ['expose', i],
+      'port-exposed',
+      `compose service ${name} exposes port ${String(p)} to other services`,
+      {
+        mapping: String(p),
+        target: String(p),
+        published: null,
+        public: false,
+        internal: true,
+      },
+    );
+  });
+
+  asArray(svc.volumes).forEach((v, i) => {
+    const m = parseVolume(v);
+    if (!m) return;
+    const rel: [string, string] | null =
+      m.type === 'volume' && m.source ? ['mounts', entityKey('volume', m.source)] : null;
+    const what =
+      m.type === 'bind'
+        ? `host path ${m.source}`
+        : m.source
+          ? `volume ${m.source}`
+          : 'an anonymous volume';
+    emit(
+      ['volumes', i],
+      'volume-mount',
+      `compose service ${name} mounts ${what} at ${m.target}`,
+      m,
+      rel,
+    );
+  });
+
+  for (const env of environment(svc.environment)) {
+    for (const r of envReferences(env.name, env.value, resolver)) {
+      out.push(
+        cite(file, at('environment', env.key), {
+          kind: r.kind,
+          subject,
+          summary: `compose service ${name} ${r.summary}`,
+          attributes: r.attributes,
+          relationship: r.relationship,
+          object: r.object,
+        }),
+      );
+    }
+  }
+  return out;
+}
+
+function cite(file: SourceFile, span: Span, f: Omit<EvidenceFields, 'provider'>): Evidence {
+  return evidence(file, span, { provider: PROVIDER, ...f });
+}
+
+function buildContext(composePath: string, build: unknown): Record<string, unknown> | null {
+  const spec = typeof build === 'string' ? { context: build } : isRecord(build) ? build : null;
+  if (!spec) return null;
+  const context = asString(spec.context) ?? '.';
+  const dir = posix.normalize(posix.join(dirname(composePath) || '.', context));
+  return {
+    context,
+    context_dir: dir === '.' ? '' : dir.replace(/\/$/, ''),
+    dockerfile: asString(spec.dockerfile),
+    target: asString(spec.target),
+  };
+}
+
+function resourceLimits(
+  svc: Record<string, unknown>,
+  deploy: Record<string, unknown>,
+): Record<string, unknown> | null {
+  const resources = isRecord(deploy.resources) ? deploy.resources : {};
+  if (isRecord(resources.limits) && Object.keys(resources.limits).length > 0)
+    return resources.limits;
+  const legacy: Record<string, unknown> = {};
+  if (svc.mem_limit !== undefined) legacy.memory = svc.mem_limit;
+  if (svc.cpus !== undefined) legacy.cpus = svc.cpus;
+  return Object.keys(legacy).length > 0 ? legacy : null;
+}
+
+function hasHealthcheck(h: unknown): boolean {
+  if (!isRecord(h)) return false;
+  if (h.disable === true) return false;
+  const test = Array.isArray(h.test) ? h.test[0] : h.test;
+  return test !== 'NONE';
+}
+
+function dependencies(
+  svc: Record<string, unknown>,
+): [string, PathItem[], Record<string, unknown>][] {
+  const out: [string, PathItem[], Record<string, unknown>][] = [];
+  const d = svc.depends_on;
+  if (Array.isArray(d))
+    d.forEach((dep, i) => out.push([String(dep), ['depends_on', i], { form: 'list' }]));
+  else if (isRecord(d)) {
+    for (const [dep, spec] of Object.entries(d)) {
+      const condition = isRecord(spec) ? asString(spec.condition) : null;
+      out.push([dep, ['depends_on', dep], { form: 'map', condition }]);
+    }
+  }
+  asArray(svc.links).forEach((l, i) => {
+    const [dep, alias] = String(l).split(':');
+    if (dep) out.push([dep, ['links', i], { form: 'links', alias: alias ?? null }]);
+  });
+  return out;
+}
+
+export interface PortMapping extends Record<string, unknown> {
+  mapping: string;
+  host_ip: string | null;
+  published: string | null;
+  target: string;
+  protocol: string;
+  public: boolean;
+}
+
+const PUBLIC_IPS = new Set(['', '0.0.0.0', '::', '[::]']);
+
+function parsePort(p: unknown): PortMapping | null {
+  if (isRecord(p)) {
+    const target = asString(p.target);
+    if (!target) return null;
+    const published = asString(p.published);
+    const hostIp = asString(p.host_ip);
+    return {
+      mapping: published ? `${published}:${target}` : target,
+      host_ip: hostIp,
+      published,
+      target,
+      protocol: asString(p.protocol) ?? 'tcp',
+      public: PUBLIC_IPS.has(hostIp ?? ''),
+    };
+  }
+  const s = asString(p);
+  if (!s) return null;
+  const [spec = '', protocol = 'tcp'] = s.split('/');
+  let hostIp: string | null = null;
+  let rest = spec;
+  const v6 = /^\[([^\]]+)\]:(.*)$/.exec(spec);
+  if (v6) {
+    hostIp = v6[1] ?? null;
+    rest = v6[2] ?? '';
+  }
+  const parts = rest.split(':');
+  if (parts.length === 3 && hostIp === null) hostIp = parts.shift() ?? null;
+  const target = parts.pop() ?? '';
+  const published = parts.pop() ?? null;
+  return {
+    mapping: published ? `${published}:${target}` : target,
+    host_ip: hostIp,
+    published: published || null,
+    target,
+    protocol,
+    public: PUBLIC_IPS.has(hostIp ?? ''),
+  };
+}
+
+interface VolumeMount extends Record<string, unknown> {
+  type: string;
+  source: string | null;
+  target: string;
+  read_only: boolean;
+  docker_socket: boolean;
+}
+
+function parseVolume(v: unknown): VolumeMount | null {
+  let type: string;
+  let source: string | null;
+  let target: string;
+  let readOnly = false;
+  if (isRecord(v)) {
+    target = asString(v.target) ?? '';
+    source = asString(v.source);
+    type = asString(v.type) ?? (source && /^[./~]/.test(source) ? 'bind' : 'volume');
+    readOnly = v.read_only === true;
+  } else {
+    const s = asString(v);
+    if (!s) return null;
+    const parts = s.split(':');
+    if (parts.length === 1) {
+      source = null;
+      target = parts[0] ?? '';
+    } else {
+      source = parts[0] ?? null;
+      target = parts[1] ?? '';
+      readOnly = (parts[2] ?? '').split(',').includes('ro');
+    }
+    type = source && (source.includes('/') || /^[.~$]/.test(source)) ? 'bind' : 'volume';
+  }
+  if (!target) return null;
+  return {
+    type,
+    source,
+    target,
+    read_only: readOnly,
+    docker_socket: (source ?? '').endsWith('docker.sock'),
+  };
+}
+
+interface EnvVar {
+  name: string;
+  value: unknown;
+  /** Path item under `environment` (list index or map key). */
+  key: PathItem;
+}
+
+function environment(env: unknown): EnvVar[] {
+  if (Array.isArray(env)) {
+    return env.flatMap((item, i): EnvVar[] => {
+      const s = asString(item);
+      if (!s) return [];
+      const eq = s.indexOf('=');
+      return eq < 0
+        ? [{ name: s, value: null, key: i }]
+        : [{ name: s.slice(0, eq), value: s.slice(eq + 1), key: i }];
+    });
+  }
+  if (isRecord(env))
+    return Object.entries(env).map(([name, value]) => ({ name, value, key: name }));
+  return [];
+}

@@ -1,0 +1,272 @@
+/**
+ * Dockerfiles: base images per stage, and for the final stage the exposed ports, the user it runs
+ * as, its healthcheck and ADDs of remote URLs.
+ */
+import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
+import {
+  basename,
+  dirname,
+  evidence,
+  imageAttributes,
+  imageKey,
+  parseImage,
+  redact,
+  type Span,
+} from './common';
+
+const PROVIDER = 'dockerfile';
+
+export function isDockerfile(path: string): boolean {
+  return /^(Dockerfile|Containerfile)([.-][^/]*)?$|\.(dockerfile|Dockerfile)$/.test(basename(path));
+}
+
+interface Instruction {
+  cmd: string;
+  args: string;
+  start: number;
+  end: number;
+}
+
+/** Logical instructions with their line spans: continuations joined, comments and heredoc bodies skipped. */
+export function instructions(text: string): Instruction[] {
+  const lines = text.split('\n');
+  const out: Instruction[] = [];
+  let escape = '\\';
+  let seenInstruction = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] ?? '').replace(/\r$/, '');
+    const directive = /^#\s*escape\s*=\s*(\S)/i.exec(line);
+    if (!seenInstruction && directive) escape = directive[1] ?? '\\';
+    if (/^\s*(#.*)?$/.test(line)) continue;
+    seenInstruction = true;
+    const start = i + 1;
+    let body = line;
+    while (body.trimEnd().endsWith(escape) && i + 1 < lines.length) {
+      body = body.trimEnd().slice(0, -1);
+      i++;
+      const next = (lines[i] ?? '').replace(/\r$/, '');
+      if (/^\s*#/.test(next)) continue;
+      body += ` ${next.trim()}`;
+    }
+    const m = /^\s*([A-Za-z]+)\s*(.*)$/.exec(body);
+    if (!m) continue;
+    const heredoc = /<<-?\s*["']?([A-Za-z_][\w]*)["']?/.exec(m[2] ?? '');
+    if (heredoc) {
+      while (i + 1 < lines.length && (lines[i + 1] ?? '').trim() !== heredoc[1]) i++;
+      if (i + 1 < lines.length) i++;
+    }
+    out.push({ cmd: (m[1] ?? '').toUpperCase(), args: (m[2] ?? '').trim(), start, end: i + 1 });
+  }
+  return out;
+}
+
+interface Stage {
+  name: string | null;
+  image: string;
+  from: Instruction;
+  body: Instruction[];
+}
+
+function substitute(s: string, args: Map<string, string>): string {
+  return s.replace(
+    /\$\{([A-Za-z_]\w*)(?::?-([^}]*))?\}|\$([A-Za-z_]\w*)/g,
+    (all, a?: string, def?: string, b?: string) => {
+      const v = args.get(a ?? b ?? '');
+      return v ?? def ?? all;
+    },
+  );
+}
+
+function stages(list: Instruction[]): Stage[] {
+  const globalArgs = new Map<string, string>();
+  const out: Stage[] = [];
+  for (const ins of list) {
+    if (ins.cmd === 'ARG' && out.length === 0) {
+      const [k, ...v] = ins.args.split('=');
+      if (k && v.length > 0) globalArgs.set(k.trim(), v.join('=').replace(/^["']|["']$/g, ''));
+    } else if (ins.cmd === 'FROM') {
+      const tokens = ins.args.split(/\s+/).filter((t) => !t.startsWith('--'));
+      const asIdx = tokens.findIndex((t) => t.toUpperCase() === 'AS');
+      out.push({
+        name: asIdx >= 0 ? (tokens[asIdx + 1] ?? null) : null,
+        image: substitute(tokens[0] ?? '', globalArgs),
+        from: ins,
+        body: [],
+      });
+    } else out[out.length - 1]?.body.push(ins);
+  }
+  return out;
+}
+
+/** The stages `stage` builds on, oldest first, ending with `stage` itself. */
+function lineage(stage: Stage, all: Stage[]): Stage[] {
+  const chain = [stage];
+  let cur = stage;
+  for (let guard = 0; guard < all.length; guard++) {
+    const parent = all.find((s) => s !== cur && s.name?.toLowerCase() === cur.image.toLowerCase());
+    if (!parent || chain.includes(parent)) break;
+    chain.unshift(parent);
+    cur = parent;
+  }
+  return chain;
+}
+
+/** Service name for a Dockerfile: its directory, or at the repository root the final stage's name. */
+export function dockerfileServiceName(path: string, finalStage: string | null): string {
+  const dir = dirname(path);
+  if (dir) return basename(dir);
+  const variant = /^(?:Dockerfile|Containerfile)[.-](.+)$|^(.+)\.dockerfile$/i.exec(basename(path));
+  return finalStage ?? variant?.[1] ?? variant?.[2] ?? 'root';
+}
+
+export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
+  const list = instructions(file.text);
+  const all = stages(list);
+  const final = all[all.length - 1];
+  if (!final) {
+    return {
+      evidence: [],
+      gaps: [
+        {
+          path: file.path,
+          reason: 'dockerfile_no_from',
+          message: 'Dockerfile has no FROM instruction',
+        },
+      ],
+    };
+  }
+  const name = dockerfileServiceName(file.path, final.name);
+  const subject = entityKey('service', name);
+  const out: Evidence[] = [];
+  const emit = (
+    span: Span,
+    kind: string,
+    summary: string,
+    attributes: Record<string, unknown>,
+    rel?: [string, string],
+  ) =>
+    out.push(
+      evidence(file, span, {
+        provider: PROVIDER,
+        kind,
+        subject,
+        summary,
+        attributes,
+        relationship: rel?.[0] ?? null,
+        object: rel?.[1] ?? null,
+      }),
+    );
+  const stageNames = new Set(all.map((s) => s.name?.toLowerCase()).filter(Boolean));
+  all.forEach((s, i) => {
+    if (s.image === 'scratch' || stageNames.has(s.image.toLowerCase())) return;
+    const image = parseImage(s.image);
+    const isFinal = i === all.length - 1;
+    emit(
+      { start: s.from.start, end: s.from.end },
+      'image-reference',
+      `Dockerfile for ${name} builds ${isFinal ? 'its final stage' : `stage ${s.name ?? i}`} from ${s.image}`,
+      { ...imageAttributes(image), stage: s.name, stage_index: i, final_stage: isFinal },
+      ['built_from', imageKey(image)],
+    );
+  });
+
+  // A stage built FROM an earlier stage inherits its USER, HEALTHCHECK and EXPOSE.
+  const chain = lineage(final, all);
+  const inherited = chain.flatMap((s) => s.body);
+  const root0 = chain[0] ?? final;
+  const users = inherited.filter((x) => x.cmd === 'USER');
+  const lastUser = users[users.length - 1];
+  const user = lastUser ? (lastUser.args.split(':')[0] ?? '') : null;
+  const root = user === null || user === '0' || user === 'root';
+  const health = inherited.filter((x) => x.cmd === 'HEALTHCHECK').pop();
+  const ports = inherited
+    .filter((x) => x.cmd === 'EXPOSE')
+    .flatMap((x) =>
+      x.args
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((p) => ({ ins: x, p })),
+    );
+  const remote = all
+    .flatMap((s) => s.body)
+    .filter((x) => x.cmd === 'ADD' && /(^|\s)(https?:\/\/|git@)/.test(x.args));
+  const lastLine = Math.max(final.from.end, ...final.body.map((x) => x.end));
+  emit(
+    { start: final.from.start, end: lastLine },
+    'dockerfile-declared',
+    `${file.path} builds service ${name} from ${final.image}`,
+    {
+      context_dir: dirname(file.path),
+      dockerfile: file.path,
+      stages: all.map((s) => ({ name: s.name, image: s.image })),
+      final_stage: final.name,
+      base_image: root0.image,
+      base_stage: chain.length > 1 ? final.image : null,
+      user,
+      runs_as_root: root,
+      healthcheck: health ? !/^NONE\b/i.test(health.args) : false,
+      exposed_ports: ports.map((x) => x.p),
+      remote_adds: remote.length,
+    },
+  );
+  if (root) {
+    const at = lastUser ?? final.from;
+    emit(
+      { start: at.start, end: at.end },
+      'runs-as-root',
+      lastUser
+        ? `Dockerfile for ${name} runs as root (USER ${user})`
+        : `Dockerfile for ${name} sets no USER, so it runs as root`,
+      { user, reason: lastUser ? 'root user' : 'no USER instruction' },
+    );
+  } else if (lastUser) {
+    emit(
+      { start: lastUser.start, end: lastUser.end },
+      'user-declared',
+      `Dockerfile for ${name} runs as user ${user}`,
+      {
+        user,
+        runs_as_root: false,
+      },
+    );
+  }
+  if (health) {
+    const disabled = /^NONE\b/i.test(health.args);
+    emit(
+      { start: health.start, end: health.end },
+      'healthcheck-declared',
+      `Dockerfile for ${name} ${disabled ? 'disables' : 'declares'} a healthcheck`,
+      { disabled },
+    );
+  }
+  for (const { ins, p } of ports) {
+    const [port = '', protocol = 'tcp'] = p.split('/');
+    emit(
+      { start: ins.start, end: ins.end },
+      'port-exposed',
+      `Dockerfile for ${name} exposes port ${p}`,
+      {
+        mapping: port,
+        target: port,
+        published: null,
+        protocol,
+        public: false,
+        declared_only: true,
+      },
+    );
+  }
+  for (const ins of remote) {
+    const url = ins.args.split(/\s+/).find((t) => /^(https?:\/\/|git@)/.test(t)) ?? '';
+    const safe = redact(url).replace(/\?.*$/, '');
+    emit(
+      { start: ins.start, end: ins.end },
+      'remote-add',
+      `Dockerfile for ${name} ADDs remote ${safe}`,
+      {
+        url: safe,
+        checksum: /--checksum=/.test(ins.args),
+      },
+    );
+  }
+  return { evidence: out, gaps: [] };
+}

@@ -1,0 +1,102 @@
+/**
+ * Environment variables (and config values) read as facts: which service a value points at, and
+ * whether a secret is written down literally. Secret values never leave this module.
+ */
+import { entityKey } from '../evidence';
+import {
+  asString,
+  extractHosts,
+  hasEmbeddedCredentials,
+  isLiteralValue,
+  isSecretName,
+  looksLikeSecretValue,
+  redact,
+} from './common';
+
+export interface ResolvedHost {
+  /** Entity key of the service the host names. */
+  key: string;
+  /** Display name for summaries. */
+  name: string;
+  /** How it was resolved (`service`, `kubernetes-service`, `workload`...). */
+  via?: string;
+}
+
+/** Maps a lowercased host name to the service it names, or null when it is not one of ours. */
+export type HostResolver = (host: string) => ResolvedHost | null;
+
+export interface EnvFinding {
+  kind: 'env-reference' | 'literal-secret';
+  relationship: string | null;
+  object: string | null;
+  /** Sentence without its subject, e.g. `reads REDIS_ADDR=redis-cart:6379 -> service redis-cart`. */
+  summary: string;
+  attributes: Record<string, unknown>;
+}
+
+/**
+ * Facts about one variable: `literal-secret` when a secret-looking name has a literal value (or a
+ * URL carries a literal password), and one `env-reference` per host the value points at.
+ */
+export function envReferences(
+  name: string,
+  value: unknown,
+  resolve: HostResolver,
+  source = 'environment',
+): EnvFinding[] {
+  const str = asString(value);
+  if (str === null) return [];
+  const out: EnvFinding[] = [];
+  const secretValue = looksLikeSecretValue(str.trim());
+  if (isSecretName(name) || secretValue) {
+    if (isLiteralValue(value)) {
+      out.push({
+        kind: 'literal-secret',
+        relationship: null,
+        object: null,
+        summary: `sets ${name} to a literal secret value`,
+        attributes: {
+          variable: name,
+          source,
+          ...(secretValue ? { detected_by: 'value-pattern' } : {}),
+        },
+      });
+    }
+    // The value of a secret-looking variable is never read further, so it cannot leak.
+    return out;
+  }
+  if (hasEmbeddedCredentials(str)) {
+    out.push({
+      kind: 'literal-secret',
+      relationship: null,
+      object: null,
+      summary: `sets ${name} to a connection string with a literal password`,
+      attributes: { variable: name, source, embedded_in: 'connection-string' },
+    });
+  }
+  const shown = redact(str);
+  const seen = new Set<string>();
+  for (const h of extractHosts(name, str)) {
+    const r = resolve(h.host);
+    const object = r ? r.key : entityKey('external', h.host);
+    // kafka:9092,kafka2:9092 may name one service twice (network aliases).
+    if (seen.has(object)) continue;
+    seen.add(object);
+    out.push({
+      kind: 'env-reference',
+      relationship: 'connects_to',
+      object,
+      summary: `reads ${name}=${shown} -> ${r ? `service ${r.name}` : `external ${h.host}`}`,
+      attributes: {
+        variable: name,
+        value: shown,
+        source,
+        host: h.host,
+        port: h.port,
+        scheme: h.scheme,
+        resolution: r ? (r.via ?? 'service') : 'external',
+      },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,246 @@
+/**
+ * Helm charts: Chart.yaml metadata and dependencies, images named in values files. Templates use
+ * Go template syntax and are not rendered here: each one is reported as a coverage gap.
+ */
+import {
+  entityKey,
+  type AnalyzerGap,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
+import {
+  asArray,
+  asString,
+  basename,
+  classifyImage,
+  dirname,
+  evidence,
+  imageAttributes,
+  imageKey,
+  isRecord,
+  parseImage,
+} from './common';
+import { parseYaml, type PathItem, type YamlDoc } from './yaml';
+
+const PROVIDER = 'helm';
+
+/** Directories holding a Chart.yaml. */
+export function chartDirs(files: SourceFile[]): Set<string> {
+  return new Set(
+    files.filter((f) => basename(f.path) === 'Chart.yaml').map((f) => dirname(f.path)),
+  );
+}
+
+/** The chart a file belongs to, and its role in it, or null when it is not part of a chart. */
+export function helmRole(
+  path: string,
+  charts: Set<string>,
+): { chart: string; role: 'chart' | 'values' | 'template' } | null {
+  const dir = dirname(path);
+  const name = basename(path);
+  if (charts.has(dir)) {
+    if (name === 'Chart.yaml') return { chart: dir, role: 'chart' };
+    if (/^values([.-][^/]*)?\.ya?ml$/.test(name)) return { chart: dir, role: 'values' };
+  }
+  // Nearest enclosing chart whose templates/ folder holds the file.
+  const parts = path.split('/');
+  for (let i = parts.length - 2; i >= 0; i--) {
+    if (parts[i] !== 'templates') continue;
+    const chart = parts.slice(0, i).join('/');
+    if (charts.has(chart)) return { chart, role: 'template' };
+  }
+  return null;
+}
+
+interface Chart {
+  name: string;
+  dependencies: string[];
+  appVersion: string | null;
+}
+
+/** Analyzes the files of Helm charts (those `helmRole` recognizes). */
+export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
+  const charts = chartDirs(files);
+  const evidence: Evidence[] = [];
+  const gaps: AnalyzerGap[] = [];
+  const meta = new Map<string, Chart>();
+  const docs = new Map<string, YamlDoc>();
+  for (const file of files) {
+    const role = helmRole(file.path, charts);
+    if (role?.role !== 'chart') continue;
+    const y = parseYaml(file);
+    for (const message of y.errors)
+      gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
+    const doc = y.docs[0];
+    if (!doc || !isRecord(doc.value)) continue;
+    docs.set(file.path, doc);
+    const v = doc.value;
+    const deps = asArray(v.dependencies).filter(isRecord);
+    meta.set(role.chart, {
+      name: asString(v.name) ?? (basename(role.chart) || 'root'),
+      dependencies: deps.map((d) => asString(d.alias) ?? asString(d.name) ?? ''),
+      appVersion: asString(v.appVersion),
+    });
+  }
+  for (const file of files) {
+    const role = helmRole(file.path, charts);
+    const chart = role ? meta.get(role.chart) : undefined;
+    if (!role) continue;
+    if (role.role === 'template') {
+      gaps.push({
+        path: file.path,
+        reason: 'helm_template_not_rendered',
+        message: `Helm template of chart ${chart?.name ?? role.chart} uses Go template syntax and is not rendered; the resources it defines are not analyzed`,
+      });
+    } else if (role.role === 'chart') {
+      const doc = docs.get(file.path);
+      if (doc && chart) evidence.push(...chartEvidence(file, doc, chart));
+    } else if (chart) {
+      const y = parseYaml(file);
+      for (const message of y.errors)
+        gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
+      for (const doc of y.docs) evidence.push(...valuesEvidence(file, doc, chart));
+    }
+  }
+  return { evidence, gaps };
+}
+
+function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[] {
+  const v = doc.value as Record<string, unknown>;
+  const subject = entityKey('service', chart.name);
+  const deps = asArray(v.dependencies).map((d) =>
+    isRecord(d)
+      ? {
+          name: asString(d.name),
+          alias: asString(d.alias),
+          version: asString(d.version),
+          repository: asString(d.repository),
+          condition: asString(d.condition),
+        }
+      : null,
+  );
+  const out: Evidence[] = [
+    evidence(file, doc.span([]), {
+      provider: PROVIDER,
+      kind: 'chart-declared',
+      subject,
+      summary: `Helm chart ${chart.name} ${asString(v.version) ?? ''} is declared`.replace(
+        /\s+is/,
+        ' is',
+      ),
+      attributes: {
+        name: chart.name,
+        version: asString(v.version),
+        appVersion: asString(v.appVersion),
+        apiVersion: asString(v.apiVersion),
+        type: asString(v.type) ?? 'application',
+        dependencies: deps.filter((d) => d !== null),
+        chart_dir: dirname(file.path),
+      },
+    }),
+  ];
+  deps.forEach((d, i) => {
+    const depName = d?.alias ?? d?.name;
+    if (!d || !depName) return;
+    const span = doc.span(['dependencies', i]);
+    out.push(
+      evidence(file, span, {
+        provider: PROVIDER,
+        kind: 'depends-on',
+        subject,
+        relationship: 'depends_on',
+        object: entityKey('service', depName),
+        summary:
+          `Helm chart ${chart.name} depends on chart ${d.name ?? depName} ${d.version ?? ''}`.trim(),
+        attributes: { form: 'chart-dependency', ...d },
+      }),
+    );
+    const cls = classifyImage(parseImage(d.name ?? ''));
+    if (cls) {
+      out.push(
+        evidence(file, span, {
+          provider: PROVIDER,
+          kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
+          subject: entityKey(cls.kind, depName),
+          summary: `Helm chart ${chart.name} bundles a ${cls.engine} ${cls.kind} (chart ${d.name ?? depName})`,
+          attributes: {
+            engine: cls.engine,
+            chart: d.name,
+            version: d.version,
+            service_key: entityKey('service', depName),
+          },
+        }),
+      );
+    }
+  });
+  return out;
+}
+
+/** `image: {registry, repository, tag, digest}` objects and `image: "repo:tag"` strings anywhere in values. */
+function valuesEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[] {
+  const out: Evidence[] = [];
+  const walk = (v: unknown, path: PathItem[]) => {
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => walk(x, [...path, i]));
+      return;
+    }
+    if (!isRecord(v)) return;
+    const repository = asString(v.repository);
+    const key = path[path.length - 1];
+    if (
+      repository &&
+      (key === 'image' || typeof v.tag !== 'undefined' || /image/i.test(String(key ?? '')))
+    ) {
+      const registry = asString(v.registry);
+      const tag = asString(v.tag) || null;
+      const digest = asString(v.digest) || null;
+      const raw = `${registry ? `${registry}/` : ''}${repository}${tag ? `:${tag}` : ''}${digest ? `@${digest}` : ''}`;
+      out.push(imageEvidence(file, doc, path, raw, chart, tag === null && digest === null));
+      return;
+    }
+    for (const [k, x] of Object.entries(v)) {
+      const s = k === 'image' ? asString(x) : null;
+      if (
+        s &&
+        /^[\w.-]+(\/[\w.-]+)*(:[\w.-]+)?(@sha256:[0-9a-f]+)?$/i.test(s) &&
+        (s.includes('/') || s.includes(':'))
+      ) {
+        out.push(imageEvidence(file, doc, [...path, k], s, chart, false));
+      } else walk(x, [...path, k]);
+    }
+  };
+  walk(doc.value, []);
+  return out;
+}
+
+function imageEvidence(
+  file: SourceFile,
+  doc: YamlDoc,
+  path: PathItem[],
+  raw: string,
+  chart: Chart,
+  tagFromAppVersion: boolean,
+): Evidence {
+  const image = parseImage(raw);
+  // Values under a dependency's key configure that subchart.
+  const top = typeof path[0] === 'string' ? path[0] : null;
+  const owner = top && chart.dependencies.includes(top) ? top : chart.name;
+  const attributes = { ...imageAttributes(image), values_path: path.join('.') };
+  if (tagFromAppVersion) {
+    Object.assign(attributes, {
+      tag: chart.appVersion,
+      tag_from_app_version: true,
+      latest: chart.appVersion === null,
+    });
+  }
+  return evidence(file, doc.span(path), {
+    provider: PROVIDER,
+    kind: 'image-reference',
+    subject: entityKey('service', owner),
+    relationship: 'uses_image',
+    object: imageKey(image),
+    summary: `Helm values of chart ${chart.name} set ${path.join('.')} to image ${raw}${tagFromAppVersion ? ` (tag from appVersion ${chart.appVersion ?? 'unset'})` : ''}`,
+    attributes,
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * Cloud analyzers (DESIGN.md section 7): docker-compose, Kubernetes, Helm, Kustomize, Terraform
+ * and Dockerfiles. Pure over the files given; never throws for bad input, reporting gaps instead.
+ */
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
+import { basename, compareEvidence, compareGaps, errorMessage } from './common';
+import { analyzeCompose } from './compose';
+import { analyzeDockerfile, isDockerfile } from './dockerfile';
+import { analyzeHelm, chartDirs, helmRole } from './helm';
+import { analyzeKubernetes } from './kubernetes';
+import { analyzeKustomize, isKustomization } from './kustomize';
+import { analyzeTerraform } from './terraform';
+
+export type CloudFormat =
+  'compose' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes';
+
+const COMPOSE = /^(docker-)?compose([.-][^/]*)?\.ya?ml$/i;
+const YAML = /\.ya?ml$/i;
+/** CI definitions belong to the CI analyzers. */
+const CI_PATHS = /(^|\/)(\.github|\.circleci|\.gitlab)\/|(^|\/)\.gitlab-ci\.ya?ml$/;
+
+/** Which cloud analyzer reads a file, or null. `charts` are the directories holding a Chart.yaml. */
+export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat | null {
+  const name = basename(file.path);
+  if (COMPOSE.test(name)) return 'compose';
+  if (/\.tf$/.test(name)) return 'terraform';
+  if (isDockerfile(file.path)) return 'dockerfile';
+  if (helmRole(file.path, charts)) return 'helm';
+  if (isKustomization(file.path)) return 'kustomize';
+  // Other YAML is read as Kubernetes when it looks like a manifest (apiVersion and kind keys).
+  if (
+    YAML.test(name) &&
+    !CI_PATHS.test(file.path) &&
+    /^\s*apiVersion\s*:/m.test(file.text) &&
+    /^\s*kind\s*:/m.test(file.text)
+  ) {
+    return 'kubernetes';
+  }
+  return null;
+}
+
+/** Runs every cloud analyzer over the files that belong to it; output sorted by path, then line. */
+export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput> {
+  const charts = chartDirs(files);
+  const groups = new Map<CloudFormat, SourceFile[]>();
+  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    const format = cloudFormat(f, charts);
+    if (format) groups.set(format, [...(groups.get(format) ?? []), f]);
+  }
+  const evidence: Evidence[] = [];
+  const gaps: AnalyzerGap[] = [];
+  const collect = (o: AnalyzerOutput) => {
+    evidence.push(...o.evidence);
+    gaps.push(...o.gaps);
+  };
+  const guard = async (
+    format: CloudFormat,
+    list: SourceFile[],
+    run: () => AnalyzerOutput | Promise<AnalyzerOutput>,
+  ) => {
+    try {
+      collect(await run());
+    } catch (err) {
+      // A bug in one analyzer must not hide the others' findings.
+      for (const f of list)
+        gaps.push({
+          path: f.path,
+          reason: 'analyzer_error',
+          message: `${format}: ${errorMessage(err)}`,
+        });
+    }
+  };
+  const of = (format: CloudFormat) => groups.get(format) ?? [];
+  await guard('compose', of('compose'), () => analyzeCompose(of('compose')));
+  await guard('kubernetes', of('kubernetes'), () =>
+    withTemplateGaps(of('kubernetes'), analyzeKubernetes),
+  );
+  await guard('helm', of('helm'), () => analyzeHelm(of('helm')));
+  await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
+  await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
+  for (const f of of('dockerfile')) await guard('dockerfile', [f], () => analyzeDockerfile(f));
+  return { evidence: evidence.sort(compareEvidence), gaps: gaps.sort(compareGaps) };
+}
+
+/** Manifests with Go template syntax outside a chart cannot be read as YAML either. */
+function withTemplateGaps(
+  files: SourceFile[],
+  run: (files: SourceFile[]) => AnalyzerOutput,
+): AnalyzerOutput {
+  const templated = files.filter((f) =>
+    /\{\{[^}]*\}\}/.test(f.text.replace(/\$\{\{[^}]*\}\}/g, '')),
+  );
+  const out = run(files.filter((f) => !templated.includes(f)));
+  return {
+    evidence: out.evidence,
+    gaps: [
+      ...out.gaps,
+      ...templated.map((f) => ({
+        path: f.path,
+        reason: 'template_not_rendered',
+        message: 'manifest uses Go template syntax outside a Helm chart and is not rendered',
+      })),
+    ],
+  };
+}
+
+export { analyzeCompose } from './compose';
+export { analyzeDockerfile } from './dockerfile';
+export { analyzeHelm } from './helm';
+export { analyzeKubernetes } from './kubernetes';
+export { analyzeKustomize } from './kustomize';
+export { analyzeTerraform } from './terraform';

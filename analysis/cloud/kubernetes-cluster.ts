@@ -1,0 +1,202 @@
+/**
+ * The Kubernetes objects of an audit, read together: workloads with their pod templates, and the
+ * Service/ConfigMap lookups that resolve in-cluster DNS names to the workload behind them.
+ */
+import { entityKey, type AnalyzerGap, type SourceFile } from '../evidence';
+import { asArray, asString, isRecord } from './common';
+import type { HostResolver, ResolvedHost } from './env';
+import { parseYaml, type PathItem, type YamlDoc } from './yaml';
+
+export type Obj = Record<string, unknown>;
+
+export interface K8sObject {
+  file: SourceFile;
+  doc: YamlDoc;
+  /** Path of the object inside its document (`[]`, or `['items', i]` inside a List). */
+  at: PathItem[];
+  obj: Obj;
+  kind: string;
+  name: string;
+  namespace: string | null;
+}
+
+export interface Workload extends K8sObject {
+  podPath: PathItem[];
+  pod: Obj;
+  podLabels: Record<string, string>;
+}
+
+const WORKLOAD_KINDS = new Set([
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'ReplicaSet',
+  'Job',
+  'CronJob',
+  'Pod',
+]);
+
+/** True when a parsed YAML value is a Kubernetes object (or List of them). */
+export function isKubernetesObject(v: unknown): boolean {
+  return isRecord(v) && typeof v.apiVersion === 'string' && typeof v.kind === 'string';
+}
+
+/** Parses manifests; returns the objects found and parse gaps. */
+export function readManifests(files: SourceFile[]): { objects: K8sObject[]; gaps: AnalyzerGap[] } {
+  const objects: K8sObject[] = [];
+  const gaps: AnalyzerGap[] = [];
+  for (const file of files) {
+    const y = parseYaml(file);
+    for (const message of y.errors)
+      gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
+    for (const doc of y.docs) {
+      if (!isKubernetesObject(doc.value)) continue;
+      const v = doc.value as Obj;
+      if (
+        v.kind === 'List' ||
+        (typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items))
+      ) {
+        asArray(v.items).forEach((item, i) => {
+          const o = toObject(file, doc, ['items', i], item);
+          if (o) objects.push(o);
+        });
+      } else {
+        const o = toObject(file, doc, [], v);
+        if (o) objects.push(o);
+      }
+    }
+  }
+  return { objects, gaps };
+}
+
+function toObject(file: SourceFile, doc: YamlDoc, at: PathItem[], v: unknown): K8sObject | null {
+  if (!isKubernetesObject(v)) return null;
+  const obj = v as Obj;
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
+  const name = asString(meta.name);
+  if (!name) return null;
+  return { file, doc, at, obj, kind: String(obj.kind), name, namespace: asString(meta.namespace) };
+}
+
+function toWorkload(o: K8sObject): Workload | null {
+  if (!WORKLOAD_KINDS.has(o.kind)) return null;
+  const spec = isRecord(o.obj.spec) ? o.obj.spec : {};
+  let podPath: PathItem[];
+  let pod: unknown;
+  if (o.kind === 'Pod') {
+    podPath = [];
+    pod = o.obj;
+  } else if (o.kind === 'CronJob') {
+    podPath = ['spec', 'jobTemplate', 'spec', 'template'];
+    const job =
+      isRecord(spec.jobTemplate) && isRecord(spec.jobTemplate.spec) ? spec.jobTemplate.spec : {};
+    pod = job.template;
+  } else {
+    podPath = ['spec', 'template'];
+    pod = spec.template;
+  }
+  if (!isRecord(pod)) return null;
+  const meta = isRecord(pod.metadata) ? pod.metadata : {};
+  return { ...o, podPath, pod, podLabels: stringMap(meta.labels) };
+}
+
+export function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (isRecord(v)) for (const [k, x] of Object.entries(v)) out[k] = String(x);
+  return out;
+}
+
+function sameNamespace(a: string | null, b: string | null): boolean {
+  return a === null || b === null || a === b;
+}
+
+export class Cluster {
+  readonly workloads: Workload[] = [];
+  readonly workloadOf = new Map<K8sObject, Workload>();
+  readonly services: K8sObject[];
+  readonly configMaps: K8sObject[];
+
+  constructor(objects: K8sObject[]) {
+    for (const o of objects) {
+      const w = toWorkload(o);
+      if (w) {
+        this.workloads.push(w);
+        this.workloadOf.set(o, w);
+      }
+    }
+    this.services = objects.filter((o) => o.kind === 'Service');
+    this.configMaps = objects.filter((o) => o.kind === 'ConfigMap');
+  }
+
+  /** The workload a Service selects (first by name when several match). */
+  selected(svc: K8sObject): Workload | null {
+    const spec = isRecord(svc.obj.spec) ? svc.obj.spec : {};
+    const selector = stringMap(spec.selector);
+    const keys = Object.keys(selector);
+    if (keys.length === 0) return null;
+    const matches = this.workloads
+      .filter((w) => w.kind !== 'Job' && w.kind !== 'CronJob')
+      .filter((w) => sameNamespace(w.namespace, svc.namespace))
+      .filter((w) => keys.every((k) => w.podLabels[k] === selector[k]))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return matches[0] ?? null;
+  }
+
+  service(name: string, namespace: string | null): K8sObject | null {
+    return (
+      this.services.find((s) => s.name === name && sameNamespace(s.namespace, namespace)) ?? null
+    );
+  }
+
+  /** Entity key for traffic sent to Service `name`: the selected workload, else the Service. */
+  serviceTarget(name: string, namespace: string | null): ResolvedHost {
+    const svc = this.service(name, namespace);
+    const w = svc ? this.selected(svc) : null;
+    if (w) return { key: entityKey('service', w.name), name: w.name, via: 'kubernetes-service' };
+    return {
+      key: entityKey('service', name),
+      name,
+      via: svc ? 'kubernetes-service' : 'cluster-dns',
+    };
+  }
+
+  resolver(fromNamespace: string | null): HostResolver {
+    return (host) => {
+      const short = host.replace(/\.svc\.cluster\.local\.?$/, '').replace(/\.svc$/, '');
+      const clusterDns = short !== host;
+      const labels = short.split('.');
+      if (labels.length > 2) return null;
+      const [name = '', ns = null] = labels;
+      if (ns !== null && !clusterDns && !this.knownIn(name, ns, fromNamespace)) return null;
+      const namespace = ns ?? fromNamespace;
+      if (clusterDns || this.service(name, namespace)) return this.serviceTarget(name, namespace);
+      const w = this.workloads.find(
+        (x) => x.name === name && sameNamespace(x.namespace, namespace),
+      );
+      if (w) return { key: entityKey('service', w.name), name: w.name, via: 'workload-name' };
+      // A single-label name only resolves through the cluster's DNS search path: a Service
+      // defined outside these files, never an Internet host.
+      return ns === null
+        ? { key: entityKey('service', name), name, via: 'unresolved-short-name' }
+        : null;
+    };
+  }
+
+  /** `<svc>.<ns>` names a Service of ours (and is not an outside `host.tld`). */
+  private knownIn(name: string, ns: string, fromNamespace: string | null): boolean {
+    return this.services.some(
+      (s) =>
+        s.name === name &&
+        (s.namespace === ns ||
+          (s.namespace === null && (ns === fromNamespace || ns === 'default'))),
+    );
+  }
+
+  configValue(name: string, key: string, namespace: string | null): unknown {
+    const cm = this.configMaps.find(
+      (c) => c.name === name && sameNamespace(c.namespace, namespace),
+    );
+    const data = cm && isRecord(cm.obj.data) ? cm.obj.data : {};
+    return data[key];
+  }
+}

@@ -1,0 +1,452 @@
+/**
+ * Kubernetes manifests (multi-document YAML, `kind: List`): workloads, Services, Ingresses,
+ * ConfigMaps and Secrets. Service DNS names in env values resolve to the workload the Service
+ * selects, so `redis-cart.default.svc.cluster.local:6379` becomes `service:redis-cart`.
+ */
+import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
+import {
+  asArray,
+  asString,
+  classifyImage,
+  evidence,
+  imageAttributes,
+  imageKey,
+  isRecord,
+  isSecretName,
+  looksLikeSecretValue,
+  parseImage,
+  redact,
+  type EvidenceFields,
+} from './common';
+import { envReferences, type HostResolver } from './env';
+import {
+  Cluster,
+  readManifests,
+  stringMap,
+  type K8sObject,
+  type Obj,
+  type Workload,
+} from './kubernetes-cluster';
+import type { PathItem } from './yaml';
+
+const PROVIDER = 'kubernetes';
+
+/** Analyzes every manifest together so Services, workloads and ConfigMaps resolve across files. */
+export function analyzeKubernetes(files: SourceFile[]): AnalyzerOutput {
+  const { objects, gaps } = readManifests(files);
+  const cluster = new Cluster(objects);
+  const evidence: Evidence[] = [];
+  for (const o of objects) {
+    const w = cluster.workloadOf.get(o);
+    if (w) evidence.push(...workloadEvidence(w, cluster));
+    else if (o.kind === 'Service') evidence.push(...serviceEvidence(o, cluster));
+    else if (o.kind === 'Ingress') evidence.push(...ingressEvidence(o, cluster));
+    else if (o.kind === 'ConfigMap') evidence.push(...configMapEvidence(o, cluster));
+    else if (o.kind === 'Secret') evidence.push(...secretEvidence(o));
+  }
+  return { evidence, gaps };
+}
+
+function cite(o: K8sObject, path: PathItem[], f: Omit<EvidenceFields, 'provider'>): Evidence {
+  return evidence(o.file, o.doc.span([...o.at, ...path]), { provider: PROVIDER, ...f });
+}
+
+function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {
+  const image = parseImage(asString(c.image) ?? '');
+  const sc = isRecord(c.securityContext) ? c.securityContext : {};
+  const resources = isRecord(c.resources) ? c.resources : {};
+  const limits = isRecord(resources.limits) ? resources.limits : null;
+  const runAsNonRoot = sc.runAsNonRoot ?? podSecurity.runAsNonRoot ?? null;
+  const runAsUser = sc.runAsUser ?? podSecurity.runAsUser ?? null;
+  return {
+    name: asString(c.name),
+    image: image.raw,
+    repo: image.repo,
+    tag: image.tag,
+    digest: image.digest,
+    ports: asArray(c.ports).map((p) => (isRecord(p) ? (p.containerPort ?? null) : null)),
+    resource_limits_set: limits !== null && Object.keys(limits).length > 0,
+    resource_limits: limits,
+    resource_requests_set: isRecord(resources.requests),
+    privileged: sc.privileged === true,
+    run_as_non_root: runAsNonRoot,
+    run_as_user: runAsUser,
+    read_only_root_filesystem: sc.readOnlyRootFilesystem ?? null,
+    allow_privilege_escalation: sc.allowPrivilegeEscalation ?? null,
+    capabilities_add: isRecord(sc.capabilities) ? asArray(sc.capabilities.add).map(String) : [],
+  };
+}
+
+function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
+  const subject = entityKey('service', w.name);
+  const label = `${w.kind} ${w.name}`;
+  const podSpec = isRecord(w.pod.spec) ? w.pod.spec : {};
+  const podSecurity = isRecord(podSpec.securityContext) ? podSpec.securityContext : {};
+  const spec = isRecord(w.obj.spec) ? w.obj.spec : {};
+  const meta = isRecord(w.obj.metadata) ? w.obj.metadata : {};
+  const containers = asArray(podSpec.containers).filter(isRecord);
+  const initContainers = asArray(podSpec.initContainers).filter(isRecord);
+  const groups: ['containers' | 'initContainers', Obj[]][] = [
+    ['containers', containers],
+    ['initContainers', initContainers],
+  ];
+  const out: Evidence[] = [
+    cite(w, [], {
+      kind: 'workload-declared',
+      subject,
+      summary: `${label} is declared`,
+      attributes: {
+        kind: w.kind,
+        namespace: w.namespace,
+        replicas: typeof spec.replicas === 'number' ? spec.replicas : null,
+        containers: containers.map((c) => containerFacts(c, podSecurity)),
+        init_containers: initContainers.map((c) => containerFacts(c, podSecurity)),
+        labels: stringMap(meta.labels),
+        pod_labels: w.podLabels,
+        host_network: podSpec.hostNetwork === true,
+        service_account: asString(podSpec.serviceAccountName),
+      },
+    }),
+  ];
+  const podAt = [...w.podPath, 'spec'];
+  const resolve = cluster.resolver(w.namespace);
+  let classified = false;
+  for (const [group, list] of groups) {
+    list.forEach((c, i) => {
+      const cAt = [...podAt, group, i];
+      const raw = asString(c.image);
+      if (raw) {
+        const image = parseImage(raw);
+        out.push(
+          cite(w, [...cAt, 'image'], {
+            kind: 'image-reference',
+            subject,
+            relationship: 'uses_image',
+            object: imageKey(image),
+            summary: `${label} container ${String(c.name)} runs image ${raw}`,
+            attributes: {
+              ...imageAttributes(image),
+              container: asString(c.name),
+              init: group === 'initContainers',
+            },
+          }),
+        );
+        const cls = group === 'containers' && !classified ? classifyImage(image) : null;
+        if (cls) {
+          classified = true;
+          out.push(
+            cite(w, [], {
+              kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
+              subject: entityKey(cls.kind, w.name),
+              summary: `${label} runs a ${cls.engine} ${cls.kind}`,
+              attributes: {
+                engine: cls.engine,
+                tag: image.tag,
+                service_key: subject,
+                image: image.repo,
+                workload_kind: w.kind,
+              },
+            }),
+          );
+        }
+      }
+      out.push(...containerEnv(w, c, cAt, label, subject, resolve, cluster));
+    });
+  }
+  return out;
+}
+
+function containerEnv(
+  w: Workload,
+  c: Obj,
+  cAt: PathItem[],
+  label: string,
+  subject: string,
+  resolve: HostResolver,
+  cluster: Cluster,
+): Evidence[] {
+  const out: Evidence[] = [];
+  const refEvidence = (
+    path: PathItem[],
+    rel: string,
+    object: string,
+    summary: string,
+    attributes: Obj,
+  ) =>
+    out.push(
+      cite(w, path, {
+        kind: 'env-reference',
+        subject,
+        relationship: rel,
+        object,
+        summary,
+        attributes,
+      }),
+    );
+  asArray(c.env).forEach((e, j) => {
+    if (!isRecord(e)) return;
+    const name = asString(e.name) ?? '';
+    const path = [...cAt, 'env', j];
+    const from = isRecord(e.valueFrom) ? e.valueFrom : null;
+    if (!from) {
+      for (const r of envReferences(name, e.value, resolve, 'env')) {
+        out.push(cite(w, path, { ...r, kind: r.kind, subject, summary: `${label} ${r.summary}` }));
+      }
+      return;
+    }
+    if (isRecord(from.secretKeyRef)) {
+      const secret = asString(from.secretKeyRef.name) ?? '';
+      refEvidence(
+        path,
+        'reads_secret',
+        entityKey('secret', secret),
+        `${label} reads ${name} from secret ${secret}`,
+        {
+          variable: name,
+          from: 'secretKeyRef',
+          secret,
+          key: asString(from.secretKeyRef.key),
+        },
+      );
+    } else if (isRecord(from.configMapKeyRef)) {
+      const config = asString(from.configMapKeyRef.name) ?? '';
+      const key = asString(from.configMapKeyRef.key) ?? '';
+      refEvidence(
+        path,
+        'reads_config',
+        entityKey('config', config),
+        `${label} reads ${name} from config map ${config}`,
+        {
+          variable: name,
+          from: 'configMapKeyRef',
+          config,
+          key,
+        },
+      );
+      const value = cluster.configValue(config, key, w.namespace);
+      for (const r of envReferences(name, value, resolve, 'configMapKeyRef')) {
+        if (r.kind !== 'env-reference') continue;
+        out.push(
+          cite(w, path, {
+            ...r,
+            subject,
+            summary: `${label} ${r.summary} (via config map ${config})`,
+            attributes: { ...r.attributes, from: 'configMapKeyRef', config, key },
+          }),
+        );
+      }
+    }
+  });
+  asArray(c.envFrom).forEach((e, j) => {
+    if (!isRecord(e)) return;
+    const path = [...cAt, 'envFrom', j];
+    if (isRecord(e.configMapRef)) {
+      const config = asString(e.configMapRef.name) ?? '';
+      refEvidence(
+        path,
+        'reads_config',
+        entityKey('config', config),
+        `${label} loads its environment from config map ${config}`,
+        {
+          from: 'envFrom.configMapRef',
+          config,
+        },
+      );
+    } else if (isRecord(e.secretRef)) {
+      const secret = asString(e.secretRef.name) ?? '';
+      refEvidence(
+        path,
+        'reads_secret',
+        entityKey('secret', secret),
+        `${label} loads its environment from secret ${secret}`,
+        {
+          from: 'envFrom.secretRef',
+          secret,
+        },
+      );
+    }
+  });
+  return out;
+}
+
+const INTERNAL_LB_ANNOTATIONS = [
+  'service.beta.kubernetes.io/aws-load-balancer-internal',
+  'service.beta.kubernetes.io/azure-load-balancer-internal',
+  'networking.gke.io/load-balancer-type',
+  'cloud.google.com/load-balancer-type',
+];
+
+function serviceEvidence(svc: K8sObject, cluster: Cluster): Evidence[] {
+  const spec = isRecord(svc.obj.spec) ? svc.obj.spec : {};
+  const meta = isRecord(svc.obj.metadata) ? svc.obj.metadata : {};
+  const annotations = stringMap(meta.annotations);
+  const type = asString(spec.type) ?? 'ClusterIP';
+  const internalLb = INTERNAL_LB_ANNOTATIONS.some((a) =>
+    /^(true|internal)$/i.test(annotations[a] ?? ''),
+  );
+  const w = cluster.selected(svc);
+  const subject = entityKey('service', w ? w.name : svc.name);
+  const isPublic = type === 'NodePort' || (type === 'LoadBalancer' && !internalLb);
+  const ports = asArray(spec.ports)
+    .filter(isRecord)
+    .map((p) => ({
+      name: asString(p.name),
+      port: p.port ?? null,
+      target_port: p.targetPort ?? p.port ?? null,
+      node_port: p.nodePort ?? null,
+      protocol: asString(p.protocol) ?? 'TCP',
+    }));
+  const target = w ? `${w.kind} ${w.name}` : 'no workload found in these manifests';
+  return [
+    cite(svc, [], {
+      kind: 'service-exposed',
+      subject,
+      summary: `Service ${svc.name} (${type}${isPublic ? ', public' : ''}) exposes ${target}`,
+      attributes: {
+        service: svc.name,
+        namespace: svc.namespace,
+        type,
+        ports,
+        public: isPublic,
+        internal_load_balancer: internalLb,
+        headless: spec.clusterIP === 'None',
+        selector: stringMap(spec.selector),
+        selected_workload: w ? w.name : null,
+        aliases: [svc.name],
+      },
+    }),
+  ];
+}
+
+function ingressEvidence(ing: K8sObject, cluster: Cluster): Evidence[] {
+  const spec = isRecord(ing.obj.spec) ? ing.obj.spec : {};
+  const subject = entityKey('ingress', ing.name);
+  const tlsHosts = new Set(
+    asArray(spec.tls).flatMap((t) => (isRecord(t) ? asArray(t.hosts).map(String) : [])),
+  );
+  const anyTls = asArray(spec.tls).length > 0;
+  const ingressClass = asString(spec.ingressClassName);
+  const out: Evidence[] = [];
+  const route = (path: PathItem[], backend: unknown, host: string | null, httpPath: Obj | null) => {
+    const b = backendOf(backend);
+    if (!b) return;
+    const target = cluster.serviceTarget(b.service, ing.namespace);
+    const tls = host ? tlsHosts.has(host) : anyTls;
+    out.push(
+      cite(ing, path, {
+        kind: 'ingress-route',
+        subject,
+        relationship: 'routes_to',
+        object: target.key,
+        summary: `Ingress ${ing.name} routes ${host ?? '*'}${asString(httpPath?.path) ?? ''} to service ${b.service}`,
+        attributes: {
+          host,
+          path: asString(httpPath?.path),
+          path_type: asString(httpPath?.pathType),
+          service: b.service,
+          port: b.port,
+          tls,
+          public: true,
+          ingress_class: ingressClass,
+        },
+      }),
+    );
+  };
+  asArray(spec.rules).forEach((rule, i) => {
+    if (!isRecord(rule)) return;
+    const host = asString(rule.host);
+    const http = isRecord(rule.http) ? rule.http : {};
+    asArray(http.paths).forEach((p, j) => {
+      if (isRecord(p)) route(['spec', 'rules', i, 'http', 'paths', j], p.backend, host, p);
+    });
+  });
+  if (spec.defaultBackend) route(['spec', 'defaultBackend'], spec.defaultBackend, null, null);
+  if (spec.backend) route(['spec', 'backend'], spec.backend, null, null);
+  return out;
+}
+
+function backendOf(b: unknown): { service: string; port: unknown } | null {
+  if (!isRecord(b)) return null;
+  if (isRecord(b.service)) {
+    const name = asString(b.service.name);
+    const port = isRecord(b.service.port)
+      ? (b.service.port.number ?? b.service.port.name ?? null)
+      : null;
+    return name ? { service: name, port } : null;
+  }
+  const name = asString(b.serviceName);
+  return name ? { service: name, port: b.servicePort ?? null } : null;
+}
+
+function configMapEvidence(cm: K8sObject, cluster: Cluster): Evidence[] {
+  const subject = entityKey('config', cm.name);
+  const data = isRecord(cm.obj.data) ? cm.obj.data : {};
+  const values: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(data)) {
+    const s = asString(v);
+    values[k] =
+      isSecretName(k) || s === null || s.includes('\n') || looksLikeSecretValue(s.trim())
+        ? null
+        : redact(s).slice(0, 200);
+  }
+  const out: Evidence[] = [
+    cite(cm, [], {
+      kind: 'config-declared',
+      subject,
+      summary: `ConfigMap ${cm.name} declares ${Object.keys(data).length} keys`,
+      attributes: {
+        namespace: cm.namespace,
+        keys: Object.keys(data).sort(),
+        binary_keys: isRecord(cm.obj.binaryData) ? Object.keys(cm.obj.binaryData).sort() : [],
+        values,
+      },
+    }),
+  ];
+  const resolve = cluster.resolver(cm.namespace);
+  for (const [k, v] of Object.entries(data)) {
+    if (typeof v === 'string' && v.includes('\n')) continue;
+    for (const r of envReferences(k, v, resolve, 'configmap')) {
+      out.push(
+        cite(cm, ['data', k], { ...r, subject, summary: `ConfigMap ${cm.name} ${r.summary}` }),
+      );
+    }
+  }
+  return out;
+}
+
+function secretEvidence(s: K8sObject): Evidence[] {
+  const subject = entityKey('secret', s.name);
+  const data = isRecord(s.obj.data) ? s.obj.data : {};
+  const stringData = isRecord(s.obj.stringData) ? s.obj.stringData : {};
+  const keys = [...new Set([...Object.keys(data), ...Object.keys(stringData)])].sort();
+  const out: Evidence[] = [
+    cite(s, [], {
+      kind: 'secret-declared',
+      subject,
+      summary: `Secret ${s.name} declares keys ${keys.join(', ') || '(none)'}`,
+      attributes: {
+        namespace: s.namespace,
+        type: asString(s.obj.type),
+        keys,
+        literal_values: keys.length > 0,
+      },
+    }),
+  ];
+  for (const [field, map] of [
+    ['data', data],
+    ['stringData', stringData],
+  ] as const) {
+    for (const [k, v] of Object.entries(map)) {
+      if (asString(v) === null || asString(v) === '') continue;
+      out.push(
+        cite(s, [field, k], {
+          kind: 'literal-secret',
+          subject,
+          summary: `Secret ${s.name} commits a value for ${k}`,
+          attributes: { variable: k, source: 'secret-manifest' },
+        }),
+      );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,402 @@
+/**
+ * Terraform (*.tf, parsed by @cdktf/hcl2json): AWS, GCP and Azure resources mapped to datastores,
+ * queues, buckets, networks, services and clusters, their security settings, and the references
+ * between them (`${aws_db_instance.main.address}` in an ECS service).
+ */
+import { parse } from '@cdktf/hcl2json';
+import {
+  entityKey,
+  type AnalyzerGap,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
+import {
+  dirname,
+  errorMessage,
+  evidence,
+  imageAttributes,
+  imageKey,
+  isLiteralValue,
+  isSecretName,
+  looksLikeSecretValue,
+  parseImage,
+  type Span,
+} from './common';
+import { attributeSpan, findLine, topLevelBlocks } from './hcl-text';
+import {
+  CATALOG,
+  COMPANIONS,
+  detailsOf,
+  get,
+  imagesOf,
+  isExpression,
+  securityOf,
+  type CatalogEntry,
+} from './terraform-catalog';
+
+const PROVIDER = 'terraform';
+type Obj = Record<string, unknown>;
+
+interface TfResource {
+  file: SourceFile;
+  lines: string[];
+  dir: string;
+  type: string;
+  name: string;
+  address: string;
+  body: Obj;
+  span: Span;
+}
+
+interface Mapped {
+  entry: CatalogEntry;
+  key: string;
+  entityName: string;
+  nameSource: 'argument' | 'label';
+}
+
+/** Analyzes .tf files; references resolve within the same directory (one Terraform module). */
+export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOutput> {
+  const gaps: AnalyzerGap[] = [];
+  const resources: TfResource[] = [];
+  for (const file of files) {
+    let json: Obj;
+    try {
+      json = await parse(file.path, file.text);
+    } catch (err) {
+      gaps.push({ path: file.path, reason: 'terraform_parse_error', message: errorMessage(err) });
+      continue;
+    }
+    const lines = file.text.split('\n');
+    const blocks = topLevelBlocks(file.text);
+    const resourceJson = isObj(json.resource) ? json.resource : {};
+    for (const [type, byName] of Object.entries(resourceJson)) {
+      if (!isObj(byName)) continue;
+      for (const [name, bodies] of Object.entries(byName)) {
+        const body = Array.isArray(bodies) ? bodies[0] : bodies;
+        if (!isObj(body)) continue;
+        const block = blocks.find(
+          (b) => b.type === 'resource' && b.labels[0] === type && b.labels[1] === name,
+        );
+        const span = block ? { start: block.start, end: block.end } : { start: 1, end: 1 };
+        resources.push({
+          file,
+          lines,
+          dir: dirname(file.path),
+          type,
+          name,
+          address: `${type}.${name}`,
+          body,
+          span,
+        });
+      }
+    }
+    gaps.push(...moduleGaps(file, json));
+  }
+  const index = new Index(resources);
+  const out: Evidence[] = [];
+  for (const r of resources) {
+    out.push(...declared(r, index), ...references(r, index), ...literalSecrets(r, index));
+  }
+  return { evidence: out, gaps };
+}
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function cloudOf(type: string): string {
+  const prefix = type.split('_')[0] ?? '';
+  return prefix === 'google-beta' ? 'google' : prefix;
+}
+
+/** Remote modules are not fetched, so what they create is a coverage gap. */
+function moduleGaps(file: SourceFile, json: Obj): AnalyzerGap[] {
+  const modules = isObj(json.module) ? json.module : {};
+  return Object.entries(modules).flatMap(([name, bodies]) => {
+    const body = Array.isArray(bodies) ? bodies[0] : bodies;
+    const source = isObj(body) && typeof body.source === 'string' ? body.source : '';
+    if (source.startsWith('./') || source.startsWith('../')) return [];
+    return [
+      {
+        path: file.path,
+        reason: 'terraform_module_not_expanded',
+        message: `module "${name}" (source ${source || 'unknown'}) is not expanded; the resources it creates are not analyzed`,
+      },
+    ];
+  });
+}
+
+class Index {
+  private readonly byAddress = new Map<string, TfResource[]>();
+  private readonly mapped = new Map<TfResource, Mapped | null>();
+
+  constructor(resources: TfResource[]) {
+    for (const r of resources) {
+      const list = this.byAddress.get(r.address) ?? [];
+      list.push(r);
+      this.byAddress.set(r.address, list);
+    }
+  }
+
+  /** The declared resource at `address`, preferring the same directory. */
+  find(address: string, dir: string): TfResource | null {
+    const list = this.byAddress.get(address) ?? [];
+    return list.find((r) => r.dir === dir) ?? (list.length === 1 ? (list[0] ?? null) : null);
+  }
+
+  entity(r: TfResource): Mapped | null {
+    if (!this.mapped.has(r)) this.mapped.set(r, mapResource(r));
+    return this.mapped.get(r) ?? null;
+  }
+
+  /** Entity key of a resource: its catalog entity, its companion's parent, or `resource:<type>.<name>`. */
+  keyOf(r: TfResource, depth = 0): string {
+    const m = this.entity(r);
+    if (m) return m.key;
+    const companion = COMPANIONS[r.type];
+    if (!companion) return entityKey('resource', r.address);
+    const parent = depth < 3 ? this.parentOf(r) : null;
+    if (parent) return this.keyOf(parent, depth + 1);
+    return entityKey(
+      companion.evidenceKind === 'network-declared' ? 'network' : 'resource',
+      r.name,
+    );
+  }
+
+  /** Parent of a companion resource (a rule's security group, a versioning block's bucket). */
+  parentOf(r: TfResource): TfResource | null {
+    const c = COMPANIONS[r.type];
+    const v = c ? get(r.body, c.parent) : undefined;
+    if (typeof v !== 'string') return null;
+    for (const ref of referencesIn(v)) {
+      if (ref.kind === 'resource') {
+        const p = this.find(ref.address, r.dir);
+        if (p) return p;
+      }
+    }
+    return null;
+  }
+}
+
+function mapResource(r: TfResource): Mapped | null {
+  const entry = CATALOG[r.type];
+  if (!entry) return null;
+  for (const path of entry.names ?? ['name']) {
+    const v = get(r.body, path);
+    if (typeof v === 'string' && v !== '' && !isExpression(v)) {
+      return { entry, key: entityKey(entry.kind, v), entityName: v, nameSource: 'argument' };
+    }
+  }
+  return { entry, key: entityKey(entry.kind, r.name), entityName: r.name, nameSource: 'label' };
+}
+
+function declared(r: TfResource, index: Index): Evidence[] {
+  const cloud = cloudOf(r.type);
+  const base = {
+    cloud,
+    resource_type: r.type,
+    resource_name: r.name,
+    address: r.address,
+    module_dir: r.dir,
+  };
+  const m = index.entity(r);
+  const out: Evidence[] = [];
+  if (m) {
+    const engine =
+      typeof m.entry.engine === 'function' ? m.entry.engine(r.body) : (m.entry.engine ?? null);
+    const security = securityOf(r.type, r.body);
+    out.push(
+      evidence(r.file, r.span, {
+        provider: PROVIDER,
+        kind: `${m.entry.kind}-declared`,
+        subject: m.key,
+        summary: `Terraform ${r.address} declares ${engine ? `${engine} ` : ''}${m.entry.kind} ${m.entityName}${describeRisk(security)}`,
+        attributes: {
+          ...base,
+          name: m.entityName,
+          name_source: m.nameSource,
+          engine,
+          ...detailsOf(r.body),
+          security,
+        },
+      }),
+    );
+    for (const [path, raw] of imagesOf(r.type, r.body)) {
+      const image = parseImage(raw);
+      out.push(
+        evidence(r.file, attributeSpan(r.lines, r.span, path.split('.').pop() ?? path), {
+          provider: PROVIDER,
+          kind: 'image-reference',
+          subject: m.key,
+          relationship: 'uses_image',
+          object: imageKey(image),
+          summary: `Terraform ${r.address} runs image ${raw}`,
+          attributes: { ...imageAttributes(image), cloud, address: r.address },
+        }),
+      );
+    }
+    return out;
+  }
+  const companion = COMPANIONS[r.type];
+  if (companion) {
+    const parent = index.parentOf(r);
+    const subject = index.keyOf(r);
+    const security = securityOf(r.type, r.body);
+    out.push(
+      evidence(r.file, r.span, {
+        provider: PROVIDER,
+        kind: companion.evidenceKind,
+        subject,
+        summary: `Terraform ${r.address} configures ${
+          Object.keys(security)
+            .filter((k) => k !== 'unresolved')
+            .join(', ') || 'settings'
+        } of ${parent ? parent.address : r.name}${describeRisk(security)}`,
+        attributes: { ...base, parent: parent?.address ?? null, security },
+      }),
+    );
+  }
+  return out;
+}
+
+function describeRisk(security: Obj): string {
+  const risks: string[] = [];
+  if (security.encryption_at_rest === false) risks.push('unencrypted at rest');
+  if (security.publicly_accessible === true) risks.push('publicly accessible');
+  if (security.open_to_world === true) risks.push('open to 0.0.0.0/0');
+  if (security.tls_enforced === false) risks.push('without enforced TLS');
+  return risks.length > 0 ? ` (${risks.join(', ')})` : '';
+}
+
+interface Ref {
+  kind: 'resource' | 'module';
+  address: string;
+  attribute: string | null;
+  text: string;
+}
+
+/** References inside the `${...}` parts of one value. */
+function referencesIn(value: string): Ref[] {
+  const out: Ref[] = [];
+  for (const expr of interpolations(value)) {
+    const re =
+      /(?<![\w.-])(?:module\.([A-Za-z_][\w-]*)|(data\.)?([a-z][a-z0-9-]*_[a-z0-9_]+)\.([A-Za-z_][\w-]*))(?:\.([A-Za-z_]\w*))?/g;
+    for (const m of expr.matchAll(re)) {
+      if (m[1])
+        out.push({
+          kind: 'module',
+          address: `module.${m[1]}`,
+          attribute: m[5] ?? null,
+          text: m[0],
+        });
+      else if (!m[2] && m[3] && m[4]) {
+        out.push({
+          kind: 'resource',
+          address: `${m[3]}.${m[4]}`,
+          attribute: m[5] ?? null,
+          text: `${m[3]}.${m[4]}`,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+function interpolations(value: string): string[] {
+  const out: string[] = [];
+  let i = value.indexOf('${');
+  while (i >= 0) {
+    let depth = 0;
+    let j = i + 2;
+    for (; j < value.length; j++) {
+      if (value[j] === '{') depth++;
+      else if (value[j] === '}') {
+        if (depth === 0) break;
+        depth--;
+      }
+    }
+    out.push(value.slice(i + 2, j));
+    i = value.indexOf('${', j);
+  }
+  return out;
+}
+
+function strings(v: unknown, path: string, out: [string, string][]): void {
+  if (typeof v === 'string') out.push([path, v]);
+  else if (Array.isArray(v)) v.forEach((x) => strings(x, path, out));
+  else if (isObj(v))
+    for (const [k, x] of Object.entries(v)) strings(x, path ? `${path}.${k}` : k, out);
+}
+
+const KNOWN_CLOUDS = new Set(['aws', 'google', 'azurerm']);
+
+/** `resource-reference` for each other resource (or module) this one refers to. */
+function references(r: TfResource, index: Index): Evidence[] {
+  const values: [string, string][] = [];
+  strings(r.body, '', values);
+  const subject = index.keyOf(r);
+  const subjectMapped = index.entity(r) !== null || COMPANIONS[r.type] !== undefined;
+  const seen = new Map<string, { ref: Ref; target: TfResource | null; paths: string[] }>();
+  for (const [path, v] of values) {
+    for (const ref of referencesIn(v)) {
+      const target = ref.kind === 'resource' ? index.find(ref.address, r.dir) : null;
+      let object: string;
+      if (ref.kind === 'module') object = entityKey('module', ref.address.slice('module.'.length));
+      else if (target) object = index.keyOf(target);
+      else if (KNOWN_CLOUDS.has(cloudOf(ref.address))) object = entityKey('resource', ref.address);
+      else continue;
+      const objectMapped = target !== null && index.entity(target) !== null;
+      if (object === subject || (!subjectMapped && !objectMapped)) continue;
+      const entry = seen.get(object) ?? { ref, target, paths: [] };
+      if (!entry.paths.includes(path)) entry.paths.push(path);
+      seen.set(object, entry);
+    }
+  }
+  return [...seen.entries()].map(([object, { ref, target, paths }]) => {
+    const esc = ref.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const line = findLine(r.lines, r.span, new RegExp(`(^|[^\\w.])${esc}\\b`)) ?? r.span.start;
+    return evidence(
+      r.file,
+      { start: line, end: line },
+      {
+        provider: PROVIDER,
+        kind: 'resource-reference',
+        subject,
+        relationship: 'references',
+        object,
+        summary: `Terraform ${r.address} references ${ref.address}${ref.attribute ? `.${ref.attribute}` : ''}`,
+        attributes: {
+          cloud: cloudOf(r.type),
+          from: r.address,
+          to: ref.address,
+          to_declared: target !== null,
+          referenced_attribute: ref.attribute,
+          arguments: paths,
+        },
+      },
+    );
+  });
+}
+
+/** Secret-looking arguments (`password = "..."`) written as literals; the value is never kept. */
+function literalSecrets(r: TfResource, index: Index): Evidence[] {
+  const values: [string, string][] = [];
+  strings(r.body, '', values);
+  return values
+    .filter(
+      ([path, v]) =>
+        (isSecretName(path.split('.').pop() ?? '') || looksLikeSecretValue(v)) && isLiteralValue(v),
+    )
+    .map(([path]) => {
+      const arg = path.split('.').pop() ?? path;
+      return evidence(r.file, attributeSpan(r.lines, r.span, arg), {
+        provider: PROVIDER,
+        kind: 'literal-secret',
+        subject: index.keyOf(r),
+        summary: `Terraform ${r.address} sets ${path} to a literal secret value`,
+        attributes: { variable: path, source: 'terraform', address: r.address },
+      });
+    });
+}

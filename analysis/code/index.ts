@@ -1,0 +1,106 @@
+/**
+ * The code analyzer (DESIGN.md section 7): deployable units, declared dependencies and client
+ * libraries, the cross-unit import graph, and connections (URLs, DSNs, env reads, external API
+ * calls) found in the repository's files. Pure: files in, evidence and gaps out; deterministic
+ * (sorted by path, line, kind, ...); never throws on bad input.
+ */
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
+import {
+  compareGaps,
+  errorMessage,
+  finalizeEvidence,
+  isSkippedPath,
+  normalizePath,
+} from './common';
+import { analyzeConnections } from './connections';
+import { importEvidence } from './imports';
+import { manifestEvidence } from './manifests';
+import { detectUnits } from './units';
+
+export type { CodeModel, Unit } from './model';
+export { detectUnits } from './units';
+export { parseManifest, packageKey } from './manifests';
+export { classifyClient } from './clients';
+
+function prepare(files: unknown, gaps: AnalyzerGap[]): SourceFile[] {
+  if (!Array.isArray(files)) {
+    gaps.push({ path: '', reason: 'invalid_input', message: 'files is not an array' });
+    return [];
+  }
+  const byPath = new Map<string, SourceFile>();
+  for (const f of files as unknown[]) {
+    const rec = f && typeof f === 'object' ? (f as Record<string, unknown>) : null;
+    const rawPath = rec && typeof rec.path === 'string' ? rec.path : null;
+    if (rawPath === null || typeof rec?.text !== 'string') {
+      gaps.push({
+        path: rawPath ?? '',
+        reason: 'invalid_file',
+        message: 'file without a string path and text',
+      });
+      continue;
+    }
+    const path = normalizePath(rawPath);
+    if (path === null) {
+      gaps.push({
+        path: rawPath,
+        reason: 'invalid_file',
+        message: 'path is empty or outside the repository',
+      });
+      continue;
+    }
+    if (isSkippedPath(path)) continue;
+    if (byPath.has(path)) {
+      gaps.push({
+        path,
+        reason: 'duplicate_path',
+        message: 'the same path was given more than once; the first was used',
+      });
+      continue;
+    }
+    byPath.set(path, { path, text: rec.text });
+  }
+  return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function guarded<T>(gaps: AnalyzerGap[], path: string, what: string, fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch (err) {
+    gaps.push({ path, reason: 'analyzer_error', message: `${what} failed: ${errorMessage(err)}` });
+    return fallback;
+  }
+}
+
+export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> {
+  const gaps: AnalyzerGap[] = [];
+  const evidence: Evidence[] = [];
+  const prepared = prepare(files, gaps);
+  const detection = guarded(gaps, '', 'unit detection', () => detectUnits(prepared), null);
+  if (detection) {
+    const { model } = detection;
+    evidence.push(...detection.evidence);
+    gaps.push(...detection.gaps);
+    for (const unit of model.units) {
+      evidence.push(
+        ...guarded(
+          gaps,
+          unit.dir,
+          `manifests of ${unit.name}`,
+          () => manifestEvidence(unit, model.filesByUnit.get(unit.key) ?? [], model.fileByPath),
+          [],
+        ),
+      );
+    }
+    evidence.push(...guarded(gaps, '', 'import analysis', () => importEvidence(model), []));
+    const conn = guarded(gaps, '', 'connection analysis', () => analyzeConnections(model), {
+      evidence: [],
+      gaps: [],
+    });
+    evidence.push(...conn.evidence);
+    gaps.push(...conn.gaps);
+  }
+  const sortedGaps = [...gaps]
+    .sort(compareGaps)
+    .filter((g, i, all) => i === 0 || compareGaps(all[i - 1] as AnalyzerGap, g) !== 0);
+  return Promise.resolve({ evidence: finalizeEvidence(evidence), gaps: sortedGaps });
+}

@@ -1,0 +1,336 @@
+/**
+ * Deployable units: directories holding a build manifest and/or a Dockerfile.
+ *
+ * - A workspace root (package.json with `workspaces`, a directory with pnpm-workspace.yaml, a
+ *   Cargo virtual manifest, a Maven aggregator POM) is not a unit by itself; its members are.
+ *   It still is one when it also holds a Dockerfile or another manifest.
+ * - Name: the manifest's own name (package.json name without scope, go.mod module's last path
+ *   element without a `/vN` suffix, pyproject/poetry name, Cargo package name, POM artifactId,
+ *   csproj file name, setup.py name), else the directory's base name ('root' at the top).
+ * - Two units with the same name are both renamed after their directory path
+ *   (`apps/api` -> `apps-api`), the plain name kept in `aliases`.
+ * - Lockfiles count from the unit's directory and from the workspace root it belongs to.
+ */
+import picomatch from 'picomatch';
+import { parse as parseYaml } from 'yaml';
+import {
+  entityKey,
+  normalizeName,
+  type AnalyzerGap,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
+import { baseOf, dirOf, evidence, isWithin, relativeTo, uniqueSorted } from './common';
+import { isDockerfile, isLockfile, manifestKindOf, parseManifest } from './manifests';
+import type { CodeModel, Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
+
+/** Manifests whose name, in this order, names the unit. */
+const NAME_PRIORITY: ManifestKind[] = [
+  'package.json',
+  'pyproject.toml',
+  'Cargo.toml',
+  'go.mod',
+  'pom.xml',
+  'csproj',
+  'setup.py',
+];
+
+/** The unit name a manifest's own name gives (`@acme/api` -> api, `example.com/x/shop/v2` -> shop). */
+export function unitNameFromManifest(m: ParsedManifest): string | null {
+  if (!m.name) return null;
+  let name = m.name.trim();
+  if (m.kind === 'package.json') name = name.replace(/^@[^/]+\//, '');
+  if (m.kind === 'go.mod') {
+    const parts = name.split('/').filter(Boolean);
+    let last = parts.pop() ?? '';
+    if (/^v\d+$/.test(last) && parts.length > 0) last = parts.pop() ?? last;
+    name = last;
+  }
+  return normalizeName(name) || null;
+}
+
+function pythonIdentifier(name: string): string | null {
+  const id = name.trim().toLowerCase().replace(/[-.]+/g, '_');
+  return /^[a-z_][a-z0-9_]*$/.test(id) ? id : null;
+}
+
+function firstCodeLine(text: string): number {
+  const lines = text.split('\n');
+  const i = lines.findIndex((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  return i < 0 ? 1 : i + 1;
+}
+
+interface DirInfo {
+  manifests: ParsedManifest[];
+  dockerfiles: string[];
+  lockfiles: string[];
+  pnpmWorkspace: string[] | null;
+}
+
+export interface UnitDetection {
+  model: CodeModel;
+  evidence: Evidence[];
+  gaps: AnalyzerGap[];
+}
+
+function matchesMember(rel: string, members: string[]): boolean {
+  const positive = members
+    .filter((g) => !g.startsWith('!'))
+    .map((g) => g.replace(/^\.\//, '').replace(/\/+$/, ''));
+  const negative = members
+    .filter((g) => g.startsWith('!'))
+    .map((g) => g.slice(1).replace(/^\.\//, '').replace(/\/+$/, ''));
+  if (positive.length === 0) return false;
+  try {
+    if (!picomatch(positive, { dot: false })(rel)) return false;
+    return negative.length === 0 || !picomatch(negative)(rel);
+  } catch {
+    return false;
+  }
+}
+
+/** Finds the units of `files` (already normalized, de-duplicated and filtered). */
+export function detectUnits(files: SourceFile[]): UnitDetection {
+  const gaps: AnalyzerGap[] = [];
+  const fileByPath = new Map(files.map((f) => [f.path, f]));
+  const dirs = new Map<string, DirInfo>();
+  const info = (dir: string): DirInfo => {
+    let d = dirs.get(dir);
+    if (!d) {
+      d = { manifests: [], dockerfiles: [], lockfiles: [], pnpmWorkspace: null };
+      dirs.set(dir, d);
+    }
+    return d;
+  };
+  const parsed = new Map<string, ParsedManifest>();
+  const parse = (file: SourceFile, kind: ManifestKind): ParsedManifest => {
+    let m = parsed.get(file.path);
+    if (!m) {
+      m = parseManifest(file, kind);
+      parsed.set(file.path, m);
+      gaps.push(...m.gaps);
+    }
+    return m;
+  };
+
+  for (const file of files) {
+    const dir = dirOf(file.path);
+    const kind = manifestKindOf(file.path);
+    if (kind) info(dir).manifests.push(parse(file, kind));
+    else if (isDockerfile(file.path)) info(dir).dockerfiles.push(file.path);
+    else if (isLockfile(file.path)) info(dir).lockfiles.push(file.path);
+    else if (baseOf(file.path) === 'pnpm-workspace.yaml') {
+      try {
+        const doc: unknown = parseYaml(file.text, { logLevel: 'error' });
+        const pk =
+          doc && typeof doc === 'object' ? (doc as Record<string, unknown>).packages : undefined;
+        info(dir).pnpmWorkspace = Array.isArray(pk)
+          ? pk.filter((x): x is string => typeof x === 'string')
+          : [];
+      } catch {
+        gaps.push({
+          path: file.path,
+          reason: 'manifest_parse_error',
+          message: 'pnpm-workspace.yaml is not valid YAML',
+        });
+        info(dir).pnpmWorkspace = [];
+      }
+    }
+  }
+
+  // Workspace roots and their member globs.
+  const workspaceRoots = new Map<string, string[]>();
+  for (const [dir, d] of dirs) {
+    const members: string[] = [];
+    let isRoot = false;
+    for (const m of d.manifests) {
+      if (m.workspaceRoot || m.workspaceMembers.length > 0) {
+        isRoot = true;
+        members.push(...m.workspaceMembers);
+      }
+    }
+    if (d.pnpmWorkspace) {
+      isRoot = true;
+      members.push(...d.pnpmWorkspace);
+    }
+    if (isRoot) workspaceRoots.set(dir, members);
+  }
+
+  // Unit directories.
+  const unitDirs: string[] = [];
+  for (const [dir, d] of dirs) {
+    const aggregatorOnly = (m: ParsedManifest): boolean =>
+      m.workspaceRoot || (m.kind === 'package.json' && d.pnpmWorkspace !== null);
+    if (d.dockerfiles.length > 0 || d.manifests.some((m) => !aggregatorOnly(m))) unitDirs.push(dir);
+  }
+  unitDirs.sort();
+
+  const units: Unit[] = [];
+  for (const dir of unitDirs) {
+    const d = dirs.get(dir) as DirInfo;
+    const manifests = [...d.manifests].sort((a, b) => (a.path < b.path ? -1 : 1));
+    // Requirement files included with -r (recursively), wherever they live.
+    const seen = new Set(manifests.map((m) => m.path));
+    const queue = [...manifests];
+    while (queue.length > 0) {
+      const m = queue.shift() as ParsedManifest;
+      for (const inc of m.includes) {
+        if (seen.has(inc)) continue;
+        seen.add(inc);
+        const file = fileByPath.get(inc);
+        if (!file) {
+          gaps.push({
+            path: m.path,
+            reason: 'include_not_found',
+            message: `included requirements file ${inc} is not in the sources`,
+          });
+          continue;
+        }
+        const included = parse(file, 'requirements.txt');
+        for (const dep of included.dependencies) dep.attributes.included_from ??= m.path;
+        manifests.push(included);
+        queue.push(included);
+      }
+    }
+
+    let workspaceRootDir: string | null = null;
+    for (const [root, members] of workspaceRoots) {
+      if (root === dir || !isWithin(dir, root)) continue;
+      if (!matchesMember(relativeTo(dir, root), members)) continue;
+      if (workspaceRootDir === null || root.length > workspaceRootDir.length)
+        workspaceRootDir = root;
+    }
+
+    let primary: ParsedManifest | null = null;
+    for (const kind of NAME_PRIORITY) {
+      primary =
+        manifests.find(
+          (m) => m.kind === kind && dirOf(m.path) === dir && unitNameFromManifest(m),
+        ) ?? null;
+      if (primary) break;
+    }
+    const dirName = dir === '' ? 'root' : normalizeName(baseOf(dir)) || 'root';
+    const name = (primary && unitNameFromManifest(primary)) ?? dirName;
+    const aliasSet = new Set<string>([dirName]);
+    for (const m of manifests) {
+      const n = unitNameFromManifest(m);
+      if (n && dirOf(m.path) === dir) aliasSet.add(n);
+      if (m.kind === 'package.json' && m.name?.startsWith('@')) aliasSet.add(normalizeName(m.name));
+    }
+    aliasSet.delete('');
+    const lockfiles = [...d.lockfiles];
+    if (workspaceRootDir !== null) lockfiles.push(...(dirs.get(workspaceRootDir)?.lockfiles ?? []));
+    const npm = manifests.find((m) => m.kind === 'package.json' && dirOf(m.path) === dir);
+    const goMod = manifests.find((m) => m.kind === 'go.mod' && dirOf(m.path) === dir);
+    const pythonNames = new Set<string>();
+    const hasPython = manifests.some((m) => m.ecosystem === 'pypi');
+    if (hasPython || d.dockerfiles.length > 0) {
+      const id = dir === '' ? null : pythonIdentifier(baseOf(dir));
+      if (id) pythonNames.add(id);
+      for (const m of manifests) {
+        if (m.ecosystem === 'pypi' && m.name) {
+          const pid = pythonIdentifier(m.name);
+          if (pid) pythonNames.add(pid);
+        }
+      }
+    }
+    const citeManifest = primary ?? manifests.find((m) => dirOf(m.path) === dir) ?? null;
+    const dockerfile = [...d.dockerfiles].sort()[0];
+    let citation: Unit['citation'];
+    if (citeManifest) {
+      citation = {
+        path: citeManifest.path,
+        line: citeManifest.nameLine ?? 1,
+        provider: citeManifest.provider,
+      };
+    } else {
+      const text = fileByPath.get(dockerfile ?? '')?.text ?? '';
+      citation = { path: dockerfile ?? '', line: firstCodeLine(text), provider: 'dockerfile' };
+    }
+    units.push({
+      key: entityKey('service', name),
+      name,
+      dir,
+      manifestName: primary?.name ?? null,
+      manifests,
+      dockerfiles: [...d.dockerfiles].sort(),
+      lockfiles: uniqueSorted(lockfiles),
+      ecosystems: uniqueSorted(manifests.map((m) => m.ecosystem)) as Ecosystem[],
+      aliases: [...aliasSet],
+      npmName: npm?.name ?? null,
+      goModule: goMod?.goModule ?? null,
+      pythonNames: uniqueSorted(pythonNames),
+      workspaceRootDir,
+      citation,
+    });
+  }
+
+  // Name collisions: rename every colliding unit after its directory path.
+  const byName = new Map<string, Unit[]>();
+  for (const u of units) byName.set(u.name, [...(byName.get(u.name) ?? []), u]);
+  for (const group of byName.values()) {
+    if (group.length < 2) continue;
+    for (const u of group) {
+      const renamed = u.dir === '' ? 'root' : normalizeName(u.dir.replace(/\//g, '-')) || 'root';
+      u.aliases.push(u.name);
+      u.name = renamed;
+      u.key = entityKey('service', renamed);
+    }
+  }
+  for (const u of units) {
+    const rest = uniqueSorted(u.aliases.filter((a) => a !== u.name));
+    u.aliases = [u.name, ...rest];
+  }
+
+  const unitByDir = new Map(units.map((u) => [u.dir, u]));
+  const ownerOf = (path: string): Unit | null => {
+    let p = path;
+    for (;;) {
+      const u = unitByDir.get(p);
+      if (u) return u;
+      if (p === '') return null;
+      p = dirOf(p);
+    }
+  };
+  const filesByUnit = new Map<string, SourceFile[]>();
+  for (const u of units) filesByUnit.set(u.key, []);
+  for (const f of files) {
+    const u = ownerOf(dirOf(f.path));
+    if (u) filesByUnit.get(u.key)?.push(f);
+  }
+
+  const model: CodeModel = { files, fileByPath, units, unitByDir, filesByUnit, ownerOf };
+  const out: Evidence[] = [];
+  for (const u of units) {
+    const file = fileByPath.get(u.citation.path);
+    if (!file) continue;
+    const hasManifest = u.manifests.length > 0;
+    const where = u.dir === '' ? 'the repository root' : u.dir;
+    out.push(
+      evidence(file, u.citation.line, u.citation.line, {
+        provider: u.citation.provider,
+        kind: 'unit-declared',
+        subject: u.key,
+        summary: `unit ${u.name} declared in ${where} (${[...u.ecosystems, ...(u.dockerfiles.length > 0 ? ['Dockerfile'] : [])].join(', ')})`,
+        attributes: {
+          name: u.name,
+          dir: u.dir === '' ? '.' : u.dir,
+          ecosystems: u.ecosystems,
+          manifests: u.manifests.map((m) => m.path),
+          manifest_name: u.manifestName,
+          dockerfiles: u.dockerfiles,
+          has_dockerfile: u.dockerfiles.length > 0,
+          aliases: u.aliases,
+          lockfiles: u.lockfiles,
+          lockfile_present: hasManifest ? u.lockfiles.length > 0 : null,
+          ...(u.npmName ? { npm_name: u.npmName } : {}),
+          ...(u.goModule ? { go_module: u.goModule } : {}),
+          ...(u.workspaceRootDir !== null
+            ? { workspace_root: u.workspaceRootDir === '' ? '.' : u.workspaceRootDir }
+            : {}),
+        },
+      }),
+    );
+  }
+  return { model, evidence: out, gaps };
+}

@@ -1,0 +1,203 @@
+/**
+ * Architecture truth from a real repository: evidence citing exact lines with their hash,
+ * identity resolved across code and configuration, snapshots kept per audit and immutable.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'ava';
+import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
+import { createTenant, type Tenant } from './helpers/factories';
+import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
+import { call } from './helpers/http';
+
+let h: AuditHarness;
+let tenant: Tenant;
+let repo: TestRepo;
+let repositoryId: string;
+
+test.before(async () => {
+  h = await startAuditHarness();
+  tenant = await createTenant(h.app.services.db);
+  repo = createRepo(SAMPLE_FILES);
+  const created = await call(
+    h.app.url,
+    'POST',
+    `/v1/workspaces/${tenant.workspaceId}/repositories`,
+    {
+      token: tenant.token,
+      body: { name: 'shop', url: `file://${repo.dir}` },
+    },
+  );
+  repositoryId = created.body.id;
+});
+
+test.after.always(async () => {
+  await h?.close();
+  repo?.remove();
+});
+
+const ws = () => `/v1/workspaces/${tenant.workspaceId}`;
+
+async function audit(body: Record<string, unknown> = {}) {
+  const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
+    token: tenant.token,
+    body: { repository_id: repositoryId, ...body },
+  });
+  const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+  if (done.body.status !== 'completed') throw new Error(JSON.stringify(done.body.stages));
+  return done.body;
+}
+
+test.serial(
+  'the snapshot: entities merged across sources, relationships with evidence a person can open',
+  async (t) => {
+    const first = await audit();
+    const arch = await call(h.app.url, 'GET', `${ws()}/audits/${first.id}/architecture`, {
+      token: tenant.token,
+    });
+    t.is(arch.status, 200);
+    const truth = arch.body;
+    t.is(truth.audit_id, first.id);
+    t.deepEqual(truth.sources, ['code', 'cloud', 'cicd']);
+    t.deepEqual(truth.missing_sources, []);
+    t.is(truth.source_coverage, '1.0000');
+    t.is(truth.entity_count, truth.entities.length);
+    t.is(truth.relationship_count, truth.relationships.length);
+
+    const entity = (key: string) => truth.entities.find((e: any) => e.canonical_key === key);
+    // The api is one entity: a code unit (services/api/package.json), a compose service and a
+    // Kubernetes Deployment, with evidence from both code and cloud.
+    const api = entity('service:api');
+    t.truthy(api);
+    t.deepEqual(api.sources, ['cloud', 'code']);
+    const apiEvidence = truth.evidence.filter((e: any) => api.evidence_ids.includes(e.id));
+    const files = new Set(apiEvidence.map((e: any) => e.location.path));
+    for (const f of ['docker-compose.yml', 'deploy/k8s/api.yaml', 'services/api/package.json'])
+      t.true(files.has(f), `api cites ${f}`);
+    // The compose `db` service runs postgres: it is a datastore, and `service:db` is its alias.
+    const db = entity('datastore:db');
+    t.truthy(db);
+    t.deepEqual(db.attributes.aliases, ['service:db']);
+    t.truthy(entity('pipeline:github-actions/ci'));
+
+    const rel = truth.relationships.find(
+      (r: any) => r.canonical_key === 'connects_to:service:api->datastore:db',
+    );
+    t.truthy(rel, JSON.stringify(truth.relationships.map((r: any) => r.canonical_key)));
+    t.deepEqual(
+      rel.sources,
+      ['cloud', 'code'],
+      'configuration wires DATABASE_URL and the code reads it',
+    );
+    t.true(
+      Number(rel.confidence) > Number(entity('service:worker')?.confidence ?? 1) ||
+        Number(rel.confidence) >= 0.7,
+    );
+
+    // Every evidence record cites lines whose hash is the content_sha256, at the audited commit.
+    t.true(truth.evidence.length > 5);
+    for (const e of truth.evidence) {
+      t.is(e.source_ref, first.commit_sha);
+      const text = fs.readFileSync(path.join(repo.dir, e.location.path), 'utf8');
+      const lines = text
+        .split('\n')
+        .slice(e.location.start_line - 1, e.location.end_line)
+        .join('\n');
+      t.is(
+        crypto.createHash('sha256').update(lines).digest('hex'),
+        e.content_sha256,
+        `${e.location.path}:${e.location.start_line}`,
+      );
+      t.true(e.id.length === 36);
+    }
+    const ids = new Set(truth.evidence.map((e: any) => e.id));
+    for (const item of [...truth.entities, ...truth.relationships]) {
+      for (const id of item.evidence_ids)
+        t.true(ids.has(id), `${item.canonical_key} cites known evidence`);
+    }
+  },
+);
+
+test.serial(
+  'snapshots are kept per audit, newest first, first_observed_at carried over, never rewritten',
+  async (t) => {
+    const history0 = await call(
+      h.app.url,
+      'GET',
+      `${ws()}/repositories/${repositoryId}/architecture/snapshots`,
+      { token: tenant.token },
+    );
+    const before = history0.body.items.length;
+    repo.commit(
+      { 'services/api/src/cache.ts': 'export const url = process.env.REDIS_URL;\n' },
+      'cache',
+    );
+    const second = await audit();
+    const history = await call(
+      h.app.url,
+      'GET',
+      `${ws()}/repositories/${repositoryId}/architecture/snapshots`,
+      { token: tenant.token },
+    );
+    t.is(history.status, 200);
+    t.is(history.body.repository_id, repositoryId);
+    t.is(history.body.items.length, before + 1);
+    t.is(history.body.items[0].audit_id, second.id);
+    t.is(history.body.items[0].version, String(before + 1));
+    t.is(history.body.items[0].commit_sha, second.commit_sha);
+    t.is(history.body.items[0].audit_status, 'completed');
+
+    const latest = await call(
+      h.app.url,
+      'GET',
+      `${ws()}/repositories/${repositoryId}/architecture`,
+      { token: tenant.token },
+    );
+    t.is(latest.body.audit_id, second.id);
+    const older = await call(
+      h.app.url,
+      'GET',
+      `${ws()}/audits/${history.body.items[1].audit_id}/architecture`,
+      { token: tenant.token },
+    );
+    const api = (truth: any) => truth.entities.find((e: any) => e.canonical_key === 'service:api');
+    t.is(
+      api(latest.body).first_observed_at,
+      api(older.body).first_observed_at,
+      'first seen in the earlier snapshot',
+    );
+    t.true(api(latest.body).last_observed_at > api(older.body).last_observed_at);
+
+    await t.throwsAsync(h.app.services.db('architecture_snapshots').update({ status: 'edited' }), {
+      message: /immutable/,
+    });
+  },
+);
+
+test('no snapshot before reconcile, another workspace, unknown repository: 404', async (t) => {
+  const other = await createTenant(h.app.services.db);
+  const cross = await call(
+    h.app.url,
+    'GET',
+    `/v1/workspaces/${other.workspaceId}/repositories/${repositoryId}/architecture`,
+    { token: other.token },
+  );
+  t.is(cross.status, 404);
+  const none = await call(
+    h.app.url,
+    'GET',
+    `/v1/workspaces/${other.workspaceId}/repositories/00000000-0000-4000-8000-000000000000/architecture/snapshots`,
+    { token: other.token },
+  );
+  t.is(none.status, 404);
+  const failed = await call(h.app.url, 'POST', `${ws()}/audits`, {
+    token: tenant.token,
+    body: { repository_id: repositoryId, branch_ref: 'nope' },
+  });
+  await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, failed.body.id);
+  const arch = await call(h.app.url, 'GET', `${ws()}/audits/${failed.body.id}/architecture`, {
+    token: tenant.token,
+  });
+  t.is(arch.status, 404);
+});
