@@ -58,15 +58,9 @@ import { loadConfig, type Config } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
-import {
-  ensureTemporalCli,
-  freePort,
-  MissingToolError,
-  startEmbeddedPostgres,
-  startTemporalDevServer,
-} from '../platform/dev-services';
+import { MissingToolError, startLocalServices } from '../platform/dev-services';
 import { createWorkspaceWithOwner } from '../platform/bootstrap';
-import { ensureSearchAttributes, TemporalGateway } from '../platform/temporal';
+import { TemporalGateway } from '../platform/temporal';
 import { createServices } from '../api/services';
 import { startApi } from '../api/server';
 import { createWorker } from '../worker/create';
@@ -800,37 +794,20 @@ async function main(): Promise<number> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-bench-audits-'));
     cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
 
-    // PostgreSQL
-    let databaseUrl = process.env.BENCH_DATABASE_URL;
-    if (!databaseUrl) {
-      const pg = await startEmbeddedPostgres({
-        dataDir: path.join(tmp, 'postgres'),
-        port: await freePort(),
-        database: 'archaudit',
-        logFile: path.join(tmp, 'postgres.log'),
-      });
-      cleanups.push(() => pg.stop());
-      databaseUrl = pg.url;
-    }
-
-    // Temporal
     const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
-    let temporalAddress = process.env.TEMPORAL_ADDRESS;
-    if (!temporalAddress) {
-      const cli = ensureTemporalCli(path.join(ROOT, '.tools'), (l) => console.log(l));
-      const dev = await startTemporalDevServer({
-        cli,
-        port: await freePort(),
-        uiPort: null,
-        dbFile: null,
-        logFile: path.join(tmp, 'temporal.log'),
-      });
-      cleanups.push(() => dev.stop());
-      temporalAddress = dev.address;
-    }
+    const services = await startLocalServices({
+      tmpDir: tmp,
+      database: 'archaudit',
+      databaseUrl: process.env.BENCH_DATABASE_URL,
+      temporalAddress: process.env.TEMPORAL_ADDRESS,
+      namespace,
+      toolsDir: path.join(ROOT, '.tools'),
+      say: (l) => console.log(l),
+    });
+    cleanups.push(() => services.stop());
+    const { databaseUrl, temporalAddress } = services;
     const connection = await Connection.connect({ address: temporalAddress });
     cleanups.push(() => connection.close());
-    await ensureSearchAttributes(connection, namespace);
     const historyClient = new Client({ connection, namespace });
 
     // Database, workspace, token

@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { ensureSearchAttributes } from './temporal';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const TEMPORAL_MODULE = `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`;
@@ -352,4 +353,67 @@ export async function startEmbeddedPostgres(options: {
       clearTimeout(timer);
     },
   };
+}
+
+export interface LocalServices {
+  /** The given DATABASE_URL-like URL, or the embedded server's URL of `database`. */
+  databaseUrl: string;
+  temporalAddress: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * PostgreSQL and Temporal for a test run or a benchmark: the given URL/address when set, else an
+ * embedded PostgreSQL and a headless in-memory dev server in `tmpDir`; the search attributes are
+ * registered either way. `stop()` stops only what was started here.
+ */
+export async function startLocalServices(options: {
+  tmpDir: string;
+  database: string;
+  databaseUrl?: string;
+  temporalAddress?: string;
+  namespace?: string;
+  toolsDir: string;
+  say?: (line: string) => void;
+}): Promise<LocalServices> {
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const fn of stops.reverse()) await fn().catch(() => undefined);
+    stops.length = 0;
+  };
+  try {
+    let databaseUrl = options.databaseUrl;
+    if (!databaseUrl) {
+      const pg = await startEmbeddedPostgres({
+        dataDir: path.join(options.tmpDir, 'postgres'),
+        port: await freePort(),
+        database: options.database,
+        logFile: path.join(options.tmpDir, 'postgres.log'),
+      });
+      stops.push(() => pg.stop());
+      databaseUrl = pg.url;
+    }
+    let temporalAddress = options.temporalAddress;
+    if (!temporalAddress) {
+      const dev = await startTemporalDevServer({
+        cli: ensureTemporalCli(options.toolsDir, options.say),
+        port: await freePort(),
+        uiPort: null,
+        dbFile: null,
+        logFile: path.join(options.tmpDir, 'temporal.log'),
+      });
+      stops.push(() => dev.stop());
+      temporalAddress = dev.address;
+    }
+    const connection = await Connection.connect({ address: temporalAddress });
+    try {
+      await ensureSearchAttributes(connection, options.namespace ?? 'default');
+    } finally {
+      await connection.close();
+    }
+    return { databaseUrl, temporalAddress, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

@@ -641,6 +641,8 @@ test('compose: services, images, ports, replicas, limits and security attributes
   cites(t, frontend, 'docker-compose.yml', 2, 19, 'frontend:');
   t.like(frontend.attributes, {
     replicas: 2,
+    image_tag: 'v0.10.1',
+    build_context: 'src/frontend',
     privileged: false,
     resource_limits_set: true,
     resource_limits: { cpus: '0.5', memory: '256M' },
@@ -746,6 +748,7 @@ test('kubernetes: workload facts and containers', async (t) => {
     kind: 'Deployment',
     namespace: 'shop',
     replicas: 3,
+    image_tag: 'v0.10.1',
     labels: { app: 'cartservice' },
   });
   const [c] = cart.attributes.containers as any[];
@@ -906,10 +909,16 @@ test('helm: chart metadata, dependency, values images; templates are gaps, never
   });
 
   const web = one(t, out, 'image-reference', 'service:web', 'image:ghcr.io-acme-web');
-  t.like(web.attributes, { tag: '2.1.0', tag_from_app_version: true, values_path: 'image' });
+  t.like(web.attributes, {
+    tag: '2.1.0',
+    image_tag: '2.1.0',
+    tag_from_app_version: true,
+    values_path: 'image',
+  });
   cites(t, web, 'charts/web/values.yaml', 2, 4);
   const pg = one(t, out, 'image-reference', 'service:postgresql', 'image:bitnami-postgresql');
   t.like(pg.attributes, { tag: '15.4.0', values_path: 'postgresql.image' });
+  t.false('image_tag' in pg.attributes, 'a subchart image is not the service image');
 
   const templateGaps = out.gaps.filter((g) => g.reason === 'helm_template_not_rendered');
   t.deepEqual(

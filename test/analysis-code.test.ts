@@ -194,6 +194,7 @@ const FIXTURE: Record<string, string> = {
     `DATABASE_URL=postgres://pay:${SECRET}@payments-db:5432/payments`, // 1
     'REDIS_HOST=redis-cache', // 2
     '# OLD_URL=http://old-host.acme.io', // 3
+    'PAYMENT_SERVICE=sk_live_51HxYzAbCdEf0123456789', // 4
   ),
   'services/payments/config/settings.yaml': lines(
     'queue:', // 1
@@ -384,6 +385,59 @@ test('units: keys, directories, aliases, lockfiles; workspace root and node_modu
   );
 });
 
+test('workspace roots (pnpm, Cargo, Maven) are not units; name collisions use the directory path', async (t) => {
+  const files: Record<string, string> = {
+    'pnpm-workspace.yaml': "packages:\n  - 'apps/*'\n",
+    'package.json': '{"name": "root", "devDependencies": {"turbo": "^1.0.0"}}',
+    'pnpm-lock.yaml': 'lockfileVersion: 9\n',
+    'main.py': 'import os\nURL = os.environ["ROOT_URL"]\n',
+    'apps/api/package.json': '{"name": "api"}',
+    'apps/api/index.ts': "import { x } from '../../tools/api/helper';\n",
+    'tools/api/Dockerfile': 'FROM alpine\n',
+    'tools/api/Dockerfile.prod': 'FROM alpine:3.20\n',
+    'tools/api/helper.ts': 'export const x = 1;\n',
+    'tools/dockerfile.ts': 'export const notADockerfile = true;\n',
+    'rust/Cargo.toml': '[workspace]\nmembers = ["crates/*"]\n',
+    'rust/Cargo.lock': '# lock\n',
+    'rust/crates/core/Cargo.toml': '[package]\nname = "core"\nversion = "0.1.0"\n',
+    'java/pom.xml':
+      '<project><artifactId>parent</artifactId><packaging>pom</packaging><modules><module>svc</module></modules></project>',
+    'java/svc/pom.xml': '<project><artifactId>svc</artifactId></project>',
+  };
+  const out = await analyzeCode(Object.entries(files).map(([path, text]) => ({ path, text })));
+  const units = byKind(out.evidence, 'unit-declared');
+  t.deepEqual(units.map((u) => u.subject_key).sort(), [
+    'service:apps-api',
+    'service:core',
+    'service:svc',
+    'service:tools-api',
+  ]);
+  const apps = units.find((u) => u.subject_key === 'service:apps-api') as Evidence;
+  t.like(apps.attributes, {
+    aliases: ['apps-api', 'api'],
+    lockfiles: ['pnpm-lock.yaml'],
+    workspace_root: '.',
+  });
+  const tools = units.find((u) => u.subject_key === 'service:tools-api') as Evidence;
+  t.like(tools.attributes, {
+    dockerfiles: ['tools/api/Dockerfile', 'tools/api/Dockerfile.prod'],
+    lockfile_present: null,
+    ecosystems: [],
+  });
+  t.is(at(tools), 'tools/api/Dockerfile:1-1');
+  t.like((units.find((u) => u.subject_key === 'service:core') as Evidence).attributes, {
+    lockfiles: ['rust/Cargo.lock'],
+    workspace_root: 'rust',
+  });
+  const imp = byKind(out.evidence, 'import');
+  t.deepEqual(
+    imp.map((e) => `${e.subject_key}->${e.object_key}`),
+    ['service:apps-api->service:tools-api'],
+  );
+  // Files outside every unit (the workspace root's main.py) yield nothing.
+  t.false(out.evidence.some((e) => e.location.path === 'main.py'));
+});
+
 test('a malformed package.json is a manifest_parse_error gap; its unit falls back to the directory name', async (t) => {
   const { evidence, gaps } = await output();
   const gap = gaps.find((g) => g.path === 'tools/broken/package.json');
@@ -545,6 +599,7 @@ test('only cross-unit imports, one per (file, target unit), citing the first imp
   ]);
   t.deepEqual(api.attributes.symbols, ['formatMoney', 'helper', 'Money'].sort());
   t.deepEqual(api.attributes.resolution, ['package-name', 'relative-path']);
+  t.is(api.attributes.in_test, false);
   t.is(api.content_sha256, sha(FIXTURE['packages/api/src/app.ts'] as string, 2, 2));
   const py = imports.find((e) => e.subject_key === 'service:payments-svc') as Evidence;
   t.deepEqual(py.attributes.lines, [3, 4]);
@@ -627,6 +682,7 @@ test('env reads of connection-like variables', async (t) => {
     'service:payments-svc DATABASE_URL @ services/payments/.env.example:1-1',
     'service:payments-svc DATABASE_URL @ services/payments/payments/app.py:13-13',
     'service:payments-svc KAFKA_BOOTSTRAP_SERVERS @ services/payments/config/settings.yaml:3-3',
+    'service:payments-svc PAYMENT_SERVICE @ services/payments/.env.example:4-4',
     'service:payments-svc REDIS_HOST @ services/payments/.env.example:2-2',
     'service:web API_URL @ packages/web/src/main.js:3-3',
   ]);
@@ -640,6 +696,14 @@ test('env reads of connection-like variables', async (t) => {
     (e) => e.attributes.variable === 'AMQP_URL',
   ) as Evidence;
   t.is(amqp.attributes.default, 'amqp://rabbitmq:5672');
+  const token = byKind(evidence, 'env-read').find(
+    (e) => e.attributes.variable === 'PAYMENT_SERVICE',
+  );
+  t.is(token?.attributes.value, undefined, 'a token-like value is never reported');
+  const redisHost = byKind(evidence, 'env-read').find(
+    (e) => e.attributes.variable === 'REDIS_HOST',
+  );
+  t.is(redisHost?.attributes.value, 'redis-cache');
   const kafka = byKind(evidence, 'env-read').find(
     (e) => e.attributes.variable === 'KAFKA_BOOTSTRAP_SERVERS',
   );
@@ -726,6 +790,7 @@ test('no password appears anywhere in the output', async (t) => {
   t.false(json.includes(SECRET));
   t.false(json.includes('hunter2'));
   t.false(json.includes('user:'));
+  t.false(json.includes('sk_live'));
   // Direct parse checks, including a password that holds '/'.
   const p = parseUrl('postgres', `u:${SECRET}/x/y@db:5432/shop?password=${SECRET}`);
   t.deepEqual(p.hosts, [{ host: 'db', port: 5432 }]);

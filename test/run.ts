@@ -9,17 +9,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import { createDb, withDatabase } from '../db/connection';
-import { ensureSearchAttributes } from '../platform/temporal';
 import { migrateLatest } from '../db/migrate';
-import {
-  ensureTemporalCli,
-  freePort,
-  MissingToolError,
-  startEmbeddedPostgres,
-  startTemporalDevServer,
-} from '../platform/dev-services';
+import { MissingToolError, startLocalServices } from '../platform/dev-services';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -37,35 +29,17 @@ async function main(): Promise<number> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-test-'));
     cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
 
-    let serverUrl = process.env.TEST_DATABASE_URL;
-    if (!serverUrl) {
-      const pg = await startEmbeddedPostgres({
-        dataDir: path.join(tmp, 'postgres'),
-        port: await freePort(),
-        database: 'postgres',
-        logFile: path.join(tmp, 'postgres.log'),
-      });
-      cleanups.push(() => pg.stop());
-      serverUrl = pg.url;
-    }
-
-    let temporalAddress = process.env.TEMPORAL_ADDRESS;
-    if (!temporalAddress) {
-      const cli = ensureTemporalCli(path.join(ROOT, '.tools'), (l) => console.log(l));
-      const dev = await startTemporalDevServer({
-        cli,
-        port: await freePort(),
-        uiPort: null,
-        dbFile: null,
-        logFile: path.join(tmp, 'temporal.log'),
-      });
-      cleanups.push(() => dev.stop());
-      temporalAddress = dev.address;
-    }
-
-    const connection = await Connection.connect({ address: temporalAddress });
-    await ensureSearchAttributes(connection, 'default');
-    await connection.close();
+    const services = await startLocalServices({
+      tmpDir: tmp,
+      database: 'postgres',
+      databaseUrl: process.env.TEST_DATABASE_URL,
+      temporalAddress: process.env.TEMPORAL_ADDRESS,
+      toolsDir: path.join(ROOT, '.tools'),
+      say: (l) => console.log(l),
+    });
+    cleanups.push(() => services.stop());
+    const serverUrl = services.databaseUrl;
+    const temporalAddress = services.temporalAddress;
 
     // One migrated template; each test file clones it (CREATE DATABASE ... TEMPLATE).
     const template = `archaudit_tpl_${process.pid}`;

@@ -124,7 +124,10 @@ function serviceEvidence(
     image: image
       ? { raw: image.raw, repo: image.repo, tag: image.tag, digest: image.digest }
       : null,
+    // Top-level copies of the fields the reconciler matches and compares on.
+    image_tag: image?.tag ?? null,
     build,
+    build_context: build?.context_dir ?? null,
     ports: ports.filter((p) => p !== null),
     replicas:
       typeof deploy.replicas === 'number'

@@ -17,7 +17,10 @@ import {
 const PROVIDER = 'dockerfile';
 
 export function isDockerfile(path: string): boolean {
-  return /^(Dockerfile|Containerfile)([.-][^/]*)?$|\.(dockerfile|Dockerfile)$/.test(basename(path));
+  const name = basename(path);
+  // Dockerfile.dockerignore, Dockerfile.md and friends sit beside Dockerfiles but are not ones.
+  if (/\.(dockerignore|md|txt|bak|orig|json|ya?ml|sh)$/i.test(name)) return false;
+  return /^(Dockerfile|Containerfile)([.-][^/]*)?$|\.(dockerfile|Dockerfile)$/.test(name);
 }
 
 interface Instruction {

@@ -125,10 +125,7 @@ function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[]
       provider: PROVIDER,
       kind: 'chart-declared',
       subject,
-      summary: `Helm chart ${chart.name} ${asString(v.version) ?? ''} is declared`.replace(
-        /\s+is/,
-        ' is',
-      ),
+      summary: `Helm chart ${[chart.name, asString(v.version)].filter(Boolean).join(' ')} is declared`,
       attributes: {
         name: chart.name,
         version: asString(v.version),
@@ -226,9 +223,15 @@ function imageEvidence(
   // Values under a dependency's key configure that subchart.
   const top = typeof path[0] === 'string' ? path[0] : null;
   const owner = top && chart.dependencies.includes(top) ? top : chart.name;
-  const attributes = { ...imageAttributes(image), values_path: path.join('.') };
+  const attributes: Record<string, unknown> = {
+    ...imageAttributes(image),
+    values_path: path.join('.'),
+  };
+  // The chart's own image is the service's image; subchart and sidecar images are not.
+  if (path.join('.') === 'image') attributes.image_tag = image.tag;
   if (tagFromAppVersion) {
     Object.assign(attributes, {
+      ...(attributes.image_tag === undefined ? {} : { image_tag: chart.appVersion }),
       tag: chart.appVersion,
       tag_from_app_version: true,
       latest: chart.appVersion === null,

@@ -99,6 +99,9 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
         kind: w.kind,
         namespace: w.namespace,
         replicas: typeof spec.replicas === 'number' ? spec.replicas : null,
+        // Only a single-container pod has one image tag to compare across sources.
+        image_tag:
+          containers.length === 1 ? parseImage(asString(containers[0]?.image) ?? '').tag : null,
         containers: containers.map((c) => containerFacts(c, podSecurity)),
         init_containers: initContainers.map((c) => containerFacts(c, podSecurity)),
         labels: stringMap(meta.labels),

@@ -233,7 +233,12 @@ function declared(r: TfResource, index: Index): Evidence[] {
           relationship: 'uses_image',
           object: imageKey(image),
           summary: `Terraform ${r.address} runs image ${raw}`,
-          attributes: { ...imageAttributes(image), cloud, address: r.address },
+          attributes: {
+            ...imageAttributes(image),
+            image_tag: image.tag,
+            cloud,
+            address: r.address,
+          },
         }),
       );
     }

@@ -36,10 +36,8 @@ import {
 } from './common';
 import type { CodeModel, Unit } from './model';
 
-/** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
+/** Local copies: imported bindings are getters in the CommonJS output, slow in hot loops. */
 const IN_CODE = CODE;
-
-/** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
 const IN_STRING = STRING;
 
 interface RawImport {
