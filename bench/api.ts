@@ -31,17 +31,9 @@ import { createWorkspaceWithOwner } from '../platform/bootstrap';
 import { TemporalGateway } from '../platform/temporal';
 import { createServices } from '../api/services';
 import { startApi } from '../api/server';
+import { intEnv } from './env';
 
 const TARGET_RATIO = 0.5;
-
-function intEnv(name: string, fallback: number, min = 1): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min)
-    throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
-  return value;
-}
 
 const SECONDS = intEnv('BENCH_SECONDS', 10);
 const CONNECTIONS = intEnv('BENCH_CONNECTIONS', 50);

@@ -65,19 +65,11 @@ import { createServices } from '../api/services';
 import { startApi } from '../api/server';
 import { createWorker } from '../worker/create';
 import { createRepo } from '../test/helpers/git';
+import { intEnv } from './env';
 
 const ROOT = path.resolve(__dirname, '..');
 const TARGET_WALL_SECONDS = 60;
 const TARGET_OVERHEAD_P50_MS = 1000;
-
-function intEnv(name: string, fallback: number, min = 1): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min)
-    throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
-  return value;
-}
 
 const AUDITS = intEnv('BENCH_AUDITS', 20);
 const FILES = intEnv('BENCH_FILES', 100);
