@@ -161,8 +161,15 @@ function mergeAttributes(evidence: StoredEvidence[], aliases: string[]): Record<
   return attributes;
 }
 
-/** Builds the graph from stored evidence. */
-export function reconcile(evidence: StoredEvidence[]): Graph {
+/**
+ * Builds the graph from stored evidence. Evidence seen only in tests (fixtures, mocks) stays
+ * evidence but shapes no entity or relationship: a URL in a test is not an architecture fact.
+ */
+export function reconcile(allEvidence: StoredEvidence[]): Graph {
+  // A content order, not the input order, decides ties (which value an attribute keeps).
+  const evidence = allEvidence
+    .filter((e) => e.attributes.in_test !== true)
+    .sort((a, b) => orderKey(a).localeCompare(orderKey(b)));
   const uf = new UnionFind();
   const subjects = new Set<string>();
   for (const e of evidence) {
@@ -301,6 +308,21 @@ export function reconcile(evidence: StoredEvidence[]): Graph {
     .sort((a, b) => a.canonical_key.localeCompare(b.canonical_key));
 
   return { entities, relationships };
+}
+
+function orderKey(e: StoredEvidence): string {
+  const l = e.location;
+  return [
+    e.source_type,
+    l.path,
+    String(l.start_line).padStart(8, '0'),
+    String(l.end_line).padStart(8, '0'),
+    e.evidence_kind,
+    e.subject_key,
+    e.object_key ?? '',
+    e.content_sha256,
+    JSON.stringify(e.attributes),
+  ].join('\u0000');
 }
 
 function normalizeDir(dir: string): string {

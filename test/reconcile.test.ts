@@ -1,0 +1,139 @@
+/** Reconciliation rules on hand-made evidence: identity, corroboration, contradictions, tests. */
+import test from 'ava';
+import { reconcile, type StoredEvidence } from '../analysis/reconcile';
+
+let n = 0;
+function ev(
+  fields: Partial<StoredEvidence> &
+    Pick<StoredEvidence, 'source_type' | 'evidence_kind' | 'subject_key'>,
+): StoredEvidence {
+  n += 1;
+  return {
+    id: `e${n}`,
+    provider: fields.source_type === 'code' ? 'npm' : 'docker-compose',
+    relationship_kind: null,
+    object_key: null,
+    location: { path: 'x', start_line: 1, end_line: 1 },
+    summary: 's',
+    content_sha256: '0'.repeat(64),
+    attributes: {},
+    ...fields,
+  };
+}
+
+test('a compose service, a code unit with another name and a datastore service merge; code corroborates the wiring', (t) => {
+  const evidence = [
+    ev({
+      source_type: 'code',
+      evidence_kind: 'unit-declared',
+      subject_key: 'service:cart-api',
+      attributes: { dir: 'services/cart', aliases: ['cart'] },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'service-declared',
+      subject_key: 'service:cart',
+      attributes: { build_context: 'services/cart', image_tag: '1.0' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'service-declared',
+      subject_key: 'service:redis',
+      attributes: { image_tag: '7' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'datastore-declared',
+      subject_key: 'datastore:redis',
+      attributes: { engine: 'redis' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'env-reference',
+      subject_key: 'service:cart',
+      relationship_kind: 'connects_to',
+      object_key: 'service:redis',
+      attributes: { variable: 'REDIS_ADDR' },
+    }),
+    ev({
+      source_type: 'code',
+      evidence_kind: 'env-read',
+      subject_key: 'service:cart-api',
+      attributes: { variable: 'REDIS_ADDR' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'workload-declared',
+      subject_key: 'service:cart',
+      provider: 'kubernetes',
+      attributes: { image_tag: '1.1' },
+    }),
+    ev({
+      source_type: 'code',
+      evidence_kind: 'external-api-call',
+      subject_key: 'service:cart-api',
+      relationship_kind: 'calls',
+      object_key: 'external:api.example.org',
+      attributes: { in_test: true },
+    }),
+  ];
+  const graph = reconcile(evidence);
+  t.deepEqual(
+    graph.entities.map((e) => e.canonical_key),
+    ['datastore:redis', 'service:cart'],
+  );
+  const cart = graph.entities.find((e) => e.canonical_key === 'service:cart')!;
+  t.deepEqual(cart.attributes.aliases, ['service:cart-api']);
+  t.deepEqual(cart.sources, ['cloud', 'code']);
+  t.is(cart.contradictions.length, 1);
+  t.like(cart.contradictions[0], { field: 'image_tag' });
+  t.deepEqual(
+    cart.contradictions[0]!.claims.map((c) => c.value),
+    ['1.0', '1.1'],
+  );
+  const redis = graph.entities.find((e) => e.canonical_key === 'datastore:redis')!;
+  t.deepEqual(redis.attributes.aliases, ['service:redis']);
+  t.deepEqual(
+    graph.relationships.map((r) => r.canonical_key),
+    ['connects_to:service:cart->datastore:redis'],
+  );
+  const rel = graph.relationships[0]!;
+  t.deepEqual(
+    rel.sources,
+    ['cloud', 'code'],
+    'the code read of REDIS_ADDR corroborates the configuration',
+  );
+  t.false(
+    graph.entities.some((e) => e.kind === 'external'),
+    'a URL seen only in a test is no architecture fact',
+  );
+  // Deterministic: order of evidence does not matter.
+  t.deepEqual(reconcile([...evidence].reverse()), graph);
+});
+
+test('confidence rises with independent sources and falls with contradictions', (t) => {
+  const one = reconcile([
+    ev({ source_type: 'cloud', evidence_kind: 'service-declared', subject_key: 'service:a' }),
+  ]);
+  const two = reconcile([
+    ev({ source_type: 'cloud', evidence_kind: 'service-declared', subject_key: 'service:a' }),
+    ev({ source_type: 'code', evidence_kind: 'unit-declared', subject_key: 'service:a' }),
+  ]);
+  const contradicted = reconcile([
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'service-declared',
+      subject_key: 'service:a',
+      attributes: { replicas: 1 },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'workload-declared',
+      subject_key: 'service:a',
+      attributes: { replicas: 3 },
+    }),
+  ]);
+  t.is(one.entities[0]!.confidence, '0.60');
+  t.is(two.entities[0]!.confidence, '0.80');
+  t.is(contradicted.entities[0]!.confidence, '0.45');
+});
