@@ -116,6 +116,7 @@ async function main(): Promise<void> {
     say('Architecture audit service is running.');
     say(`  API:          ${api.url}/v1   (contract: ${api.url}/v1/openapi.json)`);
     if (uiUrl) say(`  Temporal UI:  ${uiUrl}`);
+    say(`  Database:     ${databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}`);
     say(`  Demo token:   ${demo.token}   (also in ${path.join(config.dataDir, 'demo-token')})`);
     say(`  Workspace:    ${demo.workspaceId}   repository: ${demo.repositoryId}`);
     say('');
