@@ -11,6 +11,8 @@ import * as activity from './resources/activity';
 import * as audits from './resources/audits';
 import * as uploads from './resources/uploads';
 import * as architecture from './resources/architecture';
+import * as architectureGraph from './resources/architecture-graph';
+import * as diagram from './resources/architecture-diagram';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -31,6 +33,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   repositories.deleteRepository,
   architecture.getRepositoryArchitecture,
   architecture.listArchitectureSnapshots,
+  architectureGraph.getArchitectureDependencies,
   uploads.createUpload,
   uploads.getUpload,
   audits.createAudit,
@@ -42,6 +45,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   audits.getAuditCost,
   audits.getAuditAgentTimeline,
   architecture.getAuditArchitecture,
+  architectureGraph.getAuditArchitectureBundle,
+  diagram.getAuditArchitectureDiagram,
   activity.listActivity,
   activity.listAuditEvents,
 ];

@@ -159,11 +159,11 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
     const responses: Json = {};
     const success: Json = { description: op.success.description, headers: commonHeaders() };
     if (op.success.schema) {
-      success.content = {
-        [op.success.contentType ?? 'application/json']: {
-          schema: components.ref(op.success.schema),
-        },
-      };
+      success.content = Object.fromEntries(
+        [op.success.contentType ?? 'application/json']
+          .flat()
+          .map((type) => [type, { schema: components.ref(op.success.schema) }]),
+      );
     }
     responses[String(op.success.status)] = success;
     for (const status of problemStatuses(op)) {

@@ -52,8 +52,11 @@ export interface SuccessSpec<R extends TSchema | undefined> {
   status: 200 | 201 | 202 | 204;
   description: string;
   schema: R;
-  /** Defaults to application/json. */
-  contentType?: string;
+  /**
+   * Defaults to application/json. With several, the handler picks one by setting `koa.type`;
+   * the first is the default.
+   */
+  contentType?: string | readonly string[];
 }
 
 export interface OperationSpec<

@@ -167,7 +167,8 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
       }
       ctx.status = op.success.status;
       if (op.success.status !== 204) {
-        if (op.success.contentType) ctx.type = op.success.contentType;
+        const types = [op.success.contentType ?? []].flat();
+        if (types[0] && !ctx.response.get('Content-Type')) ctx.type = types[0];
         ctx.body = result;
       }
     });
