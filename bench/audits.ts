@@ -47,6 +47,7 @@
  * did not complete or the setup failed (a broken benchmark).
  */
 import crypto from 'node:crypto';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,6 +77,8 @@ const FILES = intEnv('BENCH_FILES', 100);
 const POLL_MS = intEnv('BENCH_POLL_MS', 100);
 const TIMEOUT_MS = intEnv('BENCH_TIMEOUT_SECONDS', 600) * 1000;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
+/** 1 (default): the worker runs in its own process, as in production; 0: in this process. */
+const WORKER_PROCESS = intEnv('BENCH_WORKER_PROCESS', 1, 0) === 1;
 
 // ---------------------------------------------------------------------------------------------
 // The generated repository
@@ -838,21 +841,58 @@ async function main(): Promise<number> {
       '127.0.0.1',
     );
     cleanups.push(() => api.close());
-    const { worker, connection: workerConnection } = await createWorker({
-      config,
-      db,
-      log,
-      address: temporalAddress,
-      handleSignals: false,
-      model: null,
-      prices: {},
-    });
-    const running = worker.run();
-    cleanups.push(async () => {
-      worker.shutdown();
-      await running;
-      await workerConnection.close();
-    });
+    if (WORKER_PROCESS) {
+      // The production shape: the worker in a process of its own (`npm run worker`).
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'worker/main.ts')],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            DATABASE_URL: databaseUrl,
+            TEMPORAL_ADDRESS: temporalAddress,
+            TEMPORAL_NAMESPACE: namespace,
+            TEMPORAL_TASK_QUEUE: config.taskQueue,
+            BLOB_DIR: config.blobDir,
+            WORK_DIR: config.workDir,
+            ALLOW_LOCAL_REPOSITORIES: 'true',
+            LOG_LEVEL: 'info',
+            MODEL_BASE_URL: '',
+          },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('worker running')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`worker exited ${code}`)));
+      });
+      cleanups.push(async () => {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      });
+    } else {
+      const { worker, connection: workerConnection } = await createWorker({
+        config,
+        db,
+        log,
+        address: temporalAddress,
+        handleSignals: false,
+        model: null,
+        prices: {},
+      });
+      const running = worker.run();
+      cleanups.push(async () => {
+        worker.shutdown();
+        await running;
+        await workerConnection.close();
+      });
+    }
 
     // Repository: main with FILES files, and one branch per measured audit with one more file.
     const files = generateFiles(FILES);
@@ -885,19 +925,16 @@ async function main(): Promise<number> {
       const ext = path.extname(p) || path.basename(p);
       byType[ext] = (byType[ext] ?? 0) + 1;
     }
-    const opts = worker.options;
     console.log(
       `bench:audits  ${AUDITS} concurrent audits of a ${FILES}-file repository (+1 distinct file per branch), ` +
         `one worker, ${os.cpus().length} CPUs, node ${process.version}`,
     );
     console.log(
-      `database: ${process.env.BENCH_DATABASE_URL ? 'BENCH_DATABASE_URL' : 'embedded PostgreSQL'} (pool max ${(db.client as { config?: { pool?: { max?: number } } }).config?.pool?.max ?? '?'}, shared by API and worker); ` +
+      `database: ${process.env.BENCH_DATABASE_URL ? 'BENCH_DATABASE_URL' : 'embedded PostgreSQL'} (pool max ${(db.client as { config?: { pool?: { max?: number } } }).config?.pool?.max ?? '?'}, API; the worker has its own when in its own process); ` +
         `temporal: ${process.env.TEMPORAL_ADDRESS ? `TEMPORAL_ADDRESS ${temporalAddress}` : 'dev server (in-memory)'}; task queue ${config.taskQueue}`,
     );
     console.log(
-      `worker: tuner ${JSON.stringify(opts.tuner)}, workflow pollers ${JSON.stringify(opts.workflowTaskPollerBehavior)}, ` +
-        `activity pollers ${JSON.stringify(opts.activityTaskPollerBehavior)}, maxCachedWorkflows ${opts.maxCachedWorkflows}, ` +
-        `workflowThreadPoolSize ${opts.workflowThreadPoolSize}, reuseV8Context ${opts.reuseV8Context}`,
+      `worker: ${WORKER_PROCESS ? 'its own process (npm run worker)' : 'in this process'}`,
     );
     console.log(`repository files: ${JSON.stringify(byType)}`);
     console.log('');
