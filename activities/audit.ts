@@ -537,6 +537,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         entities: Entity[];
         relationships: Relationship[];
         evidence: StoredEvidence[];
+        gaps?: Array<{ path: string; reason: string; message: string }>;
       };
       const uuidOf = (local: string) => {
         const h = crypto.createHash('sha256').update(`${auditId}:${local}`).digest('hex');
@@ -581,7 +582,23 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         audit.commit_sha ??
         (audit.source as { manifest_sha256?: string } | null)?.manifest_sha256 ??
         'unknown';
+      // What the analyzers could not read becomes coverage gaps of the audit, with why.
+      const analyzerGaps = (graph.gaps ?? []).map((g) => ({
+        kind: 'analyzer',
+        path: g.path,
+        reason: g.reason,
+        message: g.message,
+      }));
       await db.transaction(async (trx) => {
+        if (analyzerGaps.length) {
+          const current = await getAuditById(trx, auditId);
+          await updateAudit(trx, auditId, {
+            coverage_gaps: [
+              ...current.coverage_gaps.filter((g) => g.kind !== 'analyzer'),
+              ...analyzerGaps,
+            ],
+          });
+        }
         await trx('architecture_snapshots').insert({
           id: snapshotId,
           audit_id: auditId,

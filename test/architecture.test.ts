@@ -201,3 +201,34 @@ test('no snapshot before reconcile, another workspace, unknown repository: 404',
   });
   t.is(arch.status, 404);
 });
+
+test('unreadable input: malformed YAML, broken HCL, binary and invalid UTF-8 files; the audit completes and says why', async (t) => {
+  const bad = createRepo({
+    'deploy/broken.yaml': 'apiVersion: v1\nkind: Service\nmetadata: [unclosed\n',
+    'infra/broken.tf': 'resource "aws_s3_bucket" "x" {\n  bucket = \n',
+    'src/blob.ts': Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00]),
+    'src/latin1.py': Buffer.from('name = "caf\xe9"\n', 'latin1'),
+    'package.json': '{"name": "bad-input"}',
+  });
+  try {
+    const created = await call(h.app.url, 'POST', `${ws()}/repositories`, {
+      token: tenant.token,
+      body: { name: 'bad-input', url: `file://${bad.dir}` },
+    });
+    const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
+      token: tenant.token,
+      body: { repository_id: created.body.id },
+    });
+    const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+    t.is(done.body.status, 'completed', JSON.stringify(done.body.stages));
+    const gaps = done.body.coverage_gaps.filter((g: any) => g.kind === 'analyzer');
+    const byPath = Object.fromEntries(gaps.map((g: any) => [g.path, g.reason]));
+    t.is(byPath['deploy/broken.yaml'], 'yaml_parse_error', JSON.stringify(gaps));
+    t.is(byPath['infra/broken.tf'], 'terraform_parse_error');
+    t.is(byPath['src/blob.ts'], 'binary_file');
+    t.false('src/latin1.py' in byPath, 'invalid UTF-8 text is still read');
+    for (const g of gaps) t.truthy(g.message);
+  } finally {
+    bad.remove();
+  }
+});

@@ -3,22 +3,42 @@
  * emitting evidence), and the reconciler that merges their evidence into one graph.
  */
 import type { Agent, AgentInput, AgentResult } from './types';
-import type { AnalyzerOutput, Evidence, SourceFile } from '../../analysis/evidence';
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../../analysis/evidence';
 import { reconcile, type StoredEvidence } from '../../analysis/reconcile';
 import { analyzeCode } from '../../analysis/code';
 import { analyzeCloud } from '../../analysis/cloud';
 import { analyzeCicd } from '../../analysis/cicd';
 
-/** Files as text; binary files (a NUL in the first 8 KiB) and unread large files are skipped. */
-async function readText(input: AgentInput): Promise<SourceFile[]> {
-  const out: SourceFile[] = [];
+/**
+ * Files as text. Binary files (a NUL in the first 8 KiB) and files too large to have been read
+ * are skipped, each reported as a gap saying why; invalid UTF-8 is read with replacement
+ * characters (the analyzers see what a text editor would).
+ */
+async function readText(input: AgentInput): Promise<{ files: SourceFile[]; gaps: AnalyzerGap[] }> {
+  const files: SourceFile[] = [];
+  const gaps: AnalyzerGap[] = [];
   for (const f of input.files) {
-    if (f.kind !== 'file' || !f.stored || !f.sha256) continue;
+    if (f.kind !== 'file') continue;
+    if (!f.stored || !f.sha256) {
+      gaps.push({
+        path: f.path,
+        reason: 'file_too_large',
+        message: `${f.path} (${f.size} bytes) was not read: over the size limit`,
+      });
+      continue;
+    }
     const data = await input.readFile(f.sha256);
-    if (data.subarray(0, 8192).includes(0)) continue;
-    out.push({ path: f.path, text: data.toString('utf8') });
+    if (data.subarray(0, 8192).includes(0)) {
+      gaps.push({
+        path: f.path,
+        reason: 'binary_file',
+        message: `${f.path} looks binary and was not analyzed`,
+      });
+      continue;
+    }
+    files.push({ path: f.path, text: data.toString('utf8') });
   }
-  return out;
+  return { files, gaps };
 }
 
 function analyzer(
@@ -28,7 +48,7 @@ function analyzer(
 ): Agent {
   return {
     key,
-    version: '1',
+    version: '2',
     stage,
     modelBacked: false,
     reasoningEffort: 'none',
@@ -36,8 +56,9 @@ function analyzer(
     input: stage,
     cacheable: true,
     async run(input: AgentInput): Promise<AgentResult> {
-      const files = await readText(input);
-      const output = await run(files);
+      const { files, gaps: unread } = await readText(input);
+      const analyzed = await run(files);
+      const output = { evidence: analyzed.evidence, gaps: [...unread, ...analyzed.gaps] };
       for (const gap of output.gaps)
         await input.log('warning', `${gap.path}: ${gap.message}`, { reason: gap.reason });
       const kinds = new Set(output.evidence.map((e) => e.subject_key));
