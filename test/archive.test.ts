@@ -10,9 +10,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { pack } from 'tar-stream';
 import yazl from 'yazl';
 import {
   type ArchiveEntry,
@@ -23,6 +21,7 @@ import {
   scanArchive,
 } from '../activities/source/archive';
 import { SourceError } from '../activities/source/errors';
+import { tarGz as tarGzBytes, type TarItem } from './helpers/archives';
 
 const MiB = 1024 * 1024;
 
@@ -35,32 +34,10 @@ async function tmpDir(t: ExecutionContext): Promise<string> {
   return dir;
 }
 
-interface TarItem {
-  name: string;
-  type?: 'file' | 'directory' | 'symlink' | 'link' | 'fifo' | 'character-device';
-  data?: string | Buffer;
-  linkname?: string;
-  mode?: number;
-}
-
-/** A tar.gz made with tar-stream's pack (which writes PAX headers for long names). */
+/** A tar.gz (tar-stream's pack, PAX headers for long names) written to `dir/file`. */
 async function tarGz(dir: string, items: TarItem[], file = 'a.tar.gz'): Promise<string> {
-  const p = pack();
-  for (const item of items) {
-    const data = item.data === undefined ? undefined : Buffer.from(item.data);
-    const header = {
-      name: item.name,
-      type: item.type ?? 'file',
-      mode: item.mode ?? (item.type === 'directory' ? 0o755 : 0o644),
-      ...(item.linkname !== undefined ? { linkname: item.linkname } : {}),
-      ...(data ? { size: data.length } : {}),
-    };
-    if (data) p.entry(header, data);
-    else p.entry(header);
-  }
-  p.finalize();
   const out = path.join(dir, file);
-  await pipeline(p, zlib.createGzip({ level: 9 }), fs.createWriteStream(out));
+  await fs.promises.writeFile(out, await tarGzBytes(items));
   return out;
 }
 

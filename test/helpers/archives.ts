@@ -14,7 +14,7 @@ export const MiB = 1024 * 1024;
 
 export interface TarItem {
   name: string;
-  type?: 'file' | 'directory' | 'symlink';
+  type?: 'file' | 'directory' | 'symlink' | 'link' | 'fifo' | 'character-device';
   data?: string | Buffer;
   linkname?: string;
   mode?: number;
