@@ -274,8 +274,24 @@ test('cancelling a finished audit is 409; retry starts a new audit with the same
 });
 
 test('auditing the same commit again reuses every cacheable artifact at no cost', async (t) => {
-  const first = await runAudit({ repository_id: repositoryId, commit_sha: featureSha });
-  const second = await runAudit({ repository_id: repositoryId, commit_sha: featureSha });
+  // A commit no other (concurrent) test audits, so the first run cannot be served from the cache.
+  const own = createRepo({
+    ...SAMPLE_FILES,
+    'services/api/src/only-here.ts': `export const id = '${Date.now()}';\n`,
+  });
+  t.teardown(() => own.remove());
+  const registered = await call(
+    h.app.url,
+    'POST',
+    `/v1/workspaces/${tenant.workspaceId}/repositories`,
+    {
+      token: tenant.token,
+      body: { name: 'shop-cache', url: `file://${own.dir}` },
+    },
+  );
+  const sha = own.git('rev-parse', 'HEAD');
+  const first = await runAudit({ repository_id: registered.body.id, commit_sha: sha });
+  const second = await runAudit({ repository_id: registered.body.id, commit_sha: sha });
   t.is(second.done.body.status, 'completed');
   const timeline = await call(h.app.url, 'GET', `${audits()}/${second.done.body.id}/agent-runs`, {
     token: tenant.token,
