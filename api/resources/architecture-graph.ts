@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { Type } from '@sinclair/typebox';
 import { confidenceProduct, dependencyPaths, resolveEntityKey } from '../../analysis/dependencies';
+import { mermaid } from '../../analysis/diagram';
 import { artifactsOfAudit, runsOfAudit } from '../../db/store/agents';
 import {
   evidenceOf,
@@ -260,48 +261,6 @@ function observationsOf(snapshot: SnapshotRow, audit: AuditRow, analyzerGaps: un
       });
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mermaid
-
-/** `flowchart LR`, one node per entity (cylinders for stores), one labelled edge per relationship. */
-function mermaid(graph: Graph): string {
-  const ids = new Map(graph.entities.map((e) => [e.canonical_key, nodeId(e.canonical_key)]));
-  const lines = ['flowchart LR'];
-  for (const e of graph.entities) {
-    const label = `"${mermaidText(`${e.name} (${e.kind})`)}"`;
-    const shape = ['datastore', 'bucket', 'queue'].includes(e.kind) ? `[(${label})]` : `[${label}]`;
-    lines.push(`  ${ids.get(e.canonical_key)}${shape}`);
-  }
-  for (const r of graph.relationships) {
-    const from = ids.get(r.source_key) ?? nodeId(r.source_key);
-    const to = ids.get(r.target_key) ?? nodeId(r.target_key);
-    lines.push(`  ${from} -->|"${mermaidText(r.kind)}"| ${to}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** A Mermaid-safe node id: the key's letters and digits plus a short hash (distinct keys, distinct ids). */
-function nodeId(key: string): string {
-  const readable = key
-    .replace(/[^A-Za-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 40);
-  return `n_${readable}_${sha256(key).slice(0, 6)}`;
-}
-
-/** Text inside a quoted Mermaid label: entity codes for what Mermaid would read as syntax. */
-function mermaidText(s: string): string {
-  return s
-    .replace(/[\r\n\t]+/g, ' ')
-    .replace(/#/g, '#35;')
-    .replace(/"/g, '#quot;')
-    .replace(/&/g, '#amp;')
-    .replace(/</g, '#lt;')
-    .replace(/>/g, '#gt;')
-    .replace(/\|/g, '#124;')
-    .replace(/`/g, '#96;');
 }
 
 // ---------------------------------------------------------------------------------------------
