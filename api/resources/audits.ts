@@ -80,11 +80,15 @@ async function resolveCreate(
       errors.push({
         in: 'body',
         path: '/repository_id',
-        message: 'is not the repository of profile_id (leave it out to use the profile\'s)',
+        message: "is not the repository of profile_id (leave it out to use the profile's)",
       });
     }
     if (body.upload_id)
-      errors.push({ in: 'body', path: '/profile_id', message: 'applies to repository audits only' });
+      errors.push({
+        in: 'body',
+        path: '/profile_id',
+        message: 'applies to repository audits only',
+      });
   }
   const repositoryId = body.repository_id ?? profile?.repository_id ?? null;
   const hasRepo = !!repositoryId;

@@ -128,7 +128,11 @@ export const createAuditProfile = defineOperation({
   params: RepositoryParams,
   body: AuditProfileFields,
   errors: [409],
-  success: { status: 201, description: 'The new profile (version 1).', schema: AuditProfileResponse },
+  success: {
+    status: 201,
+    description: 'The new profile (version 1).',
+    schema: AuditProfileResponse,
+  },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const fields = fieldsOf(body);
     const row = await db

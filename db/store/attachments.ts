@@ -40,9 +40,7 @@ export async function insertAttachment(
       id: crypto.randomUUID(),
       ...input,
       status: 'available',
-      retained_until: db.raw(`${NOW} + make_interval(days => ?)`, [
-        input.retention_days,
-      ]) as never,
+      retained_until: db.raw(`${NOW} + make_interval(days => ?)`, [input.retention_days]) as never,
     })
     .returning('*');
   return row!;
@@ -63,12 +61,10 @@ export function attachmentsQuery(
   auditId: string,
   status: AttachmentStatus | undefined,
 ): Knex.QueryBuilder {
-  const q = db('audit_attachments')
-    .select('audit_attachments.*')
-    .where({
-      'audit_attachments.workspace_id': workspaceId,
-      'audit_attachments.audit_id': auditId,
-    });
+  const q = db('audit_attachments').select('audit_attachments.*').where({
+    'audit_attachments.workspace_id': workspaceId,
+    'audit_attachments.audit_id': auditId,
+  });
   if (status) q.andWhere('audit_attachments.status', status);
   return q;
 }

@@ -79,7 +79,10 @@ export function auditProfilesQuery(
 ): Knex.QueryBuilder {
   return db('audit_profiles')
     .select('audit_profiles.*')
-    .where({ 'audit_profiles.workspace_id': workspaceId, 'audit_profiles.repository_id': repositoryId })
+    .where({
+      'audit_profiles.workspace_id': workspaceId,
+      'audit_profiles.repository_id': repositoryId,
+    })
     .whereNull('audit_profiles.deleted_at');
 }
 
