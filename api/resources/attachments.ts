@@ -54,7 +54,7 @@ function removedProblem(row: AttachmentRow): ApiError {
     title: 'Gone',
     detail: `Attachment ${row.id} was ${row.status === 'expired' ? 'removed by retention' : 'deleted'} at ${isoOrNull(row.removed_at)}; its content is no longer kept.`,
     hint: 'Upload the file again and attach it with a longer retention_days if it is still needed.',
-    extensions: { status: row.status },
+    extensions: { attachment_status: row.status },
   });
 }
 
