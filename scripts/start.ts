@@ -86,10 +86,10 @@ async function main(): Promise<void> {
 
     const connection = await Connection.connect({ address: temporalAddress });
     await ensureSearchAttributes(connection, config.temporalNamespace);
-    await ensureRetentionSchedule(
-      new Client({ connection, namespace: config.temporalNamespace }),
-      { taskQueue: config.taskQueue, intervalMinutes: config.retentionSweepIntervalMinutes },
-    );
+    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporalNamespace }), {
+      taskQueue: config.taskQueue,
+      intervalMinutes: config.retentionSweepIntervalMinutes,
+    });
     await connection.close();
 
     const { worker, connection: workerConnection } = await createWorker({
