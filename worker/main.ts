@@ -22,14 +22,22 @@ async function main(): Promise<void> {
     log.warn({ err }, 'could not register search attributes; register them with the temporal CLI');
   }
   // The retention sweep runs on a Temporal Schedule; creating it is idempotent.
-  const scheduler = await Connection.connect({ address: config.temporalAddress });
+  // A failure leaves audits running but attachments kept past their retention: say so loudly.
   try {
-    await ensureRetentionSchedule(
-      new Client({ connection: scheduler, namespace: config.temporalNamespace }),
-      { taskQueue: config.taskQueue, intervalMinutes: config.retentionSweepIntervalMinutes },
+    const scheduler = await Connection.connect({ address: config.temporalAddress });
+    try {
+      await ensureRetentionSchedule(
+        new Client({ connection: scheduler, namespace: config.temporalNamespace }),
+        { taskQueue: config.taskQueue, intervalMinutes: config.retentionSweepIntervalMinutes },
+      );
+    } finally {
+      await scheduler.close();
+    }
+  } catch (err) {
+    log.error(
+      { err },
+      'could not create the retention-sweep schedule; expired attachments are not removed until a worker creates it',
     );
-  } finally {
-    await scheduler.close();
   }
   const { worker, connection } = await createWorker({
     config,

@@ -64,7 +64,7 @@ export const createAuditAttachment = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments',
   summary: 'Attach an upload to an audit',
   description:
-    'Keeps the upload (createUpload) beside the audit until retained_until = now + retention_days (1..365, default 90). filename, content_type, sha256 and size_bytes come from the upload. After retained_until the retention sweep removes it (status `expired`). An upload that only ever served attachments is removed with the last of them (its status becomes `expired`); an upload an audit ran on is kept.',
+    'Keeps the upload (createUpload) beside the audit until retained_until = now + retention_days (1..365, default 90). filename, content_type, sha256 and size_bytes come from the upload. After retained_until the retention sweep removes it (status `expired`). An upload that only ever served attachments is removed with the last of them (its status becomes `expired`); an upload an audit ran on is kept. Beyond the spec fields the response carries audit_id, retention_days and removed_at.',
   tag: 'Attachments',
   access: { kind: 'scope', scope: 'uploads:write' },
   params: AuditParams,
@@ -163,13 +163,23 @@ export const getAttachmentContent = defineOperation({
     schema: Type.Unsafe<unknown>({ contentMediaType: 'application/octet-stream' }),
     contentType: ['application/octet-stream', 'application/gzip', 'application/zip'],
   },
-  handler: async ({ db, params, services, koa }) => {
+  handler: async ({ db, params, services, koa, log }) => {
     const row = await findAttachment(db, params.workspace_id, params.attachment_id);
     if (!row) throw problems.notFound(`Attachment ${params.attachment_id}`);
     if (row.status !== 'available') throw removedProblem(row);
     const file = new BlobStore(services.config.blobDir).pathOf(row.sha256);
     // Opened before answering: a missing blob is an error response, not a broken stream.
-    const handle = await fs.promises.open(file, 'r');
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(file, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // Removed between the read and the open (a concurrent delete or sweep)?
+      const now = await findAttachment(db, params.workspace_id, params.attachment_id);
+      if (now && now.status !== 'available') throw removedProblem(now);
+      log.error({ attachment_id: row.id, sha256: row.sha256 }, 'attachment blob is missing');
+      throw err;
+    }
     koa.type = row.content_type;
     koa.length = Number(row.size_bytes);
     koa.set('Content-Disposition', contentDisposition(row.filename));
