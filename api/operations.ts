@@ -13,6 +13,8 @@ import * as uploads from './resources/uploads';
 import * as architecture from './resources/architecture';
 import * as architectureGraph from './resources/architecture-graph';
 import * as diagram from './resources/architecture-diagram';
+import * as profiles from './resources/profiles';
+import * as attachments from './resources/attachments';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -49,4 +51,13 @@ export const OPERATIONS: readonly AnyOperation[] = [
   diagram.getAuditArchitectureDiagram,
   activity.listActivity,
   activity.listAuditEvents,
+  profiles.listAuditProfiles,
+  profiles.createAuditProfile,
+  profiles.getAuditProfile,
+  profiles.updateAuditProfile,
+  profiles.deleteAuditProfile,
+  attachments.createAuditAttachment,
+  attachments.listAuditAttachments,
+  attachments.getAttachmentContent,
+  attachments.deleteAttachment,
 ];

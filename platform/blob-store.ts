@@ -95,6 +95,11 @@ export class BlobStore {
     return fs.promises.readFile(this.pathOf(sha256));
   }
 
+  /** Removes a blob (no error when it is already gone). Callers check nobody holds it. */
+  async remove(sha256: string): Promise<void> {
+    await fs.promises.rm(this.pathOf(sha256), { force: true });
+  }
+
   has(sha256: string): boolean {
     return fs.existsSync(this.pathOf(sha256));
   }

@@ -34,6 +34,8 @@ export interface Config {
   gitTimeoutMs: number;
   agentHeartbeatTimeoutSeconds: number;
   agentMaxAttempts: number;
+  /** How often the `retention-sweep` schedule removes expired attachments. */
+  retentionSweepIntervalMinutes: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -81,5 +83,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gitTimeoutMs: int(env, 'GIT_TIMEOUT_MS', 300_000, 1000),
     agentHeartbeatTimeoutSeconds: int(env, 'AGENT_HEARTBEAT_TIMEOUT_SECONDS', 30, 1),
     agentMaxAttempts: int(env, 'AGENT_MAX_ATTEMPTS', 4, 1),
+    retentionSweepIntervalMinutes: int(env, 'RETENTION_SWEEP_INTERVAL_MINUTES', 60, 1),
   };
 }

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
@@ -22,6 +22,7 @@ import {
   type DevTemporal,
 } from '../platform/dev-services';
 import { ensureDemo } from '../platform/bootstrap';
+import { ensureRetentionSchedule } from '../platform/retention-schedule';
 import { createServices } from '../api/services';
 import { startApi, type RunningApi } from '../api/server';
 import { createWorker } from '../worker/create';
@@ -85,6 +86,10 @@ async function main(): Promise<void> {
 
     const connection = await Connection.connect({ address: temporalAddress });
     await ensureSearchAttributes(connection, config.temporalNamespace);
+    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporalNamespace }), {
+      taskQueue: config.taskQueue,
+      intervalMinutes: config.retentionSweepIntervalMinutes,
+    });
     await connection.close();
 
     const { worker, connection: workerConnection } = await createWorker({

@@ -3,7 +3,8 @@ import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
 import { createWorker } from './create';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { ensureRetentionSchedule } from '../platform/retention-schedule';
 import { ensureSearchAttributes } from '../platform/temporal';
 
 async function main(): Promise<void> {
@@ -19,6 +20,24 @@ async function main(): Promise<void> {
     await admin.close();
   } catch (err) {
     log.warn({ err }, 'could not register search attributes; register them with the temporal CLI');
+  }
+  // The retention sweep runs on a Temporal Schedule; creating it is idempotent.
+  // A failure leaves audits running but attachments kept past their retention: say so loudly.
+  try {
+    const scheduler = await Connection.connect({ address: config.temporalAddress });
+    try {
+      await ensureRetentionSchedule(
+        new Client({ connection: scheduler, namespace: config.temporalNamespace }),
+        { taskQueue: config.taskQueue, intervalMinutes: config.retentionSweepIntervalMinutes },
+      );
+    } finally {
+      await scheduler.close();
+    }
+  } catch (err) {
+    log.error(
+      { err },
+      'could not create the retention-sweep schedule; expired attachments are not removed until a worker creates it',
+    );
   }
   const { worker, connection } = await createWorker({
     config,

@@ -18,6 +18,9 @@ import {
 import { runsOfAudit } from '../../db/store/agents';
 import { findRepository } from '../../db/store/repositories';
 import { findUpload } from '../../db/store/uploads';
+import { findAuditProfile, type AuditProfileRow } from '../../db/store/profiles';
+import { isValidRefName } from '../../domain/git-ref';
+import { profileSnapshot, versionMismatch } from './profiles';
 import { addUsd } from '../../activities/agents/pricing';
 import type { AuditWorkflow, AuditWorkflowInput } from '../../workflows/audit';
 import { AUDIT_STATUS, REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
@@ -51,7 +54,11 @@ async function loadAudit(db: Knex, workspaceId: string, auditId: string): Promis
   return row;
 }
 
-/** Checks an AuditCreate beyond its schema: one source, references that exist here. */
+/**
+ * Checks an AuditCreate beyond its schema: one source, references that exist here. With
+ * `profile_id`, the profile's repository, branch_ref and source_scope are the defaults; the
+ * request's own branch_ref / commit_sha / source_scope win over them.
+ */
 async function resolveCreate(
   db: Knex,
   workspaceId: string,
@@ -60,9 +67,33 @@ async function resolveCreate(
   Omit<NewAudit, 'workspace_id' | 'created_by' | 'origin' | 'origin_ref' | 'trigger_reason'>
 > {
   const errors: FieldError[] = [];
-  const hasRepo = !!body.repository_id;
+  let profile: AuditProfileRow | undefined;
+  if (body.profile_id) {
+    profile = await findAuditProfile(db, workspaceId, body.profile_id);
+    if (!profile) {
+      errors.push({
+        in: 'body',
+        path: '/profile_id',
+        message: 'no such audit profile in this workspace',
+      });
+    } else if (body.repository_id && body.repository_id !== profile.repository_id) {
+      errors.push({
+        in: 'body',
+        path: '/repository_id',
+        message: "is not the repository of profile_id (leave it out to use the profile's)",
+      });
+    }
+    if (body.upload_id)
+      errors.push({
+        in: 'body',
+        path: '/profile_id',
+        message: 'applies to repository audits only',
+      });
+  }
+  const repositoryId = body.repository_id ?? profile?.repository_id ?? null;
+  const hasRepo = !!repositoryId;
   const hasUpload = !!body.upload_id;
-  if (hasRepo === hasUpload) {
+  if (hasRepo === hasUpload && !(body.profile_id && !profile)) {
     const message = hasRepo
       ? 'give repository_id or upload_id, not both'
       : 'either repository_id or upload_id is required';
@@ -78,45 +109,41 @@ async function resolveCreate(
   if (body.profile_version != null && !body.profile_id) {
     errors.push({ in: 'body', path: '/profile_version', message: 'needs profile_id' });
   }
-  if (
-    body.branch_ref &&
-    (body.branch_ref.startsWith('-') ||
-      /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|@\{|\/\/|\.lock$|\/$|^\//.test(body.branch_ref))
-  ) {
+  if (body.branch_ref && !isValidRefName(body.branch_ref)) {
     errors.push({ in: 'body', path: '/branch_ref', message: 'is not a valid git ref name' });
   }
-  if (
-    errors.length === 0 &&
-    hasRepo &&
-    !(await findRepository(db, workspaceId, body.repository_id!))
-  ) {
+  if (errors.length === 0 && hasRepo && !(await findRepository(db, workspaceId, repositoryId!))) {
     errors.push({
       in: 'body',
-      path: '/repository_id',
-      message: 'no such repository in this workspace',
+      path: body.repository_id ? '/repository_id' : '/profile_id',
+      message: body.repository_id
+        ? 'no such repository in this workspace'
+        : 'the repository of this audit profile was deleted',
     });
   }
-  if (errors.length === 0 && hasUpload && !(await findUpload(db, workspaceId, body.upload_id!))) {
-    errors.push({ in: 'body', path: '/upload_id', message: 'no such upload in this workspace' });
-  }
-  if (errors.length === 0 && body.profile_id) {
-    // Audit profiles are not stored yet: no id can name one.
-    errors.push({
-      in: 'body',
-      path: '/profile_id',
-      message: 'no such audit profile in this workspace',
-    });
+  if (errors.length === 0 && hasUpload) {
+    const upload = await findUpload(db, workspaceId, body.upload_id!);
+    if (!upload)
+      errors.push({ in: 'body', path: '/upload_id', message: 'no such upload in this workspace' });
+    else if (upload.status !== 'ready')
+      errors.push({
+        in: 'body',
+        path: '/upload_id',
+        message: 'the content of this upload has expired; upload the archive again',
+      });
   }
   if (errors.length) throw problems.validationFailed(errors);
+  if (profile && body.profile_version != null && body.profile_version !== profile.version)
+    throw versionMismatch(profile, body.profile_version);
   return {
-    repository_id: body.repository_id ?? null,
+    repository_id: repositoryId,
     upload_id: body.upload_id ?? null,
     audit_type: hasRepo ? 'repository' : 'upload',
-    branch_ref: body.branch_ref ?? null,
+    branch_ref: body.branch_ref ?? profile?.branch_ref ?? null,
     commit_sha: body.commit_sha ? body.commit_sha.toLowerCase() : null,
     deep_review: body.deep_review ?? false,
-    source_scope: (body.source_scope ?? {}) as Record<string, unknown>,
-    profile_snapshot: null,
+    source_scope: (body.source_scope ?? profile?.source_scope ?? {}) as Record<string, unknown>,
+    profile_snapshot: profile ? profileSnapshot(profile) : null,
   };
 }
 
@@ -187,7 +214,7 @@ export const createAudit = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audits',
   summary: 'Start an audit',
   description:
-    'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). Exactly one of repository_id and upload_id. The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`.',
+    'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). Exactly one of repository_id and upload_id. The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.',
   tag: 'Audits',
   access: { kind: 'scope', scope: 'audits:write' },
   params: WorkspaceParams,

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';
 import { findUpload, insertUpload, type UploadRow } from '../../db/store/uploads';
+import { lockBlob } from '../../db/store/attachments';
 import { detectArchiveFormat, scanArchive } from '../../activities/source/archive';
 import { SourceError } from '../../activities/source/errors';
 import { ApiError, problems } from '../errors';
@@ -34,7 +35,7 @@ function presentUpload(row: UploadRow) {
     size_bytes: Number(row.size_bytes),
     file_count: row.file_count,
     unpacked_bytes: Number(row.unpacked_bytes),
-    status: 'ready' as const,
+    status: row.status === 'expired' ? ('expired' as const) : ('ready' as const),
     created_at: iso(row.created_at),
   };
 }
@@ -102,9 +103,12 @@ export const createUpload = defineOperation({
       }
       throw err;
     }
-    await blobs.commitStaged(staged);
     const stored = { sha256: staged.sha256, size: staged.size };
     const row = await db.transaction(async (trx) => {
+      // Under the blob lock: a retention sweep releasing the same bytes cannot remove the blob
+      // between this commit and the new upload row that holds it.
+      await lockBlob(trx, stored.sha256);
+      await blobs.commitStaged(staged);
       const upload = await insertUpload(trx, {
         workspace_id: params.workspace_id,
         uploaded_by: principal.memberId,

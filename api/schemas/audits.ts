@@ -88,6 +88,9 @@ export const UploadResponse = Strict('UploadResponse', {
   size_bytes: Type.Integer({ minimum: 0 }),
   file_count: Type.Integer({ minimum: 0, description: 'Files and symlinks in the archive.' }),
   unpacked_bytes: Type.Integer({ minimum: 0 }),
-  status: Type.Literal('ready', { description: 'ready: checked and usable by audits.' }),
+  status: Type.Union([Type.Literal('ready'), Type.Literal('expired')], {
+    description:
+      'ready: checked and usable by audits and attachments. expired: the upload only served attachments and its bytes went with the last of them (retention or deletion).',
+  }),
   created_at: DateTime(),
 });

@@ -1,0 +1,38 @@
+/** Our schemas around audit attachments (AttachmentCreate/AttachmentResponse live in spec/). */
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorPage, Uuid } from './common';
+import { AttachmentResponse, LiteralUnion } from './spec';
+import { ATTACHMENT_STATUSES } from '../../db/store/attachments';
+
+export const AttachmentParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    attachment_id: Uuid({ description: 'The attachment.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const AttachmentListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      LiteralUnion(ATTACHMENT_STATUSES, {
+        description:
+          'Only attachments in this status (default: every status): available (bytes downloadable), deleted (removed by a user), expired (removed by the retention sweep).',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description: 'The next_cursor of the previous page (opaque).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AttachmentListQuery = Static<typeof AttachmentListQuery>;
+
+export const AttachmentPage = CursorPage('AttachmentPage', AttachmentResponse);
