@@ -8,30 +8,18 @@ import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/activity';
 import { artifactsOfAudit } from '../db/store/agents';
 import { appendLog, getAuditById, type AuditRow } from '../db/store/audits';
-import { assessmentCount, ensureCatalog, type FindingRow } from '../db/store/controls';
+import {
+  assessmentCount,
+  coversWholeSource,
+  ensureCatalog,
+  type FindingRow,
+} from '../db/store/controls';
 import { recordWrite } from '../db/store/events';
 import { describeAssessments, type ControlArtifact } from './agents/controls';
-
-const ALL_TYPES = ['code', 'cloud', 'cicd'];
 
 /** Findings are per repository; an upload audit's findings stand alone. */
 export const scopeKeyOf = (audit: Pick<AuditRow, 'id' | 'repository_id'>) =>
   audit.repository_id ?? `audit:${audit.id}`;
-
-/**
- * Only an audit of the whole source may resolve findings: one narrowed by include/exclude,
- * max_files or fewer source types did not look everywhere a finding could be.
- */
-export function coversWholeSource(audit: Pick<AuditRow, 'source_scope'>): boolean {
-  const s = audit.source_scope as {
-    include?: string[];
-    exclude?: string[];
-    max_files?: number;
-    source_types?: string[];
-  };
-  if (s.include?.length || s.exclude?.length || s.max_files !== undefined) return false;
-  return !s.source_types?.length || ALL_TYPES.every((t) => s.source_types!.includes(t));
-}
 
 const systemWrite = (
   db: Knex,

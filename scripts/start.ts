@@ -22,6 +22,7 @@ import {
   type DevTemporal,
 } from '../platform/dev-services';
 import { ensureDemo } from '../platform/bootstrap';
+import { ensureDemoRepo } from '../platform/demo-repo';
 import { createServices } from '../api/services';
 import { startApi, type RunningApi } from '../api/server';
 import { createWorker } from '../worker/create';
@@ -110,7 +111,11 @@ async function main(): Promise<void> {
     );
     stops.push(() => api.close());
 
-    const demo = await ensureDemo(db, config.dataDir, `file://${ROOT}`);
+    const demo = await ensureDemo(
+      db,
+      config.dataDir,
+      ensureDemoRepo(path.join(config.dataDir, 'demo-repo')),
+    );
     if (stopping) return;
     say('');
     say('Architecture audit service is running.');

@@ -169,24 +169,43 @@ export async function findFinding(
   return q as Promise<FindingRow | undefined>;
 }
 
+const ALL_TYPES = ['code', 'cloud', 'cicd'];
+
+/**
+ * Whether an audit looked at its whole source: one narrowed by include/exclude, max_files or
+ * fewer source types did not look everywhere a finding could be, so it never resolves findings.
+ */
+export function coversWholeSource(audit: { source_scope: unknown }): boolean {
+  const s = (audit.source_scope ?? {}) as {
+    include?: string[];
+    exclude?: string[];
+    max_files?: number;
+    source_types?: string[];
+  };
+  if (s.include?.length || s.exclude?.length || s.max_files !== undefined) return false;
+  return !s.source_types?.length || ALL_TYPES.every((t) => s.source_types!.includes(t));
+}
+
+/**
+ * Whether the newest completed whole-source audit of the finding's repository (that ran the
+ * controls stage) observed it; true when there is none yet (nothing says it is gone).
+ */
 export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<boolean> {
-  // The finding's scope's newest completed audit that ran the controls stage.
-  const latest = await db('control_assessments as ca')
-    .join('audits as a', 'a.id', 'ca.audit_id')
-    .select('a.id')
+  const recent = (await db('audits as a')
+    .select('a.id', 'a.source_scope')
     .where('a.workspace_id', f.workspace_id)
     .andWhere(
       f.repository_id ? { 'a.repository_id': f.repository_id } : { 'a.id': f.first_seen_audit_id },
     )
     .andWhere('a.status', 'completed')
+    .whereExists(db('control_assessments as ca').whereRaw('ca.audit_id = a.id'))
     .orderBy([
       { column: 'a.created_at', order: 'desc' },
       { column: 'a.id', order: 'desc' },
     ])
-    .first();
+    .limit(50)) as Array<{ id: string; source_scope: unknown }>;
+  const latest = recent.find(coversWholeSource);
   if (!latest) return true;
-  const seen = await db('audit_findings')
-    .where({ audit_id: (latest as { id: string }).id, finding_id: f.id })
-    .first();
+  const seen = await db('audit_findings').where({ audit_id: latest.id, finding_id: f.id }).first();
   return !!seen;
 }
