@@ -20,6 +20,7 @@ import {
 } from './fixtures/controls-repo';
 import { CONTROLS, CONTROL_CATALOG_VERSION } from '../analysis/controls';
 import { ensureDemoRepo } from '../platform/demo-repo';
+import { tarGz } from './helpers/archives';
 
 let h: AuditHarness;
 let a: Tenant;
@@ -385,3 +386,47 @@ test.serial(
     t.false(found.has('owners-declared'));
   },
 );
+
+test.serial('an upload audit raises findings of its own, without a repository', async (t) => {
+  const bytes = await tarGz(
+    Object.entries(CONTROLS_FIXTURE).map(([name, data]) => ({ name: `./${name}`, data })),
+  );
+  const runUploadAudit = async () => {
+    const up = await call(h.app.url, 'POST', `${ws(b)}/uploads?filename=fixture.tgz`, {
+      token: b.token,
+      raw: bytes,
+      headers: { 'Content-Type': 'application/gzip' },
+    });
+    t.is(up.status, 201, up.text);
+    const r = await call(h.app.url, 'POST', `${ws(b)}/audits`, {
+      token: b.token,
+      body: { upload_id: up.body.id },
+    });
+    const done = await waitForAudit(h.app.url, b.token, b.workspaceId, r.body.id, 120_000);
+    t.is(done.body.status, 'completed');
+    return done.body.id as string;
+  };
+  const first = await runUploadAudit();
+  const second = await runUploadAudit();
+  const f1 = await auditFindings(b, first);
+  const f2 = await auditFindings(b, second);
+  t.deepEqual(f1.map((f) => f.control_key).sort(), [
+    'ci-actions-pinned',
+    'images-pinned',
+    'lockfile-present',
+  ]);
+  t.true(f1.every((f) => f.repository_id === null && f.first_seen_audit_id === first));
+  t.deepEqual(
+    f2.map((f) => f.fingerprint).sort(),
+    f1.map((f) => f.fingerprint).sort(),
+    'same content, same fingerprints',
+  );
+  t.true(
+    f2.every((f) => !f1.some((g) => g.id === f.id)),
+    'but separate findings per upload audit',
+  );
+  t.true(
+    f1.every((f) => f.status === 'open'),
+    'a later upload audit does not resolve them',
+  );
+});
