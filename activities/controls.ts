@@ -76,19 +76,12 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
       for (const f of a.findings) {
         const locations = f.location ? [f.location] : [];
         const detail = `${a.rationale} Control: ${a.description}`;
-        const before = await trx<FindingRow>('findings')
-          .where({
-            workspace_id: audit.workspace_id,
-            scope_key: scopeKey,
-            fingerprint: f.fingerprint,
-          })
-          .forUpdate()
-          .first();
-        let id: string;
-        if (!before) {
-          id = crypto.randomUUID();
-          await trx('findings').insert({
-            id,
+        // Insert-or-nothing first: a concurrent audit of the same repository inserting the same
+        // fingerprint makes this wait for it and then find its row, instead of failing.
+        const fresh = crypto.randomUUID();
+        const inserted = await trx('findings')
+          .insert({
+            id: fresh,
             workspace_id: audit.workspace_id,
             repository_id: audit.repository_id,
             scope_key: scopeKey,
@@ -107,7 +100,25 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
             first_seen_at: now,
             last_seen_at: now,
             occurrences: 1,
-          });
+          })
+          .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
+          .ignore()
+          .returning('id');
+        const before = inserted.length
+          ? undefined
+          : await trx<FindingRow>('findings')
+              .where({
+                workspace_id: audit.workspace_id,
+                scope_key: scopeKey,
+                fingerprint: f.fingerprint,
+              })
+              .forUpdate()
+              .first();
+        if (!inserted.length && !before)
+          throw new Error(`finding ${f.fingerprint} neither inserted nor found`);
+        let id: string;
+        if (!before) {
+          id = fresh;
           created += 1;
         } else {
           id = before.id;

@@ -430,3 +430,21 @@ test.serial('an upload audit raises findings of its own, without a repository', 
     'a later upload audit does not resolve them',
   );
 });
+
+test.serial('two audits of one repository at once share one finding per fingerprint', async (t) => {
+  const c = await createTenant(h.app.services.db);
+  const own = createRepo(CONTROLS_FIXTURE);
+  dirs.push(own.dir);
+  const id = await register(c, 'concurrent', own.dir);
+  const [x, y] = await Promise.all([audit(c, id), audit(c, id)]);
+  const all = (await get(c, '/findings?limit=200')).body.items as any[];
+  t.deepEqual(all.map((f) => f.control_key).sort(), [
+    'ci-actions-pinned',
+    'images-pinned',
+    'lockfile-present',
+  ]);
+  t.true(all.every((f) => f.occurrences === 2 && f.status === 'open'));
+  const ids = (list: any[]) => list.map((f) => f.id).sort();
+  t.deepEqual(ids(await auditFindings(c, x.id)), ids(all));
+  t.deepEqual(ids(await auditFindings(c, y.id)), ids(all));
+});
