@@ -122,21 +122,39 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
           created += 1;
         } else {
           id = before.id;
-          const reopen = before.status === 'resolved';
+          // An older audit finishing late counts its sighting but does not roll the finding
+          // back to what an older commit showed (nor reopen what a newer audit resolved).
+          const createdAt = async (auditId: string | null) =>
+            auditId
+              ? (
+                  await trx('audits')
+                    .where({ id: auditId })
+                    .first<{ created_at: Date } | undefined>('created_at')
+                )?.created_at.getTime()
+              : undefined;
+          const notAfter = (t: number | undefined) =>
+            t === undefined || t <= audit.created_at.getTime();
+          const newer = notAfter(await createdAt(before.last_seen_audit_id));
+          const reopen =
+            before.status === 'resolved' && notAfter(await createdAt(before.resolved_audit_id));
           await trx('findings')
             .where({ id })
             .update({
-              control_id: control.id,
-              severity: f.severity,
-              title: f.title,
-              detail,
-              entity_key: f.entity_key,
-              evidence_ids: JSON.stringify(f.evidence_ids),
-              locations: JSON.stringify(locations),
-              last_seen_audit_id: audit.id,
-              last_seen_at: now,
               occurrences: trx.raw('occurrences + 1'),
               updated_at: now,
+              ...(newer
+                ? {
+                    control_id: control.id,
+                    severity: f.severity,
+                    title: f.title,
+                    detail,
+                    entity_key: f.entity_key,
+                    evidence_ids: JSON.stringify(f.evidence_ids),
+                    locations: JSON.stringify(locations),
+                    last_seen_audit_id: audit.id,
+                    last_seen_at: now,
+                  }
+                : {}),
               ...(reopen ? { status: 'open', resolved_audit_id: null, resolved_at: null } : {}),
             });
           if (reopen) {
