@@ -42,7 +42,8 @@ import { AgentError } from './agents/types';
 import type { ModelProvider } from './agents/model';
 import { costUsd, type ModelPrice } from './agents/pricing';
 import type { AuditFinalStatus, AuditPlan, StageOutcome } from './audit-types';
-import { latestSnapshot, snapshotOfAudit } from '../db/store/architecture';
+import { evidenceOf, latestSnapshot, snapshotOfAudit } from '../db/store/architecture';
+import { persistControls, settleFindings } from './controls';
 import type { Entity, Relationship, StoredEvidence } from '../analysis/reconcile';
 
 export interface AuditActivityDeps {
@@ -459,6 +460,28 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                 stage: a.stage,
                 artifact: a.artifact.artifact,
               })),
+            snapshot: async () => {
+              const snap = await snapshotOfAudit(db, auditId);
+              if (!snap) return null;
+              const rows = await evidenceOf(db, snap.id);
+              return {
+                entities: snap.entities as unknown as Entity[],
+                relationships: snap.relationships as unknown as Relationship[],
+                evidence: rows.map((e) => ({
+                  id: e.id,
+                  source_type: e.source_type as StoredEvidence['source_type'],
+                  provider: e.provider,
+                  evidence_kind: e.evidence_kind,
+                  subject_key: e.subject_key,
+                  relationship_kind: e.relationship_kind,
+                  object_key: e.object_key,
+                  location: e.location as unknown as StoredEvidence['location'],
+                  summary: e.summary,
+                  content_sha256: e.content_sha256,
+                  attributes: e.attributes,
+                })),
+              };
+            },
             model: deps.model,
             attempt,
             signal: ctx.cancellationSignal,
@@ -650,6 +673,11 @@ export function createAuditActivities(deps: AuditActivityDeps) {
       return { summary: `snapshot ${version} stored (${graph.evidence.length} evidence)` };
     },
 
+    /** Stage `controls`: stores the controls agent's assessments and findings. */
+    async persistControls(auditId: string): Promise<StageOutcome> {
+      return persistControls(db, auditId);
+    },
+
     /** Ends the audit: final status, pending stages skipped, running ones cancelled. */
     async finishAudit(
       auditId: string,
@@ -677,6 +705,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           error_code: errorCode,
           completed_at: trx.fn.now(),
         });
+        if (status === 'completed') await settleFindings(trx, auditId);
       });
       await log(auditId, {
         level: status === 'completed' ? 'info' : status === 'cancelled' ? 'warning' : 'error',

@@ -15,6 +15,7 @@ import * as architectureGraph from './resources/architecture-graph';
 import * as diagram from './resources/architecture-diagram';
 import * as profiles from './resources/profiles';
 import * as attachments from './resources/attachments';
+import * as controls from './resources/controls';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -60,4 +61,10 @@ export const OPERATIONS: readonly AnyOperation[] = [
   attachments.listAuditAttachments,
   attachments.getAttachmentContent,
   attachments.deleteAttachment,
+  controls.listControls,
+  controls.listAuditAssessments,
+  controls.listAuditFindings,
+  controls.listFindings,
+  controls.getFinding,
+  controls.updateFinding,
 ];

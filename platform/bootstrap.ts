@@ -115,8 +115,8 @@ export interface Demo {
 }
 
 /**
- * The demo of `npm start`: a workspace `demo` with member `demo`, a repository pointing at this
- * project's own checkout, and a token holding all 25 scopes, written to <dataDir>/demo-token.
+ * The demo of `npm start`: a workspace `demo` with member `demo`, a repository pointing at the
+ * demo shop repository (platform/demo-repo.ts, made under the data folder), and a token holding all 25 scopes, written to <dataDir>/demo-token.
  * Created once; later starts reuse it (a new token is issued only if the saved one stopped working).
  */
 export async function ensureDemo(db: Knex, dataDir: string, repositoryUrl: string): Promise<Demo> {
@@ -141,7 +141,8 @@ export async function ensureDemo(db: Knex, dataDir: string, repositoryUrl: strin
         name: 'demo',
         url: repositoryUrl,
         defaultBranch: 'main',
-        description: "This service's own source, registered by npm start.",
+        description:
+          'A small demo shop (services, compose, Kubernetes, Terraform, CI), registered by npm start.',
       });
       await recordWrite(trx, {
         workspaceId: workspace.id,

@@ -23,6 +23,7 @@ import {
 } from '../platform/dev-services';
 import { ensureDemo } from '../platform/bootstrap';
 import { ensureRetentionSchedule } from '../platform/retention-schedule';
+import { ensureDemoRepo } from '../platform/demo-repo';
 import { createServices } from '../api/services';
 import { startApi, type RunningApi } from '../api/server';
 import { createWorker } from '../worker/create';
@@ -115,7 +116,11 @@ async function main(): Promise<void> {
     );
     stops.push(() => api.close());
 
-    const demo = await ensureDemo(db, config.dataDir, `file://${ROOT}`);
+    const demo = await ensureDemo(
+      db,
+      config.dataDir,
+      ensureDemoRepo(path.join(config.dataDir, 'demo-repo')),
+    );
     if (stopping) return;
     say('');
     say('Architecture audit service is running.');

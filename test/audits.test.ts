@@ -95,7 +95,7 @@ test('an audit of the default branch completes every stage and records the resol
   t.is(timeline.status, 200);
   t.regex(timeline.body.context_hash, /^[0-9a-f]{64}$/);
   const keys: string[] = timeline.body.runs.map((r: any) => r.agent_key);
-  // In order: inventory first, the analysis agents (interleaved: their stages run in parallel), then reconcile and report.
+  // In order: inventory first, the analysis agents (interleaved: their stages run in parallel), then reconcile, controls and report.
   const analysis = [
     'cicd-analyzer',
     'cicd-inventory',
@@ -106,8 +106,8 @@ test('an audit of the default branch completes every stage and records the resol
   ];
   t.is(keys[0], 'inventory');
   t.deepEqual(keys.slice(1, 7).sort(), analysis);
-  t.deepEqual(keys.slice(7), ['reconcile', 'report']);
-  for (const key of ['inventory', ...analysis, 'reconcile', 'report']) {
+  t.deepEqual(keys.slice(7), ['reconcile', 'controls', 'report']);
+  for (const key of ['inventory', ...analysis, 'reconcile', 'controls', 'report']) {
     const run = timeline.body.runs.find((r: any) => r.agent_key === key);
     t.truthy(run, `${key} ran`);
     t.is(run.status, 'succeeded');
@@ -130,7 +130,11 @@ test('an audit of the default branch completes every stage and records the resol
   const warnings = await call(h.app.url, 'GET', `${audits()}/${audit.id}/logs?level=warning`, {
     token: tenant.token,
   });
-  t.deepEqual(warnings.body.items, []);
+  // Failing controls are warnings of their own (source control); the analyzers read everything.
+  t.deepEqual(
+    warnings.body.items.filter((l: any) => l.source !== 'control'),
+    [],
+  );
 });
 
 test('an audit of a branch and of an exact commit read those commits', async (t) => {
@@ -312,6 +316,7 @@ test('auditing the same commit again reuses every cacheable artifact at no cost'
   }
   t.false(byKey.report.cache_hit, 'the report is always written afresh');
   t.false(byKey.reconcile.cache_hit, 'the graph is reconciled afresh from the (cached) evidence');
+  t.false(byKey.controls.cache_hit, "controls assess this audit's own snapshot");
   const firstTimeline = await call(
     h.app.url,
     'GET',

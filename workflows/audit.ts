@@ -8,6 +8,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -88,6 +89,8 @@ export async function AuditWorkflow(
         summaries.push((await work.runAgent(auditId, agent)).summary);
       if (stage.key === 'reconcile')
         summaries.push((await work.persistArchitecture(auditId)).summary);
+      if (stage.key === 'controls' && patched('persist-controls'))
+        summaries.push((await work.persistControls(auditId)).summary);
     } catch (err) {
       if (isCancellation(err)) throw err;
       const code = errorCodeOf(err);

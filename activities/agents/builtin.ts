@@ -8,6 +8,7 @@ import type { Agent, AgentInput, AgentResult } from './types';
 import { AgentError } from './types';
 import type { ModelError } from './model';
 import { cicdAnalyzer, cloudAnalyzer, codeAnalyzer, reconcileAgent } from './analyzers';
+import { controlsAgent } from './controls';
 
 function countBy<T>(items: T[], keyOf: (item: T) => string | null): Record<string, number> {
   const out: Record<string, number> = {};
@@ -209,6 +210,7 @@ export const BUILTIN_AGENTS: readonly Agent[] = [
   cloudAnalyzer,
   cicdAnalyzer,
   reconcileAgent,
+  controlsAgent,
   deepReview,
   report,
 ];

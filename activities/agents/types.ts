@@ -7,6 +7,14 @@
 import type { AuditRow, SourceFileRow } from '../../db/store/audits';
 import type { StageKeyName } from '../../api/schemas/spec';
 import type { ModelProvider, ModelUsage } from './model';
+import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
+
+/** The audit's stored architecture snapshot (uuid evidence ids), as agents after reconcile read it. */
+export interface SnapshotInput {
+  entities: Entity[];
+  relationships: Relationship[];
+  evidence: StoredEvidence[];
+}
 
 export type SourceTypeInput = 'code' | 'cloud' | 'cicd' | 'all';
 
@@ -19,6 +27,8 @@ export interface AgentInput {
   priorArtifacts(): Promise<
     Array<{ agentKey: string; stage: string; artifact: Record<string, unknown> }>
   >;
+  /** The audit's architecture snapshot; null before the reconcile stage has stored it. */
+  snapshot(): Promise<SnapshotInput | null>;
   model: ModelProvider | null;
   attempt: number;
   signal: AbortSignal;
