@@ -13,6 +13,7 @@ import * as uploads from './resources/uploads';
 import * as architecture from './resources/architecture';
 import * as architectureGraph from './resources/architecture-graph';
 import * as diagram from './resources/architecture-diagram';
+import * as uncertainty from './resources/uncertainty';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -49,4 +50,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   diagram.getAuditArchitectureDiagram,
   activity.listActivity,
   activity.listAuditEvents,
+  uncertainty.listUncertaintyCases,
+  uncertainty.getUncertaintyCase,
+  uncertainty.updateUncertaintyCase,
 ];
