@@ -137,3 +137,46 @@ test('confidence rises with independent sources and falls with contradictions', 
   t.is(two.entities[0]!.confidence, '0.80');
   t.is(contradicted.entities[0]!.confidence, '0.45');
 });
+
+test('relations to other things are no contradiction: two client libraries or two connections of one service', (t) => {
+  const graph = reconcile([
+    ev({ source_type: 'code', evidence_kind: 'unit-declared', subject_key: 'service:checkout' }),
+    ev({
+      source_type: 'code',
+      evidence_kind: 'client-library',
+      subject_key: 'service:checkout',
+      relationship_kind: 'uses_client_library',
+      object_key: 'package:npm/pg',
+      attributes: { engine: 'postgres', category: 'datastore' },
+    }),
+    ev({
+      source_type: 'code',
+      evidence_kind: 'client-library',
+      subject_key: 'service:checkout',
+      relationship_kind: 'uses_client_library',
+      object_key: 'package:npm/amqplib',
+      attributes: { engine: 'rabbitmq', category: 'queue' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'datastore-declared',
+      subject_key: 'datastore:orders-db',
+      attributes: { engine: 'postgres' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'datastore-declared',
+      subject_key: 'datastore:orders-db',
+      provider: 'terraform',
+      attributes: { engine: 'mysql' },
+    }),
+  ]);
+  const checkout = graph.entities.find((e) => e.canonical_key === 'service:checkout')!;
+  t.deepEqual(checkout.contradictions, []);
+  // Two declarations of one datastore that disagree still are a contradiction.
+  const db = graph.entities.find((e) => e.canonical_key === 'datastore:orders-db')!;
+  t.deepEqual(
+    db.contradictions.map((c) => [c.field, c.claims.map((x) => x.value)]),
+    [['engine', ['mysql', 'postgres']]],
+  );
+});
