@@ -50,7 +50,9 @@ async function audit(commit?: string) {
   const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
   if (done.body.status !== 'completed') throw new Error(JSON.stringify(done.body.stages));
   const arch = await get(`${ws()}/audits/${started.body.id}/architecture`);
-  return { audit: done.body, truth: arch.body };
+  const history = await get(`${ws()}/repositories/${repositoryId}/architecture/snapshots`);
+  const snapshot = history.body.items.find((s: any) => s.audit_id === started.body.id);
+  return { audit: done.body, truth: arch.body, snapshotId: snapshot.id as string };
 }
 
 async function cases(query = '') {
@@ -95,7 +97,7 @@ test.serial(
       state: 'open',
       owner_id: null,
       repository_id: repositoryId,
-      snapshot_id: first.truth.snapshot_id ?? conflict?.snapshot_id,
+      snapshot_id: first.snapshotId,
       resolved_at: null,
     });
     t.deepEqual(
@@ -121,7 +123,8 @@ test.serial(
     const conflict2 = again.items.find((c: any) => c.id === conflict.id);
     t.is(conflict2.detected_at, conflict.detected_at);
     t.true(conflict2.last_observed_at > conflict.last_observed_at);
-    t.not(conflict2.snapshot_id, conflict.snapshot_id);
+    t.is(conflict2.snapshot_id, second.snapshotId);
+    t.not(second.snapshotId, first.snapshotId);
     // Evidence ids belong to the newest snapshot.
     const ids2 = new Set(second.truth.evidence.map((e: any) => e.id));
     t.true(conflict2.evidence_ids.every((id: string) => ids2.has(id)));
@@ -298,6 +301,7 @@ test.serial(
     const stillDismissed = after.items.find((c: any) => c.id === missing.id);
     t.like(stillDismissed, { state: 'dismissed', resolution_summary: missing.resolution_summary });
     t.true(stillDismissed.last_observed_at > missing.last_observed_at);
+    t.is(stillDismissed.snapshot_id, third.snapshotId);
 
     // Resolve the conflict, then a new commit contradicts again with another value: it reopens.
     t.is(
