@@ -157,7 +157,9 @@ export async function findCase(
   workspaceId: string,
   id: string,
 ): Promise<UncertaintyCaseRow | undefined> {
-  return db<UncertaintyCaseRow>('uncertainty_cases').where({ workspace_id: workspaceId, id }).first();
+  return db<UncertaintyCaseRow>('uncertainty_cases')
+    .where({ workspace_id: workspaceId, id })
+    .first();
 }
 
 export async function updateCase(
@@ -170,7 +172,10 @@ export async function updateCase(
 ): Promise<UncertaintyCaseRow | undefined> {
   const [row] = await db<UncertaintyCaseRow>('uncertainty_cases')
     .where({ workspace_id: workspaceId, id })
-    .update({ ...patch, updated_at: db.raw("date_trunc('milliseconds', now())") as unknown as Date })
+    .update({
+      ...patch,
+      updated_at: db.raw("date_trunc('milliseconds', now())") as unknown as Date,
+    })
     .returning('*');
   return row;
 }
