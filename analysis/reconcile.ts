@@ -115,7 +115,13 @@ export function confidence(evidence: StoredEvidence[], contradictions: number): 
   return Math.min(0.99, Math.max(0.05, value)).toFixed(2);
 }
 
-const CONTRADICTION_FIELDS = ['image_tag', 'replicas', 'engine', 'engine_version'] as const;
+const CONTRADICTION_FIELDS = [
+  'image_tag',
+  'container_port',
+  'replicas',
+  'engine',
+  'engine_version',
+] as const;
 
 function contradictionsOf(evidence: StoredEvidence[]): ConflictingClaim[] {
   const out: ConflictingClaim[] = [];

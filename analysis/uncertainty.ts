@@ -6,7 +6,7 @@
  *
  * - `conflicting_evidence` (scope `attribute`, field = the attribute): each ConflictingClaim of an
  *   entity or relationship; one alternative per claimed value. Blocking when the field decides
- *   what runs (image tag, engine, engine version); a replica count disagreement is not blocking.
+ *   what runs (image tag, container port, engine, engine version); a replica count disagreement is not blocking.
  * - `low_confidence` (scope `entity` / `relationship`): confidence below LOW_CONFIDENCE (0.50),
  *   i.e. only inferred from one kind of weak evidence. Never blocking.
  * - `unresolved_reference` (scope `entity`): a service, datastore, queue or bucket that something
@@ -19,7 +19,7 @@ import { confidence, type StoredEvidence } from './reconcile';
 
 export const LOW_CONFIDENCE = 0.5;
 /** Contradicted fields that block a decision: they change what actually runs. */
-export const BLOCKING_FIELDS = new Set(['image_tag', 'engine', 'engine_version', 'port']);
+export const BLOCKING_FIELDS = new Set(['image_tag', 'container_port', 'engine', 'engine_version']);
 /** Kinds a reference must resolve to a declaration of. Externals are declared by being called. */
 const DECLARABLE = new Set(['service', 'datastore', 'queue', 'bucket']);
 

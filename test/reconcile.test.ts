@@ -180,3 +180,46 @@ test('relations to other things are no contradiction: two client libraries or tw
     [['engine', ['mysql', 'postgres']]],
   );
 });
+
+test('compose and Kubernetes disagreeing on the container port is a contradiction; agreeing is none', async (t) => {
+  const { analyzeCloud } = await import('../analysis/cloud');
+  const compose = (port: number) =>
+    `services:\n  web:\n    image: acme/web:1.0\n    ports:\n      - "8080:${port}"\n`;
+  const k8s = [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: web',
+    'spec:',
+    '  template:',
+    '    spec:',
+    '      containers:',
+    '        - name: web',
+    '          image: acme/web:1.0',
+    '          ports:',
+    '            - containerPort: 3000',
+    '',
+  ].join('\n');
+  const graphOf = async (port: number) => {
+    const out = await analyzeCloud([
+      { path: 'docker-compose.yml', text: compose(port) },
+      { path: 'k8s/web.yaml', text: k8s },
+    ]);
+    return reconcile(out.evidence.map((e, i) => ({ ...e, id: `e${i}` })));
+  };
+  const web = (await graphOf(3001)).entities.find((e) => e.canonical_key === 'service:web')!;
+  t.deepEqual(
+    web.contradictions.map((c) => [c.field, c.claims.map((x) => [x.value, x.sources])]),
+    [
+      [
+        'container_port',
+        [
+          ['3000', ['kubernetes']],
+          ['3001', ['docker-compose']],
+        ],
+      ],
+    ],
+  );
+  const agreed = (await graphOf(3000)).entities.find((e) => e.canonical_key === 'service:web')!;
+  t.deepEqual(agreed.contradictions, []);
+});

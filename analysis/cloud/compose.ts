@@ -13,6 +13,7 @@ import {
 import {
   asArray,
   asString,
+  singlePort,
   classifyImage,
   dirname,
   evidence,
@@ -129,6 +130,8 @@ function serviceEvidence(
     build,
     build_context: build?.context_dir ?? null,
     ports: ports.filter((p) => p !== null),
+    // The one port the container listens on, when the mappings name exactly one.
+    container_port: singlePort(ports.map((p) => p?.target.split('-')[0] ?? null)),
     replicas:
       typeof deploy.replicas === 'number'
         ? deploy.replicas
