@@ -1452,3 +1452,28 @@ test('env: a variable naming a bucket or queue by its plain name references it; 
     'external:order-events',
   );
 });
+
+test('compose: a single-label host no compose service declares is an internal service, not external', async (t) => {
+  const out = await analyzeCloud([
+    {
+      path: 'docker-compose.yml',
+      text: [
+        'services:',
+        '  payment:',
+        '    image: acme/payment:1.0',
+        '    environment:',
+        '      FRAUD_URL: http://fraud-check:8090',
+        '      PSP_URL: https://api.psp.example.net/v1',
+        '',
+      ].join('\n'),
+    },
+  ]);
+  const refs = out.evidence.filter((e) => e.evidence_kind === 'env-reference');
+  t.deepEqual(
+    refs.map((e) => [e.object_key, e.attributes.resolution, e.location.start_line]),
+    [
+      ['service:fraud-check', 'unresolved-short-name', 5],
+      ['external:api.psp.example.net', 'external', 6],
+    ],
+  );
+});

@@ -1,5 +1,6 @@
 /** Reconciliation rules on hand-made evidence: identity, corroboration, contradictions, tests. */
 import test from 'ava';
+import { analyzeCloud } from '../analysis/cloud';
 import { reconcile, type StoredEvidence } from '../analysis/reconcile';
 
 let n = 0;
@@ -182,7 +183,6 @@ test('relations to other things are no contradiction: two client libraries or tw
 });
 
 test('compose and Kubernetes disagreeing on the container port is a contradiction; agreeing is none', async (t) => {
-  const { analyzeCloud } = await import('../analysis/cloud');
   const compose = (port: number) =>
     `services:\n  web:\n    image: acme/web:1.0\n    ports:\n      - "8080:${port}"\n`;
   const k8s = [

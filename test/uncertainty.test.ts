@@ -22,8 +22,9 @@ test.before(async () => {
   h = await startAuditHarness();
   tenant = await createTenant(h.app.services.db);
   other = await createTenant(h.app.services.db);
-  // Kubernetes deploys cart 1.9.0 while compose runs 1.8.0; no CI workflows at all.
-  repo = createRepo(polyglotFiles({ k8sTags: { cart: '1.9.0' }, ci: false }));
+  // Kubernetes deploys cart 1.9.0 while compose runs 1.8.0; no CI workflows at all; payment
+  // calls a fraud-check service that no file declares.
+  repo = createRepo(polyglotFiles(FIXTURE));
   const created = await call(h.app.url, 'POST', `${ws()}/repositories`, {
     token: tenant.token,
     body: { name: 'shop', url: `file://${repo.dir}` },
@@ -36,6 +37,11 @@ test.after.always(async () => {
   repo?.remove();
 });
 
+const FIXTURE = {
+  k8sTags: { cart: '1.9.0' },
+  ci: false,
+  extraEnv: { payment: { FRAUD_URL: 'http://fraud-check:8090' } },
+};
 const ws = (t: Tenant = tenant) => `/v1/workspaces/${t.workspaceId}`;
 const get = (path: string, token = tenant.token) => call(h.app.url, 'GET', path, { token });
 const patch = (id: string, body: unknown, token = tenant.token) =>
@@ -110,9 +116,23 @@ test.serial(
     const missing = caseOf(page, 'missing_source', 'source:cicd');
     t.like(missing, { scope: 'source', field: null, blocking: true, state: 'open' });
     t.deepEqual(missing.source_keys, ['cicd']);
-    // Nothing else is uncertain in this system: exactly these two cases, counted.
-    t.is(page.items.length, 2, JSON.stringify(page.items.map((c: any) => c.subject_key)));
-    t.like(page, { open_count: 2, blocking_count: 2, unassigned_count: 2 });
+    // The reference to fraud-check names nothing declared: an unresolved, non-blocking case.
+    const unresolved = caseOf(page, 'unresolved_reference', 'service:fraud-check');
+    t.like(unresolved, { scope: 'entity', field: null, blocking: false, state: 'open' });
+    t.true(unresolved.evidence_ids.length >= 1);
+    for (const id of unresolved.evidence_ids) {
+      const e = byId.get(id);
+      t.is(e.subject_key, 'service:payment');
+      t.is(e.object_key, 'service:fraud-check');
+    }
+    t.true(
+      unresolved.source_keys.every((p: string) =>
+        ['deploy/k8s/payment.yaml', 'docker-compose.yml'].includes(p),
+      ),
+    );
+    // Nothing else is uncertain in this system: exactly these three cases, counted.
+    t.is(page.items.length, 3, JSON.stringify(page.items.map((c: any) => c.subject_key)));
+    t.like(page, { open_count: 3, blocking_count: 2, unassigned_count: 3 });
 
     // The same commit again: same confidences, same cases (updated, not duplicated).
     const second = await audit(first.audit.commit_sha);
@@ -153,7 +173,7 @@ test.serial(
     });
     t.is(assigned.status, 200);
     t.like(assigned.body, { owner_id: tenant.memberId, state: 'investigating', resolved_at: null });
-    t.like(await cases(), { open_count: 2, blocking_count: 2, unassigned_count: 1 });
+    t.like(await cases(), { open_count: 3, blocking_count: 2, unassigned_count: 2 });
 
     // Resolving needs a summary of 3..2000 characters.
     const bare = await patch(conflict.id, { state: 'resolved' });
@@ -191,7 +211,7 @@ test.serial(
       resolution_summary: 'CI for this shop runs in the platform repository.',
     });
     t.truthy(dismissed.body.resolved_at);
-    t.like(await cases(), { open_count: 1, blocking_count: 1, unassigned_count: 0 });
+    t.like(await cases(), { open_count: 2, blocking_count: 1, unassigned_count: 1 });
     t.like(await cases('&state=dismissed'), { open_count: 0 });
     t.deepEqual(
       (await cases('&state=dismissed')).items.map((c: any) => c.id),
@@ -236,21 +256,30 @@ test.serial(
     const all = await cases();
     const blocking = await cases('&blocking=true');
     t.true(blocking.items.every((c: any) => c.blocking));
+    t.is(blocking.items.length, 2);
     const nonBlocking = await cases('&blocking=false');
-    t.deepEqual(nonBlocking.items, []);
-    t.like(nonBlocking, { open_count: 0, blocking_count: 0, unassigned_count: 0 });
+    t.deepEqual(
+      nonBlocking.items.map((c: any) => c.subject_key),
+      ['service:fraud-check'],
+    );
+    t.like(nonBlocking, { open_count: 1, blocking_count: 0, unassigned_count: 1 });
     const first = await get(`${ws()}/uncertainty-cases?repository_id=${repositoryId}&limit=1`);
     t.is(first.body.items.length, 1);
     t.is(first.body.open_count, all.open_count, 'counts cover the filtered set, not the page');
-    const link = first.headers.get('link');
-    t.regex(link ?? '', /rel="next"/);
-    const nextPath = /<([^>]+)>/.exec(link!)![1]!;
-    const second = await get(nextPath);
-    t.is(second.status, 200);
-    t.is(second.body.items.length, 1);
-    t.is(second.headers.get('link'), null);
+    // Follow the Link header page by page: every case once, in the list's order.
+    const seen = [first.body.items[0].id];
+    let link = first.headers.get('link');
+    while (link) {
+      t.regex(link, /rel="next"/);
+      const next = await get(/<([^>]+)>/.exec(link)![1]!);
+      t.is(next.status, 200);
+      t.is(next.body.items.length, 1);
+      t.is(next.body.open_count, all.open_count);
+      seen.push(next.body.items[0].id);
+      link = next.headers.get('link');
+    }
     t.deepEqual(
-      [first.body.items[0].id, second.body.items[0].id],
+      seen,
       all.items.map((c: any) => c.id),
     );
     for (const bad of [
@@ -280,7 +309,9 @@ test.serial(
     const missing = caseOf(before, 'missing_source', 'source:cicd');
     // Fix the contradiction: Kubernetes deploys 1.8.0 too. CI is still missing.
     const fixed = repo.commit(
-      { 'deploy/k8s/cart.yaml': polyglotFiles()['deploy/k8s/cart.yaml']! },
+      {
+        'deploy/k8s/cart.yaml': polyglotFiles({ ...FIXTURE, k8sTags: {} })['deploy/k8s/cart.yaml']!,
+      },
       'deploy cart 1.8.0 everywhere',
     );
     const third = await audit(fixed);
@@ -311,7 +342,7 @@ test.serial(
     );
     const drifted = repo.commit(
       {
-        'deploy/k8s/cart.yaml': polyglotFiles({ k8sTags: { cart: '2.0.0' } })[
+        'deploy/k8s/cart.yaml': polyglotFiles({ ...FIXTURE, k8sTags: { cart: '2.0.0' } })[
           'deploy/k8s/cart.yaml'
         ]!,
       },

@@ -82,7 +82,12 @@ function composeResolver(files: ComposeFile[]): HostResolver {
   }
   return (host) => {
     const service = names.get(host);
-    return service ? { key: entityKey('service', service), name: service } : null;
+    if (service) return { key: entityKey('service', service), name: service };
+    // A single-label name resolves only through Docker's DNS: a container these files do not
+    // declare (another compose project, a shared network), never an Internet host.
+    return host.includes('.') || host.includes(':')
+      ? null
+      : { key: entityKey('service', host), name: host, via: 'unresolved-short-name' };
   };
 }
 
