@@ -45,6 +45,7 @@ import type { AuditFinalStatus, AuditPlan, StageOutcome } from './audit-types';
 import { evidenceOf, latestSnapshot, snapshotOfAudit } from '../db/store/architecture';
 import { persistControls, settleFindings } from './controls';
 import type { Entity, Relationship, StoredEvidence } from '../analysis/reconcile';
+import { recordUncertainty } from './uncertainty';
 
 export interface AuditActivityDeps {
   db: Knex;
@@ -612,6 +613,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         reason: g.reason,
         message: g.message,
       }));
+      let cases = { observed: 0, opened: 0, updated: 0 };
       await db.transaction(async (trx) => {
         if (analyzerGaps.length) {
           const current = await getAuditById(trx, auditId);
@@ -664,11 +666,22 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         }));
         for (let i = 0; i < rows.length; i += 500)
           await trx('architecture_evidence').insert(rows.slice(i, i + 500));
+        cases = await recordUncertainty(trx, {
+          auditId,
+          workspaceId: audit.workspace_id,
+          repositoryId: audit.repository_id,
+          snapshotId,
+          observedAt: now,
+          entities: graph.entities.map(withIds),
+          relationships: graph.relationships.map(withIds),
+          evidence: graph.evidence.map((e) => ({ ...e, id: uuidOf(e.id) })),
+          missingSources: missing,
+        });
       });
       await log(auditId, {
         level: 'info',
         source: 'architecture',
-        message: `architecture snapshot ${version}: ${graph.entities.length} entities, ${graph.relationships.length} relationships, ${graph.evidence.length} evidence; sources ${sources.join(', ') || 'none'}${missing.length ? `; missing ${missing.join(', ')}` : ''}`,
+        message: `architecture snapshot ${version}: ${graph.entities.length} entities, ${graph.relationships.length} relationships, ${graph.evidence.length} evidence; sources ${sources.join(', ') || 'none'}${missing.length ? `; missing ${missing.join(', ')}` : ''}; uncertainty cases: ${cases.opened} opened, ${cases.updated} updated`,
       });
       return { summary: `snapshot ${version} stored (${graph.evidence.length} evidence)` };
     },

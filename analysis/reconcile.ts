@@ -115,7 +115,13 @@ export function confidence(evidence: StoredEvidence[], contradictions: number): 
   return Math.min(0.99, Math.max(0.05, value)).toFixed(2);
 }
 
-const CONTRADICTION_FIELDS = ['image_tag', 'replicas', 'engine', 'engine_version'] as const;
+const CONTRADICTION_FIELDS = [
+  'image_tag',
+  'container_port',
+  'replicas',
+  'engine',
+  'engine_version',
+] as const;
 
 function contradictionsOf(evidence: StoredEvidence[]): ConflictingClaim[] {
   const out: ConflictingClaim[] = [];
@@ -243,7 +249,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const entities: Entity[] = [...entityEvidence.entries()]
     .map(([key, ev]) => {
       const aliases = [...(members.get(key) ?? new Set([key]))].filter((k) => k !== key).sort();
-      const contradictions = contradictionsOf(ev.filter((e) => rep(e.subject_key) === key));
+      // Only statements about the entity itself can contradict each other: evidence relating it
+      // to something else (a client library, a connection to postgres and another to redis)
+      // describes that other thing, so two such records are no disagreement about the entity.
+      const contradictions = contradictionsOf(
+        ev.filter((e) => rep(e.subject_key) === key && e.object_key === null),
+      );
       return {
         canonical_key: key,
         kind: kindOf(key),

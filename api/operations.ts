@@ -16,6 +16,7 @@ import * as diagram from './resources/architecture-diagram';
 import * as profiles from './resources/profiles';
 import * as attachments from './resources/attachments';
 import * as controls from './resources/controls';
+import * as uncertainty from './resources/uncertainty';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -67,4 +68,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   controls.listFindings,
   controls.getFinding,
   controls.updateFinding,
+  uncertainty.listUncertaintyCases,
+  uncertainty.getUncertaintyCase,
+  uncertainty.updateUncertaintyCase,
 ];

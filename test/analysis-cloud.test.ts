@@ -6,6 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import crypto from 'node:crypto';
 import { analyzeCloud } from '../analysis/cloud';
 import { extractHosts, isSecretName, parseImage } from '../analysis/cloud/common';
+import { envReferences } from '../analysis/cloud/env';
 import type { AnalyzerOutput, Evidence, SourceFile } from '../analysis/evidence';
 
 const HEX64 = 'a'.repeat(64);
@@ -1428,4 +1429,51 @@ ADD --checksum=sha256:abc https://user:tok-Dock-9@example.com/x.tgz?sig=abc123 /
   const add = one(t, out, 'remote-add', 'service:worker');
   t.like(add.attributes, { url: 'https://***@example.com/x.tgz', checksum: true });
   t.false(JSON.stringify(out).includes('tok-Dock-9'));
+});
+
+test('env: a variable naming a bucket or queue by its plain name references it; other values do not', (t) => {
+  const none = () => null;
+  const bucket = envReferences('REPORT_BUCKET', 'report-archive', none);
+  t.deepEqual(
+    bucket.map((r) => [r.kind, r.relationship, r.object, r.attributes.resolution]),
+    [['env-reference', 'connects_to', 'bucket:report-archive', 'bucket-name']],
+  );
+  t.is(envReferences('S3_BUCKET_NAME', 'acme.assets', none)[0]?.object, 'bucket:acme.assets');
+  t.is(envReferences('ORDERS_QUEUE', 'order-events', none)[0]?.object, 'queue:order-events');
+  t.is(envReferences('EVENTS_TOPIC_NAME', 'orders', none)[0]?.object, 'queue:orders');
+  // Not a plain name, not a bucket/queue variable, or a number: no reference.
+  t.deepEqual(envReferences('REPORT_BUCKET', '${BUCKET}', none), []);
+  t.deepEqual(envReferences('QUEUE_SIZE_LIMIT', '100', none), []);
+  t.deepEqual(envReferences('ORDERS_QUEUE', '100', none), []);
+  t.deepEqual(envReferences('BUCKETS', 'a-b', none), []);
+  // A queue URL still resolves by host, as before.
+  t.is(
+    envReferences('ORDERS_QUEUE', 'amqp://order-events:5672', none)[0]?.object,
+    'external:order-events',
+  );
+});
+
+test('compose: a single-label host no compose service declares is an internal service, not external', async (t) => {
+  const out = await analyzeCloud([
+    {
+      path: 'docker-compose.yml',
+      text: [
+        'services:',
+        '  payment:',
+        '    image: acme/payment:1.0',
+        '    environment:',
+        '      FRAUD_URL: http://fraud-check:8090',
+        '      PSP_URL: https://api.psp.example.net/v1',
+        '',
+      ].join('\n'),
+    },
+  ]);
+  const refs = out.evidence.filter((e) => e.evidence_kind === 'env-reference');
+  t.deepEqual(
+    refs.map((e) => [e.object_key, e.attributes.resolution, e.location.start_line]),
+    [
+      ['service:fraud-check', 'unresolved-short-name', 5],
+      ['external:api.psp.example.net', 'external', 6],
+    ],
+  );
 });

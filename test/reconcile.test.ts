@@ -1,5 +1,6 @@
 /** Reconciliation rules on hand-made evidence: identity, corroboration, contradictions, tests. */
 import test from 'ava';
+import { analyzeCloud } from '../analysis/cloud';
 import { reconcile, type StoredEvidence } from '../analysis/reconcile';
 
 let n = 0;
@@ -136,4 +137,89 @@ test('confidence rises with independent sources and falls with contradictions', 
   t.is(one.entities[0]!.confidence, '0.60');
   t.is(two.entities[0]!.confidence, '0.80');
   t.is(contradicted.entities[0]!.confidence, '0.45');
+});
+
+test('relations to other things are no contradiction: two client libraries or two connections of one service', (t) => {
+  const graph = reconcile([
+    ev({ source_type: 'code', evidence_kind: 'unit-declared', subject_key: 'service:checkout' }),
+    ev({
+      source_type: 'code',
+      evidence_kind: 'client-library',
+      subject_key: 'service:checkout',
+      relationship_kind: 'uses_client_library',
+      object_key: 'package:npm/pg',
+      attributes: { engine: 'postgres', category: 'datastore' },
+    }),
+    ev({
+      source_type: 'code',
+      evidence_kind: 'client-library',
+      subject_key: 'service:checkout',
+      relationship_kind: 'uses_client_library',
+      object_key: 'package:npm/amqplib',
+      attributes: { engine: 'rabbitmq', category: 'queue' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'datastore-declared',
+      subject_key: 'datastore:orders-db',
+      attributes: { engine: 'postgres' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'datastore-declared',
+      subject_key: 'datastore:orders-db',
+      provider: 'terraform',
+      attributes: { engine: 'mysql' },
+    }),
+  ]);
+  const checkout = graph.entities.find((e) => e.canonical_key === 'service:checkout')!;
+  t.deepEqual(checkout.contradictions, []);
+  // Two declarations of one datastore that disagree still are a contradiction.
+  const db = graph.entities.find((e) => e.canonical_key === 'datastore:orders-db')!;
+  t.deepEqual(
+    db.contradictions.map((c) => [c.field, c.claims.map((x) => x.value)]),
+    [['engine', ['mysql', 'postgres']]],
+  );
+});
+
+test('compose and Kubernetes disagreeing on the container port is a contradiction; agreeing is none', async (t) => {
+  const compose = (port: number) =>
+    `services:\n  web:\n    image: acme/web:1.0\n    ports:\n      - "8080:${port}"\n`;
+  const k8s = [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: web',
+    'spec:',
+    '  template:',
+    '    spec:',
+    '      containers:',
+    '        - name: web',
+    '          image: acme/web:1.0',
+    '          ports:',
+    '            - containerPort: 3000',
+    '',
+  ].join('\n');
+  const graphOf = async (port: number) => {
+    const out = await analyzeCloud([
+      { path: 'docker-compose.yml', text: compose(port) },
+      { path: 'k8s/web.yaml', text: k8s },
+    ]);
+    return reconcile(out.evidence.map((e, i) => ({ ...e, id: `e${i}` })));
+  };
+  const web = (await graphOf(3001)).entities.find((e) => e.canonical_key === 'service:web')!;
+  t.deepEqual(
+    web.contradictions.map((c) => [c.field, c.claims.map((x) => [x.value, x.sources])]),
+    [
+      [
+        'container_port',
+        [
+          ['3000', ['kubernetes']],
+          ['3001', ['docker-compose']],
+        ],
+      ],
+    ],
+  );
+  const agreed = (await graphOf(3000)).entities.find((e) => e.canonical_key === 'service:web')!;
+  t.deepEqual(agreed.contradictions, []);
 });

@@ -348,3 +348,9 @@ export function asArray(v: unknown): unknown[] {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** The single distinct port of a list, as a string; null when there are none or several. */
+export function singlePort(ports: Array<string | number | null | undefined>): string | null {
+  const distinct = new Set(ports.filter((p) => p !== null && p !== undefined).map(String));
+  return distinct.size === 1 ? ([...distinct][0] ?? null) : null;
+}

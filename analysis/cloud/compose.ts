@@ -13,6 +13,7 @@ import {
 import {
   asArray,
   asString,
+  singlePort,
   classifyImage,
   dirname,
   evidence,
@@ -81,7 +82,12 @@ function composeResolver(files: ComposeFile[]): HostResolver {
   }
   return (host) => {
     const service = names.get(host);
-    return service ? { key: entityKey('service', service), name: service } : null;
+    if (service) return { key: entityKey('service', service), name: service };
+    // A single-label name resolves only through Docker's DNS: a container these files do not
+    // declare (another compose project, a shared network), never an Internet host.
+    return host.includes('.') || host.includes(':')
+      ? null
+      : { key: entityKey('service', host), name: host, via: 'unresolved-short-name' };
   };
 }
 
@@ -129,6 +135,8 @@ function serviceEvidence(
     build,
     build_context: build?.context_dir ?? null,
     ports: ports.filter((p) => p !== null),
+    // The one port the container listens on, when the mappings name exactly one.
+    container_port: singlePort(ports.map((p) => p?.target.split('-')[0] ?? null)),
     replicas:
       typeof deploy.replicas === 'number'
         ? deploy.replicas

@@ -75,6 +75,17 @@ export function envReferences(
     });
   }
   const shown = redact(str);
+  const named = namedResource(name, str.trim());
+  if (named) {
+    out.push({
+      kind: 'env-reference',
+      relationship: 'connects_to',
+      object: entityKey(named, str.trim()),
+      summary: `reads ${name}=${shown} -> ${named} ${str.trim()}`,
+      attributes: { variable: name, value: shown, source, resolution: `${named}-name` },
+    });
+    return out;
+  }
   const seen = new Set<string>();
   for (const h of extractHosts(name, str)) {
     const r = resolve(h.host);
@@ -99,4 +110,16 @@ export function envReferences(
     });
   }
   return out;
+}
+
+/** `REPORT_BUCKET=report-archive`, `ORDERS_QUEUE=order-events`: a variable naming a bucket or queue by its plain name. */
+const BUCKET_VAR = /(^|_)BUCKET(_NAME)?$/i;
+const QUEUE_VAR = /(^|_)(QUEUE|TOPIC|STREAM)(_NAME)?$/i;
+const PLAIN_NAME = /^[a-z0-9][a-z0-9._-]{1,254}$/i;
+
+function namedResource(name: string, value: string): 'bucket' | 'queue' | null {
+  if (!PLAIN_NAME.test(value) || /^\d+$/.test(value) || value.includes('..')) return null;
+  if (BUCKET_VAR.test(name)) return 'bucket';
+  if (QUEUE_VAR.test(name)) return 'queue';
+  return null;
 }

@@ -12,6 +12,7 @@ import {
   imageAttributes,
   imageKey,
   isRecord,
+  singlePort,
   isSecretName,
   looksLikeSecretValue,
   parseImage,
@@ -102,6 +103,15 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
         // Only a single-container pod has one image tag to compare across sources.
         image_tag:
           containers.length === 1 ? parseImage(asString(containers[0]?.image) ?? '').tag : null,
+        // Likewise one container with one port has one container port to compare.
+        container_port:
+          containers.length === 1
+            ? singlePort(
+                asArray(containers[0]?.ports).map((p) =>
+                  isRecord(p) && typeof p.containerPort === 'number' ? p.containerPort : null,
+                ),
+              )
+            : null,
         containers: containers.map((c) => containerFacts(c, podSecurity)),
         init_containers: initContainers.map((c) => containerFacts(c, podSecurity)),
         labels: stringMap(meta.labels),

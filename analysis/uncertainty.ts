@@ -1,0 +1,193 @@
+/**
+ * Uncertainty case candidates from one architecture snapshot (DESIGN.md section 5): what the
+ * audit could not settle. Pure and deterministic; the store decides whether a candidate opens a
+ * new case or updates the one with the same identity. The rules (documented in
+ * docs/decisions.md):
+ *
+ * - `conflicting_evidence` (scope `attribute`, field = the attribute): each ConflictingClaim of an
+ *   entity or relationship; one alternative per claimed value. Blocking when the field decides
+ *   what runs (image tag, container port, engine, engine version); a replica count disagreement is not blocking.
+ * - `low_confidence` (scope `entity` / `relationship`): confidence below LOW_CONFIDENCE (0.50),
+ *   i.e. only inferred from one kind of weak evidence. Never blocking.
+ * - `unresolved_reference` (scope `entity`): a service, datastore, queue or bucket that something
+ *   references (a URL, a dependency, a route) but that no file declares. Not blocking.
+ * - `missing_source` (scope `source`, subject `source:<type>`): a source type the audit asked
+ *   for and found no evidence of. Blocking: the architecture is known only in part.
+ */
+import crypto from 'node:crypto';
+import { confidence, type StoredEvidence } from './reconcile';
+
+export const LOW_CONFIDENCE = 0.5;
+/** Contradicted fields that block a decision: they change what actually runs. */
+export const BLOCKING_FIELDS = new Set(['image_tag', 'container_port', 'engine', 'engine_version']);
+/** Kinds a reference must resolve to a declaration of. Externals are declared by being called. */
+const DECLARABLE = new Set(['service', 'datastore', 'queue', 'bucket']);
+
+export interface SnapshotEvidence {
+  id: string;
+  source_type: string;
+  provider: string;
+  evidence_kind: string;
+  subject_key: string;
+  object_key: string | null;
+  location: { path: string; start_line: number; end_line: number } | null;
+  content_sha256: string;
+  attributes: Record<string, unknown>;
+}
+
+interface Claim {
+  value: unknown;
+  evidence_ids: string[];
+  sources: string[];
+}
+export interface SnapshotItem {
+  canonical_key: string;
+  kind: string;
+  confidence: string;
+  evidence_ids: string[];
+  attributes: Record<string, unknown>;
+  contradictions: Array<{ field: string; claims: Claim[] }>;
+}
+
+export interface CaseCandidate {
+  reason: 'conflicting_evidence' | 'low_confidence' | 'unresolved_reference' | 'missing_source';
+  scope: 'entity' | 'relationship' | 'attribute' | 'source';
+  subject_key: string;
+  field: string | null;
+  detail: string;
+  blocking: boolean;
+  source_keys: string[];
+  evidence_ids: string[];
+  alternatives: Array<{
+    value: unknown;
+    confidence: string;
+    evidence_ids: string[];
+    sources: string[];
+  }>;
+  /** SHA-256 over the cited lines and claimed values: the same evidence gives the same print. */
+  fingerprint: string;
+}
+
+const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
+
+export function uncertaintyCandidates(input: {
+  entities: SnapshotItem[];
+  relationships: SnapshotItem[];
+  evidence: SnapshotEvidence[];
+  missingSources: string[];
+}): CaseCandidate[] {
+  const byId = new Map(input.evidence.map((e) => [e.id, e]));
+  const cited = (ids: string[]) =>
+    ids.map((id) => byId.get(id)).filter((e): e is SnapshotEvidence => e !== undefined);
+  const where = (e: SnapshotEvidence) =>
+    e.location ? `${e.location.path}:${e.location.start_line}-${e.location.end_line}` : e.provider;
+  const fingerprint = (ids: string[], extra: unknown) =>
+    crypto
+      .createHash('sha256')
+      .update(
+        JSON.stringify([
+          sorted(cited(ids).map((e) => `${where(e)}@${e.content_sha256}`)),
+          extra ?? null,
+        ]),
+      )
+      .digest('hex');
+  const paths = (ids: string[]) => sorted(cited(ids).map((e) => e.location?.path ?? e.provider));
+  const out: CaseCandidate[] = [];
+  const items = [
+    ...input.entities.map((x) => ({ x, scope: 'entity' as const })),
+    ...input.relationships.map((x) => ({ x, scope: 'relationship' as const })),
+  ];
+
+  for (const { x } of items) {
+    for (const c of x.contradictions) {
+      const alternatives = c.claims.map((claim) => {
+        const ev = cited(claim.evidence_ids);
+        return {
+          value: claim.value,
+          confidence: ev.length ? confidence(ev as unknown as StoredEvidence[], 0) : '0.05',
+          evidence_ids: [...claim.evidence_ids].sort(),
+          sources: sorted(ev.map((e) => e.source_type)),
+        };
+      });
+      const ids = sorted(c.claims.flatMap((claim) => claim.evidence_ids));
+      const said = c.claims
+        .map(
+          (claim) =>
+            `${JSON.stringify(claim.value)} (${sorted(cited(claim.evidence_ids).map(where)).join(', ')})`,
+        )
+        .join(' vs ');
+      out.push({
+        reason: 'conflicting_evidence',
+        scope: 'attribute',
+        subject_key: x.canonical_key,
+        field: c.field,
+        detail: `Sources disagree on ${c.field} of ${x.canonical_key}: ${said}.`,
+        blocking: BLOCKING_FIELDS.has(c.field),
+        source_keys: paths(ids),
+        evidence_ids: ids,
+        alternatives,
+        fingerprint: fingerprint(
+          ids,
+          alternatives.map((a) => a.value),
+        ),
+      });
+    }
+  }
+
+  for (const { x, scope } of items) {
+    if (Number(x.confidence) >= LOW_CONFIDENCE) continue;
+    const ids = sorted(x.evidence_ids);
+    const kinds = sorted(cited(ids).map((e) => e.evidence_kind));
+    out.push({
+      reason: 'low_confidence',
+      scope,
+      subject_key: x.canonical_key,
+      field: null,
+      detail: `${x.canonical_key} has confidence ${x.confidence} (below ${LOW_CONFIDENCE.toFixed(2)}): only ${kinds.join(', ') || 'no'} evidence, from one source type.`,
+      blocking: false,
+      source_keys: paths(ids),
+      evidence_ids: ids,
+      alternatives: [],
+      fingerprint: fingerprint(ids, x.confidence),
+    });
+  }
+
+  for (const e of input.entities) {
+    if (!DECLARABLE.has(e.kind)) continue;
+    const names = new Set([
+      e.canonical_key,
+      ...(Array.isArray(e.attributes.aliases) ? (e.attributes.aliases as string[]) : []),
+    ]);
+    const ev = cited(e.evidence_ids);
+    if (ev.some((r) => names.has(r.subject_key))) continue;
+    const ids = sorted(ev.map((r) => r.id));
+    out.push({
+      reason: 'unresolved_reference',
+      scope: 'entity',
+      subject_key: e.canonical_key,
+      field: null,
+      detail: `${e.canonical_key} is referenced (${sorted(ev.map(where)).join(', ')}) but no file declares it.`,
+      blocking: false,
+      source_keys: paths(ids),
+      evidence_ids: ids,
+      alternatives: [],
+      fingerprint: fingerprint(ids, null),
+    });
+  }
+
+  for (const type of [...input.missingSources].sort()) {
+    out.push({
+      reason: 'missing_source',
+      scope: 'source',
+      subject_key: `source:${type}`,
+      field: null,
+      detail: `The audit found no ${type} evidence, so the ${type} part of the architecture is unknown and source coverage is lowered.`,
+      blocking: true,
+      source_keys: [type],
+      evidence_ids: [],
+      alternatives: [],
+      fingerprint: fingerprint([], type),
+    });
+  }
+  return out;
+}
