@@ -324,6 +324,21 @@ test('an upload an audit ran on keeps its bytes when its attachment is deleted',
   t.is((await get(`${ws()}/uploads/${up.id}`)).body.status, 'ready');
 });
 
+test('an upload never attached holds the bytes it shares with a deleted attachment', async (t) => {
+  const bytes = await evidenceArchive('twin');
+  const attachedUpload = await upload(bytes, 'twin-a.tar.gz');
+  const waiting = await upload(bytes, 'twin-b.tar.gz');
+  const a = await attached(attachedUpload.id);
+  const reader = await createToken(h.app.services.db, tenant, ['audits:read']);
+  const denied = await call(h.app.url, 'DELETE', attachmentPath(a.id), { token: reader.token });
+  t.is(denied.status, 403, 'deleting needs uploads:write');
+  t.is((await del(attachmentPath(a.id))).status, 200);
+  t.true(blobs.has(waiting.sha256), 'the waiting upload still needs the bytes');
+  t.is((await get(`${ws()}/uploads/${waiting.id}`)).body.status, 'ready');
+  const later = await attached(waiting.id);
+  t.is(sha256((await download(later.id)).bytes), sha256(bytes));
+});
+
 // Retention -----------------------------------------------------------------------------------
 
 test.serial('the retention schedule removes expired attachments and keeps the rest', async (t) => {
