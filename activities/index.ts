@@ -1,10 +1,11 @@
 /** Activity implementations, built from their dependencies (`createActivities(deps)`). */
 import { createAuditActivities, type AuditActivityDeps } from './audit';
+import { createDecisionActivities } from './decision';
 
 export type ActivityDeps = AuditActivityDeps;
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createAuditActivities(deps) };
+  return { ...createAuditActivities(deps), ...createDecisionActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

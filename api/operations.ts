@@ -13,6 +13,7 @@ import * as uploads from './resources/uploads';
 import * as architecture from './resources/architecture';
 import * as architectureGraph from './resources/architecture-graph';
 import * as diagram from './resources/architecture-diagram';
+import * as decisions from './resources/decisions';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -49,4 +50,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   diagram.getAuditArchitectureDiagram,
   activity.listActivity,
   activity.listAuditEvents,
+  decisions.listDecisions,
+  decisions.proposeDecision,
+  decisions.getDecision,
+  decisions.transitionDecision,
+  decisions.getDecisionBrief,
 ];

@@ -16,6 +16,7 @@ import {
 import type { AuditActivities } from '../activities/audit';
 import type { PlannedStage } from '../activities/audit-types';
 import { AUDIT_STATUS } from './search-attributes';
+import { notifyDecisions } from './decision-notify';
 
 export interface AuditWorkflowInput {
   auditId: string;
@@ -137,5 +138,6 @@ export async function AuditWorkflow(
   }
   await book.finishAudit(auditId, 'completed', null);
   setStatus('completed');
+  await notifyDecisions(auditId);
   return { status: 'completed', errorCode: null };
 }
