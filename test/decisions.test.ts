@@ -312,8 +312,19 @@ test.serial(
   'every illegal move from every state is a 409 naming the state and the allowed moves',
   async (t) => {
     const byState = new Map<DecisionStatus, string>();
-    for (const state of ['proposed', 'in_review', 'approved', 'rejected', 'implemented'] as const)
+    for (const state of ['proposed', 'in_review', 'approved', 'rejected'] as const)
       byState.set(state, await decisionIn(state));
+    // Stays implemented through the audit below: its criterion is not met by the snapshot.
+    const unmet = {
+      success_criteria: [
+        {
+          id: 'ledger',
+          description: 'A ledger service exists',
+          check: { kind: 'entity_present', key: 'service:ledger' },
+        },
+      ],
+    };
+    byState.set('implemented', await decisionIn('implemented', unmet));
     // superseded: approve a decision that supersedes an approved one.
     const old = await decisionIn('approved');
     await decisionIn('approved', { supersedes_id: old });
@@ -341,7 +352,7 @@ test.serial(
       }
       t.is((await getDecision(w, id)).body.status, from, `${from} unchanged`);
     }
-    t.is(checked, 7 * 7 - 4);
+    t.is(checked, 7 * 7 - 5, '49 pairs less the 5 requestable moves');
   },
 );
 
