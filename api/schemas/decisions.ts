@@ -1,7 +1,7 @@
 /** Our schemas around decisions (path and query parameters); the spec's own are in spec/. */
 import { Type } from '@sinclair/typebox';
 import { Uuid } from './common';
-import { ArchitectureDecisionState } from './spec/gaps';
+import { DECISION_STATES, LiteralUnion } from './spec';
 
 export const DecisionParams = Type.Object(
   {
@@ -13,7 +13,9 @@ export const DecisionParams = Type.Object(
 
 export const DecisionListQuery = Type.Object(
   {
-    status: Type.Optional(ArchitectureDecisionState),
+    status: Type.Optional(
+      LiteralUnion(DECISION_STATES, { description: 'Only decisions in this state.' }),
+    ),
     repository_id: Type.Optional(Uuid({ description: 'Only decisions about this repository.' })),
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
