@@ -4,6 +4,8 @@
  * every state), approvals (scope, self-approval, quorum), If-Match, tenancy, lists, supersession
  * and the brief.
  */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import test from 'ava';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, createToken } from './helpers/factories';
@@ -18,7 +20,7 @@ import {
   waitForDecision,
   type DecisionWorld,
 } from './helpers/decisions';
-import { setPolicy } from '../db/store/decisions';
+import { policyOf, setPolicy } from '../db/store/decisions';
 import { DECISION_STATES } from '../api/schemas/spec';
 import { REQUESTABLE_MOVES, type DecisionStatus } from '../domain/decisions';
 
@@ -656,3 +658,47 @@ test.serial('the brief is a Markdown ADR with every section', async (t) => {
   t.true(md.includes('| proposed | in_review | alice | move to in_review |'));
   t.true(md.includes('| in_review | approved | bob | move to approved |'));
 });
+
+test.serial(
+  'operators set the approval policy with npm run admin -- set-decision-policy',
+  async (t) => {
+    const db = h.app.services.db;
+    const ws = await db('workspaces').where({ id: w.tenant.workspaceId }).first('slug');
+    const admin = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], {
+        cwd: path.resolve(__dirname, '..'),
+        env: { ...process.env, DATABASE_URL: h.app.database.url },
+        encoding: 'utf8',
+      });
+    const before = await policyOf(db, w.tenant.workspaceId);
+    const out = admin(
+      'set-decision-policy',
+      '--workspace',
+      ws.slug,
+      '--quorum',
+      '3',
+      '--reminder-hours',
+      '0.5',
+    );
+    t.is(out.status, 0, out.stderr);
+    t.true(out.stdout.includes('quorum=3'));
+    t.true(out.stdout.includes('reminder_interval_hours=0.5'));
+    const after = await policyOf(db, w.tenant.workspaceId);
+    t.deepEqual(after, {
+      quorum: 3,
+      reminder_interval_seconds: 1800,
+      version: (before.version ?? 0) + 1,
+    });
+    for (const bad of [
+      ['--quorum', '0'],
+      ['--quorum', '21'],
+      ['--reminder-hours', '0'],
+    ]) {
+      const refused = admin('set-decision-policy', '--workspace', ws.slug, ...bad);
+      t.is(refused.status, 2, bad.join(' '));
+    }
+    t.is(admin('set-decision-policy', '--workspace', 'no-such-workspace').status, 2);
+    t.deepEqual(await policyOf(db, w.tenant.workspaceId), after, 'refused changes change nothing');
+    await setPolicy(db, w.tenant.workspaceId, { quorum: 1 });
+  },
+);
