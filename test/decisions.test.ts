@@ -7,6 +7,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import test from 'ava';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { transitionUpdate } from '../workflows/decision';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, createToken } from './helpers/factories';
 import { call, isProblem, type Reply } from './helpers/http';
@@ -219,6 +222,84 @@ const BOUNDS: Array<[string, () => Record<string, unknown>, string | null]> = [
   ['candidate_change_id 255', () => ({ candidate_change_id: str(255) }), null],
   ['candidate_change_id 256', () => ({ candidate_change_id: str(256) }), '/candidate_change_id'],
   ['candidate_change_id null', () => ({ candidate_change_id: null }), null],
+  ['criterion id 100', () => ({ success_criteria: [criterion(str(100))] }), null],
+  [
+    'criterion id 101',
+    () => ({ success_criteria: [criterion(str(101))] }),
+    '/success_criteria/0/id',
+  ],
+  [
+    'criterion description 2000',
+    () => ({ success_criteria: [criterion('c', { description: str(2000) })] }),
+    null,
+  ],
+  [
+    'criterion description 2001',
+    () => ({ success_criteria: [criterion('c', { description: str(2001) })] }),
+    '/success_criteria/0/description',
+  ],
+  [
+    'check key 500',
+    () => ({
+      success_criteria: [criterion('c', { check: { kind: 'entity_present', key: str(500) } })],
+    }),
+    null,
+  ],
+  [
+    'check key 501',
+    () => ({
+      success_criteria: [criterion('c', { check: { kind: 'entity_present', key: str(501) } })],
+    }),
+    '/success_criteria/0/check/key',
+  ],
+  [
+    'check field 200',
+    () => ({
+      success_criteria: [
+        criterion('c', {
+          check: { kind: 'attribute_equals', key: 'k', field: str(200), value: 1 },
+        }),
+      ],
+    }),
+    null,
+  ],
+  [
+    'check field 201',
+    () => ({
+      success_criteria: [
+        criterion('c', {
+          check: { kind: 'attribute_equals', key: 'k', field: str(201), value: 1 },
+        }),
+      ],
+    }),
+    '/success_criteria/0/check/field',
+  ],
+  [
+    'check kind unknown',
+    () => ({ success_criteria: [criterion('c', { check: { kind: 'entity_renamed', key: 'k' } })] }),
+    '/success_criteria/0/check/kind',
+  ],
+  [
+    'uncertainty subject_key 500',
+    () => ({ uncertainties: [{ subject_key: str(500), description: 'd', blocking: true }] }),
+    null,
+  ],
+  [
+    'uncertainty subject_key 501',
+    () => ({ uncertainties: [{ subject_key: str(501), description: 'd', blocking: true }] }),
+    '/uncertainties/0/subject_key',
+  ],
+  [
+    'uncertainty description 2000',
+    () => ({ uncertainties: [{ subject_key: 'k', description: str(2000), blocking: false }] }),
+    null,
+  ],
+  [
+    'uncertainty description 2001',
+    () => ({ uncertainties: [{ subject_key: 'k', description: str(2001), blocking: false }] }),
+    '/uncertainties/0/description',
+  ],
+  ['unknown property', () => ({ status: 'approved' }), '/status'],
 ];
 
 test.serial(
@@ -700,5 +781,68 @@ test.serial(
     t.is(admin('set-decision-policy', '--workspace', 'no-such-workspace').status, 2);
     t.deepEqual(await policyOf(db, w.tenant.workspaceId), after, 'refused changes change nothing');
     await setPolicy(db, w.tenant.workspaceId, { quorum: 1 });
+  },
+);
+
+test.serial(
+  'the workflow validator refuses an illegal move on its own, before it enters history',
+  async (t) => {
+    const id = await decisionIn('proposed');
+    const client = await h.app.services.temporal.client();
+    const handle = client.workflow.getHandle(`decision-${id}`);
+    const actor = {
+      id: w.bob.id,
+      login: 'bob',
+      role: 'maintainer',
+      scopes: ['decisions:approve'],
+      tokenId: null,
+      requestId: null,
+    };
+    const err = await t.throwsAsync(
+      handle.executeUpdate(transitionUpdate, {
+        args: [
+          {
+            to: 'approved',
+            rationale: 'skip review',
+            selectedOptionId: 'postgres',
+            expectedVersion: null,
+            actor,
+          },
+        ],
+      }),
+      { instanceOf: WorkflowUpdateFailedError },
+    );
+    const cause = err!.cause as ApplicationFailure;
+    t.true(cause instanceof ApplicationFailure);
+    t.is(cause.type, 'invalid_transition');
+    t.deepEqual(cause.details, [
+      { code: 'invalid_transition', current: 'proposed', allowed: ['in_review'] },
+    ]);
+    const history = await handle.fetchHistory();
+    t.false(
+      (history.events ?? []).some((e) => e.workflowExecutionUpdateAcceptedEventAttributes),
+      'a rejected Update leaves no accepted event',
+    );
+    t.is((await getDecision(w, id)).body.version, 1);
+  },
+);
+
+test.serial(
+  'two approvers at once with quorum 1: one approval lands, the other is refused',
+  async (t) => {
+    const id = await decisionIn('in_review');
+    const replies = await Promise.all([
+      move(w, id, 'approved', w.bob.token, { selected_option_id: 'postgres' }),
+      move(w, id, 'approved', w.carol.token, { selected_option_id: 'dynamo' }),
+    ]);
+    const statuses = replies.map((r) => r.status).sort();
+    t.deepEqual(statuses, [200, 409], replies.map((r) => r.text).join('\n'));
+    const refused = replies.find((r) => r.status === 409)!;
+    t.is(refused.body.code, 'invalid_transition');
+    t.is(refused.body.current_status, 'approved');
+    const d = (await getDecision(w, id)).body;
+    t.is(d.status, 'approved');
+    t.is(d.approvals.length, 1);
+    t.is(d.version, 3);
   },
 );
