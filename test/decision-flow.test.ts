@@ -20,6 +20,7 @@ import {
   type DecisionWorld,
 } from './helpers/decisions';
 import { setPolicy } from '../db/store/decisions';
+import { stateQuery } from '../workflows/decision';
 
 const ROOT = path.resolve(__dirname, '..');
 const harnesses: AuditHarness[] = [];
@@ -268,6 +269,11 @@ test('the review wait survives a killed worker: reminders while waiting, the app
     const client = await h.app.services.temporal.client();
     const described = await client.workflow.getHandle(`decision-${id}`).describe();
     t.is(described.status.name, 'RUNNING', 'waiting for verification');
+    t.deepEqual(await client.workflow.getHandle(`decision-${id}`).query(stateQuery), {
+      status: 'implemented',
+      reviewRound: 1,
+      votedThisRound: [w.bob.id],
+    });
   } finally {
     await stop(worker, 'SIGTERM');
   }

@@ -12,6 +12,7 @@ import {
   ApplicationFailure,
   condition,
   currentUpdateInfo,
+  defineQuery,
   defineSignal,
   defineUpdate,
   getExternalWorkflowHandle,
@@ -39,6 +40,12 @@ export const transitionUpdate = defineUpdate<TransitionResult, [TransitionReques
 export const snapshotCompletedSignal = defineSignal<[string]>('snapshotCompleted');
 /** Another decision superseded this one (the database already says so). */
 export const supersededSignal = defineSignal('superseded');
+/** What the workflow waits for, for operators (Temporal UI "Queries" tab) and tests. */
+export const stateQuery = defineQuery<{
+  status: DecisionStatus;
+  reviewRound: number;
+  votedThisRound: string[];
+}>('state');
 
 export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<DecisionStatus> {
   const act = proxyActivities<DecisionActivities>({
@@ -105,6 +112,7 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
   setHandler(snapshotCompletedSignal, () => {
     snapshotsPending++;
   });
+  setHandler(stateQuery, () => ({ status, reviewRound, votedThisRound: [...voted] }));
   setHandler(supersededSignal, () => {
     status = 'superseded';
   });
