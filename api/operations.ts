@@ -17,6 +17,7 @@ import * as profiles from './resources/profiles';
 import * as attachments from './resources/attachments';
 import * as controls from './resources/controls';
 import * as uncertainty from './resources/uncertainty';
+import * as decisions from './resources/decisions';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -71,4 +72,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   uncertainty.listUncertaintyCases,
   uncertainty.getUncertaintyCase,
   uncertainty.updateUncertaintyCase,
+  decisions.listDecisions,
+  decisions.proposeDecision,
+  decisions.getDecision,
+  decisions.transitionDecision,
+  decisions.getDecisionBrief,
 ];

@@ -3,6 +3,7 @@
  *
  *   npm run admin -- create-workspace --name "Acme" --slug acme --login alice [--days 90] [--scopes a,b]
  *   npm run admin -- create-token --workspace acme --login alice --name ci [--days 30] [--scopes a,b]
+ *   npm run admin -- set-decision-policy --workspace acme [--quorum 2] [--reminder-hours 72]
  *
  * The token is printed once; only its SHA-256 is stored.
  */
@@ -13,10 +14,12 @@ import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
 import { findMemberByLogin, findWorkspaceBySlug } from '../db/store/workspaces';
 import { SCOPES, type ScopeName } from '../api/schemas/spec';
 import { MAX_TOKEN_DAYS } from '../api/resources/tokens';
+import { setPolicy } from '../db/store/decisions';
 
 const USAGE = `usage:
   npm run admin -- create-workspace --name NAME --slug SLUG --login LOGIN [--days N] [--scopes s1,s2]
   npm run admin -- create-token --workspace SLUG --login LOGIN --name NAME [--days N] [--scopes s1,s2]
+  npm run admin -- set-decision-policy --workspace SLUG [--quorum N] [--reminder-hours H]
 DATABASE_URL selects the database.`;
 
 function fail(message: string): never {
@@ -53,6 +56,8 @@ async function main(): Promise<void> {
       workspace: { type: 'string' },
       days: { type: 'string' },
       scopes: { type: 'string' },
+      quorum: { type: 'string' },
+      'reminder-hours': { type: 'string' },
     },
     strict: true,
   });
@@ -94,6 +99,25 @@ async function main(): Promise<void> {
         days: daysOf(values.days),
       });
       process.stdout.write(`token=${token.token}\nexpires_at=${token.expiresAt.toISOString()}\n`);
+    } else if (command === 'set-decision-policy') {
+      if (!values.workspace) fail('set-decision-policy needs --workspace');
+      const ws = await findWorkspaceBySlug(db, values.workspace);
+      if (!ws) fail(`no workspace with slug ${values.workspace}`);
+      const quorum = values.quorum === undefined ? undefined : Number(values.quorum);
+      if (quorum !== undefined && !(Number.isInteger(quorum) && quorum >= 1 && quorum <= 20))
+        fail('--quorum must be an integer 1..20');
+      const hours =
+        values['reminder-hours'] === undefined ? undefined : Number(values['reminder-hours']);
+      if (hours !== undefined && !(Number.isFinite(hours) && hours > 0 && hours <= 24 * 365))
+        fail('--reminder-hours must be a number of hours above 0 (at most a year)');
+      const policy = await setPolicy(db, ws.id, {
+        quorum,
+        reminder_interval_seconds:
+          hours === undefined ? undefined : Math.max(1, Math.round(hours * 3600)),
+      });
+      process.stdout.write(
+        `quorum=${policy.quorum}\nreminder_interval_hours=${policy.reminder_interval_seconds / 3600}\npolicy_version=${policy.version}\n`,
+      );
     } else {
       fail(command ? `unknown command ${command}` : 'no command');
     }

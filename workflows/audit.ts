@@ -17,6 +17,7 @@ import {
 import type { AuditActivities } from '../activities/audit';
 import type { PlannedStage } from '../activities/audit-types';
 import { AUDIT_STATUS } from './search-attributes';
+import { notifyDecisions } from './decision-notify';
 
 export interface AuditWorkflowInput {
   auditId: string;
@@ -140,5 +141,7 @@ export async function AuditWorkflow(
   }
   await book.finishAudit(auditId, 'completed', null);
   setStatus('completed');
+  // Decisions waiting for this repository's next snapshot re-evaluate their criteria.
+  if (patched('notify-decisions')) await notifyDecisions(auditId);
   return { status: 'completed', errorCode: null };
 }

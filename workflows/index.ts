@@ -4,3 +4,4 @@
  */
 export { AuditWorkflow } from './audit';
 export { RetentionWorkflow } from './retention';
+export { DecisionWorkflow } from './decision';

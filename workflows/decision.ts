@@ -1,0 +1,146 @@
+/**
+ * DecisionWorkflow owns one architecture decision's lifecycle (`decision-<id>`). Moves arrive as
+ * the `transition` Update: its validator checks the state machine before the Update is accepted
+ * (a refused move never enters history), the handler persists it through an activity and answers
+ * the API synchronously. In review it waits durably for the approval quorum or a rejection,
+ * noting a reminder whenever the review has waited longer than the policy's interval. Once
+ * implemented it verifies the success criteria against each new completed snapshot of the
+ * repository (the AuditWorkflow signals `snapshotCompleted`) until all are met.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  currentUpdateInfo,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { DecisionActivities, TransitionRequest } from '../activities/decision';
+import { checkMove, TERMINAL, type DecisionStatus } from '../domain/decisions';
+
+export const DECISION_WORKFLOW = 'DecisionWorkflow';
+
+export interface DecisionWorkflowInput {
+  decisionId: string;
+  createdBy: string;
+  optionIds: string[];
+}
+
+export interface TransitionResult {
+  status: DecisionStatus;
+  version: number;
+}
+
+export const transitionUpdate = defineUpdate<TransitionResult, [TransitionRequest]>('transition');
+/** A snapshot of the repository completed; an implemented decision re-verifies. */
+export const snapshotCompletedSignal = defineSignal<[string]>('snapshotCompleted');
+/** Another decision superseded this one (the database already says so). */
+export const supersededSignal = defineSignal('superseded');
+/** What the workflow waits for, for operators (Temporal UI "Queries" tab) and tests. */
+export const stateQuery = defineQuery<{
+  status: DecisionStatus;
+  reviewRound: number;
+  votedThisRound: string[];
+}>('state');
+
+export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<DecisionStatus> {
+  const act = proxyActivities<DecisionActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+  });
+
+  let status = 'proposed' as DecisionStatus;
+  let reviewRound = 0;
+  let voted: string[] = [];
+  let snapshotsPending = 0;
+  let busy = false;
+
+  setHandler(
+    transitionUpdate,
+    async (req) => {
+      // One move at a time: the next waits for the previous to be persisted.
+      await condition(() => !busy);
+      busy = true;
+      try {
+        const key = currentUpdateInfo()?.id ?? `${req.actor.id}:${req.to}`;
+        const out = await act.applyDecisionTransition(input.decisionId, key, req);
+        status = out.status;
+        reviewRound = out.reviewRound;
+        voted = out.voted;
+        if (out.supersededWorkflowId) {
+          try {
+            await getExternalWorkflowHandle(out.supersededWorkflowId).signal(supersededSignal);
+          } catch {
+            // Its workflow has ended already: the database records the supersession.
+          }
+        }
+        return { status: out.status, version: out.version };
+      } catch (err) {
+        // A refusal found by the activity (stale version, a race) fails the Update, not the run.
+        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)
+          throw ApplicationFailure.create({
+            type: err.cause.type ?? 'internal',
+            message: err.cause.message,
+            nonRetryable: true,
+            details: err.cause.details ?? [],
+          });
+        throw err;
+      } finally {
+        busy = false;
+      }
+    },
+    {
+      validator: (req) => {
+        const refused = checkMove(
+          { status, createdBy: input.createdBy, optionIds: input.optionIds, votedThisRound: voted },
+          { to: req.to, selectedOptionId: req.selectedOptionId, actorId: req.actor.id },
+        );
+        if (refused)
+          throw ApplicationFailure.create({
+            type: refused.code,
+            message: `refused: ${refused.code}`,
+            nonRetryable: true,
+            details: [refused],
+          });
+      },
+    },
+  );
+  setHandler(snapshotCompletedSignal, () => {
+    snapshotsPending++;
+  });
+  setHandler(stateQuery, () => ({ status, reviewRound, votedThisRound: [...voted] }));
+  setHandler(supersededSignal, () => {
+    status = 'superseded';
+  });
+
+  for (;;) {
+    if (TERMINAL.includes(status)) return status;
+    if (status === 'in_review') {
+      const round = reviewRound;
+      const { reminderSeconds } = await act.decisionReviewPolicy(input.decisionId);
+      const stillWaiting = () => status === 'in_review' && reviewRound === round;
+      while (stillWaiting()) {
+        const moved = await condition(() => !stillWaiting(), `${reminderSeconds} seconds`);
+        if (!moved && !busy) await act.recordDecisionReminder(input.decisionId, round);
+      }
+      continue;
+    }
+    if (status === 'implemented') {
+      // Check first: a snapshot completed between implementation and now is not lost.
+      snapshotsPending = 0;
+      const checked = await act.verifyDecision(input.decisionId);
+      if (checked.status !== 'implemented') {
+        status = checked.status;
+        continue;
+      }
+      await condition(() => snapshotsPending > 0 || status !== 'implemented');
+      continue;
+    }
+    const before = status;
+    await condition(() => status !== before);
+  }
+}
