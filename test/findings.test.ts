@@ -109,6 +109,11 @@ test.serial(
     t.deepEqual(Object.fromEntries(list1.map((x) => [x.control_key, x.status])), EXPECTED);
     const catalog = (await get(a, '/controls?limit=200')).body.items as any[];
     t.is(catalog.length, CONTROLS.length);
+    t.deepEqual(
+      catalog.map((c) => c.key),
+      Object.keys(EXPECTED),
+      'the catalog is listed by key',
+    );
     const catalogByKey = new Map(catalog.map((c) => [c.key, c]));
     for (const x of list1) {
       t.is(x.control_id, catalogByKey.get(x.control_key).id);

@@ -93,9 +93,12 @@ export const controlId = (version: string, key: string) => nameUuid(`control:${v
 /** Writes the built-in catalog's rows for its version (idempotent); returns them by key. */
 export async function ensureCatalog(db: Knex): Promise<Map<string, ControlRow>> {
   const version = CONTROL_CATALOG_VERSION;
+  const now = Date.now();
+  // One millisecond apart, earliest last: newest-first keyset pages list the catalog by key.
+  const sorted = [...CONTROLS].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
   await db('controls')
     .insert(
-      CONTROLS.map((c) => ({
+      sorted.map((c, i) => ({
         id: controlId(version, c.key),
         mapping_version_id: mappingVersionId(version),
         catalog_version: version,
@@ -105,6 +108,7 @@ export async function ensureCatalog(db: Knex): Promise<Map<string, ControlRow>> 
         domain: c.domain,
         severity: c.severity,
         requirements: JSON.stringify(c.requirements),
+        created_at: new Date(now - i),
       })),
     )
     .onConflict(['catalog_version', 'key'])
