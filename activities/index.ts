@@ -1,10 +1,14 @@
 /** Activity implementations, built from their dependencies (`createActivities(deps)`). */
 import { createAuditActivities, type AuditActivityDeps } from './audit';
+import { createScheduleActivities } from './schedule';
 
 export type ActivityDeps = AuditActivityDeps;
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createAuditActivities(deps) };
+  return {
+    ...createAuditActivities(deps),
+    ...createScheduleActivities(deps),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

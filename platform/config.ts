@@ -34,6 +34,10 @@ export interface Config {
   gitTimeoutMs: number;
   agentHeartbeatTimeoutSeconds: number;
   agentMaxAttempts: number;
+  /** A schedule occurrence older than this when dispatch becomes possible counts as missed. */
+  scheduleMissedGraceSeconds: number;
+  /** Consecutive failed dispatches after which a schedule's state becomes `error`. */
+  scheduleMaxFailures: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -81,5 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gitTimeoutMs: int(env, 'GIT_TIMEOUT_MS', 300_000, 1000),
     agentHeartbeatTimeoutSeconds: int(env, 'AGENT_HEARTBEAT_TIMEOUT_SECONDS', 30, 1),
     agentMaxAttempts: int(env, 'AGENT_MAX_ATTEMPTS', 4, 1),
+    scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
+    scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
   };
 }

@@ -3,3 +3,4 @@
  * through Temporal's APIs (lint enforces the import ban). Activities are imported as types.
  */
 export { AuditWorkflow } from './audit';
+export { ScheduleWorkflow } from './schedule';
