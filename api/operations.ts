@@ -13,6 +13,7 @@ import * as uploads from './resources/uploads';
 import * as architecture from './resources/architecture';
 import * as architectureGraph from './resources/architecture-graph';
 import * as diagram from './resources/architecture-diagram';
+import * as schedules from './resources/schedules';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -49,4 +50,14 @@ export const OPERATIONS: readonly AnyOperation[] = [
   diagram.getAuditArchitectureDiagram,
   activity.listActivity,
   activity.listAuditEvents,
+  // Preview before the {schedule_id} routes, so `preview` is never taken for an id.
+  schedules.listAuditSchedules,
+  schedules.createAuditSchedule,
+  schedules.previewAuditSchedule,
+  schedules.getAuditSchedule,
+  schedules.updateAuditSchedule,
+  schedules.deleteAuditSchedule,
+  schedules.pauseAuditSchedule,
+  schedules.resumeAuditSchedule,
+  schedules.triggerAuditSchedule,
 ];
