@@ -120,7 +120,8 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
       await continueAsNew<typeof ScheduleWorkflow>(input);
     }
     if (plan.kind === 'paused') {
-      await condition(() => changed);
+      // Re-read now and then too, in case a resume's signal was lost (the row is the truth).
+      await condition(() => changed, '1 hour');
     } else {
       // The timer is the wake-up operators see; a change signal wakes earlier to re-plan.
       const wait = Date.parse(plan.nextRunAt) - Date.now();
