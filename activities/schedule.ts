@@ -41,6 +41,7 @@ export type TickPlan =
       kind: 'paused' | 'active';
       state: ScheduleRow['state'];
       timezone: string;
+      repositoryId: string;
       nextRunAt: string;
       runs: DueRun[];
       missed: number;
@@ -117,6 +118,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
         const base = {
           state: row.state,
           timezone: row.timezone,
+          repositoryId: row.repository_id,
           nextRunAt: next.toISOString(),
           cursorTo: now.toISOString(),
         };

@@ -65,6 +65,38 @@ async function eventsOf(h: AuditHarness, tenant: Tenant, resourceId: string) {
   return (r.body.items as Array<Record<string, any>>).filter((e) => e.resource_id === resourceId);
 }
 
+/** A worker for the harness's task queue, stopped at the end of the file. */
+async function startWorker(h: AuditHarness): Promise<void> {
+  const { worker, connection } = await createWorker({
+    config: h.app.services.config,
+    db: h.app.services.db,
+    log: h.app.services.log,
+    address: process.env.TEMPORAL_ADDRESS!,
+    handleSignals: false,
+    model: null,
+    prices: {},
+  });
+  const running = worker.run();
+  cleanups.push(async () => {
+    worker.shutdown();
+    await running;
+    await connection.close();
+  });
+}
+
+async function makeSchedule(
+  h: AuditHarness,
+  tenant: Tenant,
+  body: Record<string, unknown>,
+): Promise<Record<string, any>> {
+  const r = await call(h.app.url, 'POST', `/v1/workspaces/${tenant.workspaceId}/audit-schedules`, {
+    token: tenant.token,
+    body,
+  });
+  if (r.status !== 201) throw new Error(r.text);
+  return r.body as Record<string, any>;
+}
+
 test('an occurrence a minute away fires: the audit completes and the schedule records it', async (t) => {
   const h = await startAuditHarness();
   harnesses.push(h);
@@ -190,21 +222,7 @@ test('missed occurrences: skip runs none, run_once exactly one; a failing schedu
     new Date(later.getTime() - hours * 3_600_000).toISOString(),
   );
 
-  const { worker, connection } = await createWorker({
-    config: h.app.services.config,
-    db,
-    log: h.app.services.log,
-    address: process.env.TEMPORAL_ADDRESS!,
-    handleSignals: false,
-    model: null,
-    prices: {},
-  });
-  const running = worker.run();
-  cleanups.push(async () => {
-    worker.shutdown();
-    await running;
-    await connection.close();
-  });
+  await startWorker(h);
 
   for (const s of [skip, once, broken]) {
     await until(`the missed runs of ${s.name}`, async () =>
@@ -273,4 +291,82 @@ test('missed occurrences: skip runs none, run_once exactly one; a failing schedu
     token: tenant.token,
   });
   t.like(resumed.body, { state: 'active' });
+});
+
+test('a worker stopped across an occurrence: skip runs nothing for it, run_once one catch-up', async (t) => {
+  const h = await startAuditHarness({ config: { scheduleMissedGraceSeconds: 5 } });
+  harnesses.push(h);
+  const tenant = await createTenant(h.app.services.db);
+  const target = new Date(Math.ceil((Date.now() + 20_000) / 60_000) * 60_000);
+  const calendar = {
+    timezone: 'UTC',
+    cadence: 'daily',
+    local_hour: target.getUTCHours(),
+    local_minute: target.getUTCMinutes(),
+  };
+  const skip = await makeSchedule(h, tenant, {
+    ...calendar,
+    name: 'skip',
+    repository_id: await addRepository(h, tenant, 'a'),
+  });
+  const once = await makeSchedule(h, tenant, {
+    ...calendar,
+    name: 'once',
+    repository_id: await addRepository(h, tenant, 'b'),
+    missed_run_policy: 'run_once',
+  });
+  t.is(skip.next_run_at, target.toISOString());
+
+  // Both workflows are asleep on their timers; then the worker goes away past the occurrence.
+  const client = await h.app.services.temporal.client();
+  for (const s of [skip, once]) {
+    await until(`${s.name} asleep`, async () => {
+      const d = await client.workflow.getHandle(s.scheduler_schedule_id).describe();
+      return d.memo?.next_run_at === target.toISOString() ? true : undefined;
+    });
+  }
+  await h.stopWorker();
+  await sleep(Math.max(0, target.getTime() + 12_000 - Date.now()));
+  t.is(
+    (await auditsOf(h, tenant, skip.id)).length + (await auditsOf(h, tenant, once.id)).length,
+    0,
+  );
+  await startWorker(h);
+
+  for (const s of [skip, once]) {
+    await until(`the missed run of ${s.name}`, async () =>
+      (await eventsOf(h, tenant, s.id)).find((e) => e.action === 'schedule.runs_missed'),
+    );
+  }
+  await until('the catch-up audit', async () =>
+    (await auditsOf(h, tenant, once.id)).length ? true : undefined,
+  );
+  await sleep(3000);
+  t.is((await auditsOf(h, tenant, skip.id)).length, 0);
+  const caught = await auditsOf(h, tenant, once.id);
+  t.is(caught.length, 1);
+  t.regex(
+    caught[0]!.trigger_reason,
+    new RegExp(`1 missed occurrence\\(s\\), the latest ${target.toISOString()}`),
+  );
+  const onceNow = (
+    await call(
+      h.app.url,
+      'GET',
+      `/v1/workspaces/${tenant.workspaceId}/audit-schedules/${once.id}`,
+      {
+        token: tenant.token,
+      },
+    )
+  ).body;
+  t.is(onceNow.last_run_at, target.toISOString());
+  t.is(onceNow.next_run_at, new Date(target.getTime() + 86_400_000).toISOString());
+  const done = await waitForAudit(
+    h.app.url,
+    tenant.token,
+    tenant.workspaceId,
+    caught[0]!.id,
+    120_000,
+  );
+  t.is(done.body.status, 'completed');
 });

@@ -21,12 +21,14 @@ import {
   setHandler,
   startChild,
   upsertMemo,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { DueRun, ScheduleActivities } from '../activities/schedule';
 import type { AuditWorkflow } from './audit';
 import { auditStartOptions } from './audit-start';
+import { REPOSITORY_ID } from './search-attributes';
 
 export interface ScheduleWorkflowInput {
   scheduleId: string;
@@ -95,6 +97,7 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     }
   };
 
+  let repositoryId: string | null = null;
   for (let tick = 0; ; tick += 1) {
     changed = false;
     const plan = await act.planScheduleTick(input.scheduleId);
@@ -107,6 +110,11 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
         plan.missed,
         plan.runs.some((r) => r.kind === 'catch_up'),
       );
+    }
+    if (plan.repositoryId !== repositoryId) {
+      // An update may point the schedule at another repository: keep the filter true.
+      repositoryId = plan.repositoryId;
+      upsertSearchAttributes([{ key: REPOSITORY_ID, value: repositoryId }]);
     }
     status.state = plan.state;
     status.nextRunAt = plan.kind === 'paused' ? null : plan.nextRunAt;
