@@ -185,22 +185,16 @@ test('missed occurrences: skip runs none, run_once exactly one; a failing schedu
 
   // Daily 12 hours from now: in the last three days it fell at -12 h, -36 h and -60 h.
   const later = new Date(Math.ceil((Date.now() + 12 * 3_600_000) / 60_000) * 60_000);
-  const make = async (name: string, policy: string, repositoryId: string) => {
-    const r = await call(h.app.url, 'POST', base, {
-      token: tenant.token,
-      body: {
-        name,
-        repository_id: repositoryId,
-        timezone: 'UTC',
-        cadence: 'daily',
-        local_hour: later.getUTCHours(),
-        local_minute: later.getUTCMinutes(),
-        missed_run_policy: policy,
-      },
+  const make = async (name: string, policy: string, repositoryId: string) =>
+    makeSchedule(h, tenant, {
+      name,
+      repository_id: repositoryId,
+      timezone: 'UTC',
+      cadence: 'daily',
+      local_hour: later.getUTCHours(),
+      local_minute: later.getUTCMinutes(),
+      missed_run_policy: policy,
     });
-    if (r.status !== 201) throw new Error(r.text);
-    return r.body as Record<string, any>;
-  };
   const skip = await make('skip', 'skip', await addRepository(h, tenant, 'a'));
   const once = await make('once', 'run_once', await addRepository(h, tenant, 'b'));
   const goneRepo = await addRepository(h, tenant, 'c');
