@@ -17,6 +17,10 @@ import { DateTime, IANAZone } from 'luxon';
 export const CADENCES = ['daily', 'weekly', 'biweekly', 'monthly'] as const;
 export type Cadence = (typeof CADENCES)[number];
 
+/** Run times are RFC 3339 instants, so they stop at year 9999; anchors stay well before. */
+export const LATEST_ANCHOR = '2999-12-31';
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 export interface ScheduleRule {
   /** A canonical IANA zone name (see canonicalZone). */
   timezone: string;
@@ -94,6 +98,8 @@ export function checkRule(input: RuleInput): {
   const anchor = input.anchor_date ?? null;
   if (anchor !== null && !DateTime.fromISO(anchor, { zone: 'UTC' }).isValid)
     problems.push({ path: '/anchor_date', message: 'is not a calendar date' });
+  else if (anchor !== null && anchor > LATEST_ANCHOR)
+    problems.push({ path: '/anchor_date', message: `must be ${LATEST_ANCHOR} or earlier` });
   if (problems.length) return { problems, rule: null };
   return {
     problems,
@@ -120,6 +126,14 @@ interface Ymd {
   day: number;
 }
 
+/** UTC milliseconds of a calendar date and time (Date.UTC maps years 0..99 to 1900..1999). */
+function utcMs(date: Ymd, hour = 0, minute = 0): number {
+  const d = new Date(0);
+  d.setUTCFullYear(date.year, date.month - 1, date.day);
+  d.setUTCHours(hour, minute, 0, 0);
+  return d.getTime();
+}
+
 const offsetAt = (ms: number, zone: string): number =>
   DateTime.fromMillis(ms, { zone }).offset * 60_000;
 
@@ -129,7 +143,7 @@ const offsetAt = (ms: number, zone: string): number =>
  * clock jumps over it when it is skipped.
  */
 export function resolveWallTime(date: Ymd, hour: number, minute: number, zone: string): Date {
-  const wall = Date.UTC(date.year, date.month - 1, date.day, hour, minute);
+  const wall = utcMs(date, hour, minute);
   const day = 86_400_000;
   // Every offset in force around that day (a zone changes offset at most once in a few days).
   const offsets = [...new Set([-2, -1, 0, 1, 2].map((d) => offsetAt(wall + d * day, zone)))];
@@ -152,7 +166,7 @@ export function resolveWallTime(date: Ymd, hour: number, minute: number, zone: s
 }
 
 const toYmd = (d: DateTime): Ymd => ({ year: d.year, month: d.month, day: d.day });
-const dayNumber = (d: Ymd): number => Date.UTC(d.year, d.month - 1, d.day) / 86_400_000;
+const dayNumber = (d: Ymd): number => Math.round(utcMs(d) / 86_400_000);
 
 /** Local dates (in order, from `from` on) on which the rule has an occurrence. */
 function* candidateDates(rule: ScheduleRule, from: DateTime, anchor: DateTime): Generator<Ymd> {
@@ -212,6 +226,7 @@ export function nextOccurrences(
   const out: Date[] = [];
   for (const date of candidateDates(rule, from, anchor)) {
     const at = resolveWallTime(date, rule.localHour, rule.localMinute, zone);
+    if (!(at.getTime() <= LAST_INSTANT)) break;
     if (at.getTime() > after.getTime()) out.push(at);
     if (out.length >= count) break;
   }
@@ -233,6 +248,7 @@ export function occurrencesBetween(
   let cursor = from;
   for (;;) {
     const batch = nextOccurrences(rule, cursor, 50, defaultAnchor);
+    if (batch.length === 0) return out;
     for (const at of batch) {
       if (at.getTime() > to.getTime()) return out;
       out.push(at);

@@ -308,3 +308,46 @@ test('rule checks: unknown zone, missing and contradictory fields, each named', 
     'Europe/Berlin',
   );
 });
+
+test('anchors far in the past keep the biweekly parity; anchors after 2999 are refused', (t) => {
+  const anchorMs = (() => {
+    const d = new Date(0);
+    d.setUTCFullYear(1, 0, 3); // 0001-01-03, a Wednesday (proleptic Gregorian)
+    return d.getTime();
+  })();
+  t.is(new Date(anchorMs).getUTCDay(), 3);
+  const r = rule({
+    timezone: 'UTC',
+    cadence: 'biweekly',
+    weekday: 3,
+    anchor_date: '0001-01-03',
+    local_hour: 0,
+    local_minute: 0,
+  });
+  const runs = nextOccurrences(r, new Date('2026-11-22T00:00:00Z'), 3);
+  t.is(runs.length, 3);
+  for (const run of runs) {
+    t.is(run.getUTCDay(), 3);
+    t.is(((run.getTime() - anchorMs) / 86_400_000) % 14, 0, run.toISOString());
+  }
+  t.deepEqual(
+    checkRule({
+      timezone: 'UTC',
+      cadence: 'daily',
+      anchor_date: '3000-01-01',
+      local_hour: 0,
+      local_minute: 0,
+    }).problems.map((p) => p.path),
+    ['/anchor_date'],
+  );
+  t.is(
+    checkRule({
+      timezone: 'UTC',
+      cadence: 'daily',
+      anchor_date: '2999-12-31',
+      local_hour: 0,
+      local_minute: 0,
+    }).problems.length,
+    0,
+  );
+});

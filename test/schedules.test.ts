@@ -6,6 +6,7 @@
  */
 import test from 'ava';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
+import { startTestApp } from './helpers/app';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call, isProblem, type Reply } from './helpers/http';
@@ -150,6 +151,7 @@ test('AuditScheduleCreate bounds: each at its edge passes, one past is a 400 nam
     { branch_ref: null, anchor_date: null, weekday: null, day_of_month: null },
     { missed_run_policy: 'run_once' },
     { timezone: 'America/Argentina/ComodRivadavia' },
+    { anchor_date: '2999-12-31' },
   ];
   for (const extra of ok) {
     const r = await api(c, 'POST', '', validCreate(c, extra));
@@ -173,6 +175,7 @@ test('AuditScheduleCreate bounds: each at its edge passes, one past is a 400 nam
     [{ missed_run_policy: 'run_all' }, '/missed_run_policy'],
     [{ repository_id: 'not-a-uuid' }, '/repository_id'],
     [{ anchor_date: '2026-13-01' }, '/anchor_date'],
+    [{ anchor_date: '3000-01-01' }, '/anchor_date'],
     [{ local_hour: 1.5 }, '/local_hour'],
   ];
   for (const [extra, path] of bad) {
@@ -538,4 +541,44 @@ test('list pages newest first and filters by repository', async (t) => {
   t.deepEqual(none.body.items, []);
   const all = await api(c, 'GET', `?repository_id=${c.repositoryId}`);
   t.is(all.body.items.length, 3);
+});
+
+test('scheduler unreachable: create is 503 and keeps the schedule in state error; resume too', async (t) => {
+  const app = await startTestApp({ temporalAddress: '127.0.0.1:1', allowLocalRepositories: true });
+  try {
+    const tenant = await createTenant(app.services.db);
+    const repo = createRepo(SAMPLE_FILES);
+    repos.push(repo);
+    const ws = `/v1/workspaces/${tenant.workspaceId}`;
+    const repository = await call(app.url, 'POST', `${ws}/repositories`, {
+      token: tenant.token,
+      body: { name: 'shop', url: `file://${repo.dir}` },
+    });
+    const created = await call(app.url, 'POST', `${ws}/audit-schedules`, {
+      token: tenant.token,
+      body: {
+        name: 'n',
+        repository_id: repository.body.id,
+        timezone: 'UTC',
+        cadence: 'daily',
+        local_hour: 1,
+        local_minute: 0,
+      },
+    });
+    t.is(created.status, 503);
+    t.is(created.body.code, 'service_unavailable');
+    const id = created.body.schedule_id as string;
+    const kept = await call(app.url, 'GET', `${ws}/audit-schedules/${id}`, { token: tenant.token });
+    t.like(kept.body, { state: 'error', last_error_code: 'workflow_start_failed' });
+    const resumed = await call(app.url, 'POST', `${ws}/audit-schedules/${id}/resume`, {
+      token: tenant.token,
+    });
+    t.is(resumed.status, 503);
+    const after = await call(app.url, 'GET', `${ws}/audit-schedules/${id}`, {
+      token: tenant.token,
+    });
+    t.like(after.body, { state: 'error', last_error_code: 'workflow_start_failed' });
+  } finally {
+    await app.close();
+  }
 });

@@ -44,7 +44,7 @@ import { startAudit } from './audits';
 import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from './shared';
 
 const CALENDAR_RULES =
-  'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date`. A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';
+  'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date` (at most 2999-12-31). A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';
 
 const MISSED_RUNS =
   'Missed runs: an occurrence that passed while nothing could dispatch it (worker or server down) for longer than the grace (`SCHEDULE_MISSED_GRACE_SECONDS`, default 300) is missed. `skip` (default) runs none of them; the next on-time occurrence runs. `run_once` runs exactly one catch-up audit as soon as dispatch is possible (not an extra one when an on-time run is due at the same moment), then the cadence resumes. An occurrence never runs more than one audit, even when the workflow is retried or replayed.';
@@ -121,10 +121,11 @@ function workflowOptions(services: AppServices, row: ScheduleRow) {
 
 /**
  * Tells the schedule's workflow that its row changed, starting it when it is not running (a
- * failed start at creation, or a workflow an operator terminated). A failure is logged, not
- * returned: the change is committed, and the workflow re-reads the row at its next wake-up.
+ * failed start at creation, or a workflow an operator terminated). Returns false when Temporal
+ * could not be reached; the change is committed either way, and a running workflow re-reads
+ * the row at its next wake-up.
  */
-async function notifyWorkflow(services: AppServices, row: ScheduleRow): Promise<void> {
+async function notifyWorkflow(services: AppServices, row: ScheduleRow): Promise<boolean> {
   try {
     const client = await services.temporal.client();
     await client.workflow.signalWithStart<typeof ScheduleWorkflow, []>('ScheduleWorkflow', {
@@ -132,8 +133,10 @@ async function notifyWorkflow(services: AppServices, row: ScheduleRow): Promise<
       signal: scheduleChangedSignal,
       signalArgs: [],
     });
+    return true;
   } catch (err) {
     services.log.warn({ err, schedule_id: row.id }, 'could not signal the schedule workflow');
+    return false;
   }
 }
 
@@ -427,7 +430,7 @@ function stateChange(options: {
     tag: 'Schedules',
     access: { kind: 'scope', scope: 'audits:write' },
     params: ScheduleParams,
-    errors: [409],
+    errors: [409, 503],
     success: { status: 200, description: 'The schedule.', schema: AuditScheduleResponse },
     handler: async ({ services, db, params, principal, requestId }) => {
       const row = await db.transaction(async (trx) => {
@@ -457,7 +460,19 @@ function stateChange(options: {
         });
         return after;
       });
-      await notifyWorkflow(services, row);
+      if (!(await notifyWorkflow(services, row)) && options.to === 'active') {
+        // Resume may be what starts a workflow that never started; without one nothing runs.
+        await updateSchedule(
+          db,
+          row.id,
+          { state: 'error', last_error_code: 'workflow_start_failed' },
+          { bumpVersion: true },
+        );
+        throw problems.unavailable(
+          'The scheduler could not be reached, so the schedule could not be resumed; its state is error. Resume it again when the scheduler is back.',
+          { schedule_id: row.id },
+        );
+      }
       return presentSchedule(row);
     },
   });
