@@ -57,9 +57,15 @@ function errorCodeOf(err: unknown): string {
 }
 
 export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<void> {
+  // Bookkeeping retries until the database is back: giving up would end the schedule.
   const act = proxyActivities<ScheduleActivities>({
     startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
+  // A dispatch gives up after a few attempts; the failure is recorded and the cadence goes on.
+  const dispatcher = proxyActivities<ScheduleActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
   });
   let changed = false;
   const status: ScheduleStatus = { state: 'active', nextRunAt: null, dispatched: 0 };
@@ -71,7 +77,7 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
   const dispatch = async (run: DueRun): Promise<void> => {
     let result;
     try {
-      result = await act.dispatchScheduledRun(
+      result = await dispatcher.dispatchScheduledRun(
         input.scheduleId,
         run.occurrence,
         run.kind,
@@ -93,7 +99,10 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
       });
       status.dispatched += 1;
     } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      // Already started: this dispatch was seen before (the audit runs once).
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      await act.failUnstartedAudit(result.audit.auditId);
+      await act.recordScheduleFailure(input.scheduleId, 'audit_start_failed');
     }
   };
 
