@@ -402,6 +402,18 @@ test('update: version checked, calendar recomputed, stale version changes nothin
     branch_ref: 'main',
     next_run_at: preview.body.runs[0],
   });
+  // The workflow re-plans on the change: its memo shows the new wake-up.
+  const client = await h.app.services.temporal.client();
+  const handle = client.workflow.getHandle(s.scheduler_schedule_id);
+  let memo: Record<string, unknown> | undefined;
+  for (let i = 0; i < 100; i += 1) {
+    memo = (await handle.describe()).memo;
+    if (memo?.next_run_at === u.body.next_run_at) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  t.is(memo?.next_run_at, u.body.next_run_at);
+  t.is(memo?.timezone, 'America/New_York');
+
   // Omitted fields keep their values (missed_run_policy has a default only on create).
   const renamed = await api(c, 'PATCH', `/${s.id}`, { expected_version: 2, name: 'again' });
   t.like(renamed.body, { version: 3, missed_run_policy: 'run_once', branch_ref: 'main' });
