@@ -236,13 +236,11 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
 
     /** An audit whose workflow could not be started ends failed (as createAudit does). */
     async failUnstartedAudit(auditId: string): Promise<void> {
-      await db('audits')
-        .where({ id: auditId, status: 'queued' })
-        .update({
-          status: 'failed',
-          error_code: 'workflow_start_failed',
-          completed_at: new Date(),
-        });
+      await db('audits').where({ id: auditId, status: 'queued' }).update({
+        status: 'failed',
+        error_code: 'workflow_start_failed',
+        completed_at: new Date(),
+      });
     },
 
     /** Records a dispatch that failed in a way the activity itself could not record. */
