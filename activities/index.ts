@@ -2,6 +2,7 @@
 import { createAuditActivities, type AuditActivityDeps } from './audit';
 import { createRetentionActivities } from './retention';
 import { createDecisionActivities } from './decision';
+import { createScheduleActivities } from './schedule';
 
 export type ActivityDeps = AuditActivityDeps;
 
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAuditActivities(deps),
     ...createRetentionActivities(deps),
     ...createDecisionActivities(deps),
+    ...createScheduleActivities(deps),
   };
 }
 

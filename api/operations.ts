@@ -18,6 +18,7 @@ import * as attachments from './resources/attachments';
 import * as controls from './resources/controls';
 import * as uncertainty from './resources/uncertainty';
 import * as decisions from './resources/decisions';
+import * as schedules from './resources/schedules';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -77,4 +78,14 @@ export const OPERATIONS: readonly AnyOperation[] = [
   decisions.getDecision,
   decisions.transitionDecision,
   decisions.getDecisionBrief,
+  // Preview before the {schedule_id} routes, so `preview` is never taken for an id.
+  schedules.listAuditSchedules,
+  schedules.createAuditSchedule,
+  schedules.previewAuditSchedule,
+  schedules.getAuditSchedule,
+  schedules.updateAuditSchedule,
+  schedules.deleteAuditSchedule,
+  schedules.pauseAuditSchedule,
+  schedules.resumeAuditSchedule,
+  schedules.triggerAuditSchedule,
 ];

@@ -36,6 +36,10 @@ export interface Config {
   agentMaxAttempts: number;
   /** How often the `retention-sweep` schedule removes expired attachments. */
   retentionSweepIntervalMinutes: number;
+  /** A schedule occurrence older than this when dispatch becomes possible counts as missed. */
+  scheduleMissedGraceSeconds: number;
+  /** Consecutive failed dispatches after which a schedule's state becomes `error`. */
+  scheduleMaxFailures: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -84,5 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentHeartbeatTimeoutSeconds: int(env, 'AGENT_HEARTBEAT_TIMEOUT_SECONDS', 30, 1),
     agentMaxAttempts: int(env, 'AGENT_MAX_ATTEMPTS', 4, 1),
     retentionSweepIntervalMinutes: int(env, 'RETENTION_SWEEP_INTERVAL_MINUTES', 60, 1),
+    scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
+    scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
   };
 }

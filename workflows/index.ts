@@ -5,3 +5,4 @@
 export { AuditWorkflow } from './audit';
 export { RetentionWorkflow } from './retention';
 export { DecisionWorkflow } from './decision';
+export { ScheduleWorkflow } from './schedule';

@@ -8,8 +8,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { keysetPage } from '../../db/paginate';
 import {
   auditsQuery,
+  createAuditRecord,
   findAudit,
-  insertAudit,
   stagesOf,
   updateAudit,
   type AuditRow,
@@ -22,8 +22,8 @@ import { findAuditProfile, type AuditProfileRow } from '../../db/store/profiles'
 import { isValidRefName } from '../../domain/git-ref';
 import { profileSnapshot, versionMismatch } from './profiles';
 import { addUsd } from '../../activities/agents/pricing';
-import type { AuditWorkflow, AuditWorkflowInput } from '../../workflows/audit';
-import { AUDIT_STATUS, REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
+import type { AuditWorkflow } from '../../workflows/audit';
+import { auditStartOptions } from '../../workflows/audit-start';
 import { problems, type FieldError } from '../errors';
 import { defineOperation, type Principal } from '../registry/operation';
 import type { AppServices } from '../services';
@@ -155,43 +155,30 @@ export async function startAudit(
   input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
 ): Promise<AuditRow> {
   const { db, config } = services;
-  const row = await db.transaction(async (trx) => {
-    const audit = await insertAudit(trx, {
-      ...input,
-      workspace_id: principal.workspaceId,
-      created_by: principal.memberId,
-    });
-    await recordPrincipalWrite(trx, principal, requestId, {
-      action: 'audit.created',
-      resourceType: 'audit',
-      resourceId: audit.id,
-      details: {
-        audit_type: audit.audit_type,
-        repository_id: audit.repository_id,
-        upload_id: audit.upload_id,
-        branch_ref: audit.branch_ref,
-        commit_sha: audit.commit_sha,
-        origin: audit.origin,
+  const row = await db.transaction((trx) =>
+    createAuditRecord(
+      trx,
+      { ...input, workspace_id: principal.workspaceId, created_by: principal.memberId },
+      {
+        actorId: principal.memberId,
+        actorLogin: principal.memberLogin,
+        tokenId: principal.tokenId,
+        requestId,
       },
-    });
-    return audit;
-  });
-  const args: AuditWorkflowInput = {
-    auditId: row.id,
-    heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
-    maxAttempts: config.agentMaxAttempts,
-  };
+    ),
+  );
   try {
     const client = await services.temporal.client();
     await client.workflow.start<typeof AuditWorkflow>('AuditWorkflow', {
-      workflowId: row.workflow_id!,
+      ...auditStartOptions({
+        auditId: row.id,
+        workflowId: row.workflow_id!,
+        workspaceId: row.workspace_id,
+        repositoryId: row.repository_id,
+        heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
+        maxAttempts: config.agentMaxAttempts,
+      }),
       taskQueue: config.taskQueue,
-      args: [args],
-      typedSearchAttributes: [
-        { key: WORKSPACE_ID, value: row.workspace_id },
-        { key: REPOSITORY_ID, value: row.repository_id ?? '' },
-        { key: AUDIT_STATUS, value: 'queued' },
-      ],
     });
   } catch (err) {
     await updateAudit(db, row.id, {

@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { STAGE_KEYS } from '../../api/schemas/spec';
+import { recordWrite, type WriteRecord } from './events';
 
 export interface AuditRow {
   id: string;
@@ -84,6 +85,38 @@ export async function insertAudit(db: Knex, input: NewAudit): Promise<AuditRow> 
     STAGE_KEYS.map((key, position) => ({ audit_id: id, key, position, status: 'pending' })),
   );
   return row!;
+}
+
+/** Who starts an audit: a member through a token, or the scheduler acting for its owner. */
+export type AuditActor = Pick<WriteRecord, 'actorId' | 'actorLogin' | 'tokenId' | 'requestId'>;
+
+/**
+ * Inserts a queued audit and its `audit.created` event and activity item (in the caller's
+ * transaction). Shared by the API (createAudit, retryAudit) and scheduled dispatch.
+ */
+export async function createAuditRecord(
+  db: Knex,
+  input: NewAudit,
+  actor: AuditActor,
+): Promise<AuditRow> {
+  const audit = await insertAudit(db, input);
+  await recordWrite(db, {
+    ...actor,
+    workspaceId: audit.workspace_id,
+    action: 'audit.created',
+    resourceType: 'audit',
+    resourceId: audit.id,
+    details: {
+      audit_type: audit.audit_type,
+      repository_id: audit.repository_id,
+      upload_id: audit.upload_id,
+      branch_ref: audit.branch_ref,
+      commit_sha: audit.commit_sha,
+      origin: audit.origin,
+      ...(audit.origin_ref ? { origin_ref: audit.origin_ref } : {}),
+    },
+  });
+  return audit;
 }
 
 export async function findAudit(
