@@ -2,8 +2,7 @@
  * How audit runs behave under failure: a flaky agent retried, model-backed review with cost,
  * cancellation mid-run, and a worker killed mid-audit.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { spawnWorker, stopProcess } from './helpers/worker-process';
 import test from 'ava';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, type Tenant } from './helpers/factories';
@@ -13,8 +12,6 @@ import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model
 import { flakyAgent, slowAgent } from './fixtures/test-agents';
 import { OpenAiCompatibleProvider } from '../activities/agents/model';
 import { costUsd, addUsd, type ModelPrice } from '../activities/agents/pricing';
-
-const ROOT = path.resolve(__dirname, '..');
 
 interface Setup {
   h: AuditHarness;
@@ -236,40 +233,9 @@ test('cancelling mid-run: the running stage ends cancelled, later stages skipped
   t.is(again.status, 409);
 });
 
-function spawnWorker(s: Setup): Promise<ChildProcess> {
-  const config = s.h.app.services.config;
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'test/fixtures/worker-process.ts')],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: s.h.app.database.url,
-        TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
-        TEMPORAL_TASK_QUEUE: config.taskQueue,
-        BLOB_DIR: config.blobDir,
-        WORK_DIR: config.workDir,
-        ALLOW_LOCAL_REPOSITORIES: 'true',
-        SLOW_AGENT_MS: '6000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('worker ready')) resolve(child);
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${out}`)));
-  });
-}
-
 test('a worker killed mid-audit: a new worker finishes it, each stage and agent attempt recorded once', async (t) => {
   const s = await setup({ worker: false });
-  const first = await spawnWorker(s);
+  const first = await spawnWorker(s.h, { SLOW_AGENT_MS: '6000' });
   const id = await start(s, {});
   try {
     await waitForRun(s, id, 'slow-test-agent', 'running');
@@ -277,7 +243,7 @@ test('a worker killed mid-audit: a new worker finishes it, each stage and agent 
     first.kill('SIGKILL');
   }
   await new Promise((r) => first.once('exit', r));
-  const second = await spawnWorker(s);
+  const second = await spawnWorker(s.h, { SLOW_AGENT_MS: '6000' });
   try {
     const done = await waitForAudit(s.h.app.url, s.tenant.token, s.tenant.workspaceId, id, 90_000);
     t.is(done.body.status, 'completed', JSON.stringify(done.body.stages));
@@ -304,10 +270,6 @@ test('a worker killed mid-audit: a new worker finishes it, each stage and agent 
     });
     t.is(logs.body.items.filter((l: any) => l.message === 'audit completed').length, 1);
   } finally {
-    const exited = new Promise((r) => second.once('exit', r));
-    second.kill('SIGTERM');
-    const timer = setTimeout(() => second.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
+    await stopProcess(second, 'SIGTERM');
   }
 });

@@ -4,8 +4,7 @@
  * whose criterion is unmet staying implemented until a later snapshot meets it); the review
  * wait surviving a killed worker, with reminders in the activity feed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { spawnWorker, stopProcess } from './helpers/worker-process';
 import test from 'ava';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { call } from './helpers/http';
@@ -22,7 +21,6 @@ import {
 import { setPolicy } from '../db/store/decisions';
 import { stateQuery } from '../workflows/decision';
 
-const ROOT = path.resolve(__dirname, '..');
 const harnesses: AuditHarness[] = [];
 const worlds: DecisionWorld[] = [];
 
@@ -175,45 +173,6 @@ test('proposed -> in_review -> approved -> implemented -> verified by the next s
   t.true(brief.body.markdown.includes('| implemented | verified | system |'));
 });
 
-function spawnWorker(h: AuditHarness): Promise<ChildProcess> {
-  const config = h.app.services.config;
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'test/fixtures/worker-process.ts')],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: h.app.database.url,
-        TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
-        TEMPORAL_TASK_QUEUE: config.taskQueue,
-        BLOB_DIR: config.blobDir,
-        WORK_DIR: config.workDir,
-        ALLOW_LOCAL_REPOSITORIES: 'true',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('worker ready')) resolve(child);
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${out}`)));
-  });
-}
-
-async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 test('the review wait survives a killed worker: reminders while waiting, the approval lands on the new worker', async (t) => {
   const h = await startAuditHarness({ worker: false });
   harnesses.push(h);
@@ -245,7 +204,7 @@ test('the review wait survives a killed worker: reminders while waiting, the app
     t.like(first[0].details, { quorum: 1, approvals: 0, reminder_interval_seconds: 2 });
     t.is(first[0].actor_login, 'system');
 
-    await stop(worker, 'SIGKILL');
+    await stopProcess(worker, 'SIGKILL');
     // The approval is asked for while no worker runs; it lands once one is back.
     const approving = move(w, id, 'approved', w.bob.token, { selected_option_id: 'dynamo' });
     await new Promise((r) => setTimeout(r, 2000));
@@ -275,6 +234,6 @@ test('the review wait survives a killed worker: reminders while waiting, the app
       votedThisRound: [w.bob.id],
     });
   } finally {
-    await stop(worker, 'SIGTERM');
+    await stopProcess(worker, 'SIGTERM');
   }
 });

@@ -5,6 +5,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { SCOPES, type ScopeName } from '../api/schemas/spec';
+import { parseToken } from '../domain/tokens';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createTenant, type Tenant } from './helpers/factories';
 import { call, isProblem, type Reply } from './helpers/http';
@@ -27,7 +28,12 @@ const inDays = (days: number, extraMs = 0) =>
   new Date(Date.now() + days * DAY + extraMs).toISOString();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The secret part of `aat_<prefix>_<secret>`. */
-const secretOf = (token: string) => token.slice(token.lastIndexOf('_') + 1);
+// The secret is base64url and may itself contain `_`: cut after the prefix, not at the last `_`.
+const secretOf = (token: string) => {
+  const parsed = parseToken(token);
+  if (!parsed) throw new Error(`not an API token: ${token}`);
+  return parsed.secret;
+};
 
 interface Created {
   id: string;

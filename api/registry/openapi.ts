@@ -157,7 +157,22 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
   const paths: Record<string, Json> = {};
   for (const op of operations) {
     const responses: Json = {};
-    const success: Json = { description: op.success.description, headers: commonHeaders() };
+    const extra: Record<string, Json> = Object.fromEntries(
+      Object.entries(op.success.headers ?? {}).map(([name, h]) => [
+        name,
+        { description: h.description, schema: h.schema ?? { type: 'string' } },
+      ]),
+    );
+    if (op.idempotent)
+      extra['Idempotent-Replayed'] = {
+        description:
+          '`true` when this is the stored answer to an earlier request with the same Idempotency-Key.',
+        schema: { type: 'string', enum: ['true'] },
+      };
+    const success: Json = {
+      description: op.success.description,
+      headers: { ...commonHeaders(), ...extra },
+    };
     if (op.success.schema) {
       success.content = Object.fromEntries(
         [op.success.contentType ?? 'application/json']

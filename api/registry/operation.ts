@@ -48,6 +48,17 @@ export interface OperationContext<P, Q, B> {
   koa: Context;
 }
 
+/** A response header an operation declares (documented in the contract, checked in tests). */
+export interface HeaderSpec {
+  description: string;
+  schema?: Record<string, unknown>;
+}
+
+/** `Location` of a created or started resource. */
+export const LOCATION_HEADER: HeaderSpec = {
+  description: 'Path of the created (or started) resource.',
+};
+
 export interface SuccessSpec<R extends TSchema | undefined> {
   status: 200 | 201 | 202 | 204;
   description: string;
@@ -57,6 +68,8 @@ export interface SuccessSpec<R extends TSchema | undefined> {
    * the first is the default.
    */
   contentType?: string | readonly string[];
+  /** Headers this response may carry beyond the common ones (documented in the contract). */
+  headers?: Readonly<Record<string, HeaderSpec>>;
 }
 
 export interface OperationSpec<

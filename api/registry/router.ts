@@ -73,10 +73,34 @@ function check(validator: Validator | undefined, value: unknown): void {
   if (errors.length > 0) throw problems.validationFailed(errors);
 }
 
+/**
+ * Headers any response may carry without declaring them: the common ones every operation
+ * documents (request id, rate limit) and plain HTTP representation and safety headers. With
+ * response validation on (tests), a handler that sets anything else fails, so the contract
+ * lists every header a client can see.
+ */
+const GENERIC_HEADERS = new Set([
+  'x-request-id',
+  'ratelimit-policy',
+  'ratelimit',
+  'content-type',
+  'content-length',
+  'cache-control',
+  'content-security-policy',
+  'x-content-type-options',
+  'vary',
+]);
+
 export function buildRouter(operations: readonly AnyOperation[], services: AppServices): Router {
   const router = new Router();
   for (const op of operations) {
     const v = compile(op);
+    const documentedHeaders = new Set(
+      [
+        ...Object.keys(op.success.headers ?? {}),
+        ...(op.idempotent ? ['Idempotent-Replayed'] : []),
+      ].map((h) => h.toLowerCase()),
+    );
     router[op.method](op.operationId, koaPath(op.path), async (ctx: Context) => {
       const state = ctx.state as RequestState;
       const principal = authorize(op, state);
@@ -152,6 +176,18 @@ export function buildRouter(operations: readonly AnyOperation[], services: AppSe
         return;
       }
 
+      if (services.config.validateResponses) {
+        const undocumented = Object.keys(ctx.response.headers).filter(
+          (h) => !GENERIC_HEADERS.has(h) && !documentedHeaders.has(h),
+        );
+        if (undocumented.length > 0) {
+          state.log.error({ operation: op.operationId, undocumented }, 'undocumented header');
+          throw new ApiError({
+            ...problemsInternal(),
+            detail: `${op.operationId} set headers its contract does not declare: ${undocumented.join(', ')}.`,
+          });
+        }
+      }
       if (services.config.validateResponses && v.response) {
         const errors = v.response(result);
         if (errors.length > 0) {

@@ -20,7 +20,7 @@ import {
 import { releaseBlobs } from '../../activities/retention';
 import { BlobStore } from '../../platform/blob-store';
 import { ApiError, problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { AuditParams } from '../schemas/audits';
 import { AttachmentListQuery, AttachmentPage, AttachmentParams } from '../schemas/attachments';
 import { AttachmentCreate, AttachmentResponse } from '../schemas/spec';
@@ -70,7 +70,12 @@ export const createAuditAttachment = defineOperation({
   params: AuditParams,
   body: AttachmentCreate,
   errors: [409],
-  success: { status: 201, description: 'The attachment.', schema: AttachmentResponse },
+  success: {
+    status: 201,
+    description: 'The attachment.',
+    schema: AttachmentResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const audit = await findAudit(db, params.workspace_id, params.audit_id);
     if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
@@ -162,6 +167,12 @@ export const getAttachmentContent = defineOperation({
     description: 'The attachment bytes.',
     schema: Type.Unsafe<unknown>({ contentMediaType: 'application/octet-stream' }),
     contentType: ['application/octet-stream', 'application/gzip', 'application/zip'],
+    headers: {
+      'Content-Disposition': {
+        description: 'attachment; filename="<the upload filename>" (RFC 6266).',
+      },
+      'X-Content-SHA256': { description: 'SHA-256 (hex) of the bytes, as recorded at upload.' },
+    },
   },
   handler: async ({ db, params, services, koa, log }) => {
     const row = await findAttachment(db, params.workspace_id, params.attachment_id);

@@ -25,7 +25,7 @@ import { addUsd } from '../../activities/agents/pricing';
 import type { AuditWorkflow } from '../../workflows/audit';
 import { auditStartOptions } from '../../workflows/audit-start';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, type Principal } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import type { AppServices } from '../services';
 import { WorkspaceParams } from '../schemas/platform';
 import { AuditListQuery, AuditLogQuery, AuditParams } from '../schemas/audits';
@@ -208,7 +208,12 @@ export const createAudit = defineOperation({
   body: AuditCreate,
   idempotent: true,
   errors: [503],
-  success: { status: 202, description: 'The queued audit.', schema: AuditResponse },
+  success: {
+    status: 202,
+    description: 'The queued audit.',
+    schema: AuditResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
   handler: async ({ services, db, params, body, principal, requestId, koa }) => {
     const input = await resolveCreate(db, params.workspace_id, body);
     const row = await startAudit(services, principal, requestId, {
@@ -314,6 +319,7 @@ export const retryAudit = defineOperation({
     status: 202,
     description: 'The new, queued audit (origin `retry`, origin_ref the old id).',
     schema: AuditResponse,
+    headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ services, db, params, principal, requestId, koa }) => {
     const old = await loadAudit(db, params.workspace_id, params.audit_id);

@@ -35,7 +35,7 @@ import {
 } from '../../workflows/decision';
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
 import { problems, type ApiError, type FieldError } from '../errors';
-import { defineOperation, type Principal } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import { WorkspaceParams } from '../schemas/platform';
 import { DecisionListQuery, DecisionParams } from '../schemas/decisions';
 import {
@@ -261,6 +261,12 @@ export const listDecisions = defineOperation({
     status: 200,
     description: 'A page of decisions, newest first.',
     schema: ArchitectureDecisionPage,
+    headers: {
+      Link: {
+        description:
+          'RFC 8288 link to the next page (`rel="next"`), present only when more items follow.',
+      },
+    },
   },
   handler: async ({ db, params, query, koa }) => {
     const page = await keysetPage<DecisionRow>(
@@ -304,6 +310,7 @@ export const proposeDecision = defineOperation({
     status: 201,
     description: 'The proposed decision.',
     schema: ArchitectureDecisionResponse,
+    headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ services, db, params, body, principal, requestId, koa }) => {
     const { repositoryId } = await checkProposal(db, params.workspace_id, body);
@@ -391,6 +398,12 @@ export const getDecision = defineOperation({
     status: 200,
     description: 'The decision with its approvals.',
     schema: ArchitectureDecisionResponse,
+    headers: {
+      ETag: {
+        description:
+          'The decision version as `"<version>"`; send it back as If-Match on transitionDecision.',
+      },
+    },
   },
   handler: async ({ db, params, koa }) => {
     const row = await loadDecision(db, params.workspace_id, params.decision_id);

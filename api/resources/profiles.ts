@@ -18,7 +18,7 @@ import {
 } from '../../db/store/profiles';
 import { isValidRefName } from '../../domain/git-ref';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { PageQuery, RepositoryParams } from '../schemas/platform';
 import { AuditProfileParams } from '../schemas/profiles';
 import {
@@ -132,6 +132,7 @@ export const createAuditProfile = defineOperation({
     status: 201,
     description: 'The new profile (version 1).',
     schema: AuditProfileResponse,
+    headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const fields = fieldsOf(body);

@@ -12,7 +12,7 @@ import {
   type RepositoryRow,
 } from '../../db/store/repositories';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import {
   PageQuery,
   RepositoryCreate,
@@ -98,7 +98,12 @@ export const createRepository = defineOperation({
   params: WorkspaceParams,
   body: RepositoryCreate,
   errors: [409],
-  success: { status: 201, description: 'The registered repository.', schema: RepositoryResponse },
+  success: {
+    status: 201,
+    description: 'The registered repository.',
+    schema: RepositoryResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     assertUrl(body.url, services.config.allowLocalRepositories);
     const row = await db

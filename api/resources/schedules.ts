@@ -27,7 +27,7 @@ import {
 } from '../../workflows/schedule';
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
 import { problems, type FieldError } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import type { AppServices } from '../services';
 import { WorkspaceParams } from '../schemas/platform';
 import { AuditScheduleUpdate, ScheduleListQuery, ScheduleParams } from '../schemas/schedules';
@@ -173,7 +173,12 @@ export const createAuditSchedule = defineOperation({
   params: WorkspaceParams,
   body: AuditScheduleCreate,
   errors: [503],
-  success: { status: 201, description: 'The new schedule.', schema: AuditScheduleResponse },
+  success: {
+    status: 201,
+    description: 'The new schedule.',
+    schema: AuditScheduleResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
   handler: async ({ services, db, params, body, principal, requestId, koa }) => {
     const rule = checkDefinition(body);
     await assertRepository(db, params.workspace_id, body.repository_id);
@@ -512,7 +517,12 @@ export const triggerAuditSchedule = defineOperation({
   params: ScheduleParams,
   idempotent: true,
   errors: [409, 503],
-  success: { status: 202, description: 'The queued audit.', schema: AuditResponse },
+  success: {
+    status: 202,
+    description: 'The queued audit.',
+    schema: AuditResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
   handler: async ({ services, db, params, principal, requestId, koa }) => {
     const schedule = await loadSchedule(db, params.workspace_id, params.schedule_id);
     if (!(await findRepository(db, schedule.workspace_id, schedule.repository_id))) {

@@ -12,7 +12,7 @@ import {
   type TokenRow,
 } from '../../db/store/tokens';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { ApiTokenPage, PageQuery, TokenParams, WorkspaceParams } from '../schemas/platform';
 import { ApiTokenCreate, ApiTokenCreated, ApiTokenResponse, type ScopeName } from '../schemas/spec';
 import { iso, pageRequest, recordPrincipalWrite } from './shared';
@@ -60,6 +60,7 @@ export const createApiToken = defineOperation({
     status: 201,
     description: 'The token, with its secret (shown once).',
     schema: ApiTokenCreated,
+    headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const scopes = [...new Set(body.scopes)] as ScopeName[];

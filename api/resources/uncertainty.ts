@@ -65,6 +65,12 @@ export const listUncertaintyCases = defineOperation({
     status: 200,
     description: 'A page of uncertainty cases with counts.',
     schema: ArchitectureUncertaintyCasePage,
+    headers: {
+      Link: {
+        description:
+          'RFC 8288 link to the next page (`rel="next"`), present only when more items follow.',
+      },
+    },
   },
   handler: async ({ db, params, query, koa }) => {
     const filter = {

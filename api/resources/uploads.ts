@@ -11,7 +11,7 @@ import { lockBlob } from '../../db/store/attachments';
 import { detectArchiveFormat, scanArchive } from '../../activities/source/archive';
 import { SourceError } from '../../activities/source/errors';
 import { ApiError, problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { WorkspaceParams } from '../schemas/platform';
 import { UploadParams, UploadQuery, UploadResponse } from '../schemas/audits';
 import { iso, recordPrincipalWrite } from './shared';
@@ -67,7 +67,12 @@ export const createUpload = defineOperation({
     description: 'The archive bytes: a gzip-compressed tar or a zip.',
     limitBytes: (config) => config.uploadLimitBytes,
   },
-  success: { status: 201, description: 'The stored, checked upload.', schema: UploadResponse },
+  success: {
+    status: 201,
+    description: 'The stored, checked upload.',
+    schema: UploadResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
   handler: async ({ services, db, params, query, principal, requestId, koa }) => {
     const blobs = new BlobStore(services.config.blobDir);
     // Checked while staged: a refused body never touches a stored blob.

@@ -1,6 +1,6 @@
 /** Our schemas around audit attachments (AttachmentCreate/AttachmentResponse live in spec/). */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, Uuid } from './common';
+import { CursorPage, Uuid, pageFields } from './common';
 import { AttachmentResponse, LiteralUnion } from './spec';
 import { ATTACHMENT_STATUSES } from '../../db/store/attachments';
 
@@ -20,16 +20,7 @@ export const AttachmentListQuery = Type.Object(
           'Only attachments in this status (default: every status): available (bytes downloadable), deleted (removed by a user), expired (removed by the retention sweep).',
       }),
     ),
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
-    ),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 500,
-        description: 'The next_cursor of the previous page (opaque).',
-      }),
-    ),
+    ...pageFields(),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,6 @@
 /** Our schemas around audits and uploads (the spec's own audit schemas live in spec/). */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Strict, Uuid } from './common';
+import { DateTime, Strict, Uuid, pageFields } from './common';
 import { AUDIT_STATUSES, LiteralUnion } from './spec';
 
 export const AuditParams = Type.Object(
@@ -25,16 +25,7 @@ export const AuditListQuery = Type.Object(
     status: Type.Optional(
       LiteralUnion(AUDIT_STATUSES, { description: 'Only audits in this status.' }),
     ),
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
-    ),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 500,
-        description: 'The next_cursor of the previous page.',
-      }),
-    ),
+    ...pageFields(),
   },
   { additionalProperties: false },
 );

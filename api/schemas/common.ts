@@ -6,7 +6,15 @@
  * document is marked with `x-name`; the document builder hoists each one into
  * `components.schemas` and replaces it with a `$ref`. Nothing else needs to know about names.
  */
-import { Type, type TSchema, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import {
+  Type,
+  type TSchema,
+  type TProperties,
+  type ObjectOptions,
+  type TOptional,
+  type TInteger,
+  type TString,
+} from '@sinclair/typebox';
 
 export const NAME_KEYWORD = 'x-name';
 
@@ -73,3 +81,21 @@ export function ItemsPage<T extends TSchema>(name: string, item: T) {
 }
 
 export const Empty = Type.Object({}, { additionalProperties: false });
+
+/**
+ * The `limit` and `cursor` query parameters of every keyset-paged list (spread into its query
+ * schema). `cursorDescription` says where the client finds the next cursor.
+ */
+export function pageFields(cursorDescription = 'The next_cursor of the previous page (opaque).'): {
+  limit: TOptional<TInteger>;
+  cursor: TOptional<TString>;
+} {
+  return {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 500, description: cursorDescription }),
+    ),
+  };
+}

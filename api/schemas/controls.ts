@@ -3,7 +3,7 @@
  * the catalog page, assessment and finding pages, FindingResponse and FindingUpdate.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid } from './common';
+import { CursorPage, DateTime, Nullable, Strict, Uuid, pageFields } from './common';
 import { AssessmentResponse, FINDING_STATUSES, LiteralUnion } from './spec';
 
 const SEVERITIES = ['high', 'medium', 'low'] as const;
@@ -117,19 +117,6 @@ export const FindingParams = Type.Object(
   { additionalProperties: false },
 );
 
-const pageFields = {
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
-  ),
-  cursor: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: 500,
-      description: 'The next_cursor of the previous page (opaque).',
-    }),
-  ),
-};
-
 export const FindingListQuery = Type.Object(
   {
     status: Type.Optional(LiteralUnion(FINDING_STATUSES, { description: 'Only this status.' })),
@@ -138,7 +125,7 @@ export const FindingListQuery = Type.Object(
     control_key: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'Only findings of this control.' }),
     ),
-    ...pageFields,
+    ...pageFields(),
   },
   { additionalProperties: false },
 );

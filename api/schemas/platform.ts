@@ -3,7 +3,7 @@
  * pagination parameters, workspaces, members, repositories, scope list, health.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid } from './common';
+import { CursorPage, DateTime, Nullable, Strict, Uuid, pageFields } from './common';
 import { ActivityFeedItem, ApiTokenResponse, AuditEventResponse, Scope } from './spec';
 
 export const FieldError = Strict('FieldError', {
@@ -47,16 +47,7 @@ export const ProblemDetails = Type.Object(
 
 export const PageQuery = Type.Object(
   {
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
-    ),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 500,
-        description: 'The next_cursor of the previous page (opaque).',
-      }),
-    ),
+    ...pageFields(),
   },
   { additionalProperties: false },
 );

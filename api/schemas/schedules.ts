@@ -1,6 +1,6 @@
 /** Our schemas around audit schedules (the spec's own schedule schemas live in spec/). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Strict, Uuid } from './common';
+import { Strict, Uuid, pageFields } from './common';
 import { AuditScheduleCreate, LiteralUnion, MISSED_RUN_POLICIES } from './spec';
 
 export const ScheduleParams = Type.Object(
@@ -14,16 +14,7 @@ export const ScheduleParams = Type.Object(
 export const ScheduleListQuery = Type.Object(
   {
     repository_id: Type.Optional(Uuid({ description: 'Only schedules of this repository.' })),
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
-    ),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 500,
-        description: 'The next_cursor of the previous page (opaque).',
-      }),
-    ),
+    ...pageFields(),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,6 @@
 /** Our own schemas for the uncertainty operations (the case shapes are the spec's, spec/uncertainty.ts). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Uuid } from './common';
+import { Uuid, pageFields } from './common';
 import { UNCERTAINTY_STATES, LiteralUnion } from './spec/enums';
 
 export const UncertaintyCaseListQuery = Type.Object(
@@ -12,16 +12,8 @@ export const UncertaintyCaseListQuery = Type.Object(
     blocking: Type.Optional(
       Type.Boolean({ description: 'Only blocking (true) or only non-blocking (false) cases.' }),
     ),
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Items per page.' }),
-    ),
-    cursor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 500,
-        description:
-          'The cursor of the `Link: <...>; rel="next"` header of the previous page (the page schema has no next_cursor field).',
-      }),
+    ...pageFields(
+      'The cursor of the `Link: <...>; rel="next"` header of the previous page (the page schema has no next_cursor field).',
     ),
   },
   { additionalProperties: false },
