@@ -15,7 +15,7 @@ export function createApp(
   app.silent = true;
   const router = buildRouter(operations, services);
   app.use(requestId(services));
-  app.use(problemsAndAccessLog());
+  app.use(problemsAndAccessLog(services));
   app.use(resolveCredentials(services));
   app.use(rateLimit(services));
   app.use(router.routes());

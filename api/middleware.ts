@@ -39,7 +39,7 @@ export function requestId(services: AppServices) {
 }
 
 /** Renders every error as application/problem+json and writes one access-log line per request. */
-export function problemsAndAccessLog() {
+export function problemsAndAccessLog(services: AppServices) {
   return async (ctx: Context, next: Next) => {
     const state = ctx.state as RequestState;
     const started = process.hrtime.bigint();
@@ -71,8 +71,9 @@ export function problemsAndAccessLog() {
         ...problem.extensions,
       };
     }
+    // Checked on the root logger: reading state.log would make the request's child logger.
+    if (!services.log.isLevelEnabled('info')) return;
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    if (!state.log.isLevelEnabled('info')) return;
     state.log.info(
       {
         method: ctx.method,

@@ -21,8 +21,9 @@ function randomPrefix(): string {
   return Array.from(bytes, (b) => PREFIX_ALPHABET[b % PREFIX_ALPHABET.length]).join('');
 }
 
+/** SHA-256 (hex) of UTF-8 text; one-shot `crypto.hash` (no Hash object: this runs per request). */
 export function sha256Hex(text: string): string {
-  return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+  return crypto.hash('sha256', text, 'hex');
 }
 
 export function generateToken(): NewToken {
