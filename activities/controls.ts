@@ -69,107 +69,141 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
   await db.transaction(async (trx) => {
     const catalog = await ensureCatalog(trx);
     const now = new Date();
-    for (const [position, a] of artifact.assessments.entries()) {
+    // Batched, so that the row locks a concurrent audit of the same repository waits on are
+    // held for a few statements, not a few per finding. Rows are written in fingerprint order
+    // (every audit locks them in the same order: no deadlock between two audits).
+    type Sighting = {
+      assessment: ControlArtifact['assessments'][number];
+      finding: ControlArtifact['assessments'][number]['findings'][number];
+      control: { id: string };
+      id: string;
+    };
+    const sightings = new Map<string, Sighting>();
+    for (const a of artifact.assessments) {
       const control = catalog.get(a.control_key);
       if (!control) continue;
-      const findingIds: string[] = [];
-      for (const f of a.findings) {
-        const locations = f.location ? [f.location] : [];
-        const detail = `${a.rationale} Control: ${a.description}`;
-        // Insert-or-nothing first: a concurrent audit of the same repository inserting the same
-        // fingerprint makes this wait for it and then find its row, instead of failing.
-        const fresh = crypto.randomUUID();
-        const inserted = await trx('findings')
-          .insert({
-            id: fresh,
+      for (const f of a.findings)
+        if (!sightings.has(f.fingerprint))
+          sightings.set(f.fingerprint, {
+            assessment: a,
+            finding: f,
+            control,
+            id: crypto.randomUUID(),
+          });
+    }
+    const ordered = [...sightings.values()].sort((x, y) =>
+      x.finding.fingerprint < y.finding.fingerprint ? -1 : 1,
+    );
+    const fieldsOf = (x: Sighting) => ({
+      control_id: x.control.id,
+      severity: x.finding.severity,
+      title: x.finding.title,
+      detail: `${x.assessment.rationale} Control: ${x.assessment.description}`,
+      entity_key: x.finding.entity_key,
+      evidence_ids: JSON.stringify(x.finding.evidence_ids),
+      locations: JSON.stringify(x.finding.location ? [x.finding.location] : []),
+    });
+
+    // Insert-or-nothing first: a concurrent audit inserting the same fingerprint makes this
+    // wait for it and then find its row, instead of failing.
+    const inserted = new Set<string>();
+    if (ordered.length > 0) {
+      const rows = await trx('findings')
+        .insert(
+          ordered.map((x) => ({
+            id: x.id,
             workspace_id: audit.workspace_id,
             repository_id: audit.repository_id,
             scope_key: scopeKey,
-            control_id: control.id,
-            control_key: a.control_key,
-            severity: f.severity,
-            title: f.title,
-            detail,
-            fingerprint: f.fingerprint,
+            control_key: x.assessment.control_key,
+            fingerprint: x.finding.fingerprint,
             status: 'open',
-            entity_key: f.entity_key,
-            evidence_ids: JSON.stringify(f.evidence_ids),
-            locations: JSON.stringify(locations),
             first_seen_audit_id: audit.id,
             last_seen_audit_id: audit.id,
             first_seen_at: now,
             last_seen_at: now,
             occurrences: 1,
-          })
-          .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
-          .ignore()
-          .returning('id');
-        const before = inserted.length
-          ? undefined
-          : await trx<FindingRow>('findings')
-              .where({
-                workspace_id: audit.workspace_id,
-                scope_key: scopeKey,
-                fingerprint: f.fingerprint,
-              })
-              .forUpdate()
-              .first();
-        if (!inserted.length && !before)
-          throw new Error(`finding ${f.fingerprint} neither inserted nor found`);
-        let id: string;
-        if (!before) {
-          id = fresh;
-          created += 1;
-        } else {
-          id = before.id;
-          // An older audit finishing late counts its sighting but does not roll the finding
-          // back to what an older commit showed (nor reopen what a newer audit resolved).
-          const createdAt = async (auditId: string | null) =>
-            auditId
-              ? (
-                  await trx('audits')
-                    .where({ id: auditId })
-                    .first<{ created_at: Date } | undefined>('created_at')
-                )?.created_at.getTime()
-              : undefined;
-          const notAfter = (t: number | undefined) =>
-            t === undefined || t <= audit.created_at.getTime();
-          const newer = notAfter(await createdAt(before.last_seen_audit_id));
-          const reopen =
-            before.status === 'resolved' && notAfter(await createdAt(before.resolved_audit_id));
-          await trx('findings')
-            .where({ id })
-            .update({
-              occurrences: trx.raw('occurrences + 1'),
-              updated_at: now,
-              ...(newer
-                ? {
-                    control_id: control.id,
-                    severity: f.severity,
-                    title: f.title,
-                    detail,
-                    entity_key: f.entity_key,
-                    evidence_ids: JSON.stringify(f.evidence_ids),
-                    locations: JSON.stringify(locations),
-                    last_seen_audit_id: audit.id,
-                    last_seen_at: now,
-                  }
-                : {}),
-              ...(reopen ? { status: 'open', resolved_audit_id: null, resolved_at: null } : {}),
-            });
-          if (reopen) {
-            reopened += 1;
-            await systemWrite(trx, audit, before, 'finding.reopened', 'resolved', 'open');
-          }
+            ...fieldsOf(x),
+          })),
+        )
+        .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
+        .ignore()
+        .returning<Array<{ fingerprint: string }>>('fingerprint');
+      for (const r of rows) inserted.add(r.fingerprint);
+    }
+    created = inserted.size;
+    const seenBefore = ordered.filter((x) => !inserted.has(x.finding.fingerprint));
+    if (seenBefore.length > 0) {
+      const existing = await trx<FindingRow>('findings')
+        .where({ workspace_id: audit.workspace_id, scope_key: scopeKey })
+        .whereIn(
+          'fingerprint',
+          seenBefore.map((x) => x.finding.fingerprint),
+        )
+        .orderBy('fingerprint')
+        .forUpdate();
+      const byFingerprint = new Map(existing.map((f) => [f.fingerprint, f]));
+      // When the audits that last saw / resolved these findings were created.
+      const auditIds = [
+        ...new Set(
+          existing.flatMap((f) =>
+            [f.last_seen_audit_id, f.resolved_audit_id].filter((id): id is string => !!id),
+          ),
+        ),
+      ];
+      const createdAt = new Map(
+        (auditIds.length
+          ? await trx('audits')
+              .whereIn('id', auditIds)
+              .select<Array<{ id: string; created_at: Date }>>('id', 'created_at')
+          : []
+        ).map((r) => [r.id, r.created_at.getTime()]),
+      );
+      // An older audit finishing late counts its sighting but does not roll the finding back
+      // to what an older commit showed (nor reopen what a newer audit resolved).
+      const notAfter = (auditId: string | null) => {
+        const t = auditId ? createdAt.get(auditId) : undefined;
+        return t === undefined || t <= audit.created_at.getTime();
+      };
+      for (const x of seenBefore) {
+        const before = byFingerprint.get(x.finding.fingerprint);
+        if (!before) throw new Error(`finding ${x.finding.fingerprint} neither inserted nor found`);
+        x.id = before.id;
+        const newer = notAfter(before.last_seen_audit_id);
+        const reopen = before.status === 'resolved' && notAfter(before.resolved_audit_id);
+        await trx('findings')
+          .where({ id: before.id })
+          .update({
+            occurrences: trx.raw('occurrences + 1'),
+            updated_at: now,
+            ...(newer ? { ...fieldsOf(x), last_seen_audit_id: audit.id, last_seen_at: now } : {}),
+            ...(reopen ? { status: 'open', resolved_audit_id: null, resolved_at: null } : {}),
+          });
+        if (reopen) {
+          reopened += 1;
+          await systemWrite(trx, audit, before, 'finding.reopened', 'resolved', 'open');
         }
-        await trx('audit_findings')
-          .insert({ audit_id: audit.id, finding_id: id, workspace_id: audit.workspace_id })
-          .onConflict(['audit_id', 'finding_id'])
-          .ignore();
-        findingIds.push(id);
-        observed += 1;
       }
-      await trx('control_assessments').insert({
+    }
+    observed = ordered.length;
+    if (ordered.length > 0)
+      await trx('audit_findings')
+        .insert(
+          ordered.map((x) => ({
+            audit_id: audit.id,
+            finding_id: x.id,
+            workspace_id: audit.workspace_id,
+          })),
+        )
+        .onConflict(['audit_id', 'finding_id'])
+        .ignore();
+
+    const assessmentRows = [];
+    for (const [position, a] of artifact.assessments.entries()) {
+      const control = catalog.get(a.control_key);
+      if (!control) continue;
+      const findingIds = a.findings.map((f) => sightings.get(f.fingerprint)!.id);
+      assessmentRows.push({
         id: crypto.randomUUID(),
         audit_id: audit.id,
         workspace_id: audit.workspace_id,
@@ -209,6 +243,7 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
           details: { control_key: a.control_key, finding_ids: findingIds },
         });
     }
+    if (assessmentRows.length > 0) await trx('control_assessments').insert(assessmentRows);
   });
   const summary = `${observed} findings (${created} new${reopened ? `, ${reopened} reopened` : ''})`;
   await appendLog(db, auditId, {

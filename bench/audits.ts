@@ -1165,6 +1165,14 @@ async function main(): Promise<number> {
       `target: orchestration overhead under ${TARGET_OVERHEAD_P50_MS / 1000} s per audit at p50: ` +
         `${sec(overheadP50)}  ${overheadOk ? 'PASS' : 'MISS'}`,
     );
+    // The issue's own definition: end-to-end minus time inside activities (any activity, the
+    // bookkeeping and persisting ones included): what is left is workflow tasks and waiting.
+    const outside = rows.map((r) => r.workflowTask + r.waiting);
+    const outsideP50 = percentile(outside, 50);
+    console.log(
+      `  by the issue's definition (end-to-end minus time inside any activity): p50 ${sec(outsideP50)}  ` +
+        `p95 ${sec(percentile(outside, 95))}  ${outsideP50 < TARGET_OVERHEAD_P50_MS ? 'PASS' : 'MISS'}`,
+    );
     if (AUDITS !== 20 || FILES !== 100)
       console.log(
         '  (the targets are stated for 20 audits of 100 files; this run used other sizes)',
