@@ -246,6 +246,8 @@ async function roleOf(db: Knex, principal: Principal): Promise<string> {
   return (member?.role as string | undefined) ?? 'member';
 }
 
+/** How long transitionDecision waits for the workflow to apply a move. */
+const TRANSITION_WAIT_MS = 30_000;
 export const listDecisions = defineOperation({
   operationId: 'listDecisions',
   method: 'get',
@@ -475,11 +477,16 @@ export const transitionDecision = defineOperation({
         requestId,
       },
     };
+    // A move whose activity keeps failing (database down) must not hold the request for the
+    // activity's whole retry budget: answer 503 after this long; the move may still land.
+    const deadline = Date.now() + TRANSITION_WAIT_MS;
     try {
       const client = await services.temporal.client();
-      await client.workflow
-        .getHandle<typeof DecisionWorkflow>(decision.workflow_id)
-        .executeUpdate(transitionUpdate, { args: [request] });
+      await client.withDeadline(deadline, () =>
+        client.workflow
+          .getHandle<typeof DecisionWorkflow>(decision.workflow_id)
+          .executeUpdate(transitionUpdate, { args: [request] }),
+      );
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
         const refused = err.cause.details?.[0] as MoveRefusal | undefined;
@@ -496,9 +503,12 @@ export const transitionDecision = defineOperation({
         );
       }
       services.log.error({ err, decision_id: decision.id }, 'decision transition failed');
-      throw problems.unavailable('The decision workflow did not answer; retry later.', {
-        decision_id: decision.id,
-      });
+      throw problems.unavailable(
+        Date.now() >= deadline
+          ? `The decision workflow did not finish the move within ${TRANSITION_WAIT_MS / 1000} s; it may still land. Read the decision (getDecision) before retrying.`
+          : 'The decision workflow did not answer; retry later.',
+        { decision_id: decision.id },
+      );
     }
     return present(db, await loadDecision(db, params.workspace_id, params.decision_id));
   },
