@@ -49,6 +49,14 @@ export interface SnapshotItem {
   contradictions: Array<{ field: string; claims: Claim[] }>;
 }
 
+/** One value a source claims for a contested field (DESIGN.md section 5). */
+export interface ClaimAlternative {
+  value: unknown;
+  confidence: string;
+  evidence_ids: string[];
+  sources: string[];
+}
+
 export interface CaseCandidate {
   reason: 'conflicting_evidence' | 'low_confidence' | 'unresolved_reference' | 'missing_source';
   scope: 'entity' | 'relationship' | 'attribute' | 'source';
@@ -58,12 +66,7 @@ export interface CaseCandidate {
   blocking: boolean;
   source_keys: string[];
   evidence_ids: string[];
-  alternatives: Array<{
-    value: unknown;
-    confidence: string;
-    evidence_ids: string[];
-    sources: string[];
-  }>;
+  alternatives: ClaimAlternative[];
   /** SHA-256 over the cited lines and claimed values: the same evidence gives the same print. */
   fingerprint: string;
 }

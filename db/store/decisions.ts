@@ -220,14 +220,16 @@ export async function insertTransition(
   await db('decision_transitions').insert({ id: crypto.randomUUID(), ...input });
 }
 
+const policyFromRow = (row: Record<string, unknown>): DecisionPolicy => ({
+  quorum: row.quorum as number,
+  reminder_interval_seconds: row.reminder_interval_seconds as number,
+  version: row.version as number,
+});
+
 export async function policyOf(db: Knex, workspaceId: string): Promise<DecisionPolicy> {
   const row = await db('decision_policies').where({ workspace_id: workspaceId }).first();
   if (!row) return DEFAULT_POLICY;
-  return {
-    quorum: row.quorum as number,
-    reminder_interval_seconds: row.reminder_interval_seconds as number,
-    version: row.version as number,
-  };
+  return policyFromRow(row);
 }
 
 /** Sets a workspace's approval policy; each change bumps its version (recorded on approvals). */
@@ -251,11 +253,7 @@ export async function setPolicy(
       updated_at: db.raw("date_trunc('milliseconds', now())"),
     })
     .returning('*');
-  return {
-    quorum: row.quorum as number,
-    reminder_interval_seconds: row.reminder_interval_seconds as number,
-    version: row.version as number,
-  };
+  return policyFromRow(row);
 }
 
 /** Workflow ids of a repository's decisions waiting for verification. */

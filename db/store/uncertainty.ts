@@ -1,7 +1,7 @@
 /** Uncertainty cases (open questions about a repository's architecture) and their queries. */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import type { CaseCandidate } from '../../analysis/uncertainty';
+import type { CaseCandidate, ClaimAlternative } from '../../analysis/uncertainty';
 
 export interface UncertaintyCaseRow {
   id: string;
@@ -18,12 +18,7 @@ export interface UncertaintyCaseRow {
   owner_id: string | null;
   source_keys: string[];
   evidence_ids: string[];
-  alternatives: Array<{
-    value: unknown;
-    confidence: string;
-    evidence_ids: string[];
-    sources: string[];
-  }>;
+  alternatives: ClaimAlternative[];
   evidence_fingerprint: string;
   detected_at: Date;
   last_observed_at: Date;
