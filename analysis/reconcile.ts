@@ -286,6 +286,31 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     entry.ev.push(e);
     relEvidence.set(key, entry);
   }
+  // Defaults: code that reads VAR with a default host (`os.getenv("REDIS_HOST", "redis")`,
+  // `GetEnvironmentVariable("POSTGRES_HOST") ?? "db"`) connects to that host when no
+  // configuration of the service sets VAR, since the default is then the value in effect. Only a
+  // host the graph knows (a declared service or datastore) resolves; others stay plain reads.
+  const configured = new Set(
+    evidence
+      .filter((e) => e.source_type !== 'code' && typeof e.attributes.variable === 'string')
+      .map((e) => `${rep(e.subject_key)}\u0000${String(e.attributes.variable)}`),
+  );
+  for (const read of evidence) {
+    if (read.evidence_kind !== 'env-read' || typeof read.attributes.variable !== 'string') continue;
+    if (typeof read.attributes.default !== 'string') continue;
+    if (!GRAPH.has(kindOf(read.subject_key))) continue;
+    const source = rep(read.subject_key);
+    if (configured.has(`${source}\u0000${read.attributes.variable}`)) continue;
+    const host = defaultHost(read.attributes.default);
+    if (!host) continue;
+    const targets = [...new Set((byName.get(normalizeName(host)) ?? []).map(rep))];
+    const target = targets.length === 1 ? targets[0]! : null;
+    if (!target || target === source) continue;
+    const key = `connects_to:${source}->${target}`;
+    const entry = relEvidence.get(key) ?? { kind: 'connects_to', source, target, ev: [] };
+    entry.ev.push(read);
+    relEvidence.set(key, entry);
+  }
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a target.
   for (const read of evidence.filter(
     (e) => e.evidence_kind === 'env-read' && typeof e.attributes.variable === 'string',
@@ -334,6 +359,13 @@ function orderKey(e: StoredEvidence): string {
     e.content_sha256,
     JSON.stringify(e.attributes),
   ].join('\u0000');
+}
+
+/** The first host of a default value: `db`, `cache:6379`, `redis://cache:6379/0` -> the host. */
+function defaultHost(value: string): string | null {
+  const first = value.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(',')[0] ?? '';
+  const host = first.split(/[:/]/)[0] ?? '';
+  return /^[a-z0-9][a-z0-9_.-]*$/i.test(host) && /[a-z]/i.test(host) ? host.toLowerCase() : null;
 }
 
 function normalizeDir(dir: string): string {

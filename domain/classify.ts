@@ -23,6 +23,8 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)Dockerfile(\.[\w.-]+)?$/,
   /(^|\/)[\w.-]*\.Dockerfile$/,
   /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/,
+  // The .env file Compose interpolates compose files from.
+  /(^|\/)\.env$/,
   /\.tf$/,
   /\.tfvars$/,
   /\.tf\.json$/,

@@ -24,7 +24,7 @@ import {
   type EvidenceFields,
   type Span,
 } from './common';
-import { envReferences, type HostResolver } from './env';
+import { envReferences, type EnvFinding, type HostResolver } from './env';
 import { parseYaml, type PathItem, type YamlDoc } from './yaml';
 
 const PROVIDER = 'docker-compose';
@@ -35,8 +35,13 @@ interface ComposeFile {
   services: Record<string, unknown>;
 }
 
-/** Analyzes compose files; hosts resolve against services of every compose file in the same directory. */
-export function analyzeCompose(files: SourceFile[]): AnalyzerOutput {
+/**
+ * Analyzes compose files; hosts resolve against services of every compose file in the same
+ * directory. `envFiles` are `.env` files: Compose reads the one in a compose file's directory (the
+ * project directory) to interpolate `${VAR}` and to give `- VAR` entries without a value their
+ * value, so references are resolved the way `docker compose up` would resolve them.
+ */
+export function analyzeCompose(files: SourceFile[], envFiles: SourceFile[] = []): AnalyzerOutput {
   const gaps: AnalyzerGap[] = [];
   const parsed: ComposeFile[] = [];
   for (const file of files) {
@@ -53,8 +58,12 @@ export function analyzeCompose(files: SourceFile[]): AnalyzerOutput {
   for (const cf of parsed) {
     const siblings = parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path));
     const resolver = composeResolver(siblings);
+    const dotenv = envFiles.find((f) => dirname(f.path) === dirname(cf.file.path));
+    const vars = dotenv ? parseDotenv(dotenv.text) : new Map<string, string>();
+    const serviceNames = new Set(siblings.flatMap((o) => Object.keys(o.services)));
     for (const [name, svc] of Object.entries(cf.services)) {
-      if (isRecord(svc)) evidence.push(...serviceEvidence(cf, name, svc, resolver));
+      if (isRecord(svc))
+        evidence.push(...serviceEvidence(cf, name, svc, resolver, { vars, serviceNames }));
     }
   }
   return { evidence, gaps };
@@ -91,11 +100,19 @@ function composeResolver(files: ComposeFile[]): HostResolver {
   };
 }
 
+interface ProjectContext {
+  /** Variables of the project's `.env` file. */
+  vars: Map<string, string>;
+  /** Service names of every compose file of the project. */
+  serviceNames: Set<string>;
+}
+
 function serviceEvidence(
   cf: ComposeFile,
   name: string,
   svc: Record<string, unknown>,
   resolver: HostResolver,
+  project: ProjectContext,
 ): Evidence[] {
   const { file, doc } = cf;
   const subject = entityKey('service', name);
@@ -120,7 +137,9 @@ function serviceEvidence(
       }),
     );
 
-  const imageRaw = asString(svc.image);
+  const imageSpec = asString(svc.image);
+  // `${VAR}` in the image is interpolated from the project's .env file like Compose does.
+  const imageRaw = imageSpec === null ? null : interpolate(imageSpec, project.vars);
   const image = imageRaw ? parseImage(imageRaw) : null;
   const ports = asArray(svc.ports).map(parsePort);
   const deploy = isRecord(svc.deploy) ? svc.deploy : {};
@@ -158,7 +177,10 @@ function serviceEvidence(
   });
 
   if (image) {
-    const cls = classifyImage(image);
+    // An image this repository builds (a tag of its own) is named by the service when the
+    // service is named after a well-known engine (`kafka` built from the project's Dockerfile).
+    const cls =
+      classifyImage(image) ?? (svc.build !== undefined ? classifyImage(parseImage(name)) : null);
     emit(
       ['image'],
       'image-reference',
@@ -237,7 +259,7 @@ function serviceEvidence(
   });
 
   for (const env of environment(svc.environment)) {
-    for (const r of envReferences(env.name, env.value, resolver)) {
+    for (const r of environmentFindings(env, resolver, project)) {
       out.push(
         cite(file, at('environment', env.key), {
           kind: r.kind,
@@ -251,6 +273,114 @@ function serviceEvidence(
     }
   }
   return out;
+}
+
+/**
+ * Findings for one environment entry. Secrets are judged on the value as written (a `${VAR}` is
+ * no literal); hosts on the value Compose would pass: interpolated from the project's .env file,
+ * and for `- VAR` without a value, the .env file's VAR. A variable whose value stays unknown but
+ * whose name names a service of the project (`KAFKA_SERVICE_ADDR` -> `kafka`) still points at it.
+ */
+function environmentFindings(
+  env: EnvVar,
+  resolver: HostResolver,
+  project: ProjectContext,
+): EnvFinding[] {
+  const written = envReferences(env.name, env.value, resolver);
+  const raw = asString(env.value);
+  const passed = raw === null && env.value === null ? (project.vars.get(env.name) ?? null) : null;
+  const resolved = raw !== null ? interpolate(raw, project.vars) : passed;
+  let out = written;
+  if (resolved !== null && resolved !== raw) {
+    const from = raw === null ? 'dotenv-passthrough' : 'dotenv-interpolation';
+    out = [
+      ...written.filter((f) => f.kind !== 'env-reference'),
+      ...envReferences(env.name, resolved, resolver)
+        .filter((f) => f.kind === 'env-reference')
+        .map((f) => ({ ...f, attributes: { ...f.attributes, interpolated: from } })),
+    ];
+  }
+  if (out.some((f) => f.kind === 'env-reference')) return out;
+  if (resolved !== null && !resolved.includes('$')) return out;
+  const named = serviceNamedBy(env.name, project.serviceNames);
+  if (!named) return out;
+  return [
+    ...out,
+    {
+      kind: 'env-reference',
+      relationship: 'connects_to',
+      object: entityKey('service', named),
+      summary: `reads ${env.name} (value not in the repository) -> service ${named} named by the variable`,
+      attributes: { variable: env.name, source: 'environment', resolution: 'variable-name' },
+    },
+  ];
+}
+
+const ADDRESS_SUFFIX = /_(ADDR|ADDRESS|URL|URI|HOST|HOSTNAME|ENDPOINT)$/;
+
+/** `KAFKA_SERVICE_ADDR`, `GRAFANA_SERVICE_HOST`, `USER_DB_URL` -> the service the prefix names. */
+function serviceNamedBy(variable: string, services: Set<string>): string | null {
+  if (!ADDRESS_SUFFIX.test(variable)) return null;
+  const prefix = variable.replace(ADDRESS_SUFFIX, '');
+  const candidates = [prefix, prefix.replace(/_SERVICE$/, '')];
+  for (const c of candidates) {
+    const lower = c.toLowerCase();
+    for (const name of [lower.replace(/_/g, '-'), lower, lower.replace(/_/g, '')]) {
+      if (services.has(name)) return name;
+    }
+  }
+  return null;
+}
+
+/** A `.env` file as Compose reads it: `KEY=VALUE` lines, quotes, comments, `${VAR}` between them. */
+export function parseDotenv(text: string): Map<string, string> {
+  const vars = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$/.exec(line);
+    if (!m) continue;
+    const key = m[1]!;
+    let value = m[2] ?? '';
+    const quote = value[0];
+    if ((quote === '"' || quote === "'") && value.indexOf(quote, 1) > 0) {
+      value = value.slice(1, value.indexOf(quote, 1));
+      vars.set(key, quote === "'" ? value : interpolate(value, vars));
+      continue;
+    }
+    // An unquoted value ends at ` #` (an inline comment).
+    value = value.replace(/\s+#.*$/, '').trim();
+    vars.set(key, interpolate(value, vars));
+  }
+  return vars;
+}
+
+/**
+ * Compose interpolation: `${VAR}`, `$VAR`, `${VAR:-default}`, `${VAR-default}`, `${VAR:+alt}`,
+ * `${VAR+alt}`, `${VAR:?err}`, `$$` (a literal `$`). A variable `vars` does not define stays
+ * written as it is, so callers can tell a resolved value from an unknown one.
+ */
+export function interpolate(value: string, vars: Map<string, string>): string {
+  return value.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+?])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (whole, braced?: string, op?: string, arg?: string, bare?: string) => {
+      if (whole === '$$') return '$';
+      const name = braced ?? bare ?? '';
+      const v = vars.get(name);
+      const set = v !== undefined;
+      const nonEmpty = set && v !== '';
+      switch (op) {
+        case ':-':
+          return nonEmpty ? v : interpolate(arg ?? '', vars);
+        case '-':
+          return set ? v : interpolate(arg ?? '', vars);
+        case ':+':
+          return nonEmpty ? interpolate(arg ?? '', vars) : '';
+        case '+':
+          return set ? interpolate(arg ?? '', vars) : '';
+        default:
+          return set ? v : whole;
+      }
+    },
+  );
 }
 
 function cite(file: SourceFile, span: Span, f: Omit<EvidenceFields, 'provider'>): Evidence {

@@ -114,10 +114,20 @@ function lineage(stage: Stage, all: Stage[]): Stage[] {
   return chain;
 }
 
-/** Service name for a Dockerfile: its directory, or at the repository root the final stage's name. */
+/** Layout folders that hold a service's sources but do not name it (`src/cartservice/src`). */
+const LAYOUT_DIRS = new Set(['src', 'source', 'sources', 'app', 'docker', 'build', 'code']);
+
+/**
+ * Service name for a Dockerfile: its directory (the nearest one that is not a layout folder such
+ * as `src` or `docker`), or at the repository root the final stage's name.
+ */
 export function dockerfileServiceName(path: string, finalStage: string | null): string {
   const dir = dirname(path);
-  if (dir) return basename(dir);
+  if (dir) {
+    const segments = dir.split('/');
+    const named = [...segments].reverse().find((s) => !LAYOUT_DIRS.has(s.toLowerCase()));
+    return named ?? segments[segments.length - 1]!;
+  }
   const variant = /^(?:Dockerfile|Containerfile)[.-](.+)$|^(.+)\.dockerfile$/i.exec(basename(path));
   return finalStage ?? variant?.[1] ?? variant?.[2] ?? 'root';
 }

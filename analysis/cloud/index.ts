@@ -12,7 +12,7 @@ import { analyzeKustomize, isKustomization } from './kustomize';
 import { analyzeTerraform } from './terraform';
 
 export type CloudFormat =
-  'compose' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes';
+  'compose' | 'dotenv' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes';
 
 const COMPOSE = /^(docker-)?compose([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -23,6 +23,8 @@ const CI_PATHS = /(^|\/)(\.github|\.circleci|\.gitlab)\/|(^|\/)\.gitlab-ci\.ya?m
 export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat | null {
   const name = basename(file.path);
   if (COMPOSE.test(name)) return 'compose';
+  // The project `.env` file Compose interpolates from; read with the compose files beside it.
+  if (name === '.env') return 'dotenv';
   if (/\.tf$/.test(name)) return 'terraform';
   if (isDockerfile(file.path)) return 'dockerfile';
   if (helmRole(file.path, charts)) return 'helm';
@@ -71,7 +73,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
     }
   };
   const of = (format: CloudFormat) => groups.get(format) ?? [];
-  await guard('compose', of('compose'), () => analyzeCompose(of('compose')));
+  await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv')));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), analyzeKubernetes),
   );

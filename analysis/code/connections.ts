@@ -428,7 +428,13 @@ const ENV_PATTERNS: Record<string, EnvPattern[]> = {
   ],
   java: [{ re: /\bSystem\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 }],
   kotlin: [{ re: /\bSystem\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 }],
-  csharp: [{ re: /\bEnvironment\.GetEnvironmentVariable\(\s*"([A-Za-z_]\w*)"/g, group: 1 }],
+  csharp: [
+    {
+      re: /\bEnvironment\.GetEnvironmentVariable\(\s*"([A-Za-z_]\w*)"(?:\s*\)\s*\?\?\s*"([^"\n]*)")?/g,
+      group: 1,
+      defaultGroup: 2,
+    },
+  ],
   rust: [
     { re: /\benv::var(?:_os)?\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 },
     { re: /\b(?:option_)?env!\(\s*"([A-Za-z_]\w*)"/g, group: 1 },
@@ -735,6 +741,8 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
       envReadEvidence(ctx, idx.lineAt(m.index), m[1] ?? '', 'placeholder', m[2] || null);
     }
   }
+  scanClientHosts(ctx, code, mask, idx);
+  const readsEnv = ENV_API_RE.test(code);
   // String literals on each line: DSNs, and Kafka bootstrap lists on lines that mention Kafka.
   const lines = code.split('\n');
   let offset = 0;
@@ -756,6 +764,14 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
     }
     if (literals.length > 0) {
       for (const lit of literals) scanDsn(ctx, lit, line);
+      // A helper that wraps the environment API (`mustMapEnv(&addr, "CART_SERVICE_ADDR")`):
+      // in a file that reads the environment, a literal that is exactly an address variable's
+      // name is a read of that variable.
+      if (readsEnv) {
+        for (const lit of literals) {
+          if (ENV_NAME_LITERAL.test(lit)) envReadEvidence(ctx, line, lit, 'code-literal', null);
+        }
+      }
       if (/kafka|bootstrap|brokers?\b/i.test(text)) {
         for (const lit of literals) {
           for (const hp of hostList(lit)) {
@@ -774,6 +790,60 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
     }
     offset += text.length + 1;
   });
+}
+
+/** Environment APIs of the languages scanned: a file using one may wrap it in a helper. */
+const ENV_API_RE =
+  /\bos\.(?:Getenv|LookupEnv|getenv|environ)\b|\bprocess\.env\b|\bSystem\.getenv\b|\bEnvironment\.GetEnvironmentVariable\b|\bENV\[|\benv::var\b/;
+/** An upper-case variable name with at least one underscore (`CART_SERVICE_ADDR`). */
+const ENV_NAME_LITERAL = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
+
+/**
+ * A datastore or broker client built with a literal host argument: `Redis(host="redis")`,
+ * `pika.ConnectionParameters(host='rabbitmq')`, `new Redis({ host: 'cache' })`,
+ * `MongoClient(host="mongo")`. The callee names the engine; the host is the connection's target.
+ */
+const CLIENT_CALL_RE =
+  /(?<![\w$.])((?:[A-Za-z_$][\w$.]{0,80}?)?(?:redis|Redis|REDIS|mongo|Mongo|psycopg|pymysql|mysql|MySQL|pika|amqp|Amqp|Kafka|kafka|postgres|Postgres)[\w$.]*)\s*\(/g;
+const CLIENT_HOST_ARG_RE = /(?<![\w$])host\s*[=:]\s*(['"])([^'"\s]+)\1/;
+const CLIENT_ENGINES: [RegExp, string, 'datastore' | 'queue'][] = [
+  [/psycopg|postgres/i, 'postgres', 'datastore'],
+  [/pymysql|mysql/i, 'mysql', 'datastore'],
+  [/pika|amqp/i, 'rabbitmq', 'queue'],
+];
+
+function scanClientHosts(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): void {
+  CLIENT_CALL_RE.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = CLIENT_CALL_RE.exec(code)) !== null) {
+    if (mask[m.index] === IN_STRING) continue;
+    const callee = m[1] ?? '';
+    const engine =
+      engineFromKey(callee) ??
+      (() => {
+        const hit = CLIENT_ENGINES.find(([re]) => re.test(callee));
+        return hit ? { engine: hit[1], kind: hit[2] } : null;
+      })();
+    if (!engine) continue;
+    // The arguments up to the call's closing parenthesis (a bounded look-ahead).
+    const start = m.index + m[0].length;
+    const rest = code.slice(start, start + 400);
+    const close = rest.indexOf(')');
+    const args = close >= 0 ? rest.slice(0, close) : rest;
+    const host = CLIENT_HOST_ARG_RE.exec(args);
+    if (!host) continue;
+    const hp = parseHostPort(host[2] ?? '');
+    if (!hp || hp.host === '' || hp.host.includes('$') || hp.host.includes('{')) continue;
+    emitConnection(ctx, idx.lineAt(m.index), {
+      scheme: engine.engine,
+      engine: engine.engine,
+      category: engine.kind,
+      host: hp,
+      database: null,
+      hasCredentials: false,
+      detectedBy: 'client-host-argument',
+    });
+  }
 }
 
 function scanConfig(ctx: Ctx, code: string): void {
