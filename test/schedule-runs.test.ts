@@ -8,6 +8,7 @@ import test from 'ava';
 import { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/create';
 import { createScheduleActivities } from '../activities/schedule';
+import { scheduleChangedSignal, scheduleStatusQuery } from '../workflows/schedule';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
@@ -363,4 +364,65 @@ test('a worker stopped across an occurrence: skip runs nothing for it, run_once 
     120_000,
   );
   t.is(done.body.status, 'completed');
+});
+
+test('continue-as-new after 100 ticks: the new run keeps the schedule, its next run and its signals', async (t) => {
+  const h = await startAuditHarness();
+  harnesses.push(h);
+  const tenant = await createTenant(h.app.services.db);
+  const repositoryId = await addRepository(h, tenant, 'shop');
+  const base = `/v1/workspaces/${tenant.workspaceId}/audit-schedules`;
+  const created = await call(h.app.url, 'POST', base, {
+    token: tenant.token,
+    body: {
+      name: 'weekly',
+      repository_id: repositoryId,
+      timezone: 'Europe/Berlin',
+      cadence: 'weekly',
+      weekday: 1,
+      local_hour: 2,
+      local_minute: 30,
+    },
+  });
+  t.is(created.status, 201, created.text);
+  const s = created.body;
+  const client = await h.app.services.temporal.client();
+  const handle = client.workflow.getHandle(s.scheduler_schedule_id);
+  const first = await until('the first run to plan', async () => {
+    const status = await handle.query(scheduleStatusQuery);
+    return status.nextRunAt ? (await handle.describe()).runId : undefined;
+  });
+
+  // Every change signal seen is one tick (plan, record); signals that arrive during a tick
+  // coalesce, so send the next one once the tick is made. The 100th continues as new.
+  for (let tick = 1; tick < 100; tick++) {
+    await until(`tick ${tick}`, async () =>
+      (await handle.query(scheduleStatusQuery)).ticks >= tick ? true : undefined,
+    );
+    await handle.signal(scheduleChangedSignal);
+  }
+  const second = await until('a new run', async () => {
+    const d = await handle.describe();
+    return d.runId !== first && d.status.name === 'RUNNING' ? d.runId : undefined;
+  });
+  t.not(second, first);
+  const latest = client.workflow.getHandle(s.scheduler_schedule_id);
+  const planned = await until('the new run to plan', async () => {
+    const status = await latest.query(scheduleStatusQuery);
+    return status.nextRunAt ? status : undefined;
+  });
+  t.is(planned.nextRunAt, s.next_run_at);
+  t.is(planned.state, 'active');
+  const firstRun = await client.workflow.getHandle(s.scheduler_schedule_id, first).describe();
+  t.is(firstRun.status.name, 'CONTINUED_AS_NEW');
+
+  // The new run still serves the API: a pause is seen by it.
+  const paused = await call(h.app.url, 'POST', `${base}/${s.id}/pause`, { token: tenant.token });
+  t.is(paused.status, 200, paused.text);
+  await until('the new run to see the pause', async () => {
+    const status = await latest.query(scheduleStatusQuery);
+    return status.state === 'paused' ? true : undefined;
+  });
+  t.is((await latest.query(scheduleStatusQuery)).nextRunAt, null);
+  t.is((await auditsOf(h, tenant, s.id)).length, 0, 'ticks dispatch nothing by themselves');
 });

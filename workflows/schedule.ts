@@ -43,6 +43,8 @@ export interface ScheduleStatus {
   state: string;
   nextRunAt: string | null;
   dispatched: number;
+  /** Plans made by this run (it continues as new after TICKS_PER_RUN). */
+  ticks: number;
 }
 /** What the workflow is waiting for. */
 export const scheduleStatusQuery = defineQuery<ScheduleStatus>('scheduleStatus');
@@ -68,7 +70,7 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
   });
   let changed = false;
-  const status: ScheduleStatus = { state: 'active', nextRunAt: null, dispatched: 0 };
+  const status: ScheduleStatus = { state: 'active', nextRunAt: null, dispatched: 0, ticks: 0 };
   setHandler(scheduleChangedSignal, () => {
     changed = true;
   });
@@ -127,6 +129,7 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     }
     status.state = plan.state;
     status.nextRunAt = plan.kind === 'paused' ? null : plan.nextRunAt;
+    status.ticks = tick + 1;
     upsertMemo({ state: plan.state, next_run_at: status.nextRunAt, timezone: plan.timezone });
     setCurrentDetails(
       plan.kind === 'paused'
