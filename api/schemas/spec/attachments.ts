@@ -1,6 +1,6 @@
 /** Spec 2.10: attachments. The spec does not declare the no-unknown-properties rule here. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Open, Uuid } from '../common';
+import { DateTime, Nullable, Open, Uuid } from '../common';
 
 export const AttachmentCreate = Open(
   'AttachmentCreate',
@@ -32,7 +32,20 @@ export const AttachmentResponse = Open(
     size_bytes: Type.Integer(),
     retained_until: DateTime({ description: 'End of the retention period.' }),
     created_at: DateTime(),
+    // Beyond the spec's fields (its schema is open): documented so clients can rely on them.
+    audit_id: Type.Optional(Uuid({ description: 'The audit the attachment belongs to.' })),
+    retention_days: Type.Optional(
+      Type.Integer({ description: 'The retention asked for at creation (1..365).' }),
+    ),
+    removed_at: Type.Optional(
+      Nullable(
+        DateTime({ description: 'When the content was deleted or expired; null while available.' }),
+      ),
+    ),
   },
-  { description: 'An attachment.' },
+  {
+    description:
+      'An attachment. status: available (content downloadable), deleted (removed by a user), expired (removed by the retention sweep).',
+  },
 );
 export type AttachmentResponse = Static<typeof AttachmentResponse>;
