@@ -84,3 +84,26 @@ export function cite(
     content_sha256: linesSha256(file.text, s, e),
   };
 }
+
+function cmpText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The order analyzers emit evidence in: by citation, then kind, subject, object and content. */
+export function compareEvidence(a: Evidence, b: Evidence): number {
+  return (
+    cmpText(a.location.path, b.location.path) ||
+    a.location.start_line - b.location.start_line ||
+    a.location.end_line - b.location.end_line ||
+    cmpText(a.evidence_kind, b.evidence_kind) ||
+    cmpText(a.subject_key, b.subject_key) ||
+    cmpText(a.object_key ?? '', b.object_key ?? '') ||
+    cmpText(a.summary, b.summary) ||
+    cmpText(JSON.stringify(a.attributes), JSON.stringify(b.attributes))
+  );
+}
+
+/** The order analyzers report coverage gaps in. */
+export function compareGaps(a: AnalyzerGap, b: AnalyzerGap): number {
+  return cmpText(a.path, b.path) || cmpText(a.reason, b.reason) || cmpText(a.message, b.message);
+}

@@ -2,7 +2,7 @@
  * Helpers shared by the cloud analyzers: evidence construction, image references, datastore and
  * broker recognition, and the reading of environment values that point at other services.
  */
-import { cite, entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
+import { cite, entityKey, type Evidence, type SourceFile } from '../evidence';
 
 /** 1-based inclusive line range. */
 export interface Span {
@@ -309,26 +309,7 @@ export function extractHosts(name: string, value: string): HostRef[] {
 // ---------------------------------------------------------------------------------------------
 // Output
 
-export function compareEvidence(a: Evidence, b: Evidence): number {
-  return (
-    cmp(a.location.path, b.location.path) ||
-    a.location.start_line - b.location.start_line ||
-    a.location.end_line - b.location.end_line ||
-    cmp(a.evidence_kind, b.evidence_kind) ||
-    cmp(a.subject_key, b.subject_key) ||
-    cmp(a.object_key ?? '', b.object_key ?? '') ||
-    cmp(a.summary, b.summary) ||
-    cmp(JSON.stringify(a.attributes), JSON.stringify(b.attributes))
-  );
-}
-
-export function compareGaps(a: AnalyzerGap, b: AnalyzerGap): number {
-  return cmp(a.path, b.path) || cmp(a.reason, b.reason) || cmp(a.message, b.message);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+export { compareEvidence, compareGaps } from '../evidence';
 
 /** Plain-object check for parsed YAML/JSON values. */
 export function isRecord(v: unknown): v is Record<string, unknown> {

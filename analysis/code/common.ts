@@ -8,7 +8,7 @@
  * vs lifetimes, and Python triple-quoted strings. That is enough to keep commented-out imports,
  * doc links and example code in docstrings out of the evidence; it is not a full tokenizer.
  */
-import { cite, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
+import { cite, compareEvidence, type Evidence, type SourceFile } from '../evidence';
 
 // ---------------------------------------------------------------------------------------------
 // Paths (always '/'-separated, repository-relative, '' is the repository root)
@@ -589,25 +589,10 @@ export function evidence(file: SourceFile, start: number, end: number, f: Fields
   });
 }
 
+export { compareEvidence, compareGaps } from '../evidence';
+
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-export function compareEvidence(a: Evidence, b: Evidence): number {
-  return (
-    cmp(a.location.path, b.location.path) ||
-    a.location.start_line - b.location.start_line ||
-    a.location.end_line - b.location.end_line ||
-    cmp(a.evidence_kind, b.evidence_kind) ||
-    cmp(a.subject_key, b.subject_key) ||
-    cmp(a.object_key ?? '', b.object_key ?? '') ||
-    cmp(a.summary, b.summary) ||
-    cmp(JSON.stringify(a.attributes), JSON.stringify(b.attributes))
-  );
-}
-
-export function compareGaps(a: AnalyzerGap, b: AnalyzerGap): number {
-  return cmp(a.path, b.path) || cmp(a.reason, b.reason) || cmp(a.message, b.message);
 }
 
 /** Sorts evidence and drops exact duplicates (same citation, kind, subject, object, attributes). */
