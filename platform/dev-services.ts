@@ -229,7 +229,9 @@ function run(
 ): void {
   const result = spawnSync(command, args, { ...identity, encoding: 'utf8' });
   if (result.status !== 0)
-    throw new Error(`${path.basename(command)} failed: ${result.stderr || result.stdout}`);
+    throw new Error(
+      `${path.basename(command)} failed: ${result.error?.message ?? (result.stderr || result.stdout)}`,
+    );
 }
 
 function alive(pid: number): boolean {
@@ -271,10 +273,13 @@ export async function startEmbeddedPostgres(options: {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (identity) {
     fs.chownSync(dataDir, identity.uid, identity.gid);
-    // The postgres user must be able to reach the data directory through every parent folder.
-    for (let dir = path.dirname(dataDir); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-      const mode = fs.statSync(dir).mode;
-      if ((mode & 0o001) === 0) fs.chmodSync(dir, mode | 0o711);
+    // The postgres user must reach the data directory and the binaries (inside this checkout,
+    // which may sit in a private folder such as one made by mktemp) through every parent.
+    for (const target of [dataDir, bin.initdb, bin.postgres]) {
+      for (let dir = path.dirname(target); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+        const mode = fs.statSync(dir).mode;
+        if ((mode & 0o001) === 0) fs.chmodSync(dir, mode | 0o711);
+      }
     }
   }
   if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
