@@ -1,8 +1,8 @@
 /** The Koa application: global middleware, then the routes derived from the registry. */
 import Koa from 'koa';
 import type { AppServices } from './services';
-import { problemsAndAccessLog, rateLimit, requestId, resolveCredentials } from './middleware';
-import { buildRouter } from './registry/router';
+import { frontDoor } from './middleware';
+import { buildRoutes } from './registry/router';
 import { OPERATIONS } from './operations';
 import type { AnyOperation } from './registry/operation';
 
@@ -11,14 +11,10 @@ export function createApp(
   operations: readonly AnyOperation[] = OPERATIONS,
 ): Koa {
   const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
-  // Errors are rendered by problemsAndAccessLog; keep Koa from printing them a second time.
+  // Errors are rendered by frontDoor; keep Koa from printing them a second time.
   app.silent = true;
-  const router = buildRouter(operations, services);
-  app.use(requestId(services));
-  app.use(problemsAndAccessLog(services));
-  app.use(resolveCredentials(services));
-  app.use(rateLimit(services));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  const routes = buildRoutes(operations, services);
+  app.use(frontDoor(services));
+  app.use(routes.middleware);
   return app;
 }

@@ -13,6 +13,8 @@ import type { Logger } from '../platform/logger';
 
 interface CacheEntry {
   row: TokenWithMember;
+  /** Made once per fetch: requests answered from the cache share it (it is never mutated). */
+  principal: Principal;
   fetchedAt: number;
 }
 
@@ -46,10 +48,11 @@ export class TokenAuthenticator {
       return { ok: false, error: problems.invalidToken('The bearer token is malformed.') };
 
     const digest = sha256Hex(parsed.secret);
-    const row = await this.lookup(parsed.prefix, digest);
-    if (!row) {
+    const entry = await this.lookup(parsed.prefix, digest);
+    if (!entry) {
       return { ok: false, error: problems.invalidToken('The bearer token is not recognised.') };
     }
+    const { row } = entry;
     if (row.revoked_at) {
       return {
         ok: false,
@@ -65,25 +68,7 @@ export class TokenAuthenticator {
       };
     }
     this.touch(row.id);
-    return {
-      ok: true,
-      principal: {
-        tokenId: row.id,
-        prefix: row.prefix,
-        workspaceId: row.workspace_id,
-        memberId: row.member_id,
-        memberLogin: row.member_login,
-        scopes: new Set(row.scopes as ScopeName[]),
-        expiresAt: row.expires_at,
-        workspace: {
-          id: row.workspace_id,
-          name: row.workspace_name,
-          slug: row.workspace_slug,
-          createdAt: row.workspace_created_at,
-          updatedAt: row.workspace_updated_at,
-        },
-      },
-    };
+    return { ok: true, principal: entry.principal };
   }
 
   /** Drops a token from this process's cache (after revocation). */
@@ -96,17 +81,18 @@ export class TokenAuthenticator {
    * digest together, so only a request presenting the right secret is answered from it, and no
    * secret-dependent comparison happens outside timingSafeEqual.
    */
-  private async lookup(prefix: string, digest: string): Promise<TokenWithMember | undefined> {
+  private async lookup(prefix: string, digest: string): Promise<CacheEntry | undefined> {
     const key = `${prefix}:${digest}`;
     const cached = this.cache.get(key);
-    if (cached && this.now() - cached.fetchedAt < this.ttlMs) return cached.row;
+    if (cached && this.now() - cached.fetchedAt < this.ttlMs) return cached;
     const row = await findTokenByPrefix(this.db, prefix);
     if (!row || !digestsMatch(digest, row.secret_sha256)) return undefined;
+    const entry: CacheEntry = { row, principal: principalOf(row), fetchedAt: this.now() };
     if (this.ttlMs > 0) {
       if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(key, { row, fetchedAt: this.now() });
+      this.cache.set(key, entry);
     }
-    return row;
+    return entry;
   }
 
   private touch(tokenId: string): void {
@@ -117,4 +103,23 @@ export class TokenAuthenticator {
       this.log.warn({ err }, 'could not record token use'),
     );
   }
+}
+
+function principalOf(row: TokenWithMember): Principal {
+  return {
+    tokenId: row.id,
+    prefix: row.prefix,
+    workspaceId: row.workspace_id,
+    memberId: row.member_id,
+    memberLogin: row.member_login,
+    scopes: new Set(row.scopes as ScopeName[]),
+    expiresAt: row.expires_at,
+    workspace: {
+      id: row.workspace_id,
+      name: row.workspace_name,
+      slug: row.workspace_slug,
+      createdAt: row.workspace_created_at.toISOString(),
+      updatedAt: row.workspace_updated_at.toISOString(),
+    },
+  };
 }

@@ -9,6 +9,9 @@
  *   not share the servers' event loop; each target is warmed up first, then measured.
  * - Settings: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_WARMUP_SECONDS (2),
  *   BENCH_LOG_LEVEL (warn), BENCH_AUTH_CACHE_TTL_MS (the default of loadConfig, 2000).
+ * - BENCH_CPU_PROFILE=<file>: writes a V8 CPU profile (open it in Chrome DevTools) of this
+ *   process during each measured phase, to <file>.api.cpuprofile and <file>.bare.cpuprofile,
+ *   and prints the functions with the most self time.
  *
  * Exits 0 whatever the ratio (a benchmark, not a test); exits 1 when the authenticated route
  * answered anything but 2xx, or the setup failed (a broken benchmark).
@@ -16,6 +19,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import inspector from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +45,7 @@ const WARMUP_SECONDS = intEnv('BENCH_WARMUP_SECONDS', 2, 0);
 const WORKERS = intEnv('BENCH_WORKERS', 1, 0);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
 const AUTH_CACHE_TTL_MS = process.env.BENCH_AUTH_CACHE_TTL_MS;
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
 
 interface Target {
   name: string;
@@ -81,6 +86,72 @@ async function startBareKoa(): Promise<{ url: string; close(): Promise<void> }> 
         server.closeAllConnections();
       }),
   };
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+/** Profiles this process (the servers) with the inspector; stop() writes and summarises it. */
+async function startProfiler(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new inspector.Session();
+  session.connect();
+  const post = <T>(method: string, params?: object) =>
+    new Promise<T>((resolve, reject) =>
+      session.post(method, params ?? {}, (err, result) =>
+        err ? reject(err) : resolve(result as T),
+      ),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  return {
+    async stop(file: string) {
+      const { profile } = await post<{ profile: CpuProfile }>('Profiler.stop');
+      session.disconnect();
+      fs.writeFileSync(file, JSON.stringify(profile));
+      printProfileSummary(profile);
+    },
+  };
+}
+
+/** Self time per function (top 15) and per package, as shares of the sampled time. */
+function printProfileSummary(profile: CpuProfile): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  profile.samples.forEach((id, i) =>
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)),
+  );
+  const total = profile.endTime - profile.startTime;
+  const fnTotals = new Map<string, number>();
+  const pkgTotals = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const frame = byId.get(id)!.callFrame;
+    const where = frame.url
+      .replace(/^.*node_modules\//, '')
+      .replace(/^file:\/\/.*?\/(?=[a-z]+\/)/, '');
+    const fn = `${frame.functionName || '(anonymous)'} ${where}:${frame.lineNumber + 1}`;
+    fnTotals.set(fn, (fnTotals.get(fn) ?? 0) + us);
+    const pkg =
+      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1] ??
+      (frame.url.startsWith('node:') ? 'node core' : frame.url ? 'ours' : frame.functionName);
+    pkgTotals.set(pkg, (pkgTotals.get(pkg) ?? 0) + us);
+  }
+  const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)} %`;
+  const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
+  console.log('  self time by package:');
+  for (const [k, us] of top(pkgTotals, 12)) console.log(`    ${pct(us)}  ${k}`);
+  console.log('  self time by function:');
+  for (const [k, us] of top(fnTotals, 15)) console.log(`    ${pct(us)}  ${k}`);
 }
 
 function pad(text: string, width: number, right = false): string {
@@ -194,7 +265,13 @@ async function main(): Promise<number> {
         const w = await load(target, WARMUP_SECONDS);
         if (target === authed) warmupNon2xx += w.non2xx;
       }
+      const profiler = CPU_PROFILE ? await startProfiler() : undefined;
       results.push({ name: target.name, r: await load(target, SECONDS) });
+      if (profiler) {
+        const file = `${CPU_PROFILE}.${target === authed ? 'api' : 'bare'}.cpuprofile`;
+        await profiler.stop(file);
+        console.log(`CPU profile of ${target.name}: ${file}`);
+      }
     }
 
     printTable(results);

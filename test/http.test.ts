@@ -1,4 +1,5 @@
 /** HTTP behaviour shared by every operation: problem bodies, request ids, limits, methods. */
+import crypto from 'node:crypto';
 import test from 'ava';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createTenant, type Tenant } from './helpers/factories';
@@ -195,6 +196,24 @@ test('405 lists the allowed methods', async (t) => {
   const reply = await call(app.url, 'DELETE', '/v1/health');
   t.is(reply.status, 405);
   t.regex(reply.headers.get('allow') ?? '', /GET/);
+});
+
+test('405 also where another route has the same method and path length', async (t) => {
+  // PUT routes with five segments exist (audit profiles), none on a repository.
+  const reply = await call(
+    app.url,
+    'PUT',
+    `/v1/workspaces/${tenant.workspaceId}/repositories/${crypto.randomUUID()}`,
+    { token: tenant.token },
+  );
+  t.is(reply.status, 405);
+  t.is(reply.body.code, 'method_not_allowed');
+  t.deepEqual((reply.headers.get('allow') ?? '').split(/,\s*/).sort(), [
+    'DELETE',
+    'GET',
+    'HEAD',
+    'PATCH',
+  ]);
 });
 
 test('a 500 never leaks internals and carries the request id', async (t) => {

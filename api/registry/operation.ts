@@ -31,8 +31,8 @@ export interface Principal {
   memberLogin: string;
   scopes: ReadonlySet<ScopeName>;
   expiresAt: Date;
-  /** The token's workspace, read with the token (saves listWorkspaces a query). */
-  workspace: { id: string; name: string; slug: string; createdAt: Date; updatedAt: Date };
+  /** The token's workspace, read with the token (saves listWorkspaces a query); ISO 8601 times. */
+  workspace: { id: string; name: string; slug: string; createdAt: string; updatedAt: string };
 }
 
 export interface OperationContext<P, Q, B> {

@@ -4,6 +4,8 @@
  * query, body (415/413/400), handler, and optionally response validation.
  */
 import Router from '@koa/router';
+import type Koa from 'koa';
+import compose from 'koa-compose';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { TSchema } from '@sinclair/typebox';
@@ -11,7 +13,9 @@ import { ApiError, problems } from '../errors';
 import type { AppServices } from '../services';
 import type { RequestState } from '../middleware';
 import { compileValidator, type Validator } from './validation';
-import type { AnyOperation, Principal } from './operation';
+import type { AnyOperation, OperationContext, Principal } from './operation';
+import type { Knex } from 'knex';
+import type { Logger } from '../../platform/logger';
 import crypto from 'node:crypto';
 import { findIdempotent, saveIdempotent } from '../../db/store/idempotency';
 
@@ -91,125 +95,190 @@ const GENERIC_HEADERS = new Set([
   'vary',
 ]);
 
-export function buildRouter(operations: readonly AnyOperation[], services: AppServices): Router {
-  const router = new Router();
-  for (const op of operations) {
-    const v = compile(op);
-    const documentedHeaders = new Set(
-      [
-        ...Object.keys(op.success.headers ?? {}),
-        ...(op.idempotent ? ['Idempotent-Replayed'] : []),
-      ].map((h) => h.toLowerCase()),
-    );
-    router[op.method](op.operationId, koaPath(op.path), async (ctx: Context) => {
-      const state = ctx.state as RequestState;
-      const principal = authorize(op, state);
+/**
+ * What a handler receives. A class, so that `log` is a getter on the prototype: the request's
+ * child logger is made only when a handler logs (an accessor in an object literal instead costs
+ * V8's slow path on every request: +20 % CPU per request in bench:api).
+ */
+class HandlerContext implements OperationContext<unknown, unknown, unknown> {
+  readonly db: Knex;
+  readonly requestId: string;
 
-      const params: Record<string, unknown> = { ...ctx.params };
-      check(v.params, params);
-      if (principal && 'workspace_id' in params && params.workspace_id !== principal.workspaceId) {
-        throw problems.notFound(`Workspace ${String(params.workspace_id)}`);
-      }
-
-      const query: Record<string, unknown> = { ...ctx.query };
-      if (v.query) check(v.query, query);
-      else if (Object.keys(query).length > 0) {
-        throw problems.validationFailed(
-          Object.keys(query).map((k) => ({
-            in: 'query',
-            path: `/${k}`,
-            message: 'is not a known property',
-          })),
-        );
-      }
-
-      let body: unknown = undefined;
-      if (op.rawBody) {
-        if (!ctx.is(...op.rawBody.contentTypes)) {
-          throw problems.unsupportedMediaType(
-            ctx.get('Content-Type') || undefined,
-            op.rawBody.contentTypes,
-          );
-        }
-        const limit = op.rawBody.limitBytes(services.config);
-        const declared = Number(ctx.get('Content-Length'));
-        if (Number.isFinite(declared) && declared > limit) throw problems.payloadTooLarge(limit);
-      }
-      if (op.body) {
-        body = await readJsonBody(ctx, services.config.bodyLimitBytes);
-        if (body === undefined) {
-          throw problems.validationFailed([
-            { in: 'body', path: '', message: 'a JSON request body is required' },
-          ]);
-        }
-        check(v.body, body);
-      }
-
-      const run = () =>
-        op.handler({
-          params,
-          query,
-          body,
-          principal: principal as Principal,
-          services,
-          db: services.db,
-          requestId: state.requestId,
-          log: state.log,
-          koa: ctx,
-        });
-      const idempotencyKey = ctx.get('Idempotency-Key');
-      const result =
-        op.idempotent && principal && idempotencyKey
-          ? await idempotently(
-              services,
-              op,
-              principal,
-              idempotencyKey,
-              { params, query, body },
-              ctx,
-              run,
-            )
-          : await run();
-      if (ctx.state.replayed) {
-        ctx.status = ctx.state.replayed as number;
-        ctx.body = result;
-        return;
-      }
-
-      if (services.config.validateResponses) {
-        const undocumented = Object.keys(ctx.response.headers).filter(
-          (h) => !GENERIC_HEADERS.has(h) && !documentedHeaders.has(h),
-        );
-        if (undocumented.length > 0) {
-          state.log.error({ operation: op.operationId, undocumented }, 'undocumented header');
-          throw new ApiError({
-            ...problemsInternal(),
-            detail: `${op.operationId} set headers its contract does not declare: ${undocumented.join(', ')}.`,
-          });
-        }
-      }
-      if (services.config.validateResponses && v.response) {
-        const errors = v.response(result);
-        if (errors.length > 0) {
-          state.log.error(
-            { operation: op.operationId, errors },
-            'response does not match its schema',
-          );
-          throw new ApiError({
-            ...problemsInternal(),
-            detail: `Response of ${op.operationId} broke its schema.`,
-          });
-        }
-      }
-      ctx.status = op.success.status;
-      if (op.success.status !== 204) {
-        const types = [op.success.contentType ?? []].flat();
-        if (types[0] && !ctx.response.get('Content-Type')) ctx.type = types[0];
-        ctx.body = result;
-      }
-    });
+  constructor(
+    readonly params: unknown,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly principal: Principal,
+    readonly services: AppServices,
+    private readonly state: RequestState,
+    readonly koa: Context,
+  ) {
+    this.db = services.db;
+    this.requestId = state.requestId;
   }
-  return router;
+
+  get log(): Logger {
+    return this.state.log;
+  }
+}
+
+/** Number of segments of a path: `/v1/workspaces` -> 2 (a trailing slash counts as one more). */
+function segmentCount(path: string): number {
+  let n = 0;
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47) n++;
+  return n;
+}
+
+export interface Routes {
+  /** Every operation in one @koa/router (its `stack` is the route table; 404 and 405 come from it). */
+  router: Router;
+  /** Koa middleware that dispatches a request to its operation. */
+  middleware: Koa.Middleware;
+}
+
+/**
+ * Routes the registry's operations with @koa/router. @koa/router tests a request against every
+ * route's regular expression in turn, so routes are also kept in small routers bucketed by
+ * method and number of path segments (at most 11 routes each instead of all of them): a request
+ * is tried in its bucket first and falls through to the full router, which answers 404 and 405
+ * (with `Allow`). Both hold the same handler functions. bench:api measured the bucketing at
+ * ~4 us less CPU per request.
+ */
+export function buildRoutes(operations: readonly AnyOperation[], services: AppServices): Routes {
+  const router = new Router();
+  const buckets = new Map<string, Router>();
+  for (const op of operations) {
+    const handler = operationHandler(op, services);
+    router[op.method](op.operationId, koaPath(op.path), handler);
+    const key = `${op.method.toUpperCase()} ${segmentCount(op.path)}`;
+    let bucket = buckets.get(key);
+    if (!bucket) buckets.set(key, (bucket = new Router()));
+    bucket[op.method](op.operationId, koaPath(op.path), handler);
+  }
+  const fallback = compose([
+    router.routes() as Koa.Middleware,
+    router.allowedMethods() as Koa.Middleware,
+  ]);
+  const dispatchers = new Map(
+    [...buckets].map(([key, r]) => [key, r.routes() as Koa.Middleware] as const),
+  );
+  return {
+    router,
+    middleware: (ctx, next) => {
+      const bucket = dispatchers.get(`${ctx.method} ${segmentCount(ctx.path)}`);
+      return bucket ? bucket(ctx, () => fallback(ctx, next)) : fallback(ctx, next);
+    },
+  };
+}
+
+/** The Koa handler of one operation. */
+function operationHandler(op: AnyOperation, services: AppServices): Koa.Middleware {
+  const v = compile(op);
+  const documentedHeaders = new Set(
+    [
+      ...Object.keys(op.success.headers ?? {}),
+      ...(op.idempotent ? ['Idempotent-Replayed'] : []),
+    ].map((h) => h.toLowerCase()),
+  );
+  return async (ctx: Context) => {
+    const state = ctx.state as RequestState;
+    const principal = authorize(op, state);
+
+    const params: Record<string, unknown> = { ...ctx.params };
+    check(v.params, params);
+    if (principal && 'workspace_id' in params && params.workspace_id !== principal.workspaceId) {
+      throw problems.notFound(`Workspace ${String(params.workspace_id)}`);
+    }
+
+    const query: Record<string, unknown> = { ...ctx.query };
+    if (v.query) check(v.query, query);
+    else if (Object.keys(query).length > 0) {
+      throw problems.validationFailed(
+        Object.keys(query).map((k) => ({
+          in: 'query',
+          path: `/${k}`,
+          message: 'is not a known property',
+        })),
+      );
+    }
+
+    let body: unknown = undefined;
+    if (op.rawBody) {
+      if (!ctx.is(...op.rawBody.contentTypes)) {
+        throw problems.unsupportedMediaType(
+          ctx.get('Content-Type') || undefined,
+          op.rawBody.contentTypes,
+        );
+      }
+      const limit = op.rawBody.limitBytes(services.config);
+      const declared = Number(ctx.get('Content-Length'));
+      if (Number.isFinite(declared) && declared > limit) throw problems.payloadTooLarge(limit);
+    }
+    if (op.body) {
+      body = await readJsonBody(ctx, services.config.bodyLimitBytes);
+      if (body === undefined) {
+        throw problems.validationFailed([
+          { in: 'body', path: '', message: 'a JSON request body is required' },
+        ]);
+      }
+      check(v.body, body);
+    }
+
+    const run = () =>
+      op.handler(
+        new HandlerContext(params, query, body, principal as Principal, services, state, ctx),
+      );
+    const idempotencyKey = ctx.get('Idempotency-Key');
+    const result =
+      op.idempotent && principal && idempotencyKey
+        ? await idempotently(
+            services,
+            op,
+            principal,
+            idempotencyKey,
+            { params, query, body },
+            ctx,
+            run,
+          )
+        : await run();
+    if (state.replayed) {
+      ctx.status = state.replayed;
+      ctx.body = result;
+      return;
+    }
+
+    if (services.config.validateResponses) {
+      const undocumented = Object.keys(ctx.response.headers).filter(
+        (h) => !GENERIC_HEADERS.has(h) && !documentedHeaders.has(h),
+      );
+      if (undocumented.length > 0) {
+        state.log.error({ operation: op.operationId, undocumented }, 'undocumented header');
+        throw new ApiError({
+          ...problemsInternal(),
+          detail: `${op.operationId} set headers its contract does not declare: ${undocumented.join(', ')}.`,
+        });
+      }
+    }
+    if (services.config.validateResponses && v.response) {
+      const errors = v.response(result);
+      if (errors.length > 0) {
+        state.log.error(
+          { operation: op.operationId, errors },
+          'response does not match its schema',
+        );
+        throw new ApiError({
+          ...problemsInternal(),
+          detail: `Response of ${op.operationId} broke its schema.`,
+        });
+      }
+    }
+    ctx.status = op.success.status;
+    if (op.success.status !== 204) {
+      const types = [op.success.contentType ?? []].flat();
+      if (types[0] && !ctx.response.get('Content-Type')) ctx.type = types[0];
+      ctx.body = result;
+    }
+  };
 }
 
 /**
@@ -253,7 +322,7 @@ async function idempotently(
         );
       }
       ctx.set('Idempotent-Replayed', 'true');
-      ctx.state.replayed = previous.status;
+      (ctx.state as RequestState).replayed = previous.status;
       return previous.response;
     }
     const result = await run();

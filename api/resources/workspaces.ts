@@ -54,8 +54,7 @@ export const listWorkspaces = defineOperation({
     const w = principal.workspace;
     const beyond =
       after !== null &&
-      (after.createdAt < w.createdAt.toISOString() ||
-        (after.createdAt === w.createdAt.toISOString() && after.id <= w.id));
+      (after.createdAt < w.createdAt || (after.createdAt === w.createdAt && after.id <= w.id));
     const items = beyond
       ? []
       : [
@@ -63,8 +62,8 @@ export const listWorkspaces = defineOperation({
             id: w.id,
             name: w.name,
             slug: w.slug,
-            created_at: iso(w.createdAt),
-            updated_at: iso(w.updatedAt),
+            created_at: w.createdAt,
+            updated_at: w.updatedAt,
           },
         ];
     return { items, has_more: false, next_cursor: null };
