@@ -37,7 +37,8 @@
  * queued for a worker slot or a poller, or the round trip to the server).
  *
  * Settings: BENCH_AUDITS (20), BENCH_FILES (100), BENCH_POLL_MS (100), BENCH_TIMEOUT_SECONDS (600),
- * BENCH_LOG_LEVEL (warn). The machine's CPU use just before the measured phase is printed too:
+ * BENCH_LOG_LEVEL (warn), BENCH_WORKER_NODE_ARGS (extra node options for the worker process, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` for a CPU profile of every worker thread). The machine's CPU use just before the measured phase is printed too:
  * everything (PostgreSQL, Temporal, git, API, worker) shares the CPUs with whatever else runs.
  * Note: the dev server's history service reads its transfer queue at most
  * history.transferProcessorMaxPollRPS (20) times a second, which adds ~40 ms to most task
@@ -845,7 +846,12 @@ async function main(): Promise<number> {
       // The production shape: the worker in a process of its own (`npm run worker`).
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', path.join(ROOT, 'worker/main.ts')],
+        [
+          ...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+          '--import',
+          'tsx',
+          path.join(ROOT, 'worker/main.ts'),
+        ],
         {
           cwd: ROOT,
           env: {
@@ -1018,6 +1024,8 @@ async function main(): Promise<number> {
       workflowTask: number;
       waiting: number;
       startDelay: number;
+      toWorkflowStart: number;
+      firstTask: number;
     }
     const rows: Row[] = audits.map((a, i) => {
       const from = Date.parse(a.created_at);
@@ -1045,6 +1053,8 @@ async function main(): Promise<number> {
         workflowTask: withWfts - withActs,
         waiting: e2e - withWfts,
         startDelay: (h.activities[0]?.started ?? NaN) - from,
+        toWorkflowStart: h.workflowStarted - from,
+        firstTask: (h.workflowTasks[0]?.completed ?? NaN) - (h.workflowTasks[0]?.started ?? NaN),
       };
     });
 
@@ -1140,6 +1150,14 @@ async function main(): Promise<number> {
     line(
       'created_at -> first activity start',
       rows.map((r) => r.startDelay),
+    );
+    line(
+      '  of which: created_at -> workflow start',
+      rows.map((r) => r.toWorkflowStart),
+    );
+    line(
+      '  of which: first workflow task',
+      rows.map((r) => r.firstTask),
     );
     console.log(
       `  per task (${allWfts.length} workflow tasks, ${allActs.length} activities; ` +

@@ -158,6 +158,9 @@ export async function startTemporalDevServer(options: {
   // The dev server throttles history task hand-off at 20/s by default, adding ~40 ms to most
   // workflow steps once many audits run at once (measured by bench:audits).
   args.push('--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000');
+  // Eager activity dispatch: an activity a workflow task schedules on its own task queue is
+  // handed back in the task's completion reply, without a trip through matching.
+  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   if (options.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   if (options.dbFile) args.push('--db-filename', options.dbFile);
