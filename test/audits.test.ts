@@ -1,5 +1,6 @@
 /** Audits of real git repositories, run by a real worker on the test Temporal server. */
 import test from 'ava';
+import { Worker } from '@temporalio/worker';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
@@ -134,6 +135,80 @@ test('an audit of the default branch completes every stage and records the resol
   t.deepEqual(
     warnings.body.items.filter((l: any) => l.source !== 'control'),
     [],
+  );
+});
+
+test('stage bookkeeping rides on the work activities: no local activity in a completed audit, each stage logged once', async (t) => {
+  const { done } = await runAudit({
+    repository_id: repositoryId,
+    source_scope: { source_types: ['code', 'cloud'] },
+  });
+  const audit = done.body;
+  t.is(audit.status, 'completed');
+  const byKey = Object.fromEntries(audit.stages.map((s: any) => [s.key, s]));
+  t.like(byKey.cicd, {
+    status: 'skipped',
+    summary: 'not in source_scope.source_types',
+    attempt: 0,
+  });
+  t.like(byKey.changes, { status: 'completed', summary: 'nothing to do', attempt: 1 });
+  t.regex(byKey.reconcile.summary, /; snapshot /, 'the last step appends its summary to the stage');
+  for (const key of ['source', 'inventory', 'code', 'cloud', 'reconcile', 'controls', 'report'])
+    t.like(byKey[key], { status: 'completed', attempt: 1 }, key);
+  // Stages in order of their start: the source step began the audit, the report ended it.
+  const started = audit.stages
+    .filter((s: any) => s.started_at)
+    .sort((a: any, b: any) => Date.parse(a.started_at) - Date.parse(b.started_at));
+  t.is(started[0].key, 'source');
+  t.true(Date.parse(audit.completed_at) >= Date.parse(byKey.report.completed_at));
+
+  const logs = await call(h.app.url, 'GET', `${audits()}/${audit.id}/logs?limit=200`, {
+    token: tenant.token,
+  });
+  const stageLines = logs.body.items
+    .filter((l: any) => l.source === 'stage')
+    .map((l: any) => l.message as string);
+  for (const key of [
+    'source',
+    'inventory',
+    'code',
+    'cloud',
+    'reconcile',
+    'controls',
+    'changes',
+    'report',
+  ]) {
+    t.is(stageLines.filter((m: string) => m === `stage ${key} started`).length, 1, key);
+    t.is(stageLines.filter((m: string) => m.startsWith(`stage ${key} completed`)).length, 1, key);
+  }
+  t.is(stageLines.filter((m: string) => m.startsWith('stage cicd skipped')).length, 1);
+  t.is(stageLines.filter((m: string) => m === 'audit completed').length, 1);
+  t.is(stageLines.filter((m: string) => m === 'audit started').length, 1);
+
+  // The history: work activities only, no local activity (marker) between them; the one local
+  // activity comes after the last step, once the audit is complete (decisions to notify).
+  const client = await h.app.services.temporal.client();
+  const history = await client.workflow.getHandle(audit.workflow_id).fetchHistory();
+  const events = history.events ?? [];
+  const lastStepDone = Math.max(
+    ...events.filter((e) => e.activityTaskCompletedEventAttributes).map((e) => Number(e.eventId)),
+  );
+  const localActivities = events.filter(
+    (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+  );
+  t.true(localActivities.length <= 1);
+  for (const e of localActivities) t.true(Number(e.eventId) > lastStepDone);
+  const activityTypes = events
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter(Boolean);
+  t.deepEqual([...new Set(activityTypes)].sort(), [
+    'acquireSource',
+    'persistArchitecture',
+    'persistControls',
+    'runAgent',
+  ]);
+  await t.notThrowsAsync(
+    Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, history),
   );
 });
 
