@@ -6,13 +6,14 @@
  * process behind.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SourceError } from '../activities/source/errors';
 import {
+  isValidRefName,
   fetchCommit,
   gitTestOverrides,
   listTree,
@@ -275,6 +276,63 @@ test('invalid branch names, refs and shas are invalid_ref', async (t) => {
   for (const commitSha of ['abc', 'F'.repeat(40), `-${'a'.repeat(39)}`, `${shas.main}^`]) {
     const err = await sourceError(t, fetchCommit(request(t, { branchRef: null, commitSha })));
     t.is(err.code, 'invalid_ref', commitSha);
+  }
+});
+
+test('ref names are judged as git check-ref-format judges them', (t) => {
+  const names = [
+    'main',
+    'feature/x',
+    'release/1.2.3',
+    'a.b',
+    'v1.0',
+    'caf\u00e9',
+    'a-b_c+d=e,f',
+    'x@y',
+    '@',
+    'HEAD',
+    'head',
+    '-x',
+    'x-',
+    '.x',
+    'x/.y',
+    'x.',
+    'x/',
+    '/x',
+    'x//y',
+    'a..b',
+    'a.lock',
+    'a/b.lock/c',
+    'a.lockx',
+    'a b',
+    'a\tb',
+    'a\u007fb',
+    'a~1',
+    'a^',
+    'a:b',
+    'a?',
+    'a*',
+    'a[b',
+    'a]b',
+    'a\\b',
+    '@{-1}',
+    'a@{b',
+    'a{b}',
+    'x/@',
+    '@/x',
+  ];
+  for (const name of names) {
+    const asBranch = spawnSync('git', ['check-ref-format', '--branch', name], { encoding: 'utf8' });
+    const gitSaysBranch = asBranch.status === 0 && asBranch.stdout.trim() === name;
+    t.is(
+      isValidRefName(`refs/heads/${name}`, name),
+      gitSaysBranch,
+      `branch ${JSON.stringify(name)}`,
+    );
+    for (const full of [`refs/heads/${name}`, `refs/tags/${name}`, name]) {
+      const gitSaysRef = spawnSync('git', ['check-ref-format', full]).status === 0;
+      t.is(isValidRefName(full, null), gitSaysRef, `ref ${JSON.stringify(full)}`);
+    }
   }
 });
 

@@ -433,6 +433,8 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
     throw new SourceError('invalid_ref', 'a branch or a commit sha is required');
   }
   const ref = req.branchRef === null ? null : precheckRef(req.branchRef);
+  // git's ref-name rules, before anything runs.
+  if (ref !== null) checkRefFormat(ref);
 
   const opts: RunOptions = { workDir: req.workDir, allowLocal: req.allowLocal, deadline };
   const timeout = (stderr: string) =>
@@ -459,11 +461,8 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
     gitDir: false,
   });
 
-  // 4. git's own ref-name rules, now that there is a repository (so `--branch` cannot look
-  //    anywhere else, e.g. for `@{-1}`).
-  if (ref !== null) await checkRefFormat(ref, opts, timeout);
 
-  // 5. The remote. `--` ends the options; the URL cannot start with '-' anyway (step 1). From
+  // 4. The remote. `--` ends the options; the URL cannot start with '-' anyway (step 1). From
   //    here on the URL only lives in the repository's config, never on a command line.
   await local(['remote', 'add', '--', 'origin', req.url]);
 
@@ -494,7 +493,7 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
   };
 
   if (req.commitSha !== null) {
-    // 6a. A commit: ask for it directly (servers that allow any reachable commit, e.g. every
+    // 5a. A commit: ask for it directly (servers that allow any reachable commit, e.g. every
     //     protocol v2 server, send just it) ...
     const sha = req.commitSha;
     let res = await fetch([`+${sha}:${FETCHED_REF}`], true);
@@ -510,19 +509,20 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
       res = await fetch(['+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*'], false);
       if (res.code !== 0) throw failure(res);
     }
-    const present = await runGit(['cat-file', '-e', `${sha}^{commit}`], opts);
+    // Present and a commit, in one process: rev-parse fails for a missing object.
+    const present = await runGit(['rev-parse', '--verify', '--quiet', `${sha}^{commit}`], opts);
     if (present.timedOut) throw timeout(present.stderr);
-    if (present.code !== 0) {
+    const resolved = present.stdout.trim();
+    if (present.code !== 0 || !SHA_RE.test(resolved)) {
       throw new SourceError('commit_not_found', `commit ${sha} does not exist in ${shownUrl}`, {
         url: shownUrl,
         commitSha: sha,
       });
     }
-    const resolved = await revParse(sha, local);
     return { commitSha: resolved, ref };
   }
 
-  // 6b. A branch or a full ref: only its tip, under a local ref name of ours.
+  // 5b. A branch or a full ref: only its tip, under a local ref name of ours.
   const wanted = ref!;
   const spec = [`+${wanted}:${FETCHED_REF}`];
   let res = await fetch(spec, true);
@@ -557,17 +557,6 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
   return { commitSha: sha, ref: wanted };
 }
 
-/** Full 40-hex sha of a commit present in the repository. */
-async function revParse(
-  rev: string,
-  local: (args: string[]) => Promise<GitResult>,
-): Promise<string> {
-  const res = await local(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
-  const sha = res.stdout.trim();
-  if (!SHA_RE.test(sha)) throw new Error(`git rev-parse returned ${JSON.stringify(sha)}`);
-  return sha;
-}
-
 /**
  * String checks of a branch name or full ref, before any git runs: never option-like (a leading
  * '-'), never revision syntax (`@{`, `^`, `~`, `:`...; check-ref-format refuses those too), of a
@@ -587,22 +576,28 @@ function precheckRef(branchRef: string): string {
 }
 
 /**
- * git's own rules: `check-ref-format --branch <name>` for branch names (it also refuses `HEAD`
- * and option-like names), `check-ref-format <ref>` for full refs. The name is a separate argument
- * that cannot start with '-' (precheckRef).
+ * git's ref-name rules (git-check-ref-format(1)), checked here rather than by running
+ * `git check-ref-format`: one process less per audit (spawning is the largest single cost on the
+ * worker's main thread under load, docs/benchmarks.md). test/git-source.test.ts holds this
+ * function to git's own answers for a table of names. A branch name is checked as
+ * `refs/heads/<name>` and must not be `HEAD` or start with '-' (`--branch`).
  */
-async function checkRefFormat(
-  fullRef: string,
-  opts: RunOptions,
-  timeout: (stderr: string) => SourceError,
-): Promise<void> {
+export function isValidRefName(fullRef: string, branch: string | null): boolean {
+  if (branch !== null && (branch === 'HEAD' || branch.startsWith('-'))) return false;
+  if (fullRef === '@' || !fullRef.includes('/')) return false;
+  // Control characters, DEL, space, ~ ^ : ? * [ and backslash; `..` and `@{` anywhere.
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(fullRef)) return false;
+  if (fullRef.includes('..') || fullRef.includes('@{')) return false;
+  if (fullRef.endsWith('.')) return false;
+  // No empty component (leading, trailing or doubled slash); none starts with '.' or ends with '.lock'.
+  return fullRef
+    .split('/')
+    .every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
+function checkRefFormat(fullRef: string): void {
   const branch = fullRef.startsWith('refs/heads/') ? fullRef.slice('refs/heads/'.length) : null;
-  const args =
-    branch !== null ? ['check-ref-format', '--branch', branch] : ['check-ref-format', fullRef];
-  const res = await runGit(args, opts);
-  if (res.timedOut) throw timeout(res.stderr);
-  // `--branch` prints the name it understood: it must be the name given.
-  if (res.code !== 0 || (branch !== null && res.stdout.trim() !== branch)) {
+  if (!isValidRefName(fullRef, branch)) {
     throw new SourceError(
       'invalid_ref',
       `invalid ${branch !== null ? 'branch name' : 'ref'} ${JSON.stringify(branch ?? fullRef)}`,
