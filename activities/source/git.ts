@@ -461,7 +461,6 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
     gitDir: false,
   });
 
-
   // 4. The remote. `--` ends the options; the URL cannot start with '-' anyway (step 1). From
   //    here on the URL only lives in the repository's config, never on a command line.
   await local(['remote', 'add', '--', 'origin', req.url]);
