@@ -23,19 +23,20 @@
  *   polling does not compete with the API and worker sharing this event loop; the timings come
  *   from each audit's own timestamps (getAudit's created_at and completed_at), not from the poll.
  *
- * Overhead method: an audit's end-to-end time is completed_at - created_at (database clock, as
- * getAudit reports them). Its busy time is the UNION of the intervals in which real work ran: each
- * agent run (agent_runs.started_at..completed_at, every attempt) and the `source` stage
- * (audit_stages key 'source', started_at..completed_at, which covers the git fetch and storing
- * the files). Intervals are merged, not summed, because the code, cloud and cicd stages run in
- * parallel. Overhead = end-to-end - busy: queueing before the workflow starts, workflow tasks,
- * task dispatch latency, and the bookkeeping activities (beginAudit, stageStarted, stageFinished,
- * finishAudit), which are not agent runs.
- * To show where the overhead goes, the Temporal history of every measured audit is read as well
- * and each audit's wall time is split, in this priority, into agent/source work, other
- * activities running, workflow tasks running, and waiting (nothing of this audit running: tasks
- * queued for a worker slot or a poller, or the round trip to the server).
- *
+ * Overhead: an audit's end-to-end time is completed_at - created_at (database clock, as getAudit
+ * reports them). The Temporal history of every measured audit is read and each audit's wall time
+ * is split, in this priority, into agent/source work, other activities running, workflow tasks
+ * running, and waiting (nothing of this audit running: before the workflow starts, tasks queued
+ * for a worker slot or a poller, the round trip to the server).
+ * - The target uses the issue's definition: end-to-end minus the time inside activities, i.e.
+ *   workflow tasks (with any local activity they run) plus waiting.
+ * - A stricter figure is printed too ("overhead per audit"): end-to-end minus the UNION of the
+ *   intervals in which agents or the source stage ran (agent_runs.started_at..completed_at, every
+ *   attempt; audit_stages key 'source'), merged rather than summed because code, cloud and cicd
+ *   run in parallel. It also counts as overhead the activities that persist results
+ *   (persistArchitecture, persistControls) and the stage bookkeeping the steps do around their
+ *   agent runs.
+
  * Settings: BENCH_AUDITS (20), BENCH_FILES (100), BENCH_POLL_MS (100), BENCH_TIMEOUT_SECONDS (600),
  * BENCH_LOG_LEVEL (warn), BENCH_WORKER_NODE_ARGS (extra node options for the worker process, e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof` for a CPU profile of every worker thread). The machine's CPU use just before the measured phase is printed too:
@@ -1179,17 +1180,18 @@ async function main(): Promise<number> {
       `target: ${AUDITS} concurrent audits of a ${FILES}-file repository within ${TARGET_WALL_SECONDS} s: ` +
         `${sec(wallMs)}  ${wallOk ? 'PASS' : 'MISS'}`,
     );
-    console.log(
-      `target: orchestration overhead under ${TARGET_OVERHEAD_P50_MS / 1000} s per audit at p50: ` +
-        `${sec(overheadP50)}  ${overheadOk ? 'PASS' : 'MISS'}`,
-    );
-    // The issue's own definition: end-to-end minus time inside activities (any activity, the
+    // The issue's definition: end-to-end minus time inside activities (any activity, the
     // bookkeeping and persisting ones included): what is left is workflow tasks and waiting.
     const outside = rows.map((r) => r.workflowTask + r.waiting);
     const outsideP50 = percentile(outside, 50);
     console.log(
-      `  by the issue's definition (end-to-end minus time inside any activity): p50 ${sec(outsideP50)}  ` +
-        `p95 ${sec(percentile(outside, 95))}  ${outsideP50 < TARGET_OVERHEAD_P50_MS ? 'PASS' : 'MISS'}`,
+      `target: orchestration overhead (end-to-end minus time inside activities) under ${TARGET_OVERHEAD_P50_MS / 1000} s per audit at p50: ` +
+        `${sec(outsideP50)}  (p95 ${sec(percentile(outside, 95))})  ${outsideP50 < TARGET_OVERHEAD_P50_MS ? 'PASS' : 'MISS'}`,
+    );
+    console.log(
+      `  stricter figure, not the target (only agent runs and the source stage count as work, so persisting ` +
+        `the snapshot and findings counts as overhead; "overhead per audit" above): p50 ${sec(overheadP50)}  ` +
+        `${overheadOk ? 'under' : 'over'} ${TARGET_OVERHEAD_P50_MS / 1000} s`,
     );
     if (AUDITS !== 20 || FILES !== 100)
       console.log(
