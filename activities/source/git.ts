@@ -13,11 +13,12 @@
  * - Each fetch has one deadline; on expiry the whole process group of git (ssh, remote helpers,
  *   upload-pack...) is killed before `source_timeout` is thrown.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkRepositoryUrl } from '../../domain/repository-url';
 import { SourceError } from './errors';
+import { killGroup, runCommand, spawnDetached, TailBuffer } from './process-launcher';
 
 export interface FetchRequest {
   /** Repository URL: https://, ssh://, git@host:path; local paths and file:// when allowLocal. */
@@ -182,80 +183,24 @@ function gitConfig(allowLocal: boolean): string[] {
 // Running git
 // ---------------------------------------------------------------------------------------------
 
-/** Process groups of running git commands, killed if this process exits before they do. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    // Negative pid: the whole group (git and the ssh / remote helper / upload-pack it started).
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    try {
-      child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-
 function spawnGit(
   args: string[],
   opts: { workDir: string; allowLocal: boolean; gitDir: boolean; stdin: boolean },
 ): ChildProcess {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const pid of liveGroups) {
-        try {
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    });
-  }
-  const argv = [
+  return spawnDetached('git', gitArgv(args, opts), {
+    cwd: opts.workDir,
+    env: gitEnv(opts.workDir, opts.allowLocal),
+    stdin: opts.stdin,
+  });
+}
+
+function gitArgv(args: string[], opts: { allowLocal: boolean; gitDir: boolean; workDir: string }) {
+  return [
     ...gitConfig(opts.allowLocal),
     // An explicit repository: git never discovers one from the working directory.
     ...(opts.gitDir ? [`--git-dir=${gitDirOf(opts.workDir)}`] : []),
     ...args,
   ];
-  // Argument array, no shell. `detached` makes git the leader of a new process group (so a
-  // timeout can kill everything it started) in a new session without a controlling terminal
-  // (so nothing it starts can open /dev/tty to prompt).
-  const child = spawn('git', argv, {
-    cwd: opts.workDir,
-    env: gitEnv(opts.workDir, opts.allowLocal),
-    stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-    detached: true,
-    windowsHide: true,
-  });
-  if (child.pid !== undefined) {
-    const pid = child.pid;
-    liveGroups.add(pid);
-    child.once('exit', () => liveGroups.delete(pid));
-  }
-  return child;
-}
-
-/** Keeps the last `limit` bytes written to it. */
-class TailBuffer {
-  private chunks: Buffer[] = [];
-  private length = 0;
-  constructor(private readonly limit: number) {}
-  push(chunk: Buffer): void {
-    this.chunks.push(chunk);
-    this.length += chunk.length;
-    while (this.length - (this.chunks[0]?.length ?? 0) >= this.limit && this.chunks.length > 1) {
-      this.length -= this.chunks.shift()!.length;
-    }
-  }
-  toString(): string {
-    const all = Buffer.concat(this.chunks);
-    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8');
-  }
 }
 
 interface GitResult {
@@ -275,69 +220,22 @@ interface RunOptions {
   deadline?: number;
 }
 
-/** Runs one git command to completion, capturing bounded output. */
-function runGit(args: string[], opts: RunOptions): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    if (opts.deadline !== undefined && Date.now() >= opts.deadline) {
-      resolve({ code: null, stdout: '', stderr: '', timedOut: true });
-      return;
-    }
-    const child = spawnGit(args, {
-      workDir: opts.workDir,
-      allowLocal: opts.allowLocal,
-      gitDir: opts.gitDir ?? true,
-      stdin: false,
-    });
-    const stdout = new TailBuffer(STDOUT_LIMIT);
-    const stderr = new TailBuffer(STDERR_LIMIT);
-    child.stdout!.on('data', (c: Buffer) => stdout.push(c));
-    child.stderr!.on('data', (c: Buffer) => stderr.push(c));
-
-    let timedOut = false;
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    let forceClose: NodeJS.Timeout | undefined;
-    const finish = (code: number | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(forceClose);
-      resolve({
-        code,
-        stdout: stdout.toString(),
-        stderr: redact(stderr.toString()),
-        timedOut,
-      });
-    };
-    if (opts.deadline !== undefined) {
-      timer = setTimeout(
-        () => {
-          timedOut = true;
-          killGroup(child);
-        },
-        Math.max(0, opts.deadline - Date.now()),
-      );
-    }
-    child.once('error', (err) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      killGroup(child);
-      reject(err);
-    });
-    child.once('exit', (code) => {
-      // 'close' waits for the pipes, which a stray grandchild could hold open: after a kill,
-      // give up on them after a moment.
-      if (timedOut) {
-        forceClose = setTimeout(() => {
-          child.stdout!.destroy();
-          child.stderr!.destroy();
-          finish(code);
-        }, 2000);
-      }
-    });
-    child.once('close', (code) => finish(code));
+/**
+ * Runs one git command to completion, capturing bounded output. Started by the process launcher
+ * (process-launcher.ts): a fork of this large process costs its main thread milliseconds.
+ */
+async function runGit(args: string[], opts: RunOptions): Promise<GitResult> {
+  const gitDir = opts.gitDir ?? true;
+  const result = await runCommand({
+    command: 'git',
+    argv: gitArgv(args, { allowLocal: opts.allowLocal, gitDir, workDir: opts.workDir }),
+    cwd: opts.workDir,
+    env: gitEnv(opts.workDir, opts.allowLocal),
+    ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
+    stdoutLimit: STDOUT_LIMIT,
+    stderrLimit: STDERR_LIMIT,
   });
+  return { ...result, stderr: redact(result.stderr) };
 }
 
 // ---------------------------------------------------------------------------------------------
