@@ -259,8 +259,10 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
         canonical_key: key,
         kind: kindOf(key),
         name: nameOf(key),
+        // Likewise attributes: a record relating the entity to something else (`pg` connecting
+        // to postgres: engine postgresql) describes the other end, not the entity.
         attributes: mergeAttributes(
-          ev.filter((e) => rep(e.subject_key) === key),
+          ev.filter((e) => rep(e.subject_key) === key && e.object_key === null),
           aliases,
         ),
         confidence: confidence(ev, contradictions.length),

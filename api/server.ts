@@ -1,11 +1,12 @@
 /**
  * Runs the API on a port with graceful shutdown: stop accepting, let in-flight requests finish
- * (up to shutdownTimeoutMs), then close lingering connections.
+ * (up to shutdownTimeoutMs), then close lingering connections. Expects a migrated database.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import type { AppServices } from './services';
+import { ensureCatalog } from '../db/store/controls';
 
 export interface RunningApi {
   url: string;
@@ -18,6 +19,9 @@ export async function startApi(
   port: number,
   host: string,
 ): Promise<RunningApi> {
+  // Reference data the API serves: the built-in control catalog of this version (idempotent), so
+  // that reads never write.
+  await ensureCatalog(services.db);
   const app = createApp(services);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

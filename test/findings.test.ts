@@ -93,6 +93,19 @@ const EXPECTED: Record<string, string> = {
 };
 
 test.serial(
+  'the control catalog is served before any audit ran, and listing it writes nothing',
+  async (t) => {
+    const { db } = h.app.services;
+    t.is(Number((await db('audits').count('* as n'))[0]!.n), 0, 'no audit yet');
+    const before = Number((await db('controls').count('* as n'))[0]!.n);
+    const catalog = (await get(a, '/controls?limit=200')).body.items as any[];
+    t.is(catalog.length, CONTROLS.length);
+    t.true(catalog.every((c) => c.catalog_version === CONTROL_CATALOG_VERSION));
+    t.is(Number((await db('controls').count('* as n'))[0]!.n), before);
+  },
+);
+
+test.serial(
   'findings follow the code: stable across unchanged audits, resolved by a fix, reopened by a regression, accepted_risk kept',
   async (t) => {
     // First audit: one assessment per catalog control with the verdict the fixture calls for.

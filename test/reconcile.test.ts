@@ -223,3 +223,38 @@ test('compose and Kubernetes disagreeing on the container port is a contradictio
   const agreed = (await graphOf(3000)).entities.find((e) => e.canonical_key === 'service:web')!;
   t.deepEqual(agreed.contradictions, []);
 });
+
+test("a service's attributes come from statements about it, not from its connections (a client library's engine is the datastore's)", (t) => {
+  const evidence = [
+    ev({
+      source_type: 'code',
+      evidence_kind: 'unit-declared',
+      subject_key: 'service:orders',
+      attributes: { dir: 'services/orders', language: 'typescript' },
+    }),
+    ev({
+      source_type: 'cloud',
+      evidence_kind: 'datastore-declared',
+      subject_key: 'datastore:db',
+      attributes: { engine: 'postgresql', engine_version: '16' },
+    }),
+    ev({
+      source_type: 'code',
+      evidence_kind: 'client-library',
+      subject_key: 'service:orders',
+      relationship_kind: 'connects_to',
+      object_key: 'datastore:db',
+      attributes: { library: 'pg', engine: 'postgresql' },
+    }),
+  ];
+  const graph = reconcile(evidence);
+  const orders = graph.entities.find((e) => e.canonical_key === 'service:orders')!;
+  t.like(orders.attributes, { dir: 'services/orders', language: 'typescript' });
+  t.false('engine' in orders.attributes, JSON.stringify(orders.attributes));
+  t.false('library' in orders.attributes);
+  const db = graph.entities.find((e) => e.canonical_key === 'datastore:db')!;
+  t.like(db.attributes, { engine: 'postgresql', engine_version: '16' });
+  // The connection keeps what its record says.
+  const edge = graph.relationships.find((r) => r.kind === 'connects_to')!;
+  t.like(edge, { source_key: 'service:orders', target_key: 'datastore:db' });
+});

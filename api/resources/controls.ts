@@ -6,7 +6,6 @@ import {
   assessmentsQuery,
   auditFindingsQuery,
   controlsQuery,
-  ensureCatalog,
   findFinding,
   findingsQuery,
   isObservedByLatestAudit,
@@ -119,7 +118,7 @@ export const listControls = defineOperation({
   query: PageQuery,
   success: { status: 200, description: 'A page of controls.', schema: ControlPage },
   handler: async ({ db, query }) => {
-    await ensureCatalog(db);
+    // The catalog rows are written when the API starts (startApi) and by every audit.
     const page = await keysetPage<ControlRow>(
       controlsQuery(db, CONTROL_CATALOG_VERSION),
       'controls',
