@@ -40,6 +40,8 @@ export interface Config {
   scheduleMissedGraceSeconds: number;
   /** Consecutive failed dispatches after which a schedule's state becomes `error`. */
   scheduleMaxFailures: number;
+  /** Events in a decision workflow's history after which it continues as new. */
+  decisionHistoryLimit: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -90,5 +92,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retentionSweepIntervalMinutes: int(env, 'RETENTION_SWEEP_INTERVAL_MINUTES', 60, 1),
     scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
     scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
+    decisionHistoryLimit: int(env, 'DECISION_HISTORY_LIMIT', 10_000, 100),
   };
 }

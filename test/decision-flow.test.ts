@@ -237,3 +237,54 @@ test('the review wait survives a killed worker: reminders while waiting, the app
     await stopProcess(worker, 'SIGTERM');
   }
 });
+
+test('a long review continues as new before its history grows too long, and the decision carries on in the new run', async (t) => {
+  const h = await startAuditHarness({ config: { decisionHistoryLimit: 40 } });
+  harnesses.push(h);
+  const w = await decisionWorld(h);
+  worlds.push(w);
+  await setPolicy(h.app.services.db, w.tenant.workspaceId, { reminder_interval_seconds: 1 });
+  const created = await propose(w);
+  t.is(created.status, 201, created.text);
+  const id = created.body.id;
+  t.is((await move(w, id, 'in_review', w.proposer.token)).status, 200);
+
+  // Reminders add events until the run continues as new.
+  const client = await h.app.services.temporal.client();
+  const handle = client.workflow.getHandle(`decision-${id}`);
+  const firstRunId = (await handle.describe()).runId;
+  const deadline = Date.now() + 30_000;
+  while ((await handle.describe()).runId === firstRunId && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 250));
+  const latest = await handle.describe();
+  t.not(latest.runId, firstRunId, 'a new run');
+  t.is(latest.status.name, 'RUNNING');
+  const first = await client.workflow.getHandle(`decision-${id}`, firstRunId).describe();
+  t.is(first.status.name, 'CONTINUED_AS_NEW');
+  t.true(first.historyLength < 60, `the first run stopped near the limit: ${first.historyLength}`);
+
+  // The new run holds the state and keeps reminding; moves go to it.
+  t.deepEqual(await handle.query(stateQuery), {
+    status: 'in_review',
+    reviewRound: 1,
+    votedThisRound: [],
+  });
+  const remindersOf = async () => {
+    const feed = await call(h.app.url, 'GET', `${w.ws}/activity?limit=200`, {
+      token: w.tenant.token,
+    });
+    return feed.body.items.filter(
+      (i: any) => i.action === 'decision.review_reminder' && i.resource_id === id,
+    ).length;
+  };
+  const before = await remindersOf();
+  await new Promise((r) => setTimeout(r, 2500));
+  t.true((await remindersOf()) > before, 'reminders go on in the new run');
+  const approved = await move(w, id, 'approved', w.bob.token, { selected_option_id: 'dynamo' });
+  t.is(approved.status, 200, approved.text);
+  t.like(approved.body, { status: 'approved', selected_option_id: 'dynamo' });
+  const implemented = await move(w, id, 'implemented', w.proposer.token);
+  t.is(implemented.status, 200, implemented.text);
+  t.like((await getDecision(w, id)).body, { status: 'implemented' });
+  t.like(await handle.query(stateQuery), { status: 'implemented', reviewRound: 1 });
+});

@@ -9,15 +9,19 @@
  */
 import {
   ActivityFailure,
+  allHandlersFinished,
   ApplicationFailure,
   condition,
+  continueAsNew,
   currentUpdateInfo,
   defineQuery,
   defineSignal,
   defineUpdate,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { DecisionActivities, TransitionRequest } from '../activities/decision';
 import { checkMove, TERMINAL, type DecisionStatus } from '../domain/decisions';
@@ -28,6 +32,14 @@ export interface DecisionWorkflowInput {
   decisionId: string;
   createdBy: string;
   optionIds: string[];
+  /** The state a run that continued as new handed over. */
+  resume?: { status: DecisionStatus; reviewRound: number; votedThisRound: string[] };
+  /**
+   * Continue as new once the history holds this many events (or the server suggests it). A
+   * decision can wait for months: every snapshot of its repository while it is implemented, and
+   * every reminder while it is in review, adds events. Default 10,000.
+   */
+  historyLimit?: number;
 }
 
 export interface TransitionResult {
@@ -53,9 +65,9 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
   });
 
-  let status = 'proposed' as DecisionStatus;
-  let reviewRound = 0;
-  let voted: string[] = [];
+  let status = input.resume?.status ?? ('proposed' as DecisionStatus);
+  let reviewRound = input.resume?.reviewRound ?? 0;
+  let voted: string[] = [...(input.resume?.votedThisRound ?? [])];
   let snapshotsPending = 0;
   let busy = false;
 
@@ -117,13 +129,30 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
     status = 'superseded';
   });
 
+  /**
+   * A long wait continues as new before its history grows too long, carrying the state over
+   * (once no move is being applied). Runs started before this existed replay without it.
+   */
+  const maybeContinueAsNew = async (): Promise<void> => {
+    if (!patched('decision-continue-as-new')) return;
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < (input.historyLimit ?? 10_000)) return;
+    await condition(() => !busy && allHandlersFinished());
+    await continueAsNew<typeof DecisionWorkflow>({
+      ...input,
+      resume: { status, reviewRound, votedThisRound: [...voted] },
+    });
+  };
+
   for (;;) {
     if (TERMINAL.includes(status)) return status;
+    await maybeContinueAsNew();
     if (status === 'in_review') {
       const round = reviewRound;
       const { reminderSeconds } = await act.decisionReviewPolicy(input.decisionId);
       const stillWaiting = () => status === 'in_review' && reviewRound === round;
       while (stillWaiting()) {
+        await maybeContinueAsNew();
         const moved = await condition(() => !stillWaiting(), `${reminderSeconds} seconds`);
         if (!moved && !busy) await act.recordDecisionReminder(input.decisionId, round);
       }

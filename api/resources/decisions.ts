@@ -363,6 +363,7 @@ export const proposeDecision = defineOperation({
         decisionId: id,
         createdBy: principal.memberId,
         optionIds: body.options.map((o) => o.id),
+        historyLimit: services.config.decisionHistoryLimit,
       };
       try {
         const client = await services.temporal.client();
