@@ -97,21 +97,45 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   const log = (auditId: string, entry: LogInput) => appendLog(db, auditId, entry);
 
   /**
+   * Moves a stage and writes its log line in one statement (one round trip: marks run in every
+   * step, and the worker's main thread waits on each). Returns whether the stage moved.
+   */
+  const moveStage = async (
+    auditId: string,
+    key: StageKeyName,
+    from: string[],
+    set: string,
+    setBindings: Knex.RawBinding[],
+    line: { level: LogInput['level']; message: string },
+  ): Promise<boolean> => {
+    const result = await db.raw<{ rows: unknown[] }>(
+      `WITH moved AS (
+         UPDATE audit_stages SET ${set}
+          WHERE audit_id = ? AND key = ? AND status = ANY(?::text[])
+         RETURNING 1
+       )
+       INSERT INTO audit_logs (audit_id, level, source, message)
+       SELECT ?, ?, 'stage', ? FROM moved
+       RETURNING seq`,
+      [...setBindings, auditId, key, from, auditId, line.level, line.message],
+    );
+    return result.rows.length > 0;
+  };
+
+  /**
    * Marks a pending stage running. Stages move pending -> running -> ended once: a retried step
    * that marks them again changes and logs nothing.
    */
   const markStarted = async (auditId: string, key: StageKeyName): Promise<void> => {
-    const changed = await db('audit_stages')
-      .where({ audit_id: auditId, key, status: 'pending' })
-      .update({
-        status: 'running',
-        started_at: db.fn.now(),
-        completed_at: null,
-        error_code: null,
-        attempt: db.raw('attempt + 1'),
-      });
-    if (changed > 0)
-      await log(auditId, { level: 'info', source: 'stage', message: `stage ${key} started` });
+    await moveStage(
+      auditId,
+      key,
+      ['pending'],
+      `status = 'running', started_at = now(), completed_at = NULL, error_code = NULL,
+       attempt = attempt + 1`,
+      [],
+      { level: 'info', message: `stage ${key} started` },
+    );
   };
 
   /**
@@ -119,20 +143,17 @@ export function createAuditActivities(deps: AuditActivityDeps) {
    * changes nothing, and a step finishing after the audit was cancelled cannot undo `cancelled`.
    */
   const markFinished = async (auditId: string, key: StageKeyName, outcome: StageEnd) => {
-    const changed = await db('audit_stages')
-      .where({ audit_id: auditId, key })
-      .whereIn('status', ['pending', 'running'])
-      .update({
-        status: outcome.status,
-        summary: outcome.summary,
-        error_code: outcome.errorCode,
-        completed_at: db.fn.now(),
-      });
-    if (changed === 0) return;
     const level =
       outcome.status === 'failed' ? 'error' : outcome.status === 'completed' ? 'info' : 'warning';
     const message = `stage ${key} ${outcome.status}${outcome.errorCode ? ` (${outcome.errorCode})` : ''}${outcome.summary ? `: ${outcome.summary}` : ''}`;
-    await log(auditId, { level, source: 'stage', message });
+    await moveStage(
+      auditId,
+      key,
+      ['pending', 'running'],
+      'status = ?, summary = ?, error_code = ?, completed_at = now()',
+      [outcome.status, outcome.summary, outcome.errorCode],
+      { level, message },
+    );
   };
 
   /** Applies stage marks in order; `own` is the summary of the step that just succeeded. */
@@ -459,7 +480,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
 
         const fresh = await getAuditById(db, auditId);
         const gaps = [
-          ...fresh.coverage_gaps.filter((g) => g.kind !== 'source_type' && g.kind !== 'truncated'),
+          // The gaps this step writes are written afresh (a retried attempt must not repeat them).
+          ...fresh.coverage_gaps.filter(
+            (g) => !['source_type', 'truncated', 'large_files'].includes(g.kind as string),
+          ),
         ];
         for (const type of requestedTypes(fresh)) {
           if (!bySourceType[type])
