@@ -66,6 +66,23 @@ test('only the tail of the output is kept', async (t) => {
   t.true(r.stdout.endsWith('99999\n100000\n'));
 });
 
+test('all of stdout comes back as bytes when asked, within its bound', async (t) => {
+  const whole = await runCommand(
+    request('printf', ['a\\0b\\377\\0'], { stdoutLimit: 0, wholeStdoutLimit: 1024 }),
+  );
+  t.like(whole, { code: 0, overflow: false, stdout: '' });
+  t.deepEqual([...Buffer.from(whole.stdoutBytes!)], [0x61, 0, 0x62, 0xff, 0]);
+  const big = await runCommand(
+    request('seq', ['1', '100000'], { stdoutLimit: 0, wholeStdoutLimit: 10 * 1024 * 1024 }),
+  );
+  t.is(Buffer.from(big.stdoutBytes!).toString().split('\n').length, 100001);
+  const over = await runCommand(
+    request('seq', ['1', '100000'], { stdoutLimit: 0, wholeStdoutLimit: 1000 }),
+  );
+  t.true(over.overflow);
+  t.is(over.stdoutBytes!.length, 0);
+});
+
 test('a deadline kills the whole process group of the command', async (t) => {
   const marker = `${(Math.random() * 1000 + 100).toFixed(3)}`;
   const started = Date.now();

@@ -64,6 +64,8 @@ const MAX_REF_LENGTH = 1024;
 const STDERR_LIMIT = 4096;
 /** Bound on stdout of the small commands whose output is read as a whole (rev-parse...). */
 const STDOUT_LIMIT = 64 * 1024;
+/** Bound on a commit's tree listing (ls-tree -r -l -z: ~100 bytes per file; ~2.5M files). */
+const TREE_LISTING_LIMIT = 256 * 1024 * 1024;
 /** The fetched commit is kept under this local ref (never a name chosen by the tenant). */
 const FETCHED_REF = 'refs/archaudit/fetched';
 
@@ -514,38 +516,30 @@ export async function listTree(workDir: string, commitSha: string): Promise<Tree
       commitSha,
     });
   }
-  // No network here: allowLocal only selects transports, which ls-tree does not use.
-  const child = spawnGit(['ls-tree', '-r', '-l', '-z', '--full-tree', `${commitSha}^{commit}`], {
-    workDir,
-    allowLocal: false,
-    gitDir: true,
-    stdin: false,
+  // No network here: allowLocal only selects transports, which ls-tree does not use. Started by
+  // the launcher; the listing comes back whole (bounded) and is parsed here.
+  const res = await runCommand({
+    command: 'git',
+    argv: gitArgv(['ls-tree', '-r', '-l', '-z', '--full-tree', `${commitSha}^{commit}`], {
+      allowLocal: false,
+      gitDir: true,
+      workDir,
+    }),
+    cwd: workDir,
+    env: gitEnv(workDir, false),
+    stdoutLimit: 0,
+    stderrLimit: STDERR_LIMIT,
+    wholeStdoutLimit: TREE_LISTING_LIMIT,
   });
-  const stderr = new TailBuffer(STDERR_LIMIT);
-  child.stderr!.on('data', (c: Buffer) => stderr.push(c));
-  const closed = waitClose(child);
-  const entries: TreeEntry[] = [];
-  try {
-    // Records are NUL-terminated: "<mode> SP <type> SP <oid> SP+ <size> TAB <path>".
-    let rest: Buffer = Buffer.alloc(0);
-    for await (const chunk of child.stdout! as AsyncIterable<Buffer>) {
-      let data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
-      let nul: number;
-      while ((nul = data.indexOf(0)) >= 0) {
-        entries.push(parseTreeRecord(data.subarray(0, nul)));
-        data = data.subarray(nul + 1);
-      }
-      rest = Buffer.from(data);
-    }
-    if (rest.length > 0) throw new Error('git ls-tree output ended in the middle of a record');
-  } catch (err) {
-    killGroup(child);
-    await closed;
-    throw err;
+  if (res.overflow) {
+    throw new SourceError(
+      'source_too_large',
+      `the commit's tree listing is over ${TREE_LISTING_LIMIT} bytes`,
+      { commitSha },
+    );
   }
-  const code = await closed;
-  if (code !== 0) {
-    const text = redact(stderr.toString());
+  if (res.code !== 0) {
+    const text = redact(res.stderr);
     if (/not a valid object name|not a tree object|bad object/i.test(text)) {
       throw new SourceError('commit_not_found', `commit ${commitSha} is not in the repository`, {
         commitSha,
@@ -553,6 +547,15 @@ export async function listTree(workDir: string, commitSha: string): Promise<Tree
     }
     throw new Error(`git ls-tree failed: ${summarize(text)}`);
   }
+  // Records are NUL-terminated: "<mode> SP <type> SP <oid> SP+ <size> TAB <path>".
+  const data = Buffer.from(res.stdoutBytes!);
+  const entries: TreeEntry[] = [];
+  let start = 0;
+  for (let nul = data.indexOf(0); nul >= 0; nul = data.indexOf(0, start)) {
+    entries.push(parseTreeRecord(data.subarray(start, nul)));
+    start = nul + 1;
+  }
+  if (start !== data.length) throw new Error('git ls-tree output ended in the middle of a record');
   return entries;
 }
 

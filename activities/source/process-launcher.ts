@@ -6,10 +6,10 @@
  * the workflow thread, the Temporal core), so each `spawn` stopped its main thread for 5-19 ms:
  * the largest single cost on the worker's main thread with 20 audits running
  * (docs/benchmarks.md), and a pause for every heartbeat and workflow task waiting behind it. So
- * the short commands (init, remote, fetch, rev-parse) are started by a small helper process of
- * this module (process-launcher-child.ts, forked once, ~60 MB), whose forks are cheap; their
- * output comes back over IPC. Commands whose output is streamed (ls-tree, cat-file --batch) are
- * spawned here with spawnDetached.
+ * the commands of source acquisition (init, remote, fetch, rev-parse, ls-tree) are started by a
+ * small helper process of this module (process-launcher-child.ts, forked once, ~60 MB), whose
+ * forks are cheap; their output comes back over IPC. `cat-file --batch`, which we feed and read
+ * as a stream, is spawned here with spawnDetached.
  *
  * Either way a command runs in a process group of its own (detached: a new session, no
  * controlling terminal) so that a deadline kills everything it started, and every group still
@@ -28,11 +28,19 @@ export interface RunRequest {
   /** Tail of stdout / stderr kept, in bytes. */
   stdoutLimit: number;
   stderrLimit: number;
+  /**
+   * Keep all of stdout, as bytes (`stdoutBytes`), up to this many; past it the command is killed
+   * and `overflow` is set. Without it only the tail is kept, as text.
+   */
+  wholeStdoutLimit?: number;
 }
 
 export interface RunResult {
   code: number | null;
   stdout: string;
+  /** All of stdout, when the request set wholeStdoutLimit. */
+  stdoutBytes?: Uint8Array;
+  overflow?: boolean;
   stderr: string;
   timedOut: boolean;
 }
@@ -130,7 +138,19 @@ export function runHere(req: RunRequest): Promise<RunResult> {
     });
     const stdout = new TailBuffer(req.stdoutLimit);
     const stderr = new TailBuffer(req.stderrLimit);
-    child.stdout!.on('data', (c: Buffer) => stdout.push(c));
+    const whole: Buffer[] = [];
+    let wholeLength = 0;
+    let overflow = false;
+    child.stdout!.on('data', (c: Buffer) => {
+      if (req.wholeStdoutLimit === undefined) return stdout.push(c);
+      if (overflow) return;
+      wholeLength += c.length;
+      if (wholeLength > req.wholeStdoutLimit) {
+        overflow = true;
+        whole.length = 0;
+        killGroup(child);
+      } else whole.push(c);
+    });
     child.stderr!.on('data', (c: Buffer) => stderr.push(c));
 
     let timedOut = false;
@@ -142,7 +162,15 @@ export function runHere(req: RunRequest): Promise<RunResult> {
       settled = true;
       clearTimeout(timer);
       clearTimeout(forceClose);
-      resolve({ code, stdout: stdout.toString(), stderr: stderr.toString(), timedOut });
+      resolve({
+        code,
+        stdout: req.wholeStdoutLimit === undefined ? stdout.toString() : '',
+        ...(req.wholeStdoutLimit === undefined
+          ? {}
+          : { stdoutBytes: Buffer.concat(whole), overflow }),
+        stderr: stderr.toString(),
+        timedOut,
+      });
     };
     if (req.deadline !== undefined) {
       timer = setTimeout(
