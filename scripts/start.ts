@@ -26,6 +26,7 @@ import { ensureRetentionSchedule } from '../platform/retention-schedule';
 import { ensureDemoRepo } from '../platform/demo-repo';
 import { createServices } from '../api/services';
 import { startApi, type RunningApi } from '../api/server';
+import { closeAnalysisPool } from '../analysis/pool';
 import { createWorker } from '../worker/create';
 import { onShutdown } from '../platform/shutdown';
 
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
       worker.shutdown();
       await running;
       await workerConnection.close();
+      await closeAnalysisPool();
     });
 
     const temporal = new TemporalGateway(temporalAddress, config.temporalNamespace);

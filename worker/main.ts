@@ -6,6 +6,7 @@ import { createWorker } from './create';
 import { Client, Connection } from '@temporalio/client';
 import { ensureRetentionSchedule } from '../platform/retention-schedule';
 import { ensureSearchAttributes } from '../platform/temporal';
+import { closeAnalysisPool } from '../analysis/pool';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
   // Worker.run() handles SIGINT/SIGTERM itself: it stops polling and drains running tasks.
   await worker.run();
   await connection.close();
+  await closeAnalysisPool();
   await db.destroy();
   log.info('worker stopped');
 }

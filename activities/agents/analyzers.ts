@@ -1,13 +1,12 @@
 /**
  * The architecture agents: one analyzer per source type (pure functions over the audit's files,
- * emitting evidence), and the reconciler that merges their evidence into one graph.
+ * emitting evidence), and the reconciler that merges their evidence into one graph. The
+ * analysis itself runs in the analysis pool's threads (analysis/pool.ts).
  */
 import type { Agent, AgentInput, AgentResult } from './types';
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../../analysis/evidence';
-import { reconcile, type StoredEvidence } from '../../analysis/reconcile';
-import { analyzeCode } from '../../analysis/code';
-import { analyzeCloud } from '../../analysis/cloud';
-import { analyzeCicd } from '../../analysis/cicd';
+import type { StoredEvidence } from '../../analysis/reconcile';
+import { runInPool } from '../../analysis/pool';
 
 /**
  * Files as text. Binary files (a NUL in the first 8 KiB) and files too large to have been read
@@ -41,11 +40,18 @@ async function readText(input: AgentInput): Promise<{ files: SourceFile[]; gaps:
   return { files, gaps };
 }
 
-function analyzer(
-  key: string,
+/** The analyzer of a source type, run in the analysis pool (off the main thread). */
+async function analyzeInPool(
   stage: 'code' | 'cloud' | 'cicd',
-  run: (files: SourceFile[]) => Promise<AnalyzerOutput>,
-): Agent {
+  files: SourceFile[],
+  signal: AbortSignal,
+): Promise<AnalyzerOutput> {
+  const result = await runInPool({ kind: stage, files }, signal);
+  if (result.kind === 'reconcile') throw new Error('the analysis pool answered another task');
+  return result.output;
+}
+
+function analyzer(key: string, stage: 'code' | 'cloud' | 'cicd'): Agent {
   return {
     key,
     version: '2',
@@ -57,7 +63,7 @@ function analyzer(
     cacheable: true,
     async run(input: AgentInput): Promise<AgentResult> {
       const { files, gaps: unread } = await readText(input);
-      const analyzed = await run(files);
+      const analyzed = await analyzeInPool(stage, files, input.signal);
       const output = { evidence: analyzed.evidence, gaps: [...unread, ...analyzed.gaps] };
       for (const gap of output.gaps)
         await input.log('warning', `${gap.path}: ${gap.message}`, { reason: gap.reason });
@@ -73,9 +79,9 @@ function analyzer(
   };
 }
 
-export const codeAnalyzer = analyzer('code-analyzer', 'code', analyzeCode);
-export const cloudAnalyzer = analyzer('cloud-analyzer', 'cloud', analyzeCloud);
-export const cicdAnalyzer = analyzer('cicd-analyzer', 'cicd', analyzeCicd);
+export const codeAnalyzer = analyzer('code-analyzer', 'code');
+export const cloudAnalyzer = analyzer('cloud-analyzer', 'cloud');
+export const cicdAnalyzer = analyzer('cicd-analyzer', 'cicd');
 
 /** Evidence carries local ids (`e<n>`) inside artifacts; the snapshot gives them uuids. */
 export const reconcileAgent: Agent = {
@@ -87,7 +93,7 @@ export const reconcileAgent: Agent = {
   costKind: 'analysis',
   input: 'all',
   cacheable: false,
-  async run({ priorArtifacts }: AgentInput): Promise<AgentResult> {
+  async run({ priorArtifacts, signal }: AgentInput): Promise<AgentResult> {
     const prior = await priorArtifacts();
     const evidence: StoredEvidence[] = [];
     const gaps: unknown[] = [];
@@ -98,7 +104,9 @@ export const reconcileAgent: Agent = {
         evidence.push({ ...e, id: `e${evidence.length}` });
       gaps.push(...((p.artifact.gaps as unknown[]) ?? []));
     }
-    const graph = reconcile(evidence);
+    const result = await runInPool({ kind: 'reconcile', evidence }, signal);
+    if (result.kind !== 'reconcile') throw new Error('the analysis pool answered another task');
+    const graph = result.output;
     return {
       kind: 'architecture-graph',
       title: 'Reconciled architecture graph',

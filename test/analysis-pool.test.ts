@@ -1,0 +1,54 @@
+/**
+ * The analysis pool (analysis/pool.ts): analyzers and reconcile run in worker threads, not on the
+ * main thread, and answer exactly what they answer when called directly.
+ */
+import test from 'ava';
+import { isMainThread, threadId } from 'node:worker_threads';
+import { analysisThreads, runInPool } from '../analysis/pool';
+import { analyzeCode } from '../analysis/code';
+import { analyzeCloud } from '../analysis/cloud';
+import { analyzeCicd } from '../analysis/cicd';
+import { reconcile, type StoredEvidence } from '../analysis/reconcile';
+import { classifyPath } from '../domain/classify';
+import type { SourceFile } from '../analysis/evidence';
+import { polyglotFiles } from './fixtures/polyglot';
+
+const files = Object.entries(polyglotFiles()).map(([path, text]) => ({ path, text }));
+const ofType = (type: string): SourceFile[] =>
+  files.filter((f) => classifyPath(f.path, f.text.slice(0, 4096)) === type);
+
+test('each analyzer answers in a pool thread what it answers when called here', async (t) => {
+  const direct = { code: analyzeCode, cloud: analyzeCloud, cicd: analyzeCicd } as const;
+  const evidence: StoredEvidence[] = [];
+  for (const kind of ['code', 'cloud', 'cicd'] as const) {
+    const input = ofType(kind);
+    t.true(input.length > 0, kind);
+    const pooled = await runInPool({ kind, files: input });
+    t.is(pooled.kind, kind);
+    t.not(pooled.threadId, threadId, `${kind} ran in another thread`);
+    const here = await direct[kind](input);
+    t.deepEqual(pooled.output, here, kind);
+    if (pooled.kind !== 'reconcile')
+      for (const e of pooled.output.evidence) evidence.push({ ...e, id: `e${evidence.length}` });
+  }
+  const graph = await runInPool({ kind: 'reconcile', evidence });
+  t.is(graph.kind, 'reconcile');
+  t.deepEqual(graph.output, reconcile(evidence));
+  t.true(isMainThread);
+});
+
+test('an aborted task rejects', async (t) => {
+  const controller = new AbortController();
+  const running = runInPool({ kind: 'code', files: ofType('code') }, controller.signal);
+  controller.abort();
+  await t.throwsAsync(running, { name: 'AbortError' });
+  // The pool keeps serving.
+  t.is((await runInPool({ kind: 'cicd', files: ofType('cicd') })).kind, 'cicd');
+});
+
+test('ANALYSIS_THREADS: at least one thread, a bad value is refused', (t) => {
+  t.is(analysisThreads({ ANALYSIS_THREADS: '3' }), 3);
+  t.true(analysisThreads({}) >= 1);
+  t.throws(() => analysisThreads({ ANALYSIS_THREADS: '0' }), { message: /ANALYSIS_THREADS/ });
+  t.throws(() => analysisThreads({ ANALYSIS_THREADS: 'two' }), { message: /ANALYSIS_THREADS/ });
+});
