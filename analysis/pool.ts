@@ -6,9 +6,9 @@
  * stop everything else the process does: activity heartbeats, the workflow tasks of every other
  * audit (whose timeout is 10 s), database replies. In the pool the main thread stays free.
  *
- * Threads: ANALYSIS_THREADS, by default one less than the CPUs available (at least one). A thread
- * idle for a minute ends; the next task starts one again (~0.5 s). Input and output are copied
- * between threads (structured clone).
+ * Threads: ANALYSIS_THREADS, by default one less than the CPUs available, from 1 to 4 (each thread
+ * holds ~100 MB: its own V8 heap and loaded modules). A thread idle for a minute ends; the next
+ * task starts one again (~0.5 s). Input and output are copied between threads (structured clone).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +25,7 @@ export function analysisThreads(env: NodeJS.ProcessEnv = process.env): number {
       throw new Error(`ANALYSIS_THREADS must be an integer >= 1, got ${JSON.stringify(raw)}`);
     return n;
   }
-  return Math.max(1, os.availableParallelism() - 1);
+  return Math.min(4, Math.max(1, os.availableParallelism() - 1));
 }
 
 function thePool(): Piscina {
