@@ -26,6 +26,10 @@ RUN npm ci --omit=dev && npm cache clean --force
 
 COPY . .
 
+# The workflow code, bundled once here: a worker then starts without running the bundler.
+RUN npm run --silent bundle:workflows -- /app/dist/workflow-bundle.js
+ENV WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+
 # DATA_DIR (blobs) is shared by the API and the worker through a volume mounted here; a new
 # named volume takes this folder's owner, so the unprivileged user can write to it.
 RUN mkdir -p /data && chown node:node /data

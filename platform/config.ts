@@ -42,6 +42,8 @@ export interface Config {
   scheduleMaxFailures: number;
   /** Events in a decision workflow's history after which it continues as new. */
   decisionHistoryLimit: number;
+  /** A pre-built workflow bundle (npm run bundle:workflows); unset: bundled at worker start. */
+  workflowBundlePath: string | undefined;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -93,5 +95,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
     scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
     decisionHistoryLimit: int(env, 'DECISION_HISTORY_LIMIT', 10_000, 100),
+    workflowBundlePath: env.WORKFLOW_BUNDLE || undefined,
   };
 }

@@ -4,7 +4,10 @@
  * whose criterion is unmet staying implemented until a later snapshot meets it); the review
  * wait surviving a killed worker, with reminders in the activity feed.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { spawnWorker, stopProcess } from './helpers/worker-process';
+import { buildWorkflowBundle } from '../worker/bundle';
 import test from 'ava';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { call } from './helpers/http';
@@ -173,7 +176,7 @@ test('proposed -> in_review -> approved -> implemented -> verified by the next s
   t.true(brief.body.markdown.includes('| implemented | verified | system |'));
 });
 
-test('the review wait survives a killed worker: reminders while waiting, the approval lands on the new worker', async (t) => {
+test('the review wait survives a killed worker: reminders while waiting, the approval lands on the new worker (started from the workflow bundle)', async (t) => {
   const h = await startAuditHarness({ worker: false });
   harnesses.push(h);
   let worker = await spawnWorker(h);
@@ -207,9 +210,11 @@ test('the review wait survives a killed worker: reminders while waiting, the app
     await stopProcess(worker, 'SIGKILL');
     // The approval is asked for while no worker runs; it lands once one is back.
     const approving = move(w, id, 'approved', w.bob.token, { selected_option_id: 'dynamo' });
-    await new Promise((r) => setTimeout(r, 2000));
+    // The new worker is production-shaped: its workflow code is the pre-built bundle.
+    const bundle = path.join(h.dir, 'workflow-bundle.js');
+    fs.writeFileSync(bundle, await buildWorkflowBundle());
     t.is((await getDecision(w, id)).body.status, 'in_review', 'nothing moves without a worker');
-    worker = await spawnWorker(h);
+    worker = await spawnWorker(h, { WORKFLOW_BUNDLE: bundle });
     const approved = await approving;
     t.is(approved.status, 200, approved.text);
     t.is(approved.body.status, 'approved');

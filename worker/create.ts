@@ -15,6 +15,7 @@ import { BUILTIN_AGENTS } from '../activities/agents/builtin';
 import type { Agent } from '../activities/agents/types';
 import { providerFromEnv, type ModelProvider } from '../activities/agents/model';
 import { loadPriceTable, type ModelPrice } from '../activities/agents/pricing';
+import { WORKFLOWS_PATH } from './bundle';
 
 let runtimeInstalled = false;
 
@@ -57,7 +58,9 @@ export async function createWorker(deps: {
     connection,
     namespace: deps.config.temporalNamespace,
     taskQueue: deps.config.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    ...(deps.config.workflowBundlePath
+      ? { workflowBundle: { codePath: deps.config.workflowBundlePath } }
+      : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities({
       db: deps.db,
       log: deps.log,
