@@ -394,3 +394,40 @@ test('an audit without a snapshot: 404', async (t) => {
   t.is(reply.status, 404);
   t.regex(reply.body.detail, /architecture snapshot/);
 });
+
+test.serial(
+  'each snapshot keeps its own drawing: two audits asked for in turn, repeats identical',
+  async (t) => {
+    // A second audit of a later commit with one more service: another snapshot, another drawing.
+    repo.commit(
+      {
+        'docker-compose.yml': `${SAMPLE_FILES['docker-compose.yml']}  ledger:\n    image: ghcr.io/acme/ledger:1.0.0\n`,
+      },
+      'add ledger',
+    );
+    const repositories = await call(h.app.url, 'GET', `${ws()}/repositories`, {
+      token: tenant.token,
+    });
+    const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
+      token: tenant.token,
+      body: { repository_id: repositories.body.items[0].id },
+    });
+    const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+    t.is(done.body.status, 'completed');
+    const later = done.body.id as string;
+    const get = (audit: string, format: string) =>
+      call(h.app.url, 'GET', `${ws()}/audits/${audit}/architecture/diagram?format=${format}`, {
+        token: tenant.token,
+      }).then((r) => r.text);
+
+    for (const format of ['svg', 'mermaid']) {
+      const first = [await get(auditId, format), await get(later, format)];
+      const again = [await get(later, format), await get(auditId, format)];
+      t.not(first[0], first[1], `${format}: the snapshots differ`);
+      t.true(first[1]!.includes('ledger'), format);
+      t.false(first[0]!.includes('ledger'), format);
+      t.is(again[0], first[1], `${format}: the later audit again`);
+      t.is(again[1], first[0], `${format}: the first audit again`);
+    }
+  },
+);

@@ -41,6 +41,14 @@ export async function snapshotOfAudit(db: Knex, auditId: string): Promise<Snapsh
   return db<SnapshotRow>('architecture_snapshots').where({ audit_id: auditId }).first();
 }
 
+/** A snapshot's id and version only (its entities and relationships can be large). */
+export async function snapshotRefOfAudit(
+  db: Knex,
+  auditId: string,
+): Promise<{ id: string; version: number } | undefined> {
+  return db('architecture_snapshots').where({ audit_id: auditId }).first('id', 'version');
+}
+
 /** The newest snapshot of a repository whose audit completed (optionally before another audit's). */
 export async function latestSnapshot(
   db: Knex,
