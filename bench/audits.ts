@@ -58,6 +58,7 @@ import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { loadConfig, type Config } from '../platform/config';
+import { analysisThreads } from '../analysis/pool';
 import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
@@ -941,7 +942,9 @@ async function main(): Promise<number> {
         `temporal: ${process.env.TEMPORAL_ADDRESS ? `TEMPORAL_ADDRESS ${temporalAddress}` : 'dev server (in-memory)'}; task queue ${config.taskQueue}`,
     );
     console.log(
-      `worker: ${WORKER_PROCESS ? 'its own process (npm run worker)' : 'in this process'}`,
+      `worker: ${WORKER_PROCESS ? 'its own process (npm run worker)' : 'in this process'}; ` +
+        `analysis threads ${analysisThreads()}; git started by ${process.env.PROCESS_LAUNCHER === 'off' ? 'the worker' : 'the launcher process'}` +
+        `${process.env.WORKFLOW_BUNDLE ? `; workflow bundle ${process.env.WORKFLOW_BUNDLE}` : ''}`,
     );
     console.log(`repository files: ${JSON.stringify(byType)}`);
     console.log('');
