@@ -12,6 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SourceError } from '../activities/source/errors';
+import { processesMentioning } from './helpers/processes';
 import {
   isValidRefName,
   fetchCommit,
@@ -144,21 +145,6 @@ async function sourceError(t: ExecutionContext, promise: Promise<unknown>): Prom
   const err = await t.throwsAsync(promise);
   t.true(err instanceof SourceError, `expected a SourceError, got ${String(err)}`);
   return err as SourceError;
-}
-
-/** Processes (other than this one) whose command line contains `needle`. */
-function processesMentioning(needle: string): string[] {
-  const found: string[] = [];
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-      if (cmdline.includes(needle)) found.push(`${pid}: ${cmdline}`);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return found;
 }
 
 // --- fetching ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import test from 'ava';
 import { runCommand, runHere, type RunRequest } from '../activities/source/process-launcher';
+import { processesMentioning } from './helpers/processes';
 
 const root = path.join(__dirname, '..');
 
@@ -22,15 +23,6 @@ function request(command: string, argv: string[], extra: Partial<RunRequest> = {
     stderrLimit: 4096,
     ...extra,
   };
-}
-
-/** Command lines of the live processes that contain `text`. */
-function processesMentioning(text: string): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .filter((line) => line.includes(text) && !line.includes('ps -eo'))
-    .map((line) => line.trim());
 }
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
@@ -126,7 +118,7 @@ test('the launcher neither keeps its parent alive nor outlives it, and kills wha
     'the command started',
   );
   const launchers = processesMentioning('process-launcher-child')
-    .map((line) => Number(line.split(/\s+/)[0]))
+    .map((line) => parseInt(line, 10))
     .filter(
       (pid) =>
         execFileSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' }).trim() ===

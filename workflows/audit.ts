@@ -115,6 +115,17 @@ function stageFailure(err: unknown, stage: string): StageFailed {
   return new StageFailed(stage, errorCodeOf(err));
 }
 
+/**
+ * The values of stages that ran side by side, or the failure that ends the audit: a
+ * cancellation first, else the first failure in stage order.
+ */
+function allOrFirstFailure<T>(results: PromiseSettledResult<T>[]): T[] {
+  const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const failure = rejected.find((r) => isCancellation(r.reason)) ?? rejected[0];
+  if (failure) throw failure.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 /** One work step of a stage, given the marks it applies. */
 type Step = (marks: StepMarks) => Promise<StageOutcome>;
 
@@ -202,13 +213,12 @@ async function runMarked(auditId: string, book: Book, work: Work): Promise<void>
   if (carry.length > 0) await book.applyStageMarks(auditId, carry);
 
   // The three analysis stages run side by side; the audit fails if any of them failed.
-  const parallel = await Promise.allSettled(
-    (['code', 'cloud', 'cicd'] as const).map((key) => runStage(stage(key), [], false)),
+  const parallel = allOrFirstFailure(
+    await Promise.allSettled(
+      (['code', 'cloud', 'cicd'] as const).map((key) => runStage(stage(key), [], false)),
+    ),
   );
-  const rejected = parallel.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-  const cancelled = rejected.find((r) => isCancellation(r.reason));
-  if (cancelled ?? rejected[0]) throw (cancelled ?? rejected[0])!.reason;
-  carry = parallel.flatMap((r) => (r.status === 'fulfilled' ? r.value.carry : []));
+  carry = parallel.flatMap((r) => r.carry);
 
   let ended = false;
   for (const key of ['reconcile', 'controls', 'changes', 'report'] as const)
@@ -261,14 +271,13 @@ async function runLegacy(auditId: string, plan: AuditPlan, book: Book, work: Wor
   await runStage(stage('source'));
   await runStage(stage('inventory'));
   // The three analysis stages run side by side; the audit fails if any of them failed.
-  const parallel = await Promise.allSettled([
-    runStage(stage('code')),
-    runStage(stage('cloud')),
-    runStage(stage('cicd')),
-  ]);
-  const rejected = parallel.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-  const cancelled = rejected.find((r) => isCancellation(r.reason));
-  if (cancelled ?? rejected[0]) throw (cancelled ?? rejected[0])!.reason;
+  allOrFirstFailure(
+    await Promise.allSettled([
+      runStage(stage('code')),
+      runStage(stage('cloud')),
+      runStage(stage('cicd')),
+    ]),
+  );
   for (const key of ['reconcile', 'controls', 'changes', 'report'] as const)
     await runStage(stage(key));
 }

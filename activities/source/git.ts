@@ -208,6 +208,9 @@ function gitArgv(args: string[], opts: { allowLocal: boolean; gitDir: boolean; w
 interface GitResult {
   code: number | null;
   stdout: string;
+  /** All of stdout, when asked for with RunOptions.wholeStdoutLimit. */
+  stdoutBytes?: Uint8Array;
+  overflow?: boolean;
   /** Last STDERR_LIMIT bytes of stderr, credentials redacted. */
   stderr: string;
   timedOut: boolean;
@@ -220,6 +223,8 @@ interface RunOptions {
   gitDir?: boolean;
   /** Absolute deadline (epoch ms); the process group is killed when it passes. */
   deadline?: number;
+  /** Keep all of stdout as bytes, up to this many (see RunRequest.wholeStdoutLimit). */
+  wholeStdoutLimit?: number;
 }
 
 /**
@@ -234,6 +239,7 @@ async function runGit(args: string[], opts: RunOptions): Promise<GitResult> {
     cwd: opts.workDir,
     env: gitEnv(opts.workDir, opts.allowLocal),
     ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
+    ...(opts.wholeStdoutLimit !== undefined ? { wholeStdoutLimit: opts.wholeStdoutLimit } : {}),
     stdoutLimit: STDOUT_LIMIT,
     stderrLimit: STDERR_LIMIT,
   });
@@ -518,17 +524,9 @@ export async function listTree(workDir: string, commitSha: string): Promise<Tree
   }
   // No network here: allowLocal only selects transports, which ls-tree does not use. Started by
   // the launcher; the listing comes back whole (bounded) and is parsed here.
-  const res = await runCommand({
-    command: 'git',
-    argv: gitArgv(['ls-tree', '-r', '-l', '-z', '--full-tree', `${commitSha}^{commit}`], {
-      allowLocal: false,
-      gitDir: true,
-      workDir,
-    }),
-    cwd: workDir,
-    env: gitEnv(workDir, false),
-    stdoutLimit: 0,
-    stderrLimit: STDERR_LIMIT,
+  const res = await runGit(['ls-tree', '-r', '-l', '-z', '--full-tree', `${commitSha}^{commit}`], {
+    workDir,
+    allowLocal: false,
     wholeStdoutLimit: TREE_LISTING_LIMIT,
   });
   if (res.overflow) {
@@ -539,7 +537,7 @@ export async function listTree(workDir: string, commitSha: string): Promise<Tree
     );
   }
   if (res.code !== 0) {
-    const text = redact(res.stderr);
+    const text = res.stderr;
     if (/not a valid object name|not a tree object|bad object/i.test(text)) {
       throw new SourceError('commit_not_found', `commit ${commitSha} is not in the repository`, {
         commitSha,
