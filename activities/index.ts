@@ -1,8 +1,8 @@
 /** Activity implementations, built from their dependencies (`createActivities(deps)`). */
-import { createAuditActivities, type AuditActivityDeps } from './audit';
+import { createAuditActivities, type AuditActivityDeps } from './audits';
 import { createRetentionActivities } from './retention';
-import { createDecisionActivities } from './decision';
-import { createScheduleActivities } from './schedule';
+import { createDecisionActivities } from './decisions';
+import { createScheduleActivities } from './schedules';
 
 export type ActivityDeps = AuditActivityDeps;
 

@@ -4,11 +4,11 @@
  * TTL). Expiry is checked on every request against the clock, never cached.
  */
 import type { Knex } from 'knex';
-import { findTokenByPrefix, touchToken, type TokenWithMember } from '../db/store/tokens';
-import { parseToken, sha256Hex, digestsMatch } from '../domain/tokens';
+import { findTokenByPrefix, touchToken, type TokenWithMember } from '../db/tokens';
+import { parseToken, sha256Hex, digestsMatch } from '../domain/tokens/rules';
 import { problems, type ApiError } from './errors';
 import type { Principal } from './registry/operation';
-import type { ScopeName } from './schemas/spec';
+import type { ScopeName } from './schemas';
 import type { Logger } from '../platform/logger';
 
 interface CacheEntry {

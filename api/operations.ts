@@ -3,22 +3,22 @@
  * validation, the OpenAPI document (and later the CLI and MCP tools) all read this list.
  */
 import type { AnyOperation } from './registry/operation';
-import * as meta from './resources/meta';
-import * as workspaces from './resources/workspaces';
-import * as tokens from './resources/tokens';
-import * as repositories from './resources/repositories';
-import * as activity from './resources/activity';
-import * as audits from './resources/audits';
-import * as uploads from './resources/uploads';
-import * as architecture from './resources/architecture';
-import * as architectureGraph from './resources/architecture-graph';
-import * as diagram from './resources/architecture-diagram';
-import * as profiles from './resources/profiles';
-import * as attachments from './resources/attachments';
-import * as controls from './resources/controls';
-import * as uncertainty from './resources/uncertainty';
-import * as decisions from './resources/decisions';
-import * as schedules from './resources/schedules';
+import * as meta from './meta/operations';
+import * as workspaces from './workspaces/operations';
+import * as tokens from './tokens/operations';
+import * as repositories from './repositories/operations';
+import * as activity from './activity/operations';
+import * as audits from './audits/operations';
+import * as uploads from './uploads/operations';
+import * as architecture from './architecture/operations';
+import * as architectureGraph from './architecture/graph-operations';
+import * as diagram from './architecture/diagram-operations';
+import * as profiles from './profiles/operations';
+import * as attachments from './attachments/operations';
+import * as controls from './controls/operations';
+import * as uncertainty from './uncertainty/operations';
+import * as decisions from './decisions/operations';
+import * as schedules from './schedules/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import type { AppServices } from './services';
-import { ensureCatalog } from '../db/store/controls';
+import { ensureCatalog } from '../db/controls';
 
 export interface RunningApi {
   url: string;

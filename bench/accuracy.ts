@@ -24,7 +24,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { classifyPath, type SourceType } from '../domain/classify';
+import { classifyPath, type SourceType } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';

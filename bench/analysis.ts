@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { classifyPath, type SourceType } from '../domain/classify';
+import { classifyPath, type SourceType } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';

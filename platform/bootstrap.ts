@@ -5,17 +5,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { generateToken, parseToken, secretMatches } from '../domain/tokens';
-import { insertToken, findTokenByPrefix } from '../db/store/tokens';
+import { generateToken, parseToken, secretMatches } from '../domain/tokens/rules';
+import { insertToken, findTokenByPrefix } from '../db/tokens';
 import {
   findMemberByLogin,
   findWorkspaceBySlug,
   insertMember,
   insertWorkspace,
-} from '../db/store/workspaces';
-import { findRepositoryByName, insertRepository } from '../db/store/repositories';
-import { recordWrite } from '../db/store/events';
-import { SCOPES, type ScopeName } from '../api/schemas/spec';
+} from '../db/workspaces';
+import { findRepositoryByName, insertRepository } from '../db/repositories';
+import { recordWrite } from '../db/activity';
+import { SCOPES, type ScopeName } from '../api/schemas';
 
 export interface IssuedToken {
   id: string;

@@ -11,10 +11,10 @@ import { parseArgs } from 'node:util';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
 import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
-import { findMemberByLogin, findWorkspaceBySlug } from '../db/store/workspaces';
-import { SCOPES, type ScopeName } from '../api/schemas/spec';
-import { MAX_TOKEN_DAYS } from '../api/resources/tokens';
-import { setPolicy } from '../db/store/decisions';
+import { findMemberByLogin, findWorkspaceBySlug } from '../db/workspaces';
+import { SCOPES, type ScopeName } from '../api/schemas';
+import { MAX_TOKEN_DAYS } from '../api/tokens/operations';
+import { setPolicy } from '../db/decisions';
 
 const USAGE = `usage:
   npm run admin -- create-workspace --name NAME --slug SLUG --login LOGIN [--days N] [--scopes s1,s2]

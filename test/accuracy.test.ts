@@ -12,7 +12,7 @@ import test from 'ava';
 import { EXPECTED_DIR, analyzeTree, listCorpora, readExpected, score } from '../bench/accuracy';
 import { analyzeCloud } from '../analysis/cloud';
 import { interpolate, parseDotenv } from '../analysis/cloud/compose';
-import { classifyPath } from '../domain/classify';
+import { classifyPath } from '../domain/audits/classify';
 import type { Graph } from '../analysis/reconcile';
 
 const corpora = listCorpora();

@@ -61,7 +61,7 @@ const FIXTURE: Record<string, string> = {
     "import { formatMoney, type Money } from '@acme/shared';", // 2
     "import { helper } from '../../shared/src/util';", // 3
     "// import { fake } from '@acme/web';", // 4
-    "/* import nope from '../../web/src/index'; */", // 5
+    "/* import nope from '../../web/src'; */", // 5
     'const s = "import x from \'@acme/web\'";', // 6
     `const dbUrl = process.env.DATABASE_URL ?? 'postgres://app:${SECRET}@db:5432/shop';`, // 7
     "const kafka = new Kafka({ brokers: ['kafka:9092', 'kafka-2:9092'] });", // 8

@@ -9,7 +9,7 @@ import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';
 import { analyzeCicd } from '../analysis/cicd';
 import { reconcile, type StoredEvidence } from '../analysis/reconcile';
-import { classifyPath } from '../domain/classify';
+import { classifyPath } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { polyglotFiles } from './fixtures/polyglot';
 

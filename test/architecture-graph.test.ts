@@ -10,7 +10,7 @@ import {
   resolveEntityKey,
   type DependencyGraph,
 } from '../analysis/dependencies';
-import { OpenAiCompatibleProvider } from '../activities/agents/model';
+import { OpenAiCompatibleProvider } from '../activities/audits/agents/model';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, type Tenant } from './helpers/factories';
 import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';

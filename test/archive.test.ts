@@ -19,8 +19,8 @@ import {
   detectArchiveFormat,
   readArchive,
   scanArchive,
-} from '../activities/source/archive';
-import { SourceError } from '../activities/source/errors';
+} from '../activities/audits/source/archive';
+import { SourceError } from '../activities/audits/source/errors';
 import { tarGz as tarGzBytes, type TarItem } from './helpers/archives';
 
 const MiB = 1024 * 1024;

@@ -10,8 +10,8 @@ import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
 import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
 import { flakyAgent, slowAgent } from './fixtures/test-agents';
-import { OpenAiCompatibleProvider } from '../activities/agents/model';
-import { costUsd, addUsd, type ModelPrice } from '../activities/agents/pricing';
+import { OpenAiCompatibleProvider } from '../activities/audits/agents/model';
+import { costUsd, addUsd, type ModelPrice } from '../activities/audits/agents/pricing';
 
 interface Setup {
   h: AuditHarness;

@@ -4,8 +4,8 @@
  * operations; and the RateLimit headers and 429 (DESIGN 3).
  */
 import test, { type ExecutionContext } from 'ava';
-import { generateToken } from '../domain/tokens';
-import { insertToken } from '../db/store/tokens';
+import { generateToken } from '../domain/tokens/rules';
+import { insertToken } from '../db/tokens';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createTenant, createToken } from './helpers/factories';
 import { call, isProblem, type CallOptions, type Reply } from './helpers/http';

@@ -8,8 +8,8 @@ import test from 'ava';
 import { OPERATIONS } from '../api/operations';
 import { buildRoutes, koaPath } from '../api/registry/router';
 import { problemStatuses } from '../api/registry/operation';
-import { SPEC_SCHEMAS } from '../api/schemas/spec';
-import { NAME_KEYWORD } from '../api/schemas/common';
+import { SPEC_SCHEMAS } from '../api/schemas';
+import { NAME_KEYWORD } from '../api/schema-kit';
 import { startTestApp, type TestApp } from './helpers/app';
 import { call } from './helpers/http';
 

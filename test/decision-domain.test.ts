@@ -8,7 +8,7 @@ import {
   verify,
   type CriterionInput,
   type SnapshotGraph,
-} from '../domain/decisions';
+} from '../domain/decisions/rules';
 
 const graph: SnapshotGraph = {
   id: 'snap',

@@ -21,8 +21,8 @@ import {
   waitForDecision,
   type DecisionWorld,
 } from './helpers/decisions';
-import { setPolicy } from '../db/store/decisions';
-import { stateQuery } from '../workflows/decision';
+import { setPolicy } from '../db/decisions';
+import { stateQuery } from '../workflows/decisions';
 
 const harnesses: AuditHarness[] = [];
 const worlds: DecisionWorld[] = [];

@@ -9,7 +9,7 @@ import path from 'node:path';
 import test from 'ava';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { transitionUpdate } from '../workflows/decision';
+import { transitionUpdate } from '../workflows/decisions';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, createToken } from './helpers/factories';
 import { call, isProblem, type Reply } from './helpers/http';
@@ -23,9 +23,9 @@ import {
   waitForDecision,
   type DecisionWorld,
 } from './helpers/decisions';
-import { policyOf, setPolicy } from '../db/store/decisions';
-import { DECISION_STATES } from '../api/schemas/spec';
-import { REQUESTABLE_MOVES, type DecisionStatus } from '../domain/decisions';
+import { policyOf, setPolicy } from '../db/decisions';
+import { DECISION_STATES } from '../api/schemas';
+import { REQUESTABLE_MOVES, type DecisionStatus } from '../domain/decisions/rules';
 
 let h: AuditHarness;
 let w: DecisionWorld;

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { SourceError } from '../activities/source/errors';
+import { SourceError } from '../activities/audits/source/errors';
 import { processesMentioning } from './helpers/processes';
 import {
   isValidRefName,
@@ -21,7 +21,7 @@ import {
   readBlobs,
   redact,
   type FetchRequest,
-} from '../activities/source/git';
+} from '../activities/audits/source/git';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'git-source-test-'));
 const sourceDir = path.join(root, 'source');

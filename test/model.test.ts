@@ -11,7 +11,7 @@ import {
   providerFromEnv,
   type CompletionRequest,
   type ModelErrorCode,
-} from '../activities/agents/model';
+} from '../activities/audits/agents/model';
 import {
   addUsd,
   costUsd,
@@ -19,7 +19,7 @@ import {
   loadPriceTable,
   parseMicros,
   type ModelPrice,
-} from '../activities/agents/pricing';
+} from '../activities/audits/agents/pricing';
 import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
 
 const API_KEY = 'sk-test-SUPERSECRET-0123456789';

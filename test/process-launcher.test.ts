@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import test from 'ava';
-import { runCommand, runHere, type RunRequest } from '../activities/source/process-launcher';
+import { runCommand, runHere, type RunRequest } from '../activities/audits/source/process-launcher';
 import { processesMentioning } from './helpers/processes';
 
 const root = path.join(__dirname, '..');
@@ -99,7 +99,7 @@ test('a command that cannot start is an error, and the launcher keeps serving', 
 test('the launcher neither keeps its parent alive nor outlives it, and kills what still runs', async (t) => {
   const script = (body: string) =>
     spawn(process.execPath, ['--import', 'tsx', '-e', body], { cwd: root, stdio: 'ignore' });
-  const load = `const { runCommand } = require('./activities/source/process-launcher');`;
+  const load = `const { runCommand } = require('./activities/audits/source/process-launcher');`;
 
   // A parent that runs one command and has nothing else to do exits at once.
   const quick = script(

@@ -9,7 +9,7 @@ import {
   occurrencesBetween,
   resolveWallTime,
   type RuleInput,
-} from '../domain/schedule';
+} from '../domain/schedules/rules';
 
 const rule = (input: RuleInput) => {
   const { rule: r, problems } = checkRule(input);

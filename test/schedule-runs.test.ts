@@ -7,8 +7,8 @@
 import test from 'ava';
 import { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/create';
-import { createScheduleActivities } from '../activities/schedule';
-import { scheduleChangedSignal, scheduleStatusQuery } from '../workflows/schedule';
+import { createScheduleActivities } from '../activities/schedules';
+import { scheduleChangedSignal, scheduleStatusQuery } from '../workflows/schedules';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';

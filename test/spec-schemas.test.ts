@@ -2,7 +2,7 @@ import test from 'ava';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Decimal } from '../api/schemas/common';
+import { Decimal } from '../api/schema-kit';
 import {
   ApiTokenCreate,
   ArchitectureDecisionProposal,
@@ -12,7 +12,7 @@ import {
   SCOPES,
   SPEC_SCHEMAS,
   schemaName,
-} from '../api/schemas/spec';
+} from '../api/schemas';
 
 const ajv = new Ajv2020({ allErrors: true, strict: true });
 addFormats(ajv);

@@ -11,10 +11,10 @@ import type { Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { createActivities } from '../activities';
 import { BlobStore } from '../platform/blob-store';
-import { BUILTIN_AGENTS } from '../activities/agents/builtin';
-import type { Agent } from '../activities/agents/types';
-import { providerFromEnv, type ModelProvider } from '../activities/agents/model';
-import { loadPriceTable, type ModelPrice } from '../activities/agents/pricing';
+import { BUILTIN_AGENTS } from '../activities/audits/agents/builtin';
+import type { Agent } from '../activities/audits/agents/types';
+import { providerFromEnv, type ModelProvider } from '../activities/audits/agents/model';
+import { loadPriceTable, type ModelPrice } from '../activities/audits/agents/pricing';
 import { WORKFLOWS_PATH } from './bundle';
 
 let runtimeInstalled = false;

@@ -3,7 +3,7 @@
  * ScheduleWorkflow (a child start): workflow id, input and search attributes. Pure data.
  */
 import type { TypedSearchAttributes, SearchAttributePair } from '@temporalio/common';
-import type { AuditWorkflowInput } from './audit';
+import type { AuditWorkflowInput } from './audits';
 import { AUDIT_STATUS, REPOSITORY_ID, WORKSPACE_ID } from './search-attributes';
 
 export interface AuditStart {

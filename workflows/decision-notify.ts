@@ -3,8 +3,8 @@
  * audit's repository that a new snapshot exists, so it verifies its success criteria.
  */
 import { getExternalWorkflowHandle, proxyLocalActivities } from '@temporalio/workflow';
-import type { DecisionActivities } from '../activities/decision';
-import { snapshotCompletedSignal } from './decision';
+import type { DecisionActivities } from '../activities/decisions';
+import { snapshotCompletedSignal } from './decisions';
 
 export async function notifyDecisions(auditId: string): Promise<void> {
   const book = proxyLocalActivities<DecisionActivities>({

@@ -2,7 +2,7 @@
  * Every workflow the worker runs. Deterministic code only: no I/O, clock or randomness except
  * through Temporal's APIs (lint enforces the import ban). Activities are imported as types.
  */
-export { AuditWorkflow } from './audit';
+export { AuditWorkflow } from './audits';
 export { RetentionWorkflow } from './retention';
-export { DecisionWorkflow } from './decision';
-export { ScheduleWorkflow } from './schedule';
+export { DecisionWorkflow } from './decisions';
+export { ScheduleWorkflow } from './schedules';

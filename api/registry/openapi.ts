@@ -4,10 +4,10 @@
  * responses and the RateLimit / X-Request-ID headers.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { NAME_KEYWORD } from '../schemas/common';
+import { NAME_KEYWORD } from '../schema-kit';
 import { ProblemDetails } from '../schemas/platform';
 import { problemStatuses, type AnyOperation } from './operation';
-import { SPEC_SCHEMAS } from '../schemas/spec';
+import { SPEC_SCHEMAS } from '../schemas';
 
 type Json = Record<string, unknown>;
 

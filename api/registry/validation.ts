@@ -6,7 +6,7 @@ import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import type { TSchema } from '@sinclair/typebox';
-import { NAME_KEYWORD } from '../schemas/common';
+import { NAME_KEYWORD } from '../schema-kit';
 import type { FieldError } from '../errors';
 
 function makeAjv(coerceTypes: boolean): Ajv2020 {

@@ -1,8 +1,8 @@
 /** Our schemas around audit attachments (AttachmentCreate/AttachmentResponse live in spec/). */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, Uuid, pageFields } from './common';
-import { AttachmentResponse, LiteralUnion } from './spec';
-import { ATTACHMENT_STATUSES } from '../../db/store/attachments';
+import { CursorPage, Uuid, pageFields } from '../schema-kit';
+import { AttachmentResponse, LiteralUnion } from '../schemas';
+import { ATTACHMENT_STATUSES } from '../../db/attachments';
 
 export const AttachmentParams = Type.Object(
   {

@@ -1,7 +1,7 @@
 /** Our schemas around audits and uploads (the spec's own audit schemas live in spec/). */
 import { Type } from '@sinclair/typebox';
-import { DateTime, Strict, Uuid, pageFields } from './common';
-import { AUDIT_STATUSES, LiteralUnion } from './spec';
+import { DateTime, Strict, Uuid, pageFields } from '../schema-kit';
+import { AUDIT_STATUSES, LiteralUnion } from '../schemas';
 
 export const AuditParams = Type.Object(
   {

@@ -3,8 +3,8 @@
  * the catalog page, assessment and finding pages, FindingResponse and FindingUpdate.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid, pageFields } from './common';
-import { AssessmentResponse, FINDING_STATUSES, LiteralUnion } from './spec';
+import { CursorPage, DateTime, Nullable, Strict, Uuid, pageFields } from '../schema-kit';
+import { AssessmentResponse, FINDING_STATUSES, LiteralUnion } from '../schemas';
 
 const SEVERITIES = ['high', 'medium', 'low'] as const;
 const DOMAINS = ['code', 'cloud', 'cicd', 'architecture'] as const;

@@ -1,7 +1,7 @@
 /** Our schemas around decisions (path and query parameters); the spec's own are in spec/. */
 import { Type } from '@sinclair/typebox';
-import { Uuid, pageFields } from './common';
-import { DECISION_STATES, LiteralUnion } from './spec';
+import { Uuid, pageFields } from '../schema-kit';
+import { DECISION_STATES, LiteralUnion } from '../schemas';
 
 export const DecisionParams = Type.Object(
   {

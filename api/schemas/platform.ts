@@ -3,8 +3,8 @@
  * pagination parameters, workspaces, members, repositories, scope list, health.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid, pageFields } from './common';
-import { ActivityFeedItem, ApiTokenResponse, AuditEventResponse, Scope } from './spec';
+import { CursorPage, DateTime, Nullable, Strict, Uuid, pageFields } from '../schema-kit';
+import { ActivityFeedItem, ApiTokenResponse, AuditEventResponse, Scope } from '../schemas';
 
 export const FieldError = Strict('FieldError', {
   in: Type.Union([

@@ -1,6 +1,6 @@
 /** Our schemas around audit profiles (the spec's AuditProfile* schemas live in spec/). */
 import { Type } from '@sinclair/typebox';
-import { Uuid } from './common';
+import { Uuid } from '../schema-kit';
 
 export const AuditProfileParams = Type.Object(
   {

@@ -1,7 +1,7 @@
 /** Our schemas around audit schedules (the spec's own schedule schemas live in spec/). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Strict, Uuid, pageFields } from './common';
-import { AuditScheduleCreate, LiteralUnion, MISSED_RUN_POLICIES } from './spec';
+import { Strict, Uuid, pageFields } from '../schema-kit';
+import { AuditScheduleCreate, LiteralUnion, MISSED_RUN_POLICIES } from '../schemas';
 
 export const ScheduleParams = Type.Object(
   {

@@ -1,7 +1,7 @@
 /** Our own schemas for the uncertainty operations (the case shapes are the spec's, spec/uncertainty.ts). */
 import { Type, type Static } from '@sinclair/typebox';
-import { Uuid, pageFields } from './common';
-import { UNCERTAINTY_STATES, LiteralUnion } from './spec/enums';
+import { Uuid, pageFields } from '../schema-kit';
+import { UNCERTAINTY_STATES, LiteralUnion } from '../../domain/contract/values';
 
 export const UncertaintyCaseListQuery = Type.Object(
   {

@@ -10,9 +10,9 @@ import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../../platform/config';
 import { createWorker } from '../../worker/create';
-import type { Agent } from '../../activities/agents/types';
-import type { ModelProvider } from '../../activities/agents/model';
-import type { ModelPrice } from '../../activities/agents/pricing';
+import type { Agent } from '../../activities/audits/agents/types';
+import type { ModelProvider } from '../../activities/audits/agents/model';
+import type { ModelPrice } from '../../activities/audits/agents/pricing';
 import { startTestApp, type TestApp } from './app';
 import { call, type Reply } from './http';
 

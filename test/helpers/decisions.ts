@@ -4,9 +4,9 @@
  * valid proposal body built from that snapshot.
  */
 import type { Knex } from 'knex';
-import { insertMember } from '../../db/store/workspaces';
+import { insertMember } from '../../db/workspaces';
 import { issueToken } from '../../platform/bootstrap';
-import { SCOPES, type ScopeName } from '../../api/schemas/spec';
+import { SCOPES, type ScopeName } from '../../api/schemas';
 import type { AuditHarness } from './audit-harness';
 import { waitForAudit } from './audit-harness';
 import { createTenant, type Tenant } from './factories';

@@ -1,6 +1,6 @@
 /** Spec 2.2: agent runs. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Decimal, FreeObject, Nullable, Strict, Uuid } from '../common';
+import { DateTime, Decimal, FreeObject, Nullable, Strict, Uuid } from '../../schema-kit';
 
 export const AgentArtifactResponse = Strict(
   'AgentArtifactResponse',

@@ -4,7 +4,7 @@
  * shape is our own small, explicit choice. Every object and enum here is a named component.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Decimal, named, Nullable, Strict, Uuid } from '../common';
+import { DateTime, Decimal, named, Nullable, Strict, Uuid } from '../../schema-kit';
 import {
   AUDIT_STATUSES,
   AUDIT_TYPES,
@@ -22,7 +22,7 @@ import {
   UNCERTAINTY_SCOPES,
   UNCERTAINTY_STATES,
   VERIFICATION_OUTCOMES,
-} from './enums';
+} from '../../../domain/contract/values';
 
 /** Source type of evidence (spec: code, cloud, cicd). Inline, not a named component. */
 export const SourceType = LiteralUnion(SOURCE_TYPES, { description: 'Evidence source type.' });

@@ -1,0 +1,79 @@
+/**
+ * An agent is one unit of analysis: it reads the audit's files (or earlier artifacts) and
+ * returns an artifact. Each runs as its own activity with a retry policy; every attempt is an
+ * agent_runs row. Agents are pure with respect to the audit's tables: what they produce is the
+ * artifact, which is what makes reusing a cached artifact safe.
+ */
+import type { AuditRow, SourceFileRow } from '../../../db/audits';
+import type { StageKeyName } from '../../../api/schemas';
+import type { ModelProvider, ModelUsage } from './model';
+import type { Entity, Relationship, StoredEvidence } from '../../../analysis/reconcile';
+
+/** The audit's stored architecture snapshot (uuid evidence ids), as agents after reconcile read it. */
+export interface SnapshotInput {
+  entities: Entity[];
+  relationships: Relationship[];
+  evidence: StoredEvidence[];
+}
+
+export type SourceTypeInput = 'code' | 'cloud' | 'cicd' | 'all';
+
+export interface AgentInput {
+  audit: AuditRow;
+  /** The files this agent reads (its source type, or all), manifest order. */
+  files: SourceFileRow[];
+  readFile(sha256: string): Promise<Buffer>;
+  /** Artifacts already produced in this audit, by agent key. */
+  priorArtifacts(): Promise<
+    Array<{ agentKey: string; stage: string; artifact: Record<string, unknown> }>
+  >;
+  /** The audit's architecture snapshot; null before the reconcile stage has stored it. */
+  snapshot(): Promise<SnapshotInput | null>;
+  model: ModelProvider | null;
+  attempt: number;
+  signal: AbortSignal;
+  log(
+    level: 'info' | 'warning' | 'error',
+    message: string,
+    details?: Record<string, unknown>,
+  ): Promise<void>;
+}
+
+export interface AgentResult {
+  kind: string;
+  title: string;
+  artifact: Record<string, unknown>;
+  evidenceIds?: string[];
+  /** Decimal in [0, 1]. */
+  confidence: string;
+  /** One line for the stage summary. */
+  summary: string;
+  usage?: ModelUsage;
+  modelId?: string;
+}
+
+export interface Agent {
+  key: string;
+  version: string;
+  stage: StageKeyName;
+  /** Calls a model; runs only when a provider is configured and the audit asked for deep review. */
+  modelBacked: boolean;
+  reasoningEffort: 'none' | 'low' | 'medium' | 'high';
+  costKind: 'analysis' | 'remediation';
+  input: SourceTypeInput;
+  /** When false the agent's output depends on more than its files (never cached). */
+  cacheable: boolean;
+  run(input: AgentInput): Promise<AgentResult>;
+}
+
+/** A failure an agent reports with a stable code; `retryable: false` ends the stage at once. */
+export class AgentError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'AgentError';
+  }
+}

@@ -1,0 +1,858 @@
+/**
+ * Activities of the audit workflow: bookkeeping (audit and stage rows, logs), source
+ * acquisition, and agent runs. Every function is safe to retry: each writes absolute states,
+ * keyed by the audit, stage, agent and attempt.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import type { Logger } from '../../platform/logger';
+import type { Config } from '../../platform/config';
+import type { BlobStore } from '../../platform/blob-store';
+import {
+  appendLog,
+  getAuditById,
+  replaceSourceFiles,
+  sourceFiles,
+  updateAudit,
+  type AuditRow,
+  type LogInput,
+  type SourceFileRow,
+} from '../../db/audits';
+import {
+  artifactsOfAudit,
+  findCachedArtifact,
+  finishAgentRun,
+  insertArtifact,
+  startAgentRun,
+} from '../../db/agents';
+import { findRepository } from '../../db/repositories';
+import { findUpload } from '../../db/uploads';
+import { classifyPath, type SourceType } from '../../domain/audits/classify';
+import { scopeFilter } from '../../domain/audits/source-scope';
+import { STAGE_KEYS, type StageKeyName } from '../../api/schemas';
+import { SourceError } from './source/errors';
+import { fetchCommit, listTree, readBlobs } from './source/git';
+import { readArchive, DEFAULT_ARCHIVE_LIMITS } from './source/archive';
+import type { Agent } from './agents/types';
+import { AgentError } from './agents/types';
+import type { ModelProvider } from './agents/model';
+import { costUsd, type ModelPrice } from './agents/pricing';
+import type {
+  AuditFinalStatus,
+  AuditPlan,
+  StageEnd,
+  StageMark,
+  StageOutcome,
+  StepMarks,
+} from './types';
+import { evidenceOf, latestSnapshot, snapshotOfAudit } from '../../db/architecture';
+import { persistControls, settleFindings } from '../controls';
+import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
+import { recordUncertainty } from '../uncertainty';
+
+export interface AuditActivityDeps {
+  db: Knex;
+  log: Logger;
+  config: Config;
+  blobs: BlobStore;
+  agents: readonly Agent[];
+  model: ModelProvider | null;
+  prices: Record<string, ModelPrice>;
+}
+
+const ALL_TYPES: SourceType[] = ['code', 'cloud', 'cicd'];
+
+function fail(code: string, message: string, retryable: boolean, details?: unknown): never {
+  throw ApplicationFailure.create({
+    type: code,
+    message,
+    nonRetryable: !retryable,
+    details: details ? [details] : [],
+  });
+}
+
+function requestedTypes(audit: AuditRow): SourceType[] {
+  const types = (audit.source_scope as { source_types?: SourceType[] }).source_types;
+  return types?.length ? types : ALL_TYPES;
+}
+
+/** Heartbeats every few seconds while `work` runs, so a lost worker is noticed quickly. */
+async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 2000);
+  try {
+    ctx.heartbeat();
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export function createAuditActivities(deps: AuditActivityDeps) {
+  const { db, blobs, config } = deps;
+  const agentsByKey = new Map(deps.agents.map((a) => [a.key, a]));
+  const log = (auditId: string, entry: LogInput) => appendLog(db, auditId, entry);
+
+  /**
+   * Moves a stage and writes its log line in one statement (one round trip: marks run in every
+   * step, and the worker's main thread waits on each). Returns whether the stage moved.
+   */
+  const moveStage = async (
+    auditId: string,
+    key: StageKeyName,
+    from: string[],
+    set: string,
+    setBindings: Knex.RawBinding[],
+    line: { level: LogInput['level']; message: string },
+  ): Promise<boolean> => {
+    const result = await db.raw<{ rows: unknown[] }>(
+      `WITH moved AS (
+         UPDATE audit_stages SET ${set}
+          WHERE audit_id = ? AND key = ? AND status = ANY(?::text[])
+         RETURNING 1
+       )
+       INSERT INTO audit_logs (audit_id, level, source, message)
+       SELECT ?, ?, 'stage', ? FROM moved
+       RETURNING seq`,
+      [...setBindings, auditId, key, from, auditId, line.level, line.message],
+    );
+    return result.rows.length > 0;
+  };
+
+  /**
+   * Marks a pending stage running. Stages move pending -> running -> ended once: a retried step
+   * that marks them again changes and logs nothing.
+   */
+  const markStarted = async (auditId: string, key: StageKeyName): Promise<void> => {
+    await moveStage(
+      auditId,
+      key,
+      ['pending'],
+      `status = 'running', started_at = now(), completed_at = NULL, error_code = NULL,
+       attempt = attempt + 1`,
+      [],
+      { level: 'info', message: `stage ${key} started` },
+    );
+  };
+
+  /**
+   * Ends a pending or running stage, logged once. An ended stage stays as it is: a retried step
+   * changes nothing, and a step finishing after the audit was cancelled cannot undo `cancelled`.
+   */
+  const markFinished = async (auditId: string, key: StageKeyName, outcome: StageEnd) => {
+    const level =
+      outcome.status === 'failed' ? 'error' : outcome.status === 'completed' ? 'info' : 'warning';
+    const message = `stage ${key} ${outcome.status}${outcome.errorCode ? ` (${outcome.errorCode})` : ''}${outcome.summary ? `: ${outcome.summary}` : ''}`;
+    await moveStage(
+      auditId,
+      key,
+      ['pending', 'running'],
+      'status = ?, summary = ?, error_code = ?, completed_at = now()',
+      [outcome.status, outcome.summary, outcome.errorCode],
+      { level, message },
+    );
+  };
+
+  /** Applies stage marks in order; `own` is the summary of the step that just succeeded. */
+  const applyMarks = async (auditId: string, marks: StageMark[], own: string | null) => {
+    for (const mark of marks) {
+      if (mark.status === 'running') await markStarted(auditId, mark.key);
+      else if (mark.status === 'skipped')
+        await markFinished(auditId, mark.key, {
+          status: 'skipped',
+          summary: mark.summary,
+          errorCode: null,
+        });
+      else
+        await markFinished(auditId, mark.key, {
+          status: 'completed',
+          summary:
+            [...mark.summaries, ...(own === null ? [] : [own])].join('; ') || 'nothing to do',
+          errorCode: null,
+        });
+    }
+  };
+
+  /** Marks the audit running and decides which stages and agents run. */
+  const begin = async (auditId: string): Promise<AuditPlan> => {
+    const audit = await getAuditById(db, auditId);
+    if (audit.status === 'queued') {
+      await updateAudit(db, auditId, { status: 'running' });
+      await log(auditId, { level: 'info', source: 'stage', message: 'audit started' });
+    }
+    const types = requestedTypes(audit);
+    const gaps: Array<Record<string, unknown>> = [];
+    const stages = STAGE_KEYS.map((key) => {
+      let skip: string | null = null;
+      if ((key === 'code' || key === 'cloud' || key === 'cicd') && !types.includes(key)) {
+        skip = `not in source_scope.source_types`;
+      }
+      const agents = deps.agents
+        .filter((a) => a.stage === key)
+        .filter((a) => {
+          if (!a.modelBacked) return true;
+          if (!audit.deep_review) return false;
+          if (!deps.model) {
+            gaps.push({
+              kind: 'deep_review',
+              reason: 'no_model_provider',
+              message: `deep_review was requested but no model provider is configured (MODEL_BASE_URL, MODEL_ID); ${a.key} did not run`,
+            });
+            return false;
+          }
+          return true;
+        })
+        .map((a) => a.key);
+      return { key, skip, agents };
+    });
+    if (gaps.length) await updateAudit(db, auditId, { coverage_gaps: gaps });
+    return {
+      auditId,
+      workspaceId: audit.workspace_id,
+      repositoryId: audit.repository_id,
+      stages,
+    };
+  };
+
+  const finish = async (
+    auditId: string,
+    status: AuditFinalStatus,
+    errorCode: string | null,
+  ): Promise<void> => {
+    const ended = await db.transaction(async (trx) => {
+      // Once only: a retried step (or local activity) that ends the audit again changes nothing.
+      const current = await trx('audits').where({ id: auditId }).forUpdate().first('status');
+      if (['completed', 'failed', 'cancelled'].includes(current?.status as string)) return false;
+      await trx('audit_stages')
+        .where({ audit_id: auditId, status: 'pending' })
+        .update({ status: 'skipped' });
+      if (status !== 'completed') {
+        await trx('audit_stages')
+          .where({ audit_id: auditId, status: 'running' })
+          .update({
+            status: status === 'cancelled' ? 'cancelled' : 'failed',
+            completed_at: trx.fn.now(),
+            error_code: status === 'cancelled' ? 'cancelled' : errorCode,
+          });
+        await trx('agent_runs')
+          .where({ audit_id: auditId, status: 'running' })
+          .update({ status: 'cancelled', completed_at: trx.fn.now(), error_code: 'cancelled' });
+      }
+      await updateAudit(trx, auditId, {
+        status,
+        error_code: errorCode,
+        completed_at: trx.fn.now(),
+      });
+      if (status === 'completed') await settleFindings(trx, auditId);
+      return true;
+    });
+    if (!ended) return;
+    await log(auditId, {
+      level: status === 'completed' ? 'info' : status === 'cancelled' ? 'warning' : 'error',
+      source: 'stage',
+      message: `audit ${status}${errorCode ? ` (${errorCode})` : ''}`,
+    });
+  };
+
+  /**
+   * One step of a stage with its stage marks: the `before` marks, the work, then the `after`
+   * marks and, for the last step of a successful audit, the audit's end. Done here rather than in
+   * separate local activities so that a workflow task between two steps has no database work.
+   */
+  const step = async (
+    auditId: string,
+    marks: StepMarks | undefined,
+    work: () => Promise<StageOutcome>,
+  ): Promise<StageOutcome> => {
+    if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
+    const outcome = await work();
+    if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
+    if (marks?.finishAudit) await finish(auditId, 'completed', null);
+    return outcome;
+  };
+
+  return {
+    /** Marks the audit running and decides which stages and agents run. */
+    async beginAudit(auditId: string): Promise<AuditPlan> {
+      return begin(auditId);
+    },
+
+    async stageStarted(auditId: string, key: StageKeyName): Promise<void> {
+      await markStarted(auditId, key);
+    },
+
+    async stageFinished(auditId: string, key: StageKeyName, outcome: StageEnd): Promise<void> {
+      await markFinished(auditId, key, outcome);
+    },
+
+    /** Stage marks the workflow could not hand to a step (e.g. an empty last stage). */
+    async applyStageMarks(auditId: string, marks: StageMark[]): Promise<void> {
+      await applyMarks(auditId, marks, null);
+    },
+
+    /** Stage `source`: fetch the exact commit (or unpack the upload), store files by content. */
+    async acquireSource(
+      auditId: string,
+      marks?: StepMarks,
+    ): Promise<StageOutcome & { plan?: AuditPlan }> {
+      let plan: AuditPlan | undefined;
+      if (marks?.beginAudit) {
+        plan = await begin(auditId);
+        const skipped = plan.stages.filter((s) => s.skip !== null);
+        await applyMarks(
+          auditId,
+          skipped.map((s) => ({ key: s.key, status: 'skipped', summary: s.skip! })),
+          null,
+        );
+      }
+      const outcome = await step(auditId, marks, async () => {
+        const audit = await getAuditById(db, auditId);
+        const scope = scopeFilter(
+          audit.source_scope as { include?: string[]; exclude?: string[]; max_files?: number },
+        );
+        const rows: SourceFileRow[] = [];
+        let truncated = 0;
+        const accept = (p: string) => {
+          if (!scope.accepts(p)) return false;
+          if (scope.maxFiles !== null && rows.length >= scope.maxFiles) {
+            truncated += 1;
+            return false;
+          }
+          return true;
+        };
+        const addFile = async (p: string, data: Buffer | null, size: number) => {
+          const stored = data !== null && size <= config.maxStoredFileBytes;
+          const sha256 = data
+            ? await (stored
+                ? blobs.put(data)
+                : Promise.resolve(crypto.createHash('sha256').update(data).digest('hex')))
+            : null;
+          const head =
+            data && /\.ya?ml$/i.test(p) ? data.subarray(0, 4096).toString('utf8') : undefined;
+          rows.push({
+            audit_id: auditId,
+            path: p,
+            kind: 'file',
+            size,
+            sha256,
+            link_target: null,
+            source_type: classifyPath(p, head),
+            stored,
+          });
+        };
+
+        let source: Record<string, unknown>;
+        try {
+          if (audit.audit_type === 'repository') {
+            const repo = await findRepository(db, audit.workspace_id, audit.repository_id!);
+            if (!repo)
+              fail(
+                'repository_not_found',
+                `Repository ${audit.repository_id} no longer exists.`,
+                false,
+              );
+            const workDir = path.join(config.workDir, auditId);
+            await fs.promises.rm(workDir, { recursive: true, force: true });
+            await fs.promises.mkdir(workDir, { recursive: true });
+            try {
+              const branchRef = audit.commit_sha
+                ? audit.branch_ref
+                : (audit.branch_ref ?? repo.default_branch);
+              const fetched = await withHeartbeat(() =>
+                fetchCommit({
+                  url: repo.url,
+                  branchRef,
+                  commitSha: audit.commit_sha,
+                  workDir,
+                  allowLocal: config.allowLocalRepositories,
+                  timeoutMs: config.gitTimeoutMs,
+                }),
+              );
+              await log(auditId, {
+                level: 'info',
+                source: 'stage',
+                message: `fetched ${fetched.ref ?? 'commit'} at ${fetched.commitSha}`,
+                details: { url: repo.url, commit_sha: fetched.commitSha, ref: fetched.ref },
+              });
+              const tree = await listTree(workDir, fetched.commitSha);
+              const wanted = tree.filter((e) => e.kind !== 'submodule' && accept(e.path));
+              const byId = new Map<string, typeof wanted>();
+              for (const e of wanted) byId.set(e.objectId, [...(byId.get(e.objectId) ?? []), e]);
+              await withHeartbeat(() =>
+                readBlobs(workDir, [...byId.keys()], async (objectId, data) => {
+                  for (const e of byId.get(objectId) ?? []) {
+                    if (e.kind === 'symlink') {
+                      rows.push({
+                        audit_id: auditId,
+                        path: e.path,
+                        kind: 'symlink',
+                        size: 0,
+                        sha256: null,
+                        link_target: data.toString('utf8'),
+                        source_type: null,
+                        stored: false,
+                      });
+                    } else {
+                      await addFile(e.path, data, e.size);
+                    }
+                  }
+                }),
+              );
+              await updateAudit(db, auditId, {
+                commit_sha: fetched.commitSha,
+                branch_ref: branchRef ?? fetched.ref,
+              });
+              source = {
+                kind: 'repository',
+                repository_id: repo.id,
+                upload_id: null,
+                url: repo.url,
+                branch_ref: branchRef ?? fetched.ref,
+                commit_sha: fetched.commitSha,
+              };
+            } finally {
+              await fs.promises.rm(workDir, { recursive: true, force: true });
+            }
+          } else {
+            const upload = await findUpload(db, audit.workspace_id, audit.upload_id!);
+            if (!upload)
+              fail('upload_not_found', `Upload ${audit.upload_id} does not exist.`, false);
+            await withHeartbeat(() =>
+              readArchive(
+                blobs.pathOf(upload.sha256),
+                upload.format,
+                DEFAULT_ARCHIVE_LIMITS,
+                async (entry) => {
+                  if (!accept(entry.path)) return;
+                  if (entry.kind === 'symlink') {
+                    rows.push({
+                      audit_id: auditId,
+                      path: entry.path,
+                      kind: 'symlink',
+                      size: 0,
+                      sha256: null,
+                      link_target: entry.target,
+                      source_type: null,
+                      stored: false,
+                    });
+                  } else {
+                    await addFile(entry.path, entry.data, entry.size);
+                  }
+                },
+              ),
+            );
+            source = {
+              kind: 'upload',
+              repository_id: null,
+              upload_id: upload.id,
+              url: null,
+              branch_ref: null,
+              commit_sha: null,
+            };
+          }
+        } catch (err) {
+          if (err instanceof SourceError) {
+            await log(auditId, {
+              level: 'error',
+              source: 'stage',
+              message: err.message,
+              details: { error_code: err.code, ...err.details },
+            });
+            fail(err.code, err.message, false);
+          }
+          throw err;
+        }
+
+        rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+        const manifestText = rows
+          .map((r) => `${r.path}\t${r.kind}\t${r.size}\t${r.sha256 ?? r.link_target ?? ''}`)
+          .join('\n');
+        const manifestSha256 = crypto.createHash('sha256').update(manifestText).digest('hex');
+        await replaceSourceFiles(db, auditId, rows);
+        const bytes = rows.reduce((n, r) => n + r.size, 0);
+        const bySourceType: Record<string, number> = {};
+        for (const r of rows)
+          bySourceType[r.source_type ?? 'other'] =
+            (bySourceType[r.source_type ?? 'other'] ?? 0) + 1;
+
+        const fresh = await getAuditById(db, auditId);
+        const gaps = [
+          // The gaps this step writes are written afresh (a retried attempt must not repeat them).
+          ...fresh.coverage_gaps.filter(
+            (g) => !['source_type', 'truncated', 'large_files'].includes(g.kind as string),
+          ),
+        ];
+        for (const type of requestedTypes(fresh)) {
+          if (!bySourceType[type])
+            gaps.push({
+              kind: 'source_type',
+              source_type: type,
+              reason: 'no_files',
+              message: `no ${type} files found in the source`,
+            });
+        }
+        if (truncated > 0)
+          gaps.push({
+            kind: 'truncated',
+            reason: 'max_files',
+            message: `${truncated} files beyond source_scope.max_files were not read`,
+          });
+        const unstored = rows.filter((r) => r.kind === 'file' && !r.stored).length;
+        if (unstored > 0)
+          gaps.push({
+            kind: 'large_files',
+            reason: 'size_limit',
+            message: `${unstored} files over ${config.maxStoredFileBytes} bytes were listed but not read`,
+          });
+
+        const contextHash = crypto
+          .createHash('sha256')
+          .update(JSON.stringify([manifestSha256, fresh.source_scope, fresh.deep_review]))
+          .digest('hex');
+        await updateAudit(db, auditId, {
+          source: {
+            ...source,
+            file_count: rows.length,
+            byte_count: bytes,
+            manifest_sha256: manifestSha256,
+          },
+          source_manifest: {
+            sha256: manifestSha256,
+            file_count: rows.length,
+            byte_count: bytes,
+            by_source_type: bySourceType,
+            truncated_files: truncated,
+          },
+          coverage_gaps: gaps,
+          context_hash: contextHash,
+        });
+        return {
+          summary: `${rows.length} files, ${bytes} bytes, manifest ${manifestSha256.slice(0, 12)}`,
+        };
+      });
+      return plan ? { ...outcome, plan } : outcome;
+    },
+
+    /** One attempt of one agent: cached artifact, or a run recorded with timings, tokens and cost. */
+    async runAgent(auditId: string, agentKey: string, marks?: StepMarks): Promise<StageOutcome> {
+      return step(auditId, marks, async () => {
+        const agent = agentsByKey.get(agentKey);
+        if (!agent)
+          fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
+        const ctx = Context.current();
+        const attempt = ctx.info.attempt;
+        const audit = await getAuditById(db, auditId);
+        const files =
+          agent.input === 'all'
+            ? await sourceFiles(db, auditId)
+            : await sourceFiles(db, auditId, agent.input);
+        const modelId = agent.modelBacked
+          ? (deps.model?.modelId ?? 'unconfigured')
+          : 'deterministic';
+        const inputHash = crypto
+          .createHash('sha256')
+          .update(
+            files
+              .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
+              .join('\n'),
+          )
+          .digest('hex');
+        const contextHash = crypto
+          .createHash('sha256')
+          .update(
+            JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
+          )
+          .digest('hex');
+
+        const run = await startAgentRun(db, {
+          audit_id: auditId,
+          workspace_id: audit.workspace_id,
+          stage: agent.stage,
+          agent_key: agent.key,
+          agent_version: agent.version,
+          model_id: modelId,
+          reasoning_effort: agent.reasoningEffort,
+          attempt,
+          model_backed: agent.modelBacked,
+          cost_kind: agent.costKind,
+          context_hash: contextHash,
+        });
+
+        if (agent.cacheable) {
+          const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
+          if (cached) {
+            await finishAgentRun(db, run.id, {
+              status: 'succeeded',
+              cache_hit: true,
+              artifact_id: cached.id,
+            });
+            await log(auditId, {
+              level: 'info',
+              source: 'scanner',
+              message: `${agent.key}: reused the artifact of an identical earlier run`,
+              details: { artifact_id: cached.id },
+            });
+            return { summary: `${agent.key}: cached` };
+          }
+        }
+
+        try {
+          const result = await withHeartbeat(() =>
+            agent.run({
+              audit,
+              files,
+              readFile: (sha) => blobs.get(sha),
+              priorArtifacts: async () =>
+                (await artifactsOfAudit(db, auditId)).map((a) => ({
+                  agentKey: a.agent_key,
+                  stage: a.stage,
+                  artifact: a.artifact.artifact,
+                })),
+              snapshot: async () => {
+                const snap = await snapshotOfAudit(db, auditId);
+                if (!snap) return null;
+                const rows = await evidenceOf(db, snap.id);
+                return {
+                  entities: snap.entities as unknown as Entity[],
+                  relationships: snap.relationships as unknown as Relationship[],
+                  evidence: rows.map((e) => ({
+                    id: e.id,
+                    source_type: e.source_type as StoredEvidence['source_type'],
+                    provider: e.provider,
+                    evidence_kind: e.evidence_kind,
+                    subject_key: e.subject_key,
+                    relationship_kind: e.relationship_kind,
+                    object_key: e.object_key,
+                    location: e.location as unknown as StoredEvidence['location'],
+                    summary: e.summary,
+                    content_sha256: e.content_sha256,
+                    attributes: e.attributes,
+                  })),
+                };
+              },
+              model: deps.model,
+              attempt,
+              signal: ctx.cancellationSignal,
+              log: (level, message, details) =>
+                log(auditId, {
+                  level,
+                  source: 'scanner',
+                  message: `${agent.key}: ${message}`,
+                  details,
+                }),
+            }),
+          );
+          const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+          const usedModel = result.modelId ?? modelId;
+          const cost = agent.modelBacked
+            ? costUsd(usage, deps.prices[usedModel] ?? deps.prices[modelId])
+            : '0';
+          const artifact = await insertArtifact(db, {
+            workspace_id: audit.workspace_id,
+            kind: result.kind,
+            title: result.title,
+            artifact: result.artifact,
+            evidence_ids: result.evidenceIds ?? [],
+            confidence: result.confidence,
+          });
+          await finishAgentRun(db, run.id, {
+            status: 'succeeded',
+            artifact_id: artifact.id,
+            input_tokens: usage.inputTokens,
+            cached_input_tokens: usage.cachedInputTokens,
+            output_tokens: usage.outputTokens,
+            cost_usd: cost,
+            model_id: usedModel,
+          });
+          if (agent.modelBacked) await updateAudit(db, auditId, { scanner_only: false });
+          return { summary: result.summary };
+        } catch (err) {
+          const cancelled = ctx.cancellationSignal.aborted;
+          const code = cancelled
+            ? 'cancelled'
+            : err instanceof AgentError
+              ? err.code
+              : 'agent_crashed';
+          const retryable = err instanceof AgentError ? err.retryable : true;
+          const message = err instanceof Error ? err.message : String(err);
+          await finishAgentRun(db, run.id, {
+            status: cancelled ? 'cancelled' : 'failed',
+            error_code: code,
+            error_message: message.slice(0, 2000),
+          });
+          await log(auditId, {
+            level: retryable && !cancelled ? 'warning' : 'error',
+            source: 'scanner',
+            message: `${agent.key} attempt ${attempt} failed: ${code}`,
+            details: { error: message.slice(0, 500) },
+          });
+          if (cancelled) throw err;
+          fail(code, message, retryable);
+        }
+      });
+    },
+
+    /**
+     * Writes the audit's architecture snapshot from the reconcile artifact, once: evidence gets
+     * stable uuids, entities and relationships keep the first time the repository's earlier
+     * snapshots observed them. One transaction, so a snapshot is whole or absent.
+     */
+    async persistArchitecture(auditId: string, marks?: StepMarks): Promise<StageOutcome> {
+      return step(auditId, marks, async () => {
+        const audit = await getAuditById(db, auditId);
+        const existing = await snapshotOfAudit(db, auditId);
+        if (existing) return { summary: `snapshot ${existing.version} already stored` };
+        const produced = (await artifactsOfAudit(db, auditId, 'reconcile')).find(
+          (a) => a.agent_key === 'reconcile',
+        );
+        if (!produced) fail('reconcile_missing', 'The reconcile stage produced no graph.', false);
+        const graph = produced.artifact.artifact as unknown as {
+          entities: Entity[];
+          relationships: Relationship[];
+          evidence: StoredEvidence[];
+          gaps?: Array<{ path: string; reason: string; message: string }>;
+        };
+        const uuidOf = (local: string) => {
+          const h = crypto.createHash('sha256').update(`${auditId}:${local}`).digest('hex');
+          return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+        };
+        const ids = (list: string[]) => list.map(uuidOf);
+        const previous = audit.repository_id
+          ? await latestSnapshot(db, audit.workspace_id, audit.repository_id, auditId)
+          : undefined;
+        const firstSeen = new Map<string, string>();
+        for (const item of [...(previous?.entities ?? []), ...(previous?.relationships ?? [])]) {
+          firstSeen.set(item.canonical_key as string, item.first_observed_at as string);
+        }
+        const now = new Date().toISOString();
+        const withIds = <
+          T extends {
+            canonical_key: string;
+            evidence_ids: string[];
+            contradictions: Array<{ field: string; claims: Array<{ evidence_ids: string[] }> }>;
+          },
+        >(
+          x: T,
+        ) => ({
+          ...x,
+          evidence_ids: ids(x.evidence_ids),
+          contradictions: x.contradictions.map((c) => ({
+            ...c,
+            claims: c.claims.map((cl) => ({ ...cl, evidence_ids: ids(cl.evidence_ids) })),
+          })),
+          first_observed_at: firstSeen.get(x.canonical_key) ?? now,
+          last_observed_at: now,
+        });
+        const requested = requestedTypes(audit);
+        const sources = requested.filter((t) => graph.evidence.some((e) => e.source_type === t));
+        const missing = requested.filter((t) => !sources.includes(t));
+        const count = await db('architecture_snapshots')
+          .where({ workspace_id: audit.workspace_id, repository_id: audit.repository_id })
+          .count<{ n: number }[]>('* as n');
+        const version = String((audit.repository_id ? Number(count[0]?.n ?? 0) : 0) + 1);
+        const snapshotId = crypto.randomUUID();
+        const sourceRef =
+          audit.commit_sha ??
+          (audit.source as { manifest_sha256?: string } | null)?.manifest_sha256 ??
+          'unknown';
+        // What the analyzers could not read becomes coverage gaps of the audit, with why.
+        const analyzerGaps = (graph.gaps ?? []).map((g) => ({
+          kind: 'analyzer',
+          path: g.path,
+          reason: g.reason,
+          message: g.message,
+        }));
+        let cases = { observed: 0, opened: 0, updated: 0 };
+        await db.transaction(async (trx) => {
+          if (analyzerGaps.length) {
+            const current = await getAuditById(trx, auditId);
+            await updateAudit(trx, auditId, {
+              coverage_gaps: [
+                ...current.coverage_gaps.filter((g) => g.kind !== 'analyzer'),
+                ...analyzerGaps,
+              ],
+            });
+          }
+          await trx('architecture_snapshots').insert({
+            id: snapshotId,
+            audit_id: auditId,
+            workspace_id: audit.workspace_id,
+            repository_id: audit.repository_id,
+            version,
+            status: missing.length ? 'partial' : 'complete',
+            sources,
+            missing_sources: missing,
+            source_coverage: (sources.length / requested.length).toFixed(4),
+            entity_count: graph.entities.length,
+            relationship_count: graph.relationships.length,
+            entities: JSON.stringify(graph.entities.map(withIds)),
+            relationships: JSON.stringify(
+              graph.relationships.map((r) => ({
+                ...withIds(r),
+                supersedes_id: null,
+                superseded_at: null,
+              })),
+            ),
+            generated_at: now,
+          });
+          const rows = graph.evidence.map((e, position) => ({
+            id: uuidOf(e.id),
+            snapshot_id: snapshotId,
+            workspace_id: audit.workspace_id,
+            source_type: e.source_type,
+            provider: e.provider,
+            evidence_kind: e.evidence_kind,
+            subject_key: e.subject_key,
+            relationship_kind: e.relationship_kind,
+            object_key: e.object_key,
+            location: JSON.stringify(e.location),
+            source_ref: sourceRef,
+            summary: e.summary,
+            content_sha256: e.content_sha256,
+            attributes: JSON.stringify(e.attributes ?? {}),
+            observed_at: now,
+            position,
+          }));
+          for (let i = 0; i < rows.length; i += 500)
+            await trx('architecture_evidence').insert(rows.slice(i, i + 500));
+          cases = await recordUncertainty(trx, {
+            auditId,
+            workspaceId: audit.workspace_id,
+            repositoryId: audit.repository_id,
+            snapshotId,
+            observedAt: now,
+            entities: graph.entities.map(withIds),
+            relationships: graph.relationships.map(withIds),
+            evidence: graph.evidence.map((e) => ({ ...e, id: uuidOf(e.id) })),
+            missingSources: missing,
+          });
+        });
+        await log(auditId, {
+          level: 'info',
+          source: 'architecture',
+          message: `architecture snapshot ${version}: ${graph.entities.length} entities, ${graph.relationships.length} relationships, ${graph.evidence.length} evidence; sources ${sources.join(', ') || 'none'}${missing.length ? `; missing ${missing.join(', ')}` : ''}; uncertainty cases: ${cases.opened} opened, ${cases.updated} updated`,
+        });
+        return { summary: `snapshot ${version} stored (${graph.evidence.length} evidence)` };
+      });
+    },
+
+    /** Stage `controls`: stores the controls agent's assessments and findings. */
+    async persistControls(auditId: string, marks?: StepMarks): Promise<StageOutcome> {
+      return step(auditId, marks, () => persistControls(db, auditId));
+    },
+
+    /** Ends the audit: final status, pending stages skipped, running ones cancelled. */
+    async finishAudit(
+      auditId: string,
+      status: AuditFinalStatus,
+      errorCode: string | null,
+    ): Promise<void> {
+      await finish(auditId, status, errorCode);
+    },
+  };
+}
+
+export type AuditActivities = ReturnType<typeof createAuditActivities>;

@@ -1,0 +1,294 @@
+/**
+ * Writing the controls stage's results: assessments of the audit, findings upserted by
+ * fingerprint (one per repository), and at the audit's completion the findings it no longer
+ * observed resolved. Both steps are idempotent (safe to retry).
+ */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { ApplicationFailure } from '@temporalio/activity';
+import { artifactsOfAudit } from '../../db/agents';
+import { appendLog, getAuditById, type AuditRow } from '../../db/audits';
+import {
+  assessmentCount,
+  coversWholeSource,
+  ensureCatalog,
+  type FindingRow,
+} from '../../db/controls';
+import { recordWrite } from '../../db/activity';
+import { describeAssessments, type ControlArtifact } from '../audits/agents/controls';
+
+/** Findings are per repository; an upload audit's findings stand alone. */
+export const scopeKeyOf = (audit: Pick<AuditRow, 'id' | 'repository_id'>) =>
+  audit.repository_id ?? `audit:${audit.id}`;
+
+const systemWrite = (
+  db: Knex,
+  audit: AuditRow,
+  f: Pick<FindingRow, 'id' | 'fingerprint' | 'control_key' | 'title'>,
+  action: string,
+  from: string,
+  to: string,
+) =>
+  recordWrite(db, {
+    workspaceId: audit.workspace_id,
+    actorId: null,
+    actorLogin: 'system',
+    tokenId: null,
+    requestId: null,
+    action,
+    resourceType: 'finding',
+    resourceId: f.id,
+    details: {
+      control_key: f.control_key,
+      title: f.title,
+      fingerprint: f.fingerprint,
+      audit_id: audit.id,
+      changes: { status: { from, to } },
+    },
+  });
+
+/** Stores the controls artifact of the audit as assessments and findings, in one transaction. */
+export async function persistControls(db: Knex, auditId: string): Promise<{ summary: string }> {
+  const existing = await assessmentCount(db, auditId);
+  if (existing > 0) return { summary: `${existing} assessments already stored` };
+  const audit = await getAuditById(db, auditId);
+  const produced = (await artifactsOfAudit(db, auditId, 'controls')).find(
+    (a) => a.agent_key === 'controls',
+  );
+  if (!produced)
+    throw ApplicationFailure.create({
+      type: 'controls_missing',
+      message: 'The controls stage produced no assessments.',
+      nonRetryable: true,
+    });
+  const artifact = produced.artifact.artifact as unknown as ControlArtifact;
+  const scopeKey = scopeKeyOf(audit);
+  let created = 0;
+  let reopened = 0;
+  let observed = 0;
+  await db.transaction(async (trx) => {
+    const catalog = await ensureCatalog(trx);
+    const now = new Date();
+    // Batched, so that the row locks a concurrent audit of the same repository waits on are
+    // held for a few statements, not a few per finding. Rows are written in fingerprint order
+    // (every audit locks them in the same order: no deadlock between two audits).
+    type Sighting = {
+      assessment: ControlArtifact['assessments'][number];
+      finding: ControlArtifact['assessments'][number]['findings'][number];
+      control: { id: string };
+      id: string;
+    };
+    const sightings = new Map<string, Sighting>();
+    for (const a of artifact.assessments) {
+      const control = catalog.get(a.control_key);
+      if (!control) continue;
+      for (const f of a.findings)
+        if (!sightings.has(f.fingerprint))
+          sightings.set(f.fingerprint, {
+            assessment: a,
+            finding: f,
+            control,
+            id: crypto.randomUUID(),
+          });
+    }
+    const ordered = [...sightings.values()].sort((x, y) =>
+      x.finding.fingerprint < y.finding.fingerprint ? -1 : 1,
+    );
+    const fieldsOf = (x: Sighting) => ({
+      control_id: x.control.id,
+      severity: x.finding.severity,
+      title: x.finding.title,
+      detail: `${x.assessment.rationale} Control: ${x.assessment.description}`,
+      entity_key: x.finding.entity_key,
+      evidence_ids: JSON.stringify(x.finding.evidence_ids),
+      locations: JSON.stringify(x.finding.location ? [x.finding.location] : []),
+    });
+
+    // Insert-or-nothing first: a concurrent audit inserting the same fingerprint makes this
+    // wait for it and then find its row, instead of failing.
+    const inserted = new Set<string>();
+    if (ordered.length > 0) {
+      const rows = await trx('findings')
+        .insert(
+          ordered.map((x) => ({
+            id: x.id,
+            workspace_id: audit.workspace_id,
+            repository_id: audit.repository_id,
+            scope_key: scopeKey,
+            control_key: x.assessment.control_key,
+            fingerprint: x.finding.fingerprint,
+            status: 'open',
+            first_seen_audit_id: audit.id,
+            last_seen_audit_id: audit.id,
+            first_seen_at: now,
+            last_seen_at: now,
+            occurrences: 1,
+            ...fieldsOf(x),
+          })),
+        )
+        .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
+        .ignore()
+        .returning<Array<{ fingerprint: string }>>('fingerprint');
+      for (const r of rows) inserted.add(r.fingerprint);
+    }
+    created = inserted.size;
+    const seenBefore = ordered.filter((x) => !inserted.has(x.finding.fingerprint));
+    if (seenBefore.length > 0) {
+      const existing = await trx<FindingRow>('findings')
+        .where({ workspace_id: audit.workspace_id, scope_key: scopeKey })
+        .whereIn(
+          'fingerprint',
+          seenBefore.map((x) => x.finding.fingerprint),
+        )
+        .orderBy('fingerprint')
+        .forUpdate();
+      const byFingerprint = new Map(existing.map((f) => [f.fingerprint, f]));
+      // When the audits that last saw / resolved these findings were created.
+      const auditIds = [
+        ...new Set(
+          existing.flatMap((f) =>
+            [f.last_seen_audit_id, f.resolved_audit_id].filter((id): id is string => !!id),
+          ),
+        ),
+      ];
+      const createdAt = new Map(
+        (auditIds.length
+          ? await trx('audits')
+              .whereIn('id', auditIds)
+              .select<Array<{ id: string; created_at: Date }>>('id', 'created_at')
+          : []
+        ).map((r) => [r.id, r.created_at.getTime()]),
+      );
+      // An older audit finishing late counts its sighting but does not roll the finding back
+      // to what an older commit showed (nor reopen what a newer audit resolved).
+      const notAfter = (auditId: string | null) => {
+        const t = auditId ? createdAt.get(auditId) : undefined;
+        return t === undefined || t <= audit.created_at.getTime();
+      };
+      for (const x of seenBefore) {
+        const before = byFingerprint.get(x.finding.fingerprint);
+        if (!before) throw new Error(`finding ${x.finding.fingerprint} neither inserted nor found`);
+        x.id = before.id;
+        const newer = notAfter(before.last_seen_audit_id);
+        const reopen = before.status === 'resolved' && notAfter(before.resolved_audit_id);
+        await trx('findings')
+          .where({ id: before.id })
+          .update({
+            occurrences: trx.raw('occurrences + 1'),
+            updated_at: now,
+            ...(newer ? { ...fieldsOf(x), last_seen_audit_id: audit.id, last_seen_at: now } : {}),
+            ...(reopen ? { status: 'open', resolved_audit_id: null, resolved_at: null } : {}),
+          });
+        if (reopen) {
+          reopened += 1;
+          await systemWrite(trx, audit, before, 'finding.reopened', 'resolved', 'open');
+        }
+      }
+    }
+    observed = ordered.length;
+    if (ordered.length > 0)
+      await trx('audit_findings')
+        .insert(
+          ordered.map((x) => ({
+            audit_id: audit.id,
+            finding_id: x.id,
+            workspace_id: audit.workspace_id,
+          })),
+        )
+        .onConflict(['audit_id', 'finding_id'])
+        .ignore();
+
+    const assessmentRows = [];
+    for (const [position, a] of artifact.assessments.entries()) {
+      const control = catalog.get(a.control_key);
+      if (!control) continue;
+      const findingIds = a.findings.map((f) => sightings.get(f.fingerprint)!.id);
+      assessmentRows.push({
+        id: crypto.randomUUID(),
+        audit_id: audit.id,
+        workspace_id: audit.workspace_id,
+        control_id: control.id,
+        mapping_version_id: control.mapping_version_id,
+        control_key: a.control_key,
+        title: a.title,
+        description: a.description,
+        domain: a.domain,
+        severity: a.severity,
+        status: a.status,
+        calculation_version: artifact.catalog_version,
+        input_hash: a.input_hash,
+        rationale: a.rationale,
+        applicability: a.applicability,
+        applicability_rationale: a.applicability_rationale,
+        confidence: a.confidence,
+        evidence_ids: JSON.stringify(a.evidence_ids),
+        finding_ids: JSON.stringify(findingIds),
+        architecture_relationship_ids: JSON.stringify(a.architecture_relationship_ids),
+        stale_evidence_ids: JSON.stringify(a.stale_evidence_ids),
+        conflicting_evidence_ids: JSON.stringify(a.conflicting_evidence_ids),
+        missing_requirement_keys: JSON.stringify(a.missing_requirement_keys),
+        exception_id: null,
+        requirements: JSON.stringify(a.requirements),
+        overlay_version: 0,
+        calculated_at: now,
+        // One millisecond apart, earliest last: the newest-first keyset pages list the
+        // assessments in control key order.
+        created_at: new Date(now.getTime() - position),
+      });
+      if (a.status === 'fail')
+        await appendLog(trx, audit.id, {
+          level: 'warning',
+          source: 'control',
+          message: `${a.control_key} failed (${a.severity}): ${a.rationale}`,
+          details: { control_key: a.control_key, finding_ids: findingIds },
+        });
+    }
+    if (assessmentRows.length > 0) await trx('control_assessments').insert(assessmentRows);
+  });
+  const summary = `${observed} findings (${created} new${reopened ? `, ${reopened} reopened` : ''})`;
+  await appendLog(db, auditId, {
+    level: 'info',
+    source: 'control',
+    message: `${describeAssessments(artifact.assessments)}; ${summary}`,
+  });
+  return { summary };
+}
+
+/**
+ * Called as a completed audit is finished: open findings of its repository that it did not
+ * observe are resolved, unless the user set them accepted_risk/false_positive, the audit looked
+ * at part of the source only, or a newer audit (by creation) saw the finding last.
+ */
+export async function settleFindings(trx: Knex, auditId: string): Promise<number> {
+  const audit = await getAuditById(trx, auditId);
+  if ((await assessmentCount(trx, auditId)) === 0 || !coversWholeSource(audit)) return 0;
+  const stale = await trx<FindingRow>('findings as f')
+    .join('audits as seen', 'seen.id', 'f.last_seen_audit_id')
+    .select('f.*')
+    .where({
+      'f.workspace_id': audit.workspace_id,
+      'f.scope_key': scopeKeyOf(audit),
+      'f.status': 'open',
+    })
+    .andWhere('seen.created_at', '<=', audit.created_at)
+    .whereNotExists(
+      trx('audit_findings').where('audit_id', auditId).andWhereRaw('finding_id = f.id'),
+    );
+  for (const f of stale) {
+    await trx('findings').where({ id: f.id }).update({
+      status: 'resolved',
+      resolved_audit_id: auditId,
+      resolved_at: trx.fn.now(),
+      updated_at: trx.fn.now(),
+    });
+    await systemWrite(trx, audit, f, 'finding.resolved', 'open', 'resolved');
+  }
+  if (stale.length)
+    await appendLog(trx, auditId, {
+      level: 'info',
+      source: 'control',
+      message: `${stale.length} finding(s) no longer observed: resolved`,
+      details: { finding_ids: stale.map((f) => f.id) },
+    });
+  return stale.length;
+}

@@ -1,0 +1,93 @@
+/** The two write records: the activity feed (for people) and audit events (for compliance). */
+import { keysetPage } from '../../db/paginate';
+import { activityQuery, auditEventsQuery } from '../../db/activity';
+import { defineOperation } from '../registry/operation';
+import { ActivityPage, AuditEventPage, PageQuery, WorkspaceParams } from '../schemas/platform';
+import { iso, pageRequest } from '../shared';
+
+interface EventRow {
+  id: string;
+  created_at: Date;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  details: Record<string, unknown>;
+}
+
+export const listActivity = defineOperation({
+  operationId: 'listActivity',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/activity',
+  summary: 'The workspace activity feed',
+  tag: 'Activity',
+  access: { kind: 'scope', scope: 'members:read' },
+  params: WorkspaceParams,
+  query: PageQuery,
+  success: {
+    status: 200,
+    description: 'A page of activity items, newest first.',
+    schema: ActivityPage,
+  },
+  handler: async ({ db, params, query }) => {
+    type Row = EventRow & {
+      workspace_id: string | null;
+      workspace_name: string | null;
+      actor_login: string | null;
+    };
+    const page = await keysetPage<Row>(
+      activityQuery(db, params.workspace_id),
+      'activity_feed',
+      pageRequest(query),
+    );
+    return {
+      ...page,
+      items: page.items.map((r) => ({
+        id: r.id,
+        action: r.action,
+        resource_type: r.resource_type,
+        resource_id: r.resource_id,
+        actor_login: r.actor_login,
+        workspace_id: r.workspace_id,
+        workspace_name: r.workspace_name,
+        details: r.details,
+        created_at: iso(r.created_at),
+      })),
+    };
+  },
+});
+
+export const listAuditEvents = defineOperation({
+  operationId: 'listAuditEvents',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audit-events',
+  summary: 'The workspace audit trail',
+  tag: 'Activity',
+  access: { kind: 'scope', scope: 'members:read' },
+  params: WorkspaceParams,
+  query: PageQuery,
+  success: {
+    status: 200,
+    description: 'A page of audit events, newest first.',
+    schema: AuditEventPage,
+  },
+  handler: async ({ db, params, query }) => {
+    type Row = EventRow & { actor_id: string | null };
+    const page = await keysetPage<Row>(
+      auditEventsQuery(db, params.workspace_id),
+      'audit_events',
+      pageRequest(query),
+    );
+    return {
+      ...page,
+      items: page.items.map((r) => ({
+        id: r.id,
+        actor_id: r.actor_id,
+        action: r.action,
+        resource_type: r.resource_type,
+        resource_id: r.resource_id,
+        details: r.details,
+        created_at: iso(r.created_at),
+      })),
+    };
+  },
+});

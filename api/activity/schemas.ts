@@ -1,0 +1,42 @@
+/** Spec 2.1: generic and activity schemas. */
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
+
+export const AcceptedResponse = Strict(
+  'AcceptedResponse',
+  { status: Type.Optional(Type.String({ default: 'accepted' })) },
+  { description: 'The request was accepted; the work continues asynchronously.' },
+);
+export type AcceptedResponse = Static<typeof AcceptedResponse>;
+
+export const ActivityFeedItem = Strict(
+  'ActivityFeedItem',
+  {
+    id: Uuid(),
+    action: Type.String({ description: 'What happened.' }),
+    resource_type: Type.String(),
+    resource_id: Nullable(Uuid()),
+    actor_login: Nullable(Type.String({ description: 'Login of the actor, if any.' })),
+    workspace_id: Nullable(Uuid()),
+    workspace_name: Nullable(Type.String()),
+    details: FreeObject(),
+    created_at: DateTime(),
+  },
+  { description: 'One entry of the activity feed.' },
+);
+export type ActivityFeedItem = Static<typeof ActivityFeedItem>;
+
+export const AuditEventResponse = Strict(
+  'AuditEventResponse',
+  {
+    id: Uuid(),
+    actor_id: Nullable(Uuid()),
+    action: Type.String({ description: 'What happened.' }),
+    resource_type: Type.String(),
+    resource_id: Nullable(Uuid()),
+    details: FreeObject(),
+    created_at: DateTime(),
+  },
+  { description: 'One audit-event record.' },
+);
+export type AuditEventResponse = Static<typeof AuditEventResponse>;

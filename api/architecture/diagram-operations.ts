@@ -1,0 +1,100 @@
+/** An audit's architecture snapshot drawn as a diagram: Mermaid source or a standalone SVG. */
+import { Type } from '@sinclair/typebox';
+import { mermaid, svg, type DiagramGraph } from '../../analysis/diagram';
+import { LRUCache } from 'lru-cache';
+import { snapshotOfAudit, snapshotRefOfAudit, type SnapshotRow } from '../../db/architecture';
+import { findAudit } from '../../db/audits';
+import { problems } from '../errors';
+import { defineOperation } from '../registry/operation';
+import { AuditParams } from '../schemas/audits';
+
+/** Koa adds `; charset=utf-8` to a text/* type. */
+export const MERMAID_TYPE = 'text/vnd.mermaid';
+export const SVG_TYPE = 'image/svg+xml';
+
+/**
+ * Drawn diagrams by snapshot and format. A snapshot never changes, so neither does its drawing,
+ * and laying out the SVG costs the API's event loop ~70 ms for 50 entities and ~640 ms for 500
+ * (dagre): a repeat view is answered from here. Bounded by size (characters), least recently
+ * used first out; per API process.
+ */
+const drawn = new LRUCache<string, string>({
+  maxSize: 32 * 1024 * 1024,
+  sizeCalculation: (text) => Math.max(1, text.length),
+});
+
+/** The snapshot's stored entities and relationships, as the diagram renderers read them. */
+function graphOf(snapshot: SnapshotRow): DiagramGraph {
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    entities: snapshot.entities.map((e) => ({
+      canonical_key: text(e.canonical_key),
+      kind: text(e.kind),
+      name: text(e.name),
+    })),
+    relationships: snapshot.relationships.map((r) => ({
+      canonical_key: text(r.canonical_key),
+      source_key: text(r.source_key),
+      target_key: text(r.target_key),
+      kind: text(r.kind),
+    })),
+  };
+}
+
+export const getAuditArchitectureDiagram = defineOperation({
+  operationId: 'getAuditArchitectureDiagram',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture/diagram',
+  summary: "An audit's architecture snapshot as a diagram",
+  description:
+    'The entities and relationships of the snapshot, drawn left to right and grouped by kind: `format=mermaid` answers Mermaid flowchart source (`text/vnd.mermaid`), `format=svg` a standalone SVG image (`image/svg+xml`). The same snapshot always gives the same text. 404 until the audit has passed its reconcile stage.',
+  tag: 'Architecture',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditParams,
+  query: Type.Object(
+    {
+      format: Type.Optional(
+        Type.Union([Type.Literal('mermaid'), Type.Literal('svg')], {
+          default: 'mermaid',
+          description: 'mermaid: Mermaid flowchart source; svg: an SVG image.',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  success: {
+    status: 200,
+    description:
+      'The diagram: Mermaid source (text/vnd.mermaid) or an SVG image (image/svg+xml), by `format`.',
+    schema: Type.String(),
+    contentType: [MERMAID_TYPE, SVG_TYPE],
+  },
+  handler: async ({ db, params, query, koa }) => {
+    const audit = await findAudit(db, params.workspace_id, params.audit_id);
+    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
+    const ref = await snapshotRefOfAudit(db, audit.id);
+    if (!ref) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+    const format = query.format === 'svg' ? 'svg' : 'mermaid';
+    const key = `${ref.id}:${format}`;
+    let text = drawn.get(key);
+    if (text === undefined) {
+      const snapshot = await snapshotOfAudit(db, audit.id);
+      if (!snapshot) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+      const graph = graphOf(snapshot);
+      text =
+        format === 'svg'
+          ? svg(graph, {
+              title: `Architecture of audit ${audit.id} (snapshot version ${snapshot.version})`,
+            })
+          : mermaid(graph);
+      drawn.set(key, text);
+    }
+    if (format === 'svg') {
+      koa.type = SVG_TYPE;
+      // Every text in it is escaped; still, an image from the API origin runs nothing.
+      koa.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+      koa.set('X-Content-Type-Options', 'nosniff');
+    } else koa.type = MERMAID_TYPE;
+    return text;
+  },
+});

@@ -1,0 +1,143 @@
+/** Architecture truth reads: an audit's snapshot, a repository's latest, the snapshot history. */
+import type { Knex } from 'knex';
+import { Type } from '@sinclair/typebox';
+import {
+  evidenceOf,
+  latestSnapshot,
+  snapshotOfAudit,
+  snapshotsOfRepository,
+  type SnapshotRow,
+} from '../../db/architecture';
+import { findAudit } from '../../db/audits';
+import { findRepository } from '../../db/repositories';
+import { problems } from '../errors';
+import { defineOperation } from '../registry/operation';
+import { RepositoryParams } from '../schemas/platform';
+import { AuditParams } from '../schemas/audits';
+import {
+  ArchitectureSnapshotHistoryResponse,
+  ArchitectureTruthResponse,
+  type ArchitectureTruthResponse as Truth,
+} from '../schemas';
+import { iso, isoOrNull } from '../shared';
+
+async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
+  const evidence = await evidenceOf(db, snapshot.id);
+  return {
+    audit_id: snapshot.audit_id,
+    version: snapshot.version,
+    status: snapshot.status,
+    sources: snapshot.sources,
+    missing_sources: snapshot.missing_sources,
+    source_coverage: snapshot.source_coverage,
+    entity_count: snapshot.entity_count,
+    relationship_count: snapshot.relationship_count,
+    generated_at: iso(snapshot.generated_at),
+    entities: snapshot.entities as Truth['entities'],
+    relationships: snapshot.relationships as Truth['relationships'],
+    evidence: evidence.map((e) => ({
+      id: e.id,
+      source_type: e.source_type as 'code' | 'cloud' | 'cicd',
+      provider: e.provider,
+      evidence_kind: e.evidence_kind,
+      subject_key: e.subject_key,
+      relationship_kind: e.relationship_kind,
+      object_key: e.object_key,
+      location: e.location,
+      source_ref: e.source_ref,
+      summary: e.summary,
+      content_sha256: e.content_sha256,
+      observed_at: iso(e.observed_at),
+    })),
+  };
+}
+
+export const getAuditArchitecture = defineOperation({
+  operationId: 'getAuditArchitecture',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture',
+  summary: 'The architecture snapshot an audit produced',
+  description:
+    'Entities, relationships and the evidence each rests on (file, lines, content hash). 404 until the audit has passed its reconcile stage.',
+  tag: 'Architecture',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditParams,
+  success: { status: 200, description: 'The snapshot.', schema: ArchitectureTruthResponse },
+  handler: async ({ db, params }) => {
+    const audit = await findAudit(db, params.workspace_id, params.audit_id);
+    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
+    const snapshot = await snapshotOfAudit(db, audit.id);
+    if (!snapshot) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+    return presentTruth(db, snapshot);
+  },
+});
+
+export const getRepositoryArchitecture = defineOperation({
+  operationId: 'getRepositoryArchitecture',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture',
+  summary: "A repository's architecture from its latest completed audit",
+  tag: 'Architecture',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: RepositoryParams,
+  success: { status: 200, description: 'The latest snapshot.', schema: ArchitectureTruthResponse },
+  handler: async ({ db, params }) => {
+    const repo = await findRepository(db, params.workspace_id, params.repository_id);
+    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const snapshot = await latestSnapshot(db, params.workspace_id, repo.id);
+    if (!snapshot) throw problems.notFound(`A completed audit of repository ${repo.id}`);
+    return presentTruth(db, snapshot);
+  },
+});
+
+export const listArchitectureSnapshots = defineOperation({
+  operationId: 'listArchitectureSnapshots',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/snapshots',
+  summary: "A repository's architecture snapshots, newest first",
+  tag: 'Architecture',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: RepositoryParams,
+  query: Type.Object(
+    {
+      limit: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 200,
+          default: 50,
+          description: 'At most this many snapshots.',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  success: {
+    status: 200,
+    description: 'The history.',
+    schema: ArchitectureSnapshotHistoryResponse,
+  },
+  handler: async ({ db, params, query }) => {
+    const repo = await findRepository(db, params.workspace_id, params.repository_id);
+    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const rows = await snapshotsOfRepository(db, params.workspace_id, repo.id, query.limit ?? 50);
+    return {
+      repository_id: repo.id,
+      items: rows.map((r) => ({
+        id: r.id,
+        audit_id: r.audit_id,
+        version: r.version,
+        status: r.status,
+        audit_status: r.audit_status,
+        audit_type: r.audit_type,
+        commit_sha: r.commit_sha,
+        sources: r.sources,
+        missing_sources: r.missing_sources,
+        source_coverage: r.source_coverage,
+        entity_count: r.entity_count,
+        relationship_count: r.relationship_count,
+        generated_at: iso(r.generated_at),
+        completed_at: isoOrNull(r.completed_at),
+      })),
+    };
+  },
+});

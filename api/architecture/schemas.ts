@@ -1,0 +1,181 @@
+/** Spec 2.4: architecture truth (entities, relationships, evidence, dependencies, history). */
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, Decimal, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
+import { DEPENDENCY_DIRECTIONS, LiteralUnion } from '../../domain/contract/values';
+import { ConflictingClaim, SourceType } from '../schemas/spec/gaps';
+
+const confidence = () => Decimal({ description: 'Confidence, 0 to 1.' });
+const evidenceIds = () => Type.Array(Type.String(), { description: 'Supporting evidence ids.' });
+const sourceList = (description: string) => Type.Array(Type.String(), { description });
+
+export const ArchitectureBundleResponse = Strict(
+  'ArchitectureBundleResponse',
+  {
+    audit_id: Uuid(),
+    version: Type.String({ description: 'Bundle version.' }),
+    architecture_facts: Type.Array(FreeObject()),
+    observations: Type.Array(FreeObject()),
+    diagrams: Type.Array(FreeObject()),
+    threats: Type.Array(FreeObject()),
+    status: Type.String(),
+    model_id: Nullable(Type.String({ description: 'Model that produced the bundle, if any.' })),
+  },
+  { description: 'Architecture bundle produced by an audit.' },
+);
+export type ArchitectureBundleResponse = Static<typeof ArchitectureBundleResponse>;
+
+export const ArchitectureGraphLinks = Strict(
+  'ArchitectureGraphLinks',
+  {
+    decision_ids: Type.Optional(Type.Array(Uuid(), { description: 'Related decisions.' })),
+    deployment_evidence_ids: Type.Optional(
+      Type.Array(Uuid(), { description: 'Evidence of deployment.' }),
+    ),
+    finding_ids: Type.Optional(Type.Array(Uuid(), { description: 'Related findings.' })),
+    owner_ids: Type.Optional(Type.Array(Uuid(), { description: 'Owners.' })),
+    remediation_ids: Type.Optional(Type.Array(Uuid(), { description: 'Related remediations.' })),
+  },
+  { description: 'Links from a graph element to other records.' },
+);
+export type ArchitectureGraphLinks = Static<typeof ArchitectureGraphLinks>;
+
+export const ArchitectureEntityResponse = Strict(
+  'ArchitectureEntityResponse',
+  {
+    canonical_key: Type.String({ description: 'Stable key, e.g. service:cartservice.' }),
+    kind: Type.String(),
+    name: Type.String(),
+    attributes: FreeObject(),
+    confidence: confidence(),
+    evidence_ids: evidenceIds(),
+    sources: sourceList('Source types that observed the entity.'),
+    contradictions: Type.Array(ConflictingClaim),
+    first_observed_at: DateTime(),
+    last_observed_at: DateTime(),
+    links: Type.Optional(ArchitectureGraphLinks),
+  },
+  { description: 'An architecture entity (service, datastore, pipeline, ...).' },
+);
+export type ArchitectureEntityResponse = Static<typeof ArchitectureEntityResponse>;
+
+export const ArchitectureRelationshipResponse = Strict(
+  'ArchitectureRelationshipResponse',
+  {
+    canonical_key: Type.String({ description: 'Stable key, e.g. calls:service:a->service:b.' }),
+    source_key: Type.String({ description: 'Canonical key of the source entity.' }),
+    target_key: Type.String({ description: 'Canonical key of the target entity.' }),
+    kind: Type.String(),
+    attributes: FreeObject(),
+    confidence: confidence(),
+    evidence_ids: evidenceIds(),
+    sources: sourceList('Source types that observed the relationship.'),
+    contradictions: Type.Array(ConflictingClaim),
+    supersedes_id: Nullable(Uuid()),
+    superseded_at: Nullable(DateTime()),
+    first_observed_at: DateTime(),
+    last_observed_at: DateTime(),
+    links: Type.Optional(ArchitectureGraphLinks),
+  },
+  { description: 'A relationship between two entities.' },
+);
+export type ArchitectureRelationshipResponse = Static<typeof ArchitectureRelationshipResponse>;
+
+export const ArchitectureEvidenceResponse = Strict(
+  'ArchitectureEvidenceResponse',
+  {
+    id: Uuid(),
+    source_type: SourceType,
+    provider: Type.String({ description: 'e.g. kubernetes, terraform, github-actions.' }),
+    evidence_kind: Type.String(),
+    subject_key: Type.String({ description: 'Canonical key of the subject.' }),
+    relationship_kind: Nullable(Type.String()),
+    object_key: Nullable(Type.String({ description: 'Canonical key of the object, if any.' })),
+    location: Nullable(FreeObject({ description: 'Where the fact was observed.' })),
+    source_ref: Type.String({ description: 'Commit SHA or upload SHA-256.' }),
+    summary: Type.String(),
+    content_sha256: Type.String({ description: 'SHA-256 of the cited content.' }),
+    observed_at: DateTime(),
+  },
+  { description: 'One observed fact at one place.' },
+);
+export type ArchitectureEvidenceResponse = Static<typeof ArchitectureEvidenceResponse>;
+
+export const ArchitectureTruthResponse = Strict(
+  'ArchitectureTruthResponse',
+  {
+    audit_id: Uuid(),
+    version: Type.String({ description: 'Snapshot version.' }),
+    status: Type.String(),
+    sources: sourceList('Source types found.'),
+    missing_sources: sourceList('Source types not found.'),
+    source_coverage: Decimal({ description: 'Share of source types found, 0 to 1.' }),
+    entity_count: Type.Integer(),
+    relationship_count: Type.Integer(),
+    generated_at: DateTime(),
+    entities: Type.Array(ArchitectureEntityResponse),
+    relationships: Type.Array(ArchitectureRelationshipResponse),
+    evidence: Type.Array(ArchitectureEvidenceResponse),
+  },
+  { description: 'The architecture snapshot of an audit.' },
+);
+export type ArchitectureTruthResponse = Static<typeof ArchitectureTruthResponse>;
+
+export const ArchitectureDependencyPath = Strict(
+  'ArchitectureDependencyPath',
+  {
+    direction: LiteralUnion(DEPENDENCY_DIRECTIONS),
+    entity_keys: Type.Array(Type.String(), { description: 'Entities along the path, in order.' }),
+    relationship_keys: Type.Array(Type.String(), { description: 'Relationships along the path.' }),
+    evidence_ids: evidenceIds(),
+    confidence: confidence(),
+    contradictions: Type.Optional(Type.Array(ConflictingClaim)),
+  },
+  { description: 'One dependency path from the root entity.' },
+);
+export type ArchitectureDependencyPath = Static<typeof ArchitectureDependencyPath>;
+
+export const ArchitectureDependencyResponse = Strict(
+  'ArchitectureDependencyResponse',
+  {
+    repository_id: Uuid(),
+    snapshot_id: Uuid(),
+    audit_id: Uuid(),
+    root: ArchitectureEntityResponse,
+    generated_at: DateTime(),
+    max_depth: Type.Integer({ description: 'Depth the paths were followed to.' }),
+    paths: Type.Array(ArchitectureDependencyPath),
+  },
+  { description: 'Upstream and downstream dependencies of an entity.' },
+);
+export type ArchitectureDependencyResponse = Static<typeof ArchitectureDependencyResponse>;
+
+export const ArchitectureSnapshotHistoryItem = Strict(
+  'ArchitectureSnapshotHistoryItem',
+  {
+    id: Uuid(),
+    audit_id: Uuid(),
+    version: Type.String(),
+    status: Type.String(),
+    audit_status: Type.String(),
+    audit_type: Type.String(),
+    commit_sha: Nullable(Type.String()),
+    sources: sourceList('Source types found.'),
+    missing_sources: sourceList('Source types not found.'),
+    source_coverage: Decimal({ description: 'Share of source types found, 0 to 1.' }),
+    entity_count: Type.Integer(),
+    relationship_count: Type.Integer(),
+    generated_at: DateTime(),
+    completed_at: Nullable(DateTime()),
+  },
+  { description: 'One architecture snapshot of a repository.' },
+);
+export type ArchitectureSnapshotHistoryItem = Static<typeof ArchitectureSnapshotHistoryItem>;
+
+export const ArchitectureSnapshotHistoryResponse = Strict(
+  'ArchitectureSnapshotHistoryResponse',
+  { repository_id: Uuid(), items: Type.Array(ArchitectureSnapshotHistoryItem) },
+  { description: 'Architecture snapshots of a repository.' },
+);
+export type ArchitectureSnapshotHistoryResponse = Static<
+  typeof ArchitectureSnapshotHistoryResponse
+>;

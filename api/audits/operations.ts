@@ -1,0 +1,472 @@
+/**
+ * Audits: start (a durable AuditWorkflow per audit), read, follow (logs, agent timeline, cost),
+ * cancel and retry. The API writes the audit row, commits, then starts the workflow; it never
+ * runs analysis itself.
+ */
+import type { Knex } from 'knex';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { keysetPage } from '../../db/paginate';
+import {
+  auditsQuery,
+  createAuditRecord,
+  findAudit,
+  stagesOf,
+  updateAudit,
+  type AuditRow,
+  type NewAudit,
+} from '../../db/audits';
+import { runsOfAudit } from '../../db/agents';
+import { findRepository } from '../../db/repositories';
+import { findUpload } from '../../db/uploads';
+import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
+import { isValidRefName } from '../../domain/repositories/git-ref';
+import { profileSnapshot, versionMismatch } from '../profiles/operations';
+import { addUsd } from '../../activities/audits/agents/pricing';
+import type { AuditWorkflow } from '../../workflows/audits';
+import { auditStartOptions } from '../../workflows/audit-start';
+import { problems, type FieldError } from '../errors';
+import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
+import type { AppServices } from '../services';
+import { WorkspaceParams } from '../schemas/platform';
+import { AuditListQuery, AuditLogQuery, AuditParams } from '../schemas/audits';
+import {
+  AcceptedResponse,
+  AgentTimelineResponse,
+  AuditCostResponse,
+  AuditCreate,
+  AuditLogResponse,
+  AuditPage,
+  AuditResponse,
+  type AuditCreate as AuditCreateBody,
+} from '../schemas';
+import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { presentAudit, presentRun } from './present';
+
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+
+async function present(db: Knex, row: AuditRow) {
+  return presentAudit(row, (await stagesOf(db, [row.id])).get(row.id) ?? []);
+}
+
+async function loadAudit(db: Knex, workspaceId: string, auditId: string): Promise<AuditRow> {
+  const row = await findAudit(db, workspaceId, auditId);
+  if (!row) throw problems.notFound(`Audit ${auditId}`);
+  return row;
+}
+
+/**
+ * Checks an AuditCreate beyond its schema: one source, references that exist here. With
+ * `profile_id`, the profile's repository, branch_ref and source_scope are the defaults; the
+ * request's own branch_ref / commit_sha / source_scope win over them.
+ */
+async function resolveCreate(
+  db: Knex,
+  workspaceId: string,
+  body: AuditCreateBody,
+): Promise<
+  Omit<NewAudit, 'workspace_id' | 'created_by' | 'origin' | 'origin_ref' | 'trigger_reason'>
+> {
+  const errors: FieldError[] = [];
+  let profile: AuditProfileRow | undefined;
+  if (body.profile_id) {
+    profile = await findAuditProfile(db, workspaceId, body.profile_id);
+    if (!profile) {
+      errors.push({
+        in: 'body',
+        path: '/profile_id',
+        message: 'no such audit profile in this workspace',
+      });
+    } else if (body.repository_id && body.repository_id !== profile.repository_id) {
+      errors.push({
+        in: 'body',
+        path: '/repository_id',
+        message: "is not the repository of profile_id (leave it out to use the profile's)",
+      });
+    }
+    if (body.upload_id)
+      errors.push({
+        in: 'body',
+        path: '/profile_id',
+        message: 'applies to repository audits only',
+      });
+  }
+  const repositoryId = body.repository_id ?? profile?.repository_id ?? null;
+  const hasRepo = !!repositoryId;
+  const hasUpload = !!body.upload_id;
+  if (hasRepo === hasUpload && !(body.profile_id && !profile)) {
+    const message = hasRepo
+      ? 'give repository_id or upload_id, not both'
+      : 'either repository_id or upload_id is required';
+    errors.push(
+      { in: 'body', path: '/repository_id', message },
+      { in: 'body', path: '/upload_id', message },
+    );
+  }
+  if (hasUpload && body.branch_ref)
+    errors.push({ in: 'body', path: '/branch_ref', message: 'applies to repository audits only' });
+  if (hasUpload && body.commit_sha)
+    errors.push({ in: 'body', path: '/commit_sha', message: 'applies to repository audits only' });
+  if (body.profile_version != null && !body.profile_id) {
+    errors.push({ in: 'body', path: '/profile_version', message: 'needs profile_id' });
+  }
+  if (body.branch_ref && !isValidRefName(body.branch_ref)) {
+    errors.push({ in: 'body', path: '/branch_ref', message: 'is not a valid git ref name' });
+  }
+  if (errors.length === 0 && hasRepo && !(await findRepository(db, workspaceId, repositoryId!))) {
+    errors.push({
+      in: 'body',
+      path: body.repository_id ? '/repository_id' : '/profile_id',
+      message: body.repository_id
+        ? 'no such repository in this workspace'
+        : 'the repository of this audit profile was deleted',
+    });
+  }
+  if (errors.length === 0 && hasUpload) {
+    const upload = await findUpload(db, workspaceId, body.upload_id!);
+    if (!upload)
+      errors.push({ in: 'body', path: '/upload_id', message: 'no such upload in this workspace' });
+    else if (upload.status !== 'ready')
+      errors.push({
+        in: 'body',
+        path: '/upload_id',
+        message: 'the content of this upload has expired; upload the archive again',
+      });
+  }
+  if (errors.length) throw problems.validationFailed(errors);
+  if (profile && body.profile_version != null && body.profile_version !== profile.version)
+    throw versionMismatch(profile, body.profile_version);
+  return {
+    repository_id: repositoryId,
+    upload_id: body.upload_id ?? null,
+    audit_type: hasRepo ? 'repository' : 'upload',
+    branch_ref: body.branch_ref ?? profile?.branch_ref ?? null,
+    commit_sha: body.commit_sha ? body.commit_sha.toLowerCase() : null,
+    deep_review: body.deep_review ?? false,
+    source_scope: (body.source_scope ?? profile?.source_scope ?? {}) as Record<string, unknown>,
+    profile_snapshot: profile ? profileSnapshot(profile) : null,
+  };
+}
+
+/** Inserts the audit (with its write records), commits, then starts its workflow. */
+export async function startAudit(
+  services: AppServices,
+  principal: Principal,
+  requestId: string,
+  input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
+): Promise<AuditRow> {
+  const { db, config } = services;
+  const row = await db.transaction((trx) =>
+    createAuditRecord(
+      trx,
+      { ...input, workspace_id: principal.workspaceId, created_by: principal.memberId },
+      {
+        actorId: principal.memberId,
+        actorLogin: principal.memberLogin,
+        tokenId: principal.tokenId,
+        requestId,
+      },
+    ),
+  );
+  try {
+    const client = await services.temporal.client();
+    await client.workflow.start<typeof AuditWorkflow>('AuditWorkflow', {
+      ...auditStartOptions({
+        auditId: row.id,
+        workflowId: row.workflow_id!,
+        workspaceId: row.workspace_id,
+        repositoryId: row.repository_id,
+        heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
+        maxAttempts: config.agentMaxAttempts,
+      }),
+      taskQueue: config.taskQueue,
+    });
+  } catch (err) {
+    await updateAudit(db, row.id, {
+      status: 'failed',
+      error_code: 'workflow_start_failed',
+      completed_at: new Date(),
+    });
+    services.log.error({ err, audit_id: row.id }, 'could not start the audit workflow');
+    throw problems.unavailable(
+      'The audit was recorded but its workflow could not be started; it is marked failed.',
+      { audit_id: row.id },
+    );
+  }
+  return row;
+}
+
+export const createAudit = defineOperation({
+  operationId: 'createAudit',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/audits',
+  summary: 'Start an audit',
+  description:
+    'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). Exactly one of repository_id and upload_id. The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:write' },
+  params: WorkspaceParams,
+  body: AuditCreate,
+  idempotent: true,
+  errors: [503],
+  success: {
+    status: 202,
+    description: 'The queued audit.',
+    schema: AuditResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ services, db, params, body, principal, requestId, koa }) => {
+    const input = await resolveCreate(db, params.workspace_id, body);
+    const row = await startAudit(services, principal, requestId, {
+      ...input,
+      origin: 'manual',
+      origin_ref: null,
+      trigger_reason: null,
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/audits/${row.id}`);
+    return present(db, row);
+  },
+});
+
+export const listAudits = defineOperation({
+  operationId: 'listAudits',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits',
+  summary: 'List audits',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: WorkspaceParams,
+  query: AuditListQuery,
+  success: { status: 200, description: 'A page of audits, newest first.', schema: AuditPage },
+  handler: async ({ db, params, query }) => {
+    const q = auditsQuery(db, params.workspace_id);
+    if (query.repository_id) q.andWhere('audits.repository_id', query.repository_id);
+    if (query.status) q.andWhere('audits.status', query.status);
+    const page = await keysetPage<AuditRow>(q, 'audits', pageRequest(query));
+    const stages = await stagesOf(
+      db,
+      page.items.map((a) => a.id),
+    );
+    return { ...page, items: page.items.map((a) => presentAudit(a, stages.get(a.id) ?? [])) };
+  },
+});
+
+export const getAudit = defineOperation({
+  operationId: 'getAudit',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}',
+  summary: 'Get an audit with its stages, source and coverage gaps',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditParams,
+  success: { status: 200, description: 'The audit.', schema: AuditResponse },
+  handler: async ({ db, params }) =>
+    present(db, await loadAudit(db, params.workspace_id, params.audit_id)),
+});
+
+export const cancelAudit = defineOperation({
+  operationId: 'cancelAudit',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cancel',
+  summary: 'Cancel a running audit',
+  description:
+    'The running stage ends `cancelled`, later stages `skipped`, the audit `cancelled`. A finished audit answers 409 audit_finished.',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:write' },
+  params: AuditParams,
+  errors: [409, 503],
+  success: { status: 202, description: 'Cancellation requested.', schema: AcceptedResponse },
+  handler: async ({ services, db, params, principal, requestId }) => {
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
+    if (FINISHED.has(audit.status)) {
+      throw problems.conflict(
+        'audit_finished',
+        `Audit ${audit.id} is already ${audit.status}.`,
+        'Only queued or running audits can be cancelled.',
+        { status: audit.status },
+      );
+    }
+    try {
+      const client = await services.temporal.client();
+      await client.workflow.getHandle(audit.workflow_id!).cancel();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      await updateAudit(db, audit.id, {
+        status: 'cancelled',
+        error_code: 'cancelled',
+        completed_at: new Date(),
+      });
+    }
+    await recordPrincipalWrite(db, principal, requestId, {
+      action: 'audit.cancel_requested',
+      resourceType: 'audit',
+      resourceId: audit.id,
+    });
+    return { status: 'accepted' };
+  },
+});
+
+export const retryAudit = defineOperation({
+  operationId: 'retryAudit',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/retry',
+  summary: 'Run a finished audit again as a new audit with the same inputs',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:write' },
+  params: AuditParams,
+  idempotent: true,
+  errors: [409, 503],
+  success: {
+    status: 202,
+    description: 'The new, queued audit (origin `retry`, origin_ref the old id).',
+    schema: AuditResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ services, db, params, principal, requestId, koa }) => {
+    const old = await loadAudit(db, params.workspace_id, params.audit_id);
+    if (!FINISHED.has(old.status)) {
+      throw problems.conflict(
+        'audit_running',
+        `Audit ${old.id} is still ${old.status}.`,
+        'Wait for it to finish or cancel it first.',
+        { status: old.status },
+      );
+    }
+    if (old.repository_id && !(await findRepository(db, old.workspace_id, old.repository_id))) {
+      throw problems.conflict(
+        'repository_deleted',
+        `The repository of audit ${old.id} was deleted.`,
+        'Register the repository again and start a new audit.',
+      );
+    }
+    const row = await startAudit(services, principal, requestId, {
+      repository_id: old.repository_id,
+      upload_id: old.upload_id,
+      audit_type: old.audit_type,
+      // Same inputs as requested: a branch is fetched afresh, a requested commit exactly again.
+      branch_ref: old.requested_branch_ref,
+      commit_sha: old.requested_commit_sha,
+      deep_review: old.deep_review,
+      source_scope: old.source_scope,
+      profile_snapshot: old.profile_snapshot,
+      origin: 'retry',
+      origin_ref: old.id,
+      trigger_reason: `retry of ${old.id}`,
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/audits/${row.id}`);
+    return present(db, row);
+  },
+});
+
+const LEVELS = { info: 0, warning: 1, error: 2 } as const;
+
+export const getAuditLogs = defineOperation({
+  operationId: 'getAuditLogs',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/logs',
+  summary: 'The audit log, oldest first',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditParams,
+  query: AuditLogQuery,
+  success: { status: 200, description: 'Log lines.', schema: AuditLogResponse },
+  handler: async ({ db, params, query }) => {
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
+    const q = db('audit_logs')
+      .where({ audit_id: audit.id })
+      .orderBy('seq')
+      .limit(query.limit ?? 1000);
+    if (query.level) {
+      const min = LEVELS[query.level];
+      q.whereIn(
+        'level',
+        Object.entries(LEVELS)
+          .filter(([, n]) => n >= min)
+          .map(([k]) => k),
+      );
+    }
+    if (query.since) q.andWhere('occurred_at', '>', query.since);
+    const rows = (await q) as Array<{
+      occurred_at: Date;
+      level: 'info' | 'warning' | 'error';
+      source: 'control' | 'stage' | 'scanner' | 'architecture';
+      message: string;
+      details: Record<string, unknown> | null;
+    }>;
+    return {
+      audit_id: audit.id,
+      items: rows.map((r) => ({
+        occurred_at: iso(r.occurred_at),
+        level: r.level,
+        source: r.source,
+        message: r.message,
+        ...(r.details ? { details: r.details } : {}),
+      })),
+    };
+  },
+});
+
+export const getAuditAgentTimeline = defineOperation({
+  operationId: 'getAuditAgentTimeline',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/agent-runs',
+  summary: 'Every agent attempt of an audit, in order',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditParams,
+  success: { status: 200, description: 'The agent timeline.', schema: AgentTimelineResponse },
+  handler: async ({ db, params }) => {
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
+    const runs = await runsOfAudit(db, audit.id);
+    return { audit_id: audit.id, context_hash: audit.context_hash, runs: runs.map(presentRun) };
+  },
+});
+
+export const getAuditCost = defineOperation({
+  operationId: 'getAuditCost',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cost',
+  summary: 'What an audit cost: the sum over its agent runs',
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditParams,
+  success: { status: 200, description: 'Cost and token figures.', schema: AuditCostResponse },
+  handler: async ({ db, params }) => {
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
+    const runs = await runsOfAudit(db, audit.id);
+    let cost = '0.000000';
+    let analysis = '0.000000';
+    let remediation = '0.000000';
+    const models = new Set<string>();
+    let calls = 0;
+    const tokens = { input: 0, cached: 0, output: 0 };
+    for (const run of runs) {
+      // A model call happened when a model-backed attempt ran (not served from the cache).
+      if (
+        run.model_backed &&
+        !run.cache_hit &&
+        (run.input_tokens > 0 || run.output_tokens > 0 || run.error_code?.startsWith('model_'))
+      ) {
+        calls += 1;
+        models.add(run.model_id);
+      }
+      tokens.input += run.input_tokens;
+      tokens.cached += run.cached_input_tokens;
+      tokens.output += run.output_tokens;
+      const runCost = Number(run.cost_usd) === 0 ? '0.000000' : run.cost_usd;
+      cost = addUsd(cost, runCost);
+      if (run.cost_kind === 'remediation') remediation = addUsd(remediation, runCost);
+      else analysis = addUsd(analysis, runCost);
+    }
+    return {
+      audit_id: audit.id,
+      cost_usd: cost,
+      model_calls: calls,
+      input_tokens: tokens.input,
+      cached_input_tokens: tokens.cached,
+      output_tokens: tokens.output,
+      models: [...models].sort(),
+      analysis_cost_usd: analysis,
+      remediation_cost_usd: remediation,
+    };
+  },
+});

@@ -1,0 +1,64 @@
+/** Spec 2.12: audit comparisons. */
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorPage, DateTime, Strict, Uuid } from '../schema-kit';
+import { ArchitectureDelta } from '../changes/schemas';
+import { ComparisonAuditSide, FindingDelta } from '../schemas/spec/gaps';
+
+const counts = () =>
+  Type.Record(Type.String(), Type.Integer(), { description: 'Counts by category.' });
+
+export const AuditComparisonCreate = Strict(
+  'AuditComparisonCreate',
+  { baseline_audit_id: Uuid(), candidate_audit_id: Uuid() },
+  { description: 'Request to compare two audits.' },
+);
+export type AuditComparisonCreate = Static<typeof AuditComparisonCreate>;
+
+export const AuditComparisonListItem = Strict(
+  'AuditComparisonListItem',
+  {
+    id: Uuid(),
+    repository_id: Uuid(),
+    baseline_audit_id: Uuid(),
+    candidate_audit_id: Uuid(),
+    content_sha256: Type.String({ description: 'SHA-256 of the comparison result.' }),
+    created_at: DateTime(),
+    coverage_comparable: Type.Boolean(),
+    counts: counts(),
+  },
+  { description: 'A comparison in a list.' },
+);
+export type AuditComparisonListItem = Static<typeof AuditComparisonListItem>;
+
+export const AuditComparisonPage = CursorPage('AuditComparisonPage', AuditComparisonListItem);
+export type AuditComparisonPage = Static<typeof AuditComparisonPage>;
+
+export const AuditComparisonResult = Strict(
+  'AuditComparisonResult',
+  {
+    baseline: ComparisonAuditSide,
+    candidate: ComparisonAuditSide,
+    coverage_comparable: Type.Boolean(),
+    architecture_comparable: Type.Boolean(),
+    limitations: Type.Array(Type.String(), { description: 'What the comparison cannot tell.' }),
+    counts: counts(),
+    findings: Type.Array(FindingDelta),
+    architecture_changes: Type.Array(ArchitectureDelta),
+  },
+  { description: 'Differences between a baseline and a candidate audit.' },
+);
+export type AuditComparisonResult = Static<typeof AuditComparisonResult>;
+
+export const AuditComparisonResponse = Strict(
+  'AuditComparisonResponse',
+  {
+    id: Uuid(),
+    workspace_id: Uuid(),
+    repository_id: Uuid(),
+    content_sha256: Type.String({ description: 'SHA-256 of the comparison result.' }),
+    snapshot: AuditComparisonResult,
+    created_at: DateTime(),
+  },
+  { description: 'A stored audit comparison.' },
+);
+export type AuditComparisonResponse = Static<typeof AuditComparisonResponse>;

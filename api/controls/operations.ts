@@ -1,0 +1,278 @@
+/** The control catalog, an audit's assessments, and findings (tracked across audits). */
+import { CONTROL_CATALOG_VERSION } from '../../analysis/controls';
+import { keysetPage } from '../../db/paginate';
+import { findAudit } from '../../db/audits';
+import {
+  assessmentsQuery,
+  auditFindingsQuery,
+  controlsQuery,
+  findFinding,
+  findingsQuery,
+  isObservedByLatestAudit,
+  type AssessmentRow,
+  type ControlRow,
+  type FindingRow,
+} from '../../db/controls';
+import { problems } from '../errors';
+import { defineOperation } from '../registry/operation';
+import { AuditParams } from '../schemas/audits';
+import {
+  AssessmentPage,
+  ControlPage,
+  FindingListQuery,
+  FindingPage,
+  FindingParams,
+  FindingResponse,
+  FindingUpdate,
+} from '../schemas/controls';
+import { PageQuery, WorkspaceParams } from '../schemas/platform';
+import type { AssessmentResponse } from '../schemas';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+
+export function presentControl(row: ControlRow) {
+  return {
+    id: row.id,
+    mapping_version_id: row.mapping_version_id,
+    catalog_version: row.catalog_version,
+    key: row.key,
+    title: row.title,
+    description: row.description,
+    domain: row.domain as 'code' | 'cloud' | 'cicd' | 'architecture',
+    severity: row.severity as 'high' | 'medium' | 'low',
+    requirements: row.requirements.map((r) => ({
+      key: r.key,
+      description: r.description,
+      advisory: r.advisory === true,
+    })),
+    created_at: iso(row.created_at),
+  };
+}
+
+export function presentAssessment(row: AssessmentRow): AssessmentResponse {
+  return {
+    id: row.id,
+    control_id: row.control_id,
+    mapping_version_id: row.mapping_version_id,
+    control_key: row.control_key,
+    title: row.title,
+    description: row.description,
+    domain: row.domain,
+    severity: row.severity,
+    status: row.status,
+    calculation_version: row.calculation_version,
+    input_hash: row.input_hash,
+    rationale: row.rationale,
+    applicability: row.applicability,
+    applicability_rationale: row.applicability_rationale,
+    confidence: row.confidence,
+    evidence_ids: row.evidence_ids,
+    finding_ids: row.finding_ids,
+    architecture_relationship_ids: row.architecture_relationship_ids,
+    stale_evidence_ids: row.stale_evidence_ids,
+    conflicting_evidence_ids: row.conflicting_evidence_ids,
+    missing_requirement_keys: row.missing_requirement_keys,
+    exception_id: row.exception_id,
+    calculated_at: iso(row.calculated_at),
+    requirements: row.requirements as AssessmentResponse['requirements'],
+    overlay_version: row.overlay_version,
+  };
+}
+
+export function presentFinding(row: FindingRow) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    repository_id: row.repository_id,
+    control_id: row.control_id,
+    control_key: row.control_key,
+    severity: row.severity as 'high' | 'medium' | 'low',
+    title: row.title,
+    detail: row.detail,
+    fingerprint: row.fingerprint,
+    status: row.status,
+    note: row.note,
+    entity_key: row.entity_key,
+    evidence_ids: row.evidence_ids,
+    locations: row.locations,
+    first_seen_audit_id: row.first_seen_audit_id,
+    last_seen_audit_id: row.last_seen_audit_id,
+    first_seen_at: iso(row.first_seen_at),
+    last_seen_at: iso(row.last_seen_at),
+    occurrences: row.occurrences,
+    resolved_audit_id: row.resolved_audit_id,
+    resolved_at: isoOrNull(row.resolved_at),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export const listControls = defineOperation({
+  operationId: 'listControls',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/controls',
+  summary: 'The built-in control catalog',
+  description: `The controls of the current catalog version (${CONTROL_CATALOG_VERSION}) that every audit assesses.`,
+  tag: 'Controls',
+  access: { kind: 'scope', scope: 'policies:read' },
+  params: WorkspaceParams,
+  query: PageQuery,
+  success: { status: 200, description: 'A page of controls.', schema: ControlPage },
+  handler: async ({ db, query }) => {
+    // The catalog rows are written when the API starts (startApi) and by every audit.
+    const page = await keysetPage<ControlRow>(
+      controlsQuery(db, CONTROL_CATALOG_VERSION),
+      'controls',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentControl) };
+  },
+});
+
+export const listAuditAssessments = defineOperation({
+  operationId: 'listAuditAssessments',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/assessments',
+  summary: "An audit's control assessments",
+  description:
+    'One assessment per catalog control, in control key order; empty until the audit has passed its controls stage.',
+  tag: 'Controls',
+  access: { kind: 'scope', scope: 'policies:read' },
+  params: AuditParams,
+  query: PageQuery,
+  success: { status: 200, description: 'A page of assessments.', schema: AssessmentPage },
+  handler: async ({ db, params, query }) => {
+    const audit = await findAudit(db, params.workspace_id, params.audit_id);
+    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
+    const page = await keysetPage<AssessmentRow>(
+      assessmentsQuery(db, audit.id),
+      'control_assessments',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentAssessment) };
+  },
+});
+
+export const listAuditFindings = defineOperation({
+  operationId: 'listAuditFindings',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/findings',
+  summary: 'The findings an audit observed',
+  description: 'Each finding as it stands now (status, last sighting), newest first.',
+  tag: 'Findings',
+  access: { kind: 'scope', scope: 'findings:read' },
+  params: AuditParams,
+  query: PageQuery,
+  success: { status: 200, description: 'A page of findings.', schema: FindingPage },
+  handler: async ({ db, params, query }) => {
+    const audit = await findAudit(db, params.workspace_id, params.audit_id);
+    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
+    const page = await keysetPage<FindingRow>(
+      auditFindingsQuery(db, audit.id),
+      'findings',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentFinding) };
+  },
+});
+
+export const listFindings = defineOperation({
+  operationId: 'listFindings',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/findings',
+  summary: "The workspace's findings",
+  description: 'Newest first; filter by status, severity, repository or control.',
+  tag: 'Findings',
+  access: { kind: 'scope', scope: 'findings:read' },
+  params: WorkspaceParams,
+  query: FindingListQuery,
+  success: { status: 200, description: 'A page of findings.', schema: FindingPage },
+  handler: async ({ db, params, query }) => {
+    const page = await keysetPage<FindingRow>(
+      findingsQuery(db, params.workspace_id, {
+        status: query.status,
+        severity: query.severity,
+        repository_id: query.repository_id,
+        control_key: query.control_key,
+      }),
+      'findings',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentFinding) };
+  },
+});
+
+export const getFinding = defineOperation({
+  operationId: 'getFinding',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/findings/{finding_id}',
+  summary: 'Get a finding',
+  tag: 'Findings',
+  access: { kind: 'scope', scope: 'findings:read' },
+  params: FindingParams,
+  success: { status: 200, description: 'The finding.', schema: FindingResponse },
+  handler: async ({ db, params }) => {
+    const row = await findFinding(db, params.workspace_id, params.finding_id);
+    if (!row) throw problems.notFound(`Finding ${params.finding_id}`);
+    return presentFinding(row);
+  },
+});
+
+export const updateFinding = defineOperation({
+  operationId: 'updateFinding',
+  method: 'patch',
+  path: '/v1/workspaces/{workspace_id}/findings/{finding_id}',
+  summary: "Change a finding's status",
+  description:
+    'Triage: accepted_risk and false_positive are kept by later audits that still observe the finding; open reopens it. resolved is answered 409 invalid_transition while the latest completed audit of the repository still observes the finding (fix the code and audit again).',
+  tag: 'Findings',
+  access: { kind: 'scope', scope: 'findings:write' },
+  params: FindingParams,
+  body: FindingUpdate,
+  errors: [409],
+  success: { status: 200, description: 'The changed finding.', schema: FindingResponse },
+  handler: async ({ db, params, body, principal, requestId }) => {
+    const row = await db.transaction(async (trx) => {
+      const before = await findFinding(trx, params.workspace_id, params.finding_id, true);
+      if (!before) throw problems.notFound(`Finding ${params.finding_id}`);
+      if (
+        body.status === 'resolved' &&
+        before.status !== 'resolved' &&
+        (await isObservedByLatestAudit(trx, before))
+      )
+        throw problems.conflict(
+          'invalid_transition',
+          `Finding ${before.id} is still observed by the latest completed audit of its repository.`,
+          'Fix the cause and run an audit: a finding it no longer observes is resolved. To keep it without fixing, use accepted_risk or false_positive.',
+          { status: before.status, requested: body.status },
+        );
+      const [after] = await trx<FindingRow>('findings')
+        .where({ id: before.id })
+        .update({
+          status: body.status,
+          note: body.note,
+          updated_at: trx.fn.now() as unknown as Date,
+          ...(body.status === 'resolved' && before.status !== 'resolved'
+            ? { resolved_at: trx.fn.now() as unknown as Date, resolved_audit_id: null }
+            : {}),
+          ...(body.status !== 'resolved' ? { resolved_at: null, resolved_audit_id: null } : {}),
+        })
+        .returning('*');
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'finding.updated',
+        resourceType: 'finding',
+        resourceId: before.id,
+        details: {
+          control_key: before.control_key,
+          title: before.title,
+          fingerprint: before.fingerprint,
+          changes: {
+            status: { from: before.status, to: body.status },
+            note: { from: before.note, to: body.note },
+          },
+        },
+      });
+      return after!;
+    });
+    return presentFinding(row);
+  },
+});

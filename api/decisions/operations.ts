@@ -1,0 +1,661 @@
+/**
+ * Architecture decisions: propose (starts a DecisionWorkflow `decision-<id>`), read, list, move
+ * (a workflow Update the workflow validates against the state machine) and a Markdown brief.
+ */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { keysetPage } from '../../db/paginate';
+import {
+  approvalsOf,
+  decisionsQuery,
+  findDecision,
+  insertDecision,
+  insertTransition,
+  transitionsOf,
+  type ApprovalRow,
+  type DecisionRow,
+} from '../../db/decisions';
+import {
+  APPROVAL_MOVES,
+  allowedMoves,
+  briefFilename,
+  checkMove,
+  pendingCriteria,
+  type DecisionStatus,
+  type MoveRefusal,
+} from '../../domain/decisions/rules';
+import type { TransitionRequest } from '../../activities/decisions';
+import {
+  DECISION_WORKFLOW,
+  transitionUpdate,
+  type DecisionWorkflow,
+  type DecisionWorkflowInput,
+} from '../../workflows/decisions';
+import { REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
+import { problems, type ApiError, type FieldError } from '../errors';
+import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
+import { WorkspaceParams } from '../schemas/platform';
+import { DecisionListQuery, DecisionParams } from '../schemas/decisions';
+import {
+  ArchitectureDecisionBriefResponse,
+  ArchitectureDecisionPage,
+  ArchitectureDecisionProposal,
+  ArchitectureDecisionResponse,
+  ArchitectureDecisionTransition,
+  type ArchitectureDecisionProposal as Proposal,
+} from '../schemas';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+
+export function presentDecision(row: DecisionRow, approvals: readonly ApprovalRow[]) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    repository_id: row.repository_id,
+    snapshot_id: row.snapshot_id,
+    candidate_change_id: row.candidate_change_id,
+    title: row.title,
+    question: row.question,
+    context: row.context,
+    status: row.status,
+    owner_id: row.owner_id,
+    created_by: row.created_by,
+    options: row.options,
+    selected_option_id: row.selected_option_id,
+    evidence_ids: row.evidence_ids,
+    uncertainties: row.uncertainties,
+    affected_entity_keys: row.affected_entity_keys,
+    affected_relationship_keys: row.affected_relationship_keys,
+    success_criteria: row.success_criteria,
+    latest_rationale: row.latest_rationale,
+    approved_by: row.approved_by,
+    approved_at: isoOrNull(row.approved_at),
+    implemented_at: isoOrNull(row.implemented_at),
+    verified_at: isoOrNull(row.verified_at),
+    superseded_at: isoOrNull(row.superseded_at),
+    verification_snapshot_id: row.verification_snapshot_id,
+    verification_result: row.verification_result,
+    supersedes_id: row.supersedes_id,
+    version: row.version,
+    approvals: approvals.map((a) => ({
+      id: a.id,
+      actor_id: a.actor_id,
+      actor_role: a.actor_role,
+      authorization_scope: a.authorization_scope,
+      policy_version: a.policy_version,
+      outcome: a.outcome,
+      rationale: a.rationale,
+      created_at: iso(a.created_at),
+    })),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+async function loadDecision(db: Knex, workspaceId: string, id: string): Promise<DecisionRow> {
+  const row = await findDecision(db, workspaceId, id);
+  if (!row) throw problems.notFound(`Decision ${id}`);
+  return row;
+}
+
+async function present(db: Knex, row: DecisionRow) {
+  return presentDecision(row, (await approvalsOf(db, [row.id])).get(row.id) ?? []);
+}
+
+/** Ids of `table` among `ids` that exist in the workspace. */
+async function existing(
+  db: Knex,
+  table: string,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db(table)
+    .where({ workspace_id: workspaceId })
+    .whereIn('id', [...new Set(ids)])
+    .select('id');
+  return new Set(rows.map((r: { id: string }) => r.id));
+}
+
+/** Checks a proposal beyond its schema; returns the snapshot's repository. */
+async function checkProposal(
+  db: Knex,
+  workspaceId: string,
+  body: Proposal,
+): Promise<{ repositoryId: string | null }> {
+  const errors: FieldError[] = [];
+  const err = (path: string, message: string) => errors.push({ in: 'body', path, message });
+  const firstSeen = new Map<string, number>();
+  body.options.forEach((o, i) => {
+    const before = firstSeen.get(o.id);
+    if (before !== undefined)
+      err(`/options/${i}/id`, `duplicates the id of option ${before}: ${JSON.stringify(o.id)}`);
+    else firstSeen.set(o.id, i);
+  });
+  const criterionIds = new Map<string, number>();
+  body.success_criteria.forEach((c, i) => {
+    const before = criterionIds.get(c.id);
+    if (before !== undefined)
+      err(
+        `/success_criteria/${i}/id`,
+        `duplicates the id of criterion ${before}: ${JSON.stringify(c.id)}`,
+      );
+    else criterionIds.set(c.id, i);
+    if (c.check.kind === 'attribute_equals') {
+      if (c.check.field === undefined)
+        err(`/success_criteria/${i}/check/field`, 'is required for attribute_equals');
+      if (!('value' in c.check))
+        err(`/success_criteria/${i}/check/value`, 'is required for attribute_equals');
+    }
+  });
+
+  const snapshot = await db('architecture_snapshots')
+    .where({ id: body.snapshot_id, workspace_id: workspaceId })
+    .first('id', 'repository_id');
+  if (!snapshot)
+    err('/snapshot_id', `no such architecture snapshot in this workspace: ${body.snapshot_id}`);
+  const owner = await existing(db, 'members', workspaceId, [body.owner_id]);
+  if (!owner.has(body.owner_id))
+    err('/owner_id', `no such member in this workspace: ${body.owner_id}`);
+
+  const evidenceIds = [...body.evidence_ids, ...body.options.flatMap((o) => o.evidence_ids ?? [])];
+  const known = await existing(db, 'architecture_evidence', workspaceId, evidenceIds);
+  body.evidence_ids.forEach((id, i) => {
+    if (!known.has(id)) err(`/evidence_ids/${i}`, `no such evidence in this workspace: ${id}`);
+  });
+  body.options.forEach((o, i) =>
+    (o.evidence_ids ?? []).forEach((id, j) => {
+      if (!known.has(id))
+        err(`/options/${i}/evidence_ids/${j}`, `no such evidence in this workspace: ${id}`);
+    }),
+  );
+  if (body.supersedes_id) {
+    const old = await findDecision(db, workspaceId, body.supersedes_id);
+    if (!old) err('/supersedes_id', `no such decision in this workspace: ${body.supersedes_id}`);
+  }
+  if (errors.length) throw problems.validationFailed(errors);
+  return { repositoryId: (snapshot as { repository_id: string | null }).repository_id };
+}
+
+/** `If-Match: "3"` (or `3`, or `W/"3"`) -> 3; absent -> null; anything else is a 400. */
+function expectedVersion(header: string): number | null {
+  if (!header) return null;
+  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
+  if (!m)
+    throw problems.validationFailed([
+      { in: 'header', path: '/If-Match', message: 'must be the decision version, as "<version>"' },
+    ]);
+  return Number(m[1]);
+}
+
+function versionMismatch(current: number, expected: number): ApiError {
+  return problems.conflict(
+    'version_mismatch',
+    `The decision is at version ${current}, not ${expected}.`,
+    'Read the decision again (getDecision) and retry with If-Match set to its version.',
+    { current_version: current },
+  );
+}
+
+/** The problem for a move the API, the workflow's validator or its activity refused. */
+function refusedMove(
+  refused: MoveRefusal | { code: 'version_mismatch'; current: number },
+  to: DecisionStatus,
+  expected: number | null,
+): ApiError {
+  switch (refused.code) {
+    case 'invalid_transition': {
+      const allowed = refused.allowed.length ? refused.allowed.join(', ') : 'none';
+      return problems.conflict(
+        'invalid_transition',
+        `A decision in ${refused.current} cannot move to ${to}; allowed moves from ${refused.current}: ${allowed}.`,
+        refused.allowed.length
+          ? `Request one of: ${refused.allowed.join(', ')}.`
+          : `${refused.current} accepts no requested move.`,
+        { current_status: refused.current, allowed_statuses: [...refused.allowed] },
+      );
+    }
+    case 'self_approval':
+      return problems.forbidden(
+        'self_approval',
+        'The member who proposed a decision cannot approve it.',
+        'Ask another member holding decisions:approve to approve it.',
+      );
+    case 'unknown_option':
+      return problems.validationFailed([
+        {
+          in: 'body',
+          path: '/selected_option_id',
+          message: `approving needs selected_option_id naming one of the options: ${refused.optionIds.join(', ')}`,
+        },
+      ]);
+    case 'duplicate_vote':
+      return problems.conflict(
+        'duplicate_vote',
+        'This member has already approved or rejected the decision in the current review.',
+        'Another member holding decisions:approve must vote to reach the quorum.',
+      );
+    case 'version_mismatch':
+      return versionMismatch(refused.current, expected ?? -1);
+  }
+}
+
+async function roleOf(db: Knex, principal: Principal): Promise<string> {
+  const member = await db('members').where({ id: principal.memberId }).first('role');
+  return (member?.role as string | undefined) ?? 'member';
+}
+
+/** How long transitionDecision waits for the workflow to apply a move. */
+const TRANSITION_WAIT_MS = 30_000;
+export const listDecisions = defineOperation({
+  operationId: 'listDecisions',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/decisions',
+  summary: 'List architecture decisions',
+  description:
+    'Newest first. When more decisions remain, the response carries `Link: <...>; rel="next"` with the cursor of the next page.',
+  tag: 'Decisions',
+  access: { kind: 'scope', scope: 'decisions:read' },
+  params: WorkspaceParams,
+  query: DecisionListQuery,
+  success: {
+    status: 200,
+    description: 'A page of decisions, newest first.',
+    schema: ArchitectureDecisionPage,
+    headers: {
+      Link: {
+        description:
+          'RFC 8288 link to the next page (`rel="next"`), present only when more items follow.',
+      },
+    },
+  },
+  handler: async ({ db, params, query, koa }) => {
+    const page = await keysetPage<DecisionRow>(
+      decisionsQuery(db, params.workspace_id, {
+        status: query.status,
+        repositoryId: query.repository_id,
+      }),
+      'decisions',
+      pageRequest(query),
+    );
+    if (page.next_cursor) {
+      const next = new URLSearchParams();
+      if (query.status) next.set('status', query.status);
+      if (query.repository_id) next.set('repository_id', query.repository_id);
+      next.set('limit', String(query.limit ?? 50));
+      next.set('cursor', page.next_cursor);
+      koa.set('Link', `</v1/workspaces/${params.workspace_id}/decisions?${next}>; rel="next"`);
+    }
+    const approvals = await approvalsOf(
+      db,
+      page.items.map((d) => d.id),
+    );
+    return { items: page.items.map((d) => presentDecision(d, approvals.get(d.id) ?? [])) };
+  },
+});
+
+export const proposeDecision = defineOperation({
+  operationId: 'proposeDecision',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/decisions',
+  summary: 'Propose an architecture decision',
+  description:
+    'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`.',
+  tag: 'Decisions',
+  access: { kind: 'scope', scope: 'decisions:write' },
+  params: WorkspaceParams,
+  body: ArchitectureDecisionProposal,
+  idempotent: true,
+  errors: [503],
+  success: {
+    status: 201,
+    description: 'The proposed decision.',
+    schema: ArchitectureDecisionResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ services, db, params, body, principal, requestId, koa }) => {
+    const { repositoryId } = await checkProposal(db, params.workspace_id, body);
+    const id = crypto.randomUUID();
+    const workflowId = `decision-${id}`;
+    // The workflow starts inside the transaction: if Temporal refuses, nothing is kept.
+    const row = await db.transaction(async (trx) => {
+      const created = await insertDecision(trx, {
+        id,
+        workspace_id: params.workspace_id,
+        repository_id: repositoryId,
+        snapshot_id: body.snapshot_id,
+        candidate_change_id: body.candidate_change_id ?? null,
+        title: body.title,
+        question: body.question,
+        context: body.context,
+        owner_id: body.owner_id,
+        created_by: principal.memberId,
+        options: body.options,
+        evidence_ids: body.evidence_ids,
+        uncertainties: body.uncertainties,
+        affected_entity_keys: body.affected_entity_keys ?? [],
+        affected_relationship_keys: body.affected_relationship_keys ?? [],
+        success_criteria: pendingCriteria(body.success_criteria),
+        supersedes_id: body.supersedes_id ?? null,
+        workflow_id: workflowId,
+      });
+      await insertTransition(trx, {
+        decision_id: id,
+        from_status: null,
+        to_status: 'proposed',
+        actor_id: principal.memberId,
+        actor_login: principal.memberLogin,
+        rationale: null,
+      });
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'decision.proposed',
+        resourceType: 'decision',
+        resourceId: id,
+        details: {
+          title: body.title,
+          number: created.number,
+          snapshot_id: body.snapshot_id,
+          repository_id: repositoryId,
+        },
+      });
+      const input: DecisionWorkflowInput = {
+        decisionId: id,
+        createdBy: principal.memberId,
+        optionIds: body.options.map((o) => o.id),
+        historyLimit: services.config.decisionHistoryLimit,
+      };
+      try {
+        const client = await services.temporal.client();
+        await client.workflow.start<typeof DecisionWorkflow>(DECISION_WORKFLOW, {
+          workflowId,
+          taskQueue: services.config.taskQueue,
+          args: [input],
+          typedSearchAttributes: [
+            { key: WORKSPACE_ID, value: params.workspace_id },
+            { key: REPOSITORY_ID, value: repositoryId ?? '' },
+          ],
+        });
+      } catch (err) {
+        services.log.error({ err, decision_id: id }, 'could not start the decision workflow');
+        throw problems.unavailable(
+          'The decision workflow could not be started; nothing was recorded. Retry later.',
+        );
+      }
+      return created;
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/decisions/${row.id}`);
+    return presentDecision(row, []);
+  },
+});
+
+export const getDecision = defineOperation({
+  operationId: 'getDecision',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}',
+  summary: 'Get an architecture decision',
+  tag: 'Decisions',
+  access: { kind: 'scope', scope: 'decisions:read' },
+  params: DecisionParams,
+  success: {
+    status: 200,
+    description: 'The decision with its approvals.',
+    schema: ArchitectureDecisionResponse,
+    headers: {
+      ETag: {
+        description:
+          'The decision version as `"<version>"`; send it back as If-Match on transitionDecision.',
+      },
+    },
+  },
+  handler: async ({ db, params, koa }) => {
+    const row = await loadDecision(db, params.workspace_id, params.decision_id);
+    koa.set('ETag', `"${row.version}"`);
+    return present(db, row);
+  },
+});
+
+export const transitionDecision = defineOperation({
+  operationId: 'transitionDecision',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions',
+  summary: 'Move an architecture decision',
+  description:
+    'Moves: proposed -> in_review; in_review -> approved | rejected | proposed (withdrawn); approved -> implemented. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. approved and rejected need the scope `decisions:approve`, are recorded as approvals, and the proposer cannot approve their own decision; approving needs selected_option_id. With a workspace quorum above 1, the decision stays in_review until that many distinct members approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
+  tag: 'Decisions',
+  access: {
+    kind: 'scope',
+    scope: 'decisions:write',
+  },
+  params: DecisionParams,
+  body: ArchitectureDecisionTransition,
+  conditional: true,
+  errors: [409, 503],
+  success: {
+    status: 200,
+    description: 'The moved decision.',
+    schema: ArchitectureDecisionResponse,
+  },
+  handler: async ({ services, db, params, body, principal, requestId, koa }) => {
+    const to = body.status;
+    if (APPROVAL_MOVES.includes(to) && !principal.scopes.has('decisions:approve'))
+      throw problems.insufficientScope(
+        ['decisions:approve'],
+        `Moving a decision to ${to} requires the scope decisions:approve.`,
+      );
+    const expected = expectedVersion(koa.get('If-Match'));
+    const decision = await loadDecision(db, params.workspace_id, params.decision_id);
+    if (expected !== null && expected !== decision.version)
+      throw versionMismatch(decision.version, expected);
+    const voted = (
+      await db('decision_approvals')
+        .where({ decision_id: decision.id, review_round: decision.review_round })
+        .select('actor_id')
+    ).map((r: { actor_id: string }) => r.actor_id);
+    const selectedOptionId = body.selected_option_id ?? null;
+    const early = checkMove(
+      {
+        status: decision.status,
+        createdBy: decision.created_by,
+        optionIds: decision.options.map((o) => o.id),
+        votedThisRound: voted,
+      },
+      { to, selectedOptionId, actorId: principal.memberId },
+    );
+    if (early) throw refusedMove(early, to, expected);
+
+    const request: TransitionRequest = {
+      to,
+      rationale: body.rationale,
+      selectedOptionId,
+      expectedVersion: expected,
+      actor: {
+        id: principal.memberId,
+        login: principal.memberLogin,
+        role: await roleOf(db, principal),
+        scopes: [...principal.scopes],
+        tokenId: principal.tokenId,
+        requestId,
+      },
+    };
+    // A move whose activity keeps failing (database down) must not hold the request for the
+    // activity's whole retry budget: answer 503 after this long; the move may still land.
+    const deadline = Date.now() + TRANSITION_WAIT_MS;
+    try {
+      const client = await services.temporal.client();
+      await client.withDeadline(deadline, () =>
+        client.workflow
+          .getHandle<typeof DecisionWorkflow>(decision.workflow_id)
+          .executeUpdate(transitionUpdate, { args: [request] }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+        const refused = err.cause.details?.[0] as MoveRefusal | undefined;
+        if (refused && typeof refused === 'object' && 'code' in refused)
+          throw refusedMove(refused, to, expected);
+      }
+      if (err instanceof WorkflowNotFoundError) {
+        // The workflow ended (rejected or superseded decisions end theirs).
+        const now = await loadDecision(db, params.workspace_id, params.decision_id);
+        throw refusedMove(
+          { code: 'invalid_transition', current: now.status, allowed: allowedMoves(now.status) },
+          to,
+          expected,
+        );
+      }
+      services.log.error({ err, decision_id: decision.id }, 'decision transition failed');
+      throw problems.unavailable(
+        Date.now() >= deadline
+          ? `The decision workflow did not finish the move within ${TRANSITION_WAIT_MS / 1000} s; it may still land. Read the decision (getDecision) before retrying.`
+          : 'The decision workflow did not answer; retry later.',
+        { decision_id: decision.id },
+      );
+    }
+    return present(db, await loadDecision(db, params.workspace_id, params.decision_id));
+  },
+});
+
+/** Renders the ADR. */
+async function renderBrief(db: Knex, row: DecisionRow): Promise<string> {
+  const approvals = (await approvalsOf(db, [row.id])).get(row.id) ?? [];
+  const history = await transitionsOf(db, row.id);
+  const memberIds = [
+    row.owner_id,
+    row.created_by,
+    ...approvals.map((a) => a.actor_id),
+    ...history.flatMap((h) => (h.actor_id ? [h.actor_id] : [])),
+  ];
+  const members = new Map<string, string>(
+    (
+      await db('members')
+        .whereIn('id', [...new Set(memberIds)])
+        .select('id', 'login')
+    ).map((m: { id: string; login: string }) => [m.id, m.login]),
+  );
+  const who = (id: string | null) => (id ? (members.get(id) ?? id) : 'system');
+  const evidenceIds = [
+    ...new Set([...row.evidence_ids, ...row.options.flatMap((o) => o.evidence_ids ?? [])]),
+  ];
+  const evidence = new Map<string, Record<string, unknown>>(
+    (await db('architecture_evidence').whereIn('id', evidenceIds).select('*')).map(
+      (e: Record<string, unknown>) => [e.id as string, e],
+    ),
+  );
+  const cite = (id: string): string => {
+    const e = evidence.get(id);
+    if (!e) return `\`${id}\``;
+    const loc = e.location as { path?: string; start_line?: number; end_line?: number } | null;
+    const where = loc?.path
+      ? `\`${loc.path}${loc.start_line ? `:${loc.start_line}${loc.end_line && loc.end_line !== loc.start_line ? `-${loc.end_line}` : ''}` : ''}\``
+      : '(no file location)';
+    return `${where} — ${String(e.summary)} (${String(e.source_type)}/${String(e.provider)}, \`${id}\`)`;
+  };
+  const selected = row.options.find((o) => o.id === row.selected_option_id);
+  const lines: string[] = [];
+  const p = (...text: string[]) => lines.push(...text);
+  p(`# ${String(row.number).padStart(4, '0')}. ${row.title}`, '');
+  p(`- Status: **${row.status}**`);
+  p(`- Owner: ${who(row.owner_id)}; proposed by ${who(row.created_by)} on ${iso(row.created_at)}`);
+  p(`- Decision id: \`${row.id}\`; snapshot \`${row.snapshot_id}\``);
+  if (row.supersedes_id) p(`- Supersedes: \`${row.supersedes_id}\``);
+  if (row.superseded_at) p(`- Superseded on ${iso(row.superseded_at)}`);
+  p('', '## Context', '', row.context, '', '## Question', '', row.question, '', '## Options', '');
+  for (const o of row.options) {
+    p(`### ${o.title} (\`${o.id}\`)${o.id === row.selected_option_id ? ' — selected' : ''}`, '');
+    p(o.description, '');
+    p(
+      'Benefits:',
+      ...(o.benefits?.length ? o.benefits.map((b) => `- ${b}`) : ['- (none listed)']),
+      '',
+    );
+    p(
+      'Tradeoffs:',
+      ...(o.tradeoffs?.length ? o.tradeoffs.map((b) => `- ${b}`) : ['- (none listed)']),
+      '',
+    );
+    if (o.evidence_ids?.length) p('Evidence:', ...o.evidence_ids.map((id) => `- ${cite(id)}`), '');
+  }
+  p('## Decision', '');
+  if (selected) {
+    p(`Selected option: **${selected.title}** (\`${selected.id}\`).`, '');
+    p(`Rationale: ${row.latest_rationale ?? '(none given)'}`, '');
+  } else {
+    p(`No option selected yet (status ${row.status}).`, '');
+  }
+  p('## Evidence', '', ...row.evidence_ids.map((id) => `- ${cite(id)}`), '');
+  if (row.uncertainties.length) {
+    p('## Uncertainties', '');
+    p(
+      ...row.uncertainties.map(
+        (u) => `- \`${u.subject_key}\`${u.blocking ? ' (blocking)' : ''}: ${u.description}`,
+      ),
+      '',
+    );
+  }
+  p('## Success criteria', '');
+  for (const c of row.success_criteria) {
+    const check = `${c.check.kind} \`${c.check.key}\`${c.check.field ? ` ${c.check.field} = ${JSON.stringify(c.check.value)}` : ''}`;
+    const evid = c.evidence_ids.length
+      ? `; evidence ${c.evidence_ids.map((e) => `\`${e}\``).join(', ')}`
+      : '';
+    p(
+      `- **${c.status}** ${c.id}: ${c.description} (${check}${c.evaluated_at ? `; evaluated ${c.evaluated_at}` : ''}${evid})`,
+    );
+  }
+  p('', '## Verification', '');
+  if (row.verification_result) {
+    const v = row.verification_result;
+    p(
+      `Outcome **${v.outcome}** against snapshot \`${v.snapshot_id}\` on ${v.evaluated_at}: ${v.criteria.filter((c) => c.status === 'met').length} of ${v.criteria.length} criteria met.`,
+    );
+  } else {
+    p(
+      'Not verified yet: verification runs on the first audit snapshot completed after implementation.',
+    );
+  }
+  p('', '## Approvals', '');
+  if (approvals.length === 0) p('None yet.');
+  for (const a of approvals)
+    p(
+      `- ${a.outcome} by ${who(a.actor_id)} (role ${a.actor_role}, scope \`${a.authorization_scope}\`, policy version ${a.policy_version ?? 'default'}) on ${iso(a.created_at)}: ${a.rationale}`,
+    );
+  p(
+    '',
+    '## Status history',
+    '',
+    '| When | From | To | By | Rationale |',
+    '| --- | --- | --- | --- | --- |',
+  );
+  const cell = (s: string | null) => (s ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  for (const h of history)
+    p(
+      `| ${iso(h.created_at)} | ${h.from_status ?? '—'} | ${h.to_status} | ${cell(h.actor_login ?? who(h.actor_id))} | ${cell(h.rationale)} |`,
+    );
+  return lines.join('\n') + '\n';
+}
+
+export const getDecisionBrief = defineOperation({
+  operationId: 'getDecisionBrief',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief',
+  summary: 'A Markdown ADR of a decision',
+  description:
+    'Context, question, options with benefits and tradeoffs, the selected option and rationale, evidence with file locations, success criteria and their verification, approvals and status history.',
+  tag: 'Decisions',
+  access: { kind: 'scope', scope: 'decisions:read' },
+  params: DecisionParams,
+  success: {
+    status: 200,
+    description: 'The brief.',
+    schema: ArchitectureDecisionBriefResponse,
+  },
+  handler: async ({ db, params }) => {
+    const row = await loadDecision(db, params.workspace_id, params.decision_id);
+    return {
+      decision_id: row.id,
+      filename: briefFilename(row.number, row.title),
+      markdown: await renderBrief(db, row),
+      generated_at: new Date().toISOString(),
+    };
+  },
+});

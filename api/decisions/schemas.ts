@@ -1,0 +1,136 @@
+/** Spec 2.6: architecture decisions. */
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, ItemsPage, Nullable, Strict, Uuid } from '../schema-kit';
+import { APPROVAL_OUTCOMES, LiteralUnion } from '../../domain/contract/values';
+import {
+  ArchitectureDecisionState,
+  DecisionOutcomeVerification,
+  DecisionSuccessCriterion,
+  DecisionSuccessCriterionInput,
+  UncertaintySignal,
+} from '../schemas/spec/gaps';
+
+export const ArchitectureDecisionOption = Strict(
+  'ArchitectureDecisionOption',
+  {
+    id: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'Option id within the decision.',
+    }),
+    title: Type.String({ minLength: 1, maxLength: 500 }),
+    description: Type.String({ minLength: 1, maxLength: 4000 }),
+    benefits: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
+    tradeoffs: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
+    evidence_ids: Type.Optional(Type.Array(Uuid())),
+  },
+  { description: 'One option considered by a decision.' },
+);
+export type ArchitectureDecisionOption = Static<typeof ArchitectureDecisionOption>;
+
+export const ArchitectureDecisionProposal = Strict(
+  'ArchitectureDecisionProposal',
+  {
+    title: Type.String({ minLength: 3, maxLength: 500 }),
+    question: Type.String({ minLength: 3, maxLength: 1000, description: 'What is being decided.' }),
+    context: Type.String({ minLength: 3, maxLength: 6000 }),
+    snapshot_id: Uuid({ description: 'Architecture snapshot the decision is based on.' }),
+    owner_id: Uuid(),
+    options: Type.Array(ArchitectureDecisionOption, { minItems: 2, maxItems: 20 }),
+    evidence_ids: Type.Array(Uuid(), { minItems: 1 }),
+    uncertainties: Type.Array(UncertaintySignal),
+    success_criteria: Type.Array(DecisionSuccessCriterionInput, { minItems: 1, maxItems: 50 }),
+    affected_entity_keys: Type.Optional(Type.Array(Type.String(), { maxItems: 500 })),
+    affected_relationship_keys: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
+    candidate_change_id: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    supersedes_id: Type.Optional(Nullable(Uuid({ description: 'Decision this one replaces.' }))),
+  },
+  { description: 'Request to propose an architecture decision.' },
+);
+export type ArchitectureDecisionProposal = Static<typeof ArchitectureDecisionProposal>;
+
+export const ArchitectureDecisionApprovalResponse = Strict(
+  'ArchitectureDecisionApprovalResponse',
+  {
+    id: Uuid(),
+    actor_id: Uuid(),
+    actor_role: Type.String(),
+    authorization_scope: Type.String({ description: 'Scope the approval was made under.' }),
+    policy_version: Nullable(Type.Integer()),
+    outcome: LiteralUnion(APPROVAL_OUTCOMES),
+    rationale: Type.String(),
+    created_at: DateTime(),
+  },
+  { description: 'One approval or rejection of a decision.' },
+);
+export type ArchitectureDecisionApprovalResponse = Static<
+  typeof ArchitectureDecisionApprovalResponse
+>;
+
+export const ArchitectureDecisionResponse = Strict(
+  'ArchitectureDecisionResponse',
+  {
+    id: Uuid(),
+    workspace_id: Uuid(),
+    repository_id: Nullable(Uuid()),
+    snapshot_id: Uuid(),
+    candidate_change_id: Nullable(Type.String()),
+    title: Type.String(),
+    question: Type.String(),
+    context: Type.String(),
+    status: ArchitectureDecisionState,
+    owner_id: Uuid(),
+    created_by: Uuid(),
+    options: Type.Array(ArchitectureDecisionOption),
+    selected_option_id: Nullable(Type.String()),
+    evidence_ids: Type.Array(Uuid()),
+    uncertainties: Type.Array(UncertaintySignal),
+    affected_entity_keys: Type.Array(Type.String()),
+    affected_relationship_keys: Type.Array(Type.String()),
+    success_criteria: Type.Array(DecisionSuccessCriterion),
+    latest_rationale: Nullable(Type.String()),
+    approved_by: Nullable(Uuid()),
+    approved_at: Nullable(DateTime()),
+    implemented_at: Nullable(DateTime()),
+    verified_at: Nullable(DateTime()),
+    superseded_at: Nullable(DateTime()),
+    verification_snapshot_id: Nullable(Uuid()),
+    verification_result: Nullable(DecisionOutcomeVerification),
+    supersedes_id: Nullable(Uuid()),
+    version: Type.Integer({ description: 'Revision counter.' }),
+    approvals: Type.Array(ArchitectureDecisionApprovalResponse),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { description: 'An architecture decision.' },
+);
+export type ArchitectureDecisionResponse = Static<typeof ArchitectureDecisionResponse>;
+
+export const ArchitectureDecisionTransition = Strict(
+  'ArchitectureDecisionTransition',
+  {
+    status: ArchitectureDecisionState,
+    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why the move is made.' }),
+    selected_option_id: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  },
+  { description: 'Request to move a decision to another state.' },
+);
+export type ArchitectureDecisionTransition = Static<typeof ArchitectureDecisionTransition>;
+
+export const ArchitectureDecisionBriefResponse = Strict(
+  'ArchitectureDecisionBriefResponse',
+  {
+    decision_id: Uuid(),
+    filename: Type.String(),
+    markdown: Type.String({ description: 'The brief as Markdown.' }),
+    generated_at: DateTime(),
+  },
+  { description: 'A Markdown brief of a decision.' },
+);
+export type ArchitectureDecisionBriefResponse = Static<typeof ArchitectureDecisionBriefResponse>;
+
+export const ArchitectureDecisionPage = ItemsPage(
+  'ArchitectureDecisionPage',
+  ArchitectureDecisionResponse,
+);
+export type ArchitectureDecisionPage = Static<typeof ArchitectureDecisionPage>;

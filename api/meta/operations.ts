@@ -1,0 +1,90 @@
+/** Public meta operations: the contract, the scope list, health; and the calling token. */
+import { Type } from '@sinclair/typebox';
+import { SCOPE_DESCRIPTIONS } from '../../domain/tokens/scope-descriptions';
+import { problems } from '../errors';
+import { defineOperation } from '../registry/operation';
+import { CurrentTokenResponse, Health, ScopeList } from '../schemas/platform';
+import { SCOPES } from '../schemas';
+import { findToken } from '../../db/tokens';
+import { presentToken } from '../tokens/present';
+import { CONTRACT_VERSION, contractDocument } from '../contract';
+
+export const getContract = defineOperation({
+  operationId: 'getContract',
+  method: 'get',
+  path: '/v1/openapi.json',
+  summary: 'The OpenAPI 3.1 contract of this API',
+  tag: 'Meta',
+  access: { kind: 'public' },
+  success: {
+    status: 200,
+    description: 'The OpenAPI 3.1 document, generated from the operation registry.',
+    schema: Type.Object({}, { additionalProperties: true }),
+  },
+  handler: async ({ services }) => contractDocument(services.config.publicBaseUrl),
+});
+
+export const listScopes = defineOperation({
+  operationId: 'listScopes',
+  method: 'get',
+  path: '/v1/scopes',
+  summary: 'The 25 scopes a token can carry',
+  tag: 'Meta',
+  access: { kind: 'public' },
+  success: { status: 200, description: 'Every scope with what it allows.', schema: ScopeList },
+  handler: async () => ({
+    items: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
+  }),
+});
+
+export const getHealth = defineOperation({
+  operationId: 'getHealth',
+  method: 'get',
+  path: '/v1/health',
+  summary: 'Health of the API and its dependencies',
+  description:
+    'Answers 200 while the database works (status degraded when Temporal is down) and 503 when it does not.',
+  tag: 'Meta',
+  access: { kind: 'public' },
+  errors: [503],
+  success: { status: 200, description: 'The API can serve requests.', schema: Health },
+  handler: async ({ services }) => {
+    const [db, temporal] = await Promise.all([
+      services.db.raw('select 1').then(
+        () => 'ok' as const,
+        () => 'down' as const,
+      ),
+      services.temporal.healthy().then((up) => (up ? ('ok' as const) : ('down' as const))),
+    ]);
+    const health = {
+      status: temporal === 'ok' ? ('ok' as const) : ('degraded' as const),
+      db,
+      temporal,
+      version: CONTRACT_VERSION,
+    };
+    if (db === 'down')
+      throw problems.unavailable('The database does not answer.', {
+        health: { ...health, status: 'down' },
+      });
+    return health;
+  },
+});
+
+export const getCurrentToken = defineOperation({
+  operationId: 'getCurrentToken',
+  method: 'get',
+  path: '/v1/token',
+  summary: 'The token making this request',
+  tag: 'Meta',
+  access: { kind: 'token', rule: 'a token can always read itself.' },
+  success: {
+    status: 200,
+    description: 'The calling token, without its secret.',
+    schema: CurrentTokenResponse,
+  },
+  handler: async ({ db, principal }) => {
+    const row = await findToken(db, principal.workspaceId, principal.tokenId);
+    if (!row) throw problems.notFound('Token');
+    return { ...presentToken(row), workspace_id: row.workspace_id, member_id: row.member_id };
+  },
+});

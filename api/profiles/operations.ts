@@ -1,0 +1,272 @@
+/**
+ * Audit profiles: named, versioned audit settings (branch and source scope) of a repository.
+ * Updates replace the whole profile and carry `expected_version` (optimistic concurrency);
+ * createAudit with `profile_id` runs with them and keeps a snapshot on the audit.
+ */
+import type { Knex } from 'knex';
+import { keysetPage } from '../../db/paginate';
+import { findRepository } from '../../db/repositories';
+import {
+  auditProfilesQuery,
+  findAuditProfile,
+  findAuditProfileByName,
+  insertAuditProfile,
+  replaceAuditProfile,
+  softDeleteAuditProfile,
+  type AuditProfileFieldsInput,
+  type AuditProfileRow,
+} from '../../db/profiles';
+import { isValidRefName } from '../../domain/repositories/git-ref';
+import { problems } from '../errors';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { PageQuery, RepositoryParams } from '../schemas/platform';
+import { AuditProfileParams } from '../schemas/profiles';
+import {
+  AuditProfileFields,
+  AuditProfilePage,
+  AuditProfileResponse,
+  AuditProfileUpdate,
+} from '../schemas';
+import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+
+export function presentAuditProfile(row: AuditProfileRow) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    repository_id: row.repository_id,
+    name: row.name,
+    branch_ref: row.branch_ref,
+    purpose: row.purpose,
+    ...(row.source_scope ? { source_scope: row.source_scope } : {}),
+    version: row.version,
+    created_by: row.created_by,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
+export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    version: row.version,
+    name: row.name,
+    branch_ref: row.branch_ref,
+    source_scope: row.source_scope,
+    purpose: row.purpose,
+  };
+}
+
+function fieldsOf(body: AuditProfileFields | AuditProfileUpdate): AuditProfileFieldsInput {
+  if (!isValidRefName(body.branch_ref)) {
+    throw problems.validationFailed([
+      { in: 'body', path: '/branch_ref', message: 'is not a valid git ref name' },
+    ]);
+  }
+  return {
+    name: body.name,
+    branch_ref: body.branch_ref,
+    purpose: body.purpose ?? '',
+    source_scope: (body.source_scope as Record<string, unknown> | undefined) ?? null,
+  };
+}
+
+async function assertNameFree(
+  db: Knex,
+  repositoryId: string,
+  name: string,
+  exceptId?: string,
+): Promise<void> {
+  const existing = await findAuditProfileByName(db, repositoryId, name);
+  if (existing && existing.id !== exceptId) {
+    throw problems.conflict(
+      'conflict',
+      `The repository already has an audit profile named ${JSON.stringify(name)}.`,
+      'Choose another name, or update that profile.',
+      { profile_id: existing.id },
+    );
+  }
+}
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+export const listAuditProfiles = defineOperation({
+  operationId: 'listAuditProfiles',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles',
+  summary: "List a repository's audit profiles",
+  tag: 'Profiles',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: RepositoryParams,
+  query: PageQuery,
+  success: {
+    status: 200,
+    description: 'A page of audit profiles, newest first.',
+    schema: AuditProfilePage,
+  },
+  handler: async ({ db, params, query }) => {
+    if (!(await findRepository(db, params.workspace_id, params.repository_id)))
+      throw problems.notFound(`Repository ${params.repository_id}`);
+    const page = await keysetPage<AuditProfileRow>(
+      auditProfilesQuery(db, params.workspace_id, params.repository_id),
+      'audit_profiles',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentAuditProfile) };
+  },
+});
+
+export const createAuditProfile = defineOperation({
+  operationId: 'createAuditProfile',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles',
+  summary: 'Create an audit profile',
+  description:
+    'A named set of audit settings (branch_ref, source_scope, purpose) for the repository; names are unique per repository (case-insensitive, 409 conflict). Start an audit with it through createAudit `profile_id`.',
+  tag: 'Profiles',
+  access: { kind: 'scope', scope: 'audits:write' },
+  params: RepositoryParams,
+  body: AuditProfileFields,
+  errors: [409],
+  success: {
+    status: 201,
+    description: 'The new profile (version 1).',
+    schema: AuditProfileResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ db, params, body, principal, requestId, koa }) => {
+    const fields = fieldsOf(body);
+    const row = await db
+      .transaction(async (trx) => {
+        if (!(await findRepository(trx, params.workspace_id, params.repository_id)))
+          throw problems.notFound(`Repository ${params.repository_id}`);
+        await assertNameFree(trx, params.repository_id, fields.name);
+        const created = await insertAuditProfile(trx, {
+          ...fields,
+          workspace_id: params.workspace_id,
+          repository_id: params.repository_id,
+          created_by: principal.memberId,
+        });
+        await recordPrincipalWrite(trx, principal, requestId, {
+          action: 'audit_profile.created',
+          resourceType: 'audit_profile',
+          resourceId: created.id,
+          details: { repository_id: created.repository_id, ...profileSnapshot(created) },
+        });
+        return created;
+      })
+      .catch(async (err: unknown) => {
+        if (isUniqueViolation(err)) await assertNameFree(db, params.repository_id, fields.name);
+        throw err;
+      });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/audit-profiles/${row.id}`);
+    return presentAuditProfile(row);
+  },
+});
+
+export const getAuditProfile = defineOperation({
+  operationId: 'getAuditProfile',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  summary: 'Get an audit profile',
+  tag: 'Profiles',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditProfileParams,
+  success: { status: 200, description: 'The profile.', schema: AuditProfileResponse },
+  handler: async ({ db, params }) => {
+    const row = await findAuditProfile(db, params.workspace_id, params.profile_id);
+    if (!row) throw problems.notFound(`Audit profile ${params.profile_id}`);
+    return presentAuditProfile(row);
+  },
+});
+
+export const updateAuditProfile = defineOperation({
+  operationId: 'updateAuditProfile',
+  method: 'put',
+  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  summary: 'Replace an audit profile',
+  description:
+    'Replaces every field (an omitted purpose becomes empty, an omitted source_scope is removed) and increments `version`. `expected_version` must be the current version: otherwise 409 version_mismatch (with current_version) and nothing changes. Of two concurrent updates with the same expected_version exactly one succeeds. Audits already run keep the snapshot of the version they used.',
+  tag: 'Profiles',
+  access: { kind: 'scope', scope: 'audits:write' },
+  params: AuditProfileParams,
+  body: AuditProfileUpdate,
+  errors: [409],
+  success: { status: 200, description: 'The profile as replaced.', schema: AuditProfileResponse },
+  handler: async ({ db, params, body, principal, requestId }) => {
+    const fields = fieldsOf(body);
+    const update = async (trx: Knex) => {
+      const before = await findAuditProfile(trx, params.workspace_id, params.profile_id);
+      if (!before) throw problems.notFound(`Audit profile ${params.profile_id}`);
+      await assertNameFree(trx, before.repository_id, fields.name, before.id);
+      const after = await replaceAuditProfile(
+        trx,
+        params.workspace_id,
+        params.profile_id,
+        body.expected_version,
+        fields,
+      );
+      if (!after) {
+        const current = await findAuditProfile(trx, params.workspace_id, params.profile_id);
+        if (!current) throw problems.notFound(`Audit profile ${params.profile_id}`);
+        throw versionMismatch(current, body.expected_version);
+      }
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'audit_profile.updated',
+        resourceType: 'audit_profile',
+        resourceId: after.id,
+        details: { before: profileSnapshot(before), after: profileSnapshot(after) },
+      });
+      return after;
+    };
+    const row = await db.transaction(update).catch(async (err: unknown) => {
+      if (isUniqueViolation(err)) {
+        const current = await findAuditProfile(db, params.workspace_id, params.profile_id);
+        if (current) await assertNameFree(db, current.repository_id, fields.name, current.id);
+      }
+      throw err;
+    });
+    return presentAuditProfile(row);
+  },
+});
+
+/** 409 version_mismatch for a profile whose version is not the one the client named. */
+export function versionMismatch(current: AuditProfileRow, expected: number) {
+  return problems.conflict(
+    'version_mismatch',
+    `Audit profile ${current.id} is at version ${current.version}, not ${expected}.`,
+    'Read the profile again (getAuditProfile) and retry with its current version.',
+    { current_version: current.version },
+  );
+}
+
+export const deleteAuditProfile = defineOperation({
+  operationId: 'deleteAuditProfile',
+  method: 'delete',
+  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  summary: 'Delete an audit profile',
+  description:
+    'The profile disappears from reads and can no longer start audits; its name is free again. Audits that ran with it keep their profile_snapshot.',
+  tag: 'Profiles',
+  access: { kind: 'scope', scope: 'audits:write' },
+  params: AuditProfileParams,
+  success: {
+    status: 200,
+    description: 'The deleted profile as it was.',
+    schema: AuditProfileResponse,
+  },
+  handler: async ({ db, params, principal, requestId }) => {
+    const row = await db.transaction(async (trx) => {
+      const deleted = await softDeleteAuditProfile(trx, params.workspace_id, params.profile_id);
+      if (!deleted) throw problems.notFound(`Audit profile ${params.profile_id}`);
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'audit_profile.deleted',
+        resourceType: 'audit_profile',
+        resourceId: deleted.id,
+        details: { repository_id: deleted.repository_id, name: deleted.name },
+      });
+      return deleted;
+    });
+    return presentAuditProfile(row);
+  },
+});

@@ -1,0 +1,59 @@
+/** Spec 2.13: audit profiles. */
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorPage, DateTime, Strict, Uuid } from '../schema-kit';
+import { AuditSourceScope } from '../schemas/spec/gaps';
+
+const name = () => Type.String({ minLength: 1, maxLength: 100, description: 'Profile name.' });
+const branchRef = () =>
+  Type.String({ minLength: 1, maxLength: 500, description: 'Branch or ref to audit.' });
+const purpose = () => Type.Optional(Type.String({ maxLength: 500, default: '' }));
+
+export const AuditProfileFields = Strict(
+  'AuditProfileFields',
+  {
+    name: name(),
+    branch_ref: branchRef(),
+    purpose: purpose(),
+    source_scope: Type.Optional(AuditSourceScope),
+  },
+  { description: 'Fields of an audit profile (request to create one).' },
+);
+export type AuditProfileFields = Static<typeof AuditProfileFields>;
+
+export const AuditProfileUpdate = Strict(
+  'AuditProfileUpdate',
+  {
+    name: name(),
+    branch_ref: branchRef(),
+    expected_version: Type.Integer({
+      minimum: 1,
+      description: 'The profile version the client last read.',
+    }),
+    purpose: purpose(),
+    source_scope: Type.Optional(AuditSourceScope),
+  },
+  { description: 'Request to replace an audit profile.' },
+);
+export type AuditProfileUpdate = Static<typeof AuditProfileUpdate>;
+
+export const AuditProfileResponse = Strict(
+  'AuditProfileResponse',
+  {
+    name: name(),
+    branch_ref: branchRef(),
+    id: Uuid(),
+    workspace_id: Uuid(),
+    repository_id: Uuid(),
+    created_by: Uuid(),
+    version: Type.Integer({ description: 'Revision counter.' }),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+    purpose: purpose(),
+    source_scope: Type.Optional(AuditSourceScope),
+  },
+  { description: 'An audit profile.' },
+);
+export type AuditProfileResponse = Static<typeof AuditProfileResponse>;
+
+export const AuditProfilePage = CursorPage('AuditProfilePage', AuditProfileResponse);
+export type AuditProfilePage = Static<typeof AuditProfilePage>;

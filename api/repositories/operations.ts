@@ -1,0 +1,229 @@
+/** Repositories: the git sources audits run against. */
+import type { Knex } from 'knex';
+import { checkRepositoryUrl } from '../../domain/repositories/url';
+import { keysetPage } from '../../db/paginate';
+import {
+  findRepository,
+  findRepositoryByName,
+  insertRepository,
+  repositoriesQuery,
+  softDeleteRepository,
+  updateRepository as updateRepositoryRow,
+  type RepositoryRow,
+} from '../../db/repositories';
+import { problems } from '../errors';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import {
+  PageQuery,
+  RepositoryCreate,
+  RepositoryPage,
+  RepositoryParams,
+  RepositoryResponse,
+  RepositoryUpdate,
+  WorkspaceParams,
+} from '../schemas/platform';
+import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+
+export function presentRepository(row: RepositoryRow) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    name: row.name,
+    url: row.url,
+    default_branch: row.default_branch,
+    description: row.description,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+function assertUrl(url: string, allowLocal: boolean): void {
+  const check = checkRepositoryUrl(url, allowLocal);
+  if (!check.ok)
+    throw problems.validationFailed([{ in: 'body', path: '/url', message: check.reason }]);
+}
+
+async function assertNameFree(
+  db: Knex,
+  workspaceId: string,
+  name: string,
+  exceptId?: string,
+): Promise<void> {
+  const existing = await findRepositoryByName(db, workspaceId, name);
+  if (existing && existing.id !== exceptId) {
+    throw problems.conflict(
+      'conflict',
+      `A repository named ${JSON.stringify(name)} already exists.`,
+      'Choose another name.',
+      {
+        repository_id: existing.id,
+      },
+    );
+  }
+}
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+export const listRepositories = defineOperation({
+  operationId: 'listRepositories',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/repositories',
+  summary: 'List repositories',
+  tag: 'Repositories',
+  access: { kind: 'scope', scope: 'repositories:read' },
+  params: WorkspaceParams,
+  query: PageQuery,
+  success: {
+    status: 200,
+    description: 'A page of repositories, newest first.',
+    schema: RepositoryPage,
+  },
+  handler: async ({ db, params, query }) => {
+    const page = await keysetPage<RepositoryRow>(
+      repositoriesQuery(db, params.workspace_id),
+      'repositories',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentRepository) };
+  },
+});
+
+export const createRepository = defineOperation({
+  operationId: 'createRepository',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/repositories',
+  summary: 'Register a repository',
+  tag: 'Repositories',
+  access: { kind: 'scope', scope: 'repositories:write' },
+  params: WorkspaceParams,
+  body: RepositoryCreate,
+  errors: [409],
+  success: {
+    status: 201,
+    description: 'The registered repository.',
+    schema: RepositoryResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ db, params, body, principal, requestId, services, koa }) => {
+    assertUrl(body.url, services.config.allowLocalRepositories);
+    const row = await db
+      .transaction(async (trx) => {
+        await assertNameFree(trx, params.workspace_id, body.name);
+        const created = await insertRepository(trx, {
+          workspaceId: params.workspace_id,
+          name: body.name,
+          url: body.url,
+          defaultBranch: body.default_branch ?? 'main',
+          description: body.description ?? null,
+        });
+        await recordPrincipalWrite(trx, principal, requestId, {
+          action: 'repository.created',
+          resourceType: 'repository',
+          resourceId: created.id,
+          details: { name: created.name, url: created.url, default_branch: created.default_branch },
+        });
+        return created;
+      })
+      .catch(async (err: unknown) => {
+        if (isUniqueViolation(err)) await assertNameFree(db, params.workspace_id, body.name);
+        throw err;
+      });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/repositories/${row.id}`);
+    return presentRepository(row);
+  },
+});
+
+export const getRepository = defineOperation({
+  operationId: 'getRepository',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  summary: 'Get a repository',
+  tag: 'Repositories',
+  access: { kind: 'scope', scope: 'repositories:read' },
+  params: RepositoryParams,
+  success: { status: 200, description: 'The repository.', schema: RepositoryResponse },
+  handler: async ({ db, params }) => {
+    const row = await findRepository(db, params.workspace_id, params.repository_id);
+    if (!row) throw problems.notFound(`Repository ${params.repository_id}`);
+    return presentRepository(row);
+  },
+});
+
+export const updateRepository = defineOperation({
+  operationId: 'updateRepository',
+  method: 'patch',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  summary: 'Change a repository',
+  tag: 'Repositories',
+  access: { kind: 'scope', scope: 'repositories:write' },
+  params: RepositoryParams,
+  body: RepositoryUpdate,
+  errors: [409],
+  success: { status: 200, description: 'The changed repository.', schema: RepositoryResponse },
+  handler: async ({ db, params, body, principal, requestId, services }) => {
+    if (body.url !== undefined) assertUrl(body.url, services.config.allowLocalRepositories);
+    const row = await db
+      .transaction(async (trx) => {
+        const before = await findRepository(trx, params.workspace_id, params.repository_id);
+        if (!before) throw problems.notFound(`Repository ${params.repository_id}`);
+        if (body.name !== undefined)
+          await assertNameFree(trx, params.workspace_id, body.name, before.id);
+        const after = await updateRepositoryRow(
+          trx,
+          params.workspace_id,
+          params.repository_id,
+          body,
+        );
+        const changed = Object.fromEntries(
+          Object.keys(body).map((k) => [
+            k,
+            { from: before[k as keyof RepositoryRow], to: after![k as keyof RepositoryRow] },
+          ]),
+        );
+        await recordPrincipalWrite(trx, principal, requestId, {
+          action: 'repository.updated',
+          resourceType: 'repository',
+          resourceId: before.id,
+          details: { name: after!.name, changes: changed },
+        });
+        return after!;
+      })
+      .catch(async (err: unknown) => {
+        if (isUniqueViolation(err) && body.name)
+          await assertNameFree(db, params.workspace_id, body.name, params.repository_id);
+        throw err;
+      });
+    return presentRepository(row);
+  },
+});
+
+export const deleteRepository = defineOperation({
+  operationId: 'deleteRepository',
+  method: 'delete',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  summary: 'Delete a repository',
+  description:
+    'The repository disappears from reads; audits already run against it keep their history.',
+  tag: 'Repositories',
+  access: { kind: 'scope', scope: 'repositories:write' },
+  params: RepositoryParams,
+  success: {
+    status: 200,
+    description: 'The deleted repository as it was.',
+    schema: RepositoryResponse,
+  },
+  handler: async ({ db, params, principal, requestId }) => {
+    const row = await db.transaction(async (trx) => {
+      const deleted = await softDeleteRepository(trx, params.workspace_id, params.repository_id);
+      if (!deleted) throw problems.notFound(`Repository ${params.repository_id}`);
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'repository.deleted',
+        resourceType: 'repository',
+        resourceId: deleted.id,
+        details: { name: deleted.name },
+      });
+      return deleted;
+    });
+    return presentRepository(row);
+  },
+});

@@ -1,0 +1,109 @@
+/** Spec 2.14: audit schedules. */
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorPage, DateOnly, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
+import { LiteralUnion, MISSED_RUN_POLICIES, SCHEDULE_CADENCES } from '../../domain/contract/values';
+
+const timezone = () =>
+  Type.String({ minLength: 1, maxLength: 100, description: 'IANA time zone, e.g. Europe/Paris.' });
+const cadence = () => LiteralUnion(SCHEDULE_CADENCES, { description: 'How often audits run.' });
+const localHour = () => Type.Integer({ minimum: 0, maximum: 23, description: 'Local hour.' });
+const localMinute = () => Type.Integer({ minimum: 0, maximum: 59, description: 'Local minute.' });
+const anchorDate = () =>
+  Type.Optional(Nullable(DateOnly({ description: 'Start of the biweekly rhythm.' })));
+const dayOfMonth = () =>
+  Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, maximum: 31, description: 'Day of month (monthly).' })),
+  );
+const weekday = () =>
+  Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: 6,
+        description: 'Weekday, 0 = Sunday (weekly, biweekly).',
+      }),
+    ),
+  );
+
+export const AuditScheduleCreate = Strict(
+  'AuditScheduleCreate',
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    repository_id: Uuid(),
+    timezone: timezone(),
+    cadence: cadence(),
+    local_hour: localHour(),
+    local_minute: localMinute(),
+    anchor_date: anchorDate(),
+    branch_ref: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+    day_of_month: dayOfMonth(),
+    weekday: weekday(),
+    missed_run_policy: Type.Optional(
+      LiteralUnion(MISSED_RUN_POLICIES, {
+        default: 'skip',
+        description: 'What to do with runs missed while nothing could run.',
+      }),
+    ),
+  },
+  { description: 'Request to create an audit schedule.' },
+);
+export type AuditScheduleCreate = Static<typeof AuditScheduleCreate>;
+
+export const AuditSchedulePreviewRequest = Strict(
+  'AuditSchedulePreviewRequest',
+  {
+    timezone: timezone(),
+    cadence: cadence(),
+    local_hour: localHour(),
+    local_minute: localMinute(),
+    anchor_date: anchorDate(),
+    count: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 20, default: 5, description: 'Runs to list.' }),
+    ),
+    day_of_month: dayOfMonth(),
+    weekday: weekday(),
+  },
+  { description: 'Request to list the next runs of a schedule definition.' },
+);
+export type AuditSchedulePreviewRequest = Static<typeof AuditSchedulePreviewRequest>;
+
+export const AuditSchedulePreviewResponse = Strict(
+  'AuditSchedulePreviewResponse',
+  { timezone: Type.String(), runs: Type.Array(DateTime(), { description: 'Next run times.' }) },
+  { description: 'The next runs of a schedule definition.' },
+);
+export type AuditSchedulePreviewResponse = Static<typeof AuditSchedulePreviewResponse>;
+
+export const AuditScheduleResponse = Strict(
+  'AuditScheduleResponse',
+  {
+    anchor_date: Nullable(DateOnly()),
+    branch_ref: Nullable(Type.String()),
+    cadence: Type.String({ description: 'One of daily, weekly, biweekly, monthly.' }),
+    created_at: DateTime(),
+    day_of_month: Nullable(Type.Integer()),
+    id: Uuid(),
+    last_dispatched_at: Nullable(DateTime()),
+    last_run_at: Nullable(DateTime()),
+    last_error_code: Nullable(Type.String()),
+    local_hour: Type.Integer(),
+    local_minute: Type.Integer(),
+    missed_run_policy: Type.String({ description: 'One of skip, run_once.' }),
+    name: Type.String(),
+    next_run_at: DateTime(),
+    owner_id: Uuid(),
+    repository_id: Uuid(),
+    state: Type.String({ description: 'One of active, paused, error.' }),
+    scheduler_schedule_id: Type.String({ description: 'Id of the schedule in the scheduler.' }),
+    timezone: Type.String(),
+    updated_at: DateTime(),
+    version: Type.Integer({ description: 'Revision counter.' }),
+    weekday: Nullable(Type.Integer()),
+    workspace_id: Uuid(),
+  },
+  { description: 'An audit schedule.' },
+);
+export type AuditScheduleResponse = Static<typeof AuditScheduleResponse>;
+
+export const AuditSchedulePage = CursorPage('AuditSchedulePage', AuditScheduleResponse);
+export type AuditSchedulePage = Static<typeof AuditSchedulePage>;

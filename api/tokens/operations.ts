@@ -1,0 +1,197 @@
+/**
+ * API tokens. Creation cannot escalate: the new token's scopes must all be held by the caller and
+ * it cannot outlive the caller's token. The secret is returned once, by createApiToken only.
+ */
+import { generateToken } from '../../domain/tokens/rules';
+import { keysetPage } from '../../db/paginate';
+import {
+  findToken,
+  insertToken,
+  revokeToken,
+  tokensQuery,
+  type TokenRow,
+} from '../../db/tokens';
+import { problems } from '../errors';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { ApiTokenPage, PageQuery, TokenParams, WorkspaceParams } from '../schemas/platform';
+import { ApiTokenCreate, ApiTokenCreated, ApiTokenResponse, type ScopeName } from '../schemas';
+import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { presentToken } from './present';
+
+/** Longest lifetime a token may be given (DESIGN.md section 4). */
+export const MAX_TOKEN_DAYS = 366;
+
+export const listApiTokens = defineOperation({
+  operationId: 'listApiTokens',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/tokens',
+  summary: 'List the API tokens of a workspace',
+  tag: 'Tokens',
+  access: { kind: 'scope', scope: 'members:read' },
+  params: WorkspaceParams,
+  query: PageQuery,
+  success: {
+    status: 200,
+    description: 'A page of tokens, newest first; no secrets.',
+    schema: ApiTokenPage,
+  },
+  handler: async ({ db, params, query }) => {
+    const page = await keysetPage<TokenRow>(
+      tokensQuery(db, params.workspace_id),
+      'api_tokens',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentToken) };
+  },
+});
+
+export const createApiToken = defineOperation({
+  operationId: 'createApiToken',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/tokens',
+  summary: 'Create an API token',
+  description:
+    "The caller must hold every requested scope (403 insufficient_scope naming the missing ones) and the new token cannot expire after the caller's own (403 expiry_exceeds_creator). expires_at must be in the future and at most 366 days ahead. The secret `token` appears only in this response.",
+  tag: 'Tokens',
+  access: { kind: 'token', rule: 'the caller must hold every scope it grants.' },
+  params: WorkspaceParams,
+  body: ApiTokenCreate,
+  success: {
+    status: 201,
+    description: 'The token, with its secret (shown once).',
+    schema: ApiTokenCreated,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ db, params, body, principal, requestId, koa }) => {
+    const scopes = [...new Set(body.scopes)] as ScopeName[];
+    const expiresAt = new Date(body.expires_at);
+    const now = Date.now();
+    if (expiresAt.getTime() <= now) {
+      throw problems.validationFailed([
+        { in: 'body', path: '/expires_at', message: 'must be in the future' },
+      ]);
+    }
+    if (expiresAt.getTime() > now + MAX_TOKEN_DAYS * 86_400_000) {
+      throw problems.validationFailed([
+        {
+          in: 'body',
+          path: '/expires_at',
+          message: `must be at most ${MAX_TOKEN_DAYS} days ahead`,
+        },
+      ]);
+    }
+    const missing = scopes.filter((s) => !principal.scopes.has(s));
+    if (missing.length > 0) {
+      throw problems.insufficientScope(
+        missing,
+        `A token cannot grant scopes its creator lacks: ${missing.join(', ')}.`,
+      );
+    }
+    if (expiresAt.getTime() > principal.expiresAt.getTime()) {
+      throw problems.forbidden(
+        'expiry_exceeds_creator',
+        `expires_at ${body.expires_at} is later than the creating token's expiry ${principal.expiresAt.toISOString()}.`,
+        "Choose an expires_at no later than your own token's.",
+      );
+    }
+    const secret = generateToken();
+    const row = await db.transaction(async (trx) => {
+      const created = await insertToken(trx, {
+        workspaceId: params.workspace_id,
+        memberId: principal.memberId,
+        createdByTokenId: principal.tokenId,
+        name: body.name,
+        prefix: secret.prefix,
+        secretSha256: secret.secretSha256,
+        scopes,
+        expiresAt,
+      });
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'api_token.created',
+        resourceType: 'api_token',
+        resourceId: created.id,
+        details: {
+          name: created.name,
+          prefix: created.prefix,
+          scopes,
+          expires_at: iso(created.expires_at),
+        },
+      });
+      return created;
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/tokens/${row.id}`);
+    koa.set('Cache-Control', 'no-store');
+    return {
+      id: row.id,
+      name: row.name,
+      prefix: row.prefix,
+      token: secret.token,
+      scopes: row.scopes,
+      expires_at: iso(row.expires_at),
+    };
+  },
+});
+
+export const getApiToken = defineOperation({
+  operationId: 'getApiToken',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
+  summary: 'Get an API token',
+  tag: 'Tokens',
+  access: { kind: 'scope', scope: 'members:read' },
+  params: TokenParams,
+  success: { status: 200, description: 'The token, without its secret.', schema: ApiTokenResponse },
+  handler: async ({ db, params }) => {
+    const row = await findToken(db, params.workspace_id, params.token_id);
+    if (!row) throw problems.notFound(`Token ${params.token_id}`);
+    return presentToken(row);
+  },
+});
+
+export const revokeApiToken = defineOperation({
+  operationId: 'revokeApiToken',
+  method: 'delete',
+  path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
+  summary: 'Revoke an API token',
+  description:
+    'Revoking is permanent and idempotent: a second call answers the token with its first revoked_at.',
+  tag: 'Tokens',
+  access: {
+    kind: 'token',
+    rule: 'a token may revoke itself; revoking another needs members:read and every scope that token holds.',
+  },
+  params: TokenParams,
+  success: { status: 200, description: 'The revoked token.', schema: ApiTokenResponse },
+  handler: async ({ db, params, principal, requestId, services }) => {
+    // Only a token reading tokens may learn about another one (its existence, its scopes).
+    if (params.token_id !== principal.tokenId && !principal.scopes.has('members:read')) {
+      throw problems.insufficientScope(
+        ['members:read'],
+        'Revoking another token requires members:read.',
+      );
+    }
+    const target = await findToken(db, params.workspace_id, params.token_id);
+    if (!target) throw problems.notFound(`Token ${params.token_id}`);
+    const missing = target.scopes.filter((s) => !principal.scopes.has(s as ScopeName));
+    if (target.id !== principal.tokenId && missing.length > 0) {
+      throw problems.insufficientScope(
+        missing,
+        `Revoking another token needs every scope it holds; missing: ${missing.join(', ')}.`,
+      );
+    }
+    const row = await db.transaction(async (trx) => {
+      const revoked = await revokeToken(trx, params.workspace_id, params.token_id);
+      if (!target.revoked_at) {
+        await recordPrincipalWrite(trx, principal, requestId, {
+          action: 'api_token.revoked',
+          resourceType: 'api_token',
+          resourceId: target.id,
+          details: { name: target.name, prefix: target.prefix },
+        });
+      }
+      return revoked!;
+    });
+    services.auth.evict(row.prefix);
+    return presentToken(row);
+  },
+});

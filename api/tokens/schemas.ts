@@ -1,0 +1,55 @@
+/** Spec 2.3 and section 5: API tokens and their scopes. */
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, named, Nullable, Strict, Uuid } from '../schema-kit';
+import { LiteralUnion, SCOPES } from '../../domain/contract/values';
+
+export const Scope = named(
+  'Scope',
+  LiteralUnion(SCOPES, { description: 'A permission an API token can carry.' }),
+);
+export type Scope = Static<typeof Scope>;
+
+export const ApiTokenCreate = Strict(
+  'ApiTokenCreate',
+  {
+    name: Type.String({ minLength: 1, maxLength: 255, description: 'Label of the token.' }),
+    scopes: Type.Array(Scope, {
+      minItems: 1,
+      maxItems: 25,
+      description: 'Scopes the token carries.',
+    }),
+    expires_at: DateTime({ description: 'When the token stops working.' }),
+  },
+  { description: 'Request to create an API token.' },
+);
+export type ApiTokenCreate = Static<typeof ApiTokenCreate>;
+
+export const ApiTokenCreated = Strict(
+  'ApiTokenCreated',
+  {
+    id: Uuid(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'Visible, non-secret part of the token.' }),
+    token: Type.String({ description: 'The full secret token; shown only in this response.' }),
+    scopes: Type.Array(Type.String()),
+    expires_at: DateTime(),
+  },
+  { description: 'A newly created API token, including its secret.' },
+);
+export type ApiTokenCreated = Static<typeof ApiTokenCreated>;
+
+export const ApiTokenResponse = Strict(
+  'ApiTokenResponse',
+  {
+    id: Uuid(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'Visible, non-secret part of the token.' }),
+    scopes: Type.Array(Type.String()),
+    expires_at: DateTime(),
+    last_used_at: Nullable(DateTime()),
+    revoked_at: Nullable(DateTime({ description: 'Set when the token was revoked.' })),
+    created_at: DateTime(),
+  },
+  { description: 'An API token without its secret.' },
+);
+export type ApiTokenResponse = Static<typeof ApiTokenResponse>;

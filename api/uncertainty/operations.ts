@@ -1,0 +1,218 @@
+/**
+ * Uncertainty cases: what an audit could not settle about the architecture. The reconcile stage
+ * opens and updates them (activities/uncertainty.ts); people assign, investigate, resolve or
+ * dismiss them here.
+ */
+import { keysetPage } from '../../db/paginate';
+import {
+  caseCounts,
+  casesQuery,
+  findCase,
+  updateCase,
+  type UncertaintyCaseRow,
+} from '../../db/uncertainty';
+import { problems } from '../errors';
+import { defineOperation } from '../registry/operation';
+import { UncertaintyCaseListQuery, UncertaintyCaseParams } from '../schemas/uncertainty';
+import { WorkspaceParams } from '../schemas/platform';
+import {
+  ArchitectureUncertaintyCasePage,
+  ArchitectureUncertaintyCaseResponse,
+  ArchitectureUncertaintyCaseUpdate,
+} from '../schemas';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+
+export function presentCase(row: UncertaintyCaseRow): ArchitectureUncertaintyCaseResponse {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    repository_id: row.repository_id,
+    snapshot_id: row.snapshot_id,
+    reason: row.reason as ArchitectureUncertaintyCaseResponse['reason'],
+    scope: row.scope as ArchitectureUncertaintyCaseResponse['scope'],
+    subject_key: row.subject_key,
+    field: row.field,
+    detail: row.detail,
+    blocking: row.blocking,
+    state: row.state,
+    owner_id: row.owner_id,
+    source_keys: row.source_keys,
+    evidence_ids: row.evidence_ids,
+    alternatives: row.alternatives,
+    detected_at: iso(row.detected_at),
+    last_observed_at: iso(row.last_observed_at),
+    resolved_at: isoOrNull(row.resolved_at),
+    resolution_summary: row.resolution_summary,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export const listUncertaintyCases = defineOperation({
+  operationId: 'listUncertaintyCases',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/uncertainty-cases',
+  summary: 'List uncertainty cases',
+  description:
+    'Newest first. `open_count` (open or investigating), `blocking_count` (of those, blocking) and ' +
+    '`unassigned_count` (of those, without owner) count the whole filtered set, not the page. ' +
+    'When more cases follow, the response carries `Link: <...&cursor=...>; rel="next"`.',
+  tag: 'Uncertainty',
+  access: { kind: 'scope', scope: 'findings:read' },
+  params: WorkspaceParams,
+  query: UncertaintyCaseListQuery,
+  success: {
+    status: 200,
+    description: 'A page of uncertainty cases with counts.',
+    schema: ArchitectureUncertaintyCasePage,
+    headers: {
+      Link: {
+        description:
+          'RFC 8288 link to the next page (`rel="next"`), present only when more items follow.',
+      },
+    },
+  },
+  handler: async ({ db, params, query, koa }) => {
+    const filter = {
+      state: query.state,
+      repositoryId: query.repository_id,
+      blocking: query.blocking,
+    };
+    const page = await keysetPage<UncertaintyCaseRow>(
+      casesQuery(db, params.workspace_id, filter),
+      'uncertainty_cases',
+      pageRequest(query),
+    );
+    if (page.next_cursor) {
+      const next = new URLSearchParams();
+      for (const [k, v] of Object.entries(query))
+        if (v !== undefined && k !== 'cursor') next.set(k, String(v));
+      next.set('cursor', page.next_cursor);
+      koa.set(
+        'Link',
+        `</v1/workspaces/${params.workspace_id}/uncertainty-cases?${next.toString()}>; rel="next"`,
+      );
+    }
+    const counts = await caseCounts(db, params.workspace_id, filter);
+    return { items: page.items.map(presentCase), ...counts };
+  },
+});
+
+export const getUncertaintyCase = defineOperation({
+  operationId: 'getUncertaintyCase',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}',
+  summary: 'Get an uncertainty case',
+  tag: 'Uncertainty',
+  access: { kind: 'scope', scope: 'findings:read' },
+  params: UncertaintyCaseParams,
+  success: {
+    status: 200,
+    description: 'The uncertainty case.',
+    schema: ArchitectureUncertaintyCaseResponse,
+  },
+  handler: async ({ db, params }) => {
+    const row = await findCase(db, params.workspace_id, params.case_id);
+    if (!row) throw problems.notFound(`Uncertainty case ${params.case_id}`);
+    return presentCase(row);
+  },
+});
+
+const SETTLED = new Set(['resolved', 'dismissed']);
+
+export const updateUncertaintyCase = defineOperation({
+  operationId: 'updateUncertaintyCase',
+  method: 'patch',
+  path: '/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}',
+  summary: 'Assign, investigate, resolve or dismiss an uncertainty case',
+  description:
+    '`owner_id` must be a member of the workspace (null unassigns). Moving to `resolved` or ' +
+    '`dismissed` needs a `resolution_summary` and sets `resolved_at`; moving back to `open` or ' +
+    '`investigating` clears both. An omitted or null `state` keeps the state.',
+  tag: 'Uncertainty',
+  access: { kind: 'scope', scope: 'findings:write' },
+  params: UncertaintyCaseParams,
+  body: ArchitectureUncertaintyCaseUpdate,
+  success: {
+    status: 200,
+    description: 'The changed uncertainty case.',
+    schema: ArchitectureUncertaintyCaseResponse,
+  },
+  handler: async ({ db, params, body, principal, requestId }) => {
+    if (Object.keys(body).length === 0) {
+      throw problems.validationFailed([
+        {
+          in: 'body',
+          path: '',
+          message: 'must set at least one of owner_id, state, resolution_summary',
+        },
+      ]);
+    }
+    const row = await db.transaction(async (trx) => {
+      const before = await trx<UncertaintyCaseRow>('uncertainty_cases')
+        .where({ workspace_id: params.workspace_id, id: params.case_id })
+        .forUpdate()
+        .first();
+      if (!before) throw problems.notFound(`Uncertainty case ${params.case_id}`);
+      if (body.owner_id) {
+        const member = await trx('members')
+          .where({ workspace_id: params.workspace_id, id: body.owner_id })
+          .first('id');
+        if (!member) {
+          throw problems.validationFailed([
+            { in: 'body', path: '/owner_id', message: 'is not a member of this workspace' },
+          ]);
+        }
+      }
+      const state = body.state ?? before.state;
+      const settled = SETTLED.has(state);
+      const patch: Parameters<typeof updateCase>[3] = {};
+      if (body.owner_id !== undefined) patch.owner_id = body.owner_id;
+      if (body.state) patch.state = body.state;
+      if (settled) {
+        const summary =
+          body.resolution_summary !== undefined
+            ? body.resolution_summary
+            : SETTLED.has(before.state)
+              ? before.resolution_summary
+              : null;
+        if (!summary) {
+          throw problems.validationFailed([
+            {
+              in: 'body',
+              path: '/resolution_summary',
+              message: `is required (3 to 2000 characters) to mark the case ${state}`,
+            },
+          ]);
+        }
+        patch.resolution_summary = summary;
+        if (!SETTLED.has(before.state)) patch.resolved_at = new Date();
+      } else {
+        if (body.resolution_summary) {
+          throw problems.validationFailed([
+            {
+              in: 'body',
+              path: '/resolution_summary',
+              message: `can only be set when the case is resolved or dismissed, not ${state}`,
+            },
+          ]);
+        }
+        patch.resolution_summary = null;
+        patch.resolved_at = null;
+      }
+      const after = (await updateCase(trx, params.workspace_id, before.id, patch))!;
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      for (const k of ['owner_id', 'state', 'resolution_summary'] as const) {
+        if (before[k] !== after[k]) changes[k] = { from: before[k], to: after[k] };
+      }
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'uncertainty_case.updated',
+        resourceType: 'uncertainty_case',
+        resourceId: before.id,
+        details: { subject_key: after.subject_key, reason: after.reason, changes },
+      });
+      return after;
+    });
+    return presentCase(row);
+  },
+});

@@ -1,0 +1,161 @@
+/**
+ * Source archive uploads (tar.gz or zip as the raw request body). The archive is streamed into
+ * the blob store with its SHA-256, then checked entry by entry with the same safe reader the
+ * audit uses: a traversal, an outside link or a bomb is refused here with its code, before any
+ * audit runs.
+ */
+import fs from 'node:fs';
+import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';
+import { findUpload, insertUpload, type UploadRow } from '../../db/uploads';
+import { lockBlob } from '../../db/attachments';
+import { detectArchiveFormat, scanArchive } from '../../activities/audits/source/archive';
+import { SourceError } from '../../activities/audits/source/errors';
+import { ApiError, problems } from '../errors';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { WorkspaceParams } from '../schemas/platform';
+import { UploadParams, UploadQuery, UploadResponse } from '../schemas/audits';
+import { iso, recordPrincipalWrite } from '../shared';
+
+const ARCHIVE_TYPES = [
+  'application/gzip',
+  'application/x-gzip',
+  'application/zip',
+  'application/octet-stream',
+];
+
+function presentUpload(row: UploadRow) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    uploaded_by: row.uploaded_by,
+    filename: row.filename,
+    content_type: row.content_type,
+    format: row.format,
+    sha256: row.sha256,
+    size_bytes: Number(row.size_bytes),
+    file_count: row.file_count,
+    unpacked_bytes: Number(row.unpacked_bytes),
+    status: row.status === 'expired' ? ('expired' as const) : ('ready' as const),
+    created_at: iso(row.created_at),
+  };
+}
+
+async function readHead(file: string): Promise<Buffer> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(8);
+    const { bytesRead } = await handle.read(buffer, 0, 8, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+export const createUpload = defineOperation({
+  operationId: 'createUpload',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/uploads',
+  summary: 'Upload a source archive (tar.gz or zip)',
+  description:
+    'The body is the archive itself. It is refused (400 with the code) when an entry has an absolute path (archive_absolute_path), a `..` segment (archive_path_traversal), a link out of the root (archive_link_outside_root), or the archive exceeds the file count, unpacked size or compression ratio limits (archive_too_many_files, archive_too_large, archive_ratio_exceeded), or cannot be read (archive_corrupt). UPLOAD_LIMIT_BYTES bounds the body (413).',
+  tag: 'Uploads',
+  access: { kind: 'scope', scope: 'uploads:write' },
+  params: WorkspaceParams,
+  query: UploadQuery,
+  rawBody: {
+    contentTypes: ARCHIVE_TYPES,
+    description: 'The archive bytes: a gzip-compressed tar or a zip.',
+    limitBytes: (config) => config.uploadLimitBytes,
+  },
+  success: {
+    status: 201,
+    description: 'The stored, checked upload.',
+    schema: UploadResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ services, db, params, query, principal, requestId, koa }) => {
+    const blobs = new BlobStore(services.config.blobDir);
+    // Checked while staged: a refused body never touches a stored blob.
+    let staged: { temp: string; sha256: string; size: number };
+    try {
+      staged = await blobs.stageStream(koa.req, services.config.uploadLimitBytes);
+    } catch (err) {
+      if (err instanceof BlobTooLargeError) throw problems.payloadTooLarge(err.limit);
+      throw err;
+    }
+    let summary;
+    let format;
+    try {
+      format = detectArchiveFormat(await readHead(staged.temp));
+      if (!format) {
+        throw problems.unsupportedMediaType(koa.get('Content-Type') || undefined, [
+          'application/gzip (tar.gz)',
+          'application/zip',
+        ]);
+      }
+      summary = await scanArchive(staged.temp, format);
+    } catch (err) {
+      await blobs.discardStaged(staged);
+      if (err instanceof SourceError) {
+        throw new ApiError({
+          status: 400,
+          code: err.code,
+          title: 'Archive refused',
+          detail: err.message,
+          hint: 'Repack the archive with relative paths inside one root, no links out of it, within the limits.',
+          extensions: err.details,
+        });
+      }
+      throw err;
+    }
+    const stored = { sha256: staged.sha256, size: staged.size };
+    const row = await db.transaction(async (trx) => {
+      // Under the blob lock: a retention sweep releasing the same bytes cannot remove the blob
+      // between this commit and the new upload row that holds it.
+      await lockBlob(trx, stored.sha256);
+      await blobs.commitStaged(staged);
+      const upload = await insertUpload(trx, {
+        workspace_id: params.workspace_id,
+        uploaded_by: principal.memberId,
+        filename: query.filename ?? (format === 'zip' ? 'upload.zip' : 'upload.tar.gz'),
+        content_type: koa.get('Content-Type').split(';')[0]!.trim(),
+        format,
+        sha256: stored.sha256,
+        size_bytes: stored.size,
+        file_count: summary.files + summary.symlinks,
+        unpacked_bytes: summary.bytes,
+        status: 'ready',
+      });
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'upload.created',
+        resourceType: 'upload',
+        resourceId: upload.id,
+        details: {
+          filename: upload.filename,
+          sha256: upload.sha256,
+          size_bytes: stored.size,
+          format,
+        },
+      });
+      return upload;
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/uploads/${row.id}`);
+    return presentUpload(row);
+  },
+});
+
+export const getUpload = defineOperation({
+  operationId: 'getUpload',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/uploads/{upload_id}',
+  summary: 'Get an upload',
+  tag: 'Uploads',
+  access: { kind: 'scope', scope: 'uploads:write' },
+  params: UploadParams,
+  success: { status: 200, description: 'The upload.', schema: UploadResponse },
+  handler: async ({ db, params }) => {
+    const row = await findUpload(db, params.workspace_id, params.upload_id);
+    if (!row) throw problems.notFound(`Upload ${params.upload_id}`);
+    return presentUpload(row);
+  },
+});

@@ -1,0 +1,107 @@
+/** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
+import { keysetPage } from '../../db/paginate';
+import {
+  findWorkspace,
+  membersQuery,
+  type MemberRow,
+  type WorkspaceRow,
+} from '../../db/workspaces';
+import { problems } from '../errors';
+import { defineOperation } from '../registry/operation';
+import {
+  MemberPage,
+  PageQuery,
+  WorkspacePage,
+  WorkspaceParams,
+  WorkspaceResponse,
+} from '../schemas/platform';
+import { iso, pageRequest } from '../shared';
+
+function presentWorkspace(row: WorkspaceRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+function presentMember(row: MemberRow) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    login: row.login,
+    display_name: row.display_name,
+    role: row.role as 'owner' | 'admin' | 'member',
+    created_at: iso(row.created_at),
+  };
+}
+
+export const listWorkspaces = defineOperation({
+  operationId: 'listWorkspaces',
+  method: 'get',
+  path: '/v1/workspaces',
+  summary: 'List the workspaces the token can see',
+  description: 'A token belongs to one workspace, so the page holds that workspace.',
+  tag: 'Workspaces',
+  access: { kind: 'scope', scope: 'repositories:read' },
+  query: PageQuery,
+  success: { status: 200, description: 'A page of workspaces.', schema: WorkspacePage },
+  handler: async ({ principal, query }) => {
+    // A token belongs to one workspace, which authentication has already read: no query here.
+    const after = pageRequest(query).after;
+    const w = principal.workspace;
+    const beyond =
+      after !== null &&
+      (after.createdAt < w.createdAt || (after.createdAt === w.createdAt && after.id <= w.id));
+    const items = beyond
+      ? []
+      : [
+          {
+            id: w.id,
+            name: w.name,
+            slug: w.slug,
+            created_at: w.createdAt,
+            updated_at: w.updatedAt,
+          },
+        ];
+    return { items, has_more: false, next_cursor: null };
+  },
+});
+
+export const getWorkspace = defineOperation({
+  operationId: 'getWorkspace',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}',
+  summary: 'Get a workspace',
+  tag: 'Workspaces',
+  access: { kind: 'scope', scope: 'repositories:read' },
+  params: WorkspaceParams,
+  success: { status: 200, description: 'The workspace.', schema: WorkspaceResponse },
+  handler: async ({ db, params }) => {
+    const row = await findWorkspace(db, params.workspace_id);
+    if (!row) throw problems.notFound(`Workspace ${params.workspace_id}`);
+    return presentWorkspace(row);
+  },
+});
+
+export const listMembers = defineOperation({
+  operationId: 'listMembers',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/members',
+  summary: 'List the members of a workspace',
+  tag: 'Workspaces',
+  access: { kind: 'scope', scope: 'members:read' },
+  params: WorkspaceParams,
+  query: PageQuery,
+  success: { status: 200, description: 'A page of members, newest first.', schema: MemberPage },
+  handler: async ({ db, params, query }) => {
+    const page = await keysetPage<MemberRow>(
+      membersQuery(db, params.workspace_id),
+      'members',
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentMember) };
+  },
+});

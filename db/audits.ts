@@ -1,0 +1,229 @@
+/** Audits and what they accumulate: stages, logs, source manifest rows. */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { STAGE_KEYS } from '../api/schemas';
+import { recordWrite, type WriteRecord } from './activity';
+
+export interface AuditRow {
+  id: string;
+  workspace_id: string;
+  repository_id: string | null;
+  upload_id: string | null;
+  created_by: string | null;
+  audit_type: 'repository' | 'upload';
+  status: 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+  branch_ref: string | null;
+  commit_sha: string | null;
+  requested_branch_ref: string | null;
+  requested_commit_sha: string | null;
+  deep_review: boolean;
+  scanner_only: boolean;
+  workflow_id: string | null;
+  source_scope: Record<string, unknown>;
+  source: Record<string, unknown> | null;
+  source_manifest: Record<string, unknown>;
+  coverage_gaps: Array<Record<string, unknown>>;
+  context_hash: string | null;
+  error_code: string | null;
+  origin: string;
+  origin_ref: string | null;
+  trigger_reason: string | null;
+  profile_snapshot: Record<string, unknown> | null;
+  structural_gate_result: Record<string, unknown> | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export interface StageRow {
+  audit_id: string;
+  key: string;
+  position: number;
+  status: string;
+  attempt: number;
+  started_at: Date | null;
+  completed_at: Date | null;
+  error_code: string | null;
+  summary: string | null;
+}
+
+export type NewAudit = Pick<
+  AuditRow,
+  | 'workspace_id'
+  | 'repository_id'
+  | 'upload_id'
+  | 'created_by'
+  | 'audit_type'
+  | 'branch_ref'
+  | 'commit_sha'
+  | 'deep_review'
+  | 'source_scope'
+  | 'origin'
+  | 'origin_ref'
+  | 'trigger_reason'
+  | 'profile_snapshot'
+>;
+
+/** Inserts a queued audit with its nine pending stages; the workflow id is `audit-<id>`. */
+export async function insertAudit(db: Knex, input: NewAudit): Promise<AuditRow> {
+  const id = crypto.randomUUID();
+  const [row] = await db<AuditRow>('audits')
+    .insert({
+      ...input,
+      id,
+      status: 'queued',
+      workflow_id: `audit-${id}`,
+      requested_branch_ref: input.branch_ref,
+      requested_commit_sha: input.commit_sha,
+      source_scope: JSON.stringify(input.source_scope) as never,
+      profile_snapshot: input.profile_snapshot
+        ? (JSON.stringify(input.profile_snapshot) as never)
+        : null,
+    })
+    .returning('*');
+  await db('audit_stages').insert(
+    STAGE_KEYS.map((key, position) => ({ audit_id: id, key, position, status: 'pending' })),
+  );
+  return row!;
+}
+
+/** Who starts an audit: a member through a token, or the scheduler acting for its owner. */
+export type AuditActor = Pick<WriteRecord, 'actorId' | 'actorLogin' | 'tokenId' | 'requestId'>;
+
+/**
+ * Inserts a queued audit and its `audit.created` event and activity item (in the caller's
+ * transaction). Shared by the API (createAudit, retryAudit) and scheduled dispatch.
+ */
+export async function createAuditRecord(
+  db: Knex,
+  input: NewAudit,
+  actor: AuditActor,
+): Promise<AuditRow> {
+  const audit = await insertAudit(db, input);
+  await recordWrite(db, {
+    ...actor,
+    workspaceId: audit.workspace_id,
+    action: 'audit.created',
+    resourceType: 'audit',
+    resourceId: audit.id,
+    details: {
+      audit_type: audit.audit_type,
+      repository_id: audit.repository_id,
+      upload_id: audit.upload_id,
+      branch_ref: audit.branch_ref,
+      commit_sha: audit.commit_sha,
+      origin: audit.origin,
+      ...(audit.origin_ref ? { origin_ref: audit.origin_ref } : {}),
+    },
+  });
+  return audit;
+}
+
+export async function findAudit(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<AuditRow | undefined> {
+  return db<AuditRow>('audits').where({ workspace_id: workspaceId, id }).first();
+}
+
+export async function getAuditById(db: Knex, id: string): Promise<AuditRow> {
+  const row = await db<AuditRow>('audits').where({ id }).first();
+  if (!row) throw new Error(`audit ${id} does not exist`);
+  return row;
+}
+
+export async function stagesOf(db: Knex, auditIds: string[]): Promise<Map<string, StageRow[]>> {
+  const rows = auditIds.length
+    ? await db<StageRow>('audit_stages')
+        .whereIn('audit_id', auditIds)
+        .orderBy(['audit_id', 'position'])
+    : [];
+  const map = new Map<string, StageRow[]>();
+  for (const row of rows) {
+    const list = map.get(row.audit_id) ?? [];
+    list.push(row);
+    map.set(row.audit_id, list);
+  }
+  return map;
+}
+
+export function auditsQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
+  return db('audits').select('*').where('audits.workspace_id', workspaceId);
+}
+
+export async function updateAudit(
+  db: Knex,
+  id: string,
+  patch: Record<string, unknown>,
+): Promise<void> {
+  const values: Record<string, unknown> = { updated_at: db.fn.now() };
+  for (const [k, v] of Object.entries(patch)) {
+    // JSON columns get JSON text; dates and knex expressions (db.fn.now()) pass through.
+    const isSql =
+      v !== null && typeof v === 'object' && typeof (v as { toSQL?: unknown }).toSQL === 'function';
+    values[k] =
+      v !== null && typeof v === 'object' && !(v instanceof Date) && !isSql ? JSON.stringify(v) : v;
+  }
+  await db('audits').where({ id }).update(values);
+}
+
+export async function updateStage(
+  db: Knex,
+  auditId: string,
+  key: string,
+  patch: Partial<StageRow>,
+): Promise<void> {
+  await db('audit_stages').where({ audit_id: auditId, key }).update(patch);
+}
+
+export interface LogInput {
+  level: 'info' | 'warning' | 'error';
+  source: 'control' | 'stage' | 'scanner' | 'architecture';
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export async function appendLog(db: Knex, auditId: string, entry: LogInput): Promise<void> {
+  await db('audit_logs').insert({
+    audit_id: auditId,
+    level: entry.level,
+    source: entry.source,
+    message: entry.message,
+    details: entry.details ? JSON.stringify(entry.details) : null,
+  });
+}
+
+export interface SourceFileRow {
+  audit_id: string;
+  path: string;
+  kind: 'file' | 'symlink';
+  size: number;
+  sha256: string | null;
+  link_target: string | null;
+  source_type: string | null;
+  stored: boolean;
+}
+
+/** Replaces the audit's manifest (a retried source stage starts from scratch). */
+export async function replaceSourceFiles(
+  db: Knex,
+  auditId: string,
+  rows: SourceFileRow[],
+): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('audit_source_files').where({ audit_id: auditId }).delete();
+    for (let i = 0; i < rows.length; i += 1000)
+      await trx('audit_source_files').insert(rows.slice(i, i + 1000));
+  });
+}
+
+export async function sourceFiles(
+  db: Knex,
+  auditId: string,
+  sourceType?: string,
+): Promise<SourceFileRow[]> {
+  const q = db<SourceFileRow>('audit_source_files').where({ audit_id: auditId }).orderBy('path');
+  if (sourceType) q.andWhere({ source_type: sourceType });
+  return q;
+}

@@ -1,0 +1,215 @@
+/** The control catalog rows, assessments per audit, and findings per repository. */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { CONTROL_CATALOG_VERSION, CONTROLS, type Control } from '../analysis/controls';
+
+export interface ControlRow {
+  id: string;
+  mapping_version_id: string;
+  catalog_version: string;
+  key: string;
+  title: string;
+  description: string;
+  domain: string;
+  severity: string;
+  requirements: Control['requirements'];
+  created_at: Date;
+}
+
+export interface AssessmentRow {
+  id: string;
+  audit_id: string;
+  workspace_id: string;
+  control_id: string;
+  mapping_version_id: string;
+  control_key: string;
+  title: string;
+  description: string;
+  domain: string;
+  severity: string;
+  status: string;
+  calculation_version: string;
+  input_hash: string;
+  rationale: string;
+  applicability: string;
+  applicability_rationale: string | null;
+  confidence: string;
+  evidence_ids: string[];
+  finding_ids: string[];
+  architecture_relationship_ids: string[];
+  stale_evidence_ids: string[];
+  conflicting_evidence_ids: string[];
+  missing_requirement_keys: string[];
+  exception_id: string | null;
+  requirements: Array<Record<string, unknown>>;
+  overlay_version: number;
+  calculated_at: Date;
+  created_at: Date;
+}
+
+export interface FindingLocation {
+  path: string;
+  start_line: number;
+  end_line: number;
+}
+
+export interface FindingRow {
+  id: string;
+  workspace_id: string;
+  repository_id: string | null;
+  scope_key: string;
+  control_id: string;
+  control_key: string;
+  severity: string;
+  title: string;
+  detail: string;
+  fingerprint: string;
+  status: 'open' | 'accepted_risk' | 'false_positive' | 'resolved';
+  note: string | null;
+  entity_key: string | null;
+  evidence_ids: string[];
+  locations: FindingLocation[];
+  first_seen_audit_id: string;
+  last_seen_audit_id: string;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  occurrences: number;
+  resolved_audit_id: string | null;
+  resolved_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A uuid derived from a name (sha256, version nibble 5): the same name always gives the same id. */
+export function nameUuid(name: string): string {
+  const h = crypto.createHash('sha256').update(name).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export const mappingVersionId = (version: string) => nameUuid(`control-catalog:${version}`);
+export const controlId = (version: string, key: string) => nameUuid(`control:${version}:${key}`);
+
+/** Writes the built-in catalog's rows for its version (idempotent); returns them by key. */
+export async function ensureCatalog(db: Knex): Promise<Map<string, ControlRow>> {
+  const version = CONTROL_CATALOG_VERSION;
+  const now = Date.now();
+  // One millisecond apart, earliest last: newest-first keyset pages list the catalog by key.
+  const sorted = [...CONTROLS].sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  await db('controls')
+    .insert(
+      sorted.map((c, i) => ({
+        id: controlId(version, c.key),
+        mapping_version_id: mappingVersionId(version),
+        catalog_version: version,
+        key: c.key,
+        title: c.title,
+        description: c.description,
+        domain: c.domain,
+        severity: c.severity,
+        requirements: JSON.stringify(c.requirements),
+        created_at: new Date(now - i),
+      })),
+    )
+    .onConflict(['catalog_version', 'key'])
+    .ignore();
+  const rows = await db<ControlRow>('controls').where({ catalog_version: version });
+  return new Map(rows.map((r) => [r.key, r]));
+}
+
+export function controlsQuery(db: Knex, version: string): Knex.QueryBuilder {
+  return db('controls').select('controls.*').where('controls.catalog_version', version);
+}
+
+export function assessmentsQuery(db: Knex, auditId: string): Knex.QueryBuilder {
+  return db('control_assessments')
+    .select('control_assessments.*')
+    .where('control_assessments.audit_id', auditId);
+}
+
+export async function assessmentCount(db: Knex, auditId: string): Promise<number> {
+  const [row] = await db('control_assessments')
+    .where({ audit_id: auditId })
+    .count<{ n: string }[]>('* as n');
+  return Number(row?.n ?? 0);
+}
+
+export interface FindingFilter {
+  status?: string;
+  severity?: string;
+  repository_id?: string;
+  control_key?: string;
+}
+
+export function findingsQuery(
+  db: Knex,
+  workspaceId: string,
+  filter: FindingFilter = {},
+): Knex.QueryBuilder {
+  const q = db('findings').select('findings.*').where('findings.workspace_id', workspaceId);
+  if (filter.status) q.andWhere('findings.status', filter.status);
+  if (filter.severity) q.andWhere('findings.severity', filter.severity);
+  if (filter.repository_id) q.andWhere('findings.repository_id', filter.repository_id);
+  if (filter.control_key) q.andWhere('findings.control_key', filter.control_key);
+  return q;
+}
+
+/** The findings an audit observed. */
+export function auditFindingsQuery(db: Knex, auditId: string): Knex.QueryBuilder {
+  return db('findings')
+    .join('audit_findings', 'audit_findings.finding_id', 'findings.id')
+    .select('findings.*')
+    .where('audit_findings.audit_id', auditId);
+}
+
+export async function findFinding(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+  forUpdate = false,
+): Promise<FindingRow | undefined> {
+  const q = db<FindingRow>('findings').where({ workspace_id: workspaceId, id }).first();
+  if (forUpdate) q.forUpdate();
+  return q as Promise<FindingRow | undefined>;
+}
+
+const ALL_TYPES = ['code', 'cloud', 'cicd'];
+
+/**
+ * Whether an audit looked at its whole source: one narrowed by include/exclude, max_files or
+ * fewer source types did not look everywhere a finding could be, so it never resolves findings.
+ */
+export function coversWholeSource(audit: { source_scope: unknown }): boolean {
+  const s = (audit.source_scope ?? {}) as {
+    include?: string[];
+    exclude?: string[];
+    max_files?: number;
+    source_types?: string[];
+  };
+  if (s.include?.length || s.exclude?.length || s.max_files !== undefined) return false;
+  return !s.source_types?.length || ALL_TYPES.every((t) => s.source_types!.includes(t));
+}
+
+/**
+ * Whether the newest completed whole-source audit of the finding's repository (that ran the
+ * controls stage) observed it; true when there is none yet (nothing says it is gone).
+ */
+export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<boolean> {
+  const recent = (await db('audits as a')
+    .select('a.id', 'a.source_scope')
+    .where('a.workspace_id', f.workspace_id)
+    .andWhere(
+      f.repository_id ? { 'a.repository_id': f.repository_id } : { 'a.id': f.first_seen_audit_id },
+    )
+    .andWhere('a.status', 'completed')
+    .whereExists(db('control_assessments as ca').whereRaw('ca.audit_id = a.id'))
+    .orderBy([
+      { column: 'a.created_at', order: 'desc' },
+      { column: 'a.id', order: 'desc' },
+    ])
+    .limit(50)) as Array<{ id: string; source_scope: unknown }>;
+  const latest = recent.find(coversWholeSource);
+  if (!latest) return true;
+  const seen = await db('audit_findings').where({ audit_id: latest.id, finding_id: f.id }).first();
+  return !!seen;
+}
