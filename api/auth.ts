@@ -8,8 +8,8 @@ import { findTokenByPrefix, touchToken, type TokenWithMember } from '../db/token
 import { parseToken, sha256Hex, digestsMatch } from '../domain/tokens/rules';
 import { problems, type ApiError } from './errors';
 import type { Principal } from './registry/operation';
-import type { ScopeName } from './schemas';
 import type { Logger } from '../platform/logger';
+import type { ScopeName } from '../domain/contract/values';
 
 interface CacheEntry {
   row: TokenWithMember;

@@ -8,13 +8,18 @@
  */
 import {
   Type,
-  type TSchema,
-  type TProperties,
   type ObjectOptions,
-  type TOptional,
   type TInteger,
+  type TOptional,
+  type TProperties,
+  type TSchema,
   type TString,
 } from '@sinclair/typebox';
+import {
+  type SchemaOptions,
+  type Static,
+  type TUnsafe,
+} from '../node_modules/@sinclair/typebox/build/cjs/index.d';
 
 export const NAME_KEYWORD = 'x-name';
 
@@ -99,3 +104,76 @@ export function pageFields(cursorDescription = 'The next_cursor of the previous 
     ),
   };
 }
+
+/**
+ * A union of string literals built from a tuple of values (order kept). Typed as TUnsafe so its
+ * static type is the plain literal union (a mapped TLiteral tuple makes TypeScript recurse too deep).
+ */
+export function LiteralUnion<const T extends readonly [string, ...string[]]>(
+  values: T,
+  options: SchemaOptions = {},
+): TUnsafe<T[number]> {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnsafe<T[number]>;
+}
+
+export const AcceptedResponse = Strict(
+  'AcceptedResponse',
+  { status: Type.Optional(Type.String({ default: 'accepted' })) },
+  { description: 'The request was accepted; the work continues asynchronously.' },
+);
+export type AcceptedResponse = Static<typeof AcceptedResponse>;
+
+export const FieldError = Strict('FieldError', {
+  in: Type.Union([
+    Type.Literal('body'),
+    Type.Literal('query'),
+    Type.Literal('path'),
+    Type.Literal('header'),
+  ]),
+  path: Type.String({ description: 'JSON Pointer to the offending value within its location.' }),
+  message: Type.String(),
+});
+
+export const ProblemDetails = Type.Object(
+  {
+    type: Type.String({
+      description: 'URI reference naming the problem type: /v1/problems/<code>.',
+    }),
+    title: Type.String(),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.String(),
+    code: Type.String({
+      description:
+        'Stable snake_case code: validation_failed, unknown_property, malformed_json, authentication_required, invalid_token, insufficient_scope, expiry_exceeds_creator, not_found, method_not_allowed, conflict, version_mismatch, payload_too_large, unsupported_media_type, rate_limited, service_unavailable, internal.',
+    }),
+    hint: Type.String({ description: 'What to do next.' }),
+    request_id: Type.String({ description: 'The X-Request-ID of the request.' }),
+    errors: Type.Optional(
+      Type.Array(FieldError, { description: 'Every validation problem, with its location.' }),
+    ),
+  },
+  {
+    'x-name': 'ProblemDetails',
+    additionalProperties: true,
+    description:
+      'RFC 9457 problem details; some problems add extension members (e.g. required_scopes).',
+  },
+);
+
+// Parameters ---------------------------------------------------------------------------------
+
+export const PageQuery = Type.Object(
+  {
+    ...pageFields(),
+  },
+  { additionalProperties: false },
+);
+export type PageQuery = Static<typeof PageQuery>;
+
+export const WorkspaceParams = Type.Object(
+  { workspace_id: Uuid({ description: 'The workspace.' }) },
+  { additionalProperties: false },
+);

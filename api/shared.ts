@@ -1,11 +1,11 @@
 /** Small helpers the resource modules share: paging input, timestamps, write records. */
 import type { Knex } from 'knex';
-import { decodeCursor } from '../domain/pagination';
-import type { PageRequest } from '../db/paginate';
 import { recordWrite } from '../db/activity';
+import type { PageRequest } from '../db/paginate';
+import { decodeCursor } from '../domain/pagination';
 import { problems } from './errors';
 import type { Principal } from './registry/operation';
-import type { PageQuery } from './schemas/platform';
+import type { PageQuery } from './schema-kit';
 
 /** Turns validated `limit`/`cursor` query parameters into a page request (400 for a bad cursor). */
 export function pageRequest(query: PageQuery): PageRequest {

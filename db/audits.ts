@@ -1,8 +1,8 @@
 /** Audits and what they accumulate: stages, logs, source manifest rows. */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { STAGE_KEYS } from '../api/schemas';
 import { recordWrite, type WriteRecord } from './activity';
+import { STAGE_KEYS } from '../domain/contract/values';
 
 export interface AuditRow {
   id: string;

@@ -15,7 +15,7 @@ import {
 } from '../db/workspaces';
 import { findRepositoryByName, insertRepository } from '../db/repositories';
 import { recordWrite } from '../db/activity';
-import { SCOPES, type ScopeName } from '../api/schemas';
+import { SCOPES, type ScopeName } from '../domain/contract/values';
 
 export interface IssuedToken {
   id: string;

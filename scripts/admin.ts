@@ -12,9 +12,9 @@ import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
 import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
 import { findMemberByLogin, findWorkspaceBySlug } from '../db/workspaces';
-import { SCOPES, type ScopeName } from '../api/schemas';
 import { MAX_TOKEN_DAYS } from '../api/tokens/operations';
 import { setPolicy } from '../db/decisions';
+import { SCOPES, type ScopeName } from '../domain/contract/values';
 
 const USAGE = `usage:
   npm run admin -- create-workspace --name NAME --slug SLUG --login LOGIN [--days N] [--scopes s1,s2]

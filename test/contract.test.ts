@@ -8,10 +8,10 @@ import test from 'ava';
 import { OPERATIONS } from '../api/operations';
 import { buildRoutes, koaPath } from '../api/registry/router';
 import { problemStatuses } from '../api/registry/operation';
-import { SPEC_SCHEMAS } from '../api/schemas';
 import { NAME_KEYWORD } from '../api/schema-kit';
 import { startTestApp, type TestApp } from './helpers/app';
 import { call } from './helpers/http';
+import { CONTRACT_SCHEMAS } from '../api/schemas';
 
 type Doc = {
   openapi: string;
@@ -163,7 +163,7 @@ test('every spec schema is a component, and objects reject unknown properties un
     'AttachmentResponse',
     'ProblemDetails',
   ]);
-  for (const schema of SPEC_SCHEMAS) {
+  for (const schema of CONTRACT_SCHEMAS) {
     const name = (schema as Record<string, unknown>)[NAME_KEYWORD] as string;
     t.truthy(doc.components.schemas[name], `${name} is a component`);
   }

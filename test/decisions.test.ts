@@ -24,8 +24,8 @@ import {
   type DecisionWorld,
 } from './helpers/decisions';
 import { policyOf, setPolicy } from '../db/decisions';
-import { DECISION_STATES } from '../api/schemas';
 import { REQUESTABLE_MOVES, type DecisionStatus } from '../domain/decisions/rules';
+import { DECISION_STATES } from '../domain/contract/values';
 
 let h: AuditHarness;
 let w: DecisionWorld;

@@ -4,11 +4,11 @@
  * revocation, last_used_at, tenancy, the audit/activity records of writes, and paging.
  */
 import test, { type ExecutionContext } from 'ava';
-import { SCOPES, type ScopeName } from '../api/schemas';
 import { parseToken } from '../domain/tokens/rules';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createTenant, type Tenant } from './helpers/factories';
 import { call, isProblem, type Reply } from './helpers/http';
+import { SCOPES, type ScopeName } from '../domain/contract/values';
 
 let app: TestApp;
 

@@ -21,7 +21,7 @@ import {
   zipBytes,
   type TarItem,
 } from './helpers/archives';
-import { SCOPES } from '../api/schemas';
+import { SCOPES } from '../domain/contract/values';
 
 let h: AuditHarness;
 

@@ -32,7 +32,6 @@ import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
 import { classifyPath, type SourceType } from '../../domain/audits/classify';
 import { scopeFilter } from '../../domain/audits/source-scope';
-import { STAGE_KEYS, type StageKeyName } from '../../api/schemas';
 import { SourceError } from './source/errors';
 import { fetchCommit, listTree, readBlobs } from './source/git';
 import { readArchive, DEFAULT_ARCHIVE_LIMITS } from './source/archive';
@@ -52,6 +51,7 @@ import { evidenceOf, latestSnapshot, snapshotOfAudit } from '../../db/architectu
 import { persistControls, settleFindings } from '../controls';
 import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
 import { recordUncertainty } from '../uncertainty';
+import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
 
 export interface AuditActivityDeps {
   db: Knex;

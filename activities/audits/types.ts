@@ -1,5 +1,4 @@
-/** Types shared by the audit workflow and its activities (no runtime code: safe for workflows). */
-import type { StageKeyName } from '../../api/schemas';
+import type { StageKeyName } from '../../domain/contract/values';
 
 export interface PlannedStage {
   key: StageKeyName;

@@ -1,9 +1,10 @@
 /** The two write records: the activity feed (for people) and audit events (for compliance). */
-import { keysetPage } from '../../db/paginate';
 import { activityQuery, auditEventsQuery } from '../../db/activity';
+import { keysetPage } from '../../db/paginate';
 import { defineOperation } from '../registry/operation';
-import { ActivityPage, AuditEventPage, PageQuery, WorkspaceParams } from '../schemas/platform';
+import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest } from '../shared';
+import { ActivityPage, AuditEventPage } from './schemas';
 
 interface EventRow {
   id: string;

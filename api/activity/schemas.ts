@@ -1,13 +1,6 @@
 /** Spec 2.1: generic and activity schemas. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
-
-export const AcceptedResponse = Strict(
-  'AcceptedResponse',
-  { status: Type.Optional(Type.String({ default: 'accepted' })) },
-  { description: 'The request was accepted; the work continues asynchronously.' },
-);
-export type AcceptedResponse = Static<typeof AcceptedResponse>;
+import { CursorPage, DateTime, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
 
 export const ActivityFeedItem = Strict(
   'ActivityFeedItem',
@@ -40,3 +33,8 @@ export const AuditEventResponse = Strict(
   { description: 'One audit-event record.' },
 );
 export type AuditEventResponse = Static<typeof AuditEventResponse>;
+
+// Activity -----------------------------------------------------------------------------------
+
+export const ActivityPage = CursorPage('ActivityPage', ActivityFeedItem);
+export const AuditEventPage = CursorPage('AuditEventPage', AuditEventResponse);

@@ -1,12 +1,12 @@
 /** An audit's architecture snapshot drawn as a diagram: Mermaid source or a standalone SVG. */
 import { Type } from '@sinclair/typebox';
-import { mermaid, svg, type DiagramGraph } from '../../analysis/diagram';
 import { LRUCache } from 'lru-cache';
+import { mermaid, svg, type DiagramGraph } from '../../analysis/diagram';
 import { snapshotOfAudit, snapshotRefOfAudit, type SnapshotRow } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
+import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import { AuditParams } from '../schemas/audits';
 
 /** Koa adds `; charset=utf-8` to a text/* type. */
 export const MERMAID_TYPE = 'text/vnd.mermaid';

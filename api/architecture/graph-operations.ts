@@ -4,9 +4,9 @@
  * Both only read: the snapshot and its evidence are immutable, so the same snapshot always gives
  * the same paths, facts and threats (threat ids are content hashes).
  */
-import crypto from 'node:crypto';
-import type { Knex } from 'knex';
 import { Type } from '@sinclair/typebox';
+import type { Knex } from 'knex';
+import crypto from 'node:crypto';
 import { confidenceProduct, dependencyPaths, resolveEntityKey } from '../../analysis/dependencies';
 import { mermaid } from '../../analysis/diagram';
 import { artifactsOfAudit, runsOfAudit } from '../../db/agents';
@@ -19,18 +19,17 @@ import {
 } from '../../db/architecture';
 import { findAudit, type AuditRow } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
+import { DEPENDENCY_DIRECTIONS } from '../../domain/contract/values';
+import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import { AuditParams } from '../schemas/audits';
-import { Uuid } from '../schema-kit';
-import { RepositoryParams } from '../schemas/platform';
+import { RepositoryParams } from '../repositories/schemas';
+import { LiteralUnion, Uuid } from '../schema-kit';
 import {
   ArchitectureBundleResponse,
   ArchitectureDependencyResponse,
-  DEPENDENCY_DIRECTIONS,
-  LiteralUnion,
   type ArchitectureEntityResponse,
-} from '../schemas';
+} from './schemas';
 
 type Obj = Record<string, unknown>;
 interface Contradiction {

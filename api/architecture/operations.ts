@@ -1,6 +1,6 @@
 /** Architecture truth reads: an audit's snapshot, a repository's latest, the snapshot history. */
-import type { Knex } from 'knex';
 import { Type } from '@sinclair/typebox';
+import type { Knex } from 'knex';
 import {
   evidenceOf,
   latestSnapshot,
@@ -10,16 +10,16 @@ import {
 } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
+import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import { RepositoryParams } from '../schemas/platform';
-import { AuditParams } from '../schemas/audits';
+import { RepositoryParams } from '../repositories/schemas';
+import { iso, isoOrNull } from '../shared';
 import {
   ArchitectureSnapshotHistoryResponse,
   ArchitectureTruthResponse,
   type ArchitectureTruthResponse as Truth,
-} from '../schemas';
-import { iso, isoOrNull } from '../shared';
+} from './schemas';
 
 async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
   const evidence = await evidenceOf(db, snapshot.id);

@@ -1,8 +1,37 @@
 /** Spec 2.4: architecture truth (entities, relationships, evidence, dependencies, history). */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Decimal, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
-import { DEPENDENCY_DIRECTIONS, LiteralUnion } from '../../domain/contract/values';
-import { ConflictingClaim, SourceType } from '../schemas/spec/gaps';
+import { DEPENDENCY_DIRECTIONS, SOURCE_TYPES } from '../../domain/contract/values';
+import { DateTime, Decimal, FreeObject, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
+
+/** Source type of evidence (spec: code, cloud, cicd). Inline, not a named component. */
+export const SourceType = LiteralUnion(SOURCE_TYPES, { description: 'Evidence source type.' });
+export type SourceType = Static<typeof SourceType>;
+
+// ---------------------------------------------------------------------------------------------
+// Architecture truth: contradictions and alternatives
+
+export const ConflictingClaimValue = Strict(
+  'ConflictingClaimValue',
+  {
+    value: Type.Unknown({
+      description: 'The value this group of sources claims (any JSON value).',
+    }),
+    evidence_ids: Type.Array(Type.String(), { description: 'Evidence making the claim.' }),
+    sources: Type.Array(Type.String(), { description: 'Source types making the claim.' }),
+  },
+  { description: 'One of the competing values of a contradiction.' },
+);
+export type ConflictingClaimValue = Static<typeof ConflictingClaimValue>;
+
+export const ConflictingClaim = Strict(
+  'ConflictingClaim',
+  {
+    field: Type.String({ description: 'Attribute the sources disagree on.' }),
+    claims: Type.Array(ConflictingClaimValue),
+  },
+  { description: 'Sources claiming different values for one field.' },
+);
+export type ConflictingClaim = Static<typeof ConflictingClaim>;
 
 const confidence = () => Decimal({ description: 'Confidence, 0 to 1.' });
 const evidenceIds = () => Type.Array(Type.String(), { description: 'Supporting evidence ids.' });

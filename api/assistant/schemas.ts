@@ -1,7 +1,7 @@
 /** Spec 2.9: assistant messages, runs and usage. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Decimal, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
-import { ASSISTANT_ROLES, LiteralUnion } from '../../domain/contract/values';
+import { ASSISTANT_ROLES } from '../../domain/contract/values';
+import { DateTime, Decimal, FreeObject, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
 
 const usd = (description = 'Cost in USD.') => Decimal({ description });
 

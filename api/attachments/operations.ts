@@ -4,11 +4,9 @@
  * schedule) removes it; its row stays with status `deleted` / `expired`, and its bytes go when
  * nothing else holds the same content-addressed blob.
  */
-import fs from 'node:fs';
 import { Type } from '@sinclair/typebox';
-import { keysetPage } from '../../db/paginate';
-import { findAudit } from '../../db/audits';
-import { findUpload } from '../../db/uploads';
+import fs from 'node:fs';
+import { releaseBlobs } from '../../activities/retention';
 import {
   attachmentsQuery,
   findAttachment,
@@ -17,14 +15,21 @@ import {
   markAttachmentDeleted,
   type AttachmentRow,
 } from '../../db/attachments';
-import { releaseBlobs } from '../../activities/retention';
+import { findAudit } from '../../db/audits';
+import { keysetPage } from '../../db/paginate';
+import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
+import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
-import { AuditParams } from '../schemas/audits';
-import { AttachmentListQuery, AttachmentPage, AttachmentParams } from '../schemas/attachments';
-import { AttachmentCreate, AttachmentResponse } from '../schemas';
 import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import {
+  AttachmentCreate,
+  AttachmentListQuery,
+  AttachmentPage,
+  AttachmentParams,
+  AttachmentResponse,
+} from './schemas';
 
 const DEFAULT_RETENTION_DAYS = 90;
 

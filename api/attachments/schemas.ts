@@ -1,6 +1,15 @@
 /** Spec 2.10: attachments. The spec does not declare the no-unknown-properties rule here. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Nullable, Open, Uuid } from '../schema-kit';
+import { ATTACHMENT_STATUSES } from '../../db/attachments';
+import {
+  CursorPage,
+  DateTime,
+  LiteralUnion,
+  Nullable,
+  Open,
+  Uuid,
+  pageFields,
+} from '../schema-kit';
 
 export const AttachmentCreate = Open(
   'AttachmentCreate',
@@ -49,3 +58,27 @@ export const AttachmentResponse = Open(
   },
 );
 export type AttachmentResponse = Static<typeof AttachmentResponse>;
+
+export const AttachmentParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    attachment_id: Uuid({ description: 'The attachment.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const AttachmentListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      LiteralUnion(ATTACHMENT_STATUSES, {
+        description:
+          'Only attachments in this status (default: every status): available (bytes downloadable), deleted (removed by a user), expired (removed by the retention sweep).',
+      }),
+    ),
+    ...pageFields(),
+  },
+  { additionalProperties: false },
+);
+export type AttachmentListQuery = Static<typeof AttachmentListQuery>;
+
+export const AttachmentPage = CursorPage('AttachmentPage', AttachmentResponse);

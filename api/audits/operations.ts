@@ -3,9 +3,10 @@
  * cancel and retry. The API writes the audit row, commits, then starts the workflow; it never
  * runs analysis itself.
  */
-import type { Knex } from 'knex';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { keysetPage } from '../../db/paginate';
+import type { Knex } from 'knex';
+import { addUsd } from '../../activities/audits/agents/pricing';
+import { runsOfAudit } from '../../db/agents';
 import {
   auditsQuery,
   createAuditRecord,
@@ -15,32 +16,32 @@ import {
   type AuditRow,
   type NewAudit,
 } from '../../db/audits';
-import { runsOfAudit } from '../../db/agents';
+import { keysetPage } from '../../db/paginate';
+import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
-import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
 import { isValidRefName } from '../../domain/repositories/git-ref';
-import { profileSnapshot, versionMismatch } from '../profiles/operations';
-import { addUsd } from '../../activities/audits/agents/pricing';
-import type { AuditWorkflow } from '../../workflows/audits';
 import { auditStartOptions } from '../../workflows/audit-start';
+import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
+import { profileSnapshot, versionMismatch } from '../profiles/operations';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
+import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { WorkspaceParams } from '../schemas/platform';
-import { AuditListQuery, AuditLogQuery, AuditParams } from '../schemas/audits';
+import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { presentAudit, presentRun } from './present';
 import {
-  AcceptedResponse,
   AgentTimelineResponse,
   AuditCostResponse,
   AuditCreate,
+  AuditListQuery,
+  AuditLogQuery,
   AuditLogResponse,
   AuditPage,
+  AuditParams,
   AuditResponse,
   type AuditCreate as AuditCreateBody,
-} from '../schemas';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
-import { presentAudit, presentRun } from './present';
+} from './schemas';
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 

@@ -1,8 +1,9 @@
 /** AuditResponse and friends from rows. */
-import type { AuditRow, StageRow } from '../../db/audits';
 import type { AgentRunRow, ArtifactRow } from '../../db/agents';
-import type { AuditResponse, AgentRunResponse, StageKeyName } from '../schemas';
+import type { AuditRow, StageRow } from '../../db/audits';
+import type { StageKeyName } from '../../domain/contract/values';
 import { iso, isoOrNull } from '../shared';
+import type { AgentRunResponse, AuditResponse } from './schemas';
 
 type StageStatus = AuditResponse['stages'][number]['status'];
 

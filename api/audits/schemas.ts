@@ -1,15 +1,124 @@
 /** Spec 2.11: audits, their logs and cost. */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Decimal, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
-import { AUDIT_LOG_LEVELS, AUDIT_LOG_SOURCES, LiteralUnion } from '../../domain/contract/values';
 import {
-  AuditSourceResponse,
-  AuditSourceScope,
-  AuditStageResponse,
-  AuditStatus,
-  AuditType,
-  CommitSha,
-} from '../schemas/spec/gaps';
+  AUDIT_LOG_LEVELS,
+  AUDIT_LOG_SOURCES,
+  AUDIT_STATUSES,
+  AUDIT_TYPES,
+  STAGE_KEYS,
+  STAGE_STATUSES,
+} from '../../domain/contract/values';
+import { SourceType } from '../architecture/schemas';
+import {
+  CursorPage,
+  DateTime,
+  Decimal,
+  FreeObject,
+  LiteralUnion,
+  named,
+  Nullable,
+  pageFields,
+  Strict,
+  Uuid,
+} from '../schema-kit';
+
+/** Commit SHA: exactly 40 hexadecimal characters (spec 2.11). */
+export const COMMIT_SHA_PATTERN = '^[0-9a-fA-F]{40}$';
+export const CommitSha = (options: { description?: string } = {}) =>
+  Type.String({ pattern: COMMIT_SHA_PATTERN, ...options });
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+
+export const AuditType = named(
+  'AuditType',
+  LiteralUnion(AUDIT_TYPES, {
+    description: 'What an audit runs against: a repository (branch or commit) or an upload.',
+  }),
+);
+export type AuditType = Static<typeof AuditType>;
+
+export const AuditStatus = named(
+  'AuditStatus',
+  LiteralUnion(AUDIT_STATUSES, { description: 'Lifecycle status of an audit.' }),
+);
+export type AuditStatus = Static<typeof AuditStatus>;
+
+/** Stage key and status: inline enums of AuditStageResponse (not named components). */
+export const AuditStageKey = LiteralUnion(STAGE_KEYS, {
+  description: 'Stage of the audit pipeline.',
+});
+export type AuditStageKey = Static<typeof AuditStageKey>;
+export const AuditStageStatus = LiteralUnion(STAGE_STATUSES, {
+  description: 'Status of the stage.',
+});
+export type AuditStageStatus = Static<typeof AuditStageStatus>;
+
+// ---------------------------------------------------------------------------------------------
+// Audits
+
+export const AuditSourceScope = Strict(
+  'AuditSourceScope',
+  {
+    include: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 500 }), {
+        maxItems: 200,
+        description: 'Glob patterns of paths to include (default: everything).',
+      }),
+    ),
+    exclude: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 500 }), {
+        maxItems: 200,
+        description: 'Glob patterns of paths to exclude.',
+      }),
+    ),
+    source_types: Type.Optional(
+      Type.Array(SourceType, {
+        minItems: 1,
+        maxItems: 3,
+        uniqueItems: true,
+        description: 'Source types to analyze (default: all three).',
+      }),
+    ),
+    max_files: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100000, description: 'Maximum number of files read.' }),
+    ),
+  },
+  { description: 'Which part of the source an audit reads.' },
+);
+export type AuditSourceScope = Static<typeof AuditSourceScope>;
+
+export const AuditSourceResponse = Strict(
+  'AuditSourceResponse',
+  {
+    kind: AuditType,
+    repository_id: Nullable(Uuid({ description: 'Repository read, for repository audits.' })),
+    upload_id: Nullable(Uuid({ description: 'Upload read, for upload audits.' })),
+    url: Nullable(Type.String({ description: 'Location the source was fetched from.' })),
+    branch_ref: Nullable(Type.String({ description: 'Branch or ref requested.' })),
+    commit_sha: Nullable(CommitSha({ description: 'Commit the ref resolved to.' })),
+    file_count: Type.Integer({ minimum: 0, description: 'Files in the source manifest.' }),
+    byte_count: Type.Integer({ minimum: 0, description: 'Bytes in the source manifest.' }),
+    manifest_sha256: Type.String({ description: 'SHA-256 of the source manifest.' }),
+  },
+  { description: 'The resolved source an audit read.' },
+);
+export type AuditSourceResponse = Static<typeof AuditSourceResponse>;
+
+export const AuditStageResponse = Strict(
+  'AuditStageResponse',
+  {
+    key: AuditStageKey,
+    status: AuditStageStatus,
+    attempt: Type.Integer({ minimum: 0, description: 'Attempt number (0 before the first run).' }),
+    started_at: Nullable(DateTime()),
+    completed_at: Nullable(DateTime()),
+    error_code: Nullable(Type.String({ description: 'Stable error code when the stage failed.' })),
+    summary: Nullable(Type.String({ description: 'Short human-readable outcome of the stage.' })),
+  },
+  { description: 'One stage of an audit run.' },
+);
+export type AuditStageResponse = Static<typeof AuditStageResponse>;
 
 export const AuditCreate = Strict(
   'AuditCreate',
@@ -102,3 +211,95 @@ export const AuditCostResponse = Strict(
   { description: 'Cost of an audit, summed over its agent runs.' },
 );
 export type AuditCostResponse = Static<typeof AuditCostResponse>;
+
+export const AuditParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    audit_id: Uuid({ description: 'The audit.' }),
+  },
+  { additionalProperties: false },
+);
+export const AuditListQuery = Type.Object(
+  {
+    repository_id: Type.Optional(Uuid({ description: 'Only audits of this repository.' })),
+    status: Type.Optional(
+      LiteralUnion(AUDIT_STATUSES, { description: 'Only audits in this status.' }),
+    ),
+    ...pageFields(),
+  },
+  { additionalProperties: false },
+);
+
+export const AuditLogQuery = Type.Object(
+  {
+    level: Type.Optional(
+      Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('error')], {
+        description: 'Minimum level: `warning` returns warnings and errors.',
+      }),
+    ),
+    since: Type.Optional(
+      DateTime({
+        description: 'Only lines strictly after this instant (to follow a running audit).',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 5000,
+        default: 1000,
+        description: 'At most this many lines, oldest first.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentArtifactResponse = Strict(
+  'AgentArtifactResponse',
+  {
+    id: Uuid(),
+    kind: Type.String(),
+    title: Type.String(),
+    artifact: FreeObject({ description: 'The structured output of the agent.' }),
+    evidence_ids: Type.Array(Type.String(), { description: 'Evidence the artifact cites.' }),
+    confidence: Decimal({ description: 'Confidence, 0 to 1.' }),
+    created_at: DateTime(),
+  },
+  { description: 'Output of one agent run.' },
+);
+export type AgentArtifactResponse = Static<typeof AgentArtifactResponse>;
+
+export const AgentRunResponse = Strict(
+  'AgentRunResponse',
+  {
+    id: Uuid(),
+    agent_key: Type.String({ description: 'Which agent ran.' }),
+    agent_version: Type.String(),
+    model_id: Type.String({ description: 'Model used by the agent.' }),
+    reasoning_effort: Type.String(),
+    status: Type.String({ description: 'One of queued, running, succeeded, failed, cancelled.' }),
+    attempt: Type.Integer({ description: 'Attempt number of this run.' }),
+    cache_hit: Type.Boolean({ description: 'True when an earlier artifact was reused.' }),
+    started_at: Nullable(DateTime()),
+    completed_at: Nullable(DateTime()),
+    error_code: Nullable(Type.String({ description: 'Stable error code when the run failed.' })),
+    artifact: Type.Optional(Nullable(AgentArtifactResponse)),
+    cached_input_tokens: Type.Optional(Type.Integer({ default: 0 })),
+    input_tokens: Type.Optional(Type.Integer({ default: 0 })),
+    output_tokens: Type.Optional(Type.Integer({ default: 0 })),
+    cost_usd: Type.Optional(Decimal({ default: '0', description: 'Cost in USD.' })),
+  },
+  { description: 'One attempt of one agent within an audit.' },
+);
+export type AgentRunResponse = Static<typeof AgentRunResponse>;
+
+export const AgentTimelineResponse = Strict(
+  'AgentTimelineResponse',
+  {
+    audit_id: Uuid(),
+    context_hash: Nullable(Type.String({ description: 'Hash of the context the agents saw.' })),
+    runs: Type.Array(AgentRunResponse),
+  },
+  { description: 'The agent runs of an audit, in order.' },
+);
+export type AgentTimelineResponse = Static<typeof AgentTimelineResponse>;

@@ -1,14 +1,59 @@
 /** Spec 2.5: architecture changes, change gates and change sets. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Decimal, FreeObject, ItemsPage, Nullable, Strict, Uuid } from '../schema-kit';
 import {
   ARCHITECTURE_CHANGE_TYPES,
   CHANGE_CONSEQUENCES,
   CHANGE_GATE_OUTCOMES,
   CHANGE_SET_STATES,
-  LiteralUnion,
 } from '../../domain/contract/values';
-import { ChangeSetAccuracy, NormalizedArchitectureChange } from '../schemas/spec/gaps';
+import {
+  DateTime,
+  Decimal,
+  FreeObject,
+  ItemsPage,
+  LiteralUnion,
+  Nullable,
+  Strict,
+  Uuid,
+} from '../schema-kit';
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+// ---------------------------------------------------------------------------------------------
+// Audits
+// ---------------------------------------------------------------------------------------------
+// Comparisons
+// ---------------------------------------------------------------------------------------------
+// Architecture truth: contradictions and alternatives
+// ---------------------------------------------------------------------------------------------
+// Change sets
+
+export const ChangeSetAccuracy = Strict(
+  'ChangeSetAccuracy',
+  {
+    matched: Type.Integer({ minimum: 0, description: 'Candidate changes that were observed.' }),
+    missed: Type.Integer({ minimum: 0, description: 'Observed changes the candidate lacked.' }),
+    unexpected: Type.Integer({ minimum: 0, description: 'Candidate changes not observed.' }),
+    precision: Decimal({ description: 'matched / (matched + unexpected).' }),
+    recall: Decimal({ description: 'matched / (matched + missed).' }),
+  },
+  { description: 'How well a candidate change set matched the observed one.' },
+);
+export type ChangeSetAccuracy = Static<typeof ChangeSetAccuracy>;
+
+export const NormalizedArchitectureChange = Strict(
+  'NormalizedArchitectureChange',
+  {
+    change_type: LiteralUnion(ARCHITECTURE_CHANGE_TYPES),
+    key: Type.String({ description: 'Canonical key of the entity or relationship.' }),
+    kind: Type.String({ description: 'Entity or relationship kind.' }),
+    field: Nullable(Type.String({ description: 'Changed attribute, for field-level changes.' })),
+    before: Type.Unknown({ description: 'Value before the change (null when absent).' }),
+    after: Type.Unknown({ description: 'Value after the change (null when absent).' }),
+  },
+  { description: 'One change in canonical form.' },
+);
+export type NormalizedArchitectureChange = Static<typeof NormalizedArchitectureChange>;
 
 export const ArchitectureChangeGate = Strict(
   'ArchitectureChangeGate',

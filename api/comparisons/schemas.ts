@@ -1,8 +1,45 @@
 /** Spec 2.12: audit comparisons. */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Strict, Uuid } from '../schema-kit';
+import { FINDING_CHANGES } from '../../domain/contract/values';
 import { ArchitectureDelta } from '../changes/schemas';
-import { ComparisonAuditSide, FindingDelta } from '../schemas/spec/gaps';
+import { CursorPage, DateTime, Decimal, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+// ---------------------------------------------------------------------------------------------
+// Audits
+// ---------------------------------------------------------------------------------------------
+// Comparisons
+
+export const ComparisonAuditSide = Strict(
+  'ComparisonAuditSide',
+  {
+    audit_id: Uuid(),
+    status: Type.String({ description: 'Audit status at comparison time.' }),
+    commit_sha: Nullable(Type.String({ description: 'Commit the audit read, if any.' })),
+    completed_at: Nullable(DateTime()),
+    source_coverage: Decimal({ description: 'Share of source types found, 0 to 1.' }),
+  },
+  { description: 'One side (baseline or candidate) of an audit comparison.' },
+);
+export type ComparisonAuditSide = Static<typeof ComparisonAuditSide>;
+
+export const FindingDelta = Strict(
+  'FindingDelta',
+  {
+    change: LiteralUnion(FINDING_CHANGES, {
+      description: 'How the finding differs from baseline to candidate.',
+    }),
+    fingerprint: Type.String({ description: 'Stable finding fingerprint across audits.' }),
+    control_key: Nullable(Type.String({ description: 'Control that raised the finding.' })),
+    severity: Type.String(),
+    title: Type.String(),
+    baseline_finding_id: Nullable(Uuid()),
+    candidate_finding_id: Nullable(Uuid()),
+  },
+  { description: 'A finding difference between two audits.' },
+);
+export type FindingDelta = Static<typeof FindingDelta>;
 
 const counts = () =>
   Type.Record(Type.String(), Type.Integer(), { description: 'Counts by category.' });

@@ -1,6 +1,5 @@
 /** The control catalog, an audit's assessments, and findings (tracked across audits). */
 import { CONTROL_CATALOG_VERSION } from '../../analysis/controls';
-import { keysetPage } from '../../db/paginate';
 import { findAudit } from '../../db/audits';
 import {
   assessmentsQuery,
@@ -13,9 +12,13 @@ import {
   type ControlRow,
   type FindingRow,
 } from '../../db/controls';
+import { keysetPage } from '../../db/paginate';
+import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import { AuditParams } from '../schemas/audits';
+import { PageQuery, WorkspaceParams } from '../schema-kit';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import type { AssessmentResponse } from './schemas';
 import {
   AssessmentPage,
   ControlPage,
@@ -24,10 +27,7 @@ import {
   FindingParams,
   FindingResponse,
   FindingUpdate,
-} from '../schemas/controls';
-import { PageQuery, WorkspaceParams } from '../schemas/platform';
-import type { AssessmentResponse } from '../schemas';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+} from './schemas';
 
 export function presentControl(row: ControlRow) {
   return {

@@ -1,7 +1,43 @@
 /** Spec 2.8: control assessment. The spec does not declare the no-unknown-properties rule here. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Decimal, Nullable, Open, Uuid } from '../schema-kit';
-import { RequirementResponse } from '../schemas/spec/gaps';
+import { FINDING_STATUSES, REQUIREMENT_STATUSES } from '../../domain/contract/values';
+import {
+  CursorPage,
+  DateTime,
+  Decimal,
+  LiteralUnion,
+  Nullable,
+  Open,
+  pageFields,
+  Strict,
+  Uuid,
+} from '../schema-kit';
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+// ---------------------------------------------------------------------------------------------
+// Audits
+// ---------------------------------------------------------------------------------------------
+// Comparisons
+// ---------------------------------------------------------------------------------------------
+// Architecture truth: contradictions and alternatives
+// ---------------------------------------------------------------------------------------------
+// Change sets
+// ---------------------------------------------------------------------------------------------
+// Control assessment
+
+export const RequirementResponse = Strict(
+  'RequirementResponse',
+  {
+    key: Type.String({ description: 'Requirement key within the control.' }),
+    description: Type.String(),
+    status: LiteralUnion(REQUIREMENT_STATUSES),
+    evidence_ids: Type.Array(Type.String(), { description: 'Evidence the status rests on.' }),
+    rationale: Nullable(Type.String()),
+  },
+  { description: 'One requirement of a control and whether the evidence meets it.' },
+);
+export type RequirementResponse = Static<typeof RequirementResponse>;
 
 const ids = (description: string) => Type.Array(Type.String(), { description });
 
@@ -39,3 +75,127 @@ export const AssessmentResponse = Open(
   { description: 'Assessment of one control against evidence.' },
 );
 export type AssessmentResponse = Static<typeof AssessmentResponse>;
+
+const SEVERITIES = ['high', 'medium', 'low'] as const;
+const DOMAINS = ['code', 'cloud', 'cicd', 'architecture'] as const;
+
+export const ControlRequirementResponse = Strict(
+  'ControlRequirementResponse',
+  {
+    key: Type.String({ description: 'Requirement key within the control.' }),
+    description: Type.String(),
+    advisory: Type.Boolean({
+      description: 'Advisory requirements are reported but never fail the control.',
+    }),
+  },
+  { description: 'One requirement of a catalog control.' },
+);
+
+export const ControlResponse = Strict(
+  'ControlResponse',
+  {
+    id: Uuid({
+      description: 'Stable per control and catalog version (the control_id of assessments).',
+    }),
+    mapping_version_id: Uuid({ description: 'Stable per catalog version.' }),
+    catalog_version: Type.String({ description: 'Version of the built-in catalog.' }),
+    key: Type.String({ description: 'Stable control key, e.g. ci-actions-pinned.' }),
+    title: Type.String(),
+    description: Type.String(),
+    domain: LiteralUnion(DOMAINS),
+    severity: LiteralUnion(SEVERITIES, { description: 'Severity of the findings it raises.' }),
+    requirements: Type.Array(ControlRequirementResponse),
+    created_at: DateTime(),
+  },
+  { description: 'A control of the built-in catalog.' },
+);
+export type ControlResponse = Static<typeof ControlResponse>;
+
+export const ControlPage = CursorPage('ControlPage', ControlResponse);
+export const AssessmentPage = CursorPage('AssessmentPage', AssessmentResponse);
+
+export const FindingLocation = Strict(
+  'FindingLocation',
+  {
+    path: Type.String({ description: 'File path in the audited source.' }),
+    start_line: Type.Integer({ minimum: 0 }),
+    end_line: Type.Integer({ minimum: 0 }),
+  },
+  { description: 'Where a finding was observed.' },
+);
+
+export const FindingResponse = Strict(
+  'FindingResponse',
+  {
+    id: Uuid(),
+    workspace_id: Uuid(),
+    repository_id: Nullable(Uuid({ description: 'Null for findings of an upload audit.' })),
+    control_id: Uuid({ description: 'The catalog control (of the version that last raised it).' }),
+    control_key: Type.String(),
+    severity: LiteralUnion(SEVERITIES),
+    title: Type.String(),
+    detail: Type.String(),
+    fingerprint: Type.String({
+      description:
+        'sha256 of the control key and the stable subject; the same across audits of unchanged code.',
+    }),
+    status: LiteralUnion(FINDING_STATUSES),
+    note: Nullable(Type.String({ description: 'The note of the last status change by a user.' })),
+    entity_key: Nullable(Type.String({ description: 'Canonical key of the entity concerned.' })),
+    evidence_ids: Type.Array(Type.String(), {
+      description: 'Evidence of the audit that last observed it.',
+    }),
+    locations: Type.Array(FindingLocation),
+    first_seen_audit_id: Uuid(),
+    last_seen_audit_id: Uuid(),
+    first_seen_at: DateTime(),
+    last_seen_at: DateTime(),
+    occurrences: Type.Integer({ minimum: 1, description: 'Audits that observed it.' }),
+    resolved_audit_id: Nullable(Uuid({ description: 'The audit that no longer observed it.' })),
+    resolved_at: Nullable(DateTime()),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { description: 'A failing control observation, tracked across audits by fingerprint.' },
+);
+export type FindingResponse = Static<typeof FindingResponse>;
+
+export const FindingPage = CursorPage('FindingPage', FindingResponse);
+
+export const FindingUpdate = Strict(
+  'FindingUpdate',
+  {
+    status: LiteralUnion(FINDING_STATUSES, {
+      description:
+        'accepted_risk and false_positive are kept by later audits; resolved only when the latest completed audit no longer observes the finding.',
+    }),
+    note: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'Why the status changes (kept on the finding and in the audit event).',
+    }),
+  },
+  { description: 'A status change of a finding, with its reason.' },
+);
+export type FindingUpdate = Static<typeof FindingUpdate>;
+
+export const FindingParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    finding_id: Uuid({ description: 'The finding.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const FindingListQuery = Type.Object(
+  {
+    status: Type.Optional(LiteralUnion(FINDING_STATUSES, { description: 'Only this status.' })),
+    severity: Type.Optional(LiteralUnion(SEVERITIES, { description: 'Only this severity.' })),
+    repository_id: Type.Optional(Uuid({ description: 'Only findings of this repository.' })),
+    control_key: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Only findings of this control.' }),
+    ),
+    ...pageFields(),
+  },
+  { additionalProperties: false },
+);

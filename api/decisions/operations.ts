@@ -2,11 +2,11 @@
  * Architecture decisions: propose (starts a DecisionWorkflow `decision-<id>`), read, list, move
  * (a workflow Update the workflow validates against the state machine) and a Markdown brief.
  */
-import crypto from 'node:crypto';
-import type { Knex } from 'knex';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { keysetPage } from '../../db/paginate';
+import type { Knex } from 'knex';
+import crypto from 'node:crypto';
+import type { TransitionRequest } from '../../activities/decisions';
 import {
   approvalsOf,
   decisionsQuery,
@@ -17,16 +17,16 @@ import {
   type ApprovalRow,
   type DecisionRow,
 } from '../../db/decisions';
+import { keysetPage } from '../../db/paginate';
 import {
-  APPROVAL_MOVES,
   allowedMoves,
+  APPROVAL_MOVES,
   briefFilename,
   checkMove,
   pendingCriteria,
   type DecisionStatus,
   type MoveRefusal,
 } from '../../domain/decisions/rules';
-import type { TransitionRequest } from '../../activities/decisions';
 import {
   DECISION_WORKFLOW,
   transitionUpdate,
@@ -36,17 +36,18 @@ import {
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
 import { problems, type ApiError, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
-import { WorkspaceParams } from '../schemas/platform';
-import { DecisionListQuery, DecisionParams } from '../schemas/decisions';
+import { WorkspaceParams } from '../schema-kit';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
   ArchitectureDecisionBriefResponse,
   ArchitectureDecisionPage,
   ArchitectureDecisionProposal,
   ArchitectureDecisionResponse,
   ArchitectureDecisionTransition,
+  DecisionListQuery,
+  DecisionParams,
   type ArchitectureDecisionProposal as Proposal,
-} from '../schemas';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+} from './schemas';
 
 export function presentDecision(row: DecisionRow, approvals: readonly ApprovalRow[]) {
   return {

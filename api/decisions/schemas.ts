@@ -1,14 +1,89 @@
 /** Spec 2.6: architecture decisions. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, ItemsPage, Nullable, Strict, Uuid } from '../schema-kit';
-import { APPROVAL_OUTCOMES, LiteralUnion } from '../../domain/contract/values';
 import {
-  ArchitectureDecisionState,
-  DecisionOutcomeVerification,
-  DecisionSuccessCriterion,
-  DecisionSuccessCriterionInput,
-  UncertaintySignal,
-} from '../schemas/spec/gaps';
+  APPROVAL_OUTCOMES,
+  CRITERION_STATUSES,
+  DECISION_STATES,
+  SUCCESS_CHECK_KINDS,
+  VERIFICATION_OUTCOMES,
+} from '../../domain/contract/values';
+import {
+  DateTime,
+  ItemsPage,
+  LiteralUnion,
+  named,
+  Nullable,
+  pageFields,
+  Strict,
+  Uuid,
+} from '../schema-kit';
+import { UncertaintySignal } from '../uncertainty/schemas';
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+export const ArchitectureDecisionState = named(
+  'ArchitectureDecisionState',
+  LiteralUnion(DECISION_STATES, { description: 'Lifecycle state of an architecture decision.' }),
+);
+export type ArchitectureDecisionState = Static<typeof ArchitectureDecisionState>;
+
+// ---------------------------------------------------------------------------------------------
+// Decisions
+
+export const DecisionSuccessCheck = Strict(
+  'DecisionSuccessCheck',
+  {
+    kind: LiteralUnion(SUCCESS_CHECK_KINDS, { description: 'What is checked in a snapshot.' }),
+    key: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'Canonical key of the entity or relationship checked.',
+    }),
+    field: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Attribute (attribute_equals).' }),
+    ),
+    value: Type.Optional(Type.Unknown({ description: 'Expected value (attribute_equals).' })),
+  },
+  { description: 'A machine-checkable condition on an architecture snapshot.' },
+);
+export type DecisionSuccessCheck = Static<typeof DecisionSuccessCheck>;
+
+const criterionId = () =>
+  Type.String({ minLength: 1, maxLength: 100, description: 'Criterion id, unique per decision.' });
+const criterionDescription = () => Type.String({ minLength: 1, maxLength: 2000 });
+
+export const DecisionSuccessCriterionInput = Strict(
+  'DecisionSuccessCriterionInput',
+  { id: criterionId(), description: criterionDescription(), check: DecisionSuccessCheck },
+  { description: 'A success criterion as proposed.' },
+);
+export type DecisionSuccessCriterionInput = Static<typeof DecisionSuccessCriterionInput>;
+
+export const DecisionSuccessCriterion = Strict(
+  'DecisionSuccessCriterion',
+  {
+    id: criterionId(),
+    description: criterionDescription(),
+    check: DecisionSuccessCheck,
+    status: LiteralUnion(CRITERION_STATUSES, { description: 'Result of the latest evaluation.' }),
+    evaluated_at: Nullable(DateTime()),
+    evidence_ids: Type.Array(Uuid(), { description: 'Evidence the status rests on.' }),
+  },
+  { description: 'A success criterion with its evaluation.' },
+);
+export type DecisionSuccessCriterion = Static<typeof DecisionSuccessCriterion>;
+
+export const DecisionOutcomeVerification = Strict(
+  'DecisionOutcomeVerification',
+  {
+    snapshot_id: Uuid({ description: 'Snapshot the criteria were evaluated against.' }),
+    outcome: LiteralUnion(VERIFICATION_OUTCOMES),
+    criteria: Type.Array(DecisionSuccessCriterion),
+    evaluated_at: DateTime(),
+  },
+  { description: 'Result of checking an implemented decision against a snapshot.' },
+);
+export type DecisionOutcomeVerification = Static<typeof DecisionOutcomeVerification>;
 
 export const ArchitectureDecisionOption = Strict(
   'ArchitectureDecisionOption',
@@ -134,3 +209,24 @@ export const ArchitectureDecisionPage = ItemsPage(
   ArchitectureDecisionResponse,
 );
 export type ArchitectureDecisionPage = Static<typeof ArchitectureDecisionPage>;
+
+export const DecisionParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    decision_id: Uuid({ description: 'The decision.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const DecisionListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      LiteralUnion(DECISION_STATES, { description: 'Only decisions in this state.' }),
+    ),
+    repository_id: Type.Optional(Uuid({ description: 'Only decisions about this repository.' })),
+    ...pageFields(
+      'The cursor of the `Link: <...>; rel="next"` header of the previous page (the page schema has no next_cursor field).',
+    ),
+  },
+  { additionalProperties: false },
+);

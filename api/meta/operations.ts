@@ -1,13 +1,14 @@
 /** Public meta operations: the contract, the scope list, health; and the calling token. */
 import { Type } from '@sinclair/typebox';
+import { findToken } from '../../db/tokens';
+import { SCOPES } from '../../domain/contract/values';
 import { SCOPE_DESCRIPTIONS } from '../../domain/tokens/scope-descriptions';
+import { CONTRACT_VERSION, contractDocument } from '../contract';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import { CurrentTokenResponse, Health, ScopeList } from '../schemas/platform';
-import { SCOPES } from '../schemas';
-import { findToken } from '../../db/tokens';
 import { presentToken } from '../tokens/present';
-import { CONTRACT_VERSION, contractDocument } from '../contract';
+import { CurrentTokenResponse } from '../tokens/schemas';
+import { Health, ScopeList } from './schemas';
 
 export const getContract = defineOperation({
   operationId: 'getContract',

@@ -5,7 +5,6 @@
  */
 import type { Knex } from 'knex';
 import { keysetPage } from '../../db/paginate';
-import { findRepository } from '../../db/repositories';
 import {
   auditProfilesQuery,
   findAuditProfile,
@@ -16,18 +15,20 @@ import {
   type AuditProfileFieldsInput,
   type AuditProfileRow,
 } from '../../db/profiles';
+import { findRepository } from '../../db/repositories';
 import { isValidRefName } from '../../domain/repositories/git-ref';
 import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
-import { PageQuery, RepositoryParams } from '../schemas/platform';
-import { AuditProfileParams } from '../schemas/profiles';
+import { RepositoryParams } from '../repositories/schemas';
+import { PageQuery } from '../schema-kit';
+import { iso, pageRequest, recordPrincipalWrite } from '../shared';
 import {
   AuditProfileFields,
   AuditProfilePage,
+  AuditProfileParams,
   AuditProfileResponse,
   AuditProfileUpdate,
-} from '../schemas';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+} from './schemas';
 
 export function presentAuditProfile(row: AuditProfileRow) {
   return {

@@ -1,7 +1,7 @@
 /** Spec 2.13: audit profiles. */
 import { Type, type Static } from '@sinclair/typebox';
+import { AuditSourceScope } from '../audits/schemas';
 import { CursorPage, DateTime, Strict, Uuid } from '../schema-kit';
-import { AuditSourceScope } from '../schemas/spec/gaps';
 
 const name = () => Type.String({ minLength: 1, maxLength: 100, description: 'Profile name.' });
 const branchRef = () =>
@@ -57,3 +57,11 @@ export type AuditProfileResponse = Static<typeof AuditProfileResponse>;
 
 export const AuditProfilePage = CursorPage('AuditProfilePage', AuditProfileResponse);
 export type AuditProfilePage = Static<typeof AuditProfilePage>;
+
+export const AuditProfileParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    profile_id: Uuid({ description: 'The audit profile.' }),
+  },
+  { additionalProperties: false },
+);

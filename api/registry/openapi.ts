@@ -4,10 +4,9 @@
  * responses and the RateLimit / X-Request-ID headers.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { NAME_KEYWORD } from '../schema-kit';
-import { ProblemDetails } from '../schemas/platform';
+import { NAME_KEYWORD, ProblemDetails } from '../schema-kit';
+import { CONTRACT_SCHEMAS } from '../schemas';
 import { problemStatuses, type AnyOperation } from './operation';
-import { SPEC_SCHEMAS } from '../schemas';
 
 type Json = Record<string, unknown>;
 
@@ -152,7 +151,7 @@ export interface ContractInfo {
 export function buildOpenApi(operations: readonly AnyOperation[], info: ContractInfo): Json {
   const components = new Components();
   components.ref(ProblemDetails);
-  for (const schema of SPEC_SCHEMAS) components.ref(schema);
+  for (const schema of CONTRACT_SCHEMAS) components.ref(schema);
 
   const paths: Record<string, Json> = {};
   for (const op of operations) {

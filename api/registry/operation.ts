@@ -7,9 +7,9 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
-import type { ScopeName } from '../schemas';
 import type { AppServices } from '../services';
 import type { Config } from '../../platform/config';
+import type { ScopeName } from '../../domain/contract/values';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

@@ -1,6 +1,5 @@
 /** Repositories: the git sources audits run against. */
 import type { Knex } from 'knex';
-import { checkRepositoryUrl } from '../../domain/repositories/url';
 import { keysetPage } from '../../db/paginate';
 import {
   findRepository,
@@ -11,18 +10,18 @@ import {
   updateRepository as updateRepositoryRow,
   type RepositoryRow,
 } from '../../db/repositories';
+import { checkRepositoryUrl } from '../../domain/repositories/url';
 import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { PageQuery, WorkspaceParams } from '../schema-kit';
+import { iso, pageRequest, recordPrincipalWrite } from '../shared';
 import {
-  PageQuery,
   RepositoryCreate,
   RepositoryPage,
   RepositoryParams,
   RepositoryResponse,
   RepositoryUpdate,
-  WorkspaceParams,
-} from '../schemas/platform';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+} from './schemas';
 
 export function presentRepository(row: RepositoryRow) {
   return {

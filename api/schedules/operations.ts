@@ -5,10 +5,10 @@
  * signal and wake-up, so the row is the single source of truth. Preview uses the same calendar
  * function as dispatch (domain/schedule.ts).
  */
-import type { Knex } from 'knex';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { keysetPage } from '../../db/paginate';
+import type { Knex } from 'knex';
 import { stagesOf } from '../../db/audits';
+import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import {
   findSchedule,
@@ -19,29 +19,36 @@ import {
   type ScheduleDefinition,
   type ScheduleRow,
 } from '../../db/schedules';
-import { checkRule, localDate, nextOccurrences, type RuleInput } from '../../domain/schedules/rules';
+import {
+  checkRule,
+  localDate,
+  nextOccurrences,
+  type RuleInput,
+} from '../../domain/schedules/rules';
 import {
   scheduleChangedSignal,
   type ScheduleWorkflow,
   type ScheduleWorkflowInput,
 } from '../../workflows/schedules';
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
+import { startAudit } from '../audits/operations';
+import { presentAudit } from '../audits/present';
+import { AuditResponse } from '../audits/schemas';
 import { problems, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { WorkspaceParams } from '../schemas/platform';
-import { AuditScheduleUpdate, ScheduleListQuery, ScheduleParams } from '../schemas/schedules';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
-  AuditResponse,
   AuditScheduleCreate,
   AuditSchedulePage,
   AuditSchedulePreviewRequest,
   AuditSchedulePreviewResponse,
   AuditScheduleResponse,
-} from '../schemas';
-import { presentAudit } from '../audits/present';
-import { startAudit } from '../audits/operations';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+  AuditScheduleUpdate,
+  ScheduleListQuery,
+  ScheduleParams,
+} from './schemas';
 
 const CALENDAR_RULES =
   'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date` (at most 2999-12-31). A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';

@@ -2,21 +2,22 @@
  * API tokens. Creation cannot escalate: the new token's scopes must all be held by the caller and
  * it cannot outlive the caller's token. The secret is returned once, by createApiToken only.
  */
-import { generateToken } from '../../domain/tokens/rules';
 import { keysetPage } from '../../db/paginate';
-import {
-  findToken,
-  insertToken,
-  revokeToken,
-  tokensQuery,
-  type TokenRow,
-} from '../../db/tokens';
+import { findToken, insertToken, revokeToken, tokensQuery, type TokenRow } from '../../db/tokens';
+import { type ScopeName } from '../../domain/contract/values';
+import { generateToken } from '../../domain/tokens/rules';
 import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
-import { ApiTokenPage, PageQuery, TokenParams, WorkspaceParams } from '../schemas/platform';
-import { ApiTokenCreate, ApiTokenCreated, ApiTokenResponse, type ScopeName } from '../schemas';
+import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentToken } from './present';
+import {
+  ApiTokenCreate,
+  ApiTokenCreated,
+  ApiTokenPage,
+  ApiTokenResponse,
+  TokenParams,
+} from './schemas';
 
 /** Longest lifetime a token may be given (DESIGN.md section 4). */
 export const MAX_TOKEN_DAYS = 366;

@@ -1,7 +1,7 @@
 /** Row-to-response mappers used by more than one resource module. */
 import type { TokenRow } from '../../db/tokens';
-import type { ApiTokenResponse } from '../schemas';
 import { iso, isoOrNull } from '../shared';
+import type { ApiTokenResponse } from './schemas';
 
 export function presentToken(row: TokenRow): ApiTokenResponse {
   return {

@@ -1,7 +1,7 @@
 /** Spec 2.3 and section 5: API tokens and their scopes. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, named, Nullable, Strict, Uuid } from '../schema-kit';
-import { LiteralUnion, SCOPES } from '../../domain/contract/values';
+import { SCOPES } from '../../domain/contract/values';
+import { CursorPage, DateTime, LiteralUnion, named, Nullable, Strict, Uuid } from '../schema-kit';
 
 export const Scope = named(
   'Scope',
@@ -53,3 +53,25 @@ export const ApiTokenResponse = Strict(
   { description: 'An API token without its secret.' },
 );
 export type ApiTokenResponse = Static<typeof ApiTokenResponse>;
+
+// Parameters ---------------------------------------------------------------------------------
+export const TokenParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    token_id: Uuid({ description: 'The API token.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const CurrentTokenResponse = Strict(
+  'CurrentTokenResponse',
+  {
+    ...ApiTokenResponse.properties,
+    workspace_id: Uuid(),
+    member_id: Uuid({ description: 'The member the token acts for (actor_id in audit events).' }),
+  },
+  {
+    description: 'The calling token (ApiTokenResponse) with the workspace and member it acts for.',
+  },
+);
+export const ApiTokenPage = CursorPage('ApiTokenPage', ApiTokenResponse);

@@ -13,14 +13,15 @@ import {
 } from '../../db/uncertainty';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import { UncertaintyCaseListQuery, UncertaintyCaseParams } from '../schemas/uncertainty';
-import { WorkspaceParams } from '../schemas/platform';
+import { WorkspaceParams } from '../schema-kit';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
   ArchitectureUncertaintyCasePage,
   ArchitectureUncertaintyCaseResponse,
   ArchitectureUncertaintyCaseUpdate,
-} from '../schemas';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+  UncertaintyCaseListQuery,
+  UncertaintyCaseParams,
+} from './schemas';
 
 export function presentCase(row: UncertaintyCaseRow): ArchitectureUncertaintyCaseResponse {
   return {

@@ -1,7 +1,73 @@
 /** Spec 2.7: uncertainty cases. */
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, Nullable, Strict, Uuid } from '../schema-kit';
-import { ClaimAlternative, UncertaintyReason, UncertaintyScope, UncertaintyState } from '../schemas/spec/gaps';
+import {
+  UNCERTAINTY_REASONS,
+  UNCERTAINTY_SCOPES,
+  UNCERTAINTY_STATES,
+} from '../../domain/contract/values';
+import {
+  DateTime,
+  Decimal,
+  LiteralUnion,
+  named,
+  Nullable,
+  pageFields,
+  Strict,
+  Uuid,
+} from '../schema-kit';
+
+// ---------------------------------------------------------------------------------------------
+// Enums
+export const UncertaintyReason = named(
+  'UncertaintyReason',
+  LiteralUnion(UNCERTAINTY_REASONS, { description: 'Why the architecture is uncertain here.' }),
+);
+export type UncertaintyReason = Static<typeof UncertaintyReason>;
+
+export const UncertaintyScope = named(
+  'UncertaintyScope',
+  LiteralUnion(UNCERTAINTY_SCOPES, {
+    description: 'What kind of subject the uncertainty is about.',
+  }),
+);
+export type UncertaintyScope = Static<typeof UncertaintyScope>;
+
+export const UncertaintyState = named(
+  'UncertaintyState',
+  LiteralUnion(UNCERTAINTY_STATES, { description: 'Lifecycle state of an uncertainty case.' }),
+);
+export type UncertaintyState = Static<typeof UncertaintyState>;
+
+// ---------------------------------------------------------------------------------------------
+// Architecture truth: contradictions and alternatives
+export const ClaimAlternative = Strict(
+  'ClaimAlternative',
+  {
+    value: Type.Unknown({ description: 'A candidate value (any JSON value).' }),
+    confidence: Decimal({ description: 'Confidence in this value, 0 to 1.' }),
+    evidence_ids: Type.Array(Uuid(), { description: 'Evidence supporting this value.' }),
+    sources: Type.Array(Type.String(), { description: 'Source types supporting this value.' }),
+  },
+  { description: 'A candidate answer to an uncertainty case.' },
+);
+export type ClaimAlternative = Static<typeof ClaimAlternative>;
+
+// ---------------------------------------------------------------------------------------------
+// Decisions
+export const UncertaintySignal = Strict(
+  'UncertaintySignal',
+  {
+    subject_key: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'Canonical key the uncertainty is about.',
+    }),
+    description: Type.String({ minLength: 1, maxLength: 2000 }),
+    blocking: Type.Boolean({ description: 'Whether the uncertainty blocks the decision.' }),
+  },
+  { description: 'An open question recorded with a decision.' },
+);
+export type UncertaintySignal = Static<typeof UncertaintySignal>;
 
 export const ArchitectureUncertaintyCaseResponse = Strict(
   'ArchitectureUncertaintyCaseResponse',
@@ -56,3 +122,28 @@ export const ArchitectureUncertaintyCasePage = Strict(
   { description: 'Uncertainty cases with counts.' },
 );
 export type ArchitectureUncertaintyCasePage = Static<typeof ArchitectureUncertaintyCasePage>;
+
+export const UncertaintyCaseListQuery = Type.Object(
+  {
+    state: Type.Optional(
+      LiteralUnion(UNCERTAINTY_STATES, { description: 'Only cases in this state.' }),
+    ),
+    repository_id: Type.Optional(Uuid({ description: 'Only cases about this repository.' })),
+    blocking: Type.Optional(
+      Type.Boolean({ description: 'Only blocking (true) or only non-blocking (false) cases.' }),
+    ),
+    ...pageFields(
+      'The cursor of the `Link: <...>; rel="next"` header of the previous page (the page schema has no next_cursor field).',
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UncertaintyCaseListQuery = Static<typeof UncertaintyCaseListQuery>;
+
+export const UncertaintyCaseParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    case_id: Uuid({ description: 'The uncertainty case.' }),
+  },
+  { additionalProperties: false },
+);

@@ -5,16 +5,16 @@
  * audit runs.
  */
 import fs from 'node:fs';
-import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';
-import { findUpload, insertUpload, type UploadRow } from '../../db/uploads';
-import { lockBlob } from '../../db/attachments';
 import { detectArchiveFormat, scanArchive } from '../../activities/audits/source/archive';
 import { SourceError } from '../../activities/audits/source/errors';
+import { lockBlob } from '../../db/attachments';
+import { findUpload, insertUpload, type UploadRow } from '../../db/uploads';
+import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
-import { WorkspaceParams } from '../schemas/platform';
-import { UploadParams, UploadQuery, UploadResponse } from '../schemas/audits';
+import { WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
+import { UploadParams, UploadQuery, UploadResponse } from './schemas';
 
 const ARCHIVE_TYPES = [
   'application/gzip',

@@ -8,14 +8,9 @@ import {
 } from '../../db/workspaces';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
-import {
-  MemberPage,
-  PageQuery,
-  WorkspacePage,
-  WorkspaceParams,
-  WorkspaceResponse,
-} from '../schemas/platform';
+import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest } from '../shared';
+import { MemberPage, WorkspacePage, WorkspaceResponse } from './schemas';
 
 function presentWorkspace(row: WorkspaceRow) {
   return {

@@ -5,21 +5,6 @@
  *
  * Values the spec states are marked "spec"; the others are the choices of DESIGN.md section 5/7.
  */
-import { Type, type SchemaOptions, type TUnsafe } from '@sinclair/typebox';
-
-/**
- * A union of string literals built from a tuple of values (order kept). Typed as TUnsafe so its
- * static type is the plain literal union (a mapped TLiteral tuple makes TypeScript recurse too deep).
- */
-export function LiteralUnion<const T extends readonly [string, ...string[]]>(
-  values: T,
-  options: SchemaOptions = {},
-): TUnsafe<T[number]> {
-  return Type.Union(
-    values.map((value) => Type.Literal(value)),
-    options,
-  ) as unknown as TUnsafe<T[number]>;
-}
 
 /** spec section 5: the 25 token scopes, in the spec's order. */
 export const SCOPES = [

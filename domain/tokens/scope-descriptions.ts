@@ -1,5 +1,4 @@
-/** What each of the 25 scopes (spec section 5) lets a token do; served by listScopes. */
-import type { ScopeName } from '../../api/schemas';
+import type { ScopeName } from '../contract/values';
 
 export const SCOPE_DESCRIPTIONS: Readonly<Record<ScopeName, string>> = {
   'audits:read':

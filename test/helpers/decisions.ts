@@ -6,12 +6,12 @@
 import type { Knex } from 'knex';
 import { insertMember } from '../../db/workspaces';
 import { issueToken } from '../../platform/bootstrap';
-import { SCOPES, type ScopeName } from '../../api/schemas';
 import type { AuditHarness } from './audit-harness';
 import { waitForAudit } from './audit-harness';
 import { createTenant, type Tenant } from './factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './git';
 import { call, type Reply } from './http';
+import { SCOPES, type ScopeName } from '../../domain/contract/values';
 
 export interface Member {
   id: string;

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { createWorkspaceWithOwner, issueToken } from '../../platform/bootstrap';
-import { SCOPES, type ScopeName } from '../../api/schemas';
+import { SCOPES, type ScopeName } from '../../domain/contract/values';
 
 export interface Tenant {
   workspaceId: string;

@@ -4,7 +4,11 @@
  * evidence uuids, which are per audit; so it is never served from cache (the input is the
  * snapshot, not only the files), and `persistControls` writes the tables from it.
  */
-import { assessControls, CONTROL_CATALOG_VERSION, type Assessment } from '../../../analysis/controls';
+import {
+  assessControls,
+  CONTROL_CATALOG_VERSION,
+  type Assessment,
+} from '../../../analysis/controls';
 import type { ConflictingClaim } from '../../../analysis/reconcile';
 import type { Agent, AgentInput, AgentResult } from './types';
 import { AgentError } from './types';

@@ -5,9 +5,9 @@
  * artifact, which is what makes reusing a cached artifact safe.
  */
 import type { AuditRow, SourceFileRow } from '../../../db/audits';
-import type { StageKeyName } from '../../../api/schemas';
 import type { ModelProvider, ModelUsage } from './model';
 import type { Entity, Relationship, StoredEvidence } from '../../../analysis/reconcile';
+import type { StageKeyName } from '../../../domain/contract/values';
 
 /** The audit's stored architecture snapshot (uuid evidence ids), as agents after reconcile read it. */
 export interface SnapshotInput {

@@ -1,0 +1,66 @@
+import { Type, type Static } from '../../node_modules/@sinclair/typebox/build/cjs/index.d';
+import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
+
+// Parameters ---------------------------------------------------------------------------------
+export const RepositoryParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    repository_id: Uuid({ description: 'The repository.' }),
+  },
+  { additionalProperties: false },
+);
+
+// Meta ---------------------------------------------------------------------------------------
+// Workspaces and members ---------------------------------------------------------------------
+// Repositories -------------------------------------------------------------------------------
+
+const RepositoryName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._/-]*$',
+  description: 'Unique in the workspace (case-insensitive): letters, digits, `.`, `_`, `-`, `/`.',
+});
+const RepositoryUrl = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'Git URL: https://, ssh:// or scp-like `git@host:path`. Local paths and file:// URLs only when the operator allows them (ALLOW_LOCAL_REPOSITORIES).',
+});
+const BranchName = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'Branch audited by default.',
+});
+const Description = Type.String({ maxLength: 2000 });
+
+export const RepositoryCreate = Strict('RepositoryCreate', {
+  name: RepositoryName,
+  url: RepositoryUrl,
+  default_branch: Type.Optional({ ...BranchName, default: 'main' }),
+  description: Type.Optional(Nullable(Description)),
+});
+export type RepositoryCreate = Static<typeof RepositoryCreate>;
+
+export const RepositoryUpdate = Strict(
+  'RepositoryUpdate',
+  {
+    name: Type.Optional(RepositoryName),
+    url: Type.Optional(RepositoryUrl),
+    default_branch: Type.Optional(BranchName),
+    description: Type.Optional(Nullable(Description)),
+  },
+  { minProperties: 1, description: 'The fields to change; at least one.' },
+);
+export type RepositoryUpdate = Static<typeof RepositoryUpdate>;
+
+export const RepositoryResponse = Strict('RepositoryResponse', {
+  id: Uuid(),
+  workspace_id: Uuid(),
+  name: Type.String(),
+  url: Type.String(),
+  default_branch: Type.String(),
+  description: Nullable(Type.String()),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+});
+export const RepositoryPage = CursorPage('RepositoryPage', RepositoryResponse);
