@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { SourceError } from '../activities/audits/source/errors';
 import { processesMentioning } from './helpers/processes';
+import { isValidRefName, refNameProblem } from '../domain/repositories/git-ref';
 import {
-  isValidRefName,
   fetchCommit,
   gitTestOverrides,
   listTree,
@@ -306,6 +306,13 @@ test('ref names are judged as git check-ref-format judges them', (t) => {
     'a{b}',
     'x/@',
     '@/x',
+    'a.',
+    '.hidden',
+    'a/.b',
+    'foo.lock/bar',
+    'release/1.0.',
+    'refs/tags/v1.0',
+    'refs/heads/.x',
   ];
   for (const name of names) {
     const asBranch = spawnSync('git', ['check-ref-format', '--branch', name], { encoding: 'utf8' });
@@ -319,6 +326,13 @@ test('ref names are judged as git check-ref-format judges them', (t) => {
       const gitSaysRef = spawnSync('git', ['check-ref-format', full]).status === 0;
       t.is(isValidRefName(full, null), gitSaysRef, `ref ${JSON.stringify(full)}`);
     }
+    // What a client sends (a branch name, or a full `refs/...`): the API and the worker accept
+    // exactly what git accepts, refusing with a reason.
+    const gitSaysClientRef = name.startsWith('refs/')
+      ? spawnSync('git', ['check-ref-format', name]).status === 0
+      : gitSaysBranch;
+    const problem = refNameProblem(name);
+    t.is(problem === null, gitSaysClientRef, `client ref ${JSON.stringify(name)}: ${problem}`);
   }
 });
 

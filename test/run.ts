@@ -42,13 +42,17 @@ async function main(): Promise<number> {
     const temporalAddress = services.temporalAddress;
 
     // One migrated template; each test file clones it (CREATE DATABASE ... TEMPLATE).
+    // Names carry this run's pid, so runs sharing one server (TEST_DATABASE_URL) never drop each
+    // other's databases.
     const template = `archaudit_tpl_${process.pid}`;
+    const databasePrefix = `archaudit_r${process.pid}_`;
     const admin = createDb(withDatabase(serverUrl, 'postgres'), { max: 1 });
     await admin.raw(`DROP DATABASE IF EXISTS ${template}`);
     await admin.raw(`CREATE DATABASE ${template}`);
     cleanups.push(async () => {
       const remaining = await admin.raw<{ rows: { datname: string }[] }>(
-        "SELECT datname FROM pg_database WHERE datname LIKE 'archaudit_t_%'",
+        'SELECT datname FROM pg_database WHERE starts_with(datname, ?)',
+        [databasePrefix],
       );
       for (const { datname } of remaining.rows)
         await admin.raw(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
@@ -68,6 +72,7 @@ async function main(): Promise<number> {
           ...process.env,
           TEST_PG_SERVER_URL: serverUrl,
           TEST_TEMPLATE_DB: template,
+          TEST_DB_PREFIX: databasePrefix,
           TEMPORAL_ADDRESS: temporalAddress,
         },
       });

@@ -594,3 +594,37 @@ test('scheduler unreachable: create is 503 and keeps the schedule in state error
     await app.close();
   }
 });
+
+test('the API refuses the ref names git refuses, at every entry point, before any worker sees them', async (t) => {
+  const c = await setup();
+  const ws = `/v1/workspaces/${c.tenant.workspaceId}`;
+  const entryPoints = (branch_ref: string) => [
+    { path: `${ws}/audits`, body: { repository_id: c.repositoryId, branch_ref } },
+    {
+      path: `${ws}/repositories/${c.repositoryId}/audit-profiles`,
+      body: { name: `p-${branch_ref.length}-${Math.random()}`, branch_ref },
+    },
+    { path: `${ws}/audit-schedules`, body: validCreate(c, { name: 'refs', branch_ref }) },
+  ];
+  // Names the three validators once judged differently; git refuses them all.
+  for (const name of ['a.', '.hidden', 'a/.b', 'foo.lock/bar', 'release/1.0.', '-x', 'a..b']) {
+    for (const entry of entryPoints(name)) {
+      const reply = await call(h.app.url, 'POST', entry.path, {
+        token: c.tenant.token,
+        body: entry.body,
+      });
+      t.is(reply.status, 400, `${entry.path} ${name}`);
+      t.deepEqual(
+        (reply.body.errors as { path: string }[]).map((e) => e.path),
+        ['/branch_ref'],
+        `${entry.path} ${name}`,
+      );
+    }
+  }
+  // A name git accepts is not refused as a ref by any of them.
+  const profile = await call(h.app.url, 'POST', entryPoints('release/1.0')[1]!.path, {
+    token: c.tenant.token,
+    body: entryPoints('release/1.0')[1]!.body,
+  });
+  t.is(profile.status, 201, profile.text);
+});

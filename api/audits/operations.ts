@@ -20,7 +20,7 @@ import { keysetPage } from '../../db/paginate';
 import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
-import { isValidRefName } from '../../domain/repositories/git-ref';
+import { refNameProblem } from '../../domain/repositories/git-ref';
 import { auditStartOptions } from '../../workflows/audit-start';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
@@ -110,9 +110,8 @@ async function resolveCreate(
   if (body.profile_version != null && !body.profile_id) {
     errors.push({ in: 'body', path: '/profile_version', message: 'needs profile_id' });
   }
-  if (body.branch_ref && !isValidRefName(body.branch_ref)) {
-    errors.push({ in: 'body', path: '/branch_ref', message: 'is not a valid git ref name' });
-  }
+  const refProblem = body.branch_ref ? refNameProblem(body.branch_ref) : null;
+  if (refProblem) errors.push({ in: 'body', path: '/branch_ref', message: refProblem });
   if (errors.length === 0 && hasRepo && !(await findRepository(db, workspaceId, repositoryId!))) {
     errors.push({
       in: 'body',

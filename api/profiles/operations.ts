@@ -16,7 +16,7 @@ import {
   type AuditProfileRow,
 } from '../../db/profiles';
 import { findRepository } from '../../db/repositories';
-import { isValidRefName } from '../../domain/repositories/git-ref';
+import { refNameProblem } from '../../domain/repositories/git-ref';
 import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
@@ -59,10 +59,9 @@ export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
 }
 
 function fieldsOf(body: AuditProfileFields | AuditProfileUpdate): AuditProfileFieldsInput {
-  if (!isValidRefName(body.branch_ref)) {
-    throw problems.validationFailed([
-      { in: 'body', path: '/branch_ref', message: 'is not a valid git ref name' },
-    ]);
+  const refProblem = refNameProblem(body.branch_ref);
+  if (refProblem) {
+    throw problems.validationFailed([{ in: 'body', path: '/branch_ref', message: refProblem }]);
   }
   return {
     name: body.name,

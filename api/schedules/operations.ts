@@ -19,6 +19,7 @@ import {
   type ScheduleDefinition,
   type ScheduleRow,
 } from '../../db/schedules';
+import { refNameProblem } from '../../domain/repositories/git-ref';
 import {
   checkRule,
   localDate,
@@ -87,14 +88,12 @@ export function presentSchedule(row: ScheduleRow) {
   };
 }
 
-const GIT_REF_FORBIDDEN = /[\s~^:?*[\\\x00-\x1f\x7f]|\.\.|@\{|\/\/|\.lock$|\/$|^\//;
-
 /** Schema bounds are checked by the registry; this checks the rules no schema can state. */
 function checkDefinition(def: RuleInput & { branch_ref?: string | null }) {
   const { problems: found, rule } = checkRule(def);
   const errors: FieldError[] = found.map((p) => ({ in: 'body', path: p.path, message: p.message }));
-  if (def.branch_ref && (def.branch_ref.startsWith('-') || GIT_REF_FORBIDDEN.test(def.branch_ref)))
-    errors.push({ in: 'body', path: '/branch_ref', message: 'is not a valid git ref name' });
+  const refProblem = def.branch_ref ? refNameProblem(def.branch_ref) : null;
+  if (refProblem) errors.push({ in: 'body', path: '/branch_ref', message: refProblem });
   if (errors.length) throw problems.validationFailed(errors);
   return rule!;
 }

@@ -20,7 +20,7 @@ export interface TestDatabase {
 export async function createTestDatabase(
   options: { fromTemplate?: boolean } = {},
 ): Promise<TestDatabase> {
-  const name = `archaudit_t_${crypto.randomBytes(6).toString('hex')}`;
+  const name = `${process.env.TEST_DB_PREFIX ?? 'archaudit_t_'}${crypto.randomBytes(6).toString('hex')}`;
   const admin = createDb(withDatabase(serverUrl(), 'postgres'), { max: 1 });
   try {
     const template = options.fromTemplate === false ? 'template0' : process.env.TEST_TEMPLATE_DB;

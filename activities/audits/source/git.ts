@@ -17,6 +17,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkRepositoryUrl } from '../../../domain/repositories/url';
+import { fullRefOf, refNameProblem } from '../../../domain/repositories/git-ref';
 import { SourceError } from './errors';
 import { killGroup, runCommand, spawnDetached, TailBuffer } from './process-launcher';
 
@@ -59,7 +60,6 @@ export interface TreeEntry {
 export const gitTestOverrides: { extraConfig: string[] } = { extraConfig: [] };
 
 const SHA_RE = /^[0-9a-f]{40}$/;
-const MAX_REF_LENGTH = 1024;
 /** How much of git's stderr is kept (the tail) for error messages. */
 const STDERR_LIMIT = 4096;
 /** Bound on stdout of the small commands whose output is read as a whole (rev-parse...). */
@@ -338,9 +338,7 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
   if (req.branchRef === null && req.commitSha === null) {
     throw new SourceError('invalid_ref', 'a branch or a commit sha is required');
   }
-  const ref = req.branchRef === null ? null : precheckRef(req.branchRef);
-  // git's ref-name rules, before anything runs.
-  if (ref !== null) checkRefFormat(ref);
+  const ref = req.branchRef === null ? null : checkedRef(req.branchRef);
 
   const opts: RunOptions = { workDir: req.workDir, allowLocal: req.allowLocal, deadline };
   const timeout = (stderr: string) =>
@@ -462,53 +460,19 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
   return { commitSha: sha, ref: wanted };
 }
 
-/**
- * String checks of a branch name or full ref, before any git runs: never option-like (a leading
- * '-'), never revision syntax (`@{`, `^`, `~`, `:`...; check-ref-format refuses those too), of a
- * sane length. Returns the full ref.
- */
-function precheckRef(branchRef: string): string {
-  const refuse = (why: string) =>
-    new SourceError('invalid_ref', `invalid branch or ref ${JSON.stringify(branchRef)}: ${why}`, {
-      ref: branchRef,
-    });
-  if (branchRef === '') throw refuse('empty');
-  if (branchRef.length > MAX_REF_LENGTH) throw refuse('too long');
-  if (branchRef.startsWith('-')) throw refuse('must not start with "-"');
-  if (/[\x00-\x20\x7f~^:?*[\\]|@\{/.test(branchRef)) throw refuse('contains a forbidden character');
-  if (branchRef.startsWith('refs/')) return branchRef;
-  return `refs/heads/${branchRef}`;
-}
-
-/**
- * git's ref-name rules (git-check-ref-format(1)), checked here rather than by running
- * `git check-ref-format`: one process less per audit (spawning is the largest single cost on the
- * worker's main thread under load, docs/benchmarks.md). test/git-source.test.ts holds this
- * function to git's own answers for a table of names. A branch name is checked as
- * `refs/heads/<name>` and must not be `HEAD` or start with '-' (`--branch`).
- */
-export function isValidRefName(fullRef: string, branch: string | null): boolean {
-  if (branch !== null && (branch === 'HEAD' || branch.startsWith('-'))) return false;
-  if (fullRef === '@' || !fullRef.includes('/')) return false;
-  // Control characters, DEL, space, ~ ^ : ? * [ and backslash; `..` and `@{` anywhere.
-  if (/[\x00-\x20\x7f~^:?*[\\]/.test(fullRef)) return false;
-  if (fullRef.includes('..') || fullRef.includes('@{')) return false;
-  if (fullRef.endsWith('.')) return false;
-  // No empty component (leading, trailing or doubled slash); none starts with '.' or ends with '.lock'.
-  return fullRef
-    .split('/')
-    .every((part) => part !== '' && !part.startsWith('.') && !part.endsWith('.lock'));
-}
-
-function checkRefFormat(fullRef: string): void {
-  const branch = fullRef.startsWith('refs/heads/') ? fullRef.slice('refs/heads/'.length) : null;
-  if (!isValidRefName(fullRef, branch)) {
+/** The full ref to fetch, after the one ref-name judge (domain/repositories/git-ref.ts) accepts it. */
+function checkedRef(branchRef: string): string {
+  const problem = refNameProblem(branchRef);
+  if (problem !== null) {
     throw new SourceError(
       'invalid_ref',
-      `invalid ${branch !== null ? 'branch name' : 'ref'} ${JSON.stringify(branch ?? fullRef)}`,
-      { ref: fullRef },
+      `invalid branch or ref ${JSON.stringify(branchRef)}: ${problem}`,
+      {
+        ref: branchRef,
+      },
     );
   }
+  return fullRefOf(branchRef);
 }
 
 // ---------------------------------------------------------------------------------------------
