@@ -10,23 +10,12 @@
  * holds ~100 MB: its own V8 heap and loaded modules). A thread idle for a minute ends; the next
  * task starts one again (~0.5 s). Input and output are copied between threads (structured clone).
  */
-import os from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
+import { analysisThreads } from '../platform/config';
 import type { ThreadResult, ThreadTask } from './thread';
 
 let pool: Piscina | undefined;
-
-export function analysisThreads(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.ANALYSIS_THREADS;
-  if (raw !== undefined && raw !== '') {
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`ANALYSIS_THREADS must be an integer >= 1, got ${JSON.stringify(raw)}`);
-    return n;
-  }
-  return Math.min(4, Math.max(1, os.availableParallelism() - 1));
-}
 
 function thePool(): Piscina {
   // The thread module is TypeScript like this one: threads inherit this process's loader (tsx).

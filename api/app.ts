@@ -10,7 +10,7 @@ export function createApp(
   services: AppServices,
   operations: readonly AnyOperation[] = OPERATIONS,
 ): Koa {
-  const app = new Koa({ proxy: process.env.TRUST_PROXY === 'true' });
+  const app = new Koa({ proxy: services.config.trustProxy });
   // Errors are rendered by frontDoor; keep Koa from printing them a second time.
   app.silent = true;
   const routes = buildRoutes(operations, services);

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   if (!config.temporalAddress)
     throw new Error('TEMPORAL_ADDRESS is required (npm start provides one in development).');
   const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
-  if (process.env.MIGRATE_ON_START !== 'false') await migrateLatest(db);
+  if (config.migrateOnStart) await migrateLatest(db);
   const temporal = new TemporalGateway(config.temporalAddress, config.temporalNamespace);
   const api = await startApi(
     createServices({ config, db, log, temporal }),

@@ -9,17 +9,15 @@
 import {
   Type,
   type ObjectOptions,
+  type SchemaOptions,
+  type Static,
   type TInteger,
   type TOptional,
   type TProperties,
   type TSchema,
   type TString,
-} from '@sinclair/typebox';
-import {
-  type SchemaOptions,
-  type Static,
   type TUnsafe,
-} from '../node_modules/@sinclair/typebox/build/cjs/index.d';
+} from '@sinclair/typebox';
 
 export const NAME_KEYWORD = 'x-name';
 

@@ -164,3 +164,10 @@ export async function artifactsOfAudit(
   const rows = (await q) as Array<ArtifactRow & { agent_key: string; stage: string }>;
   return rows.map(({ agent_key, stage: s, ...artifact }) => ({ agent_key, stage: s, artifact }));
 }
+
+/** Agent runs of an audit still marked running end cancelled now. */
+export async function cancelRunningAgentRuns(db: Knex, auditId: string): Promise<void> {
+  await db('agent_runs')
+    .where({ audit_id: auditId, status: 'running' })
+    .update({ status: 'cancelled', completed_at: db.fn.now(), error_code: 'cancelled' });
+}

@@ -110,3 +110,118 @@ export async function snapshotsOfRepository(
     ])
     .limit(limit);
 }
+
+/** A snapshot's id and repository, when the snapshot is in the workspace. */
+export async function findSnapshotRef(
+  db: Knex,
+  workspaceId: string,
+  snapshotId: string,
+): Promise<{ id: string; repository_id: string | null } | undefined> {
+  return db('architecture_snapshots')
+    .where({ id: snapshotId, workspace_id: workspaceId })
+    .first('id', 'repository_id');
+}
+
+/** A snapshot of this repository by id (any audit state: a snapshot exists once reconciled). */
+export async function findSnapshotOfRepository(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string,
+  snapshotId: string,
+): Promise<SnapshotRow | undefined> {
+  return db<SnapshotRow>('architecture_snapshots')
+    .where({ id: snapshotId, workspace_id: workspaceId, repository_id: repositoryId })
+    .first();
+}
+
+/**
+ * The newest snapshot of a repository whose audit completed at or after `since`, by completion
+ * time.
+ */
+export async function latestSnapshotCompletedSince(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string,
+  since: Date,
+): Promise<SnapshotRow | undefined> {
+  return db('architecture_snapshots as s')
+    .join('audits as a', 'a.id', 's.audit_id')
+    .select('s.*')
+    .where({
+      's.workspace_id': workspaceId,
+      's.repository_id': repositoryId,
+      'a.status': 'completed',
+    })
+    .where('a.completed_at', '>=', since)
+    .orderBy([
+      { column: 'a.completed_at', order: 'desc' },
+      { column: 's.id', order: 'desc' },
+    ])
+    .first() as Promise<SnapshotRow | undefined>;
+}
+
+/** How many snapshots the repository (null: no repository) has in the workspace. */
+export async function snapshotCount(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string | null,
+): Promise<number> {
+  const count = await db('architecture_snapshots')
+    .where({ workspace_id: workspaceId, repository_id: repositoryId })
+    .count<{ n: number }[]>('* as n');
+  return Number(count[0]?.n ?? 0);
+}
+
+/** A snapshot as written: entities and relationships as objects, `generated_at` as ISO text. */
+export type NewSnapshot = Omit<SnapshotRow, 'entities' | 'relationships' | 'generated_at'> & {
+  entities: readonly object[];
+  relationships: readonly object[];
+  generated_at: string;
+};
+
+export async function insertSnapshot(db: Knex, snapshot: NewSnapshot): Promise<void> {
+  await db('architecture_snapshots').insert({
+    ...snapshot,
+    entities: JSON.stringify(snapshot.entities),
+    relationships: JSON.stringify(snapshot.relationships),
+  });
+}
+
+/** Evidence as written; a null `location` is stored as JSON null. */
+export type NewEvidence = Omit<EvidenceRow, 'location' | 'attributes' | 'observed_at'> & {
+  location: unknown;
+  attributes: Record<string, unknown>;
+  observed_at: string;
+};
+
+/** Inserts a snapshot's evidence, 500 rows per statement. */
+export async function insertEvidence(db: Knex, rows: readonly NewEvidence[]): Promise<void> {
+  const encoded = rows.map((e) => ({
+    ...e,
+    location: JSON.stringify(e.location),
+    attributes: JSON.stringify(e.attributes),
+  }));
+  for (let i = 0; i < encoded.length; i += 500)
+    await db('architecture_evidence').insert(encoded.slice(i, i + 500));
+}
+
+/** Evidence rows by id, in any snapshot. */
+export async function evidenceByIds(db: Knex, ids: readonly string[]): Promise<EvidenceRow[]> {
+  return db<EvidenceRow>('architecture_evidence')
+    .whereIn('id', [...ids])
+    .select('*');
+}
+
+/** The ids among `ids` of evidence in the workspace. */
+export async function evidenceIdsIn(
+  db: Knex,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db('architecture_evidence')
+    .where({ workspace_id: workspaceId })
+    .whereIn('id', [...new Set(ids)])
+    .select('id');
+  return new Set(rows.map((r: { id: string }) => r.id));
+}

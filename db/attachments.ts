@@ -3,8 +3,9 @@
  * after removal (status `deleted` by a user, `expired` by the retention sweep) as the record of
  * what was kept and when it went; the bytes go with the last holder of their blob.
  */
-import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import crypto from 'node:crypto';
+import type { BlobStore } from '../platform/blob-store';
 
 export const ATTACHMENT_STATUSES = ['available', 'deleted', 'expired'] as const;
 export type AttachmentStatus = (typeof ATTACHMENT_STATUSES)[number];
@@ -129,4 +130,28 @@ export async function blobIsHeld(db: Knex, sha256: string): Promise<boolean> {
 /** Uploads whose bytes were removed with their last attachment. */
 export async function expireUploadsOfBlob(db: Knex, sha256: string): Promise<number> {
   return db('uploads').where({ sha256, status: 'ready' }).update({ status: 'expired' });
+}
+
+/**
+ * Deletes each blob no longer held by anything (see blobIsHeld), marking uploads that only
+ * served attachments `expired`. The blob lock makes a concurrent upload or attachment of the
+ * same bytes either land before the check (and hold the blob) or after the removal (and store
+ * the bytes again); the file is removed before the commit, while the lock is held.
+ */
+export async function releaseBlobs(
+  db: Knex,
+  blobs: BlobStore,
+  shas: Iterable<string>,
+): Promise<string[]> {
+  const removed: string[] = [];
+  for (const sha256 of new Set(shas)) {
+    await db.transaction(async (trx) => {
+      await lockBlob(trx, sha256);
+      if (await blobIsHeld(trx, sha256)) return;
+      await expireUploadsOfBlob(trx, sha256);
+      await blobs.remove(sha256);
+      removed.push(sha256);
+    });
+  }
+  return removed;
 }

@@ -1,4 +1,5 @@
 /** Audits and what they accumulate: stages, logs, source manifest rows. */
+import { auditWorkflowId } from '../domain/contract/workflows';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { recordWrite, type WriteRecord } from './activity';
@@ -72,7 +73,7 @@ export async function insertAudit(db: Knex, input: NewAudit): Promise<AuditRow> 
       ...input,
       id,
       status: 'queued',
-      workflow_id: `audit-${id}`,
+      workflow_id: auditWorkflowId(id),
       requested_branch_ref: input.branch_ref,
       requested_commit_sha: input.commit_sha,
       source_scope: JSON.stringify(input.source_scope) as never,
@@ -225,5 +226,146 @@ export async function sourceFiles(
 ): Promise<SourceFileRow[]> {
   const q = db<SourceFileRow>('audit_source_files').where({ audit_id: auditId }).orderBy('path');
   if (sourceType) q.andWhere({ source_type: sourceType });
+  return q;
+}
+
+/** A stage log line written with a stage move. */
+export interface StageLine {
+  level: LogInput['level'];
+  message: string;
+}
+
+/**
+ * Moves a stage and writes its log line in one statement (one round trip: marks run in every
+ * step, and the worker's main thread waits on each). Returns whether the stage moved.
+ */
+async function moveStage(
+  db: Knex,
+  auditId: string,
+  key: string,
+  from: string[],
+  set: string,
+  setBindings: Knex.RawBinding[],
+  line: StageLine,
+): Promise<boolean> {
+  const result = await db.raw<{ rows: unknown[] }>(
+    `WITH moved AS (
+       UPDATE audit_stages SET ${set}
+        WHERE audit_id = ? AND key = ? AND status = ANY(?::text[])
+       RETURNING 1
+     )
+     INSERT INTO audit_logs (audit_id, level, source, message)
+     SELECT ?, ?, 'stage', ? FROM moved
+     RETURNING seq`,
+    [...setBindings, auditId, key, from, auditId, line.level, line.message],
+  );
+  return result.rows.length > 0;
+}
+
+/** pending -> running (one more attempt), logged; a stage that is not pending is left alone. */
+export async function markStageRunning(
+  db: Knex,
+  auditId: string,
+  key: string,
+  line: StageLine,
+): Promise<boolean> {
+  return moveStage(
+    db,
+    auditId,
+    key,
+    ['pending'],
+    `status = 'running', started_at = now(), completed_at = NULL, error_code = NULL,
+     attempt = attempt + 1`,
+    [],
+    line,
+  );
+}
+
+/** pending or running -> `end.status`, logged; an ended stage is left alone. */
+export async function markStageEnded(
+  db: Knex,
+  auditId: string,
+  key: string,
+  end: { status: string; summary: string | null; errorCode: string | null },
+  line: StageLine,
+): Promise<boolean> {
+  return moveStage(
+    db,
+    auditId,
+    key,
+    ['pending', 'running'],
+    'status = ?, summary = ?, error_code = ?, completed_at = now()',
+    [end.status, end.summary, end.errorCode],
+    line,
+  );
+}
+
+/** The audit's status, its row locked until the transaction ends. */
+export async function lockAuditStatus(
+  db: Knex,
+  auditId: string,
+): Promise<AuditRow['status'] | undefined> {
+  const row = await db<AuditRow>('audits').where({ id: auditId }).forUpdate().first('status');
+  return row?.status;
+}
+
+export async function skipPendingStages(db: Knex, auditId: string): Promise<void> {
+  await db('audit_stages')
+    .where({ audit_id: auditId, status: 'pending' })
+    .update({ status: 'skipped' });
+}
+
+/** Ends the running stages of an audit now, as `status` with `errorCode`. */
+export async function endRunningStages(
+  db: Knex,
+  auditId: string,
+  status: 'failed' | 'cancelled',
+  errorCode: string | null,
+): Promise<void> {
+  await db('audit_stages')
+    .where({ audit_id: auditId, status: 'running' })
+    .update({ status, completed_at: db.fn.now(), error_code: errorCode });
+}
+
+/** When each of these audits was created, by id. */
+export async function auditsCreatedAt(
+  db: Knex,
+  ids: readonly string[],
+): Promise<Map<string, Date>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db('audits')
+    .whereIn('id', [...ids])
+    .select<Array<{ id: string; created_at: Date }>>('id', 'created_at');
+  return new Map(rows.map((r) => [r.id, r.created_at]));
+}
+
+/** A still-queued audit whose workflow could not be started ends failed. */
+export async function failQueuedAudit(db: Knex, auditId: string): Promise<void> {
+  await db('audits').where({ id: auditId, status: 'queued' }).update({
+    status: 'failed',
+    error_code: 'workflow_start_failed',
+    completed_at: new Date(),
+  });
+}
+
+export interface LogRow {
+  seq: number;
+  audit_id: string;
+  occurred_at: Date;
+  level: LogInput['level'];
+  source: LogInput['source'];
+  message: string;
+  details: Record<string, unknown> | null;
+}
+
+/** An audit's log, oldest first: at most `limit` lines, of the given levels, after `since`. */
+export async function auditLogs(
+  db: Knex,
+  auditId: string,
+  filter: { limit: number; levels?: readonly string[]; since?: string },
+): Promise<LogRow[]> {
+  const q = db<LogRow>('audit_logs').where({ audit_id: auditId }).orderBy('seq').limit(filter.limit);
+  if (filter.levels) q.whereIn('level', [...filter.levels]);
+  if (filter.since) q.andWhere('occurred_at', '>', filter.since);
   return q;
 }

@@ -22,3 +22,8 @@ export function withDatabase(connectionString: string, database: string): string
   url.pathname = `/${database}`;
   return url.toString();
 }
+
+/** Resolves when the database answers a trivial query; rejects otherwise. */
+export async function pingDatabase(db: Knex): Promise<void> {
+  await db.raw('select 1');
+}

@@ -213,3 +213,157 @@ export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<
   const seen = await db('audit_findings').where({ audit_id: latest.id, finding_id: f.id }).first();
   return !!seen;
 }
+
+/** JSON text for the jsonb columns among `columns` present in `row`. */
+function encodeJson<T extends object>(row: T, columns: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(row as Record<string, unknown>) };
+  for (const key of columns) if (key in out) out[key] = JSON.stringify(out[key]);
+  return out;
+}
+
+const FINDING_JSON = ['evidence_ids', 'locations'] as const;
+
+export type NewFinding = Omit<
+  FindingRow,
+  'note' | 'resolved_audit_id' | 'resolved_at' | 'created_at' | 'updated_at'
+>;
+
+/**
+ * Inserts findings whose fingerprint the scope does not have yet; the others are left alone.
+ * Returns the fingerprints inserted. A concurrent insert of the same fingerprint makes this wait
+ * for it, then skip the row.
+ */
+export async function insertNewFindings(
+  db: Knex,
+  rows: readonly NewFinding[],
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const inserted = await db('findings')
+    .insert(rows.map((r) => encodeJson(r, FINDING_JSON)))
+    .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
+    .ignore()
+    .returning<Array<{ fingerprint: string }>>('fingerprint');
+  return new Set(inserted.map((r) => r.fingerprint));
+}
+
+/** The scope's findings with these fingerprints, locked, in fingerprint order. */
+export async function lockFindings(
+  db: Knex,
+  workspaceId: string,
+  scopeKey: string,
+  fingerprints: readonly string[],
+): Promise<FindingRow[]> {
+  return db<FindingRow>('findings')
+    .where({ workspace_id: workspaceId, scope_key: scopeKey })
+    .whereIn('fingerprint', [...fingerprints])
+    .orderBy('fingerprint')
+    .forUpdate();
+}
+
+/** Counts one more sighting of a finding at `at` and applies `changes`. */
+export async function recordSighting(
+  db: Knex,
+  id: string,
+  at: Date,
+  changes: Partial<Omit<FindingRow, 'id' | 'occurrences' | 'updated_at'>>,
+): Promise<void> {
+  await db('findings')
+    .where({ id })
+    .update({
+      occurrences: db.raw('occurrences + 1'),
+      updated_at: at,
+      ...encodeJson(changes, FINDING_JSON),
+    });
+}
+
+/** Records that an audit observed these findings (again: a repeat changes nothing). */
+export async function linkAuditFindings(
+  db: Knex,
+  audit: { id: string; workspace_id: string },
+  findingIds: readonly string[],
+): Promise<void> {
+  if (findingIds.length === 0) return;
+  await db('audit_findings')
+    .insert(
+      findingIds.map((findingId) => ({
+        audit_id: audit.id,
+        finding_id: findingId,
+        workspace_id: audit.workspace_id,
+      })),
+    )
+    .onConflict(['audit_id', 'finding_id'])
+    .ignore();
+}
+
+const ASSESSMENT_JSON = [
+  'evidence_ids',
+  'finding_ids',
+  'architecture_relationship_ids',
+  'stale_evidence_ids',
+  'conflicting_evidence_ids',
+  'missing_requirement_keys',
+  'requirements',
+] as const;
+
+export async function insertAssessments(db: Knex, rows: readonly AssessmentRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db('control_assessments').insert(rows.map((r) => encodeJson(r, ASSESSMENT_JSON)));
+}
+
+/**
+ * Open findings of the scope that `audit` did not observe and that no newer audit (by creation)
+ * saw last.
+ */
+export async function staleFindings(
+  db: Knex,
+  audit: { id: string; workspace_id: string; created_at: Date },
+  scopeKey: string,
+): Promise<FindingRow[]> {
+  return db<FindingRow>('findings as f')
+    .join('audits as seen', 'seen.id', 'f.last_seen_audit_id')
+    .select('f.*')
+    .where({
+      'f.workspace_id': audit.workspace_id,
+      'f.scope_key': scopeKey,
+      'f.status': 'open',
+    })
+    .andWhere('seen.created_at', '<=', audit.created_at)
+    .whereNotExists(
+      db('audit_findings').where('audit_id', audit.id).andWhereRaw('finding_id = f.id'),
+    );
+}
+
+/** Resolves a finding as no longer observed by an audit. */
+export async function resolveFinding(db: Knex, id: string, auditId: string): Promise<void> {
+  await db('findings').where({ id }).update({
+    status: 'resolved',
+    resolved_audit_id: auditId,
+    resolved_at: db.fn.now(),
+    updated_at: db.fn.now(),
+  });
+}
+
+/**
+ * A person's triage: sets status and note. Newly resolved: resolved now, by no audit; any other
+ * status clears the resolution; resolved again keeps the first.
+ */
+export async function updateFindingStatus(
+  db: Knex,
+  before: Pick<FindingRow, 'id' | 'status'>,
+  status: FindingRow['status'],
+  note: string | null,
+): Promise<FindingRow> {
+  const [after] = await db<FindingRow>('findings')
+    .where({ id: before.id })
+    .update({
+      status,
+      note,
+      updated_at: db.fn.now() as unknown as Date,
+      ...(status === 'resolved' && before.status !== 'resolved'
+        ? { resolved_at: db.fn.now() as unknown as Date, resolved_audit_id: null }
+        : {}),
+      ...(status !== 'resolved' ? { resolved_at: null, resolved_audit_id: null } : {}),
+    })
+    .returning('*');
+  return after!;
+}

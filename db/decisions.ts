@@ -207,6 +207,19 @@ export async function insertApproval(
   return row as ApprovalRow;
 }
 
+/** Members who voted in a review round of a decision (only those with `outcome` when given). */
+export async function votersOfRound(
+  db: Knex,
+  decisionId: string,
+  reviewRound: number,
+  outcome?: ApprovalRow['outcome'],
+): Promise<string[]> {
+  const rows = await db<ApprovalRow>('decision_approvals')
+    .where({ decision_id: decisionId, review_round: reviewRound, ...(outcome ? { outcome } : {}) })
+    .select('actor_id');
+  return rows.map((r) => r.actor_id);
+}
+
 export async function transitionsOf(db: Knex, decisionId: string): Promise<TransitionRow[]> {
   return db<TransitionRow>('decision_transitions')
     .where({ decision_id: decisionId })
@@ -266,4 +279,13 @@ export async function implementedDecisionWorkflows(
     .where({ workspace_id: workspaceId, repository_id: repositoryId, status: 'implemented' })
     .select('workflow_id');
   return rows.map((r: { workflow_id: string }) => r.workflow_id);
+}
+
+/**
+ * Removes a just-proposed decision whose workflow could not be started, and its status history.
+ * False when the decision was moved since (it is no longer proposed at version 1): then it stays.
+ */
+export async function discardUnstartedDecision(db: Knex, id: string): Promise<boolean> {
+  const deleted = await db('decisions').where({ id, status: 'proposed', version: 1 }).delete();
+  return deleted > 0;
 }

@@ -42,3 +42,11 @@ export async function saveIdempotent(
     .onConflict(['workspace_id', 'operation_id', 'key'])
     .ignore();
 }
+
+/**
+ * Serialises the requests that carry one key until the caller's transaction ends (a
+ * transaction-scoped advisory lock on `lockId`).
+ */
+export async function lockIdempotencyKey(trx: Knex.Transaction, lockId: bigint): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [lockId.toString()]);
+}

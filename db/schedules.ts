@@ -2,6 +2,7 @@
  * Audit schedules and their dispatched runs. The API writes definitions; the ScheduleWorkflow's
  * activities read them, advance the dispatch cursor and record what each dispatch did.
  */
+import { scheduleWorkflowId } from '../domain/contract/workflows';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Cadence, ScheduleRule } from '../domain/schedules/rules';
@@ -63,8 +64,6 @@ export function ruleOf(row: ScheduleRow): ScheduleRule {
     anchorDate: row.anchor_date,
   };
 }
-
-export const scheduleWorkflowId = (id: string) => `schedule-${id}`;
 
 export async function insertSchedule(
   db: Knex,
@@ -162,4 +161,33 @@ export async function insertScheduleRun(
   run: Omit<ScheduleRunRow, 'created_at'>,
 ): Promise<void> {
   await db('audit_schedule_runs').insert(run);
+}
+
+/** Marks a schedule deleted (reads stop finding it; its version and updated_at stay). */
+export async function softDeleteSchedule(db: Knex, id: string): Promise<void> {
+  await db('audit_schedules')
+    .where({ id })
+    .update({ deleted_at: db.raw("date_trunc('milliseconds', now())") });
+}
+
+/** Records a run started by hand at `at` (the definition, its version and updated_at stay). */
+export async function markScheduleTriggered(db: Knex, id: string, at: Date): Promise<void> {
+  await db('audit_schedules').where({ id }).update({ last_dispatched_at: at, last_run_at: at });
+}
+
+/**
+ * Moves the dispatch cursor forward to `to` (never backwards). Returns what the caller records
+ * about the schedule, or undefined when the cursor was already there or beyond.
+ */
+export async function advanceDispatchCursor(
+  db: Knex,
+  id: string,
+  to: Date,
+): Promise<Pick<ScheduleRow, 'workspace_id' | 'missed_run_policy'> | undefined> {
+  const moved = await db('audit_schedules')
+    .where({ id })
+    .andWhere('dispatch_cursor_at', '<', to)
+    .update({ dispatch_cursor_at: to })
+    .returning(['workspace_id', 'missed_run_policy']);
+  return moved[0] as Pick<ScheduleRow, 'workspace_id' | 'missed_run_policy'> | undefined;
 }

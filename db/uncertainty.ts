@@ -151,10 +151,13 @@ export async function findCase(
   db: Knex,
   workspaceId: string,
   id: string,
+  options: { forUpdate?: boolean } = {},
 ): Promise<UncertaintyCaseRow | undefined> {
-  return db<UncertaintyCaseRow>('uncertainty_cases')
+  const q = db<UncertaintyCaseRow>('uncertainty_cases')
     .where({ workspace_id: workspaceId, id })
     .first();
+  if (options.forUpdate) q.forUpdate();
+  return q as Promise<UncertaintyCaseRow | undefined>;
 }
 
 export async function updateCase(

@@ -67,3 +67,25 @@ export async function findMemberByLogin(
 export function membersQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
   return db('members').select('*').where('members.workspace_id', workspaceId);
 }
+
+/** A member of the workspace by id. */
+export async function findMember(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<MemberRow | undefined> {
+  return db<MemberRow>('members').where({ workspace_id: workspaceId, id }).first();
+}
+
+/** A member by id alone (a principal's own row, a schedule's owner). */
+export async function memberById(db: Knex, id: string): Promise<MemberRow | undefined> {
+  return db<MemberRow>('members').where({ id }).first();
+}
+
+/** Logins by member id; ids of no member are absent. */
+export async function memberLogins(db: Knex, ids: readonly string[]): Promise<Map<string, string>> {
+  const rows = await db<MemberRow>('members')
+    .whereIn('id', [...new Set(ids)])
+    .select('id', 'login');
+  return new Map(rows.map((m) => [m.id, m.login]));
+}

@@ -1,9 +1,291 @@
 /**
  * Every setting comes from the environment (twelve-factor); this is the one place that reads it.
- * README's configuration table documents each variable.
+ * CONFIG_VARIABLES lists each variable with its default; README's configuration table has
+ * exactly its rows (test/config.test.ts compares them).
  */
 import os from 'node:os';
 import path from 'node:path';
+import { parsePriceTable, type ModelPrice } from '../activities/audits/agents/pricing';
+
+export interface ConfigVariable {
+  name: string;
+  /** As README shows it; a leading `value` in backticks is what an unset or empty variable means. */
+  default: string;
+  /** The processes that read it (README's "Used by"). */
+  usedBy: string;
+  description: string;
+}
+
+/** Every variable the service reads, in README's order. */
+export const CONFIG_VARIABLES = [
+  {
+    name: 'DATABASE_URL',
+    default: 'embedded (npm start)',
+    usedBy: 'api, worker, admin',
+    description: 'PostgreSQL connection URL',
+  },
+  {
+    name: 'DB_POOL_MAX',
+    default: '`20`',
+    usedBy: 'api, worker',
+    description: 'database connections per process',
+  },
+  {
+    name: 'TEMPORAL_ADDRESS',
+    default: 'dev server (npm start)',
+    usedBy: 'api, worker',
+    description: 'Temporal frontend `host:port`',
+  },
+  {
+    name: 'TEMPORAL_NAMESPACE',
+    default: '`default`',
+    usedBy: 'api, worker',
+    description: 'Temporal namespace',
+  },
+  {
+    name: 'TEMPORAL_TASK_QUEUE',
+    default: '`audits`',
+    usedBy: 'api, worker',
+    description: 'task queue',
+  },
+  {
+    name: 'PORT',
+    default: '`8080`',
+    usedBy: 'api',
+    description: 'listening port (`0`: any free port)',
+  },
+  {
+    name: 'HOST',
+    default: '`127.0.0.1`',
+    usedBy: 'api',
+    description: 'listening address (`0.0.0.0` in containers)',
+  },
+  {
+    name: 'LOG_LEVEL',
+    default: '`info`',
+    usedBy: 'all',
+    description: 'pino level (`trace`, `debug`, `info`, `warn`, `error`, `fatal`, `silent`)',
+  },
+  {
+    name: 'RATE_LIMIT_QUOTA',
+    default: '`600`',
+    usedBy: 'api',
+    description: 'requests per window per token (per IP without one)',
+  },
+  {
+    name: 'RATE_LIMIT_WINDOW_SECONDS',
+    default: '`60`',
+    usedBy: 'api',
+    description: 'quota window',
+  },
+  {
+    name: 'BODY_LIMIT_BYTES',
+    default: '`1048576`',
+    usedBy: 'api',
+    description: 'JSON body limit (413 beyond)',
+  },
+  {
+    name: 'AUTH_CACHE_TTL_MS',
+    default: '`2000`',
+    usedBy: 'api',
+    description:
+      'how long a verified token is cached per process (revocation elsewhere takes effect within it)',
+  },
+  {
+    name: 'SHUTDOWN_TIMEOUT_MS',
+    default: '`10000`',
+    usedBy: 'api',
+    description: 'grace period for in-flight requests on SIGTERM',
+  },
+  {
+    name: 'ALLOW_LOCAL_REPOSITORIES',
+    default: '`false` (`true` in npm start)',
+    usedBy: 'api, worker',
+    description: 'allow local paths and `file://` repository URLs',
+  },
+  {
+    name: 'PUBLIC_BASE_URL',
+    default: '—',
+    usedBy: 'api',
+    description: 'server URL written into the contract',
+  },
+  {
+    name: 'TRUST_PROXY',
+    default: '`false`',
+    usedBy: 'api',
+    description: 'trust `X-Forwarded-For` (behind a proxy)',
+  },
+  {
+    name: 'MIGRATE_ON_START',
+    default: '`true`',
+    usedBy: 'api',
+    description: 'run migrations when the API starts',
+  },
+  {
+    name: 'VALIDATE_RESPONSES',
+    default: '`false` (tests: on)',
+    usedBy: 'api',
+    description: 'check every response against its schema',
+  },
+  {
+    name: 'DATA_DIR',
+    default: '`.data`',
+    usedBy: 'npm start',
+    description: 'embedded PostgreSQL, Temporal file, demo token',
+  },
+  {
+    name: 'TEMPORAL_DEV_PORT',
+    default: '`7233`',
+    usedBy: 'npm start',
+    description: 'Temporal dev server port',
+  },
+  {
+    name: 'TEMPORAL_UI_PORT',
+    default: '`8233`',
+    usedBy: 'npm start',
+    description: 'Temporal dev server UI port',
+  },
+  {
+    name: 'TEMPORAL_UI_URL',
+    default: '—',
+    usedBy: 'npm start',
+    description:
+      'Temporal UI address printed at start when `TEMPORAL_ADDRESS` names an existing server',
+  },
+  {
+    name: 'EMBEDDED_PG_PORT',
+    default: 'a free port',
+    usedBy: 'npm start',
+    description: 'embedded PostgreSQL port',
+  },
+  {
+    name: 'BLOB_DIR',
+    default: '`$DATA_DIR/blobs`',
+    usedBy: 'api, worker',
+    description: 'content-addressed store of source files and uploads; shared by API and workers',
+  },
+  {
+    name: 'WORK_DIR',
+    default: '`$TMPDIR/archaudit-work`',
+    usedBy: 'worker',
+    description: 'scratch folders for git fetches (one per audit, removed after)',
+  },
+  {
+    name: 'UPLOAD_LIMIT_BYTES',
+    default: '`104857600`',
+    usedBy: 'api',
+    description: 'largest accepted upload (413 beyond)',
+  },
+  {
+    name: 'MAX_STORED_FILE_BYTES',
+    default: '`2097152`',
+    usedBy: 'worker',
+    description: 'larger files are listed in the manifest but not read (a coverage gap says so)',
+  },
+  {
+    name: 'GIT_TIMEOUT_MS',
+    default: '`300000`',
+    usedBy: 'worker',
+    description: 'deadline for fetching one commit',
+  },
+  {
+    name: 'AGENT_HEARTBEAT_TIMEOUT_SECONDS',
+    default: '`30`',
+    usedBy: 'api',
+    description: "how soon a lost worker's agent attempt is retried elsewhere",
+  },
+  {
+    name: 'AGENT_MAX_ATTEMPTS',
+    default: '`4`',
+    usedBy: 'api',
+    description: 'attempts per agent before its stage fails',
+  },
+  {
+    name: 'RETENTION_SWEEP_INTERVAL_MINUTES',
+    default: '`60`',
+    usedBy: 'worker, npm start',
+    description:
+      'how often the `retention-sweep` schedule removes attachments past `retained_until`',
+  },
+  {
+    name: 'SCHEDULE_MISSED_GRACE_SECONDS',
+    default: '`300`',
+    usedBy: 'worker',
+    description:
+      'a schedule occurrence older than this when dispatch becomes possible is missed (missed_run_policy applies)',
+  },
+  {
+    name: 'SCHEDULE_MAX_FAILURES',
+    default: '`3`',
+    usedBy: 'worker',
+    description: "failed dispatches in a row after which a schedule's state is `error`",
+  },
+  {
+    name: 'DECISION_HISTORY_LIMIT',
+    default: '`10000`',
+    usedBy: 'api',
+    description:
+      "events in a decision workflow's history after which it continues as new (it may wait for months)",
+  },
+  {
+    name: 'ANALYSIS_THREADS',
+    default: 'CPUs - 1, from 1 to 4',
+    usedBy: 'worker',
+    description:
+      "worker threads that run the analyzers and reconcile, off the worker's main thread",
+  },
+  {
+    name: 'PROCESS_LAUNCHER',
+    default: '`on`',
+    usedBy: 'worker',
+    description:
+      '`off`: git commands are spawned by the worker itself instead of its small launcher process',
+  },
+  {
+    name: 'WORKFLOW_BUNDLE',
+    default: 'unset (bundled at start)',
+    usedBy: 'worker',
+    description:
+      'a workflow bundle made by `npm run bundle:workflows -- <file>` (the Docker image sets it)',
+  },
+  {
+    name: 'MODEL_BASE_URL',
+    default: '—',
+    usedBy: 'worker',
+    description:
+      'OpenAI-compatible chat-completions endpoint for model-backed agents (`deep_review`); they run when it and `MODEL_ID` are set',
+  },
+  { name: 'MODEL_ID', default: '—', usedBy: 'worker', description: 'the model those agents ask' },
+  {
+    name: 'MODEL_API_KEY',
+    default: '—',
+    usedBy: 'worker',
+    description: 'bearer token sent to `MODEL_BASE_URL` (none when unset)',
+  },
+  {
+    name: 'MODEL_MAX_TOKENS_PARAM',
+    default: '`max_tokens`',
+    usedBy: 'worker',
+    description: '`max_completion_tokens` for OpenAI reasoning models',
+  },
+  {
+    name: 'MODEL_PRICES',
+    default: '`{}`',
+    usedBy: 'worker',
+    description:
+      'JSON price table, USD per million tokens: `{"<model>":{"input":"2.50","cached_input":"1.25","output":"10.00"}}`',
+  },
+] as const satisfies readonly ConfigVariable[];
+
+export type ConfigVariableName = (typeof CONFIG_VARIABLES)[number]['name'];
+
+/** The model provider of model-backed agents; the options of OpenAiCompatibleProvider. */
+export interface ModelSettings {
+  baseUrl: string;
+  modelId: string;
+  apiKey: string | null;
+  maxTokensParam: 'max_tokens' | 'max_completion_tokens';
+}
 
 export interface Config {
   port: number;
@@ -24,6 +306,10 @@ export interface Config {
   allowLocalRepositories: boolean;
   validateResponses: boolean;
   publicBaseUrl: string | undefined;
+  /** Trust `X-Forwarded-*` headers (the API runs behind a proxy). */
+  trustProxy: boolean;
+  /** The API applies pending migrations when it starts. */
+  migrateOnStart: boolean;
   /** Content-addressed store of source files and uploads (shared by API and workers). */
   blobDir: string;
   /** Scratch space for git fetches; each audit gets its own folder, removed afterwards. */
@@ -44,38 +330,112 @@ export interface Config {
   decisionHistoryLimit: number;
   /** A pre-built workflow bundle (npm run bundle:workflows); unset: bundled at worker start. */
   workflowBundlePath: string | undefined;
+  /**
+   * Checked here so that a bad value stops the process at start; the pool and the launcher,
+   * which no Config reaches, read them with analysisThreads() and processLauncherOn().
+   */
+  analysisThreads: number;
+  processLauncher: boolean;
+  /** Null: no provider, model-backed agents are skipped. */
+  model: ModelSettings | null;
+  modelPrices: Record<string, ModelPrice>;
+  /** npm start: the embedded PostgreSQL's port (unset: a free one). */
+  embeddedPgPort: number | undefined;
+  /** npm start: the Temporal dev server's ports. */
+  temporalDevPort: number;
+  temporalUiPort: number;
+  /** npm start: the Temporal UI to print when TEMPORAL_ADDRESS names an existing server. */
+  temporalUiUrl: string | undefined;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+/** The value of `name`; unset and empty are the same (a compose file's `X: ${X:-}` is empty). */
+function raw(env: NodeJS.ProcessEnv, name: ConfigVariableName): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function int(
+  env: NodeJS.ProcessEnv,
+  name: ConfigVariableName,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  const text = raw(env, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new Error(`${name} must be an integer ${range}, got ${JSON.stringify(text)}`);
   }
   return value;
 }
 
-function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new Error(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+function bool(env: NodeJS.ProcessEnv, name: ConfigVariableName, fallback: boolean): boolean {
+  const text = raw(env, name);
+  if (text === undefined) return fallback;
+  if (/^(1|true|yes|on)$/i.test(text)) return true;
+  if (/^(0|false|no|off)$/i.test(text)) return false;
+  throw new Error(`${name} must be true or false (or on/off), got ${JSON.stringify(text)}`);
+}
+
+function oneOf<T extends string>(
+  env: NodeJS.ProcessEnv,
+  name: ConfigVariableName,
+  values: readonly T[],
+  fallback: T,
+): T {
+  const text = raw(env, name)?.trim();
+  if (!text) return fallback;
+  if (!(values as readonly string[]).includes(text)) {
+    throw new Error(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(text)}`);
+  }
+  return text as T;
+}
+
+const PORT_MAX = 65535;
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+function modelSettings(env: NodeJS.ProcessEnv): ModelSettings | null {
+  const maxTokensParam = oneOf(
+    env,
+    'MODEL_MAX_TOKENS_PARAM',
+    ['max_tokens', 'max_completion_tokens'],
+    'max_tokens',
+  );
+  const baseUrl = raw(env, 'MODEL_BASE_URL')?.trim();
+  const modelId = raw(env, 'MODEL_ID')?.trim();
+  const apiKey = raw(env, 'MODEL_API_KEY')?.trim() || null;
+  if (!baseUrl || !modelId) return null;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+    throw new Error(`MODEL_BASE_URL must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  }
+  return { baseUrl, modelId, apiKey, maxTokensParam };
+}
+
+/** Threads of the analysis pool (analysis/pool.ts). */
+export function analysisThreads(env: NodeJS.ProcessEnv = process.env): number {
+  return int(env, 'ANALYSIS_THREADS', Math.min(4, Math.max(1, os.availableParallelism() - 1)), 1);
+}
+
+/** Whether git commands are started by the launcher process (process-launcher.ts). */
+export function processLauncherOn(env: NodeJS.ProcessEnv = process.env): boolean {
+  return bool(env, 'PROCESS_LAUNCHER', true);
 }
 
 /** Reads the configuration from an environment (process.env by default). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = raw(env, 'DATA_DIR') ?? '.data';
   return {
-    port: int(env, 'PORT', 8080),
-    host: env.HOST || '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || undefined,
+    port: int(env, 'PORT', 8080, 0, PORT_MAX),
+    host: raw(env, 'HOST') ?? '127.0.0.1',
+    databaseUrl: raw(env, 'DATABASE_URL'),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20, 1),
-    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
-    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
-    taskQueue: env.TEMPORAL_TASK_QUEUE || 'audits',
-    dataDir: path.resolve(env.DATA_DIR || '.data'),
-    logLevel: env.LOG_LEVEL || 'info',
+    temporalAddress: raw(env, 'TEMPORAL_ADDRESS'),
+    temporalNamespace: raw(env, 'TEMPORAL_NAMESPACE') ?? 'default',
+    taskQueue: raw(env, 'TEMPORAL_TASK_QUEUE') ?? 'audits',
+    dataDir: path.resolve(dataDir),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     rateLimitQuota: int(env, 'RATE_LIMIT_QUOTA', 600, 1),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1),
@@ -83,9 +443,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0),
     allowLocalRepositories: bool(env, 'ALLOW_LOCAL_REPOSITORIES', false),
     validateResponses: bool(env, 'VALIDATE_RESPONSES', false),
-    publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
-    blobDir: path.resolve(env.BLOB_DIR || path.join(env.DATA_DIR || '.data', 'blobs')),
-    workDir: path.resolve(env.WORK_DIR || path.join(os.tmpdir(), 'archaudit-work')),
+    publicBaseUrl: raw(env, 'PUBLIC_BASE_URL'),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    migrateOnStart: bool(env, 'MIGRATE_ON_START', true),
+    blobDir: path.resolve(raw(env, 'BLOB_DIR') ?? path.join(dataDir, 'blobs')),
+    workDir: path.resolve(raw(env, 'WORK_DIR') ?? path.join(os.tmpdir(), 'archaudit-work')),
     uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 100 * 1024 * 1024, 1),
     maxStoredFileBytes: int(env, 'MAX_STORED_FILE_BYTES', 2 * 1024 * 1024, 1),
     gitTimeoutMs: int(env, 'GIT_TIMEOUT_MS', 300_000, 1000),
@@ -95,6 +457,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
     scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
     decisionHistoryLimit: int(env, 'DECISION_HISTORY_LIMIT', 10_000, 100),
-    workflowBundlePath: env.WORKFLOW_BUNDLE || undefined,
+    workflowBundlePath: raw(env, 'WORKFLOW_BUNDLE'),
+    analysisThreads: analysisThreads(env),
+    processLauncher: processLauncherOn(env),
+    model: modelSettings(env),
+    modelPrices: parsePriceTable(raw(env, 'MODEL_PRICES')),
+    // 0 asks for a free port, as unset does.
+    embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 0, 0, PORT_MAX) || undefined,
+    temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, PORT_MAX),
+    temporalUiPort: int(env, 'TEMPORAL_UI_PORT', 8233, 1, PORT_MAX),
+    temporalUiUrl: raw(env, 'TEMPORAL_UI_URL'),
   };
+}
+
+/**
+ * `npm start`'s configuration: as loadConfig, but local repositories are allowed unless
+ * ALLOW_LOCAL_REPOSITORIES says otherwise (its demo repository is a folder of this machine).
+ */
+export function loadStartConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return loadConfig({ ALLOW_LOCAL_REPOSITORIES: 'true', ...env });
 }

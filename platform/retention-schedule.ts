@@ -4,6 +4,7 @@
  * its interval, task queue and policies are brought to the configured ones (a pause set by an
  * operator is kept).
  */
+import { RETENTION_SCHEDULE_ID, WORKFLOW_TYPES } from '../domain/contract/workflows';
 import {
   ScheduleAlreadyRunning,
   ScheduleOverlapPolicy,
@@ -11,8 +12,6 @@ import {
   type ScheduleHandle,
 } from '@temporalio/client';
 import type { RetentionWorkflow } from '../workflows/retention';
-
-export const RETENTION_SCHEDULE_ID = 'retention-sweep';
 
 export async function ensureRetentionSchedule(
   client: Client,
@@ -22,7 +21,7 @@ export async function ensureRetentionSchedule(
   const spec = { intervals: [{ every: `${options.intervalMinutes}m` as const }] };
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: 'RetentionWorkflow',
+    workflowType: WORKFLOW_TYPES.retention,
     workflowId: scheduleId,
     taskQueue: options.taskQueue,
     args: [{}] as Parameters<typeof RetentionWorkflow>,

@@ -8,6 +8,7 @@
  * The token is printed once; only its SHA-256 is stored.
  */
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../platform/config';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
 import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
     },
     strict: true,
   });
-  const url = process.env.DATABASE_URL;
+  const url = loadConfig().databaseUrl;
   if (!url)
     fail('DATABASE_URL is required (the URL npm start prints in its log, or your own server).');
   const db = createDb(url);

@@ -1,9 +1,10 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (`-- down` rolls all back). */
+import { loadConfig } from '../platform/config';
 import { createDb } from '../db/connection';
 import { migrateLatest, migrateRollbackAll } from '../db/migrate';
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
+  const url = loadConfig().databaseUrl;
   if (!url) throw new Error('DATABASE_URL is required.');
   const db = createDb(url);
   try {

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../platform/config';
+import { loadStartConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
@@ -34,8 +34,7 @@ const ROOT = path.resolve(__dirname, '..');
 
 async function main(): Promise<void> {
   // Demo mode lets the demo repository point at this checkout; an explicit setting wins.
-  process.env.ALLOW_LOCAL_REPOSITORIES ??= 'true';
-  const config = loadConfig();
+  const config = loadStartConfig();
   const log = createLogger(config.logLevel);
   const say = (line: string) => process.stdout.write(`${line}\n`);
   fs.mkdirSync(config.dataDir, { recursive: true });
@@ -56,7 +55,7 @@ async function main(): Promise<void> {
       say('Starting embedded PostgreSQL...');
       const pg: DevPostgres = await startEmbeddedPostgres({
         dataDir: path.join(config.dataDir, 'postgres'),
-        port: Number(process.env.EMBEDDED_PG_PORT) || (await freePort()),
+        port: config.embeddedPgPort ?? (await freePort()),
         database: 'archaudit',
         logFile: path.join(config.dataDir, 'postgres.log'),
       });
@@ -65,14 +64,14 @@ async function main(): Promise<void> {
     }
 
     let temporalAddress = config.temporalAddress;
-    let uiUrl: string | null = process.env.TEMPORAL_UI_URL || null;
+    let uiUrl: string | null = config.temporalUiUrl ?? null;
     if (!temporalAddress) {
       const cli = ensureTemporalCli(path.join(ROOT, '.tools'), say);
       say('Starting the Temporal dev server...');
       const dev: DevTemporal = await startTemporalDevServer({
         cli,
-        port: Number(process.env.TEMPORAL_DEV_PORT) || 7233,
-        uiPort: Number(process.env.TEMPORAL_UI_PORT) || 8233,
+        port: config.temporalDevPort,
+        uiPort: config.temporalUiPort,
         dbFile: path.join(config.dataDir, 'temporal.db'),
         logFile: path.join(config.dataDir, 'temporal.log'),
       });

@@ -4,7 +4,8 @@
  */
 import test from 'ava';
 import { isMainThread, threadId } from 'node:worker_threads';
-import { analysisThreads, runInPool } from '../analysis/pool';
+import { runInPool } from '../analysis/pool';
+import { analysisThreads } from '../platform/config';
 import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';
 import { analyzeCicd } from '../analysis/cicd';

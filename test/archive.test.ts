@@ -1,5 +1,5 @@
 /**
- * activities/source/archive.ts: reading uploaded tar.gz and zip archives safely. Good archives
+ * platform/archive.ts: reading uploaded tar.gz and zip archives safely. Good archives
  * give exact entries; every unsafe or oversized one is refused with its own SourceError code.
  * Archives are built in a temporary folder per test: tar.gz with tar-stream's pack (or raw
  * blocks where it cannot express the entry), zip with yazl (its bytes patched where yazl
@@ -19,8 +19,8 @@ import {
   detectArchiveFormat,
   readArchive,
   scanArchive,
-} from '../activities/audits/source/archive';
-import { SourceError } from '../activities/audits/source/errors';
+} from '../platform/archive';
+import { SourceError } from '../domain/audits/source-error';
 import { tarGz as tarGzBytes, type TarItem } from './helpers/archives';
 
 const MiB = 1024 * 1024;

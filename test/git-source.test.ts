@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { SourceError } from '../activities/audits/source/errors';
+import { SourceError } from '../domain/audits/source-error';
 import { processesMentioning } from './helpers/processes';
 import { isValidRefName, refNameProblem } from '../domain/repositories/git-ref';
 import {

@@ -8,7 +8,7 @@ import {
   ModelError,
   OpenAiCompatibleProvider,
   parseRetryAfter,
-  providerFromEnv,
+  providerFromConfig,
   type CompletionRequest,
   type ModelErrorCode,
 } from '../activities/audits/agents/model';
@@ -16,10 +16,10 @@ import {
   addUsd,
   costUsd,
   formatMicros,
-  loadPriceTable,
   parseMicros,
   type ModelPrice,
 } from '../activities/audits/agents/pricing';
+import { loadConfig } from '../platform/config';
 import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
 
 const API_KEY = 'sk-test-SUPERSECRET-0123456789';
@@ -509,15 +509,18 @@ test('the provider object does not expose its API key', (t) => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// providerFromEnv
+// The provider and prices configured by MODEL_* (platform/config.ts)
 
-test('providerFromEnv is null unless MODEL_BASE_URL and MODEL_ID are set', (t) => {
-  t.is(providerFromEnv({}), null);
-  t.is(providerFromEnv({ MODEL_BASE_URL: 'https://api.openai.com/v1' }), null);
-  t.is(providerFromEnv({ MODEL_ID: 'gpt-4o' }), null);
-  t.is(providerFromEnv({ MODEL_BASE_URL: ' ', MODEL_ID: 'gpt-4o' }), null);
+const configuredProvider = (env: NodeJS.ProcessEnv) => providerFromConfig(loadConfig(env).model);
+const configuredPrices = (env: NodeJS.ProcessEnv) => loadConfig(env).modelPrices;
+
+test('no provider unless MODEL_BASE_URL and MODEL_ID are set', (t) => {
+  t.is(configuredProvider({}), null);
+  t.is(configuredProvider({ MODEL_BASE_URL: 'https://api.openai.com/v1' }), null);
+  t.is(configuredProvider({ MODEL_ID: 'gpt-4o' }), null);
+  t.is(configuredProvider({ MODEL_BASE_URL: ' ', MODEL_ID: 'gpt-4o' }), null);
   t.is(
-    providerFromEnv({
+    configuredProvider({
       MODEL_BASE_URL: 'https://api.openai.com/v1',
       MODEL_ID: '',
       MODEL_API_KEY: 'k',
@@ -526,8 +529,8 @@ test('providerFromEnv is null unless MODEL_BASE_URL and MODEL_ID are set', (t) =
   );
 });
 
-test('providerFromEnv builds an OpenAI-compatible provider', async (t) => {
-  const provider = providerFromEnv({
+test('MODEL_* build an OpenAI-compatible provider', async (t) => {
+  const provider = configuredProvider({
     MODEL_BASE_URL: 'https://api.openai.com/v1/',
     MODEL_ID: 'gpt-4o-mini',
     MODEL_API_KEY: API_KEY,
@@ -538,7 +541,7 @@ test('providerFromEnv builds an OpenAI-compatible provider', async (t) => {
   t.is((provider as OpenAiCompatibleProvider).maxTokensParam, 'max_tokens');
 
   const server = await fakeServer(t);
-  const keyless = providerFromEnv({
+  const keyless = configuredProvider({
     MODEL_BASE_URL: server.baseUrl,
     MODEL_ID: 'local-model',
     MODEL_API_KEY: '',
@@ -551,7 +554,7 @@ test('providerFromEnv builds an OpenAI-compatible provider', async (t) => {
 
   t.throws(
     () =>
-      providerFromEnv({
+      configuredProvider({
         MODEL_BASE_URL: server.baseUrl,
         MODEL_ID: 'm',
         MODEL_MAX_TOKENS_PARAM: 'max_output_tokens',
@@ -615,15 +618,15 @@ test('formatMicros always prints 6 decimals', (t) => {
 // ---------------------------------------------------------------------------------------------
 // Pricing: the price table
 
-test('loadPriceTable: unset or blank MODEL_PRICES is an empty table', (t) => {
-  t.deepEqual(loadPriceTable({}), {});
-  t.deepEqual(loadPriceTable({ MODEL_PRICES: '' }), {});
-  t.deepEqual(loadPriceTable({ MODEL_PRICES: '  ' }), {});
-  t.deepEqual(loadPriceTable({ MODEL_PRICES: '{}' }), {});
+test('unset or blank MODEL_PRICES is an empty price table', (t) => {
+  t.deepEqual(configuredPrices({}), {});
+  t.deepEqual(configuredPrices({ MODEL_PRICES: '' }), {});
+  t.deepEqual(configuredPrices({ MODEL_PRICES: '  ' }), {});
+  t.deepEqual(configuredPrices({ MODEL_PRICES: '{}' }), {});
 });
 
-test('loadPriceTable reads valid entries', (t) => {
-  const table = loadPriceTable({
+test('MODEL_PRICES: valid entries are read', (t) => {
+  const table = configuredPrices({
     MODEL_PRICES: JSON.stringify({
       'gpt-4o': { input: '2.50', cached_input: '1.25', output: '10.00' },
       'local/llama-3.1-8b': { input: '0', cached_input: '0', output: '0.000001' },
@@ -679,8 +682,8 @@ const badTables: Array<[string, string, RegExp]> = [
 ];
 
 for (const [name, raw, message] of badTables) {
-  test(`loadPriceTable rejects ${name}, naming the bad entry`, (t) => {
-    t.throws(() => loadPriceTable({ MODEL_PRICES: raw }), { message });
+  test(`MODEL_PRICES: ${name} is refused, naming the bad entry`, (t) => {
+    t.throws(() => configuredPrices({ MODEL_PRICES: raw }), { message });
   });
 }
 
@@ -750,7 +753,7 @@ test('costUsd: zero usage costs nothing', (t) => {
 });
 
 test('costUsd: an unknown model (no price) costs "0.000000"', (t) => {
-  const table = loadPriceTable({});
+  const table = configuredPrices({});
   t.is(
     costUsd(
       { inputTokens: 1_000_000, cachedInputTokens: 0, outputTokens: 1_000_000 },

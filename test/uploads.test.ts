@@ -7,7 +7,7 @@ import test, { type ExecutionContext } from 'ava';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import { BlobStore } from '../platform/blob-store';
-import { DEFAULT_ARCHIVE_LIMITS, RATIO_GRACE_BYTES } from '../activities/audits/source/archive';
+import { DEFAULT_ARCHIVE_LIMITS, RATIO_GRACE_BYTES } from '../platform/archive';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
 import { call, isProblem, type Reply } from './helpers/http';

@@ -13,8 +13,8 @@ import { createActivities } from '../activities';
 import { BlobStore } from '../platform/blob-store';
 import { BUILTIN_AGENTS } from '../activities/audits/agents/builtin';
 import type { Agent } from '../activities/audits/agents/types';
-import { providerFromEnv, type ModelProvider } from '../activities/audits/agents/model';
-import { loadPriceTable, type ModelPrice } from '../activities/audits/agents/pricing';
+import { providerFromConfig, type ModelProvider } from '../activities/audits/agents/model';
+import type { ModelPrice } from '../activities/audits/agents/pricing';
 import { WORKFLOWS_PATH } from './bundle';
 
 let runtimeInstalled = false;
@@ -44,10 +44,9 @@ export async function createWorker(deps: {
   handleSignals?: boolean;
   /** Agents beyond the built-in ones (tests register their own). */
   extraAgents?: readonly Agent[];
-  /** Defaults to the provider configured by MODEL_BASE_URL / MODEL_ID. */
+  /** Defaults to the provider of `config.model`. */
   model?: ModelProvider | null;
   prices?: Record<string, ModelPrice>;
-  env?: NodeJS.ProcessEnv;
 }): Promise<{
   worker: Worker;
   connection: NativeConnection;
@@ -67,8 +66,8 @@ export async function createWorker(deps: {
       config: deps.config,
       blobs: new BlobStore(deps.config.blobDir),
       agents: [...BUILTIN_AGENTS, ...(deps.extraAgents ?? [])],
-      model: deps.model !== undefined ? deps.model : providerFromEnv(deps.env ?? process.env),
-      prices: deps.prices ?? loadPriceTable(deps.env ?? process.env),
+      model: deps.model !== undefined ? deps.model : providerFromConfig(deps.config.model),
+      prices: deps.prices ?? deps.config.modelPrices,
     }),
   });
   return { worker, connection };

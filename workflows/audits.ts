@@ -22,17 +22,8 @@ import type {
   StageOutcome,
   StepMarks,
 } from '../activities/audits/types';
-import { AUDIT_STATUS } from './search-attributes';
+import { AUDIT_STATUS, type AuditWorkflowInput } from '../domain/workflow-starts';
 import { notifyDecisions } from './decision-notify';
-
-export interface AuditWorkflowInput {
-  auditId: string;
-  /** Activity timing, fixed at start so replays see the same values. */
-  heartbeatTimeoutSeconds: number;
-  maxAttempts: number;
-}
-
-export const AUDIT_WORKFLOW = 'AuditWorkflow';
 
 /** The stable error code carried by a failed activity (its ApplicationFailure type). */
 function errorCodeOf(err: unknown): string {

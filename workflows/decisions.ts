@@ -26,8 +26,6 @@ import {
 import type { DecisionActivities, TransitionRequest } from '../activities/decisions';
 import { checkMove, TERMINAL, type DecisionStatus } from '../domain/decisions/rules';
 
-export const DECISION_WORKFLOW = 'DecisionWorkflow';
-
 export interface DecisionWorkflowInput {
   decisionId: string;
   createdBy: string;

@@ -8,9 +8,10 @@
  * signal `scheduleChanged`, and the workflow re-plans. The memo and the current details show the
  * next wake-up in the Temporal UI.
  */
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import {
-  ApplicationFailure,
   ActivityFailure,
+  ApplicationFailure,
   condition,
   continueAsNew,
   defineQuery,
@@ -24,17 +25,14 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { DueRun, ScheduleActivities } from '../activities/schedules';
+import { WORKFLOW_TYPES } from '../domain/contract/workflows';
+import { auditStartOptions, REPOSITORY_ID } from '../domain/workflow-starts';
 import type { AuditWorkflow } from './audits';
-import { auditStartOptions } from './audit-start';
-import { REPOSITORY_ID } from './search-attributes';
 
 export interface ScheduleWorkflowInput {
   scheduleId: string;
 }
-
-export const SCHEDULE_WORKFLOW = 'ScheduleWorkflow';
 
 /** The schedule row changed (pause, resume, update, delete): plan again now. */
 export const scheduleChangedSignal = defineSignal('scheduleChanged');
@@ -92,7 +90,7 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     }
     if (result.outcome !== 'dispatched') return;
     try {
-      await startChild<typeof AuditWorkflow>('AuditWorkflow', {
+      await startChild<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
         ...auditStartOptions(result.audit),
         taskQueue: workflowInfo().taskQueue,
         parentClosePolicy: ParentClosePolicy.ABANDON,

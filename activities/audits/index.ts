@@ -3,55 +3,55 @@
  * acquisition, and agent runs. Every function is safe to retry: each writes absolute states,
  * keyed by the audit, stage, agent and attempt.
  */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Knex } from 'knex';
-import type { Logger } from '../../platform/logger';
-import type { Config } from '../../platform/config';
-import type { BlobStore } from '../../platform/blob-store';
+import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
 import {
-  appendLog,
-  getAuditById,
-  replaceSourceFiles,
-  sourceFiles,
-  updateAudit,
-  type AuditRow,
-  type LogInput,
-  type SourceFileRow,
-} from '../../db/audits';
-import {
-  artifactsOfAudit,
-  findCachedArtifact,
-  finishAgentRun,
-  insertArtifact,
-  startAgentRun,
+    artifactsOfAudit,
+    findCachedArtifact,
+    finishAgentRun,
+    insertArtifact,
+    startAgentRun,
 } from '../../db/agents';
+import { evidenceOf, latestSnapshot, snapshotOfAudit } from '../../db/architecture';
+import {
+    appendLog,
+    getAuditById,
+    replaceSourceFiles,
+    sourceFiles,
+    updateAudit,
+    type AuditRow,
+    type LogInput,
+    type SourceFileRow,
+} from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
 import { classifyPath, type SourceType } from '../../domain/audits/classify';
 import { scopeFilter } from '../../domain/audits/source-scope';
-import { SourceError } from './source/errors';
-import { fetchCommit, listTree, readBlobs } from './source/git';
-import { readArchive, DEFAULT_ARCHIVE_LIMITS } from './source/archive';
-import type { Agent } from './agents/types';
-import { AgentError } from './agents/types';
+import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
+import type { BlobStore } from '../../platform/blob-store';
+import type { Config } from '../../platform/config';
+import type { Logger } from '../../platform/logger';
+import { persistControls, settleFindings } from '../controls';
+import { recordUncertainty } from '../uncertainty';
 import type { ModelProvider } from './agents/model';
 import { costUsd, type ModelPrice } from './agents/pricing';
+import type { Agent } from './agents/types';
+import { AgentError } from './agents/types';
+import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
+import { SourceError } from '../../domain/audits/source-error';
+import { fetchCommit, listTree, readBlobs } from './source/git';
 import type {
-  AuditFinalStatus,
-  AuditPlan,
-  StageEnd,
-  StageMark,
-  StageOutcome,
-  StepMarks,
+    AuditFinalStatus,
+    AuditPlan,
+    StageEnd,
+    StageMark,
+    StageOutcome,
+    StepMarks,
 } from './types';
-import { evidenceOf, latestSnapshot, snapshotOfAudit } from '../../db/architecture';
-import { persistControls, settleFindings } from '../controls';
-import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
-import { recordUncertainty } from '../uncertainty';
-import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
 
 export interface AuditActivityDeps {
   db: Knex;

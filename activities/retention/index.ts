@@ -4,15 +4,10 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import type { Logger } from '../../platform/logger';
-import type { BlobStore } from '../../platform/blob-store';
 import { recordWrite } from '../../db/activity';
-import {
-  blobIsHeld,
-  expireDueAttachments,
-  expireUploadsOfBlob,
-  lockBlob,
-} from '../../db/attachments';
+import { expireDueAttachments, releaseBlobs } from '../../db/attachments';
+import type { BlobStore } from '../../platform/blob-store';
+import type { Logger } from '../../platform/logger';
 
 export interface RetentionActivityDeps {
   db: Knex;
@@ -22,30 +17,6 @@ export interface RetentionActivityDeps {
 
 /** Who the retention sweep's write records name as the actor. */
 export const RETENTION_ACTOR = 'system:retention';
-
-/**
- * Deletes each blob no longer held by anything (see blobIsHeld), marking uploads that only
- * served attachments `expired`. The blob lock makes a concurrent upload or attachment of the
- * same bytes either land before the check (and hold the blob) or after the removal (and store
- * the bytes again); the file is removed before the commit, while the lock is held.
- */
-export async function releaseBlobs(
-  db: Knex,
-  blobs: BlobStore,
-  shas: Iterable<string>,
-): Promise<string[]> {
-  const removed: string[] = [];
-  for (const sha256 of new Set(shas)) {
-    await db.transaction(async (trx) => {
-      await lockBlob(trx, sha256);
-      if (await blobIsHeld(trx, sha256)) return;
-      await expireUploadsOfBlob(trx, sha256);
-      await blobs.remove(sha256);
-      removed.push(sha256);
-    });
-  }
-  return removed;
-}
 
 export function createRetentionActivities(deps: RetentionActivityDeps) {
   return {

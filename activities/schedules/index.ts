@@ -4,11 +4,8 @@
  * The calendar comes from domain/schedule.ts, the same function the preview endpoint uses.
  */
 import type { Knex } from 'knex';
-import type { Config } from '../../platform/config';
-import type { Logger } from '../../platform/logger';
-import { localDate, nextOccurrences, occurrencesBetween } from '../../domain/schedules/rules';
-import { createAuditRecord } from '../../db/audits';
 import { recordWrite } from '../../db/activity';
+import { createAuditRecord } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import {
   findScheduleRun,
@@ -18,7 +15,11 @@ import {
   updateSchedule,
   type ScheduleRow,
 } from '../../db/schedules';
-import type { AuditStart } from '../../workflows/audit-start';
+import { auditWorkflowId } from '../../domain/contract/workflows';
+import { localDate, nextOccurrences, occurrencesBetween } from '../../domain/schedules/rules';
+import type { AuditStart } from '../../domain/workflow-starts';
+import type { Config } from '../../platform/config';
+import type { Logger } from '../../platform/logger';
 
 export interface ScheduleActivityDeps {
   db: Knex;
@@ -172,7 +173,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
         if (existing) {
           return {
             outcome: 'dispatched' as const,
-            audit: start(existing.audit_id, `audit-${existing.audit_id}`),
+            audit: start(existing.audit_id, auditWorkflowId(existing.audit_id)),
             existing: true,
           };
         }

@@ -6,13 +6,13 @@
  */
 import { Type } from '@sinclair/typebox';
 import fs from 'node:fs';
-import { releaseBlobs } from '../../activities/retention';
 import {
   attachmentsQuery,
   findAttachment,
   insertAttachment,
   lockBlob,
   markAttachmentDeleted,
+  releaseBlobs,
   type AttachmentRow,
 } from '../../db/attachments';
 import { findAudit } from '../../db/audits';

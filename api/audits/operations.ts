@@ -20,8 +20,9 @@ import { keysetPage } from '../../db/paginate';
 import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
+import { WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import { refNameProblem } from '../../domain/repositories/git-ref';
-import { auditStartOptions } from '../../workflows/audit-start';
+import { auditStartOptions } from '../../domain/workflow-starts';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
 import { profileSnapshot, versionMismatch } from '../profiles/operations';
@@ -169,7 +170,7 @@ export async function startAudit(
   );
   try {
     const client = await services.temporal.client();
-    await client.workflow.start<typeof AuditWorkflow>('AuditWorkflow', {
+    await client.workflow.start<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
       ...auditStartOptions({
         auditId: row.id,
         workflowId: row.workflow_id!,

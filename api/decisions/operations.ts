@@ -18,6 +18,7 @@ import {
   type DecisionRow,
 } from '../../db/decisions';
 import { keysetPage } from '../../db/paginate';
+import { decisionWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import {
   allowedMoves,
   APPROVAL_MOVES,
@@ -27,13 +28,12 @@ import {
   type DecisionStatus,
   type MoveRefusal,
 } from '../../domain/decisions/rules';
+import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
 import {
-  DECISION_WORKFLOW,
   transitionUpdate,
   type DecisionWorkflow,
   type DecisionWorkflowInput,
 } from '../../workflows/decisions';
-import { REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
 import { problems, type ApiError, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
@@ -318,7 +318,7 @@ export const proposeDecision = defineOperation({
   handler: async ({ services, db, params, body, principal, requestId, koa }) => {
     const { repositoryId } = await checkProposal(db, params.workspace_id, body);
     const id = crypto.randomUUID();
-    const workflowId = `decision-${id}`;
+    const workflowId = decisionWorkflowId(id);
     // The workflow starts inside the transaction: if Temporal refuses, nothing is kept.
     const row = await db.transaction(async (trx) => {
       const created = await insertDecision(trx, {
@@ -368,7 +368,7 @@ export const proposeDecision = defineOperation({
       };
       try {
         const client = await services.temporal.client();
-        await client.workflow.start<typeof DecisionWorkflow>(DECISION_WORKFLOW, {
+        await client.workflow.start<typeof DecisionWorkflow>(WORKFLOW_TYPES.decision, {
           workflowId,
           taskQueue: services.config.taskQueue,
           args: [input],

@@ -1,4 +1,4 @@
-import { Type, type Static } from '../../node_modules/@sinclair/typebox/build/cjs/index.d';
+import { Type, type Static } from '@sinclair/typebox';
 import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
 
 // Parameters ---------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import {
   type ScheduleDefinition,
   type ScheduleRow,
 } from '../../db/schedules';
+import { WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import { refNameProblem } from '../../domain/repositories/git-ref';
 import {
   checkRule,
@@ -26,12 +27,12 @@ import {
   nextOccurrences,
   type RuleInput,
 } from '../../domain/schedules/rules';
+import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
 import {
   scheduleChangedSignal,
   type ScheduleWorkflow,
   type ScheduleWorkflowInput,
 } from '../../workflows/schedules';
-import { REPOSITORY_ID, WORKSPACE_ID } from '../../workflows/search-attributes';
 import { startAudit } from '../audits/operations';
 import { presentAudit } from '../audits/present';
 import { AuditResponse } from '../audits/schemas';
@@ -134,7 +135,7 @@ function workflowOptions(services: AppServices, row: ScheduleRow) {
 async function notifyWorkflow(services: AppServices, row: ScheduleRow): Promise<boolean> {
   try {
     const client = await services.temporal.client();
-    await client.workflow.signalWithStart<typeof ScheduleWorkflow, []>('ScheduleWorkflow', {
+    await client.workflow.signalWithStart<typeof ScheduleWorkflow, []>(WORKFLOW_TYPES.schedule, {
       ...workflowOptions(services, row),
       signal: scheduleChangedSignal,
       signalArgs: [],
@@ -223,7 +224,7 @@ export const createAuditSchedule = defineOperation({
     });
     try {
       const client = await services.temporal.client();
-      await client.workflow.start<typeof ScheduleWorkflow>('ScheduleWorkflow', {
+      await client.workflow.start<typeof ScheduleWorkflow>(WORKFLOW_TYPES.schedule, {
         ...workflowOptions(services, row),
       });
     } catch (err) {

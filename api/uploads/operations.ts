@@ -5,8 +5,8 @@
  * audit runs.
  */
 import fs from 'node:fs';
-import { detectArchiveFormat, scanArchive } from '../../activities/audits/source/archive';
-import { SourceError } from '../../activities/audits/source/errors';
+import { detectArchiveFormat, scanArchive } from '../../platform/archive';
+import { SourceError } from '../../domain/audits/source-error';
 import { lockBlob } from '../../db/attachments';
 import { findUpload, insertUpload, type UploadRow } from '../../db/uploads';
 import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';

@@ -1,4 +1,4 @@
-import { Type } from '../../node_modules/@sinclair/typebox/build/cjs/index.d';
+import { Type } from '@sinclair/typebox';
 import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
 
 // Meta ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /**
  * Architecture decisions, pure logic shared by the API, the DecisionWorkflow and its activities:
- * the state machine (DESIGN.md section 6) and the evaluation of success criteria against an
- * architecture snapshot.
+ * the checks of a proposal, the state machine and the requests that move a decision through it,
+ * and the evaluation of success criteria against an architecture snapshot.
  */
 
 export type DecisionStatus =
@@ -59,6 +59,27 @@ export interface DecisionFacts {
   votedThisRound: readonly string[];
 }
 
+/** Who asks for a move, as the API authenticated them. */
+export interface DecisionActor {
+  id: string;
+  login: string;
+  /** The member's role in the workspace. */
+  role: string;
+  scopes: string[];
+  tokenId: string | null;
+  requestId: string | null;
+}
+
+/** A requested move as the API hands it to the DecisionWorkflow and its activity. */
+export interface TransitionRequest {
+  to: DecisionStatus;
+  rationale: string;
+  selectedOptionId: string | null;
+  /** From If-Match; null when the client sent none. */
+  expectedVersion: number | null;
+  actor: DecisionActor;
+}
+
 /** The checks both the API and the workflow's Update validator apply to a requested move. */
 export function checkMove(facts: DecisionFacts, move: MoveRequest): MoveRefusal | null {
   if (!canMove(facts.status, move.to))
@@ -75,6 +96,54 @@ export function checkMove(facts: DecisionFacts, move: MoveRequest): MoveRefusal 
   if (APPROVAL_MOVES.includes(move.to) && facts.votedThisRound.includes(move.actorId))
     return { code: 'duplicate_vote' };
   return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Proposals
+
+/** A proposal as far as its own consistency goes (what no schema can state). */
+export interface ProposalShape {
+  options: ReadonlyArray<{ id: string }>;
+  success_criteria: ReadonlyArray<{
+    id: string;
+    check: { kind: string; field?: string; value?: unknown };
+  }>;
+}
+
+/**
+ * What is wrong with a proposal in itself, each with the JSON pointer of the field: option ids
+ * and criterion ids are unique, and attribute_equals names a field and a value. Whether the
+ * snapshot, owner, evidence and superseded decision exist is for the caller to check.
+ */
+export function proposalProblems(
+  proposal: ProposalShape,
+): Array<{ path: string; message: string }> {
+  const problems: Array<{ path: string; message: string }> = [];
+  const err = (path: string, message: string) => problems.push({ path, message });
+  const firstSeen = new Map<string, number>();
+  proposal.options.forEach((o, i) => {
+    const before = firstSeen.get(o.id);
+    if (before !== undefined)
+      err(`/options/${i}/id`, `duplicates the id of option ${before}: ${JSON.stringify(o.id)}`);
+    else firstSeen.set(o.id, i);
+  });
+  const criterionIds = new Map<string, number>();
+  proposal.success_criteria.forEach((c, i) => {
+    const before = criterionIds.get(c.id);
+    if (before !== undefined)
+      err(
+        `/success_criteria/${i}/id`,
+        `duplicates the id of criterion ${before}: ${JSON.stringify(c.id)}`,
+      );
+    else criterionIds.set(c.id, i);
+    if (c.check.kind === 'attribute_equals') {
+      if (c.check.field === undefined)
+        err(`/success_criteria/${i}/check/field`, 'is required for attribute_equals');
+      if (!('value' in c.check))
+        err(`/success_criteria/${i}/check/value`, 'is required for attribute_equals');
+    }
+  });
+  return problems;
 }
 
 // ---------------------------------------------------------------------------------------------

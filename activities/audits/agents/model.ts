@@ -13,6 +13,7 @@
  * The API key only ever goes into the Authorization header. It is never logged, and it is scrubbed
  * out of any server text quoted in an error.
  */
+import type { ModelSettings } from '../../../platform/config';
 
 export interface ModelUsage {
   /** Prompt tokens, including the cached ones (as OpenAI reports `prompt_tokens`). */
@@ -302,27 +303,9 @@ export class OpenAiCompatibleProvider implements ModelProvider {
   }
 }
 
-/**
- * The provider configured by `MODEL_BASE_URL` (e.g. `https://api.openai.com/v1`), `MODEL_ID`,
- * optional `MODEL_API_KEY` and optional `MODEL_MAX_TOKENS_PARAM` (`max_tokens`, the default, or
- * `max_completion_tokens`); null unless both MODEL_BASE_URL and MODEL_ID are set.
- */
-export function providerFromEnv(env: NodeJS.ProcessEnv): ModelProvider | null {
-  const baseUrl = env.MODEL_BASE_URL?.trim();
-  const modelId = env.MODEL_ID?.trim();
-  if (!baseUrl || !modelId) return null;
-  const apiKey = env.MODEL_API_KEY?.trim() || null;
-  const param = env.MODEL_MAX_TOKENS_PARAM?.trim() || undefined;
-  if (param !== undefined && !isMaxTokensParam(param)) {
-    throw new Error(
-      `MODEL_MAX_TOKENS_PARAM must be max_tokens or max_completion_tokens, got ${JSON.stringify(param)}`,
-    );
-  }
-  return new OpenAiCompatibleProvider({ baseUrl, apiKey, modelId, maxTokensParam: param });
-}
-
-function isMaxTokensParam(value: string): value is MaxTokensParam {
-  return value === 'max_tokens' || value === 'max_completion_tokens';
+/** The provider configured by the `MODEL_*` variables (platform/config.ts); null when there is none. */
+export function providerFromConfig(model: ModelSettings | null): ModelProvider | null {
+  return model ? new OpenAiCompatibleProvider(model) : null;
 }
 
 function badResponse(what: string): ModelError {

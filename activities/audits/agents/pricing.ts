@@ -51,13 +51,12 @@ export function formatMicros(micros: bigint): string {
 }
 
 /**
- * The price table from `MODEL_PRICES`, a JSON object
+ * The price table from `MODEL_PRICES` (read by platform/config.ts), a JSON object
  * `{"<model_id>": {"input": "2.50", "cached_input": "1.25", "output": "10.00"}}`. Unset or blank
  * means an empty table. Strict: every entry needs exactly these three fields, each a decimal
  * string; any violation throws an Error naming the entry.
  */
-export function loadPriceTable(env: NodeJS.ProcessEnv): Record<string, ModelPrice> {
-  const raw = env.MODEL_PRICES;
+export function parsePriceTable(raw: string | undefined): Record<string, ModelPrice> {
   if (raw === undefined || raw.trim() === '') return {};
   let json: unknown;
   try {

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkRepositoryUrl } from '../../../domain/repositories/url';
 import { fullRefOf, refNameProblem } from '../../../domain/repositories/git-ref';
-import { SourceError } from './errors';
+import { SourceError } from '../../../domain/audits/source-error';
 import { killGroup, runCommand, spawnDetached, TailBuffer } from './process-launcher';
 
 export interface FetchRequest {

@@ -17,6 +17,7 @@
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { processLauncherOn } from '../../../platform/config';
 
 export interface RunRequest {
   command: string;
@@ -277,6 +278,6 @@ const launcher = new Launcher();
  * process). Rejects only when the command cannot be started or the launcher died.
  */
 export function runCommand(req: RunRequest): Promise<RunResult> {
-  if (process.env.PROCESS_LAUNCHER === 'off') return runHere(req);
+  if (!processLauncherOn()) return runHere(req);
   return launcher.run(req);
 }

@@ -45,7 +45,7 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import { extract as tarExtract, type Header as TarHeader } from 'tar-stream';
 import yauzl, { type Entry as ZipEntry, type ZipFile } from 'yauzl';
-import { SourceError } from './errors';
+import { SourceError } from '../domain/audits/source-error';
 
 export type ArchiveFormat = 'tar.gz' | 'zip';
 

@@ -1,0 +1,49 @@
+/** Building analyzer evidence and putting an analyzer's output in its one order. */
+import {
+  cite,
+  compareEvidence,
+  compareGaps,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+  type SourceType,
+} from '../evidence';
+
+/** 1-based inclusive line range. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export interface EvidenceFields {
+  source: SourceType;
+  provider: string;
+  kind: string;
+  subject: string;
+  relationship?: string | null;
+  object?: string | null;
+  summary: string;
+  attributes?: Record<string, unknown>;
+}
+
+/** One evidence record citing `span` of `file`. */
+export function evidence(file: SourceFile, span: Span, f: EvidenceFields): Evidence {
+  return cite(file, span.start, span.end, {
+    source_type: f.source,
+    provider: f.provider,
+    evidence_kind: f.kind,
+    subject_key: f.subject,
+    relationship_kind: f.relationship ?? null,
+    object_key: f.object ?? null,
+    summary: f.summary,
+    attributes: f.attributes ?? {},
+  });
+}
+
+/** Evidence and gaps in the order analyzers return them (by path, then line, then content). */
+export function sortOutput(out: AnalyzerOutput): AnalyzerOutput {
+  return {
+    evidence: [...out.evidence].sort(compareEvidence),
+    gaps: [...out.gaps].sort(compareGaps),
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * The names Temporal knows our durable runs by: workflow type names (what the worker registers and
+ * every start names) and workflow ids (stored on the resource's row, shown in the Temporal UI and
+ * in API responses). One home, because the API, the scheduler, the worker and the database rows
+ * must all agree on them.
+ */
+export const WORKFLOW_TYPES = {
+  audit: 'AuditWorkflow',
+  decision: 'DecisionWorkflow',
+  schedule: 'ScheduleWorkflow',
+  retention: 'RetentionWorkflow',
+} as const;
+
+/** One audit's workflow. */
+export const auditWorkflowId = (auditId: string): string => `audit-${auditId}`;
+/** One decision's workflow (it lives from proposal to verification). */
+export const decisionWorkflowId = (decisionId: string): string => `decision-${decisionId}`;
+/** One audit schedule's workflow (also its `scheduler_schedule_id`). */
+export const scheduleWorkflowId = (scheduleId: string): string => `schedule-${scheduleId}`;
+/** The Temporal Schedule that starts the retention sweep (and the id of the runs it starts). */
+export const RETENTION_SCHEDULE_ID = 'retention-sweep';
