@@ -20,6 +20,23 @@ const nodeBuiltins = [
   'stream',
 ];
 
+// Layer boundaries. A relative import that climbs out of a folder and into another top-level
+// folder names that folder first: `../../db/audits` from api/audits/operations.ts.
+const into = (...folders) => `^(\\.\\./)+(${folders.join('|')})(/|$)`;
+const layer = (why, ...folders) => ({ regex: into(...folders), message: why });
+// Raw table access: `db('audits')`, `trx('audits')`, `knex.raw(...)`, `.from('audits')`.
+const TABLE_ACCESS = [
+  {
+    selector:
+      "CallExpression[callee.type='Identifier'][callee.name=/^(db|trx|tx|knex|conn)$/][arguments.0.type='Literal']",
+    message: 'Queries live in db/<feature>.ts: call a store function instead of naming a table.',
+  },
+  {
+    selector:
+      "CallExpression[callee.property.name=/^(raw|from|into|table)$/][arguments.0.type='Literal']",
+    message: 'Queries live in db/<feature>.ts: call a store function instead of writing SQL here.',
+  },
+];
 export default tseslint.config(
   {
     ignores: [
@@ -49,6 +66,161 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // The contract's value sets: every layer takes them from here, so they import nothing.
+    files: ['domain/contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', message: 'domain/contract imports nothing.' }] },
+      ],
+    },
+  },
+  {
+    files: ['domain/**/*.ts'],
+    ignores: ['domain/contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layer(
+              'domain holds the rules: it takes stores as parameters and imports no layer above it.',
+              'api',
+              'db',
+              'activities',
+              'workflows',
+              'platform',
+              'worker',
+              'scripts',
+            ),
+            {
+              regex: '^(knex|pg|koa|@koa/.*|@temporalio/(client|worker|activity))$',
+              message: 'No I/O in domain/.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['analysis/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layer(
+              'analysis reads files it is given; it imports no service layer.',
+              'api',
+              'db',
+              'activities',
+              'workflows',
+              'worker',
+              'scripts',
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['db/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layer(
+              'db/ is below the API and the workers.',
+              'api',
+              'activities',
+              'workflows',
+              'worker',
+              'scripts',
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['platform/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layer(
+              'platform is infrastructure: it imports no feature layer.',
+              'api',
+              'activities',
+              'worker',
+              'scripts',
+            ),
+            {
+              ...layer(
+                'platform may name a workflow type, never import workflow code.',
+                'workflows',
+              ),
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layer(
+              'Activities are called by workflows; they import neither the API nor workflow code.',
+              'api',
+              'workflows',
+              'worker',
+              'scripts',
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layer(
+              'Handlers call domain services and db stores, never activities.',
+              'activities',
+              'worker',
+              'scripts',
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Nothing outside db/ names a table (tests and benchmarks set up and inspect rows directly).
+    files: [
+      'api/**/*.ts',
+      'activities/**/*.ts',
+      'analysis/**/*.ts',
+      'domain/**/*.ts',
+      'platform/**/*.ts',
+      'worker/**/*.ts',
+      'workflows/**/*.ts',
+      'scripts/**/*.ts',
+    ],
+    rules: { 'no-restricted-syntax': ['error', ...TABLE_ACCESS] },
+  },
+  {
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -61,9 +233,19 @@ export default tseslint.config(
               message: 'Workflow code must stay deterministic: do I/O in activities.',
             })),
           patterns: [
+            { group: ['knex', 'pg'], message: 'No I/O modules in workflows.' },
+            layer(
+              'Workflows are deterministic: no I/O layer.',
+              'api',
+              'db',
+              'platform',
+              'analysis',
+              'worker',
+              'scripts',
+            ),
             {
-              group: ['../db/*', '../api/*', 'knex', 'pg'],
-              message: 'No I/O modules in workflows.',
+              ...layer('Workflows import activity types only (proxyActivities<T>).', 'activities'),
+              allowTypeImports: true,
             },
           ],
         },

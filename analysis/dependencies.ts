@@ -17,6 +17,7 @@
  *   are kept is deterministic). Superseded relationships (superseded_at set) are skipped.
  * - Output is sorted by entity keys, then relationship keys (each joined with '\n').
  */
+import { compareStrings } from './shared/text';
 
 export type DependencyDirection = 'upstream' | 'downstream';
 
@@ -63,7 +64,7 @@ export function dependencyPaths(
   const next = new Map<string, Array<{ rel: Rel; to: string }>>();
   const live = graph.relationships
     .filter((r) => !r.superseded_at)
-    .sort((a, b) => compare(a.canonical_key, b.canonical_key));
+    .sort((a, b) => compareStrings(a.canonical_key, b.canonical_key));
   for (const rel of live) {
     const [from, to] =
       direction === 'downstream'
@@ -101,8 +102,8 @@ export function dependencyPaths(
   walk(rootKey);
   return out.sort(
     (a, b) =>
-      compare(a.entity_keys.join('\n'), b.entity_keys.join('\n')) ||
-      compare(a.relationship_keys.join('\n'), b.relationship_keys.join('\n')),
+      compareStrings(a.entity_keys.join('\n'), b.entity_keys.join('\n')) ||
+      compareStrings(a.relationship_keys.join('\n'), b.relationship_keys.join('\n')),
   );
 }
 
@@ -121,7 +122,7 @@ export function resolveEntityKey(
       return Array.isArray(aliases) && aliases.includes(key);
     })
     .map((e) => e.canonical_key)
-    .sort(compare);
+    .sort(compareStrings);
   return owners[0] ?? null;
 }
 
@@ -156,13 +157,8 @@ function present(direction: DependencyDirection, entities: string[], rels: Rel[]
     direction,
     entity_keys: [...entities],
     relationship_keys: rels.map((r) => r.canonical_key),
-    evidence_ids: [...new Set(rels.flatMap((r) => r.evidence_ids))].sort(compare),
+    evidence_ids: [...new Set(rels.flatMap((r) => r.evidence_ids))].sort(compareStrings),
     confidence: confidenceProduct(rels.map((r) => r.confidence)),
     ...(contradictions.length > 0 ? { contradictions } : {}),
   };
-}
-
-/** Code-unit order, independent of locale. */
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -4,6 +4,7 @@
  * always give the same text.
  */
 import type * as Dagre from '@dagrejs/dagre' with { 'resolution-mode': 'import' };
+import { compareStrings } from './shared/text';
 
 // dagre ships ES module types but a CommonJS build too; this project is CommonJS (module node16),
 // which refuses a static import of an ES module's types, so: types by import, code by require.
@@ -79,7 +80,6 @@ const known = (kind: string): KindStyle | undefined =>
 const styleOf = (kind: string): Omit<KindStyle, 'group'> => known(kind) ?? OTHER;
 
 /** Code-unit order, not locale order: the same on every machine. */
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 interface Node {
   id: string;
@@ -98,7 +98,7 @@ interface Edge {
 /** Entities sorted by key (duplicates dropped) with ids n0, n1...; edges between known nodes. */
 function normalize(graph: DiagramGraph): { nodes: Node[]; edges: Edge[] } {
   const byKey = new Map<string, DiagramEntity>();
-  for (const e of [...graph.entities].sort((a, b) => byText(a.canonical_key, b.canonical_key))) {
+  for (const e of [...graph.entities].sort((a, b) => compareStrings(a.canonical_key, b.canonical_key))) {
     if (!byKey.has(e.canonical_key)) byKey.set(e.canonical_key, e);
   }
   const nodes: Node[] = [...byKey.values()].map((e, i) => ({
@@ -112,10 +112,10 @@ function normalize(graph: DiagramGraph): { nodes: Node[]; edges: Edge[] } {
   const edges: Edge[] = [];
   const sorted = [...graph.relationships].sort(
     (a, b) =>
-      byText(a.source_key, b.source_key) ||
-      byText(a.target_key, b.target_key) ||
-      byText(a.kind, b.kind) ||
-      byText(a.canonical_key, b.canonical_key),
+      compareStrings(a.source_key, b.source_key) ||
+      compareStrings(a.target_key, b.target_key) ||
+      compareStrings(a.kind, b.kind) ||
+      compareStrings(a.canonical_key, b.canonical_key),
   );
   for (const r of sorted) {
     const source = nodeOf.get(r.source_key);
@@ -136,7 +136,7 @@ function groups(
     const ia = KIND_ORDER.indexOf(a);
     const ib = KIND_ORDER.indexOf(b);
     if (ia !== -1 || ib !== -1) return (ia === -1 ? 1e9 : ia) - (ib === -1 ? 1e9 : ib);
-    return byText(a, b);
+    return compareStrings(a, b);
   });
   let other = 0;
   return kinds.map((kind) => ({
@@ -358,7 +358,7 @@ export function svg(graph: DiagramGraph, options: SvgOptions = {}): string {
       label: { x: right + 24, y: top - 22 - (EDGE_SIZE + 6), width: lw, height: EDGE_SIZE + 6 },
     });
   }
-  drawn.sort((a, b) => byText(a.edge.key, b.edge.key));
+  drawn.sort((a, b) => compareStrings(a.edge.key, b.edge.key));
 
   // The canvas: everything dagre placed, plus the margin.
   let minX = Infinity;

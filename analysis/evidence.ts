@@ -1,9 +1,10 @@
 /**
- * What analyzers emit: one observed fact at one place in the source (DESIGN.md section 7).
+ * What analyzers emit: one observed fact at one place in the source.
  * Analyzers are pure functions over the audit's files; the reconcile stage turns their evidence
  * into entities and relationships with canonical keys.
  */
 import crypto from 'node:crypto';
+import { compareStrings } from './shared/text';
 
 export type SourceType = 'code' | 'cloud' | 'cicd';
 
@@ -62,6 +63,16 @@ export function entityKey(kind: string, name: string): string {
   return `${kind}:${normalizeName(name)}`;
 }
 
+/** The kind of a canonical key: `service` of `service:cart`. */
+export function keyKind(key: string): string {
+  return key.slice(0, key.indexOf(':'));
+}
+
+/** The name of a canonical key: `cart` of `service:cart`. */
+export function keyName(key: string): string {
+  return key.slice(key.indexOf(':') + 1);
+}
+
 /** SHA-256 of lines start..end (1-based, inclusive) of `text`. */
 export function linesSha256(text: string, start: number, end: number): string {
   const lines = text.split('\n').slice(start - 1, end);
@@ -85,25 +96,21 @@ export function cite(
   };
 }
 
-function cmpText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** The order analyzers emit evidence in: by citation, then kind, subject, object and content. */
 export function compareEvidence(a: Evidence, b: Evidence): number {
   return (
-    cmpText(a.location.path, b.location.path) ||
+    compareStrings(a.location.path, b.location.path) ||
     a.location.start_line - b.location.start_line ||
     a.location.end_line - b.location.end_line ||
-    cmpText(a.evidence_kind, b.evidence_kind) ||
-    cmpText(a.subject_key, b.subject_key) ||
-    cmpText(a.object_key ?? '', b.object_key ?? '') ||
-    cmpText(a.summary, b.summary) ||
-    cmpText(JSON.stringify(a.attributes), JSON.stringify(b.attributes))
+    compareStrings(a.evidence_kind, b.evidence_kind) ||
+    compareStrings(a.subject_key, b.subject_key) ||
+    compareStrings(a.object_key ?? '', b.object_key ?? '') ||
+    compareStrings(a.summary, b.summary) ||
+    compareStrings(JSON.stringify(a.attributes), JSON.stringify(b.attributes))
   );
 }
 
 /** The order analyzers report coverage gaps in. */
 export function compareGaps(a: AnalyzerGap, b: AnalyzerGap): number {
-  return cmpText(a.path, b.path) || cmpText(a.reason, b.reason) || cmpText(a.message, b.message);
+  return compareStrings(a.path, b.path) || compareStrings(a.reason, b.reason) || compareStrings(a.message, b.message);
 }

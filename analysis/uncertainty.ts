@@ -1,8 +1,7 @@
 /**
- * Uncertainty case candidates from one architecture snapshot (DESIGN.md section 5): what the
- * audit could not settle. Pure and deterministic; the store decides whether a candidate opens a
- * new case or updates the one with the same identity. The rules (documented in
- * docs/decisions.md):
+ * Uncertainty case candidates from one architecture snapshot: what the audit could not settle.
+ * Pure and deterministic; the store decides whether a candidate opens a new case or updates the
+ * one with the same identity. The rules (documented in docs/decisions.md):
  *
  * - `conflicting_evidence` (scope `attribute`, field = the attribute): each ConflictingClaim of an
  *   entity or relationship; one alternative per claimed value. Blocking when the field decides
@@ -16,6 +15,7 @@
  */
 import crypto from 'node:crypto';
 import { confidence, type StoredEvidence } from './reconcile';
+import { uniqueSorted } from './shared/text';
 
 export const LOW_CONFIDENCE = 0.5;
 /** Contradicted fields that block a decision: they change what actually runs. */
@@ -49,7 +49,7 @@ export interface SnapshotItem {
   contradictions: Array<{ field: string; claims: Claim[] }>;
 }
 
-/** One value a source claims for a contested field (DESIGN.md section 5). */
+/** One value a source claims for a contested field. */
 export interface ClaimAlternative {
   value: unknown;
   confidence: string;
@@ -71,8 +71,6 @@ export interface CaseCandidate {
   fingerprint: string;
 }
 
-const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
-
 export function uncertaintyCandidates(input: {
   entities: SnapshotItem[];
   relationships: SnapshotItem[];
@@ -89,12 +87,12 @@ export function uncertaintyCandidates(input: {
       .createHash('sha256')
       .update(
         JSON.stringify([
-          sorted(cited(ids).map((e) => `${where(e)}@${e.content_sha256}`)),
+          uniqueSorted(cited(ids).map((e) => `${where(e)}@${e.content_sha256}`)),
           extra ?? null,
         ]),
       )
       .digest('hex');
-  const paths = (ids: string[]) => sorted(cited(ids).map((e) => e.location?.path ?? e.provider));
+  const paths = (ids: string[]) => uniqueSorted(cited(ids).map((e) => e.location?.path ?? e.provider));
   const out: CaseCandidate[] = [];
   const items = [
     ...input.entities.map((x) => ({ x, scope: 'entity' as const })),
@@ -109,14 +107,14 @@ export function uncertaintyCandidates(input: {
           value: claim.value,
           confidence: ev.length ? confidence(ev as unknown as StoredEvidence[], 0) : '0.05',
           evidence_ids: [...claim.evidence_ids].sort(),
-          sources: sorted(ev.map((e) => e.source_type)),
+          sources: uniqueSorted(ev.map((e) => e.source_type)),
         };
       });
-      const ids = sorted(c.claims.flatMap((claim) => claim.evidence_ids));
+      const ids = uniqueSorted(c.claims.flatMap((claim) => claim.evidence_ids));
       const said = c.claims
         .map(
           (claim) =>
-            `${JSON.stringify(claim.value)} (${sorted(cited(claim.evidence_ids).map(where)).join(', ')})`,
+            `${JSON.stringify(claim.value)} (${uniqueSorted(cited(claim.evidence_ids).map(where)).join(', ')})`,
         )
         .join(' vs ');
       out.push({
@@ -139,8 +137,8 @@ export function uncertaintyCandidates(input: {
 
   for (const { x, scope } of items) {
     if (Number(x.confidence) >= LOW_CONFIDENCE) continue;
-    const ids = sorted(x.evidence_ids);
-    const kinds = sorted(cited(ids).map((e) => e.evidence_kind));
+    const ids = uniqueSorted(x.evidence_ids);
+    const kinds = uniqueSorted(cited(ids).map((e) => e.evidence_kind));
     out.push({
       reason: 'low_confidence',
       scope,
@@ -163,13 +161,13 @@ export function uncertaintyCandidates(input: {
     ]);
     const ev = cited(e.evidence_ids);
     if (ev.some((r) => names.has(r.subject_key))) continue;
-    const ids = sorted(ev.map((r) => r.id));
+    const ids = uniqueSorted(ev.map((r) => r.id));
     out.push({
       reason: 'unresolved_reference',
       scope: 'entity',
       subject_key: e.canonical_key,
       field: null,
-      detail: `${e.canonical_key} is referenced (${sorted(ev.map(where)).join(', ')}) but no file declares it.`,
+      detail: `${e.canonical_key} is referenced (${uniqueSorted(ev.map(where)).join(', ')}) but no file declares it.`,
       blocking: false,
       source_keys: paths(ids),
       evidence_ids: ids,

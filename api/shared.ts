@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { recordWrite } from '../db/activity';
 import type { PageRequest } from '../db/paginate';
 import { decodeCursor } from '../domain/pagination';
+import type { Logger } from '../platform/logger';
 import { problems } from './errors';
 import type { Principal } from './registry/operation';
 import type { PageQuery } from './schema-kit';
@@ -48,4 +49,33 @@ export async function recordPrincipalWrite(
     resourceId: what.resourceId,
     details: what.details ?? {},
   });
+}
+
+/**
+ * The one rule for a resource a workflow owns (audit, schedule, decision): its rows are
+ * committed first, then its workflow is started, so the workflow's first activity always finds
+ * them. When the start fails, `ifStartFails` settles the committed rows (marks them failed, puts
+ * them in error, or discards them), and the client gets 503 with `unavailable` as the detail and
+ * the resource's id as `<resource>_id`.
+ */
+export async function commitThenStart<Row extends { id: string }>(
+  log: Logger,
+  resource: 'audit' | 'schedule' | 'decision',
+  steps: {
+    commit: () => Promise<Row>;
+    start: (row: Row) => Promise<unknown>;
+    ifStartFails: (row: Row) => Promise<unknown>;
+    unavailable: string;
+  },
+): Promise<Row> {
+  const row = await steps.commit();
+  try {
+    await steps.start(row);
+  } catch (err) {
+    await steps.ifStartFails(row);
+    const id = { [`${resource}_id`]: row.id };
+    log.error({ err, ...id }, `could not start the ${resource} workflow`);
+    throw problems.unavailable(steps.unavailable, id);
+  }
+  return row;
 }

@@ -23,8 +23,13 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DecisionActivities, TransitionRequest } from '../activities/decisions';
-import { checkMove, TERMINAL, type DecisionStatus } from '../domain/decisions/rules';
+import type { DecisionActivities } from '../activities/decisions';
+import {
+  checkMove,
+  TERMINAL,
+  type DecisionStatus,
+  type TransitionRequest,
+} from '../domain/decisions/rules';
 
 export interface DecisionWorkflowInput {
   decisionId: string;

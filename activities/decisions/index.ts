@@ -8,7 +8,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
 import { recordWrite } from '../../db/activity';
-import { snapshotOfAudit, type SnapshotRow } from '../../db/architecture';
+import {
+  latestSnapshotCompletedSince,
+  snapshotOfAudit,
+  type SnapshotRow,
+} from '../../db/architecture';
 import {
   getDecisionById,
   implementedDecisionWorkflows,
@@ -16,6 +20,7 @@ import {
   insertTransition,
   policyOf,
   updateDecision,
+  votersOfRound,
   type DecisionRow,
 } from '../../db/decisions';
 import {
@@ -24,31 +29,12 @@ import {
   verify,
   type DecisionStatus,
   type MoveRefusal,
+  type TransitionRequest,
 } from '../../domain/decisions/rules';
 
 export interface DecisionActivityDeps {
   db: Knex;
   log: Logger;
-}
-
-/** Who asks for a move, as the API authenticated them. */
-export interface DecisionActor {
-  id: string;
-  login: string;
-  /** The member's role in the workspace. */
-  role: string;
-  scopes: string[];
-  tokenId: string | null;
-  requestId: string | null;
-}
-
-export interface TransitionRequest {
-  to: DecisionStatus;
-  rationale: string;
-  selectedOptionId: string | null;
-  /** From If-Match; null when the client sent none. */
-  expectedVersion: number | null;
-  actor: DecisionActor;
 }
 
 export interface TransitionOutcome {
@@ -81,12 +67,8 @@ export function refusal(r: MoveRefusal | { code: 'version_mismatch'; current: nu
 export const APPROVE_SCOPE = 'decisions:approve';
 export const WRITE_SCOPE = 'decisions:write';
 
-async function votesOf(db: Knex, decision: DecisionRow): Promise<string[]> {
-  const rows = await db('decision_approvals')
-    .where({ decision_id: decision.id, review_round: decision.review_round })
-    .select('actor_id');
-  return rows.map((r: { actor_id: string }) => r.actor_id);
-}
+const votesOf = (db: Knex, decision: DecisionRow): Promise<string[]> =>
+  votersOfRound(db, decision.id, decision.review_round);
 
 /** The newest snapshot of the decision's repository whose audit completed after implementation. */
 async function snapshotAfterImplementation(
@@ -94,20 +76,12 @@ async function snapshotAfterImplementation(
   decision: DecisionRow,
 ): Promise<SnapshotRow | undefined> {
   if (!decision.repository_id || !decision.implemented_at) return undefined;
-  return db('architecture_snapshots as s')
-    .join('audits as a', 'a.id', 's.audit_id')
-    .select('s.*')
-    .where({
-      's.workspace_id': decision.workspace_id,
-      's.repository_id': decision.repository_id,
-      'a.status': 'completed',
-    })
-    .where('a.completed_at', '>=', decision.implemented_at)
-    .orderBy([
-      { column: 'a.completed_at', order: 'desc' },
-      { column: 's.id', order: 'desc' },
-    ])
-    .first() as Promise<SnapshotRow | undefined>;
+  return latestSnapshotCompletedSince(
+    db,
+    decision.workspace_id,
+    decision.repository_id,
+    decision.implemented_at,
+  );
 }
 
 export function createDecisionActivities(deps: DecisionActivityDeps) {
@@ -201,15 +175,7 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
           details.quorum = policy.quorum;
           if (req.to === 'approved') {
             const approvers = new Set(
-              (
-                await trx('decision_approvals')
-                  .where({
-                    decision_id: decision.id,
-                    review_round: decision.review_round,
-                    outcome: 'approved',
-                  })
-                  .select('actor_id')
-              ).map((r: { actor_id: string }) => r.actor_id),
+              await votersOfRound(trx, decision.id, decision.review_round, 'approved'),
             );
             details.approvals = approvers.size;
             if (approvers.size < policy.quorum) {
@@ -304,16 +270,13 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
       const decision = await getDecisionById(db, decisionId);
       if (decision.status !== 'in_review' || decision.review_round !== reviewRound) return false;
       const policy = await policyOf(db, decision.workspace_id);
-      const approvals = await db('decision_approvals')
-        .where({ decision_id: decisionId, review_round: reviewRound, outcome: 'approved' })
-        .count<{ count: string }>('* as count')
-        .first();
+      const approvers = await votersOfRound(db, decisionId, reviewRound, 'approved');
       const waited = decision.review_started_at
         ? Math.round((Date.now() - decision.review_started_at.getTime()) / 1000)
         : null;
       await system(decision, 'decision.review_reminder', {
         waited_seconds: waited,
-        approvals: Number(approvals?.count ?? 0),
+        approvals: approvers.length,
         quorum: policy.quorum,
         reminder_interval_seconds: policy.reminder_interval_seconds,
       });

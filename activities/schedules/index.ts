@@ -5,9 +5,10 @@
  */
 import type { Knex } from 'knex';
 import { recordWrite } from '../../db/activity';
-import { createAuditRecord } from '../../db/audits';
+import { createAuditRecord, failQueuedAudit } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import {
+  advanceDispatchCursor,
   findScheduleRun,
   insertScheduleRun,
   ruleOf,
@@ -15,6 +16,7 @@ import {
   updateSchedule,
   type ScheduleRow,
 } from '../../db/schedules';
+import { memberById } from '../../db/workspaces';
 import { auditWorkflowId } from '../../domain/contract/workflows';
 import { localDate, nextOccurrences, occurrencesBetween } from '../../domain/schedules/rules';
 import type { AuditStart } from '../../domain/workflow-starts';
@@ -63,8 +65,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
   const graceMs = config.scheduleMissedGraceSeconds * 1000;
 
   async function ownerLogin(trx: Knex, row: ScheduleRow): Promise<string | null> {
-    const member = await trx('members').where({ id: row.owner_id }).first('login');
-    return (member as { login?: string } | undefined)?.login ?? null;
+    return (await memberById(trx, row.owner_id))?.login ?? null;
   }
 
   async function failDispatch(
@@ -237,11 +238,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
 
     /** An audit whose workflow could not be started ends failed (as createAudit does). */
     async failUnstartedAudit(auditId: string): Promise<void> {
-      await db('audits').where({ id: auditId, status: 'queued' }).update({
-        status: 'failed',
-        error_code: 'workflow_start_failed',
-        completed_at: new Date(),
-      });
+      await failQueuedAudit(db, auditId);
     },
 
     /** Records a dispatch that failed in a way the activity itself could not record. */
@@ -263,12 +260,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
       caughtUp: boolean,
     ): Promise<void> {
       await db.transaction(async (trx) => {
-        const moved = await trx('audit_schedules')
-          .where({ id: scheduleId })
-          .andWhere('dispatch_cursor_at', '<', new Date(cursorTo))
-          .update({ dispatch_cursor_at: new Date(cursorTo) })
-          .returning(['workspace_id', 'missed_run_policy']);
-        const row = moved[0] as { workspace_id: string; missed_run_policy: string } | undefined;
+        const row = await advanceDispatchCursor(trx, scheduleId, new Date(cursorTo));
         if (!row || missed === 0) return;
         await recordWrite(trx, {
           workspaceId: row.workspace_id,

@@ -5,20 +5,9 @@
  */
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import {
-  Sink,
-  emitEnvironmentDeploy,
-  emitOp,
-  imageAttributes,
-  imageKey,
-  isLiteralValue,
-  isSecretName,
-  parseImageRef,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-} from './common';
+import { Sink, emitEnvironmentDeploy, emitOp, pathKey, readEnv, scriptOps, type JobRef, pipelineName } from './common';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { isLiteralValue, isSecretName } from '../shared/secrets';
 import { taskOps } from './azure-tasks';
 import {
   asMap,
@@ -29,12 +18,12 @@ import {
   get,
   getString,
   nodeLines,
-  parseYaml,
+  parseYamlMapping,
   scalarString,
   stringList,
   toJs,
   type YamlFile,
-} from './yaml-nodes';
+} from '../shared/yaml';
 
 const PROVIDER = 'azure-pipelines';
 const SCRIPT_KEYS = ['script', 'bash', 'pwsh', 'powershell'];
@@ -42,11 +31,9 @@ const STRATEGY_HOOKS = ['preDeploy', 'deploy', 'routeTraffic', 'postRouteTraffic
 
 /** `azure-pipelines.yml` → `root`; `ci/azure-pipelines-deploy.yml` → `ci-deploy`. */
 export function azurePipelineName(path: string): string {
-  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  const base = (parts.pop() ?? '')
-    .replace(/\.ya?ml$/i, '')
-    .replace(/[.-]?azure-pipelines?[.-]?/i, '');
-  return pathKey('x', [...parts, base].filter(Boolean).join('-')).slice(2) || 'root';
+  return pipelineName(path, (f) =>
+    f.replace(/\.ya?ml$/i, '').replace(/[.-]?azure-pipelines?[.-]?/i, ''),
+  );
 }
 
 interface Ctx {
@@ -61,7 +48,7 @@ interface Ctx {
 /** Analyzes one Azure Pipelines file. */
 export function analyzeAzurePipeline(file: SourceFile): AnalyzerOutput {
   const sink = new Sink(file, PROVIDER);
-  const parsed = parseYaml(file);
+  const parsed = parseYamlMapping(file);
   if (!parsed.ok) {
     sink.gaps.push(parsed.gap);
     return sink.output();

@@ -3,7 +3,7 @@
  */
 import type { Node, YAMLMap } from 'yaml';
 import { substitute, type Op } from './shell';
-import { entries, scalarString, type YamlFile } from './yaml-nodes';
+import { entries, scalarString, type YamlFile } from '../shared/yaml';
 
 type TaskOp = Omit<Op, 'line' | 'line_count'>;
 

@@ -3,8 +3,8 @@
  * parameters.
  */
 import type { YAMLMap } from 'yaml';
-import type { Op } from './shell';
-import { getString, type YamlFile } from './yaml-nodes';
+import { substitute, type Op } from './shell';
+import { getString, type YamlFile } from '../shared/yaml';
 
 type OrbOp = Omit<Op, 'line' | 'line_count'>;
 
@@ -17,9 +17,7 @@ export function orbOps(
 ): OrbOp[] {
   const p = (k: string): string | undefined => {
     const v = getString(y, params, k) ?? getString(y, params, k.replace(/-/g, '_'));
-    return v === undefined
-      ? undefined
-      : v.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (m, n: string) => vars[n] ?? m);
+    return v === undefined ? undefined : substitute(v, vars);
   };
   const [alias = '', command = ''] = used.split('/');
   const cmd = command.replace(/_/g, '-');

@@ -5,17 +5,8 @@
  */
 import type { Node, YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import {
-  Sink,
-  emitOp,
-  imageAttributes,
-  imageKey,
-  parseImageRef,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-} from './common';
+import { Sink, emitOp, pathKey, readEnv, scriptOps, type JobRef, pipelineName } from './common';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { orbOps } from './circleci-orbs';
 import {
   asMap,
@@ -26,14 +17,15 @@ import {
   get,
   getString,
   nodeLines,
-  parseYaml,
+  parseYamlMapping,
   scalarString,
   stringList,
   toJs,
   type Entry,
-  type Lines,
   type YamlFile,
-} from './yaml-nodes';
+} from '../shared/yaml';
+import type { Span } from '../shared/evidence';
+import { dirname } from '../shared/paths';
 
 const PROVIDER = 'circleci';
 
@@ -85,14 +77,14 @@ interface Ctx {
 /** Analyzes one CircleCI config. */
 export function analyzeCircleci(file: SourceFile): AnalyzerOutput {
   const sink = new Sink(file, PROVIDER);
-  const parsed = parseYaml(file);
+  const parsed = parseYamlMapping(file);
   if (!parsed.ok) {
     sink.gaps.push(parsed.gap);
     return sink.output();
   }
   const { y, root } = parsed;
-  const dir = file.path.split('/').slice(0, -2).filter(Boolean);
-  const name = dir.length ? pathKey('x', dir.join('-')).slice(2) : 'root';
+  // `.circleci/config.yml`: the directory holding `.circleci` names the pipeline.
+  const name = pipelineName(dirname(file.path), () => '');
   const pipelineKey = pathKey('pipeline', PROVIDER, name);
   const orbEntries = entries(y, asMap(y, get(y, root, 'orbs')));
   const orbs = new Map(orbEntries.map((e) => [e.key, parseOrb(e.key, scalarString(y, e.value))]));
@@ -272,7 +264,7 @@ function orbUse(
   ctx: Ctx,
   ref: JobRef,
   used: string,
-  lines: Lines,
+  lines: Span,
   what: 'command' | 'job' | 'executor',
 ): void {
   const alias = used.slice(0, used.indexOf('/'));

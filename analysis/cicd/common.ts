@@ -1,10 +1,9 @@
 /**
- * What every CI reader shares: key building, image references, secret detection, the evidence
- * sink, and turning recognised script operations into build/push/deploy/publish evidence.
+ * What every CI reader shares: key building, the evidence sink, literal secrets in variable
+ * maps, and turning recognised script operations into build/push/deploy/publish evidence.
  */
 import { isScalar, type Scalar } from 'yaml';
 import {
-  cite,
   entityKey,
   normalizeName,
   type AnalyzerGap,
@@ -12,6 +11,10 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
+import { evidence, type Span } from '../shared/evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { isLiteralValue, isSecretName } from '../shared/secrets';
+import { isDynamic } from '../shared/variables';
 import { scanScript } from './commands';
 import type { Op } from './shell';
 import {
@@ -23,9 +26,8 @@ import {
   locateScriptLine,
   nodeLines,
   scalarString,
-  type Lines,
   type YamlFile,
-} from './yaml-nodes';
+} from '../shared/yaml';
 
 /** `<kind>:<a>/<b>/...` with every `/`-separated segment normalized; slashes are kept. */
 export function pathKey(kind: string, ...parts: string[]): string {
@@ -36,73 +38,14 @@ export function pathKey(kind: string, ...parts: string[]): string {
   return `${kind}:${segments.join('/')}`;
 }
 
-/** Last path segment without its extension (`.github/workflows/ci.yml` → `ci`). */
-export function baseName(path: string): string {
-  const last = path.split('/').pop() ?? path;
-  const dot = last.lastIndexOf('.');
-  return dot > 0 ? last.slice(0, dot) : last;
-}
-
-/** A name for a CI file from its directory: `root` at the repository root, `services-api` below. */
-export function dirName(path: string): string {
-  const dir = path
-    .split('/')
-    .slice(0, -1)
-    .filter((s) => s !== '' && s !== '.');
-  return dir.length === 0 ? 'root' : normalizeName(dir.join('-'));
-}
-
-export interface ImageRef {
-  raw: string;
-  /** Repository without tag or digest; Docker Hub's `docker.io/` and `library/` dropped. */
-  repo: string;
-  tag: string | null;
-  digest: string | null;
-  /** False when the repository still holds an unexpanded `$VAR` or `${{ }}` expression. */
-  resolved: boolean;
-}
-
-/** Same reading as the cloud analyzers' image parser, so image keys line up across sources. */
-export function parseImageRef(raw: string): ImageRef | null {
-  let rest = raw.trim().replace(/^docker:\/\//, '');
-  if (!rest) return null;
-  let digest: string | null = null;
-  const at = rest.indexOf('@');
-  if (at > 0) {
-    digest = rest.slice(at + 1);
-    rest = rest.slice(0, at);
-  }
-  let tag: string | null = null;
-  const colon = rest.lastIndexOf(':');
-  if (colon > rest.lastIndexOf('/') && colon > 0) {
-    tag = rest.slice(colon + 1);
-    rest = rest.slice(0, colon);
-  }
-  const repo = rest
-    .replace(/^(?:(?:index\.)?docker\.io\/)?library\//, '')
-    .replace(/^docker\.io\//, '');
-  return { raw: raw.trim(), repo, tag, digest, resolved: !isDynamic(repo) && repo.length > 0 };
-}
-
-/** Holds a variable or template expression (`$X`, `${{ }}`, CircleCI `<< >>`, Jinja-ish `{{ }}`). */
-export function isDynamic(value: string): boolean {
-  return /\$|<<|\{\{/.test(value);
-}
-
-/** `image:<repo>` through `entityKey`, as the cloud analyzers key images. */
-export function imageKey(ref: ImageRef): string | null {
-  return ref.resolved ? entityKey('image', ref.repo) : null;
-}
-
-export function imageAttributes(ref: ImageRef): Record<string, unknown> {
-  return {
-    image: ref.raw,
-    repo: ref.repo,
-    tag: ref.tag,
-    digest: ref.digest,
-    pinned: ref.digest !== null && /^sha256:[0-9a-f]{64}$/i.test(ref.digest),
-    ...(ref.resolved ? {} : { unresolved: true }),
-  };
+/**
+ * A pipeline's name from where its file is: the directories, then what `fileName` keeps of the
+ * file's name, joined with `-`; `root` when nothing is left.
+ */
+export function pipelineName(path: string, fileName: (name: string) => string): string {
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  const base = fileName(parts.pop() ?? '');
+  return pathKey('x', [...parts, base].filter(Boolean).join('-')).slice(2) || 'root';
 }
 
 /** Names of secrets referenced as `${{ secrets.X }}` (or `secrets['X']`) in GitHub expressions. */
@@ -117,22 +60,6 @@ export function githubSecretRefs(text: string): string[] {
   return [...names].sort();
 }
 
-const SECRET_NAME = /(TOKEN|PASSWORD|PASSWD|SECRET|KEY|CREDENTIALS?)$/i;
-const NOT_SECRET_NAME =
-  /(^KEY$|PUBLIC_?KEY|CACHE_?KEY|SORT_?KEY|PARTITION_?KEY|PRIMARY_?KEY|KEY_?ID)$/i;
-
-export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name) && !NOT_SECRET_NAME.test(name);
-}
-
-/** A literal value: not empty, not a boolean, not a `${{ }}`, `$VAR` or `$(var)` reference. */
-export function isLiteralValue(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  const v = value.trim();
-  if (!v || /^(true|false|yes|no|null|~)$/i.test(v)) return false;
-  return !v.includes('${{') && !v.startsWith('$') && !v.startsWith('%');
-}
-
 /** Collects evidence and gaps for one file and one provider. */
 export class Sink {
   readonly evidence: Evidence[] = [];
@@ -144,7 +71,7 @@ export class Sink {
   ) {}
 
   add(
-    lines: Lines,
+    lines: Span,
     kind: string,
     subject: string,
     relationship: string | null,
@@ -154,13 +81,13 @@ export class Sink {
   ): void {
     const attrs = Object.fromEntries(Object.entries(attributes).filter(([, v]) => v !== undefined));
     this.evidence.push(
-      cite(this.file, lines.start, lines.end, {
-        source_type: 'cicd',
+      evidence(this.file, lines, {
+        source: 'cicd',
         provider: this.provider,
-        evidence_kind: kind,
-        subject_key: subject,
-        relationship_kind: object === null ? null : relationship,
-        object_key: object,
+        kind,
+        subject,
+        relationship,
+        object,
         summary,
         attributes: attrs,
       }),
@@ -185,7 +112,7 @@ export interface JobRef {
 }
 
 export interface LocatedOp extends Op {
-  lines: Lines;
+  lines: Span;
 }
 
 function describe(op: Op): string {
@@ -253,7 +180,7 @@ export function emitOp(
 export function emitEnvironmentDeploy(
   sink: Sink,
   job: JobRef,
-  lines: Lines,
+  lines: Span,
   extra: Record<string, unknown> = {},
 ): void {
   const env = job.environment;
@@ -326,25 +253,4 @@ export function readEnv(
     } else if (value !== undefined) vars[e.key] = value;
   }
   return vars;
-}
-
-export function sortOutput(out: AnalyzerOutput): AnalyzerOutput {
-  const evidence = [...out.evidence].sort(
-    (a, b) =>
-      cmp(a.location.path, b.location.path) ||
-      a.location.start_line - b.location.start_line ||
-      a.location.end_line - b.location.end_line ||
-      cmp(a.evidence_kind, b.evidence_kind) ||
-      cmp(a.subject_key, b.subject_key) ||
-      cmp(a.object_key ?? '', b.object_key ?? '') ||
-      cmp(a.summary, b.summary),
-  );
-  const gaps = [...out.gaps].sort(
-    (a, b) => cmp(a.path, b.path) || cmp(a.reason, b.reason) || cmp(a.message, b.message),
-  );
-  return { evidence, gaps };
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

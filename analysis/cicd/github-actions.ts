@@ -5,21 +5,9 @@
  */
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import {
-  Sink,
-  baseName,
-  emitEnvironmentDeploy,
-  emitOp,
-  githubSecretRefs,
-  imageAttributes,
-  imageKey,
-  parseImageRef,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-  type LocatedOp,
-} from './common';
+import { Sink, emitEnvironmentDeploy, emitOp, githubSecretRefs, pathKey, readEnv, scriptOps, type JobRef, type LocatedOp } from './common';
+import { stem } from '../shared/paths';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { actionOps, parseUses, pinPhrase } from './github-steps';
 import {
   asMap,
@@ -31,14 +19,14 @@ import {
   getString,
   nodeLines,
   pairSource,
-  parseYaml,
+  parseYamlMapping,
   scalarString,
   stringList,
   toJs,
   type Entry,
-  type Lines,
   type YamlFile,
-} from './yaml-nodes';
+} from '../shared/yaml';
+import type { Span } from '../shared/evidence';
 
 const PROVIDER = 'github-actions';
 /** Triggers that run with write tokens and secrets on code or data an outsider controls. */
@@ -108,13 +96,13 @@ function describePermissions(p: unknown): string {
 /** Analyzes one GitHub Actions workflow file. */
 export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
   const sink = new Sink(file, PROVIDER);
-  const parsed = parseYaml(file);
+  const parsed = parseYamlMapping(file);
   if (!parsed.ok) {
     sink.gaps.push(parsed.gap);
     return sink.output();
   }
   const { y, root } = parsed;
-  const wf = baseName(file.path);
+  const wf = stem(file.path);
   const pipeline = { key: pathKey('pipeline', PROVIDER, wf), label: `workflow ${wf}` };
   const on = entry(y, root, 'on') ?? entry(y, root, 'true');
   const triggers = readTriggers(y, on?.value ?? null);
@@ -297,7 +285,7 @@ function containerImage(
 function useEvidence(
   w: WorkflowContext,
   ref: JobRef,
-  use: { uses: string; lines: Lines; step: string | null },
+  use: { uses: string; lines: Span; step: string | null },
 ): ReturnType<typeof parseUses> {
   const u = parseUses(use.uses);
   const who = use.step ? `step ${use.step} of ${ref.label}` : ref.label;

@@ -3,10 +3,11 @@
  * and deploy actions do with their inputs.
  */
 import type { YAMLMap } from 'yaml';
-import { imageKey, parseImageRef, pathKey } from './common';
+import { pathKey } from './common';
+import { imageKey, parseImageRef } from '../shared/images';
 import type { Op } from './shell';
 import { substitute } from './shell';
-import { entries, scalarString, stringList, type YamlFile } from './yaml-nodes';
+import { entries, scalarString, stringList, type YamlFile } from '../shared/yaml';
 
 export type Pin = 'sha' | 'tag' | 'branch' | 'local' | 'docker';
 
@@ -51,14 +52,13 @@ export function parseUses(raw: string): UsesRef {
   }
   if (value.startsWith('docker://')) {
     const img = parseImageRef(value);
-    const digest = img?.digest ?? null;
     return {
       raw: value,
       object: img ? imageKey(img) : null,
       name: img?.repo ?? value,
-      ref: digest ?? img?.tag ?? null,
+      ref: img?.digest ?? img?.tag ?? null,
       pin: 'docker',
-      pinned: digest !== null && /^sha256:[0-9a-f]{64}$/i.test(digest),
+      pinned: img?.pinned ?? false,
       first_party: false,
       reusable_workflow: false,
     };

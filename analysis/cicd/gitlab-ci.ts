@@ -6,18 +6,8 @@
 import picomatch from 'picomatch';
 import { isSeq, type Node, type YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import {
-  Sink,
-  emitEnvironmentDeploy,
-  emitOp,
-  imageAttributes,
-  imageKey,
-  parseImageRef,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-} from './common';
+import { Sink, emitEnvironmentDeploy, emitOp, pathKey, readEnv, scriptOps, type JobRef, pipelineName } from './common';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import {
   asMap,
   asSeq,
@@ -27,13 +17,13 @@ import {
   get,
   getString,
   nodeLines,
-  parseYaml,
+  parseYamlMapping,
   scalarString,
   stringList,
   toJs,
   type Entry,
   type YamlFile,
-} from './yaml-nodes';
+} from '../shared/yaml';
 
 const PROVIDER = 'gitlab-ci';
 const GLOBAL_KEYS = new Set([
@@ -45,10 +35,7 @@ const NOT_DEPLOYING = new Set(['stop', 'prepare', 'access', 'verify']);
 
 /** `.gitlab-ci.yml` → `root`; `services/api/.gitlab-ci.yml` → `services-api`; `ci/deploy.gitlab-ci.yml` → `ci-deploy`. */
 export function gitlabPipelineName(path: string): string {
-  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  const last = (parts.pop() ?? '').replace(/\.?gitlab-ci\.ya?ml$/, '');
-  const name = [...parts, last].filter(Boolean).join('-');
-  return pathKey('x', name).slice(2) || 'root';
+  return pipelineName(path, (f) => f.replace(/\.?gitlab-ci\.ya?ml$/, ''));
 }
 
 /** One parsed file of the pipeline (the root or a local include) and its evidence. */
@@ -83,7 +70,7 @@ export function analyzeGitlabCi(
   files: ReadonlyMap<string, SourceFile>,
 ): GitlabResult {
   const rootSink = new Sink(file, PROVIDER);
-  const parsed = parseYaml(file, { allowHeaderDocument: true });
+  const parsed = parseYamlMapping(file, { allowHeaderDocument: true });
   if (!parsed.ok) {
     rootSink.gaps.push(parsed.gap);
     return { output: rootSink.output(), included: [] };
@@ -201,7 +188,7 @@ function readIncludes(
         const f = files.get(path);
         if (!f || seen.has(path)) continue;
         seen.add(path);
-        const parsed = parseYaml(f);
+        const parsed = parseYamlMapping(f);
         if (!parsed.ok) {
           src.sink.gaps.push(parsed.gap);
           continue;

@@ -3,9 +3,11 @@
  * system, and returns their evidence in a deterministic order. Never throws on bad input.
  */
 import type { AnalyzerOutput, SourceFile } from '../evidence';
+import { sortOutput } from '../shared/evidence';
+import { basename, sortByPath } from '../shared/paths';
+import { errorMessage } from '../shared/text';
 import { analyzeAzurePipeline } from './azure-pipelines';
 import { analyzeCircleci } from './circleci';
-import { sortOutput } from './common';
 import { analyzeGithubWorkflow } from './github-actions';
 import { analyzeGitlabCi } from './gitlab-ci';
 import { analyzeJenkinsfile } from './jenkinsfile';
@@ -15,7 +17,7 @@ export type CicdSystem =
 
 /** Which CI system a path belongs to, or null when it is not a CI definition we read. */
 export function cicdSystem(path: string): CicdSystem | null {
-  const base = path.split('/').pop() ?? '';
+  const base = basename(path);
   if (/(^|\/)\.github\/workflows\/[^/]+\.ya?ml$/.test(path)) return 'github-actions';
   if (/(^|\.)gitlab-ci\.ya?ml$/.test(base)) return 'gitlab-ci';
   if (/(^|\/)\.circleci\/config\.ya?ml$/.test(path)) return 'circleci';
@@ -26,7 +28,7 @@ export function cicdSystem(path: string): CicdSystem | null {
 
 /** Evidence from every CI/CD definition among `files`, ordered by path, then line. */
 export async function analyzeCicd(files: SourceFile[]): Promise<AnalyzerOutput> {
-  const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const sorted = sortByPath(files);
   const byPath = new Map(sorted.map((f) => [f.path, f]));
   const merged: AnalyzerOutput = { evidence: [], gaps: [] };
   const run = (file: SourceFile, system: CicdSystem, read: () => AnalyzerOutput): void => {
@@ -35,11 +37,10 @@ export async function analyzeCicd(files: SourceFile[]): Promise<AnalyzerOutput> 
       merged.evidence.push(...out.evidence);
       merged.gaps.push(...out.gaps);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
       merged.gaps.push({
         path: file.path,
         reason: 'analyzer_error',
-        message: `${system} reader failed: ${message}`,
+        message: `${system} reader failed: ${errorMessage(err)}`,
       });
     }
   };

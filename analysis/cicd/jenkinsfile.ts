@@ -5,31 +5,21 @@
  * read. Groovy is a programming language: scripted pipelines are reported as a gap.
  */
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import {
-  Sink,
-  emitOp,
-  imageAttributes,
-  imageKey,
-  isLiteralValue,
-  isSecretName,
-  parseImageRef,
-  pathKey,
-  type JobRef,
-  type LocatedOp,
-} from './common';
+import { Sink, emitOp, pathKey, type JobRef, type LocatedOp, pipelineName } from './common';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { isLiteralValue, isSecretName } from '../shared/secrets';
 import { parseUses, pinPhrase } from './github-steps';
 import { scanScript } from './commands';
-import type { Lines } from './yaml-nodes';
+import type { Span } from '../shared/evidence';
+import { LineIndex, uniqueSorted } from '../shared/text';
 
 const PROVIDER = 'jenkins';
 
 /** `Jenkinsfile` → `root`; `ci/Jenkinsfile.deploy` → `ci-deploy`. */
 export function jenkinsPipelineName(path: string): string {
-  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  const base = (parts.pop() ?? '')
-    .replace(/^Jenkinsfile[.-]?/, '')
-    .replace(/[.-]?jenkinsfile$/i, '');
-  return pathKey('x', [...parts, base].filter(Boolean).join('-')).slice(2) || 'root';
+  return pipelineName(path, (f) =>
+    f.replace(/^Jenkinsfile[.-]?/, '').replace(/[.-]?jenkinsfile$/i, ''),
+  );
 }
 
 /** The text with comments blanked out (newlines kept, so offsets and lines stay true). */
@@ -110,28 +100,13 @@ function findBlocks(
   return out;
 }
 
-/** Offset → 1-based line, by binary search over line starts. */
-function lineIndex(text: string): (offset: number) => number {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
-  return (offset) => {
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((starts[mid] ?? 0) <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo + 1;
-  };
-}
-
 /** Analyzes one Jenkinsfile. */
 export function analyzeJenkinsfile(file: SourceFile): AnalyzerOutput {
   const sink = new Sink(file, PROVIDER);
   const text = stripComments(file.text);
-  const lineOf = lineIndex(file.text);
-  const span = (b: { start: number; end: number }): Lines => ({
+  const index = new LineIndex(file.text);
+  const lineOf = (offset: number): number => index.lineAt(offset);
+  const span = (b: { start: number; end: number }): Span => ({
     start: lineOf(b.start),
     end: lineOf(Math.max(b.start, b.end - 1)),
   });
@@ -278,7 +253,7 @@ function imageEvidence(
   sink: Sink,
   ref: { key: string; label: string },
   raw: string,
-  lines: Lines,
+  lines: Span,
   role: string,
 ): void {
   const img = parseImageRef(raw);
@@ -300,7 +275,7 @@ function credentialIds(body: string): string[] {
       /\bcredentials\(\s*['"]([^'"]+)['"]\s*\)|\bcredentialsId\s*:\s*['"]([^'"]+)['"]/g,
     ),
   ].map((m) => m[1] ?? m[2] ?? '');
-  return [...new Set(ids.filter(Boolean))].sort();
+  return uniqueSorted(ids.filter(Boolean));
 }
 
 interface EnvVar {

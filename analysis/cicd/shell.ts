@@ -3,6 +3,7 @@
  * Quotes, `\` continuations, `${{ }}`, `$( )`, `${ }` and command separators are handled;
  * heredocs, functions and control flow are not.
  */
+import { expandVariables } from '../shared/variables';
 
 export type OpKind = 'image-build' | 'image-push' | 'deploy' | 'publish';
 
@@ -183,16 +184,14 @@ export function flagAll(a: Args, ...names: string[]): string[] {
   return names.flatMap((n) => a.flags.get(n) ?? []);
 }
 
-/** Replaces `$X`, `${X}`, `${{ env.X }}` and Azure `$(X)` with known literal values; the rest stays as written. */
+/**
+ * Replaces `${{ env.X }}`, Azure `$(X)` and shell `$X`, `${X}`, `${X:-default}`... with known
+ * literal values; an unknown variable's default applies, and without one it stays as written.
+ */
 export function substitute(word: string, vars: Readonly<Record<string, string>>): string {
-  return word
-    .replace(/\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (m, n: string) => vars[n] ?? m)
-    .replace(/\$\(([A-Za-z_][A-Za-z0-9_.]*)\)/g, (m, n: string) => vars[n] ?? m)
-    .replace(
-      /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
-      (m, a?: string, b?: string) => {
-        const n = a ?? b ?? '';
-        return vars[n] ?? m;
-      },
-    );
+  const known = (n: string): string | undefined => (Object.hasOwn(vars, n) ? vars[n] : undefined);
+  const ci = word
+    .replace(/\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (m, n: string) => known(n) ?? m)
+    .replace(/\$\(([A-Za-z_][A-Za-z0-9_.]*)\)/g, (m, n: string) => known(n) ?? m);
+  return expandVariables(ci, known);
 }

@@ -2,7 +2,6 @@
  * docker-compose files: services, their images, ports, volumes, dependencies, and the
  * environment values that point at other services or hold literal secrets.
  */
-import { posix } from 'node:path';
 import {
   entityKey,
   type AnalyzerGap,
@@ -10,22 +9,14 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import {
-  asArray,
-  asString,
-  singlePort,
-  classifyImage,
-  dirname,
-  evidence,
-  imageAttributes,
-  imageKey,
-  isRecord,
-  parseImage,
-  type EvidenceFields,
-  type Span,
-} from './common';
+import { singlePort, classifyImage } from './common';
+import { asArray, asString, isRecord } from '../shared/values';
+import { dirname, joinPath } from '../shared/paths';
+import { expandVariables } from '../shared/variables';
+import { evidence, type EvidenceFields, type Span } from '../shared/evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
-import { parseYaml, type PathItem, type YamlDoc } from './yaml';
+import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
 
 const PROVIDER = 'docker-compose';
 
@@ -45,7 +36,7 @@ export function analyzeCompose(files: SourceFile[], envFiles: SourceFile[] = [])
   const gaps: AnalyzerGap[] = [];
   const parsed: ComposeFile[] = [];
   for (const file of files) {
-    const y = parseYaml(file);
+    const y = parseYamlDocuments(file);
     for (const message of y.errors)
       gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
     for (const doc of y.docs) {
@@ -124,7 +115,7 @@ function serviceEvidence(
     kind: string,
     summary: string,
     attributes: Record<string, unknown>,
-    rel: [string, string] | null = null,
+    rel: [string, string | null] | null = null,
   ) =>
     out.push(
       cite(file, at(...path), {
@@ -140,7 +131,7 @@ function serviceEvidence(
   const imageSpec = asString(svc.image);
   // `${VAR}` in the image is interpolated from the project's .env file like Compose does.
   const imageRaw = imageSpec === null ? null : interpolate(imageSpec, project.vars);
-  const image = imageRaw ? parseImage(imageRaw) : null;
+  const image = imageRaw ? parseImageRef(imageRaw) : null;
   const ports = asArray(svc.ports).map(parsePort);
   const deploy = isRecord(svc.deploy) ? svc.deploy : {};
   const limits = resourceLimits(svc, deploy);
@@ -180,7 +171,7 @@ function serviceEvidence(
     // An image this repository builds (a tag of its own) is named by the service when the
     // service is named after a well-known engine (`kafka` built from the project's Dockerfile).
     const cls =
-      classifyImage(image) ?? (svc.build !== undefined ? classifyImage(parseImage(name)) : null);
+      classifyImage(image) ?? (svc.build !== undefined ? classifyImage(parseImageRef(name)) : null);
     emit(
       ['image'],
       'image-reference',
@@ -359,42 +350,21 @@ export function parseDotenv(text: string): Map<string, string> {
  * written as it is, so callers can tell a resolved value from an unknown one.
  */
 export function interpolate(value: string, vars: Map<string, string>): string {
-  return value.replace(
-    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+?])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
-    (whole, braced?: string, op?: string, arg?: string, bare?: string) => {
-      if (whole === '$$') return '$';
-      const name = braced ?? bare ?? '';
-      const v = vars.get(name);
-      const set = v !== undefined;
-      const nonEmpty = set && v !== '';
-      switch (op) {
-        case ':-':
-          return nonEmpty ? v : interpolate(arg ?? '', vars);
-        case '-':
-          return set ? v : interpolate(arg ?? '', vars);
-        case ':+':
-          return nonEmpty ? interpolate(arg ?? '', vars) : '';
-        case '+':
-          return set ? interpolate(arg ?? '', vars) : '';
-        default:
-          return set ? v : whole;
-      }
-    },
-  );
+  return expandVariables(value, (name) => vars.get(name), { dollarEscape: true });
 }
 
-function cite(file: SourceFile, span: Span, f: Omit<EvidenceFields, 'provider'>): Evidence {
-  return evidence(file, span, { provider: PROVIDER, ...f });
+function cite(file: SourceFile, span: Span, f: Omit<EvidenceFields, 'source' | 'provider'>): Evidence {
+  return evidence(file, span, { source: 'cloud', provider: PROVIDER, ...f });
 }
 
 function buildContext(composePath: string, build: unknown): Record<string, unknown> | null {
   const spec = typeof build === 'string' ? { context: build } : isRecord(build) ? build : null;
   if (!spec) return null;
   const context = asString(spec.context) ?? '.';
-  const dir = posix.normalize(posix.join(dirname(composePath) || '.', context));
   return {
     context,
-    context_dir: dir === '.' ? '' : dir.replace(/\/$/, ''),
+    // Null when the context lies outside the repository.
+    context_dir: joinPath(dirname(composePath), context),
     dockerfile: asString(spec.dockerfile),
     target: asString(spec.target),
   };

@@ -3,25 +3,13 @@
  * as, its healthcheck and ADDs of remote URLs.
  */
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
-import {
-  basename,
-  dirname,
-  evidence,
-  imageAttributes,
-  imageKey,
-  parseImage,
-  redact,
-  type Span,
-} from './common';
+import { redact } from './common';
+import { basename, dirname } from '../shared/paths';
+import { evidence, type Span } from '../shared/evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { expandVariables } from '../shared/variables';
 
 const PROVIDER = 'dockerfile';
-
-export function isDockerfile(path: string): boolean {
-  const name = basename(path);
-  // Dockerfile.dockerignore, Dockerfile.md and friends sit beside Dockerfiles but are not ones.
-  if (/\.(dockerignore|md|txt|bak|orig|json|ya?ml|sh)$/i.test(name)) return false;
-  return /^(Dockerfile|Containerfile)([.-][^/]*)?$|\.(dockerfile|Dockerfile)$/.test(name);
-}
 
 interface Instruction {
   cmd: string;
@@ -70,16 +58,6 @@ interface Stage {
   body: Instruction[];
 }
 
-function substitute(s: string, args: Map<string, string>): string {
-  return s.replace(
-    /\$\{([A-Za-z_]\w*)(?::?-([^}]*))?\}|\$([A-Za-z_]\w*)/g,
-    (all, a?: string, def?: string, b?: string) => {
-      const v = args.get(a ?? b ?? '');
-      return v ?? def ?? all;
-    },
-  );
-}
-
 function stages(list: Instruction[]): Stage[] {
   const globalArgs = new Map<string, string>();
   const out: Stage[] = [];
@@ -92,7 +70,7 @@ function stages(list: Instruction[]): Stage[] {
       const asIdx = tokens.findIndex((t) => t.toUpperCase() === 'AS');
       out.push({
         name: asIdx >= 0 ? (tokens[asIdx + 1] ?? null) : null,
-        image: substitute(tokens[0] ?? '', globalArgs),
+        image: expandVariables(tokens[0] ?? '', (n) => globalArgs.get(n)),
         from: ins,
         body: [],
       });
@@ -156,10 +134,11 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
     kind: string,
     summary: string,
     attributes: Record<string, unknown>,
-    rel?: [string, string],
+    rel?: [string, string | null],
   ) =>
     out.push(
       evidence(file, span, {
+        source: 'cloud',
         provider: PROVIDER,
         kind,
         subject,
@@ -172,7 +151,8 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
   const stageNames = new Set(all.map((s) => s.name?.toLowerCase()).filter(Boolean));
   all.forEach((s, i) => {
     if (s.image === 'scratch' || stageNames.has(s.image.toLowerCase())) return;
-    const image = parseImage(s.image);
+    const image = parseImageRef(s.image);
+    if (!image) return;
     const isFinal = i === all.length - 1;
     emit(
       { start: s.from.start, end: s.from.end },

@@ -3,7 +3,7 @@
  * headers (`resource "TYPE" "NAME" {`) and matching braces, skipping strings, interpolations,
  * comments and heredocs.
  */
-import type { Span } from './common';
+import type { Span } from '../shared/evidence';
 
 export interface HclBlock extends Span {
   type: string;

@@ -9,19 +9,12 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import {
-  asArray,
-  asString,
-  basename,
-  classifyImage,
-  dirname,
-  evidence,
-  imageAttributes,
-  imageKey,
-  isRecord,
-  parseImage,
-} from './common';
-import { parseYaml, type PathItem, type YamlDoc } from './yaml';
+import { classifyImage } from './common';
+import { asArray, asString, isRecord } from '../shared/values';
+import { basename, dirname } from '../shared/paths';
+import { evidence } from '../shared/evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
 
 const PROVIDER = 'helm';
 
@@ -69,7 +62,7 @@ export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
   for (const file of files) {
     const role = helmRole(file.path, charts);
     if (role?.role !== 'chart') continue;
-    const y = parseYaml(file);
+    const y = parseYamlDocuments(file);
     for (const message of y.errors)
       gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
     const doc = y.docs[0];
@@ -97,7 +90,7 @@ export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
       const doc = docs.get(file.path);
       if (doc && chart) evidence.push(...chartEvidence(file, doc, chart));
     } else if (chart) {
-      const y = parseYaml(file);
+      const y = parseYamlDocuments(file);
       for (const message of y.errors)
         gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
       for (const doc of y.docs) evidence.push(...valuesEvidence(file, doc, chart));
@@ -122,7 +115,8 @@ function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[]
   );
   const out: Evidence[] = [
     evidence(file, doc.span([]), {
-      provider: PROVIDER,
+      source: 'cloud',
+        provider: PROVIDER,
       kind: 'chart-declared',
       subject,
       summary: `Helm chart ${[chart.name, asString(v.version)].filter(Boolean).join(' ')} is declared`,
@@ -143,6 +137,7 @@ function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[]
     const span = doc.span(['dependencies', i]);
     out.push(
       evidence(file, span, {
+        source: 'cloud',
         provider: PROVIDER,
         kind: 'depends-on',
         subject,
@@ -153,11 +148,12 @@ function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[]
         attributes: { form: 'chart-dependency', ...d },
       }),
     );
-    const cls = classifyImage(parseImage(d.name ?? ''));
+    const cls = classifyImage(parseImageRef(d.name ?? ''));
     if (cls) {
       out.push(
         evidence(file, span, {
-          provider: PROVIDER,
+          source: 'cloud',
+        provider: PROVIDER,
           kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
           subject: entityKey(cls.kind, depName),
           summary: `Helm chart ${chart.name} bundles a ${cls.engine} ${cls.kind} (chart ${d.name ?? depName})`,
@@ -193,7 +189,7 @@ function valuesEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[
       const tag = asString(v.tag) || null;
       const digest = asString(v.digest) || null;
       const raw = `${registry ? `${registry}/` : ''}${repository}${tag ? `:${tag}` : ''}${digest ? `@${digest}` : ''}`;
-      out.push(imageEvidence(file, doc, path, raw, chart, tag === null && digest === null));
+      out.push(...imageEvidence(file, doc, path, raw, chart, tag === null && digest === null));
       return;
     }
     for (const [k, x] of Object.entries(v)) {
@@ -203,7 +199,7 @@ function valuesEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[
         /^[\w.-]+(\/[\w.-]+)*(:[\w.-]+)?(@sha256:[0-9a-f]+)?$/i.test(s) &&
         (s.includes('/') || s.includes(':'))
       ) {
-        out.push(imageEvidence(file, doc, [...path, k], s, chart, false));
+        out.push(...imageEvidence(file, doc, [...path, k], s, chart, false));
       } else walk(x, [...path, k]);
     }
   };
@@ -218,8 +214,9 @@ function imageEvidence(
   raw: string,
   chart: Chart,
   tagFromAppVersion: boolean,
-): Evidence {
-  const image = parseImage(raw);
+): Evidence[] {
+  const image = parseImageRef(raw);
+  if (!image) return [];
   // Values under a dependency's key configure that subchart.
   const top = typeof path[0] === 'string' ? path[0] : null;
   const owner = top && chart.dependencies.includes(top) ? top : chart.name;
@@ -237,7 +234,8 @@ function imageEvidence(
       latest: chart.appVersion === null,
     });
   }
-  return evidence(file, doc.span(path), {
+  const e = evidence(file, doc.span(path), {
+    source: 'cloud',
     provider: PROVIDER,
     kind: 'image-reference',
     subject: entityKey('service', owner),
@@ -246,4 +244,5 @@ function imageEvidence(
     summary: `Helm values of chart ${chart.name} set ${path.join('.')} to image ${raw}${tagFromAppVersion ? ` (tag from appVersion ${chart.appVersion ?? 'unset'})` : ''}`,
     attributes,
   });
+  return [e];
 }

@@ -3,9 +3,11 @@
  * and Dockerfiles. Pure over the files given; never throws for bad input, reporting gaps instead.
  */
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
-import { basename, compareEvidence, compareGaps, errorMessage } from './common';
+import { basename, isDockerfile, sortByPath } from '../shared/paths';
+import { sortOutput } from '../shared/evidence';
+import { errorMessage } from '../shared/text';
 import { analyzeCompose } from './compose';
-import { analyzeDockerfile, isDockerfile } from './dockerfile';
+import { analyzeDockerfile } from './dockerfile';
 import { analyzeHelm, chartDirs, helmRole } from './helm';
 import { analyzeKubernetes } from './kubernetes';
 import { analyzeKustomize, isKustomization } from './kustomize';
@@ -45,7 +47,7 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
 export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput> {
   const charts = chartDirs(files);
   const groups = new Map<CloudFormat, SourceFile[]>();
-  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+  for (const f of sortByPath(files)) {
     const format = cloudFormat(f, charts);
     if (format) groups.set(format, [...(groups.get(format) ?? []), f]);
   }
@@ -81,7 +83,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
   await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
   for (const f of of('dockerfile')) await guard('dockerfile', [f], () => analyzeDockerfile(f));
-  return { evidence: evidence.sort(compareEvidence), gaps: gaps.sort(compareGaps) };
+  return sortOutput({ evidence, gaps });
 }
 
 /** Manifests with Go template syntax outside a chart cannot be read as YAML either. */

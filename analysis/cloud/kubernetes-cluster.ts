@@ -3,9 +3,9 @@
  * Service/ConfigMap lookups that resolve in-cluster DNS names to the workload behind them.
  */
 import { entityKey, type AnalyzerGap, type SourceFile } from '../evidence';
-import { asArray, asString, isRecord } from './common';
+import { asArray, asString, isRecord } from '../shared/values';
 import type { HostResolver, ResolvedHost } from './env';
-import { parseYaml, type PathItem, type YamlDoc } from './yaml';
+import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
 
 export type Obj = Record<string, unknown>;
 
@@ -46,7 +46,7 @@ export function readManifests(files: SourceFile[]): { objects: K8sObject[]; gaps
   const objects: K8sObject[] = [];
   const gaps: AnalyzerGap[] = [];
   for (const file of files) {
-    const y = parseYaml(file);
+    const y = parseYamlDocuments(file);
     for (const message of y.errors)
       gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
     for (const doc of y.docs) {

@@ -4,21 +4,11 @@
  * selects, so `redis-cart.default.svc.cluster.local:6379` becomes `service:redis-cart`.
  */
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
-import {
-  asArray,
-  asString,
-  classifyImage,
-  evidence,
-  imageAttributes,
-  imageKey,
-  isRecord,
-  singlePort,
-  isSecretName,
-  looksLikeSecretValue,
-  parseImage,
-  redact,
-  type EvidenceFields,
-} from './common';
+import { classifyImage, singlePort, redact } from './common';
+import { asArray, asString, isRecord } from '../shared/values';
+import { evidence, type EvidenceFields } from '../shared/evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
 import { envReferences, type HostResolver } from './env';
 import {
   Cluster,
@@ -28,7 +18,7 @@ import {
   type Obj,
   type Workload,
 } from './kubernetes-cluster';
-import type { PathItem } from './yaml';
+import type { PathItem } from '../shared/yaml';
 
 const PROVIDER = 'kubernetes';
 
@@ -48,12 +38,12 @@ export function analyzeKubernetes(files: SourceFile[]): AnalyzerOutput {
   return { evidence, gaps };
 }
 
-function cite(o: K8sObject, path: PathItem[], f: Omit<EvidenceFields, 'provider'>): Evidence {
-  return evidence(o.file, o.doc.span([...o.at, ...path]), { provider: PROVIDER, ...f });
+function cite(o: K8sObject, path: PathItem[], f: Omit<EvidenceFields, 'source' | 'provider'>): Evidence {
+  return evidence(o.file, o.doc.span([...o.at, ...path]), { source: 'cloud', provider: PROVIDER, ...f });
 }
 
 function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {
-  const image = parseImage(asString(c.image) ?? '');
+  const image = parseImageRef(asString(c.image) ?? '');
   const sc = isRecord(c.securityContext) ? c.securityContext : {};
   const resources = isRecord(c.resources) ? c.resources : {};
   const limits = isRecord(resources.limits) ? resources.limits : null;
@@ -61,10 +51,10 @@ function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {
   const runAsUser = sc.runAsUser ?? podSecurity.runAsUser ?? null;
   return {
     name: asString(c.name),
-    image: image.raw,
-    repo: image.repo,
-    tag: image.tag,
-    digest: image.digest,
+    image: image?.raw ?? null,
+    repo: image?.repo ?? null,
+    tag: image?.tag ?? null,
+    digest: image?.digest ?? null,
     ports: asArray(c.ports).map((p) => (isRecord(p) ? (p.containerPort ?? null) : null)),
     resource_limits_set: limits !== null && Object.keys(limits).length > 0,
     resource_limits: limits,
@@ -102,7 +92,9 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
         replicas: typeof spec.replicas === 'number' ? spec.replicas : null,
         // Only a single-container pod has one image tag to compare across sources.
         image_tag:
-          containers.length === 1 ? parseImage(asString(containers[0]?.image) ?? '').tag : null,
+          containers.length === 1
+            ? (parseImageRef(asString(containers[0]?.image) ?? '')?.tag ?? null)
+            : null,
         // Likewise one container with one port has one container port to compare.
         container_port:
           containers.length === 1
@@ -128,8 +120,8 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
     list.forEach((c, i) => {
       const cAt = [...podAt, group, i];
       const raw = asString(c.image);
-      if (raw) {
-        const image = parseImage(raw);
+      const image = raw ? parseImageRef(raw) : null;
+      if (raw && image) {
         out.push(
           cite(w, [...cAt, 'image'], {
             kind: 'image-reference',

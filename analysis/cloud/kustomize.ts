@@ -9,18 +9,12 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import {
-  asArray,
-  asString,
-  dirname,
-  evidence,
-  imageAttributes,
-  imageKey,
-  isLiteralValue,
-  isRecord,
-  parseImage,
-} from './common';
-import { parseYaml, type YamlDoc } from './yaml';
+import { asArray, asString, isRecord } from '../shared/values';
+import { dirname } from '../shared/paths';
+import { evidence } from '../shared/evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { isLiteralValue } from '../shared/secrets';
+import { parseYamlDocuments, type YamlDoc } from '../shared/yaml';
 
 const PROVIDER = 'kustomize';
 
@@ -37,7 +31,7 @@ export function analyzeKustomize(files: SourceFile[]): AnalyzerOutput {
   const evidence: Evidence[] = [];
   const gaps: AnalyzerGap[] = [];
   for (const file of files) {
-    const y = parseYaml(file);
+    const y = parseYamlDocuments(file);
     for (const message of y.errors)
       gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
     const doc = y.docs[0];
@@ -70,7 +64,8 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
     asArray(g).flatMap((x) => (isRecord(x) && asString(x.name) ? [String(x.name)] : []));
   const out: Evidence[] = [
     evidence(file, doc.span([]), {
-      provider: PROVIDER,
+      source: 'cloud',
+        provider: PROVIDER,
       kind: 'kustomization-declared',
       subject,
       summary: `kustomization ${dir} assembles ${plural(strings(v.resources).length, 'resource')}`,
@@ -100,7 +95,8 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
     if (!img?.name) return;
     const repo = img.new_name ?? img.name;
     const raw = `${repo}${img.new_tag ? `:${img.new_tag}` : ''}${img.digest ? `@${img.digest}` : ''}`;
-    const image = parseImage(raw);
+    const image = parseImageRef(raw);
+    if (!image) return;
     const change = [
       img.new_name ? `to ${img.new_name}` : null,
       img.new_tag ? `tag ${img.new_tag}` : null,
@@ -110,6 +106,7 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
       .join(', ');
     out.push(
       evidence(file, doc.span(['images', i]), {
+        source: 'cloud',
         provider: PROVIDER,
         kind: 'image-reference',
         subject,
@@ -129,7 +126,8 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
       const variable = s.slice(0, eq);
       out.push(
         evidence(file, doc.span(['secretGenerator', i, 'literals', j]), {
-          provider: PROVIDER,
+          source: 'cloud',
+        provider: PROVIDER,
           kind: 'literal-secret',
           subject: entityKey('secret', asString(g.name) ?? variable),
           summary: `kustomization ${dir} generates secret ${String(g.name)} with a literal value for ${variable}`,

@@ -11,18 +11,12 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import {
-  dirname,
-  errorMessage,
-  evidence,
-  imageAttributes,
-  imageKey,
-  isLiteralValue,
-  isSecretName,
-  looksLikeSecretValue,
-  parseImage,
-  type Span,
-} from './common';
+import { dirname } from '../shared/paths';
+import { isRecord } from '../shared/values';
+import { errorMessage } from '../shared/text';
+import { evidence, type Span } from '../shared/evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { isLiteralValue, isSecretName, looksLikeSecretValue } from '../shared/secrets';
 import { attributeSpan, findLine, topLevelBlocks } from './hcl-text';
 import {
   CATALOG,
@@ -70,12 +64,12 @@ export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOut
     }
     const lines = file.text.split('\n');
     const blocks = topLevelBlocks(file.text);
-    const resourceJson = isObj(json.resource) ? json.resource : {};
+    const resourceJson = isRecord(json.resource) ? json.resource : {};
     for (const [type, byName] of Object.entries(resourceJson)) {
-      if (!isObj(byName)) continue;
+      if (!isRecord(byName)) continue;
       for (const [name, bodies] of Object.entries(byName)) {
         const body = Array.isArray(bodies) ? bodies[0] : bodies;
-        if (!isObj(body)) continue;
+        if (!isRecord(body)) continue;
         const block = blocks.find(
           (b) => b.type === 'resource' && b.labels[0] === type && b.labels[1] === name,
         );
@@ -102,10 +96,6 @@ export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOut
   return { evidence: out, gaps };
 }
 
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function cloudOf(type: string): string {
   const prefix = type.split('_')[0] ?? '';
   return prefix === 'google-beta' ? 'google' : prefix;
@@ -113,10 +103,10 @@ function cloudOf(type: string): string {
 
 /** Remote modules are not fetched, so what they create is a coverage gap. */
 function moduleGaps(file: SourceFile, json: Obj): AnalyzerGap[] {
-  const modules = isObj(json.module) ? json.module : {};
+  const modules = isRecord(json.module) ? json.module : {};
   return Object.entries(modules).flatMap(([name, bodies]) => {
     const body = Array.isArray(bodies) ? bodies[0] : bodies;
-    const source = isObj(body) && typeof body.source === 'string' ? body.source : '';
+    const source = isRecord(body) && typeof body.source === 'string' ? body.source : '';
     if (source.startsWith('./') || source.startsWith('../')) return [];
     return [
       {
@@ -209,6 +199,7 @@ function declared(r: TfResource, index: Index): Evidence[] {
     const security = securityOf(r.type, r.body);
     out.push(
       evidence(r.file, r.span, {
+        source: 'cloud',
         provider: PROVIDER,
         kind: `${m.entry.kind}-declared`,
         subject: m.key,
@@ -224,10 +215,12 @@ function declared(r: TfResource, index: Index): Evidence[] {
       }),
     );
     for (const [path, raw] of imagesOf(r.type, r.body)) {
-      const image = parseImage(raw);
+      const image = parseImageRef(raw);
+      if (!image) continue;
       out.push(
         evidence(r.file, attributeSpan(r.lines, r.span, path.split('.').pop() ?? path), {
-          provider: PROVIDER,
+          source: 'cloud',
+        provider: PROVIDER,
           kind: 'image-reference',
           subject: m.key,
           relationship: 'uses_image',
@@ -251,6 +244,7 @@ function declared(r: TfResource, index: Index): Evidence[] {
     const security = securityOf(r.type, r.body);
     out.push(
       evidence(r.file, r.span, {
+        source: 'cloud',
         provider: PROVIDER,
         kind: companion.evidenceKind,
         subject,
@@ -331,7 +325,7 @@ function interpolations(value: string): string[] {
 function strings(v: unknown, path: string, out: [string, string][]): void {
   if (typeof v === 'string') out.push([path, v]);
   else if (Array.isArray(v)) v.forEach((x) => strings(x, path, out));
-  else if (isObj(v))
+  else if (isRecord(v))
     for (const [k, x] of Object.entries(v)) strings(x, path ? `${path}.${k}` : k, out);
 }
 
@@ -366,6 +360,7 @@ function references(r: TfResource, index: Index): Evidence[] {
       r.file,
       { start: line, end: line },
       {
+        source: 'cloud',
         provider: PROVIDER,
         kind: 'resource-reference',
         subject,
@@ -397,6 +392,7 @@ function literalSecrets(r: TfResource, index: Index): Evidence[] {
     .map(([path]) => {
       const arg = path.split('.').pop() ?? path;
       return evidence(r.file, attributeSpan(r.lines, r.span, arg), {
+        source: 'cloud',
         provider: PROVIDER,
         kind: 'literal-secret',
         subject: index.keyOf(r),

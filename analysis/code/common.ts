@@ -1,6 +1,6 @@
 /**
- * Helpers shared by the code analyzers: repository-relative paths, line numbers, a small
- * comment/string lexer, evidence construction and deterministic ordering.
+ * Helpers shared by the code analyzers: which paths are skipped or tests, a small comment/string
+ * lexer, languages, and the final order of their evidence.
  *
  * The lexer is deliberately simple (hand-written, character based, no parser dependency): it
  * knows line and block comments, quoted strings, JS template literals (with `${...}` nesting),
@@ -8,69 +8,13 @@
  * vs lifetimes, and Python triple-quoted strings. That is enough to keep commented-out imports,
  * doc links and example code in docstrings out of the evidence; it is not a full tokenizer.
  */
-import { cite, compareEvidence, type Evidence, type SourceFile } from '../evidence';
+import { compareEvidence, type Evidence } from '../evidence';
+import { basename, dirname } from '../shared/paths';
 
 // ---------------------------------------------------------------------------------------------
-// Paths (always '/'-separated, repository-relative, '' is the repository root)
+// Paths
 
-/** Normalizes a repository-relative path; null when it escapes the root or is empty. */
-export function normalizePath(p: string): string | null {
-  const out: string[] = [];
-  for (const seg of p.replace(/\\/g, '/').split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg === '..') {
-      if (out.length === 0) return null;
-      out.pop();
-      continue;
-    }
-    out.push(seg);
-  }
-  return out.length > 0 ? out.join('/') : null;
-}
-
-/** Like normalizePath, but '' (the root) is a valid result. */
-export function normalizeDir(p: string): string | null {
-  const out: string[] = [];
-  for (const seg of p.replace(/\\/g, '/').split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg === '..') {
-      if (out.length === 0) return null;
-      out.pop();
-      continue;
-    }
-    out.push(seg);
-  }
-  return out.join('/');
-}
-
-export function dirOf(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i < 0 ? '' : path.slice(0, i);
-}
-
-export function baseOf(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
-
-export function joinPath(dir: string, rel: string): string | null {
-  return normalizeDir(dir === '' ? rel : `${dir}/${rel}`);
-}
-
-/** `path` is `dir` or inside it ('' contains everything). */
-export function isWithin(path: string, dir: string): boolean {
-  return dir === '' || path === dir || path.startsWith(`${dir}/`);
-}
-
-/** `path` relative to `dir` (which must contain it). */
-export function relativeTo(path: string, dir: string): string {
-  if (dir === '') return path;
-  return path === dir ? '' : path.slice(dir.length + 1);
-}
-
-/**
- * Directories never analyzed: dependencies, build output and tool caches. The brief's list
- * (node_modules, vendor, .git, dist, build) plus the usual virtualenv/cache/output folders.
- */
+/** Directories never analyzed: dependencies, build output, tool caches and virtualenvs. */
 export const SKIP_DIRS = new Set([
   'node_modules',
   'bower_components',
@@ -104,39 +48,7 @@ const TEST_FILE =
 
 /** Paths that look like tests or test fixtures. */
 export function isTestPath(path: string): boolean {
-  return TEST_DIR.test(dirOf(path)) || TEST_FILE.test(baseOf(path));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Lines
-
-export class LineIndex {
-  private readonly starts: number[] = [0];
-
-  constructor(text: string) {
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.starts.push(i + 1);
-  }
-
-  /** 1-based line of a character offset. */
-  lineAt(offset: number): number {
-    let lo = 0;
-    let hi = this.starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((this.starts[mid] ?? 0) <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo + 1;
-  }
-
-  /** Offset of the first character of a 1-based line. */
-  lineStart(line: number): number {
-    return this.starts[line - 1] ?? 0;
-  }
-
-  get lineCount(): number {
-    return this.starts.length;
-  }
+  return TEST_DIR.test(dirname(path)) || TEST_FILE.test(basename(path));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -538,7 +450,7 @@ const LANGUAGE_BY_EXT: Record<string, Language> = {
 };
 
 export function languageOf(path: string): Language | null {
-  const base = baseOf(path);
+  const base = basename(path);
   const dot = base.lastIndexOf('.');
   if (dot <= 0) return null;
   return LANGUAGE_BY_EXT[base.slice(dot + 1).toLowerCase()] ?? null;
@@ -565,36 +477,6 @@ export function lexStyleOf(lang: Language): LexStyle {
 // ---------------------------------------------------------------------------------------------
 // Evidence
 
-export interface Fields {
-  provider: string;
-  kind: string;
-  subject: string;
-  relationship?: string | null;
-  object?: string | null;
-  summary: string;
-  attributes?: Record<string, unknown>;
-}
-
-/** One code evidence record citing lines start..end of `file`. */
-export function evidence(file: SourceFile, start: number, end: number, f: Fields): Evidence {
-  return cite(file, start, end, {
-    source_type: 'code',
-    provider: f.provider,
-    evidence_kind: f.kind,
-    subject_key: f.subject,
-    relationship_kind: f.relationship ?? null,
-    object_key: f.object ?? null,
-    summary: f.summary,
-    attributes: f.attributes ?? {},
-  });
-}
-
-export { compareEvidence, compareGaps } from '../evidence';
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Sorts evidence and drops exact duplicates (same citation, kind, subject, object, attributes). */
 export function finalizeEvidence(list: Evidence[]): Evidence[] {
   const sorted = [...list].sort(compareEvidence);
@@ -606,15 +488,3 @@ export function finalizeEvidence(list: Evidence[]): Evidence[] {
   }
   return out;
 }
-
-export function errorMessage(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  // First line only: parser messages may quote source text, which may hold a secret.
-  return (msg.split('\n')[0] ?? '').slice(0, 200);
-}
-
-export function uniqueSorted(values: Iterable<string>): string[] {
-  return [...new Set(values)].sort(cmp);
-}
-
-export { cmp as compareStrings };

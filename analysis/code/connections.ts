@@ -21,20 +21,11 @@
  * blanked), so commented-out URLs and doc links in comments are ignored.
  */
 import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
-import {
-  baseOf,
-  dirOf,
-  evidence,
-  isTestPath,
-  languageOf,
-  lex,
-  lexStyleOf,
-  LineIndex,
-  relativeTo,
-  STRING,
-  type LexStyle,
-} from './common';
-import { isDockerfile, isLockfile, manifestKindOf } from './manifests';
+import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
+import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
+import { evidence } from '../shared/evidence';
+import { LineIndex } from '../shared/text';
+import { isLockfile, manifestKindOf } from './manifests';
 import type { CodeModel, Unit } from './model';
 
 /** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
@@ -65,7 +56,7 @@ const CONFIG_DIRS = new Set([
 
 function scanKindOf(path: string, unit: Unit): ScanKind | null {
   if (manifestKindOf(path) || isLockfile(path)) return null;
-  const base = baseOf(path);
+  const base = basename(path);
   if (/\.min\.(js|css)$/.test(base) || /\.d\.[cm]?ts$/.test(base)) return null;
   const lang = languageOf(path);
   if (lang)
@@ -77,7 +68,7 @@ function scanKindOf(path: string, unit: Unit): ScanKind | null {
     return { style: 'hash-start', provider: 'dockerfile', code: false, language: null };
   }
   const rel = relativeTo(path, unit.dir);
-  const inConfigDir = dirOf(rel)
+  const inConfigDir = dirname(rel)
     .split('/')
     .some((s) => CONFIG_DIRS.has(s.toLowerCase()));
   const named =
@@ -501,7 +492,8 @@ function emitConnection(
       ? 'an unresolved host'
       : `${hostLabel(hp)}${opts.database ? `/${opts.database}` : ''}${local ? ' (local)' : ''}`;
   push(ctx, line, `conn\u0000${opts.engine}\u0000${hp ? hostLabel(hp) : '?'}`, () =>
-    evidence(ctx.file, line, line, {
+    evidence(ctx.file, { start: line, end: line }, {
+      source: 'code',
       provider: ctx.kind.provider,
       kind: 'connection-string',
       subject: unit.key,
@@ -574,7 +566,8 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     };
     if (internal !== null) {
       push(ctx, line, `svc\u0000${internal}`, () =>
-        evidence(ctx.file, line, line, {
+        evidence(ctx.file, { start: line, end: line }, {
+          source: 'code',
           provider: ctx.kind.provider,
           kind: 'connection-string',
           subject: unit.key,
@@ -589,7 +582,8 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     const object = entityKey('external', host);
     if (inCall) {
       push(ctx, line, `api\u0000${host}`, () =>
-        evidence(ctx.file, line, line, {
+        evidence(ctx.file, { start: line, end: line }, {
+          source: 'code',
           provider: ctx.kind.provider,
           kind: 'external-api-call',
           subject: unit.key,
@@ -601,7 +595,8 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
       );
     } else {
       push(ctx, line, `ext\u0000${host}`, () =>
-        evidence(ctx.file, line, line, {
+        evidence(ctx.file, { start: line, end: line }, {
+          source: 'code',
           provider: ctx.kind.provider,
           kind: 'connection-string',
           subject: unit.key,
@@ -677,7 +672,8 @@ function envReadEvidence(
   const { unit } = ctx;
   const safe = defaultValue === null ? null : safeValue(defaultValue);
   push(ctx, line, `env\u0000${variable}`, () =>
-    evidence(ctx.file, line, line, {
+    evidence(ctx.file, { start: line, end: line }, {
+      source: 'code',
       provider: ctx.kind.provider,
       kind: 'env-read',
       subject: unit.key,

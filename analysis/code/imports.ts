@@ -18,22 +18,10 @@
  */
 import type { Evidence, SourceFile } from '../evidence';
 import { pep503 } from './clients';
-import {
-  baseOf,
-  CODE,
-  dirOf,
-  evidence,
-  isTestPath,
-  joinPath,
-  languageOf,
-  lex,
-  lexStyleOf,
-  LineIndex,
-  relativeTo,
-  STRING,
-  uniqueSorted,
-  type Language,
-} from './common';
+import { CODE, isTestPath, languageOf, lex, lexStyleOf, STRING, type Language } from './common';
+import { basename, dirname, joinPath, relativeTo } from '../shared/paths';
+import { evidence } from '../shared/evidence';
+import { LineIndex, uniqueSorted } from '../shared/text';
 import type { CodeModel, Unit } from './model';
 
 /** Local copies: imported bindings are getters in the CommonJS output, slow in hot loops. */
@@ -122,7 +110,7 @@ export function extractGoImports(text: string): RawImport[] {
     if (!keywordIsCode(code, mask, m.index)) continue;
     const spec = m[2] ?? '';
     const line = idx.lineAt(m.index);
-    out.push({ spec, line, endLine: line, symbols: [m[1] ?? baseOf(spec)] });
+    out.push({ spec, line, endLine: line, symbols: [m[1] ?? basename(spec)] });
   }
   const block = /\bimport\s*\(([^)]*)\)/g;
   while ((m = block.exec(code)) !== null) {
@@ -135,7 +123,7 @@ export function extractGoImports(text: string): RawImport[] {
       if (mask[at + s[0].indexOf('"')] !== IN_STRING) continue;
       const path = s[2] ?? '';
       const line = idx.lineAt(at);
-      out.push({ spec: path, line, endLine: line, symbols: [s[1] ?? baseOf(path)] });
+      out.push({ spec: path, line, endLine: line, symbols: [s[1] ?? basename(path)] });
     }
   }
   return out;
@@ -253,7 +241,7 @@ export function importEvidence(model: CodeModel): Evidence[] {
   for (const u of model.units) {
     for (const m of u.manifests) {
       if (m.kind === 'go.mod' && m.goModule)
-        goModules.push({ module: m.goModule, dir: dirOf(m.path) });
+        goModules.push({ module: m.goModule, dir: dirname(m.path) });
     }
   }
   goModules.sort((a, b) => b.module.length - a.module.length || (a.module < b.module ? -1 : 1));
@@ -280,7 +268,7 @@ export function importEvidence(model: CodeModel): Evidence[] {
 
   const resolveJs = (file: SourceFile, owner: Unit, spec: string): Resolved | null => {
     if (spec.startsWith('.')) {
-      const target = joinPath(dirOf(file.path), spec);
+      const target = joinPath(dirname(file.path), spec);
       if (target === null) return null;
       const u = model.ownerOf(target);
       return u ? { target: u, how: 'relative-path' } : null;
@@ -308,8 +296,8 @@ export function importEvidence(model: CodeModel): Evidence[] {
   const resolvePython = (file: SourceFile, owner: Unit, imp: RawImport): Resolved | null => {
     const level = imp.level ?? 0;
     if (level > 0) {
-      let base: string | null = dirOf(file.path);
-      for (let k = 1; k < level && base !== null; k++) base = base === '' ? null : dirOf(base);
+      let base: string | null = dirname(file.path);
+      for (let k = 1; k < level && base !== null; k++) base = base === '' ? null : dirname(base);
       if (base === null) return null;
       const path = imp.spec === '' ? base : joinPath(base, imp.spec.replace(/\./g, '/'));
       if (path === null) return null;
@@ -331,7 +319,7 @@ export function importEvidence(model: CodeModel): Evidence[] {
     const lang = languageOf(file.path);
     const provider = lang ? PROVIDERS[lang] : undefined;
     if (!lang || !provider || /\.d\.[cm]?ts$/.test(file.path)) continue;
-    const owner = model.ownerOf(dirOf(file.path));
+    const owner = model.ownerOf(dirname(file.path));
     if (!owner) continue;
     const style = lexStyleOf(lang);
     const raw =
@@ -366,7 +354,8 @@ export function importEvidence(model: CodeModel): Evidence[] {
         imports.map((i) => (i.level ? '.'.repeat(i.level) : '') + i.spec),
       );
       out.push(
-        evidence(file, first.line, first.endLine, {
+        evidence(file, { start: first.line, end: first.endLine }, {
+          source: 'code',
           provider,
           kind: 'import',
           subject: owner.key,

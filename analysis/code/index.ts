@@ -5,13 +5,10 @@
  * (sorted by path, line, kind, ...); never throws on bad input.
  */
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
-import {
-  compareGaps,
-  errorMessage,
-  finalizeEvidence,
-  isSkippedPath,
-  normalizePath,
-} from './common';
+import { finalizeEvidence, isSkippedPath } from './common';
+import { compareGaps } from '../evidence';
+import { errorMessage } from '../shared/text';
+import { normalizePath } from '../shared/paths';
 import { analyzeConnections } from './connections';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';

@@ -19,7 +19,10 @@ import {
   pep503,
   type ClientClass,
 } from './clients';
-import { baseOf, dirOf, evidence, joinPath, lex, LineIndex, STRING } from './common';
+import { lex, STRING } from './common';
+import { basename, dirname, joinPath } from '../shared/paths';
+import { evidence } from '../shared/evidence';
+import { LineIndex } from '../shared/text';
 import { member, parseJsonWithLines, stringValue, type JsonNode } from './json-lines';
 import type { DeclaredDependency, Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
 import { readToml, stringItems, tomlText, type TomlDocument, type TomlValue } from './toml';
@@ -32,7 +35,7 @@ const IN_STRING = STRING;
 // Recognition
 
 export function manifestKindOf(path: string): ManifestKind | null {
-  const base = baseOf(path);
+  const base = basename(path);
   switch (base) {
     case 'package.json':
     case 'go.mod':
@@ -83,7 +86,7 @@ const NOT_DOCKERFILE_EXT =
 
 /** `Dockerfile`, `Containerfile`, `Dockerfile.prod`, `api.Dockerfile` (not `dockerfile.ts`). */
 export function isDockerfile(path: string): boolean {
-  const base = baseOf(path);
+  const base = basename(path);
   if (/^(dockerfile|containerfile)$/i.test(base) || /\.dockerfile$/i.test(base)) return true;
   return /^(Dockerfile|Containerfile)[.-][\w.-]+$/.test(base) && !NOT_DOCKERFILE_EXT.test(base);
 }
@@ -108,7 +111,7 @@ const LOCKFILES = new Set([
 ]);
 
 export function isLockfile(path: string): boolean {
-  return LOCKFILES.has(baseOf(path));
+  return LOCKFILES.has(basename(path));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +192,7 @@ function parsePackageJson(file: SourceFile, m: ParsedManifest): void {
       const version = spec === null ? null : stripUrlCredentials(spec);
       const attributes: Record<string, unknown> = { section, ...extra };
       if (version && /^(file|link|portal):/.test(version)) {
-        const local = joinPath(dirOf(file.path), version.replace(/^[a-z]+:/, ''));
+        const local = joinPath(dirname(file.path), version.replace(/^[a-z]+:/, ''));
         if (local !== null) attributes.local_path = local === '' ? '.' : local;
       }
       if (version?.startsWith('workspace:')) attributes.workspace_protocol = true;
@@ -288,7 +291,7 @@ function parseGoMod(file: SourceFile, m: ParsedManifest): void {
     if (!r) continue;
     dep.attributes.replaced_by = r.toVersion ? `${r.to} ${r.toVersion}` : r.to;
     if (/^(\.\.?\/|\/)/.test(r.to)) {
-      const local = joinPath(dirOf(file.path), r.to);
+      const local = joinPath(dirname(file.path), r.to);
       if (local !== null) dep.attributes.local_path = local === '' ? '.' : local;
     }
   }
@@ -351,7 +354,7 @@ function pep508Attributes(p: Pep508): Record<string, unknown> {
 
 function parseRequirements(file: SourceFile, m: ParsedManifest): void {
   const dev = /(^|[-_.])(dev|test|tests|testing|lint|docs?|ci)([-_.]|$)/i.test(
-    baseOf(file.path).replace(/\.txt$/i, ''),
+    basename(file.path).replace(/\.txt$/i, ''),
   );
   const lines = file.text.split('\n');
   let idx = 0;
@@ -374,7 +377,7 @@ function parseRequirements(file: SourceFile, m: ParsedManifest): void {
     if (text === '') continue;
     const inc = /^(?:-r|--requirement)(?:\s*=\s*|\s+)(\S+)/.exec(text) ?? /^-r(\S+)/.exec(text);
     if (inc) {
-      const target = joinPath(dirOf(file.path), inc[1] ?? '');
+      const target = joinPath(dirname(file.path), inc[1] ?? '');
       if (target) m.includes.push(target);
       continue;
     }
@@ -394,11 +397,11 @@ function parseRequirements(file: SourceFile, m: ParsedManifest): void {
       const egg = /[#&]egg=([A-Za-z0-9._-]+)/.exec(spec);
       if (/^(\.{1,2}\/|\/|file:)/i.test(spec) || spec === '.') {
         const local = joinPath(
-          dirOf(file.path),
+          dirname(file.path),
           spec.replace(/^file:(\/\/)?/i, '').replace(/[#?].*$/, ''),
         );
         if (local !== null) attributes.local_path = local === '' ? '.' : local;
-        name = egg?.[1] ?? (local !== null ? baseOf(local) || null : null);
+        name = egg?.[1] ?? (local !== null ? basename(local) || null : null);
       } else {
         attributes.url = stripUrlCredentials(spec.replace(/[#?].*$/, ''));
         name = egg?.[1] ?? null;
@@ -433,7 +436,7 @@ function tomlErrors(file: SourceFile, doc: TomlDocument, m: ParsedManifest): voi
   m.gaps.push(
     parseGap(
       file.path,
-      `${baseOf(file.path)} could not be read completely (${doc.errors.length} problem(s), first at line ${first?.line ?? 0}: ${first?.message ?? ''})`,
+      `${basename(file.path)} could not be read completely (${doc.errors.length} problem(s), first at line ${first?.line ?? 0}: ${first?.message ?? ''})`,
     ),
   );
 }
@@ -519,7 +522,7 @@ function tomlDependency(
     }
     const path = tomlText(get('path'));
     if (path) {
-      const local = joinPath(dirOf(file.path), path);
+      const local = joinPath(dirname(file.path), path);
       if (local !== null) attributes.local_path = local === '' ? '.' : local;
     }
     const git = tomlText(get('git'));
@@ -801,11 +804,11 @@ function walk(el: XmlElement, visit: (e: XmlElement) => void): void {
 }
 
 function parseCsproj(file: SourceFile, m: ParsedManifest): void {
-  m.name = baseOf(file.path).replace(/\.csproj$/i, '');
+  m.name = basename(file.path).replace(/\.csproj$/i, '');
   const { root, errors } = readXml(file.text);
   if (errors.length > 0)
     m.gaps.push(
-      parseGap(file.path, `${baseOf(file.path)} could not be read cleanly: ${errors[0] ?? ''}`),
+      parseGap(file.path, `${basename(file.path)} could not be read cleanly: ${errors[0] ?? ''}`),
     );
   m.nameLine = root?.line ?? 1;
   if (!root) return;
@@ -828,10 +831,10 @@ function parseCsproj(file: SourceFile, m: ParsedManifest): void {
         attributes,
       });
     } else if (el.name === 'ProjectReference' && el.attrs.Include) {
-      const local = joinPath(dirOf(file.path), el.attrs.Include);
+      const local = joinPath(dirname(file.path), el.attrs.Include);
       m.dependencies.push({
         ecosystem: 'nuget',
-        name: baseOf(el.attrs.Include.replace(/\\/g, '/')).replace(/\.[a-z]+proj$/i, ''),
+        name: basename(el.attrs.Include.replace(/\\/g, '/')).replace(/\.[a-z]+proj$/i, ''),
         version: null,
         dev: false,
         path: file.path,
@@ -994,7 +997,7 @@ export function parseManifest(file: SourceFile, kind: ManifestKind): ParsedManif
     m.gaps.push(
       parseGap(
         file.path,
-        `${baseOf(file.path)} could not be read: ${err instanceof Error ? err.name : 'error'}`,
+        `${basename(file.path)} could not be read: ${err instanceof Error ? err.name : 'error'}`,
       ),
     );
   }
@@ -1036,7 +1039,8 @@ export function manifestEvidence(
       const object = packageKey(dep.ecosystem, dep.name);
       const version = dep.version ? ` ${dep.version}` : '';
       out.push(
-        evidence(file, dep.line, dep.endLine, {
+        evidence(file, { start: dep.line, end: dep.endLine }, {
+          source: 'code',
           provider: manifest.provider,
           kind: 'dependency-declared',
           subject: unit.key,
@@ -1069,7 +1073,8 @@ export function manifestEvidence(
       }
       for (const { cls: c, via } of classes) {
         out.push(
-          evidence(file, dep.line, dep.endLine, {
+          evidence(file, { start: dep.line, end: dep.endLine }, {
+            source: 'code',
             provider: manifest.provider,
             kind: 'client-library',
             subject: unit.key,

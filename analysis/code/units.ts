@@ -12,7 +12,6 @@
  * - Lockfiles count from the unit's directory and from the workspace root it belongs to.
  */
 import picomatch from 'picomatch';
-import { parse as parseYaml } from 'yaml';
 import {
   entityKey,
   normalizeName,
@@ -20,8 +19,12 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import { baseOf, dirOf, evidence, isWithin, relativeTo, uniqueSorted } from './common';
-import { isDockerfile, isLockfile, manifestKindOf, parseManifest } from './manifests';
+import { basename, dirname, isWithin, relativeTo, isDockerfile } from '../shared/paths';
+import { evidence } from '../shared/evidence';
+import { uniqueSorted } from '../shared/text';
+import { asArray, isRecord } from '../shared/values';
+import { parseYamlDocuments } from '../shared/yaml';
+import { isLockfile, manifestKindOf, parseManifest } from './manifests';
 import type { CodeModel, Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
 
 /** Manifests whose name, in this order, names the unit. */
@@ -114,27 +117,23 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
   };
 
   for (const file of files) {
-    const dir = dirOf(file.path);
+    const dir = dirname(file.path);
     const kind = manifestKindOf(file.path);
     if (kind) info(dir).manifests.push(parse(file, kind));
     else if (isDockerfile(file.path)) info(dir).dockerfiles.push(file.path);
     else if (isLockfile(file.path)) info(dir).lockfiles.push(file.path);
-    else if (baseOf(file.path) === 'pnpm-workspace.yaml') {
-      try {
-        const doc: unknown = parseYaml(file.text, { logLevel: 'error' });
-        const pk =
-          doc && typeof doc === 'object' ? (doc as Record<string, unknown>).packages : undefined;
-        info(dir).pnpmWorkspace = Array.isArray(pk)
-          ? pk.filter((x): x is string => typeof x === 'string')
-          : [];
-      } catch {
+    else if (basename(file.path) === 'pnpm-workspace.yaml') {
+      const y = parseYamlDocuments(file);
+      if (y.errors.length > 0) {
         gaps.push({
           path: file.path,
           reason: 'manifest_parse_error',
           message: 'pnpm-workspace.yaml is not valid YAML',
         });
-        info(dir).pnpmWorkspace = [];
       }
+      const value = y.docs[0]?.value;
+      const pk = isRecord(value) ? value.packages : undefined;
+      info(dir).pnpmWorkspace = asArray(pk).filter((x): x is string => typeof x === 'string');
     }
   }
 
@@ -205,27 +204,27 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
     for (const kind of NAME_PRIORITY) {
       primary =
         manifests.find(
-          (m) => m.kind === kind && dirOf(m.path) === dir && unitNameFromManifest(m),
+          (m) => m.kind === kind && dirname(m.path) === dir && unitNameFromManifest(m),
         ) ?? null;
       if (primary) break;
     }
-    const dirName = dir === '' ? 'root' : normalizeName(baseOf(dir)) || 'root';
+    const dirName = dir === '' ? 'root' : normalizeName(basename(dir)) || 'root';
     const name = (primary && unitNameFromManifest(primary)) ?? dirName;
     const aliasSet = new Set<string>([dirName]);
     for (const m of manifests) {
       const n = unitNameFromManifest(m);
-      if (n && dirOf(m.path) === dir) aliasSet.add(n);
+      if (n && dirname(m.path) === dir) aliasSet.add(n);
       if (m.kind === 'package.json' && m.name?.startsWith('@')) aliasSet.add(normalizeName(m.name));
     }
     aliasSet.delete('');
     const lockfiles = [...d.lockfiles];
     if (workspaceRootDir !== null) lockfiles.push(...(dirs.get(workspaceRootDir)?.lockfiles ?? []));
-    const npm = manifests.find((m) => m.kind === 'package.json' && dirOf(m.path) === dir);
-    const goMod = manifests.find((m) => m.kind === 'go.mod' && dirOf(m.path) === dir);
+    const npm = manifests.find((m) => m.kind === 'package.json' && dirname(m.path) === dir);
+    const goMod = manifests.find((m) => m.kind === 'go.mod' && dirname(m.path) === dir);
     const pythonNames = new Set<string>();
     const hasPython = manifests.some((m) => m.ecosystem === 'pypi');
     if (hasPython || d.dockerfiles.length > 0) {
-      const id = dir === '' ? null : pythonIdentifier(baseOf(dir));
+      const id = dir === '' ? null : pythonIdentifier(basename(dir));
       if (id) pythonNames.add(id);
       for (const m of manifests) {
         if (m.ecosystem === 'pypi' && m.name) {
@@ -234,7 +233,7 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
         }
       }
     }
-    const citeManifest = primary ?? manifests.find((m) => dirOf(m.path) === dir) ?? null;
+    const citeManifest = primary ?? manifests.find((m) => dirname(m.path) === dir) ?? null;
     const dockerfile = [...d.dockerfiles].sort()[0];
     let citation: Unit['citation'];
     if (citeManifest) {
@@ -289,13 +288,13 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
       const u = unitByDir.get(p);
       if (u) return u;
       if (p === '') return null;
-      p = dirOf(p);
+      p = dirname(p);
     }
   };
   const filesByUnit = new Map<string, SourceFile[]>();
   for (const u of units) filesByUnit.set(u.key, []);
   for (const f of files) {
-    const u = ownerOf(dirOf(f.path));
+    const u = ownerOf(dirname(f.path));
     if (u) filesByUnit.get(u.key)?.push(f);
   }
 
@@ -307,7 +306,8 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
     const hasManifest = u.manifests.length > 0;
     const where = u.dir === '' ? 'the repository root' : u.dir;
     out.push(
-      evidence(file, u.citation.line, u.citation.line, {
+      evidence(file, { start: u.citation.line, end: u.citation.line }, {
+        source: 'code',
         provider: u.citation.provider,
         kind: 'unit-declared',
         subject: u.key,

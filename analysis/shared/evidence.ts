@@ -26,15 +26,19 @@ export interface EvidenceFields {
   attributes?: Record<string, unknown>;
 }
 
-/** One evidence record citing `span` of `file`. */
+/**
+ * One evidence record citing `span` of `file`. A relationship needs an object: without one
+ * (an image named only by a variable, say) the record states no relationship either.
+ */
 export function evidence(file: SourceFile, span: Span, f: EvidenceFields): Evidence {
+  const object = f.object ?? null;
   return cite(file, span.start, span.end, {
     source_type: f.source,
     provider: f.provider,
     evidence_kind: f.kind,
     subject_key: f.subject,
-    relationship_kind: f.relationship ?? null,
-    object_key: f.object ?? null,
+    relationship_kind: object === null ? null : (f.relationship ?? null),
+    object_key: object,
     summary: f.summary,
     attributes: f.attributes ?? {},
   });

@@ -6,27 +6,33 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { ApplicationFailure } from '@temporalio/common';
 import type { Knex } from 'knex';
 import crypto from 'node:crypto';
-import type { TransitionRequest } from '../../activities/decisions';
+import { evidenceByIds, evidenceIdsIn, findSnapshotRef } from '../../db/architecture';
 import {
   approvalsOf,
   decisionsQuery,
+  discardUnstartedDecision,
   findDecision,
   insertDecision,
   insertTransition,
   transitionsOf,
+  votersOfRound,
   type ApprovalRow,
   type DecisionRow,
 } from '../../db/decisions';
 import { keysetPage } from '../../db/paginate';
+import { findMember, memberById, memberLogins } from '../../db/workspaces';
 import { decisionWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
+import { adrEvidenceIds, adrMemberIds, renderAdr } from '../../domain/decisions/adr';
 import {
   allowedMoves,
   APPROVAL_MOVES,
   briefFilename,
   checkMove,
   pendingCriteria,
+  proposalProblems,
   type DecisionStatus,
   type MoveRefusal,
+  type TransitionRequest,
 } from '../../domain/decisions/rules';
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
 import {
@@ -37,7 +43,7 @@ import {
 import { problems, type ApiError, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
   ArchitectureDecisionBriefResponse,
   ArchitectureDecisionPage,
@@ -104,64 +110,22 @@ async function present(db: Knex, row: DecisionRow) {
   return presentDecision(row, (await approvalsOf(db, [row.id])).get(row.id) ?? []);
 }
 
-/** Ids of `table` among `ids` that exist in the workspace. */
-async function existing(
-  db: Knex,
-  table: string,
-  workspaceId: string,
-  ids: readonly string[],
-): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db(table)
-    .where({ workspace_id: workspaceId })
-    .whereIn('id', [...new Set(ids)])
-    .select('id');
-  return new Set(rows.map((r: { id: string }) => r.id));
-}
-
 /** Checks a proposal beyond its schema; returns the snapshot's repository. */
 async function checkProposal(
   db: Knex,
   workspaceId: string,
   body: Proposal,
 ): Promise<{ repositoryId: string | null }> {
-  const errors: FieldError[] = [];
+  const errors: FieldError[] = proposalProblems(body).map((p) => ({ in: 'body', ...p }));
   const err = (path: string, message: string) => errors.push({ in: 'body', path, message });
-  const firstSeen = new Map<string, number>();
-  body.options.forEach((o, i) => {
-    const before = firstSeen.get(o.id);
-    if (before !== undefined)
-      err(`/options/${i}/id`, `duplicates the id of option ${before}: ${JSON.stringify(o.id)}`);
-    else firstSeen.set(o.id, i);
-  });
-  const criterionIds = new Map<string, number>();
-  body.success_criteria.forEach((c, i) => {
-    const before = criterionIds.get(c.id);
-    if (before !== undefined)
-      err(
-        `/success_criteria/${i}/id`,
-        `duplicates the id of criterion ${before}: ${JSON.stringify(c.id)}`,
-      );
-    else criterionIds.set(c.id, i);
-    if (c.check.kind === 'attribute_equals') {
-      if (c.check.field === undefined)
-        err(`/success_criteria/${i}/check/field`, 'is required for attribute_equals');
-      if (!('value' in c.check))
-        err(`/success_criteria/${i}/check/value`, 'is required for attribute_equals');
-    }
-  });
-
-  const snapshot = await db('architecture_snapshots')
-    .where({ id: body.snapshot_id, workspace_id: workspaceId })
-    .first('id', 'repository_id');
+  const snapshot = await findSnapshotRef(db, workspaceId, body.snapshot_id);
   if (!snapshot)
     err('/snapshot_id', `no such architecture snapshot in this workspace: ${body.snapshot_id}`);
-  const owner = await existing(db, 'members', workspaceId, [body.owner_id]);
-  if (!owner.has(body.owner_id))
+  if (!(await findMember(db, workspaceId, body.owner_id)))
     err('/owner_id', `no such member in this workspace: ${body.owner_id}`);
 
   const evidenceIds = [...body.evidence_ids, ...body.options.flatMap((o) => o.evidence_ids ?? [])];
-  const known = await existing(db, 'architecture_evidence', workspaceId, evidenceIds);
+  const known = await evidenceIdsIn(db, workspaceId, evidenceIds);
   body.evidence_ids.forEach((id, i) => {
     if (!known.has(id)) err(`/evidence_ids/${i}`, `no such evidence in this workspace: ${id}`);
   });
@@ -176,7 +140,7 @@ async function checkProposal(
     if (!old) err('/supersedes_id', `no such decision in this workspace: ${body.supersedes_id}`);
   }
   if (errors.length) throw problems.validationFailed(errors);
-  return { repositoryId: (snapshot as { repository_id: string | null }).repository_id };
+  return { repositoryId: snapshot!.repository_id };
 }
 
 /** `If-Match: "3"` (or `3`, or `W/"3"`) -> 3; absent -> null; anything else is a 400. */
@@ -243,8 +207,7 @@ function refusedMove(
 }
 
 async function roleOf(db: Knex, principal: Principal): Promise<string> {
-  const member = await db('members').where({ id: principal.memberId }).first('role');
-  return (member?.role as string | undefined) ?? 'member';
+  return (await memberById(db, principal.memberId))?.role ?? 'member';
 }
 
 /** How long transitionDecision waits for the workflow to apply a move. */
@@ -302,7 +265,7 @@ export const proposeDecision = defineOperation({
   path: '/v1/workspaces/{workspace_id}/decisions',
   summary: 'Propose an architecture decision',
   description:
-    'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`.',
+    'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`, started once the decision is stored. When the workflow cannot be started the proposal is discarded and the answer is 503 service_unavailable (with its decision_id).',
   tag: 'Decisions',
   access: { kind: 'scope', scope: 'decisions:write' },
   params: WorkspaceParams,
@@ -319,54 +282,57 @@ export const proposeDecision = defineOperation({
     const { repositoryId } = await checkProposal(db, params.workspace_id, body);
     const id = crypto.randomUUID();
     const workflowId = decisionWorkflowId(id);
-    // The workflow starts inside the transaction: if Temporal refuses, nothing is kept.
-    const row = await db.transaction(async (trx) => {
-      const created = await insertDecision(trx, {
-        id,
-        workspace_id: params.workspace_id,
-        repository_id: repositoryId,
-        snapshot_id: body.snapshot_id,
-        candidate_change_id: body.candidate_change_id ?? null,
-        title: body.title,
-        question: body.question,
-        context: body.context,
-        owner_id: body.owner_id,
-        created_by: principal.memberId,
-        options: body.options,
-        evidence_ids: body.evidence_ids,
-        uncertainties: body.uncertainties,
-        affected_entity_keys: body.affected_entity_keys ?? [],
-        affected_relationship_keys: body.affected_relationship_keys ?? [],
-        success_criteria: pendingCriteria(body.success_criteria),
-        supersedes_id: body.supersedes_id ?? null,
-        workflow_id: workflowId,
-      });
-      await insertTransition(trx, {
-        decision_id: id,
-        from_status: null,
-        to_status: 'proposed',
-        actor_id: principal.memberId,
-        actor_login: principal.memberLogin,
-        rationale: null,
-      });
-      await recordPrincipalWrite(trx, principal, requestId, {
-        action: 'decision.proposed',
-        resourceType: 'decision',
-        resourceId: id,
-        details: {
-          title: body.title,
-          number: created.number,
-          snapshot_id: body.snapshot_id,
-          repository_id: repositoryId,
-        },
-      });
-      const input: DecisionWorkflowInput = {
-        decisionId: id,
-        createdBy: principal.memberId,
-        optionIds: body.options.map((o) => o.id),
-        historyLimit: services.config.decisionHistoryLimit,
-      };
-      try {
+    const input: DecisionWorkflowInput = {
+      decisionId: id,
+      createdBy: principal.memberId,
+      optionIds: body.options.map((o) => o.id),
+      historyLimit: services.config.decisionHistoryLimit,
+    };
+    const row = await commitThenStart(services.log, 'decision', {
+      commit: () =>
+        db.transaction(async (trx) => {
+          const created = await insertDecision(trx, {
+            id,
+            workspace_id: params.workspace_id,
+            repository_id: repositoryId,
+            snapshot_id: body.snapshot_id,
+            candidate_change_id: body.candidate_change_id ?? null,
+            title: body.title,
+            question: body.question,
+            context: body.context,
+            owner_id: body.owner_id,
+            created_by: principal.memberId,
+            options: body.options,
+            evidence_ids: body.evidence_ids,
+            uncertainties: body.uncertainties,
+            affected_entity_keys: body.affected_entity_keys ?? [],
+            affected_relationship_keys: body.affected_relationship_keys ?? [],
+            success_criteria: pendingCriteria(body.success_criteria),
+            supersedes_id: body.supersedes_id ?? null,
+            workflow_id: workflowId,
+          });
+          await insertTransition(trx, {
+            decision_id: id,
+            from_status: null,
+            to_status: 'proposed',
+            actor_id: principal.memberId,
+            actor_login: principal.memberLogin,
+            rationale: null,
+          });
+          await recordPrincipalWrite(trx, principal, requestId, {
+            action: 'decision.proposed',
+            resourceType: 'decision',
+            resourceId: id,
+            details: {
+              title: body.title,
+              number: created.number,
+              snapshot_id: body.snapshot_id,
+              repository_id: repositoryId,
+            },
+          });
+          return created;
+        }),
+      start: async () => {
         const client = await services.temporal.client();
         await client.workflow.start<typeof DecisionWorkflow>(WORKFLOW_TYPES.decision, {
           workflowId,
@@ -377,13 +343,25 @@ export const proposeDecision = defineOperation({
             { key: REPOSITORY_ID, value: repositoryId ?? '' },
           ],
         });
-      } catch (err) {
-        services.log.error({ err, decision_id: id }, 'could not start the decision workflow');
-        throw problems.unavailable(
-          'The decision workflow could not be started; nothing was recorded. Retry later.',
-        );
-      }
-      return created;
+      },
+      // No decision state says "never started": the proposal is removed, and its audit events
+      // (decision.proposed, then decision.discarded) tell what happened.
+      ifStartFails: (created) =>
+        db.transaction(async (trx) => {
+          if (!(await discardUnstartedDecision(trx, created.id))) return;
+          await recordPrincipalWrite(trx, principal, requestId, {
+            action: 'decision.discarded',
+            resourceType: 'decision',
+            resourceId: created.id,
+            details: {
+              title: created.title,
+              number: created.number,
+              reason: 'workflow_start_failed',
+            },
+          });
+        }),
+      unavailable:
+        'The decision workflow could not be started, so the proposal was discarded. Propose it again later.',
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/decisions/${row.id}`);
     return presentDecision(row, []);
@@ -448,11 +426,7 @@ export const transitionDecision = defineOperation({
     const decision = await loadDecision(db, params.workspace_id, params.decision_id);
     if (expected !== null && expected !== decision.version)
       throw versionMismatch(decision.version, expected);
-    const voted = (
-      await db('decision_approvals')
-        .where({ decision_id: decision.id, review_round: decision.review_round })
-        .select('actor_id')
-    ).map((r: { actor_id: string }) => r.actor_id);
+    const voted = await votersOfRound(db, decision.id, decision.review_round);
     const selectedOptionId = body.selected_option_id ?? null;
     const early = checkMove(
       {
@@ -516,123 +490,19 @@ export const transitionDecision = defineOperation({
   },
 });
 
-/** Renders the ADR. */
+/** The decision's ADR, with the members and evidence it names read here. */
 async function renderBrief(db: Knex, row: DecisionRow): Promise<string> {
   const approvals = (await approvalsOf(db, [row.id])).get(row.id) ?? [];
   const history = await transitionsOf(db, row.id);
-  const memberIds = [
-    row.owner_id,
-    row.created_by,
-    ...approvals.map((a) => a.actor_id),
-    ...history.flatMap((h) => (h.actor_id ? [h.actor_id] : [])),
-  ];
-  const members = new Map<string, string>(
-    (
-      await db('members')
-        .whereIn('id', [...new Set(memberIds)])
-        .select('id', 'login')
-    ).map((m: { id: string; login: string }) => [m.id, m.login]),
-  );
-  const who = (id: string | null) => (id ? (members.get(id) ?? id) : 'system');
-  const evidenceIds = [
-    ...new Set([...row.evidence_ids, ...row.options.flatMap((o) => o.evidence_ids ?? [])]),
-  ];
-  const evidence = new Map<string, Record<string, unknown>>(
-    (await db('architecture_evidence').whereIn('id', evidenceIds).select('*')).map(
-      (e: Record<string, unknown>) => [e.id as string, e],
-    ),
-  );
-  const cite = (id: string): string => {
-    const e = evidence.get(id);
-    if (!e) return `\`${id}\``;
-    const loc = e.location as { path?: string; start_line?: number; end_line?: number } | null;
-    const where = loc?.path
-      ? `\`${loc.path}${loc.start_line ? `:${loc.start_line}${loc.end_line && loc.end_line !== loc.start_line ? `-${loc.end_line}` : ''}` : ''}\``
-      : '(no file location)';
-    return `${where} — ${String(e.summary)} (${String(e.source_type)}/${String(e.provider)}, \`${id}\`)`;
-  };
-  const selected = row.options.find((o) => o.id === row.selected_option_id);
-  const lines: string[] = [];
-  const p = (...text: string[]) => lines.push(...text);
-  p(`# ${String(row.number).padStart(4, '0')}. ${row.title}`, '');
-  p(`- Status: **${row.status}**`);
-  p(`- Owner: ${who(row.owner_id)}; proposed by ${who(row.created_by)} on ${iso(row.created_at)}`);
-  p(`- Decision id: \`${row.id}\`; snapshot \`${row.snapshot_id}\``);
-  if (row.supersedes_id) p(`- Supersedes: \`${row.supersedes_id}\``);
-  if (row.superseded_at) p(`- Superseded on ${iso(row.superseded_at)}`);
-  p('', '## Context', '', row.context, '', '## Question', '', row.question, '', '## Options', '');
-  for (const o of row.options) {
-    p(`### ${o.title} (\`${o.id}\`)${o.id === row.selected_option_id ? ' — selected' : ''}`, '');
-    p(o.description, '');
-    p(
-      'Benefits:',
-      ...(o.benefits?.length ? o.benefits.map((b) => `- ${b}`) : ['- (none listed)']),
-      '',
-    );
-    p(
-      'Tradeoffs:',
-      ...(o.tradeoffs?.length ? o.tradeoffs.map((b) => `- ${b}`) : ['- (none listed)']),
-      '',
-    );
-    if (o.evidence_ids?.length) p('Evidence:', ...o.evidence_ids.map((id) => `- ${cite(id)}`), '');
-  }
-  p('## Decision', '');
-  if (selected) {
-    p(`Selected option: **${selected.title}** (\`${selected.id}\`).`, '');
-    p(`Rationale: ${row.latest_rationale ?? '(none given)'}`, '');
-  } else {
-    p(`No option selected yet (status ${row.status}).`, '');
-  }
-  p('## Evidence', '', ...row.evidence_ids.map((id) => `- ${cite(id)}`), '');
-  if (row.uncertainties.length) {
-    p('## Uncertainties', '');
-    p(
-      ...row.uncertainties.map(
-        (u) => `- \`${u.subject_key}\`${u.blocking ? ' (blocking)' : ''}: ${u.description}`,
-      ),
-      '',
-    );
-  }
-  p('## Success criteria', '');
-  for (const c of row.success_criteria) {
-    const check = `${c.check.kind} \`${c.check.key}\`${c.check.field ? ` ${c.check.field} = ${JSON.stringify(c.check.value)}` : ''}`;
-    const evid = c.evidence_ids.length
-      ? `; evidence ${c.evidence_ids.map((e) => `\`${e}\``).join(', ')}`
-      : '';
-    p(
-      `- **${c.status}** ${c.id}: ${c.description} (${check}${c.evaluated_at ? `; evaluated ${c.evaluated_at}` : ''}${evid})`,
-    );
-  }
-  p('', '## Verification', '');
-  if (row.verification_result) {
-    const v = row.verification_result;
-    p(
-      `Outcome **${v.outcome}** against snapshot \`${v.snapshot_id}\` on ${v.evaluated_at}: ${v.criteria.filter((c) => c.status === 'met').length} of ${v.criteria.length} criteria met.`,
-    );
-  } else {
-    p(
-      'Not verified yet: verification runs on the first audit snapshot completed after implementation.',
-    );
-  }
-  p('', '## Approvals', '');
-  if (approvals.length === 0) p('None yet.');
-  for (const a of approvals)
-    p(
-      `- ${a.outcome} by ${who(a.actor_id)} (role ${a.actor_role}, scope \`${a.authorization_scope}\`, policy version ${a.policy_version ?? 'default'}) on ${iso(a.created_at)}: ${a.rationale}`,
-    );
-  p(
-    '',
-    '## Status history',
-    '',
-    '| When | From | To | By | Rationale |',
-    '| --- | --- | --- | --- | --- |',
-  );
-  const cell = (s: string | null) => (s ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  for (const h of history)
-    p(
-      `| ${iso(h.created_at)} | ${h.from_status ?? '—'} | ${h.to_status} | ${cell(h.actor_login ?? who(h.actor_id))} | ${cell(h.rationale)} |`,
-    );
-  return lines.join('\n') + '\n';
+  const logins = await memberLogins(db, adrMemberIds(row, approvals, history));
+  const evidence = await evidenceByIds(db, adrEvidenceIds(row));
+  return renderAdr({
+    decision: row,
+    approvals,
+    history,
+    logins,
+    evidence: new Map(evidence.map((e) => [e.id, e])),
+  });
 }
 
 export const getDecisionBrief = defineOperation({

@@ -11,6 +11,8 @@ import {
   updateCase,
   type UncertaintyCaseRow,
 } from '../../db/uncertainty';
+import { findMember } from '../../db/workspaces';
+import { casePatch } from '../../domain/uncertainty/rules';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
@@ -119,8 +121,6 @@ export const getUncertaintyCase = defineOperation({
   },
 });
 
-const SETTLED = new Set(['resolved', 'dismissed']);
-
 export const updateUncertaintyCase = defineOperation({
   operationId: 'updateUncertaintyCase',
   method: 'patch',
@@ -150,58 +150,16 @@ export const updateUncertaintyCase = defineOperation({
       ]);
     }
     const row = await db.transaction(async (trx) => {
-      const before = await trx<UncertaintyCaseRow>('uncertainty_cases')
-        .where({ workspace_id: params.workspace_id, id: params.case_id })
-        .forUpdate()
-        .first();
+      const before = await findCase(trx, params.workspace_id, params.case_id, { forUpdate: true });
       if (!before) throw problems.notFound(`Uncertainty case ${params.case_id}`);
-      if (body.owner_id) {
-        const member = await trx('members')
-          .where({ workspace_id: params.workspace_id, id: body.owner_id })
-          .first('id');
-        if (!member) {
-          throw problems.validationFailed([
-            { in: 'body', path: '/owner_id', message: 'is not a member of this workspace' },
-          ]);
-        }
+      if (body.owner_id && !(await findMember(trx, params.workspace_id, body.owner_id))) {
+        throw problems.validationFailed([
+          { in: 'body', path: '/owner_id', message: 'is not a member of this workspace' },
+        ]);
       }
-      const state = body.state ?? before.state;
-      const settled = SETTLED.has(state);
-      const patch: Parameters<typeof updateCase>[3] = {};
-      if (body.owner_id !== undefined) patch.owner_id = body.owner_id;
-      if (body.state) patch.state = body.state;
-      if (settled) {
-        const summary =
-          body.resolution_summary !== undefined
-            ? body.resolution_summary
-            : SETTLED.has(before.state)
-              ? before.resolution_summary
-              : null;
-        if (!summary) {
-          throw problems.validationFailed([
-            {
-              in: 'body',
-              path: '/resolution_summary',
-              message: `is required (3 to 2000 characters) to mark the case ${state}`,
-            },
-          ]);
-        }
-        patch.resolution_summary = summary;
-        if (!SETTLED.has(before.state)) patch.resolved_at = new Date();
-      } else {
-        if (body.resolution_summary) {
-          throw problems.validationFailed([
-            {
-              in: 'body',
-              path: '/resolution_summary',
-              message: `can only be set when the case is resolved or dismissed, not ${state}`,
-            },
-          ]);
-        }
-        patch.resolution_summary = null;
-        patch.resolved_at = null;
-      }
-      const after = (await updateCase(trx, params.workspace_id, before.id, patch))!;
+      const change = casePatch(before, body, new Date());
+      if ('problem' in change) throw problems.validationFailed([{ in: 'body', ...change.problem }]);
+      const after = (await updateCase(trx, params.workspace_id, before.id, change.patch))!;
       const changes: Record<string, { from: unknown; to: unknown }> = {};
       for (const k of ['owner_id', 'state', 'resolution_summary'] as const) {
         if (before[k] !== after[k]) changes[k] = { from: before[k], to: after[k] };
