@@ -1,6 +1,5 @@
 /**
- * The built-in control catalog and its assessment (DESIGN.md section 7, "Controls"). Pure and
- * deterministic: the same entities, relationships, evidence and file list always give the same
+ * The built-in control catalog and its assessment. Pure and deterministic: the same entities, relationships, evidence and file list always give the same
  * assessments, in the same order (by control key), whatever order the inputs arrive in.
  *
  * How a control is assessed. Each control turns the inputs into checks: one per subject it looks
@@ -31,7 +30,9 @@
  * one line per check.
  */
 import crypto from 'node:crypto';
-import type { EvidenceLocation } from './evidence';
+import { keyKind, type EvidenceLocation } from './evidence';
+import { compareStrings, uniqueSorted } from './shared/text';
+import { isRecord } from './shared/values';
 import type { Entity, Relationship, StoredEvidence } from './reconcile';
 
 export const CONTROL_CATALOG_VERSION = '2026.11.1';
@@ -323,15 +324,10 @@ function canonical(v: unknown): string {
   return v === undefined ? 'null' : JSON.stringify(v);
 }
 
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-const uniqSorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort(cmp);
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-const kindOf = (key: string): string => key.slice(0, key.indexOf(':'));
 
 function compareLocation(a: EvidenceLocation, b: EvidenceLocation): number {
-  return cmp(a.path, b.path) || a.start_line - b.start_line || a.end_line - b.end_line;
+  return compareStrings(a.path, b.path) || a.start_line - b.start_line || a.end_line - b.end_line;
 }
 
 /** A check on one piece of evidence; `extra` evidence ids and the discriminator are optional. */
@@ -350,7 +346,7 @@ function onEvidence(
   return {
     requirement: c.requirement,
     verdict: c.verdict,
-    evidence_ids: uniqSorted([e.id, ...(c.extra ?? [])]),
+    evidence_ids: uniqueSorted([e.id, ...(c.extra ?? [])]),
     facts: c.facts,
     title: c.title,
     subject: [
@@ -477,7 +473,7 @@ function ciNoRiskyTriggers(ctx: Context): Check[] {
               : `${e.subject_key} runs on ${risky.map(String).join(', ')} with every job guarded`,
         facts: {
           risky_triggers: risky,
-          unguarded: uniqSorted(unguarded.map((j) => j.subject_key)),
+          unguarded: uniqueSorted(unguarded.map((j) => j.subject_key)),
         },
         extra: risky.length > 0 ? mine.map((j) => j.id) : [],
       });
@@ -485,7 +481,7 @@ function ciNoRiskyTriggers(ctx: Context): Check[] {
 }
 
 function unguardedNames(jobs: StoredEvidence[]): string {
-  return uniqSorted(jobs.map((j) => j.subject_key)).join(', ');
+  return uniqueSorted(jobs.map((j) => j.subject_key)).join(', ');
 }
 
 /** Containers as (evidence, container facts, discriminator) from compose and Kubernetes. */
@@ -609,8 +605,8 @@ function datastoresNotPublic(ctx: Context): Check[] {
   const out: Check[] = [];
   const declared = ctx.evidence.filter(
     (e) =>
-      e.evidence_kind === `${kindOf(e.subject_key)}-declared` &&
-      STORAGE_KINDS.has(kindOf(e.subject_key)),
+      e.evidence_kind === `${keyKind(e.subject_key)}-declared` &&
+      STORAGE_KINDS.has(keyKind(e.subject_key)),
   );
   for (const e of declared) {
     if (e.provider === 'terraform') {
@@ -653,9 +649,9 @@ function datastoresNotPublic(ctx: Context): Check[] {
 function storageEncrypted(ctx: Context): Check[] {
   const bySubject = new Map<string, StoredEvidence[]>();
   for (const e of ctx.evidence) {
-    if (e.provider !== 'terraform' || !STORAGE_KINDS.has(kindOf(e.subject_key))) continue;
+    if (e.provider !== 'terraform' || !STORAGE_KINDS.has(keyKind(e.subject_key))) continue;
     if (
-      e.evidence_kind !== `${kindOf(e.subject_key)}-declared` &&
+      e.evidence_kind !== `${keyKind(e.subject_key)}-declared` &&
       e.evidence_kind !== 'security-configured'
     )
       continue;
@@ -664,7 +660,7 @@ function storageEncrypted(ctx: Context): Check[] {
     bySubject.set(e.subject_key, list);
   }
   const out: Check[] = [];
-  for (const [key, list] of [...bySubject].sort((a, b) => cmp(a[0], b[0]))) {
+  for (const [key, list] of [...bySubject].sort((a, b) => compareStrings(a[0], b[0]))) {
     const decl = list.find((e) => e.evidence_kind !== 'security-configured');
     if (!decl) continue;
     const values = list
@@ -781,7 +777,7 @@ function graphCheck(
   title: string,
   facts: unknown,
 ): Check {
-  const ids = uniqSorted(evidence_ids);
+  const ids = uniqueSorted(evidence_ids);
   return {
     requirement,
     verdict,
@@ -796,8 +792,8 @@ function graphCheck(
 
 function noSharedDatabase(ctx: Context): Check[] {
   const kinds = entityKind(ctx);
-  const kind = (k: string) => kinds.get(k) ?? kindOf(k);
-  const stores = uniqSorted([
+  const kind = (k: string) => kinds.get(k) ?? keyKind(k);
+  const stores = uniqueSorted([
     ...ctx.entities.filter((e) => e.kind === 'datastore').map((e) => e.canonical_key),
     ...ctx.relationships.map((r) => r.target_key).filter((k) => kind(k) === 'datastore'),
   ]);
@@ -805,7 +801,7 @@ function noSharedDatabase(ctx: Context): Check[] {
     const rels = ctx.relationships.filter(
       (r) => r.target_key === store && kind(r.source_key) === 'service',
     );
-    const clients = uniqSorted(rels.map((r) => r.source_key));
+    const clients = uniqueSorted(rels.map((r) => r.source_key));
     const shared = clients.length >= 2;
     return graphCheck(
       ctx,
@@ -851,17 +847,17 @@ function cycles(nodes: string[], edges: Map<string, string[]>): string[][] {
         comp.push(w);
       } while (w !== v);
       const selfLoop = (edges.get(v) ?? []).includes(v);
-      if (comp.length > 1 || selfLoop) out.push(comp.sort(cmp));
+      if (comp.length > 1 || selfLoop) out.push(comp.sort(compareStrings));
     }
   };
   for (const n of nodes) if (!idx.has(n)) visit(n);
-  return out.sort((a, b) => cmp(a.join(','), b.join(',')));
+  return out.sort((a, b) => compareStrings(a.join(','), b.join(',')));
 }
 
 function noServiceCycle(ctx: Context): Check[] {
   const kinds = entityKind(ctx);
-  const kind = (k: string) => kinds.get(k) ?? kindOf(k);
-  const services = uniqSorted([
+  const kind = (k: string) => kinds.get(k) ?? keyKind(k);
+  const services = uniqueSorted([
     ...ctx.entities.filter((e) => e.kind === 'service').map((e) => e.canonical_key),
   ]);
   if (services.length === 0) return [];
@@ -870,8 +866,8 @@ function noServiceCycle(ctx: Context): Check[] {
   );
   const edges = new Map<string, string[]>();
   for (const r of rels)
-    edges.set(r.source_key, uniqSorted([...(edges.get(r.source_key) ?? []), r.target_key]));
-  const nodes = uniqSorted([...services, ...rels.flatMap((r) => [r.source_key, r.target_key])]);
+    edges.set(r.source_key, uniqueSorted([...(edges.get(r.source_key) ?? []), r.target_key]));
+  const nodes = uniqueSorted([...services, ...rels.flatMap((r) => [r.source_key, r.target_key])]);
   const found = cycles(nodes, edges);
   if (found.length === 0)
     return [
@@ -882,7 +878,7 @@ function noServiceCycle(ctx: Context): Check[] {
         ['acyclic'],
         rels.flatMap((r) => r.evidence_ids),
         `${services.length} service(s), ${rels.length} service relationship(s), no cycle`,
-        { services: nodes, edges: rels.map((r) => r.canonical_key).sort(cmp) },
+        { services: nodes, edges: rels.map((r) => r.canonical_key).sort(compareStrings) },
       ),
     ];
   return found.map((members) => {
@@ -895,7 +891,7 @@ function noServiceCycle(ctx: Context): Check[] {
       members,
       inCycle.flatMap((r) => r.evidence_ids),
       `dependency cycle among ${members.join(', ')}`,
-      { cycle: members, edges: inCycle.map((r) => r.canonical_key).sort(cmp) },
+      { cycle: members, edges: inCycle.map((r) => r.canonical_key).sort(compareStrings) },
     );
   });
 }
@@ -904,7 +900,9 @@ const CODEOWNERS = /^(\.github\/|docs\/)?CODEOWNERS$/;
 
 function ownersDeclared(ctx: Context): Check[] {
   if (ctx.files.length === 0) return [];
-  const found = ctx.files.filter((f) => CODEOWNERS.test(f.replace(/^\.\//, ''))).sort(cmp);
+  const found = ctx.files
+    .filter((f) => CODEOWNERS.test(f.replace(/^\.\//, '')))
+    .sort(compareStrings);
   return [
     {
       requirement: 'codeowners-file',
@@ -972,7 +970,7 @@ function requirementOf(req: ControlRequirement, checks: Check[]): AssessedRequir
     status === 'not_applicable'
       ? 'nothing to check'
       : status === 'unmet'
-        ? `${fails.length} of ${mine.length} failing: ${uniqSorted(fails.map((c) => c.title)).join('; ')}${advisory}`
+        ? `${fails.length} of ${mine.length} failing: ${uniqueSorted(fails.map((c) => c.title)).join('; ')}${advisory}`
         : status === 'unknown'
           ? `${unknown.length} of ${mine.length} without the needed facts${advisory}`
           : `all ${mine.length} checked subject(s) comply`;
@@ -980,7 +978,7 @@ function requirementOf(req: ControlRequirement, checks: Check[]): AssessedRequir
     key: req.key,
     description: req.description,
     status,
-    evidence_ids: uniqSorted(mine.flatMap((c) => c.evidence_ids)),
+    evidence_ids: uniqueSorted(mine.flatMap((c) => c.evidence_ids)),
     rationale,
   };
 }
@@ -988,7 +986,7 @@ function requirementOf(req: ControlRequirement, checks: Check[]): AssessedRequir
 function assessOne(control: Control, ctx: Context): Assessment {
   const evaluate = EVALUATORS[control.key];
   const checks = (evaluate ? evaluate(ctx) : []).sort(
-    (a, b) => cmp(a.requirement, b.requirement) || cmp(a.subject, b.subject),
+    (a, b) => compareStrings(a.requirement, b.requirement) || compareStrings(a.subject, b.subject),
   );
   const advisory = new Set(control.requirements.filter((r) => r.advisory).map((r) => r.key));
   const binding = checks.filter((c) => !advisory.has(c.requirement));
@@ -1019,7 +1017,7 @@ function assessOne(control: Control, ctx: Context): Assessment {
       : status === 'insufficient_evidence'
         ? `All ${binding.length} subject(s) lack the facts this control needs.`
         : status === 'fail'
-          ? `${fails.length} of ${binding.length} check(s) fail: ${uniqSorted(fails.map((c) => c.title)).join('; ')}.`
+          ? `${fails.length} of ${binding.length} check(s) fail: ${uniqueSorted(fails.map((c) => c.title)).join('; ')}.`
           : status === 'partial'
             ? `No failure among ${known} checked subject(s); ${unknown.length} could not be checked.`
             : `All ${binding.length} check(s) pass.`;
@@ -1029,7 +1027,7 @@ function assessOne(control: Control, ctx: Context): Assessment {
     const fingerprint = sha256(`${control.key}\u0000${c.subject}`);
     const prev = findings.get(fingerprint);
     if (prev) {
-      prev.evidence_ids = uniqSorted([...prev.evidence_ids, ...c.evidence_ids]);
+      prev.evidence_ids = uniqueSorted([...prev.evidence_ids, ...c.evidence_ids]);
       if (c.location && (!prev.location || compareLocation(c.location, prev.location) < 0))
         prev.location = c.location;
       continue;
@@ -1046,7 +1044,7 @@ function assessOne(control: Control, ctx: Context): Assessment {
 
   const inputLines = checks
     .map((c) => `${c.requirement}\t${c.evidence_ids.join(',')}\t${canonical(c.facts)}`)
-    .sort(cmp);
+    .sort(compareStrings);
   return {
     control_key: control.key,
     title: control.title,
@@ -1061,23 +1059,25 @@ function assessOne(control: Control, ctx: Context): Assessment {
       status === 'not_applicable'
         ? (NOT_APPLICABLE_WHY[control.key] ?? 'nothing to check')
         : `${checks.length} check(s) on subjects this control covers`,
-    evidence_ids: uniqSorted(checks.flatMap((c) => c.evidence_ids)),
-    failing_evidence_ids: uniqSorted(fails.flatMap((c) => c.evidence_ids)),
+    evidence_ids: uniqueSorted(checks.flatMap((c) => c.evidence_ids)),
+    failing_evidence_ids: uniqueSorted(fails.flatMap((c) => c.evidence_ids)),
     requirements: control.requirements.map((r) => requirementOf(r, checks)),
     input_hash: sha256(`${CONTROL_CATALOG_VERSION}\n${control.key}\n${inputLines.join('\n')}`),
-    findings: [...findings.values()].sort((a, b) => cmp(a.fingerprint, b.fingerprint)),
+    findings: [...findings.values()].sort((a, b) => compareStrings(a.fingerprint, b.fingerprint)),
   };
 }
 
 /** Assesses every catalog control; output ordered by control key. */
 export function assessControls(input: ControlInput): Assessment[] {
   const evidence = [...input.evidence].sort(
-    (a, b) => compareLocation(a.location, b.location) || cmp(a.id, b.id),
+    (a, b) => compareLocation(a.location, b.location) || compareStrings(a.id, b.id),
   );
-  const entities = [...input.entities].sort((a, b) => cmp(a.canonical_key, b.canonical_key));
+  const entities = [...input.entities].sort((a, b) =>
+    compareStrings(a.canonical_key, b.canonical_key),
+  );
   const relationships = [...input.relationships]
-    .sort((a, b) => cmp(a.canonical_key, b.canonical_key))
-    .map((r) => ({ ...r, evidence_ids: [...r.evidence_ids].sort(cmp) }));
+    .sort((a, b) => compareStrings(a.canonical_key, b.canonical_key))
+    .map((r) => ({ ...r, evidence_ids: [...r.evidence_ids].sort(compareStrings) }));
   const entityOf = new Map<string, string>();
   for (const e of entities)
     for (const id of e.evidence_ids) if (!entityOf.has(id)) entityOf.set(id, e.canonical_key);
@@ -1087,7 +1087,7 @@ export function assessControls(input: ControlInput): Assessment[] {
     entityOf,
     entities,
     relationships,
-    files: [...input.files].sort(cmp),
+    files: [...input.files].sort(compareStrings),
   };
-  return [...CONTROLS].sort((a, b) => cmp(a.key, b.key)).map((c) => assessOne(c, ctx));
+  return [...CONTROLS].sort((a, b) => compareStrings(a.key, b.key)).map((c) => assessOne(c, ctx));
 }

@@ -98,7 +98,9 @@ interface Edge {
 /** Entities sorted by key (duplicates dropped) with ids n0, n1...; edges between known nodes. */
 function normalize(graph: DiagramGraph): { nodes: Node[]; edges: Edge[] } {
   const byKey = new Map<string, DiagramEntity>();
-  for (const e of [...graph.entities].sort((a, b) => compareStrings(a.canonical_key, b.canonical_key))) {
+  for (const e of [...graph.entities].sort((a, b) =>
+    compareStrings(a.canonical_key, b.canonical_key),
+  )) {
     if (!byKey.has(e.canonical_key)) byKey.set(e.canonical_key, e);
   }
   const nodes: Node[] = [...byKey.values()].map((e, i) => ({

@@ -112,5 +112,9 @@ export function compareEvidence(a: Evidence, b: Evidence): number {
 
 /** The order analyzers report coverage gaps in. */
 export function compareGaps(a: AnalyzerGap, b: AnalyzerGap): number {
-  return compareStrings(a.path, b.path) || compareStrings(a.reason, b.reason) || compareStrings(a.message, b.message);
+  return (
+    compareStrings(a.path, b.path) ||
+    compareStrings(a.reason, b.reason) ||
+    compareStrings(a.message, b.message)
+  );
 }

@@ -5,7 +5,8 @@
  * service, a Kubernetes Deployment and its Service, a source directory, an image name).
  */
 import type { Evidence, SourceType } from './evidence';
-import { normalizeName } from './evidence';
+import { keyKind, keyName, normalizeName } from './evidence';
+import { normalizeDir } from './shared/paths';
 
 export interface StoredEvidence extends Evidence {
   id: string;
@@ -74,9 +75,6 @@ const KIND_RANK: Record<string, number> = {
   external: 10,
 };
 
-const kindOf = (key: string) => key.slice(0, key.indexOf(':'));
-const nameOf = (key: string) => key.slice(key.indexOf(':') + 1);
-
 class UnionFind {
   private parent = new Map<string, string>();
   find(x: string): string {
@@ -92,7 +90,7 @@ class UnionFind {
     const rb = this.find(b);
     if (ra === rb) return;
     // The representative: most specific kind, then the lexically smaller key (deterministic).
-    const rank = (k: string) => KIND_RANK[kindOf(k)] ?? 99;
+    const rank = (k: string) => KIND_RANK[keyKind(k)] ?? 99;
     const [keep, drop] =
       rank(ra) < rank(rb) || (rank(ra) === rank(rb) && ra < rb) ? [ra, rb] : [rb, ra];
     this.parent.set(drop, keep);
@@ -179,40 +177,41 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const uf = new UnionFind();
   const subjects = new Set<string>();
   for (const e of evidence) {
-    if (GRAPH.has(kindOf(e.subject_key))) subjects.add(e.subject_key);
-    if (e.object_key && GRAPH.has(kindOf(e.object_key))) subjects.add(e.object_key);
+    if (GRAPH.has(keyKind(e.subject_key))) subjects.add(e.subject_key);
+    if (e.object_key && GRAPH.has(keyKind(e.object_key))) subjects.add(e.object_key);
   }
   const byName = new Map<string, string[]>();
-  for (const key of subjects) byName.set(nameOf(key), [...(byName.get(nameOf(key)) ?? []), key]);
+  for (const key of subjects) byName.set(keyName(key), [...(byName.get(keyName(key)) ?? []), key]);
 
   // 1. Names declared as aliases of a subject (k8s Service names, directory vs manifest names).
   for (const e of evidence) {
     const aliases = e.attributes.aliases;
-    if (!Array.isArray(aliases) || !GRAPH.has(kindOf(e.subject_key))) continue;
+    if (!Array.isArray(aliases) || !GRAPH.has(keyKind(e.subject_key))) continue;
     for (const alias of aliases) {
       for (const other of byName.get(normalizeName(String(alias))) ?? []) {
-        if (kindOf(other) === kindOf(e.subject_key) || kindOf(other) === 'service')
+        if (keyKind(other) === keyKind(e.subject_key) || keyKind(other) === 'service')
           uf.union(e.subject_key, other);
       }
     }
   }
   // 2. A service and a datastore/queue/bucket of the same name are one thing (compose `db` running postgres).
   for (const keys of byName.values()) {
-    const specific = keys.filter((k) => ['datastore', 'queue', 'bucket'].includes(kindOf(k)));
-    const services = keys.filter((k) => kindOf(k) === 'service');
+    const specific = keys.filter((k) => ['datastore', 'queue', 'bucket'].includes(keyKind(k)));
+    const services = keys.filter((k) => keyKind(k) === 'service');
     if (specific.length && services.length) for (const s of services) uf.union(specific[0]!, s);
   }
   // 3. Build contexts and images: a compose/k8s service built from a directory or running an
   //    image named like a code unit is that unit.
   const unitsByDir = new Map<string, string>();
   for (const e of evidence) {
-    if (e.evidence_kind === 'unit-declared' && typeof e.attributes.dir === 'string')
-      unitsByDir.set(normalizeDir(e.attributes.dir), e.subject_key);
+    const dir = typeof e.attributes.dir === 'string' ? normalizeDir(e.attributes.dir) : null;
+    if (e.evidence_kind === 'unit-declared' && dir !== null) unitsByDir.set(dir, e.subject_key);
   }
   for (const e of evidence) {
     const ctx = e.attributes.build_context ?? e.attributes.context_dir;
-    if (typeof ctx === 'string' && GRAPH.has(kindOf(e.subject_key))) {
-      const unit = unitsByDir.get(normalizeDir(ctx));
+    if (typeof ctx === 'string' && GRAPH.has(keyKind(e.subject_key))) {
+      const dir = normalizeDir(ctx);
+      const unit = dir === null ? undefined : unitsByDir.get(dir);
       if (unit) uf.union(unit, e.subject_key);
     }
     if (
@@ -220,8 +219,8 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       e.object_key?.startsWith('image:')
     ) {
       const base = normalizeName(e.object_key.slice('image:'.length).split('/').pop() ?? '');
-      const unit = [...unitsByDir.values()].find((u) => nameOf(u) === base);
-      if (unit && kindOf(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
+      const unit = [...unitsByDir.values()].find((u) => keyName(u) === base);
+      if (unit && keyKind(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
         uf.union(unit, e.subject_key);
     }
   }
@@ -234,13 +233,13 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     members.set(r, (members.get(r) ?? new Set()).add(key));
   }
   for (const e of evidence) {
-    if (!GRAPH.has(kindOf(e.subject_key))) continue;
+    if (!GRAPH.has(keyKind(e.subject_key))) continue;
     const r = rep(e.subject_key);
     entityEvidence.set(r, [...(entityEvidence.get(r) ?? []), e]);
   }
   // Entities only referenced as objects (an external API host) still exist, cited by the reference.
   for (const e of evidence) {
-    if (e.object_key && GRAPH.has(kindOf(e.object_key))) {
+    if (e.object_key && GRAPH.has(keyKind(e.object_key))) {
       const r = rep(e.object_key);
       if (!entityEvidence.has(r)) entityEvidence.set(r, [e]);
     }
@@ -257,8 +256,8 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       );
       return {
         canonical_key: key,
-        kind: kindOf(key),
-        name: nameOf(key),
+        kind: keyKind(key),
+        name: keyName(key),
         // Likewise attributes: a record relating the entity to something else (`pg` connecting
         // to postgres: engine postgresql) describes the other end, not the entity.
         attributes: mergeAttributes(
@@ -279,7 +278,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   >();
   for (const e of evidence) {
     if (!e.relationship_kind || !e.object_key) continue;
-    if (!GRAPH.has(kindOf(e.subject_key)) || !GRAPH.has(kindOf(e.object_key))) continue;
+    if (!GRAPH.has(keyKind(e.subject_key)) || !GRAPH.has(keyKind(e.object_key))) continue;
     const source = rep(e.subject_key);
     const target = rep(e.object_key);
     if (source === target) continue;
@@ -300,7 +299,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   for (const read of evidence) {
     if (read.evidence_kind !== 'env-read' || typeof read.attributes.variable !== 'string') continue;
     if (typeof read.attributes.default !== 'string') continue;
-    if (!GRAPH.has(kindOf(read.subject_key))) continue;
+    if (!GRAPH.has(keyKind(read.subject_key))) continue;
     const source = rep(read.subject_key);
     if (configured.has(`${source}\u0000${read.attributes.variable}`)) continue;
     const host = defaultHost(read.attributes.default);
@@ -368,11 +367,6 @@ function defaultHost(value: string): string | null {
   const first = value.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(',')[0] ?? '';
   const host = first.split(/[:/]/)[0] ?? '';
   return /^[a-z0-9][a-z0-9_.-]*$/i.test(host) && /[a-z]/i.test(host) ? host.toLowerCase() : null;
-}
-
-function normalizeDir(dir: string): string {
-  const d = dir.replace(/^\.\/?/, '').replace(/\/+$/, '');
-  return d === '' || d === '.' ? '.' : d;
 }
 
 export type { SourceType };

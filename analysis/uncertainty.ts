@@ -92,7 +92,8 @@ export function uncertaintyCandidates(input: {
         ]),
       )
       .digest('hex');
-  const paths = (ids: string[]) => uniqueSorted(cited(ids).map((e) => e.location?.path ?? e.provider));
+  const paths = (ids: string[]) =>
+    uniqueSorted(cited(ids).map((e) => e.location?.path ?? e.provider));
   const out: CaseCandidate[] = [];
   const items = [
     ...input.entities.map((x) => ({ x, scope: 'entity' as const })),

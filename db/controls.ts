@@ -305,7 +305,10 @@ const ASSESSMENT_JSON = [
   'requirements',
 ] as const;
 
-export async function insertAssessments(db: Knex, rows: readonly AssessmentRow[]): Promise<void> {
+/** An assessment as written: its requirements as the assessment produced them. */
+export type NewAssessment = Omit<AssessmentRow, 'requirements'> & { requirements: readonly object[] };
+
+export async function insertAssessments(db: Knex, rows: readonly NewAssessment[]): Promise<void> {
   if (rows.length === 0) return;
   await db('control_assessments').insert(rows.map((r) => encodeJson(r, ASSESSMENT_JSON)));
 }

@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { parsePriceTable, type ModelPrice } from '../activities/audits/agents/pricing';
+import { parsePriceTable, type ModelPrice } from '../domain/audits/model-prices';
 
 export interface ConfigVariable {
   name: string;

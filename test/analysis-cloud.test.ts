@@ -5,7 +5,9 @@
 import test, { type ExecutionContext } from 'ava';
 import crypto from 'node:crypto';
 import { analyzeCloud } from '../analysis/cloud';
-import { extractHosts, isSecretName, parseImage } from '../analysis/cloud/common';
+import { extractHosts } from '../analysis/cloud/common';
+import { parseImageRef } from '../analysis/shared/images';
+import { isSecretName } from '../analysis/shared/secrets';
 import { envReferences } from '../analysis/cloud/env';
 import type { AnalyzerOutput, Evidence, SourceFile } from '../analysis/evidence';
 
@@ -1208,17 +1210,17 @@ test('helpers: secret names, hosts in values, image references', (t) => {
   t.deepEqual(hosts('TIME', '12:30'), []);
   t.deepEqual(hosts('LISTEN_ADDR', '0.0.0.0:8080'), []);
   t.deepEqual(hosts('DB_URL', 'postgres://${DB_HOST}:5432/x'), []);
-  t.like(parseImage('docker.io/library/redis:7@sha256:' + HEX64), {
+  t.like(parseImageRef('docker.io/library/redis:7@sha256:' + HEX64), {
     repo: 'redis',
     tag: '7',
     pinned: true,
   });
-  t.like(parseImage('localhost:5000/team/api'), {
+  t.like(parseImageRef('localhost:5000/team/api'), {
     repo: 'localhost:5000/team/api',
     tag: null,
     pinned: false,
   });
-  t.like(parseImage('${REG:-ghcr.io}/acme/api:${TAG:-1.0}'), {
+  t.like(parseImageRef('${REG:-ghcr.io}/acme/api:${TAG:-1.0}'), {
     repo: 'ghcr.io/acme/api',
     tag: '1.0',
   });

@@ -1,4 +1,5 @@
 /** Audits of real git repositories, run by a real worker on the test Temporal server. */
+import { recordHistory } from './helpers/histories';
 import test from 'ava';
 import { Worker } from '@temporalio/worker';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
@@ -210,6 +211,7 @@ test('stage bookkeeping rides on the work activities: no local activity in a com
   await t.notThrowsAsync(
     Worker.runReplayHistory({ workflowsPath: require.resolve('../workflows') }, history),
   );
+  await recordHistory(client, audit.workflow_id, 'audit-completed');
 });
 
 test('an audit of a branch and of an exact commit read those commits', async (t) => {
@@ -241,6 +243,11 @@ test('an unknown branch or commit fails the audit with its code and a log line s
     token: tenant.token,
   });
   t.true(logs.body.items.some((l: any) => l.message.includes('no-such-branch')));
+  await recordHistory(
+    await h.app.services.temporal.client(),
+    branch.done.body.workflow_id,
+    'audit-failed',
+  );
 
   const sha = 'deadbeef'.repeat(5);
   const commit = await runAudit({ repository_id: repositoryId, commit_sha: sha });

@@ -4,6 +4,8 @@
  * whose criterion is unmet staying implemented until a later snapshot meets it); the review
  * wait surviving a killed worker, with reminders in the activity feed.
  */
+import { recordHistory } from './helpers/histories';
+import { decisionWorkflowId } from '../domain/contract/workflows';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnWorker, stopProcess } from './helpers/worker-process';
@@ -112,6 +114,11 @@ test('proposed -> in_review -> approved -> implemented -> verified by the next s
   t.is(verified.version, 5);
   t.is(verified.verification_result.outcome, 'verified');
   t.is(verified.verification_result.snapshot_id, second.snapshotId);
+  await recordHistory(
+    await h.app.services.temporal.client(),
+    decisionWorkflowId(met.body.id),
+    'decision-verified',
+  );
   const arch = await call(h.app.url, 'GET', `${w.ws}/audits/${second.auditId}/architecture`, {
     token: w.tenant.token,
   });

@@ -1,12 +1,11 @@
 /**
- * Workflows started by an earlier version of our code must finish under the current one: their
- * histories replay without nondeterminism. The fixtures are histories recorded from those
- * versions, encoded as temporal.api.history.v1.History protobuf:
- * - AuditWorkflow before the `stage-marks-in-activities` patch (stage bookkeeping in local
- *   activities): one audit that completed with a skipped stage (source_types code and cloud) and
- *   one that failed at the source stage (unknown branch);
- * - DecisionWorkflow before the `decision-continue-as-new` patch: a decision taken through
- *   review (with reminders every second), approval and implementation.
+ * Workflows recorded from the current code replay under it without nondeterminism, with the
+ * development sources and with the production bundle. The fixtures (test/helpers/histories.ts
+ * records them) are temporal.api.history.v1.History protobuf: an audit that completed (one stage
+ * skipped), an audit that failed at the source stage (unknown branch), and a decision taken
+ * through review, approval and implementation to verified by a later audit. From the first
+ * release on they are kept as they are, with those of each released version beside them, so a
+ * change that breaks a running workflow fails here (docs/decisions.md, workflow versioning).
  * The tests run one at a time: replay workers created while another test blocks the event loop
  * (spawnSync of the bundler) failed to start.
  */
@@ -17,41 +16,38 @@ import path from 'node:path';
 import test from 'ava';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
+import { HISTORY_FIXTURES } from './helpers/histories';
 
 const workflowsPath = require.resolve('../workflows');
-const FIXTURES = ['legacy-audit-completed', 'legacy-audit-failed', 'legacy-decision-implemented'];
+const EventType = temporal.api.enums.v1.EventType;
+const FIXTURES = ['audit-completed', 'audit-failed', 'decision-verified'];
 const historyOf = (name: string) =>
   temporal.api.history.v1.History.decode(
-    fs.readFileSync(path.join(__dirname, 'fixtures/histories', `${name}.binpb`)),
+    fs.readFileSync(path.join(HISTORY_FIXTURES, `${name}.binpb`)),
   );
+const typesOf = (name: string) => historyOf(name).events.map((e) => e.eventType);
 
-test.serial(
-  'a decision of the previous workflow version replays under the current one',
-  async (t) => {
-    const history = historyOf('legacy-decision-implemented');
-    const updates = history.events.filter(
-      (e) =>
-        e.eventType ===
-        temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
-    );
-    t.is(updates.length, 3, 'in_review, approved, implemented');
-    await t.notThrowsAsync(Worker.runReplayHistory({ workflowsPath }, history));
-  },
-);
-
-for (const name of ['completed', 'failed']) {
-  test.serial(
-    `a ${name} audit of the previous workflow version replays under the current one`,
-    async (t) => {
-      const history = historyOf(`legacy-audit-${name}`);
-      const types = history.events.map((e) => e.eventType);
-      t.true(
-        types.includes(temporal.api.enums.v1.EventType.EVENT_TYPE_MARKER_RECORDED),
-        'has local activities',
-      );
-      await t.notThrowsAsync(Worker.runReplayHistory({ workflowsPath }, history));
-    },
+test.serial('the fixtures are what they say they are', (t) => {
+  t.deepEqual(fs.readdirSync(HISTORY_FIXTURES).sort(), FIXTURES.map((n) => `${n}.binpb`).sort());
+  t.true(typesOf('audit-completed').includes(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED));
+  const failed = historyOf('audit-failed').events.find(
+    (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
   );
+  t.truthy(failed, 'a failed audit completes its workflow with status failed');
+  const updates = historyOf('decision-verified').events.filter(
+    (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
+  );
+  t.is(updates.length, 3, 'in_review, approved, implemented');
+  t.true(
+    typesOf('decision-verified').includes(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
+    'the snapshot signal that led to verification',
+  );
+});
+
+for (const name of FIXTURES) {
+  test.serial(`${name} replays under the current workflow code`, async (t) => {
+    await t.notThrowsAsync(Worker.runReplayHistory({ workflowsPath }, historyOf(name)));
+  });
 }
 
 test.serial(

@@ -8,7 +8,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -67,17 +66,10 @@ export async function AuditWorkflow(
     upsertSearchAttributes([{ key: AUDIT_STATUS, value: status }]);
 
   const { auditId } = input;
-  // Audits started before stage marks moved into the work activities replay the old way.
-  const marked = patched('stage-marks-in-activities');
-  const plan = marked ? null : await book.beginAudit(auditId);
   setStatus('running');
 
   try {
-    if (plan === null) await runMarked(auditId, book, work);
-    else {
-      await runLegacy(auditId, plan, book, work);
-      await book.finishAudit(auditId, 'completed', null);
-    }
+    await runStages(auditId, book, work);
   } catch (err) {
     if (isCancellation(err)) {
       await CancellationScope.nonCancellable(() =>
@@ -93,7 +85,7 @@ export async function AuditWorkflow(
   }
   setStatus('completed');
   // Decisions waiting for this repository's next snapshot re-evaluate their criteria.
-  if (patched('notify-decisions')) await notifyDecisions(auditId);
+  await notifyDecisions(auditId);
   return { status: 'completed', errorCode: null };
 }
 
@@ -137,7 +129,7 @@ function stepsOf(auditId: string, stage: PlannedStage, work: Work): Step[] {
  * runs (or, at the end, by one local activity). A failed step's stage is marked failed by a
  * local activity.
  */
-async function runMarked(auditId: string, book: Book, work: Work): Promise<void> {
+async function runStages(auditId: string, book: Book, work: Work): Promise<void> {
   // The first step begins the audit: no local activity before it, so the first workflow task
   // only schedules it. It returns the plan (which stages and agents run).
   let plan: AuditPlan;
@@ -218,57 +210,4 @@ async function runMarked(auditId: string, book: Book, work: Work): Promise<void>
     if (carry.length > 0) await book.applyStageMarks(auditId, carry);
     await book.finishAudit(auditId, 'completed', null);
   }
-}
-
-/** The stages as audits started before the `stage-marks-in-activities` patch run them. */
-async function runLegacy(auditId: string, plan: AuditPlan, book: Book, work: Work): Promise<void> {
-  const byKey = new Map(plan.stages.map((s) => [s.key, s]));
-  const stage = (key: PlannedStage['key']) => byKey.get(key)!;
-  const runStage = async (stage: PlannedStage): Promise<void> => {
-    if (stage.skip) {
-      await book.stageFinished(auditId, stage.key, {
-        status: 'skipped',
-        summary: stage.skip,
-        errorCode: null,
-      });
-      return;
-    }
-    await book.stageStarted(auditId, stage.key);
-    const summaries: string[] = [];
-    try {
-      if (stage.key === 'source') summaries.push((await work.acquireSource(auditId)).summary);
-      for (const agent of stage.agents)
-        summaries.push((await work.runAgent(auditId, agent)).summary);
-      if (stage.key === 'reconcile')
-        summaries.push((await work.persistArchitecture(auditId)).summary);
-      if (stage.key === 'controls' && patched('persist-controls'))
-        summaries.push((await work.persistControls(auditId)).summary);
-    } catch (err) {
-      const failed = stageFailure(err, stage.key);
-      await book.stageFinished(auditId, stage.key, {
-        status: 'failed',
-        summary: summaries.join('; ') || null,
-        errorCode: failed.code,
-      });
-      throw failed;
-    }
-    await book.stageFinished(auditId, stage.key, {
-      status: 'completed',
-      summary: summaries.join('; ') || 'nothing to do',
-      errorCode: null,
-    });
-  };
-
-  await runStage(stage('source'));
-  await runStage(stage('inventory'));
-  // The three analysis stages run side by side; the audit fails if any of them failed.
-  allOrFirstFailure(
-    await Promise.allSettled([
-      runStage(stage('code')),
-      runStage(stage('cloud')),
-      runStage(stage('cicd')),
-    ]),
-  );
-  for (const key of ['reconcile', 'controls', 'changes', 'report'] as const)
-    await runStage(stage(key));
 }

@@ -18,7 +18,6 @@ import {
   defineSignal,
   defineUpdate,
   getExternalWorkflowHandle,
-  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -134,10 +133,9 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
 
   /**
    * A long wait continues as new before its history grows too long, carrying the state over
-   * (once no move is being applied). Runs started before this existed replay without it.
+   * (once no move is being applied).
    */
   const maybeContinueAsNew = async (): Promise<void> => {
-    if (!patched('decision-continue-as-new')) return;
     const info = workflowInfo();
     if (!info.continueAsNewSuggested && info.historyLength < (input.historyLimit ?? 10_000)) return;
     await condition(() => !busy && allHandlersFinished());

@@ -11,16 +11,29 @@ import path from 'node:path';
 import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
 import {
     artifactsOfAudit,
+    cancelRunningAgentRuns,
     findCachedArtifact,
     finishAgentRun,
     insertArtifact,
     startAgentRun,
 } from '../../db/agents';
-import { evidenceOf, latestSnapshot, snapshotOfAudit } from '../../db/architecture';
+import {
+  evidenceOf,
+  insertEvidence,
+  insertSnapshot,
+  latestSnapshot,
+  snapshotCount,
+  snapshotOfAudit,
+} from '../../db/architecture';
 import {
     appendLog,
+    endRunningStages,
     getAuditById,
+    lockAuditStatus,
+    markStageEnded,
+    markStageRunning,
     replaceSourceFiles,
+    skipPendingStages,
     sourceFiles,
     updateAudit,
     type AuditRow,
@@ -97,45 +110,11 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   const log = (auditId: string, entry: LogInput) => appendLog(db, auditId, entry);
 
   /**
-   * Moves a stage and writes its log line in one statement (one round trip: marks run in every
-   * step, and the worker's main thread waits on each). Returns whether the stage moved.
-   */
-  const moveStage = async (
-    auditId: string,
-    key: StageKeyName,
-    from: string[],
-    set: string,
-    setBindings: Knex.RawBinding[],
-    line: { level: LogInput['level']; message: string },
-  ): Promise<boolean> => {
-    const result = await db.raw<{ rows: unknown[] }>(
-      `WITH moved AS (
-         UPDATE audit_stages SET ${set}
-          WHERE audit_id = ? AND key = ? AND status = ANY(?::text[])
-         RETURNING 1
-       )
-       INSERT INTO audit_logs (audit_id, level, source, message)
-       SELECT ?, ?, 'stage', ? FROM moved
-       RETURNING seq`,
-      [...setBindings, auditId, key, from, auditId, line.level, line.message],
-    );
-    return result.rows.length > 0;
-  };
-
-  /**
    * Marks a pending stage running. Stages move pending -> running -> ended once: a retried step
    * that marks them again changes and logs nothing.
    */
   const markStarted = async (auditId: string, key: StageKeyName): Promise<void> => {
-    await moveStage(
-      auditId,
-      key,
-      ['pending'],
-      `status = 'running', started_at = now(), completed_at = NULL, error_code = NULL,
-       attempt = attempt + 1`,
-      [],
-      { level: 'info', message: `stage ${key} started` },
-    );
+    await markStageRunning(db, auditId, key, { level: 'info', message: `stage ${key} started` });
   };
 
   /**
@@ -146,14 +125,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     const level =
       outcome.status === 'failed' ? 'error' : outcome.status === 'completed' ? 'info' : 'warning';
     const message = `stage ${key} ${outcome.status}${outcome.errorCode ? ` (${outcome.errorCode})` : ''}${outcome.summary ? `: ${outcome.summary}` : ''}`;
-    await moveStage(
-      auditId,
-      key,
-      ['pending', 'running'],
-      'status = ?, summary = ?, error_code = ?, completed_at = now()',
-      [outcome.status, outcome.summary, outcome.errorCode],
-      { level, message },
-    );
+    await markStageEnded(db, auditId, key, outcome, { level, message });
   };
 
   /** Applies stage marks in order; `own` is the summary of the step that just succeeded. */
@@ -224,22 +196,17 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   ): Promise<void> => {
     const ended = await db.transaction(async (trx) => {
       // Once only: a retried step (or local activity) that ends the audit again changes nothing.
-      const current = await trx('audits').where({ id: auditId }).forUpdate().first('status');
-      if (['completed', 'failed', 'cancelled'].includes(current?.status as string)) return false;
-      await trx('audit_stages')
-        .where({ audit_id: auditId, status: 'pending' })
-        .update({ status: 'skipped' });
+      const current = await lockAuditStatus(trx, auditId);
+      if (['completed', 'failed', 'cancelled'].includes(current as string)) return false;
+      await skipPendingStages(trx, auditId);
       if (status !== 'completed') {
-        await trx('audit_stages')
-          .where({ audit_id: auditId, status: 'running' })
-          .update({
-            status: status === 'cancelled' ? 'cancelled' : 'failed',
-            completed_at: trx.fn.now(),
-            error_code: status === 'cancelled' ? 'cancelled' : errorCode,
-          });
-        await trx('agent_runs')
-          .where({ audit_id: auditId, status: 'running' })
-          .update({ status: 'cancelled', completed_at: trx.fn.now(), error_code: 'cancelled' });
+        await endRunningStages(
+          trx,
+          auditId,
+          status === 'cancelled' ? 'cancelled' : 'failed',
+          status === 'cancelled' ? 'cancelled' : errorCode,
+        );
+        await cancelRunningAgentRuns(trx, auditId);
       }
       await updateAudit(trx, auditId, {
         status,
@@ -749,10 +716,8 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         const requested = requestedTypes(audit);
         const sources = requested.filter((t) => graph.evidence.some((e) => e.source_type === t));
         const missing = requested.filter((t) => !sources.includes(t));
-        const count = await db('architecture_snapshots')
-          .where({ workspace_id: audit.workspace_id, repository_id: audit.repository_id })
-          .count<{ n: number }[]>('* as n');
-        const version = String((audit.repository_id ? Number(count[0]?.n ?? 0) : 0) + 1);
+        const count = await snapshotCount(db, audit.workspace_id, audit.repository_id);
+        const version = String((audit.repository_id ? count : 0) + 1);
         const snapshotId = crypto.randomUUID();
         const sourceRef =
           audit.commit_sha ??
@@ -776,7 +741,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               ],
             });
           }
-          await trx('architecture_snapshots').insert({
+          await insertSnapshot(trx, {
             id: snapshotId,
             audit_id: auditId,
             workspace_id: audit.workspace_id,
@@ -788,17 +753,17 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             source_coverage: (sources.length / requested.length).toFixed(4),
             entity_count: graph.entities.length,
             relationship_count: graph.relationships.length,
-            entities: JSON.stringify(graph.entities.map(withIds)),
-            relationships: JSON.stringify(
-              graph.relationships.map((r) => ({
-                ...withIds(r),
-                supersedes_id: null,
-                superseded_at: null,
-              })),
-            ),
+            entities: graph.entities.map(withIds),
+            relationships: graph.relationships.map((r) => ({
+              ...withIds(r),
+              supersedes_id: null,
+              superseded_at: null,
+            })),
             generated_at: now,
           });
-          const rows = graph.evidence.map((e, position) => ({
+          await insertEvidence(
+            trx,
+            graph.evidence.map((e, position) => ({
             id: uuidOf(e.id),
             snapshot_id: snapshotId,
             workspace_id: audit.workspace_id,
@@ -808,16 +773,15 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             subject_key: e.subject_key,
             relationship_kind: e.relationship_kind,
             object_key: e.object_key,
-            location: JSON.stringify(e.location),
+            location: e.location,
             source_ref: sourceRef,
             summary: e.summary,
             content_sha256: e.content_sha256,
-            attributes: JSON.stringify(e.attributes ?? {}),
+            attributes: e.attributes ?? {},
             observed_at: now,
             position,
-          }));
-          for (let i = 0; i < rows.length; i += 500)
-            await trx('architecture_evidence').insert(rows.slice(i, i + 500));
+          })),
+          );
           cases = await recordUncertainty(trx, {
             auditId,
             workspaceId: audit.workspace_id,

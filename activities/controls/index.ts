@@ -7,12 +7,20 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/activity';
 import { artifactsOfAudit } from '../../db/agents';
-import { appendLog, getAuditById, type AuditRow } from '../../db/audits';
+import { appendLog, auditsCreatedAt, getAuditById, type AuditRow } from '../../db/audits';
 import {
   assessmentCount,
   coversWholeSource,
   ensureCatalog,
+  insertAssessments,
+  insertNewFindings,
+  linkAuditFindings,
+  lockFindings,
+  recordSighting,
+  resolveFinding,
+  staleFindings,
   type FindingRow,
+  type NewAssessment,
 } from '../../db/controls';
 import { recordWrite } from '../../db/activity';
 import { describeAssessments, type ControlArtifact } from '../audits/agents/controls';
@@ -100,48 +108,39 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
       title: x.finding.title,
       detail: `${x.assessment.rationale} Control: ${x.assessment.description}`,
       entity_key: x.finding.entity_key,
-      evidence_ids: JSON.stringify(x.finding.evidence_ids),
-      locations: JSON.stringify(x.finding.location ? [x.finding.location] : []),
+      evidence_ids: x.finding.evidence_ids,
+      locations: x.finding.location ? [x.finding.location] : [],
     });
 
     // Insert-or-nothing first: a concurrent audit inserting the same fingerprint makes this
     // wait for it and then find its row, instead of failing.
-    const inserted = new Set<string>();
-    if (ordered.length > 0) {
-      const rows = await trx('findings')
-        .insert(
-          ordered.map((x) => ({
-            id: x.id,
-            workspace_id: audit.workspace_id,
-            repository_id: audit.repository_id,
-            scope_key: scopeKey,
-            control_key: x.assessment.control_key,
-            fingerprint: x.finding.fingerprint,
-            status: 'open',
-            first_seen_audit_id: audit.id,
-            last_seen_audit_id: audit.id,
-            first_seen_at: now,
-            last_seen_at: now,
-            occurrences: 1,
-            ...fieldsOf(x),
-          })),
-        )
-        .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
-        .ignore()
-        .returning<Array<{ fingerprint: string }>>('fingerprint');
-      for (const r of rows) inserted.add(r.fingerprint);
-    }
+    const inserted = await insertNewFindings(
+      trx,
+      ordered.map((x) => ({
+        id: x.id,
+        workspace_id: audit.workspace_id,
+        repository_id: audit.repository_id,
+        scope_key: scopeKey,
+        control_key: x.assessment.control_key,
+        fingerprint: x.finding.fingerprint,
+        status: 'open',
+        first_seen_audit_id: audit.id,
+        last_seen_audit_id: audit.id,
+        first_seen_at: now,
+        last_seen_at: now,
+        occurrences: 1,
+        ...fieldsOf(x),
+      })),
+    );
     created = inserted.size;
     const seenBefore = ordered.filter((x) => !inserted.has(x.finding.fingerprint));
     if (seenBefore.length > 0) {
-      const existing = await trx<FindingRow>('findings')
-        .where({ workspace_id: audit.workspace_id, scope_key: scopeKey })
-        .whereIn(
-          'fingerprint',
-          seenBefore.map((x) => x.finding.fingerprint),
-        )
-        .orderBy('fingerprint')
-        .forUpdate();
+      const existing = await lockFindings(
+        trx,
+        audit.workspace_id,
+        scopeKey,
+        seenBefore.map((x) => x.finding.fingerprint),
+      );
       const byFingerprint = new Map(existing.map((f) => [f.fingerprint, f]));
       // When the audits that last saw / resolved these findings were created.
       const auditIds = [
@@ -151,18 +150,11 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
           ),
         ),
       ];
-      const createdAt = new Map(
-        (auditIds.length
-          ? await trx('audits')
-              .whereIn('id', auditIds)
-              .select<Array<{ id: string; created_at: Date }>>('id', 'created_at')
-          : []
-        ).map((r) => [r.id, r.created_at.getTime()]),
-      );
+      const createdAt = await auditsCreatedAt(trx, auditIds);
       // An older audit finishing late counts its sighting but does not roll the finding back
       // to what an older commit showed (nor reopen what a newer audit resolved).
       const notAfter = (auditId: string | null) => {
-        const t = auditId ? createdAt.get(auditId) : undefined;
+        const t = auditId ? createdAt.get(auditId)?.getTime() : undefined;
         return t === undefined || t <= audit.created_at.getTime();
       };
       for (const x of seenBefore) {
@@ -171,14 +163,10 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
         x.id = before.id;
         const newer = notAfter(before.last_seen_audit_id);
         const reopen = before.status === 'resolved' && notAfter(before.resolved_audit_id);
-        await trx('findings')
-          .where({ id: before.id })
-          .update({
-            occurrences: trx.raw('occurrences + 1'),
-            updated_at: now,
-            ...(newer ? { ...fieldsOf(x), last_seen_audit_id: audit.id, last_seen_at: now } : {}),
-            ...(reopen ? { status: 'open', resolved_audit_id: null, resolved_at: null } : {}),
-          });
+        await recordSighting(trx, before.id, now, {
+          ...(newer ? { ...fieldsOf(x), last_seen_audit_id: audit.id, last_seen_at: now } : {}),
+          ...(reopen ? { status: 'open' as const, resolved_audit_id: null, resolved_at: null } : {}),
+        });
         if (reopen) {
           reopened += 1;
           await systemWrite(trx, audit, before, 'finding.reopened', 'resolved', 'open');
@@ -186,19 +174,13 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
       }
     }
     observed = ordered.length;
-    if (ordered.length > 0)
-      await trx('audit_findings')
-        .insert(
-          ordered.map((x) => ({
-            audit_id: audit.id,
-            finding_id: x.id,
-            workspace_id: audit.workspace_id,
-          })),
-        )
-        .onConflict(['audit_id', 'finding_id'])
-        .ignore();
+    await linkAuditFindings(
+      trx,
+      audit,
+      ordered.map((x) => x.id),
+    );
 
-    const assessmentRows = [];
+    const assessmentRows: NewAssessment[] = [];
     for (const [position, a] of artifact.assessments.entries()) {
       const control = catalog.get(a.control_key);
       if (!control) continue;
@@ -221,14 +203,14 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
         applicability: a.applicability,
         applicability_rationale: a.applicability_rationale,
         confidence: a.confidence,
-        evidence_ids: JSON.stringify(a.evidence_ids),
-        finding_ids: JSON.stringify(findingIds),
-        architecture_relationship_ids: JSON.stringify(a.architecture_relationship_ids),
-        stale_evidence_ids: JSON.stringify(a.stale_evidence_ids),
-        conflicting_evidence_ids: JSON.stringify(a.conflicting_evidence_ids),
-        missing_requirement_keys: JSON.stringify(a.missing_requirement_keys),
+        evidence_ids: a.evidence_ids,
+        finding_ids: findingIds,
+        architecture_relationship_ids: a.architecture_relationship_ids,
+        stale_evidence_ids: a.stale_evidence_ids,
+        conflicting_evidence_ids: a.conflicting_evidence_ids,
+        missing_requirement_keys: a.missing_requirement_keys,
         exception_id: null,
-        requirements: JSON.stringify(a.requirements),
+        requirements: a.requirements,
         overlay_version: 0,
         calculated_at: now,
         // One millisecond apart, earliest last: the newest-first keyset pages list the
@@ -243,7 +225,7 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
           details: { control_key: a.control_key, finding_ids: findingIds },
         });
     }
-    if (assessmentRows.length > 0) await trx('control_assessments').insert(assessmentRows);
+    await insertAssessments(trx, assessmentRows);
   });
   const summary = `${observed} findings (${created} new${reopened ? `, ${reopened} reopened` : ''})`;
   await appendLog(db, auditId, {
@@ -262,25 +244,9 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
 export async function settleFindings(trx: Knex, auditId: string): Promise<number> {
   const audit = await getAuditById(trx, auditId);
   if ((await assessmentCount(trx, auditId)) === 0 || !coversWholeSource(audit)) return 0;
-  const stale = await trx<FindingRow>('findings as f')
-    .join('audits as seen', 'seen.id', 'f.last_seen_audit_id')
-    .select('f.*')
-    .where({
-      'f.workspace_id': audit.workspace_id,
-      'f.scope_key': scopeKeyOf(audit),
-      'f.status': 'open',
-    })
-    .andWhere('seen.created_at', '<=', audit.created_at)
-    .whereNotExists(
-      trx('audit_findings').where('audit_id', auditId).andWhereRaw('finding_id = f.id'),
-    );
+  const stale = await staleFindings(trx, audit, scopeKeyOf(audit));
   for (const f of stale) {
-    await trx('findings').where({ id: f.id }).update({
-      status: 'resolved',
-      resolved_audit_id: auditId,
-      resolved_at: trx.fn.now(),
-      updated_at: trx.fn.now(),
-    });
+    await resolveFinding(trx, f.id, auditId);
     await systemWrite(trx, audit, f, 'finding.resolved', 'open', 'resolved');
   }
   if (stale.length)

@@ -5,7 +5,16 @@
  */
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import { Sink, emitEnvironmentDeploy, emitOp, pathKey, readEnv, scriptOps, type JobRef, pipelineName } from './common';
+import {
+  Sink,
+  emitEnvironmentDeploy,
+  emitOp,
+  pathKey,
+  readEnv,
+  scriptOps,
+  type JobRef,
+  pipelineName,
+} from './common';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { isLiteralValue, isSecretName } from '../shared/secrets';
 import { taskOps } from './azure-tasks';

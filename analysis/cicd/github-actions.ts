@@ -5,7 +5,17 @@
  */
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import { Sink, emitEnvironmentDeploy, emitOp, githubSecretRefs, pathKey, readEnv, scriptOps, type JobRef, type LocatedOp } from './common';
+import {
+  Sink,
+  emitEnvironmentDeploy,
+  emitOp,
+  githubSecretRefs,
+  pathKey,
+  readEnv,
+  scriptOps,
+  type JobRef,
+  type LocatedOp,
+} from './common';
 import { stem } from '../shared/paths';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { actionOps, parseUses, pinPhrase } from './github-steps';

@@ -6,7 +6,16 @@
 import picomatch from 'picomatch';
 import { isSeq, type Node, type YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import { Sink, emitEnvironmentDeploy, emitOp, pathKey, readEnv, scriptOps, type JobRef, pipelineName } from './common';
+import {
+  Sink,
+  emitEnvironmentDeploy,
+  emitOp,
+  pathKey,
+  readEnv,
+  scriptOps,
+  type JobRef,
+  pipelineName,
+} from './common';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import {
   asMap,

@@ -353,7 +353,11 @@ export function interpolate(value: string, vars: Map<string, string>): string {
   return expandVariables(value, (name) => vars.get(name), { dollarEscape: true });
 }
 
-function cite(file: SourceFile, span: Span, f: Omit<EvidenceFields, 'source' | 'provider'>): Evidence {
+function cite(
+  file: SourceFile,
+  span: Span,
+  f: Omit<EvidenceFields, 'source' | 'provider'>,
+): Evidence {
   return evidence(file, span, { source: 'cloud', provider: PROVIDER, ...f });
 }
 

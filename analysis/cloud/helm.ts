@@ -116,7 +116,7 @@ function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[]
   const out: Evidence[] = [
     evidence(file, doc.span([]), {
       source: 'cloud',
-        provider: PROVIDER,
+      provider: PROVIDER,
       kind: 'chart-declared',
       subject,
       summary: `Helm chart ${[chart.name, asString(v.version)].filter(Boolean).join(' ')} is declared`,
@@ -153,7 +153,7 @@ function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[]
       out.push(
         evidence(file, span, {
           source: 'cloud',
-        provider: PROVIDER,
+          provider: PROVIDER,
           kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
           subject: entityKey(cls.kind, depName),
           summary: `Helm chart ${chart.name} bundles a ${cls.engine} ${cls.kind} (chart ${d.name ?? depName})`,

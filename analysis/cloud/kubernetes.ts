@@ -38,8 +38,16 @@ export function analyzeKubernetes(files: SourceFile[]): AnalyzerOutput {
   return { evidence, gaps };
 }
 
-function cite(o: K8sObject, path: PathItem[], f: Omit<EvidenceFields, 'source' | 'provider'>): Evidence {
-  return evidence(o.file, o.doc.span([...o.at, ...path]), { source: 'cloud', provider: PROVIDER, ...f });
+function cite(
+  o: K8sObject,
+  path: PathItem[],
+  f: Omit<EvidenceFields, 'source' | 'provider'>,
+): Evidence {
+  return evidence(o.file, o.doc.span([...o.at, ...path]), {
+    source: 'cloud',
+    provider: PROVIDER,
+    ...f,
+  });
 }
 
 function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {

@@ -65,7 +65,7 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
   const out: Evidence[] = [
     evidence(file, doc.span([]), {
       source: 'cloud',
-        provider: PROVIDER,
+      provider: PROVIDER,
       kind: 'kustomization-declared',
       subject,
       summary: `kustomization ${dir} assembles ${plural(strings(v.resources).length, 'resource')}`,
@@ -127,7 +127,7 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
       out.push(
         evidence(file, doc.span(['secretGenerator', i, 'literals', j]), {
           source: 'cloud',
-        provider: PROVIDER,
+          provider: PROVIDER,
           kind: 'literal-secret',
           subject: entityKey('secret', asString(g.name) ?? variable),
           summary: `kustomization ${dir} generates secret ${String(g.name)} with a literal value for ${variable}`,

@@ -220,7 +220,7 @@ function declared(r: TfResource, index: Index): Evidence[] {
       out.push(
         evidence(r.file, attributeSpan(r.lines, r.span, path.split('.').pop() ?? path), {
           source: 'cloud',
-        provider: PROVIDER,
+          provider: PROVIDER,
           kind: 'image-reference',
           subject: m.key,
           relationship: 'uses_image',

@@ -492,28 +492,32 @@ function emitConnection(
       ? 'an unresolved host'
       : `${hostLabel(hp)}${opts.database ? `/${opts.database}` : ''}${local ? ' (local)' : ''}`;
   push(ctx, line, `conn\u0000${opts.engine}\u0000${hp ? hostLabel(hp) : '?'}`, () =>
-    evidence(ctx.file, { start: line, end: line }, {
-      source: 'code',
-      provider: ctx.kind.provider,
-      kind: 'connection-string',
-      subject: unit.key,
-      relationship: 'connects_to',
-      object,
-      summary: `${unit.name} connects to ${opts.engine} at ${where}`,
-      attributes: {
-        scheme: opts.scheme,
-        engine: opts.engine,
-        category: opts.category,
-        host: hp?.host ?? null,
-        port: hp?.port ?? null,
-        database: opts.database,
-        has_credentials: opts.hasCredentials,
-        detected_by: opts.detectedBy,
-        ...(local ? { local_host: true } : {}),
-        ...(hp === null ? { unresolved_host: true } : {}),
-        in_test: ctx.inTest,
+    evidence(
+      ctx.file,
+      { start: line, end: line },
+      {
+        source: 'code',
+        provider: ctx.kind.provider,
+        kind: 'connection-string',
+        subject: unit.key,
+        relationship: 'connects_to',
+        object,
+        summary: `${unit.name} connects to ${opts.engine} at ${where}`,
+        attributes: {
+          scheme: opts.scheme,
+          engine: opts.engine,
+          category: opts.category,
+          host: hp?.host ?? null,
+          port: hp?.port ?? null,
+          database: opts.database,
+          has_credentials: opts.hasCredentials,
+          detected_by: opts.detectedBy,
+          ...(local ? { local_host: true } : {}),
+          ...(hp === null ? { unresolved_host: true } : {}),
+          in_test: ctx.inTest,
+        },
       },
-    }),
+    ),
   );
 }
 
@@ -566,45 +570,57 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     };
     if (internal !== null) {
       push(ctx, line, `svc\u0000${internal}`, () =>
-        evidence(ctx.file, { start: line, end: line }, {
-          source: 'code',
-          provider: ctx.kind.provider,
-          kind: 'connection-string',
-          subject: unit.key,
-          relationship: 'connects_to',
-          object: entityKey('service', internal),
-          summary: `${unit.name} connects to service ${internal} at ${hostLabel(hp)}`,
-          attributes: { ...base, internal_host: true, detected_by: inCall ? 'http-call' : 'url' },
-        }),
+        evidence(
+          ctx.file,
+          { start: line, end: line },
+          {
+            source: 'code',
+            provider: ctx.kind.provider,
+            kind: 'connection-string',
+            subject: unit.key,
+            relationship: 'connects_to',
+            object: entityKey('service', internal),
+            summary: `${unit.name} connects to service ${internal} at ${hostLabel(hp)}`,
+            attributes: { ...base, internal_host: true, detected_by: inCall ? 'http-call' : 'url' },
+          },
+        ),
       );
       continue;
     }
     const object = entityKey('external', host);
     if (inCall) {
       push(ctx, line, `api\u0000${host}`, () =>
-        evidence(ctx.file, { start: line, end: line }, {
-          source: 'code',
-          provider: ctx.kind.provider,
-          kind: 'external-api-call',
-          subject: unit.key,
-          relationship: 'calls',
-          object,
-          summary: `${unit.name} calls external API ${host}`,
-          attributes: base,
-        }),
+        evidence(
+          ctx.file,
+          { start: line, end: line },
+          {
+            source: 'code',
+            provider: ctx.kind.provider,
+            kind: 'external-api-call',
+            subject: unit.key,
+            relationship: 'calls',
+            object,
+            summary: `${unit.name} calls external API ${host}`,
+            attributes: base,
+          },
+        ),
       );
     } else {
       push(ctx, line, `ext\u0000${host}`, () =>
-        evidence(ctx.file, { start: line, end: line }, {
-          source: 'code',
-          provider: ctx.kind.provider,
-          kind: 'connection-string',
-          subject: unit.key,
-          relationship: 'connects_to',
-          object,
-          summary: `${unit.name} connects to external host ${host}`,
-          attributes: { ...base, detected_by: 'url' },
-        }),
+        evidence(
+          ctx.file,
+          { start: line, end: line },
+          {
+            source: 'code',
+            provider: ctx.kind.provider,
+            kind: 'connection-string',
+            subject: unit.key,
+            relationship: 'connects_to',
+            object,
+            summary: `${unit.name} connects to external host ${host}`,
+            attributes: { ...base, detected_by: 'url' },
+          },
+        ),
       );
     }
   }
@@ -672,20 +688,24 @@ function envReadEvidence(
   const { unit } = ctx;
   const safe = defaultValue === null ? null : safeValue(defaultValue);
   push(ctx, line, `env\u0000${variable}`, () =>
-    evidence(ctx.file, { start: line, end: line }, {
-      source: 'code',
-      provider: ctx.kind.provider,
-      kind: 'env-read',
-      subject: unit.key,
-      summary: `${unit.name} reads ${variable}`,
-      attributes: {
-        variable,
-        source,
-        ...(safe !== null ? { [source === 'env-file' ? 'value' : 'default']: safe } : {}),
-        ...(/^(LISTEN|BIND)_/i.test(variable) ? { likely_listen_address: true } : {}),
-        in_test: ctx.inTest,
+    evidence(
+      ctx.file,
+      { start: line, end: line },
+      {
+        source: 'code',
+        provider: ctx.kind.provider,
+        kind: 'env-read',
+        subject: unit.key,
+        summary: `${unit.name} reads ${variable}`,
+        attributes: {
+          variable,
+          source,
+          ...(safe !== null ? { [source === 'env-file' ? 'value' : 'default']: safe } : {}),
+          ...(/^(LISTEN|BIND)_/i.test(variable) ? { likely_listen_address: true } : {}),
+          in_test: ctx.inTest,
+        },
       },
-    }),
+    ),
   );
 }
 

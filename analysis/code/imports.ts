@@ -354,23 +354,27 @@ export function importEvidence(model: CodeModel): Evidence[] {
         imports.map((i) => (i.level ? '.'.repeat(i.level) : '') + i.spec),
       );
       out.push(
-        evidence(file, { start: first.line, end: first.endLine }, {
-          source: 'code',
-          provider,
-          kind: 'import',
-          subject: owner.key,
-          relationship: 'imports',
-          object: target.key,
-          summary: `unit ${owner.name} imports unit ${target.name} (${relativeTo(file.path, owner.dir)})`,
-          attributes: {
-            language: lang,
-            specifiers,
-            ...(symbols.length > 0 ? { symbols } : {}),
-            lines: [...new Set(imports.map((i) => i.line))].sort((a, b) => a - b),
-            resolution: uniqueSorted(how),
-            in_test: isTestPath(file.path),
+        evidence(
+          file,
+          { start: first.line, end: first.endLine },
+          {
+            source: 'code',
+            provider,
+            kind: 'import',
+            subject: owner.key,
+            relationship: 'imports',
+            object: target.key,
+            summary: `unit ${owner.name} imports unit ${target.name} (${relativeTo(file.path, owner.dir)})`,
+            attributes: {
+              language: lang,
+              specifiers,
+              ...(symbols.length > 0 ? { symbols } : {}),
+              lines: [...new Set(imports.map((i) => i.line))].sort((a, b) => a - b),
+              resolution: uniqueSorted(how),
+              in_test: isTestPath(file.path),
+            },
           },
-        }),
+        ),
       );
     }
   }

@@ -1039,23 +1039,27 @@ export function manifestEvidence(
       const object = packageKey(dep.ecosystem, dep.name);
       const version = dep.version ? ` ${dep.version}` : '';
       out.push(
-        evidence(file, { start: dep.line, end: dep.endLine }, {
-          source: 'code',
-          provider: manifest.provider,
-          kind: 'dependency-declared',
-          subject: unit.key,
-          relationship: 'depends_on_package',
-          object,
-          summary: `${unit.name} depends on ${dep.ecosystem} package ${dep.name}${version}${dep.dev ? ' (dev)' : ''}`,
-          attributes: {
-            ecosystem: dep.ecosystem,
-            package: dep.name,
-            version: dep.version,
-            dev: dep.dev,
-            manifest: manifest.path,
-            ...dep.attributes,
+        evidence(
+          file,
+          { start: dep.line, end: dep.endLine },
+          {
+            source: 'code',
+            provider: manifest.provider,
+            kind: 'dependency-declared',
+            subject: unit.key,
+            relationship: 'depends_on_package',
+            object,
+            summary: `${unit.name} depends on ${dep.ecosystem} package ${dep.name}${version}${dep.dev ? ' (dev)' : ''}`,
+            attributes: {
+              ecosystem: dep.ecosystem,
+              package: dep.name,
+              version: dep.version,
+              dev: dep.dev,
+              manifest: manifest.path,
+              ...dep.attributes,
+            },
           },
-        }),
+        ),
       );
       const hints = [
         ...((dep.attributes.extras as string[] | undefined) ?? []),
@@ -1073,23 +1077,27 @@ export function manifestEvidence(
       }
       for (const { cls: c, via } of classes) {
         out.push(
-          evidence(file, { start: dep.line, end: dep.endLine }, {
-            source: 'code',
-            provider: manifest.provider,
-            kind: 'client-library',
-            subject: unit.key,
-            relationship: 'uses_client_library',
-            object,
-            summary: `${unit.name} uses ${c.engine} client library ${dep.name}`,
-            attributes: {
-              engine: c.engine,
-              category: c.category,
-              ecosystem: dep.ecosystem,
-              package: dep.name,
-              dev: dep.dev,
-              ...(via ? { detected_via: via } : {}),
+          evidence(
+            file,
+            { start: dep.line, end: dep.endLine },
+            {
+              source: 'code',
+              provider: manifest.provider,
+              kind: 'client-library',
+              subject: unit.key,
+              relationship: 'uses_client_library',
+              object,
+              summary: `${unit.name} uses ${c.engine} client library ${dep.name}`,
+              attributes: {
+                engine: c.engine,
+                category: c.category,
+                ecosystem: dep.ecosystem,
+                package: dep.name,
+                dev: dep.dev,
+                ...(via ? { detected_via: via } : {}),
+              },
             },
-          }),
+          ),
         );
       }
     }

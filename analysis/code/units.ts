@@ -306,30 +306,34 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
     const hasManifest = u.manifests.length > 0;
     const where = u.dir === '' ? 'the repository root' : u.dir;
     out.push(
-      evidence(file, { start: u.citation.line, end: u.citation.line }, {
-        source: 'code',
-        provider: u.citation.provider,
-        kind: 'unit-declared',
-        subject: u.key,
-        summary: `unit ${u.name} declared in ${where} (${[...u.ecosystems, ...(u.dockerfiles.length > 0 ? ['Dockerfile'] : [])].join(', ')})`,
-        attributes: {
-          name: u.name,
-          dir: u.dir === '' ? '.' : u.dir,
-          ecosystems: u.ecosystems,
-          manifests: u.manifests.map((m) => m.path),
-          manifest_name: u.manifestName,
-          dockerfiles: u.dockerfiles,
-          has_dockerfile: u.dockerfiles.length > 0,
-          aliases: u.aliases,
-          lockfiles: u.lockfiles,
-          lockfile_present: hasManifest ? u.lockfiles.length > 0 : null,
-          ...(u.npmName ? { npm_name: u.npmName } : {}),
-          ...(u.goModule ? { go_module: u.goModule } : {}),
-          ...(u.workspaceRootDir !== null
-            ? { workspace_root: u.workspaceRootDir === '' ? '.' : u.workspaceRootDir }
-            : {}),
+      evidence(
+        file,
+        { start: u.citation.line, end: u.citation.line },
+        {
+          source: 'code',
+          provider: u.citation.provider,
+          kind: 'unit-declared',
+          subject: u.key,
+          summary: `unit ${u.name} declared in ${where} (${[...u.ecosystems, ...(u.dockerfiles.length > 0 ? ['Dockerfile'] : [])].join(', ')})`,
+          attributes: {
+            name: u.name,
+            dir: u.dir === '' ? '.' : u.dir,
+            ecosystems: u.ecosystems,
+            manifests: u.manifests.map((m) => m.path),
+            manifest_name: u.manifestName,
+            dockerfiles: u.dockerfiles,
+            has_dockerfile: u.dockerfiles.length > 0,
+            aliases: u.aliases,
+            lockfiles: u.lockfiles,
+            lockfile_present: hasManifest ? u.lockfiles.length > 0 : null,
+            ...(u.npmName ? { npm_name: u.npmName } : {}),
+            ...(u.goModule ? { go_module: u.goModule } : {}),
+            ...(u.workspaceRootDir !== null
+              ? { workspace_root: u.workspaceRootDir === '' ? '.' : u.workspaceRootDir }
+              : {}),
+          },
         },
-      }),
+      ),
     );
   }
   return { model, evidence: out, gaps };

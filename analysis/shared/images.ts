@@ -60,9 +60,7 @@ export function parseImageRef(written: string): ImageRef | null {
     tag = rest.slice(colon + 1);
     rest = rest.slice(0, colon);
   }
-  const repo = rest
-    .replace(/^(?:index\.)?docker\.io\//, '')
-    .replace(/^library\//, '');
+  const repo = rest.replace(/^(?:index\.)?docker\.io\//, '').replace(/^library\//, '');
   return {
     raw,
     repo,

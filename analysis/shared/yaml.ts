@@ -33,7 +33,11 @@ interface Stream {
 function readStream(file: SourceFile): Stream | string {
   const lc = new LineCounter();
   try {
-    const parsed = parseAllDocuments(file.text, { lineCounter: lc, merge: true, prettyErrors: false });
+    const parsed = parseAllDocuments(file.text, {
+      lineCounter: lc,
+      merge: true,
+      prettyErrors: false,
+    });
     return { docs: Array.from(parsed), lc };
   } catch (err) {
     return `YAML does not parse: ${errorMessage(err)}`;
@@ -122,7 +126,9 @@ function contentEnd(node: unknown): number | null {
     const items = node.items as unknown[];
     for (let i = items.length - 1; i >= 0; i--) {
       const item = items[i];
-      const end = isPair(item) ? (contentEnd(item.value) ?? contentEnd(item.key)) : contentEnd(item);
+      const end = isPair(item)
+        ? (contentEnd(item.value) ?? contentEnd(item.key))
+        : contentEnd(item);
       if (end !== null) return end;
     }
   }
@@ -133,7 +139,10 @@ function contentEnd(node: unknown): number | null {
 function linesBetween(text: string, lc: LineCounter, start: number, end: number): Span {
   let i = end - 1;
   while (i > start && /\s/.test(text[i] ?? '')) i--;
-  return { start: lc.linePos(Math.max(0, start)).line, end: lc.linePos(Math.max(0, start, i)).line };
+  return {
+    start: lc.linePos(Math.max(0, start)).line,
+    end: lc.linePos(Math.max(0, start, i)).line,
+  };
 }
 
 function nodeSpan(text: string, lc: LineCounter, node: unknown): Span | null {

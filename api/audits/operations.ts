@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { addUsd } from '../../activities/audits/agents/pricing';
 import { runsOfAudit } from '../../db/agents';
 import {
+  auditLogs,
   auditsQuery,
   createAuditRecord,
   findAudit,
@@ -372,27 +373,17 @@ export const getAuditLogs = defineOperation({
   success: { status: 200, description: 'Log lines.', schema: AuditLogResponse },
   handler: async ({ db, params, query }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
-    const q = db('audit_logs')
-      .where({ audit_id: audit.id })
-      .orderBy('seq')
-      .limit(query.limit ?? 1000);
-    if (query.level) {
-      const min = LEVELS[query.level];
-      q.whereIn(
-        'level',
-        Object.entries(LEVELS)
-          .filter(([, n]) => n >= min)
-          .map(([k]) => k),
-      );
-    }
-    if (query.since) q.andWhere('occurred_at', '>', query.since);
-    const rows = (await q) as Array<{
-      occurred_at: Date;
-      level: 'info' | 'warning' | 'error';
-      source: 'control' | 'stage' | 'scanner' | 'architecture';
-      message: string;
-      details: Record<string, unknown> | null;
-    }>;
+    const min = query.level ? LEVELS[query.level] : null;
+    const rows = await auditLogs(db, audit.id, {
+      limit: query.limit ?? 1000,
+      levels:
+        min === null
+          ? undefined
+          : Object.entries(LEVELS)
+              .filter(([, n]) => n >= min)
+              .map(([k]) => k),
+      since: query.since,
+    });
     return {
       audit_id: audit.id,
       items: rows.map((r) => ({

@@ -8,6 +8,7 @@ import {
   findFinding,
   findingsQuery,
   isObservedByLatestAudit,
+  updateFindingStatus,
   type AssessmentRow,
   type ControlRow,
   type FindingRow,
@@ -245,18 +246,7 @@ export const updateFinding = defineOperation({
           'Fix the cause and run an audit: a finding it no longer observes is resolved. To keep it without fixing, use accepted_risk or false_positive.',
           { status: before.status, requested: body.status },
         );
-      const [after] = await trx<FindingRow>('findings')
-        .where({ id: before.id })
-        .update({
-          status: body.status,
-          note: body.note,
-          updated_at: trx.fn.now() as unknown as Date,
-          ...(body.status === 'resolved' && before.status !== 'resolved'
-            ? { resolved_at: trx.fn.now() as unknown as Date, resolved_audit_id: null }
-            : {}),
-          ...(body.status !== 'resolved' ? { resolved_at: null, resolved_audit_id: null } : {}),
-        })
-        .returning('*');
+      const after = await updateFindingStatus(trx, before, body.status, body.note);
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'finding.updated',
         resourceType: 'finding',
@@ -271,7 +261,7 @@ export const updateFinding = defineOperation({
           },
         },
       });
-      return after!;
+      return after;
     });
     return presentFinding(row);
   },
