@@ -1,6 +1,6 @@
 /**
- * The few error classes the API throws. Each carries an HTTP status and a stable code; one
- * middleware (api/middleware/problem.ts) turns them into application/problem+json.
+ * The few error classes the API throws. Each carries an HTTP status and a stable code; the front door
+ * (frontDoor in api/middleware.ts) turns them into application/problem+json.
  */
 
 export interface FieldError {

@@ -1,5 +1,5 @@
 /**
- * The operation registry: every operation of the API, in the catalogue order of API.md. Routing, scope checks,
+ * The operation registry: every operation of the API, in catalogue order. Routing, scope checks,
  * validation, the OpenAPI document (and later the CLI and MCP tools) all read this list.
  */
 import type { AnyOperation } from './registry/operation';

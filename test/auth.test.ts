@@ -1,5 +1,5 @@
 /**
- * The authentication matrix (DESIGN 4, spec 5 and 7): missing, malformed, unknown, expired and
+ * The authentication matrix: missing, malformed, unknown, expired and
  * revoked tokens; missing scopes; tenancy (another workspace answers 404, never 403); public
  * operations; and the RateLimit headers and 429 (DESIGN 3).
  */

@@ -333,7 +333,7 @@ test('unsafe, plain-http, credentialed and malformed URLs are refused naming /ur
 });
 
 test('an ssh URL whose host looks like a command-line option is refused (CVE-2017-1000117 form)', async (t) => {
-  // domain/repository-url.ts promises that option-like forms are refused; the host of these
+  // domain/repositories/url.ts promises that option-like forms are refused; the host of these
   // URLs is what ssh would see as an argument.
   const tenant = await createTenant(app.services.db);
   const urls = ['ssh://-oProxyCommand=touch%20pwned/repo', 'ssh://git@-oProxyCommand=x/repo'];

@@ -1,6 +1,6 @@
 /**
  * API tokens: createApiToken, listApiTokens, getApiToken, revokeApiToken and getCurrentToken.
- * Bounds of ApiTokenCreate (spec 2.3, 8), the secret shown once (DESIGN 4), no escalation,
+ * Bounds of ApiTokenCreate , the secret shown once, no escalation,
  * revocation, last_used_at, tenancy, the audit/activity records of writes, and paging.
  */
 import test, { type ExecutionContext } from 'ava';

@@ -1,7 +1,7 @@
 /**
  * The ScheduleWorkflow's I/O: plan a tick (which occurrences are due, which were missed, when to
  * wake next), dispatch one occurrence exactly once, and record what happened on the schedule.
- * The calendar comes from domain/schedule.ts, the same function the preview endpoint uses.
+ * The calendar comes from domain/schedules/rules.ts, the same function the preview endpoint uses.
  */
 import type { Knex } from 'knex';
 import { recordWrite } from '../../db/activity';

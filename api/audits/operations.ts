@@ -30,7 +30,7 @@ import { profileSnapshot, versionMismatch } from '../profiles/operations';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentAudit, presentRun } from './present';
 import {
   AgentTimelineResponse,
@@ -157,44 +157,43 @@ export async function startAudit(
   input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
 ): Promise<AuditRow> {
   const { db, config } = services;
-  const row = await db.transaction((trx) =>
-    createAuditRecord(
-      trx,
-      { ...input, workspace_id: principal.workspaceId, created_by: principal.memberId },
-      {
-        actorId: principal.memberId,
-        actorLogin: principal.memberLogin,
-        tokenId: principal.tokenId,
-        requestId,
-      },
-    ),
-  );
-  try {
-    const client = await services.temporal.client();
-    await client.workflow.start<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
-      ...auditStartOptions({
-        auditId: row.id,
-        workflowId: row.workflow_id!,
-        workspaceId: row.workspace_id,
-        repositoryId: row.repository_id,
-        heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
-        maxAttempts: config.agentMaxAttempts,
+  return commitThenStart(services.log, 'audit', {
+    commit: () =>
+      db.transaction((trx) =>
+        createAuditRecord(
+          trx,
+          { ...input, workspace_id: principal.workspaceId, created_by: principal.memberId },
+          {
+            actorId: principal.memberId,
+            actorLogin: principal.memberLogin,
+            tokenId: principal.tokenId,
+            requestId,
+          },
+        ),
+      ),
+    start: async (row) => {
+      const client = await services.temporal.client();
+      await client.workflow.start<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
+        ...auditStartOptions({
+          auditId: row.id,
+          workflowId: row.workflow_id!,
+          workspaceId: row.workspace_id,
+          repositoryId: row.repository_id,
+          heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
+          maxAttempts: config.agentMaxAttempts,
+        }),
+        taskQueue: config.taskQueue,
+      });
+    },
+    ifStartFails: (row) =>
+      updateAudit(db, row.id, {
+        status: 'failed',
+        error_code: 'workflow_start_failed',
+        completed_at: new Date(),
       }),
-      taskQueue: config.taskQueue,
-    });
-  } catch (err) {
-    await updateAudit(db, row.id, {
-      status: 'failed',
-      error_code: 'workflow_start_failed',
-      completed_at: new Date(),
-    });
-    services.log.error({ err, audit_id: row.id }, 'could not start the audit workflow');
-    throw problems.unavailable(
+    unavailable:
       'The audit was recorded but its workflow could not be started; it is marked failed.',
-      { audit_id: row.id },
-    );
-  }
-  return row;
+  });
 }
 
 export const createAudit = defineOperation({

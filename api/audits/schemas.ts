@@ -22,7 +22,7 @@ import {
   Uuid,
 } from '../schema-kit';
 
-/** Commit SHA: exactly 40 hexadecimal characters (spec 2.11). */
+/** Commit SHA: exactly 40 hexadecimal characters. */
 export const COMMIT_SHA_PATTERN = '^[0-9a-fA-F]{40}$';
 export const CommitSha = (options: { description?: string } = {}) =>
   Type.String({ pattern: COMMIT_SHA_PATTERN, ...options });

@@ -3,7 +3,7 @@
  * (`schedule-<id>`, the scheduler_schedule_id) that dispatches the audits. The API writes the
  * row, commits, then starts or signals the workflow; the workflow re-reads the row on every
  * signal and wake-up, so the row is the single source of truth. Preview uses the same calendar
- * function as dispatch (domain/schedule.ts).
+ * function as dispatch (domain/schedules/rules.ts).
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';

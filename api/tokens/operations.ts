@@ -19,7 +19,7 @@ import {
   TokenParams,
 } from './schemas';
 
-/** Longest lifetime a token may be given (DESIGN.md section 4). */
+/** Longest lifetime a token may be given: a year, and a day for a leap year. */
 export const MAX_TOKEN_DAYS = 366;
 
 export const listApiTokens = defineOperation({

@@ -1,6 +1,6 @@
 /**
  * Uncertainty cases: what an audit could not settle about the architecture. The reconcile stage
- * opens and updates them (activities/uncertainty.ts); people assign, investigate, resolve or
+ * opens and updates them (activities/uncertainty); people assign, investigate, resolve or
  * dismiss them here.
  */
 import { keysetPage } from '../../db/paginate';

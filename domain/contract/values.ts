@@ -1,12 +1,10 @@
 /**
- * Enumerated values used by the spec schemas, as `as const` tuples so other code (domain logic,
- * workflows, the CLI) can use the same values, plus the `LiteralUnion` helper that turns a tuple
- * into a TypeBox union of string literals (JSON Schema `anyOf` of `const`s).
- *
- * Values the spec states are marked "spec"; the others are the choices of DESIGN.md section 5/7.
+ * The contract's value sets, as `as const` tuples: the API schemas (api/schema-kit.ts
+ * `LiteralUnion`), domain rules, workflows and activities all take them from here. Imports
+ * nothing. Values the interface specification fixes are marked "spec"; the others are ours.
  */
 
-/** spec section 5: the 25 token scopes, in the spec's order. */
+/** spec: the 25 token scopes, in the spec's order. */
 export const SCOPES = [
   'audits:read',
   'audits:write',
@@ -40,7 +38,7 @@ export type ScopeName = (typeof SCOPES)[number];
 export const SOURCE_TYPES = ['code', 'cloud', 'cicd'] as const;
 export type SourceTypeName = (typeof SOURCE_TYPES)[number];
 
-/** spec section 3: decision states. */
+/** spec: decision states. */
 export const DECISION_STATES = [
   'proposed',
   'in_review',
