@@ -402,7 +402,6 @@ function ciPermissionsDeclared(ctx: Context): Check[] {
   const pipelinesWithJobs = new Set(jobs.map((j) => j.object_key));
   for (const e of jobs) {
     const source = e.attributes.permissions_source;
-    const perms = e.attributes.permissions;
     out.push(
       onEvidence(ctx, e, {
         requirement: 'permissions-declared',
@@ -413,20 +412,13 @@ function ciPermissionsDeclared(ctx: Context): Check[] {
             : `${e.subject_key} permissions come from ${String(source ?? 'an unknown source')}`,
         facts: { permissions_source: source ?? null },
       }),
-      onEvidence(ctx, e, {
-        requirement: 'no-write-all',
-        verdict: perms === undefined ? 'unknown' : perms === 'write-all' ? 'fail' : 'pass',
-        title: `${e.subject_key} is granted ${perms === 'write-all' ? 'write-all' : 'scoped permissions'}`,
-        facts: { permissions: perms ?? null },
-        discriminator: 'write-all',
-      }),
+      noWriteAll(ctx, e),
     );
   }
   // Workflows without jobs in the evidence are judged on their own declaration.
   for (const e of ofKind(ctx, 'pipeline-declared')) {
     if (e.provider !== GITHUB || pipelinesWithJobs.has(e.subject_key)) continue;
     const declared = bool(e.attributes.permissions_declared);
-    const perms = e.attributes.permissions;
     out.push(
       onEvidence(ctx, e, {
         requirement: 'permissions-declared',
@@ -434,16 +426,22 @@ function ciPermissionsDeclared(ctx: Context): Check[] {
         title: `${e.subject_key} ${declared ? 'declares' : 'does not declare'} permissions`,
         facts: { permissions_declared: declared },
       }),
-      onEvidence(ctx, e, {
-        requirement: 'no-write-all',
-        verdict: perms === undefined ? 'unknown' : perms === 'write-all' ? 'fail' : 'pass',
-        title: `${e.subject_key} is granted ${perms === 'write-all' ? 'write-all' : 'scoped permissions'}`,
-        facts: { permissions: perms ?? null },
-        discriminator: 'write-all',
-      }),
+      noWriteAll(ctx, e),
     );
   }
   return out;
+}
+
+/** A job or workflow granted `write-all` fails; any narrower grant passes. */
+function noWriteAll(ctx: Context, e: StoredEvidence): Check {
+  const perms = e.attributes.permissions;
+  return onEvidence(ctx, e, {
+    requirement: 'no-write-all',
+    verdict: perms === undefined ? 'unknown' : perms === 'write-all' ? 'fail' : 'pass',
+    title: `${e.subject_key} is granted ${perms === 'write-all' ? 'write-all' : 'scoped permissions'}`,
+    facts: { permissions: perms ?? null },
+    discriminator: 'write-all',
+  });
 }
 
 function ciNoRiskyTriggers(ctx: Context): Check[] {

@@ -14,9 +14,10 @@ import {
   scriptOps,
   type JobRef,
   pipelineName,
+  keepVariable,
 } from './common';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { isLiteralValue, isSecretName } from '../shared/secrets';
+
 import { taskOps } from './azure-tasks';
 import {
   asMap,
@@ -156,20 +157,15 @@ function readVariables(
   const vars: Record<string, string> = {};
   for (const item of seq.items) {
     const m = asMap(y, item);
-    const n = getString(y, m, 'name');
-    const v = getString(y, m, 'value');
-    if (!n || !isLiteralValue(v)) continue;
-    if (isSecretName(n)) {
-      sink.add(
-        nodeLines(y, m) ?? { start: 1, end: 1 },
-        'literal-secret',
-        owner.key,
-        null,
-        null,
-        `variable ${n} of ${owner.label} holds a literal value (possible committed secret)`,
-        { variable: n, scope: 'variables' },
-      );
-    } else if (v !== undefined) vars[n] = v;
+    const name = getString(y, m, 'name');
+    if (!name) continue;
+    keepVariable(sink, owner, vars, {
+      name,
+      value: getString(y, m, 'value'),
+      lines: nodeLines(y, m) ?? { start: 1, end: 1 },
+      scope: 'variables',
+      phrase: 'variable',
+    });
   }
   return vars;
 }

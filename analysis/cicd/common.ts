@@ -239,18 +239,40 @@ export function readEnv(
   const vars: Record<string, string> = {};
   for (const e of entries(y, asMap(y, node))) {
     const value = scalarString(y, e.value) ?? getString(y, asMap(y, e.value), 'value');
-    if (!isLiteralValue(value)) continue;
-    if (isSecretName(e.key)) {
-      sink.add(
-        entryLines(y, e),
-        'literal-secret',
-        owner.key,
-        null,
-        null,
-        `${scope} variable ${e.key} of ${owner.label} holds a literal value (possible committed secret)`,
-        { variable: e.key, scope },
-      );
-    } else if (value !== undefined) vars[e.key] = value;
+    keepVariable(sink, owner, vars, {
+      name: e.key,
+      value,
+      lines: entryLines(y, e),
+      scope,
+      phrase: `${scope} variable`,
+    });
   }
   return vars;
+}
+
+/**
+ * One CI variable: a secret-looking name with a literal value becomes `literal-secret` evidence
+ * (its name only, never the value); any other literal value goes into `vars` for `$VAR`
+ * expansion; a reference goes nowhere.
+ */
+export function keepVariable(
+  sink: Sink,
+  owner: { key: string; label: string },
+  vars: Record<string, string>,
+  v: { name: string; value: string | undefined; lines: Span; scope: string; phrase: string },
+): void {
+  if (v.value === undefined || !isLiteralValue(v.value)) return;
+  if (!isSecretName(v.name)) {
+    vars[v.name] = v.value;
+    return;
+  }
+  sink.add(
+    v.lines,
+    'literal-secret',
+    owner.key,
+    null,
+    null,
+    `${v.phrase} ${v.name} of ${owner.label} holds a literal value (possible committed secret)`,
+    { variable: v.name, scope: v.scope },
+  );
 }

@@ -5,9 +5,17 @@
  * read. Groovy is a programming language: scripted pipelines are reported as a gap.
  */
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import { Sink, emitOp, pathKey, type JobRef, type LocatedOp, pipelineName } from './common';
+import {
+  Sink,
+  emitOp,
+  pathKey,
+  type JobRef,
+  type LocatedOp,
+  pipelineName,
+  keepVariable,
+} from './common';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { isLiteralValue, isSecretName } from '../shared/secrets';
+
 import { parseUses, pinPhrase } from './github-steps';
 import { scanScript } from './commands';
 import type { Span } from '../shared/evidence';
@@ -309,19 +317,14 @@ function literalSecrets(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const v of vars) {
-    if (v.value === null || !isLiteralValue(v.value)) continue;
-    if (isSecretName(v.name)) {
-      const line = lineOf(v.offset);
-      sink.add(
-        { start: line, end: line },
-        'literal-secret',
-        owner.key,
-        null,
-        null,
-        `environment variable ${v.name} of ${owner.label} holds a literal value (possible committed secret)`,
-        { variable: v.name, scope: 'environment' },
-      );
-    } else out[v.name] = v.value;
+    const line = lineOf(v.offset);
+    keepVariable(sink, owner, out, {
+      name: v.name,
+      value: v.value ?? undefined,
+      lines: { start: line, end: line },
+      scope: 'environment',
+      phrase: 'environment variable',
+    });
   }
   return out;
 }

@@ -23,7 +23,7 @@
 import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
 import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
 import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
-import { evidence } from '../shared/evidence';
+import { evidence, type EvidenceFields } from '../shared/evidence';
 import { LineIndex } from '../shared/text';
 import { isLockfile, manifestKindOf } from './manifests';
 import type { CodeModel, Unit } from './model';
@@ -463,11 +463,20 @@ interface Ctx {
   seen: Set<string>;
 }
 
-function push(ctx: Ctx, line: number, key: string, make: () => Evidence): void {
+type LineFields = Omit<EvidenceFields, 'source' | 'provider' | 'subject'>;
+
+/** Evidence about the unit at one line of the file, once for each line and key. */
+function push(ctx: Ctx, line: number, key: string, fields: () => LineFields): void {
   const k = `${line}\u0000${key}`;
   if (ctx.seen.has(k)) return;
   ctx.seen.add(k);
-  ctx.out.push(make());
+  ctx.out.push(
+    evidence(
+      ctx.file,
+      { start: line, end: line },
+      { source: 'code', provider: ctx.kind.provider, subject: ctx.unit.key, ...fields() },
+    ),
+  );
 }
 
 function emitConnection(
@@ -491,34 +500,25 @@ function emitConnection(
     hp === null
       ? 'an unresolved host'
       : `${hostLabel(hp)}${opts.database ? `/${opts.database}` : ''}${local ? ' (local)' : ''}`;
-  push(ctx, line, `conn\u0000${opts.engine}\u0000${hp ? hostLabel(hp) : '?'}`, () =>
-    evidence(
-      ctx.file,
-      { start: line, end: line },
-      {
-        source: 'code',
-        provider: ctx.kind.provider,
-        kind: 'connection-string',
-        subject: unit.key,
-        relationship: 'connects_to',
-        object,
-        summary: `${unit.name} connects to ${opts.engine} at ${where}`,
-        attributes: {
-          scheme: opts.scheme,
-          engine: opts.engine,
-          category: opts.category,
-          host: hp?.host ?? null,
-          port: hp?.port ?? null,
-          database: opts.database,
-          has_credentials: opts.hasCredentials,
-          detected_by: opts.detectedBy,
-          ...(local ? { local_host: true } : {}),
-          ...(hp === null ? { unresolved_host: true } : {}),
-          in_test: ctx.inTest,
-        },
-      },
-    ),
-  );
+  push(ctx, line, `conn\u0000${opts.engine}\u0000${hp ? hostLabel(hp) : '?'}`, () => ({
+    kind: 'connection-string',
+    relationship: 'connects_to',
+    object,
+    summary: `${unit.name} connects to ${opts.engine} at ${where}`,
+    attributes: {
+      scheme: opts.scheme,
+      engine: opts.engine,
+      category: opts.category,
+      host: hp?.host ?? null,
+      port: hp?.port ?? null,
+      database: opts.database,
+      has_credentials: opts.hasCredentials,
+      detected_by: opts.detectedBy,
+      ...(local ? { local_host: true } : {}),
+      ...(hp === null ? { unresolved_host: true } : {}),
+      in_test: ctx.inTest,
+    },
+  }));
 }
 
 function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
@@ -569,59 +569,32 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
       in_test: ctx.inTest,
     };
     if (internal !== null) {
-      push(ctx, line, `svc\u0000${internal}`, () =>
-        evidence(
-          ctx.file,
-          { start: line, end: line },
-          {
-            source: 'code',
-            provider: ctx.kind.provider,
-            kind: 'connection-string',
-            subject: unit.key,
-            relationship: 'connects_to',
-            object: entityKey('service', internal),
-            summary: `${unit.name} connects to service ${internal} at ${hostLabel(hp)}`,
-            attributes: { ...base, internal_host: true, detected_by: inCall ? 'http-call' : 'url' },
-          },
-        ),
-      );
+      push(ctx, line, `svc\u0000${internal}`, () => ({
+        kind: 'connection-string',
+        relationship: 'connects_to',
+        object: entityKey('service', internal),
+        summary: `${unit.name} connects to service ${internal} at ${hostLabel(hp)}`,
+        attributes: { ...base, internal_host: true, detected_by: inCall ? 'http-call' : 'url' },
+      }));
       continue;
     }
     const object = entityKey('external', host);
     if (inCall) {
-      push(ctx, line, `api\u0000${host}`, () =>
-        evidence(
-          ctx.file,
-          { start: line, end: line },
-          {
-            source: 'code',
-            provider: ctx.kind.provider,
-            kind: 'external-api-call',
-            subject: unit.key,
-            relationship: 'calls',
-            object,
-            summary: `${unit.name} calls external API ${host}`,
-            attributes: base,
-          },
-        ),
-      );
+      push(ctx, line, `api\u0000${host}`, () => ({
+        kind: 'external-api-call',
+        relationship: 'calls',
+        object,
+        summary: `${unit.name} calls external API ${host}`,
+        attributes: base,
+      }));
     } else {
-      push(ctx, line, `ext\u0000${host}`, () =>
-        evidence(
-          ctx.file,
-          { start: line, end: line },
-          {
-            source: 'code',
-            provider: ctx.kind.provider,
-            kind: 'connection-string',
-            subject: unit.key,
-            relationship: 'connects_to',
-            object,
-            summary: `${unit.name} connects to external host ${host}`,
-            attributes: { ...base, detected_by: 'url' },
-          },
-        ),
-      );
+      push(ctx, line, `ext\u0000${host}`, () => ({
+        kind: 'connection-string',
+        relationship: 'connects_to',
+        object,
+        summary: `${unit.name} connects to external host ${host}`,
+        attributes: { ...base, detected_by: 'url' },
+      }));
     }
   }
 }
@@ -687,26 +660,17 @@ function envReadEvidence(
   if (!isConnectionEnvName(variable)) return;
   const { unit } = ctx;
   const safe = defaultValue === null ? null : safeValue(defaultValue);
-  push(ctx, line, `env\u0000${variable}`, () =>
-    evidence(
-      ctx.file,
-      { start: line, end: line },
-      {
-        source: 'code',
-        provider: ctx.kind.provider,
-        kind: 'env-read',
-        subject: unit.key,
-        summary: `${unit.name} reads ${variable}`,
-        attributes: {
-          variable,
-          source,
-          ...(safe !== null ? { [source === 'env-file' ? 'value' : 'default']: safe } : {}),
-          ...(/^(LISTEN|BIND)_/i.test(variable) ? { likely_listen_address: true } : {}),
-          in_test: ctx.inTest,
-        },
-      },
-    ),
-  );
+  push(ctx, line, `env\u0000${variable}`, () => ({
+    kind: 'env-read',
+    summary: `${unit.name} reads ${variable}`,
+    attributes: {
+      variable,
+      source,
+      ...(safe !== null ? { [source === 'env-file' ? 'value' : 'default']: safe } : {}),
+      ...(/^(LISTEN|BIND)_/i.test(variable) ? { likely_listen_address: true } : {}),
+      in_test: ctx.inTest,
+    },
+  }));
 }
 
 function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): void {

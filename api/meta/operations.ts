@@ -1,5 +1,6 @@
 /** Public meta operations: the contract, the scope list, health; and the calling token. */
 import { Type } from '@sinclair/typebox';
+import { pingDatabase } from '../../db/connection';
 import { findToken } from '../../db/tokens';
 import { SCOPES } from '../../domain/contract/values';
 import { SCOPE_DESCRIPTIONS } from '../../domain/tokens/scope-descriptions';
@@ -51,7 +52,7 @@ export const getHealth = defineOperation({
   success: { status: 200, description: 'The API can serve requests.', schema: Health },
   handler: async ({ services }) => {
     const [db, temporal] = await Promise.all([
-      services.db.raw('select 1').then(
+      pingDatabase(services.db).then(
         () => 'ok' as const,
         () => 'down' as const,
       ),

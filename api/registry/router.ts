@@ -311,7 +311,7 @@ async function idempotently(
     .digest()
     .readBigInt64BE(0);
   return services.db.transaction(async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [lockId.toString()]);
+    await lockIdempotencyKey(trx, lockId);
     const previous = await findIdempotent(trx, principal.workspaceId, op.operationId, key);
     if (previous) {
       if (previous.request_sha256 !== requestSha256) {

@@ -13,8 +13,10 @@ import { findRepository } from '../../db/repositories';
 import {
   findSchedule,
   insertSchedule,
+  markScheduleTriggered,
   ruleOf,
   schedulesQuery,
+  softDeleteSchedule,
   updateSchedule,
   type ScheduleDefinition,
   type ScheduleRow,
@@ -40,7 +42,7 @@ import { problems, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
   AuditScheduleCreate,
   AuditSchedulePage,
@@ -206,40 +208,40 @@ export const createAuditSchedule = defineOperation({
       missed_run_policy: body.missed_run_policy ?? 'skip',
     };
     const next = nextOccurrences({ ...rule, anchorDate: anchor }, now, 1)[0]!;
-    const row = await db.transaction(async (trx) => {
-      const created = await insertSchedule(trx, {
-        ...definition,
-        workspace_id: params.workspace_id,
-        owner_id: principal.memberId,
-        next_run_at: next,
-        dispatch_cursor_at: now,
-      });
-      await recordPrincipalWrite(trx, principal, requestId, {
-        action: 'schedule.created',
-        resourceType: 'audit_schedule',
-        resourceId: created.id,
-        details: { ...definition, next_run_at: iso(next) },
-      });
-      return created;
-    });
-    try {
-      const client = await services.temporal.client();
-      await client.workflow.start<typeof ScheduleWorkflow>(WORKFLOW_TYPES.schedule, {
-        ...workflowOptions(services, row),
-      });
-    } catch (err) {
-      await updateSchedule(
-        db,
-        row.id,
-        { state: 'error', last_error_code: 'workflow_start_failed' },
-        { bumpVersion: true },
-      );
-      services.log.error({ err, schedule_id: row.id }, 'could not start the schedule workflow');
-      throw problems.unavailable(
+    const row = await commitThenStart(services.log, 'schedule', {
+      commit: () =>
+        db.transaction(async (trx) => {
+          const created = await insertSchedule(trx, {
+            ...definition,
+            workspace_id: params.workspace_id,
+            owner_id: principal.memberId,
+            next_run_at: next,
+            dispatch_cursor_at: now,
+          });
+          await recordPrincipalWrite(trx, principal, requestId, {
+            action: 'schedule.created',
+            resourceType: 'audit_schedule',
+            resourceId: created.id,
+            details: { ...definition, next_run_at: iso(next) },
+          });
+          return created;
+        }),
+      start: async (created) => {
+        const client = await services.temporal.client();
+        await client.workflow.start<typeof ScheduleWorkflow>(WORKFLOW_TYPES.schedule, {
+          ...workflowOptions(services, created),
+        });
+      },
+      ifStartFails: (created) =>
+        updateSchedule(
+          db,
+          created.id,
+          { state: 'error', last_error_code: 'workflow_start_failed' },
+          { bumpVersion: true },
+        ),
+      unavailable:
         'The schedule was recorded but its workflow could not be started; its state is error. Resume it when the scheduler is back.',
-        { schedule_id: row.id },
-      );
-    }
+    });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/audit-schedules/${row.id}`);
     return presentSchedule(row);
   },
@@ -398,9 +400,7 @@ export const deleteAuditSchedule = defineOperation({
   handler: async ({ services, db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
-      await trx('audit_schedules')
-        .where({ id: before.id })
-        .update({ deleted_at: db.raw("date_trunc('milliseconds', now())") });
+      await softDeleteSchedule(trx, before.id);
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'schedule.deleted',
         resourceType: 'audit_schedule',
@@ -553,9 +553,7 @@ export const triggerAuditSchedule = defineOperation({
       trigger_reason: `triggered now by ${principal.memberLogin}`,
     });
     await db.transaction(async (trx) => {
-      await trx('audit_schedules')
-        .where({ id: schedule.id })
-        .update({ last_dispatched_at: audit.created_at, last_run_at: audit.created_at });
+      await markScheduleTriggered(trx, schedule.id, audit.created_at);
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'schedule.triggered',
         resourceType: 'audit_schedule',
