@@ -31,6 +31,7 @@
  */
 import crypto from 'node:crypto';
 import { keyKind, type EvidenceLocation } from './evidence';
+import { isSha256Digest } from './shared/images';
 import { compareStrings, uniqueSorted } from './shared/text';
 import { isRecord } from './shared/values';
 import type { Entity, Relationship, StoredEvidence } from './reconcile';
@@ -731,7 +732,7 @@ function imagesPinned(ctx: Context): Check[] {
     const tag = typeof a.tag === 'string' ? a.tag : null;
     const unresolved = a.unresolved === true || (a.tag === undefined && a.digest === undefined);
     const latest = !unresolved && digest === null && (tag === null || tag === 'latest');
-    const pinned = a.pinned === true || (digest !== null && /^sha256:[0-9a-f]{64}$/i.test(digest));
+    const pinned = a.pinned === true || isSha256Digest(digest);
     out.push(
       onEvidence(ctx, e, {
         requirement: 'no-latest-tag',

@@ -14,8 +14,8 @@
  *   for and found no evidence of. Blocking: the architecture is known only in part.
  */
 import crypto from 'node:crypto';
-import { confidence, type StoredEvidence } from './reconcile';
 import { uniqueSorted } from './shared/text';
+import { confidence, type StoredEvidence } from './reconcile';
 
 export const LOW_CONFIDENCE = 0.5;
 /** Contradicted fields that block a decision: they change what actually runs. */

@@ -339,12 +339,17 @@ export async function auditsCreatedAt(
   return new Map(rows.map((r) => [r.id, r.created_at]));
 }
 
-/** A still-queued audit whose workflow could not be started ends failed. */
+/**
+ * An audit whose workflow could not be started ends failed (the API's start and a schedule's
+ * dispatch both). Only while it is queued: a start that failed after the workflow did begin
+ * leaves the audit to that workflow.
+ */
 export async function failQueuedAudit(db: Knex, auditId: string): Promise<void> {
   await db('audits').where({ id: auditId, status: 'queued' }).update({
     status: 'failed',
     error_code: 'workflow_start_failed',
     completed_at: new Date(),
+    updated_at: db.fn.now(),
   });
 }
 
@@ -364,7 +369,10 @@ export async function auditLogs(
   auditId: string,
   filter: { limit: number; levels?: readonly string[]; since?: string },
 ): Promise<LogRow[]> {
-  const q = db<LogRow>('audit_logs').where({ audit_id: auditId }).orderBy('seq').limit(filter.limit);
+  const q = db<LogRow>('audit_logs')
+    .where({ audit_id: auditId })
+    .orderBy('seq')
+    .limit(filter.limit);
   if (filter.levels) q.whereIn('level', [...filter.levels]);
   if (filter.since) q.andWhere('occurred_at', '>', filter.since);
   return q;

@@ -306,7 +306,9 @@ const ASSESSMENT_JSON = [
 ] as const;
 
 /** An assessment as written: its requirements as the assessment produced them. */
-export type NewAssessment = Omit<AssessmentRow, 'requirements'> & { requirements: readonly object[] };
+export type NewAssessment = Omit<AssessmentRow, 'requirements'> & {
+  requirements: readonly object[];
+};
 
 export async function insertAssessments(db: Knex, rows: readonly NewAssessment[]): Promise<void> {
   if (rows.length === 0) return;

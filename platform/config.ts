@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { parsePriceTable, type ModelPrice } from '../domain/audits/model-prices';
+import { parsePriceTable, type ModelPrice } from '../domain/audits/pricing';
 
 export interface ConfigVariable {
   name: string;

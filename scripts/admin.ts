@@ -13,7 +13,7 @@ import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
 import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
 import { findMemberByLogin, findWorkspaceBySlug } from '../db/workspaces';
-import { MAX_TOKEN_DAYS } from '../api/tokens/operations';
+import { MAX_TOKEN_DAYS } from '../domain/tokens/rules';
 import { setPolicy } from '../db/decisions';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
 

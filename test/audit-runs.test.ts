@@ -2,16 +2,17 @@
  * How audit runs behave under failure: a flaky agent retried, model-backed review with cost,
  * cancellation mid-run, and a worker killed mid-audit.
  */
-import { spawnWorker, stopProcess } from './helpers/worker-process';
 import test from 'ava';
+import { OpenAiCompatibleProvider } from '../activities/audits/agents/model';
+import { type ModelPrice } from '../domain/audits/pricing';
+import { addUsd, costUsd } from '../domain/audits/pricing';
+import { flakyAgent, slowAgent } from './fixtures/test-agents';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, type Tenant } from './helpers/factories';
+import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
-import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
-import { flakyAgent, slowAgent } from './fixtures/test-agents';
-import { OpenAiCompatibleProvider } from '../activities/audits/agents/model';
-import { costUsd, addUsd, type ModelPrice } from '../activities/audits/agents/pricing';
+import { spawnWorker, stopProcess } from './helpers/worker-process';
 
 interface Setup {
   h: AuditHarness;

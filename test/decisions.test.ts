@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import test from 'ava';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { transitionUpdate } from '../workflows/decisions';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
@@ -23,7 +23,9 @@ import {
   waitForDecision,
   type DecisionWorld,
 } from './helpers/decisions';
+import { createDb } from '../db/connection';
 import { policyOf, setPolicy } from '../db/decisions';
+import { TemporalGateway } from '../platform/temporal';
 import { REQUESTABLE_MOVES, type DecisionStatus } from '../domain/decisions/rules';
 import { DECISION_STATES } from '../domain/contract/values';
 
@@ -101,6 +103,91 @@ test.serial('proposeDecision: 201, version 1, pending criteria, a running workfl
   const feed = await call(h.app.url, 'GET', `${w.ws}/activity`, { token: w.proposer.token });
   t.true(feed.body.items.some((e: any) => e.action === 'decision.proposed'));
 });
+
+test.serial(
+  'proposeDecision commits the decision before it starts the workflow, which reads it at once',
+  async (t) => {
+    // A connection of its own: it sees only what the request's transaction has committed.
+    const observer = createDb(h.app.database.url, { max: 1 });
+    const client = await h.app.services.temporal.client();
+    const realStart = client.workflow.start.bind(client.workflow);
+    const atStart: Array<{ workflowId: string; status: string | null; history: string[] }> = [];
+    client.workflow.start = (async (...args: Parameters<typeof realStart>) => {
+      const workflowId = args[1].workflowId;
+      const decisionId = workflowId.replace(/^decision-/, '');
+      const row = await observer('decisions').where({ id: decisionId }).first('status');
+      const history = await observer('decision_transitions')
+        .where({ decision_id: decisionId })
+        .pluck('to_status');
+      atStart.push({ workflowId, status: row?.status ?? null, history });
+      return realStart(...args);
+    }) as typeof client.workflow.start;
+    let id: string;
+    try {
+      const reply = await propose(w);
+      t.is(reply.status, 201, reply.text);
+      id = reply.body.id;
+    } finally {
+      delete (client.workflow as { start?: unknown }).start;
+      await observer.destroy();
+    }
+    t.deepEqual(atStart, [
+      { workflowId: `decision-${id}`, status: 'proposed', history: ['proposed'] },
+    ]);
+    // The workflow's first activity (applying a move) finds the row.
+    const moved = await move(w, id, 'in_review', w.proposer.token);
+    t.is(moved.status, 200, moved.text);
+    t.is(moved.body.status, 'in_review');
+  },
+);
+
+test.serial(
+  'a decision whose workflow cannot be started is discarded: 503 naming it, no decision, an audit trail',
+  async (t) => {
+    const real = h.app.services.temporal;
+    // The real Temporal server refuses the start: the namespace does not exist.
+    const refusing = new TemporalGateway(real.address, `no-such-namespace-${Date.now()}`);
+    h.app.services.temporal = refusing;
+    let reply: Reply;
+    try {
+      reply = await propose(w, { title: 'Never started' });
+    } finally {
+      h.app.services.temporal = real;
+      await refusing.close();
+    }
+    t.is(reply.status, 503, reply.text);
+    t.true(isProblem(reply));
+    t.is(reply.body.code, 'service_unavailable');
+    t.regex(reply.body.detail, /could not be started, so the proposal was discarded/);
+    const id = reply.body.decision_id as string;
+    t.regex(id, UUID);
+
+    t.is((await getDecision(w, id)).status, 404);
+    const list = await call(h.app.url, 'GET', `${w.ws}/decisions?limit=200`, {
+      token: w.proposer.token,
+    });
+    t.false(list.body.items.some((d: any) => d.id === id || d.title === 'Never started'));
+    const client = await real.client();
+    await t.throwsAsync(client.workflow.getHandle(`decision-${id}`).describe(), {
+      instanceOf: WorkflowNotFoundError,
+    });
+    const events = await call(h.app.url, 'GET', `${w.ws}/audit-events?limit=10`, {
+      token: w.proposer.token,
+    });
+    const trail = (events.body.items as any[])
+      .filter((e) => e.resource_id === id)
+      .map((e) => [e.action, e.details.reason ?? null]);
+    t.deepEqual(trail, [
+      ['decision.discarded', 'workflow_start_failed'],
+      ['decision.proposed', null],
+    ]);
+    t.true(h.app.logs().includes('could not start the decision workflow'));
+
+    // Once Temporal answers again, the same proposal goes through.
+    const again = await propose(w, { title: 'Never started' });
+    t.is(again.status, 201, again.text);
+  },
+);
 
 const str = (n: number) => 'x'.repeat(n);
 const option = (id: string, extra: Record<string, unknown> = {}) => ({

@@ -1,6 +1,6 @@
 /**
  * The model provider (activities/agents/model.ts) over real HTTP against the loopback fake
- * server, and the price table and exact cost arithmetic (activities/agents/pricing.ts).
+ * server, and the price table and exact cost arithmetic (domain/audits/pricing.ts).
  */
 import test, { type ExecutionContext } from 'ava';
 import { inspect } from 'node:util';
@@ -12,13 +12,8 @@ import {
   type CompletionRequest,
   type ModelErrorCode,
 } from '../activities/audits/agents/model';
-import {
-  addUsd,
-  costUsd,
-  formatMicros,
-  parseMicros,
-  type ModelPrice,
-} from '../activities/audits/agents/pricing';
+import { parseMicros, type ModelPrice } from '../domain/audits/pricing';
+import { addUsd, costUsd, formatMicros } from '../domain/audits/pricing';
 import { loadConfig } from '../platform/config';
 import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
 

@@ -14,7 +14,7 @@ import { BlobStore } from '../platform/blob-store';
 import { BUILTIN_AGENTS } from '../activities/audits/agents/builtin';
 import type { Agent } from '../activities/audits/agents/types';
 import { providerFromConfig, type ModelProvider } from '../activities/audits/agents/model';
-import type { ModelPrice } from '../activities/audits/agents/pricing';
+import type { ModelPrice } from '../domain/audits/pricing';
 import { WORKFLOWS_PATH } from './bundle';
 
 let runtimeInstalled = false;

@@ -10,12 +10,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
 import {
-    artifactsOfAudit,
-    cancelRunningAgentRuns,
-    findCachedArtifact,
-    finishAgentRun,
-    insertArtifact,
-    startAgentRun,
+  artifactsOfAudit,
+  cancelRunningAgentRuns,
+  findCachedArtifact,
+  finishAgentRun,
+  insertArtifact,
+  startAgentRun,
 } from '../../db/agents';
 import {
   evidenceOf,
@@ -26,44 +26,45 @@ import {
   snapshotOfAudit,
 } from '../../db/architecture';
 import {
-    appendLog,
-    endRunningStages,
-    getAuditById,
-    lockAuditStatus,
-    markStageEnded,
-    markStageRunning,
-    replaceSourceFiles,
-    skipPendingStages,
-    sourceFiles,
-    updateAudit,
-    type AuditRow,
-    type LogInput,
-    type SourceFileRow,
+  appendLog,
+  endRunningStages,
+  getAuditById,
+  lockAuditStatus,
+  markStageEnded,
+  markStageRunning,
+  replaceSourceFiles,
+  skipPendingStages,
+  sourceFiles,
+  updateAudit,
+  type AuditRow,
+  type LogInput,
+  type SourceFileRow,
 } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
 import { classifyPath, type SourceType } from '../../domain/audits/classify';
+import { costUsd } from '../../domain/audits/pricing';
+import { SourceError } from '../../domain/audits/source-error';
 import { scopeFilter } from '../../domain/audits/source-scope';
 import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
+import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
 import type { BlobStore } from '../../platform/blob-store';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import { persistControls, settleFindings } from '../controls';
 import { recordUncertainty } from '../uncertainty';
 import type { ModelProvider } from './agents/model';
-import { costUsd, type ModelPrice } from './agents/pricing';
+import { type ModelPrice } from '../../domain/audits/pricing';
 import type { Agent } from './agents/types';
 import { AgentError } from './agents/types';
-import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
-import { SourceError } from '../../domain/audits/source-error';
 import { fetchCommit, listTree, readBlobs } from './source/git';
 import type {
-    AuditFinalStatus,
-    AuditPlan,
-    StageEnd,
-    StageMark,
-    StageOutcome,
-    StepMarks,
+  AuditFinalStatus,
+  AuditPlan,
+  StageEnd,
+  StageMark,
+  StageOutcome,
+  StepMarks,
 } from './types';
 
 export interface AuditActivityDeps {
@@ -764,23 +765,23 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           await insertEvidence(
             trx,
             graph.evidence.map((e, position) => ({
-            id: uuidOf(e.id),
-            snapshot_id: snapshotId,
-            workspace_id: audit.workspace_id,
-            source_type: e.source_type,
-            provider: e.provider,
-            evidence_kind: e.evidence_kind,
-            subject_key: e.subject_key,
-            relationship_kind: e.relationship_kind,
-            object_key: e.object_key,
-            location: e.location,
-            source_ref: sourceRef,
-            summary: e.summary,
-            content_sha256: e.content_sha256,
-            attributes: e.attributes ?? {},
-            observed_at: now,
-            position,
-          })),
+              id: uuidOf(e.id),
+              snapshot_id: snapshotId,
+              workspace_id: audit.workspace_id,
+              source_type: e.source_type,
+              provider: e.provider,
+              evidence_kind: e.evidence_kind,
+              subject_key: e.subject_key,
+              relationship_kind: e.relationship_kind,
+              object_key: e.object_key,
+              location: e.location,
+              source_ref: sourceRef,
+              summary: e.summary,
+              content_sha256: e.content_sha256,
+              attributes: e.attributes ?? {},
+              observed_at: now,
+              position,
+            })),
           );
           cases = await recordUncertainty(trx, {
             auditId,

@@ -165,7 +165,9 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
         const reopen = before.status === 'resolved' && notAfter(before.resolved_audit_id);
         await recordSighting(trx, before.id, now, {
           ...(newer ? { ...fieldsOf(x), last_seen_audit_id: audit.id, last_seen_at: now } : {}),
-          ...(reopen ? { status: 'open' as const, resolved_audit_id: null, resolved_at: null } : {}),
+          ...(reopen
+            ? { status: 'open' as const, resolved_audit_id: null, resolved_at: null }
+            : {}),
         });
         if (reopen) {
           reopened += 1;

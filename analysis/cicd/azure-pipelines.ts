@@ -5,6 +5,7 @@
  */
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import {
   Sink,
   emitEnvironmentDeploy,
@@ -16,7 +17,6 @@ import {
   pipelineName,
   keepVariable,
 } from './common';
-import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 
 import { taskOps } from './azure-tasks';
 import {

@@ -2,8 +2,8 @@
  * What well-known Azure Pipelines tasks build, push and deploy, read from their `inputs:`.
  */
 import type { Node, YAMLMap } from 'yaml';
-import { substitute, type Op } from './shell';
 import { entries, scalarString, type YamlFile } from '../shared/yaml';
+import { substitute, type Op } from './shell';
 
 type TaskOp = Omit<Op, 'line' | 'line_count'>;
 

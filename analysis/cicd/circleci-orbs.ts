@@ -3,8 +3,8 @@
  * parameters.
  */
 import type { YAMLMap } from 'yaml';
-import { substitute, type Op } from './shell';
 import { getString, type YamlFile } from '../shared/yaml';
+import { substitute, type Op } from './shell';
 
 type OrbOp = Omit<Op, 'line' | 'line_count'>;
 

@@ -5,9 +5,9 @@
  */
 import type { Node, YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import { Sink, emitOp, pathKey, readEnv, scriptOps, type JobRef, pipelineName } from './common';
+import type { Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { orbOps } from './circleci-orbs';
+import { dirname } from '../shared/paths';
 import {
   asMap,
   asSeq,
@@ -24,8 +24,8 @@ import {
   type Entry,
   type YamlFile,
 } from '../shared/yaml';
-import type { Span } from '../shared/evidence';
-import { dirname } from '../shared/paths';
+import { Sink, emitOp, pathKey, readEnv, scriptOps, pipelineName, type JobRef } from './common';
+import { orbOps } from './circleci-orbs';
 
 const PROVIDER = 'circleci';
 

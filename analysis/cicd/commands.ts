@@ -3,6 +3,7 @@
  * helm, terraform, aws ecs/lambda, gcloud run, az webapp/containerapp, npm publish and a few
  * more, with the image, release or service each command names.
  */
+import { basename } from '../shared/paths';
 import { flag, flagAll, parseArgs, splitCommands, substitute, type Op } from './shell';
 
 const set = (...xs: string[]): ReadonlySet<string> => new Set(xs);
@@ -389,7 +390,7 @@ export function scanScript(script: string, vars: Readonly<Record<string, string>
         words = words.slice(1);
       } else break;
     }
-    const head = (words[0] ?? '').split('/').pop() ?? '';
+    const head = basename(words[0] ?? '');
     const recognize = RECOGNIZERS[head];
     if (!recognize) continue;
     const args = words.slice(1).map((w) => substitute(w, vars));

@@ -15,8 +15,6 @@ import { evidence, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { isLiteralValue, isSecretName } from '../shared/secrets';
 import { isDynamic } from '../shared/variables';
-import { scanScript } from './commands';
-import type { Op } from './shell';
 import {
   asMap,
   deref,
@@ -28,6 +26,8 @@ import {
   scalarString,
   type YamlFile,
 } from '../shared/yaml';
+import { scanScript } from './commands';
+import type { Op } from './shell';
 
 /** `<kind>:<a>/<b>/...` with every `/`-separated segment normalized; slashes are kept. */
 export function pathKey(kind: string, ...parts: string[]): string {

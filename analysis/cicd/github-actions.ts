@@ -5,20 +5,9 @@
  */
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import {
-  Sink,
-  emitEnvironmentDeploy,
-  emitOp,
-  githubSecretRefs,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-  type LocatedOp,
-} from './common';
-import { stem } from '../shared/paths';
+import type { Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { actionOps, parseUses, pinPhrase } from './github-steps';
+import { stem } from '../shared/paths';
 import {
   asMap,
   asSeq,
@@ -36,7 +25,18 @@ import {
   type Entry,
   type YamlFile,
 } from '../shared/yaml';
-import type { Span } from '../shared/evidence';
+import {
+  Sink,
+  emitEnvironmentDeploy,
+  emitOp,
+  githubSecretRefs,
+  pathKey,
+  readEnv,
+  scriptOps,
+  type JobRef,
+  type LocatedOp,
+} from './common';
+import { actionOps, parseUses, pinPhrase } from './github-steps';
 
 const PROVIDER = 'github-actions';
 /** Triggers that run with write tokens and secrets on code or data an outsider controls. */

@@ -3,11 +3,12 @@
  * and deploy actions do with their inputs.
  */
 import type { YAMLMap } from 'yaml';
-import { pathKey } from './common';
 import { imageKey, parseImageRef } from '../shared/images';
+import { stem } from '../shared/paths';
+import { entries, scalarString, stringList, type YamlFile } from '../shared/yaml';
+import { pathKey } from './common';
 import type { Op } from './shell';
 import { substitute } from './shell';
-import { entries, scalarString, stringList, type YamlFile } from '../shared/yaml';
 
 export type Pin = 'sha' | 'tag' | 'branch' | 'local' | 'docker';
 
@@ -33,11 +34,7 @@ export function parseUses(raw: string): UsesRef {
   if (value.startsWith('./') || value.startsWith('../')) {
     const local = value.replace(/@.*$/, '');
     const object = reusable
-      ? pathKey(
-          'pipeline',
-          'github-actions',
-          (local.split('/').pop() ?? '').replace(/\.ya?ml$/, ''),
-        )
+      ? pathKey('pipeline', 'github-actions', stem(local))
       : pathKey('action', local);
     return {
       raw: value,

@@ -6,16 +6,6 @@
 import picomatch from 'picomatch';
 import { isSeq, type Node, type YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import {
-  Sink,
-  emitEnvironmentDeploy,
-  emitOp,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-  pipelineName,
-} from './common';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import {
   asMap,
@@ -33,6 +23,16 @@ import {
   type Entry,
   type YamlFile,
 } from '../shared/yaml';
+import {
+  Sink,
+  emitEnvironmentDeploy,
+  emitOp,
+  pathKey,
+  readEnv,
+  scriptOps,
+  type JobRef,
+  pipelineName,
+} from './common';
 
 const PROVIDER = 'gitlab-ci';
 const GLOBAL_KEYS = new Set([

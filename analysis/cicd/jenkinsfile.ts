@@ -5,6 +5,7 @@
  * read. Groovy is a programming language: scripted pipelines are reported as a gap.
  */
 import type { AnalyzerOutput, SourceFile } from '../evidence';
+import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import {
   Sink,
   emitOp,
@@ -14,7 +15,6 @@ import {
   pipelineName,
   keepVariable,
 } from './common';
-import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 
 import { parseUses, pinPhrase } from './github-steps';
 import { scanScript } from './commands';

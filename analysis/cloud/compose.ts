@@ -9,14 +9,14 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import { singlePort, classifyImage } from './common';
-import { asArray, asString, isRecord } from '../shared/values';
-import { dirname, joinPath } from '../shared/paths';
-import { expandVariables } from '../shared/variables';
 import { evidence, type EvidenceFields, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { envReferences, type EnvFinding, type HostResolver } from './env';
+import { dirname, joinPath } from '../shared/paths';
+import { asArray, asString, isRecord } from '../shared/values';
+import { expandVariables } from '../shared/variables';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
+import { classifyImage, singlePort } from './common';
+import { envReferences, type EnvFinding, type HostResolver } from './env';
 
 const PROVIDER = 'docker-compose';
 

@@ -3,11 +3,11 @@
  * as, its healthcheck and ADDs of remote URLs.
  */
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
-import { redact } from './common';
-import { basename, dirname } from '../shared/paths';
 import { evidence, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { basename, dirname } from '../shared/paths';
 import { expandVariables } from '../shared/variables';
+import { redact } from './common';
 
 const PROVIDER = 'dockerfile';
 

@@ -3,9 +3,9 @@
  * whether a secret is written down literally. Secret values never leave this module.
  */
 import { entityKey } from '../evidence';
-import { extractHosts, hasEmbeddedCredentials, redact } from './common';
-import { asString } from '../shared/values';
 import { isLiteralValue, isSecretName, looksLikeSecretValue } from '../shared/secrets';
+import { asString } from '../shared/values';
+import { extractHosts, hasEmbeddedCredentials, redact } from './common';
 
 export interface ResolvedHost {
   /** Entity key of the service the host names. */

@@ -9,12 +9,12 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import { classifyImage } from './common';
-import { asArray, asString, isRecord } from '../shared/values';
-import { basename, dirname } from '../shared/paths';
 import { evidence } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { basename, dirname } from '../shared/paths';
+import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
+import { classifyImage } from './common';
 
 const PROVIDER = 'helm';
 

@@ -1,10 +1,10 @@
 /**
- * Cloud analyzers (DESIGN.md section 7): docker-compose, Kubernetes, Helm, Kustomize, Terraform
- * and Dockerfiles. Pure over the files given; never throws for bad input, reporting gaps instead.
+ * Cloud analyzers: docker-compose, Kubernetes, Helm, Kustomize, Terraform and Dockerfiles. Pure
+ * over the files given; never throws for bad input, reporting gaps instead.
  */
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
-import { basename, isDockerfile, sortByPath } from '../shared/paths';
 import { sortOutput } from '../shared/evidence';
+import { basename, isDockerfile, sortByPath } from '../shared/paths';
 import { errorMessage } from '../shared/text';
 import { analyzeCompose } from './compose';
 import { analyzeDockerfile } from './dockerfile';

@@ -4,8 +4,8 @@
  */
 import { entityKey, type AnalyzerGap, type SourceFile } from '../evidence';
 import { asArray, asString, isRecord } from '../shared/values';
-import type { HostResolver, ResolvedHost } from './env';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
+import type { HostResolver, ResolvedHost } from './env';
 
 export type Obj = Record<string, unknown>;
 

@@ -4,11 +4,12 @@
  * selects, so `redis-cart.default.svc.cluster.local:6379` becomes `service:redis-cart`.
  */
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
-import { classifyImage, singlePort, redact } from './common';
-import { asArray, asString, isRecord } from '../shared/values';
 import { evidence, type EvidenceFields } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
+import { asArray, asString, isRecord } from '../shared/values';
+import type { PathItem } from '../shared/yaml';
+import { classifyImage, redact, singlePort } from './common';
 import { envReferences, type HostResolver } from './env';
 import {
   Cluster,
@@ -18,7 +19,6 @@ import {
   type Obj,
   type Workload,
 } from './kubernetes-cluster';
-import type { PathItem } from '../shared/yaml';
 
 const PROVIDER = 'kubernetes';
 

@@ -9,11 +9,11 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import { asArray, asString, isRecord } from '../shared/values';
-import { dirname } from '../shared/paths';
 import { evidence } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { dirname } from '../shared/paths';
 import { isLiteralValue } from '../shared/secrets';
+import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type YamlDoc } from '../shared/yaml';
 
 const PROVIDER = 'kustomize';

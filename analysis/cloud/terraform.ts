@@ -11,12 +11,12 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import { dirname } from '../shared/paths';
-import { isRecord } from '../shared/values';
-import { errorMessage } from '../shared/text';
 import { evidence, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { dirname } from '../shared/paths';
 import { isLiteralValue, isSecretName, looksLikeSecretValue } from '../shared/secrets';
+import { errorMessage } from '../shared/text';
+import { isRecord } from '../shared/values';
 import { attributeSpan, findLine, topLevelBlocks } from './hcl-text';
 import {
   CATALOG,

@@ -21,10 +21,10 @@
  * blanked), so commented-out URLs and doc links in comments are ignored.
  */
 import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
-import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
-import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
 import { evidence, type EvidenceFields } from '../shared/evidence';
+import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
 import { LineIndex } from '../shared/text';
+import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
 import { isLockfile, manifestKindOf } from './manifests';
 import type { CodeModel, Unit } from './model';
 

@@ -17,11 +17,11 @@
  * target unit), citing the first such import statement.
  */
 import type { Evidence, SourceFile } from '../evidence';
+import { evidence } from '../shared/evidence';
+import { basename, dirname, joinPath, relativeTo } from '../shared/paths';
+import { LineIndex, uniqueSorted } from '../shared/text';
 import { pep503 } from './clients';
 import { CODE, isTestPath, languageOf, lex, lexStyleOf, STRING, type Language } from './common';
-import { basename, dirname, joinPath, relativeTo } from '../shared/paths';
-import { evidence } from '../shared/evidence';
-import { LineIndex, uniqueSorted } from '../shared/text';
 import type { CodeModel, Unit } from './model';
 
 /** Local copies: imported bindings are getters in the CommonJS output, slow in hot loops. */

@@ -1,14 +1,19 @@
 /**
- * The code analyzer (DESIGN.md section 7): deployable units, declared dependencies and client
- * libraries, the cross-unit import graph, and connections (URLs, DSNs, env reads, external API
- * calls) found in the repository's files. Pure: files in, evidence and gaps out; deterministic
+ * The code analyzer: deployable units, declared dependencies and client libraries, the
+ * cross-unit import graph, and connections (URLs, DSNs, env reads, external API calls) found in
+ * the repository's files. Pure: files in, evidence and gaps out; deterministic
  * (sorted by path, line, kind, ...); never throws on bad input.
  */
-import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
-import { finalizeEvidence, isSkippedPath } from './common';
-import { compareGaps } from '../evidence';
-import { errorMessage } from '../shared/text';
+import {
+  compareGaps,
+  type AnalyzerGap,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
 import { normalizePath } from '../shared/paths';
+import { errorMessage } from '../shared/text';
+import { finalizeEvidence, isSkippedPath } from './common';
 import { analyzeConnections } from './connections';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';

@@ -12,6 +12,9 @@
  * readable: `package:npm/@aws-sdk/client-s3`, `package:go/github.com/jackc/pgx/v5`.
  */
 import type { AnalyzerGap, Evidence, SourceFile } from '../evidence';
+import { evidence } from '../shared/evidence';
+import { basename, dirname, joinPath } from '../shared/paths';
+import { LineIndex } from '../shared/text';
 import {
   AWS_SERVICES,
   classifyClient,
@@ -20,9 +23,6 @@ import {
   type ClientClass,
 } from './clients';
 import { lex, STRING } from './common';
-import { basename, dirname, joinPath } from '../shared/paths';
-import { evidence } from '../shared/evidence';
-import { LineIndex } from '../shared/text';
 import { member, parseJsonWithLines, stringValue, type JsonNode } from './json-lines';
 import type { DeclaredDependency, Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
 import { readToml, stringItems, tomlText, type TomlDocument, type TomlValue } from './toml';

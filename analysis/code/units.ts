@@ -19,8 +19,8 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import { basename, dirname, isWithin, relativeTo, isDockerfile } from '../shared/paths';
 import { evidence } from '../shared/evidence';
+import { basename, dirname, isWithin, relativeTo, isDockerfile } from '../shared/paths';
 import { uniqueSorted } from '../shared/text';
 import { asArray, isRecord } from '../shared/values';
 import { parseYamlDocuments } from '../shared/yaml';

@@ -23,9 +23,15 @@ export interface ImageRef {
   unresolved: boolean;
 }
 
-const SHA256_DIGEST = /^sha256:[0-9a-f]{64}$/i;
+/** A digest that pins the image's content: a full `sha256:` hash. */
+export function isSha256Digest(digest: string | null): boolean {
+  return digest !== null && /^sha256:[0-9a-f]{64}$/i.test(digest);
+}
 
-/** Offsets of `@`, `:` and `/` that are not inside `${ }`, `$( )`, `{{ }}` or `<< >>`. */
+/**
+ * Offsets of the first `@`, and of the last `:` and `/` before it, that are not inside `${ }`,
+ * `$( )`, `{{ }}` or `<< >>` (-1 for none).
+ */
 function separators(ref: string): { at: number; colon: number; slash: number } {
   let depth = 0;
   let at = -1;
@@ -66,7 +72,7 @@ export function parseImageRef(written: string): ImageRef | null {
     repo,
     tag,
     digest,
-    pinned: digest !== null && SHA256_DIGEST.test(digest),
+    pinned: isSha256Digest(digest),
     unresolved: [repo, tag ?? '', digest ?? ''].some(isDynamic),
   };
 }

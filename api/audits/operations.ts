@@ -5,12 +5,12 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { addUsd } from '../../activities/audits/agents/pricing';
 import { runsOfAudit } from '../../db/agents';
 import {
   auditLogs,
   auditsQuery,
   createAuditRecord,
+  failQueuedAudit,
   findAudit,
   stagesOf,
   updateAudit,
@@ -21,6 +21,7 @@ import { keysetPage } from '../../db/paginate';
 import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
+import { addUsd } from '../../domain/audits/pricing';
 import { WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import { refNameProblem } from '../../domain/repositories/git-ref';
 import { auditStartOptions } from '../../domain/workflow-starts';
@@ -185,12 +186,7 @@ export async function startAudit(
         taskQueue: config.taskQueue,
       });
     },
-    ifStartFails: (row) =>
-      updateAudit(db, row.id, {
-        status: 'failed',
-        error_code: 'workflow_start_failed',
-        completed_at: new Date(),
-      }),
+    ifStartFails: (row) => failQueuedAudit(db, row.id),
     unavailable:
       'The audit was recorded but its workflow could not be started; it is marked failed.',
   });

@@ -17,7 +17,7 @@ import type { AnyOperation, OperationContext, Principal } from './operation';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
 import crypto from 'node:crypto';
-import { findIdempotent, saveIdempotent } from '../../db/idempotency';
+import { findIdempotent, lockIdempotencyKey, saveIdempotent } from '../../db/idempotency';
 
 /** `/v1/workspaces/{workspace_id}` -> `/v1/workspaces/:workspace_id`. */
 export function koaPath(path: string): string {

@@ -5,7 +5,12 @@
 import { keysetPage } from '../../db/paginate';
 import { findToken, insertToken, revokeToken, tokensQuery, type TokenRow } from '../../db/tokens';
 import { type ScopeName } from '../../domain/contract/values';
-import { generateToken } from '../../domain/tokens/rules';
+import {
+  generateToken,
+  grantRefusal,
+  MAX_TOKEN_DAYS,
+  scopesLacking,
+} from '../../domain/tokens/rules';
 import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
@@ -18,9 +23,6 @@ import {
   ApiTokenResponse,
   TokenParams,
 } from './schemas';
-
-/** Longest lifetime a token may be given: a year, and a day for a leap year. */
-export const MAX_TOKEN_DAYS = 366;
 
 export const listApiTokens = defineOperation({
   operationId: 'listApiTokens',
@@ -66,34 +68,31 @@ export const createApiToken = defineOperation({
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const scopes = [...new Set(body.scopes)] as ScopeName[];
     const expiresAt = new Date(body.expires_at);
-    const now = Date.now();
-    if (expiresAt.getTime() <= now) {
-      throw problems.validationFailed([
-        { in: 'body', path: '/expires_at', message: 'must be in the future' },
-      ]);
-    }
-    if (expiresAt.getTime() > now + MAX_TOKEN_DAYS * 86_400_000) {
-      throw problems.validationFailed([
-        {
-          in: 'body',
-          path: '/expires_at',
-          message: `must be at most ${MAX_TOKEN_DAYS} days ahead`,
-        },
-      ]);
-    }
-    const missing = scopes.filter((s) => !principal.scopes.has(s));
-    if (missing.length > 0) {
-      throw problems.insufficientScope(
-        missing,
-        `A token cannot grant scopes its creator lacks: ${missing.join(', ')}.`,
-      );
-    }
-    if (expiresAt.getTime() > principal.expiresAt.getTime()) {
-      throw problems.forbidden(
-        'expiry_exceeds_creator',
-        `expires_at ${body.expires_at} is later than the creating token's expiry ${principal.expiresAt.toISOString()}.`,
-        "Choose an expires_at no later than your own token's.",
-      );
+    const refused = grantRefusal({ scopes, expiresAt }, principal, Date.now());
+    switch (refused?.code) {
+      case 'expiry_not_in_future':
+        throw problems.validationFailed([
+          { in: 'body', path: '/expires_at', message: 'must be in the future' },
+        ]);
+      case 'expiry_too_far':
+        throw problems.validationFailed([
+          {
+            in: 'body',
+            path: '/expires_at',
+            message: `must be at most ${MAX_TOKEN_DAYS} days ahead`,
+          },
+        ]);
+      case 'scopes_not_held':
+        throw problems.insufficientScope(
+          refused.missing,
+          `A token cannot grant scopes its creator lacks: ${refused.missing.join(', ')}.`,
+        );
+      case 'expiry_exceeds_creator':
+        throw problems.forbidden(
+          'expiry_exceeds_creator',
+          `expires_at ${body.expires_at} is later than the creating token's expiry ${principal.expiresAt.toISOString()}.`,
+          "Choose an expires_at no later than your own token's.",
+        );
     }
     const secret = generateToken();
     const row = await db.transaction(async (trx) => {
@@ -173,7 +172,7 @@ export const revokeApiToken = defineOperation({
     }
     const target = await findToken(db, params.workspace_id, params.token_id);
     if (!target) throw problems.notFound(`Token ${params.token_id}`);
-    const missing = target.scopes.filter((s) => !principal.scopes.has(s as ScopeName));
+    const missing = scopesLacking(principal.scopes, target.scopes);
     if (target.id !== principal.tokenId && missing.length > 0) {
       throw problems.insufficientScope(
         missing,

@@ -244,7 +244,10 @@ function unpinnedActions(
   );
 }
 
-function literalSecrets(evidence: readonly ThreatEvidence[], entityOf: (k: string) => string | null): Threat[] {
+function literalSecrets(
+  evidence: readonly ThreatEvidence[],
+  entityOf: (k: string) => string | null,
+): Threat[] {
   const grouped = new Map<
     string,
     { subject: string; entity: string | null; variable: string; ids: string[]; test: boolean }

@@ -1,7 +1,7 @@
 /**
  * API token text: `aat_<prefix>_<secret>`. The prefix (12 lowercase alphanumerics) identifies
  * the token and is shown in listings; only the SHA-256 of the secret is stored, and checks
- * compare digests in constant time.
+ * compare digests in constant time. And what a token may grant: never more than its creator.
  */
 import crypto from 'node:crypto';
 
@@ -48,4 +48,39 @@ export function digestsMatch(aHex: string, bHex: string): boolean {
 /** Constant-time comparison of a presented secret with a stored digest. */
 export function secretMatches(secret: string, storedSha256Hex: string): boolean {
   return digestsMatch(sha256Hex(secret), storedSha256Hex);
+}
+
+/** Longest lifetime a token may be given: a year, and a day for a leap year. */
+export const MAX_TOKEN_DAYS = 366;
+
+/** The scopes among `needed` that `held` lacks. */
+export function scopesLacking(held: ReadonlySet<string>, needed: readonly string[]): string[] {
+  return needed.filter((s) => !held.has(s));
+}
+
+/** Why a token may not be created as asked. */
+export type GrantRefusal =
+  | { code: 'expiry_not_in_future' }
+  | { code: 'expiry_too_far' }
+  | { code: 'scopes_not_held'; missing: string[] }
+  | { code: 'expiry_exceeds_creator' };
+
+/**
+ * A new token cannot escalate: it expires in the future but at most MAX_TOKEN_DAYS ahead, grants
+ * only scopes its creator's token holds, and expires no later than that token. Null when it may
+ * be created.
+ */
+export function grantRefusal(
+  grant: { scopes: readonly string[]; expiresAt: Date },
+  creator: { scopes: ReadonlySet<string>; expiresAt: Date },
+  now: number,
+): GrantRefusal | null {
+  if (grant.expiresAt.getTime() <= now) return { code: 'expiry_not_in_future' };
+  if (grant.expiresAt.getTime() > now + MAX_TOKEN_DAYS * 86_400_000)
+    return { code: 'expiry_too_far' };
+  const missing = scopesLacking(creator.scopes, grant.scopes);
+  if (missing.length > 0) return { code: 'scopes_not_held', missing };
+  if (grant.expiresAt.getTime() > creator.expiresAt.getTime())
+    return { code: 'expiry_exceeds_creator' };
+  return null;
 }

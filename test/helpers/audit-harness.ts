@@ -12,7 +12,7 @@ import type { Config } from '../../platform/config';
 import { createWorker } from '../../worker/create';
 import type { Agent } from '../../activities/audits/agents/types';
 import type { ModelProvider } from '../../activities/audits/agents/model';
-import type { ModelPrice } from '../../activities/audits/agents/pricing';
+import type { ModelPrice } from '../../domain/audits/pricing';
 import { startTestApp, type TestApp } from './app';
 import { call, type Reply } from './http';
 

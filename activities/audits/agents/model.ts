@@ -13,15 +13,8 @@
  * The API key only ever goes into the Authorization header. It is never logged, and it is scrubbed
  * out of any server text quoted in an error.
  */
+import type { ModelUsage } from '../../../domain/audits/pricing';
 import type { ModelSettings } from '../../../platform/config';
-
-export interface ModelUsage {
-  /** Prompt tokens, including the cached ones (as OpenAI reports `prompt_tokens`). */
-  inputTokens: number;
-  /** The part of `inputTokens` served from the provider's prompt cache. */
-  cachedInputTokens: number;
-  outputTokens: number;
-}
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

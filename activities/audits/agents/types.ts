@@ -4,10 +4,11 @@
  * agent_runs row. Agents are pure with respect to the audit's tables: what they produce is the
  * artifact, which is what makes reusing a cached artifact safe.
  */
-import type { AuditRow, SourceFileRow } from '../../../db/audits';
-import type { ModelProvider, ModelUsage } from './model';
 import type { Entity, Relationship, StoredEvidence } from '../../../analysis/reconcile';
+import type { AuditRow, SourceFileRow } from '../../../db/audits';
+import type { ModelUsage } from '../../../domain/audits/pricing';
 import type { StageKeyName } from '../../../domain/contract/values';
+import type { ModelProvider } from './model';
 
 /** The audit's stored architecture snapshot (uuid evidence ids), as agents after reconcile read it. */
 export interface SnapshotInput {
