@@ -1,7 +1,7 @@
 /**
  * The authentication matrix: missing, malformed, unknown, expired and
  * revoked tokens; missing scopes; tenancy (another workspace answers 404, never 403); public
- * operations; and the RateLimit headers and 429 (DESIGN 3).
+ * operations; and the RateLimit headers and 429.
  */
 import test, { type ExecutionContext } from 'ava';
 import { generateToken } from '../domain/tokens/rules';

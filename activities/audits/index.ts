@@ -243,15 +243,6 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   };
 
   return {
-    /** Marks the audit running and decides which stages and agents run. */
-    async beginAudit(auditId: string): Promise<AuditPlan> {
-      return begin(auditId);
-    },
-
-    async stageStarted(auditId: string, key: StageKeyName): Promise<void> {
-      await markStarted(auditId, key);
-    },
-
     async stageFinished(auditId: string, key: StageKeyName, outcome: StageEnd): Promise<void> {
       await markFinished(auditId, key, outcome);
     },

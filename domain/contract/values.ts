@@ -86,13 +86,13 @@ export type ScheduleCadenceName = (typeof SCHEDULE_CADENCES)[number];
 export const MISSED_RUN_POLICIES = ['skip', 'run_once'] as const;
 export type MissedRunPolicyName = (typeof MISSED_RUN_POLICIES)[number];
 
-/** DESIGN 5: audit status and type. */
+/** Ours: audit status and type. */
 export const AUDIT_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 export type AuditStatusName = (typeof AUDIT_STATUSES)[number];
 export const AUDIT_TYPES = ['repository', 'upload'] as const;
 export type AuditTypeName = (typeof AUDIT_TYPES)[number];
 
-/** DESIGN 5: audit stages, in run order (`code`, `cloud`, `cicd` run in parallel). */
+/** Ours: audit stages, in run order (`code`, `cloud`, `cicd` run in parallel). */
 export const STAGE_KEYS = [
   'source',
   'inventory',
@@ -115,18 +115,18 @@ export const STAGE_STATUSES = [
 ] as const;
 export type StageStatusName = (typeof STAGE_STATUSES)[number];
 
-/** DESIGN 5: agent run and assistant run status (the schemas keep `status` a plain string). */
+/** Ours: agent run and assistant run status (the schemas keep `status` a plain string). */
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatusName = (typeof RUN_STATUSES)[number];
 
-/** DESIGN 5: schedule state (the schema keeps `state` a plain string). */
+/** Ours: schedule state (the schema keeps `state` a plain string). */
 export const SCHEDULE_STATES = ['active', 'paused', 'error'] as const;
 export type ScheduleStateName = (typeof SCHEDULE_STATES)[number];
 
-/** DESIGN 5: finding status. */
+/** Ours: finding status. */
 export const FINDING_STATUSES = ['open', 'accepted_risk', 'false_positive', 'resolved'] as const;
 
-/** DESIGN 7: control assessment status (the schema keeps `status` a plain string). */
+/** Ours: control assessment status (the schema keeps `status` a plain string). */
 export const ASSESSMENT_STATUSES = [
   'pass',
   'fail',
@@ -135,7 +135,7 @@ export const ASSESSMENT_STATUSES = [
   'insufficient_evidence',
 ] as const;
 
-/** DESIGN 5: uncertainty reason, scope and state. */
+/** Ours: uncertainty reason, scope and state. */
 export const UNCERTAINTY_REASONS = [
   'conflicting_evidence',
   'missing_source',
@@ -148,7 +148,7 @@ export const UNCERTAINTY_SCOPES = ['entity', 'relationship', 'attribute', 'sourc
 export const UNCERTAINTY_STATES = ['open', 'investigating', 'resolved', 'dismissed'] as const;
 export type UncertaintyStateName = (typeof UNCERTAINTY_STATES)[number];
 
-/** DESIGN 5: decision success criteria and outcome verification. */
+/** Ours: decision success criteria and outcome verification. */
 export const SUCCESS_CHECK_KINDS = [
   'entity_present',
   'entity_absent',
@@ -159,6 +159,6 @@ export const SUCCESS_CHECK_KINDS = [
 export const CRITERION_STATUSES = ['pending', 'met', 'unmet', 'unknown'] as const;
 export const VERIFICATION_OUTCOMES = ['verified', 'failed', 'inconclusive'] as const;
 
-/** Our choice (DESIGN silent): comparison finding delta and requirement status. */
+/** Ours: comparison finding delta and requirement status. */
 export const FINDING_CHANGES = ['added', 'resolved', 'unchanged', 'changed'] as const;
 export const REQUIREMENT_STATUSES = ['met', 'unmet', 'unknown', 'not_applicable'] as const;

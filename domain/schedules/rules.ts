@@ -3,7 +3,7 @@
  * function serves both the preview endpoint and the ScheduleWorkflow's dispatch (through an
  * activity), so what a preview lists is what runs.
  *
- * Rules (DESIGN 5, documented in the OpenAPI descriptions):
+ * Rules (documented in the OpenAPI descriptions):
  * - weekday 0 = Sunday .. 6 = Saturday.
  * - An occurrence at local wall time w runs at the first instant whose local wall time is at or
  *   after w: a time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a
