@@ -1,7 +1,7 @@
 /**
  * Every named schema of the contract, gathered from the feature folders (api/<feature>/schemas.ts)
  * and the shared kit, so the OpenAPI document lists them all as components even before an
- * operation uses them (the spec's schemas, the types its section 2.15 leaves open, and ours).
+ * operation uses them (the specification's schemas, the types it leaves open, and ours).
  */
 import type { TSchema } from '@sinclair/typebox';
 import * as activity from './activity/schemas';

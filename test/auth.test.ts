@@ -24,7 +24,7 @@ test.after.always(async () => {
   await Promise.all([app?.close(), limited?.close()]);
 });
 
-/** Spec section 5, verbatim. */
+/** The specification's 25 scopes, verbatim. */
 const SPEC_SCOPES = [
   'audits:read',
   'audits:write',

@@ -100,7 +100,7 @@ const SPEC_NAMES = [
   'AuditSchedulePreviewResponse',
   'AuditSchedulePage',
   'AuditScheduleResponse',
-  // 2.15 gap types and section 3 state
+  // the types the specification leaves open, and the decision states
   'AuditSourceScope',
   'AuditSourceResponse',
   'AuditStageResponse',

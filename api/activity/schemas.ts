@@ -1,4 +1,4 @@
-/** Spec 2.1: generic and activity schemas. */
+/** The activity feed and audit events. */
 import { Type, type Static } from '@sinclair/typebox';
 import { CursorPage, DateTime, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
 

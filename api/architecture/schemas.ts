@@ -1,4 +1,4 @@
-/** Spec 2.4: architecture truth (entities, relationships, evidence, dependencies, history). */
+/** Architecture truth: entities, relationships, evidence, dependencies, history and contradictions. */
 import { Type, type Static } from '@sinclair/typebox';
 import { DEPENDENCY_DIRECTIONS, SOURCE_TYPES } from '../../domain/contract/values';
 import { DateTime, Decimal, FreeObject, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
@@ -6,9 +6,6 @@ import { DateTime, Decimal, FreeObject, LiteralUnion, Nullable, Strict, Uuid } f
 /** Source type of evidence (spec: code, cloud, cicd). Inline, not a named component. */
 export const SourceType = LiteralUnion(SOURCE_TYPES, { description: 'Evidence source type.' });
 export type SourceType = Static<typeof SourceType>;
-
-// ---------------------------------------------------------------------------------------------
-// Architecture truth: contradictions and alternatives
 
 export const ConflictingClaimValue = Strict(
   'ConflictingClaimValue',

@@ -1,4 +1,4 @@
-/** Spec 2.9: assistant messages, runs and usage. */
+/** Assistant messages, runs and usage (the specification's schemas; no operation uses them yet). */
 import { Type, type Static } from '@sinclair/typebox';
 import { ASSISTANT_ROLES } from '../../domain/contract/values';
 import { DateTime, Decimal, FreeObject, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';

@@ -1,4 +1,4 @@
-/** Spec 2.10: attachments. The spec does not declare the no-unknown-properties rule here. */
+/** Attachments. The specification does not declare the no-unknown-properties rule for them. */
 import { Type, type Static } from '@sinclair/typebox';
 import { ATTACHMENT_STATUSES } from '../../db/attachments';
 import {

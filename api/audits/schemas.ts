@@ -1,4 +1,4 @@
-/** Spec 2.11: audits, their logs and cost. */
+/** Audits: their sources, stages, logs, cost and agent runs, and the parameters of the audit operations. */
 import { Type, type Static } from '@sinclair/typebox';
 import {
   AUDIT_LOG_LEVELS,
@@ -27,9 +27,6 @@ export const COMMIT_SHA_PATTERN = '^[0-9a-fA-F]{40}$';
 export const CommitSha = (options: { description?: string } = {}) =>
   Type.String({ pattern: COMMIT_SHA_PATTERN, ...options });
 
-// ---------------------------------------------------------------------------------------------
-// Enums
-
 export const AuditType = named(
   'AuditType',
   LiteralUnion(AUDIT_TYPES, {
@@ -53,9 +50,6 @@ export const AuditStageStatus = LiteralUnion(STAGE_STATUSES, {
   description: 'Status of the stage.',
 });
 export type AuditStageStatus = Static<typeof AuditStageStatus>;
-
-// ---------------------------------------------------------------------------------------------
-// Audits
 
 export const AuditSourceScope = Strict(
   'AuditSourceScope',

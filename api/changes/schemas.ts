@@ -1,4 +1,4 @@
-/** Spec 2.5: architecture changes, change gates and change sets. */
+/** Architecture changes, change gates and change sets (the specification's schemas; no operation uses them yet). */
 import { Type, type Static } from '@sinclair/typebox';
 import {
   ARCHITECTURE_CHANGE_TYPES,
@@ -16,17 +16,6 @@ import {
   Strict,
   Uuid,
 } from '../schema-kit';
-
-// ---------------------------------------------------------------------------------------------
-// Enums
-// ---------------------------------------------------------------------------------------------
-// Audits
-// ---------------------------------------------------------------------------------------------
-// Comparisons
-// ---------------------------------------------------------------------------------------------
-// Architecture truth: contradictions and alternatives
-// ---------------------------------------------------------------------------------------------
-// Change sets
 
 export const ChangeSetAccuracy = Strict(
   'ChangeSetAccuracy',

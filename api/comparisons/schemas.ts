@@ -1,15 +1,8 @@
-/** Spec 2.12: audit comparisons. */
+/** Audit comparisons (the specification's schemas; no operation uses them yet). */
 import { Type, type Static } from '@sinclair/typebox';
 import { FINDING_CHANGES } from '../../domain/contract/values';
 import { ArchitectureDelta } from '../changes/schemas';
 import { CursorPage, DateTime, Decimal, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
-
-// ---------------------------------------------------------------------------------------------
-// Enums
-// ---------------------------------------------------------------------------------------------
-// Audits
-// ---------------------------------------------------------------------------------------------
-// Comparisons
 
 export const ComparisonAuditSide = Strict(
   'ComparisonAuditSide',

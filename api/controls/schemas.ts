@@ -1,4 +1,4 @@
-/** Spec 2.8: control assessment. The spec does not declare the no-unknown-properties rule here. */
+/** Controls, assessments and findings. The specification does not declare the no-unknown-properties rule for the assessment schemas. */
 import { Type, type Static } from '@sinclair/typebox';
 import { FINDING_STATUSES, REQUIREMENT_STATUSES } from '../../domain/contract/values';
 import {
@@ -12,19 +12,6 @@ import {
   Strict,
   Uuid,
 } from '../schema-kit';
-
-// ---------------------------------------------------------------------------------------------
-// Enums
-// ---------------------------------------------------------------------------------------------
-// Audits
-// ---------------------------------------------------------------------------------------------
-// Comparisons
-// ---------------------------------------------------------------------------------------------
-// Architecture truth: contradictions and alternatives
-// ---------------------------------------------------------------------------------------------
-// Change sets
-// ---------------------------------------------------------------------------------------------
-// Control assessment
 
 export const RequirementResponse = Strict(
   'RequirementResponse',

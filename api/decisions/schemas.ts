@@ -1,4 +1,4 @@
-/** Spec 2.6: architecture decisions. */
+/** Architecture decisions: proposals, transitions, success criteria and their verification. */
 import { Type, type Static } from '@sinclair/typebox';
 import {
   APPROVAL_OUTCOMES,
@@ -19,16 +19,11 @@ import {
 } from '../schema-kit';
 import { UncertaintySignal } from '../uncertainty/schemas';
 
-// ---------------------------------------------------------------------------------------------
-// Enums
 export const ArchitectureDecisionState = named(
   'ArchitectureDecisionState',
   LiteralUnion(DECISION_STATES, { description: 'Lifecycle state of an architecture decision.' }),
 );
 export type ArchitectureDecisionState = Static<typeof ArchitectureDecisionState>;
-
-// ---------------------------------------------------------------------------------------------
-// Decisions
 
 export const DecisionSuccessCheck = Strict(
   'DecisionSuccessCheck',

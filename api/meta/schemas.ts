@@ -1,3 +1,4 @@
+/** The contract, scopes and health. */
 import { Type } from '@sinclair/typebox';
 import { Strict } from '../schema-kit';
 import { Scope } from '../tokens/schemas';

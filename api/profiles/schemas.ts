@@ -1,4 +1,4 @@
-/** Spec 2.13: audit profiles. */
+/** Audit profiles. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AuditSourceScope } from '../audits/schemas';
 import { CursorPage, DateTime, Strict, Uuid } from '../schema-kit';

@@ -1,3 +1,4 @@
+/** Repositories. */
 import { Type, type Static } from '@sinclair/typebox';
 import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
 

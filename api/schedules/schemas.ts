@@ -1,4 +1,4 @@
-/** Spec 2.14: audit schedules. */
+/** Audit schedules: the specification's schemas and the parameters of our operations. */
 import { Type, type Static } from '@sinclair/typebox';
 import { MISSED_RUN_POLICIES, SCHEDULE_CADENCES } from '../../domain/contract/values';
 import {

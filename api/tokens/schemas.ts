@@ -1,4 +1,4 @@
-/** Spec 2.3 and section 5: API tokens and their scopes. */
+/** API tokens and the current token. */
 import { Type, type Static } from '@sinclair/typebox';
 import { SCOPES } from '../../domain/contract/values';
 import { CursorPage, DateTime, LiteralUnion, named, Nullable, Strict, Uuid } from '../schema-kit';

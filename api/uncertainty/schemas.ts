@@ -1,4 +1,4 @@
-/** Spec 2.7: uncertainty cases. */
+/** Uncertainty cases: the specification's schemas, the types it leaves open (reasons, scopes, states, alternatives, signals) and our parameters. */
 import { Type, type Static } from '@sinclair/typebox';
 import {
   UNCERTAINTY_REASONS,
@@ -16,8 +16,6 @@ import {
   Uuid,
 } from '../schema-kit';
 
-// ---------------------------------------------------------------------------------------------
-// Enums
 export const UncertaintyReason = named(
   'UncertaintyReason',
   LiteralUnion(UNCERTAINTY_REASONS, { description: 'Why the architecture is uncertain here.' }),
@@ -38,8 +36,6 @@ export const UncertaintyState = named(
 );
 export type UncertaintyState = Static<typeof UncertaintyState>;
 
-// ---------------------------------------------------------------------------------------------
-// Architecture truth: contradictions and alternatives
 export const ClaimAlternative = Strict(
   'ClaimAlternative',
   {
@@ -52,8 +48,6 @@ export const ClaimAlternative = Strict(
 );
 export type ClaimAlternative = Static<typeof ClaimAlternative>;
 
-// ---------------------------------------------------------------------------------------------
-// Decisions
 export const UncertaintySignal = Strict(
   'UncertaintySignal',
   {

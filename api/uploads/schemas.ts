@@ -1,3 +1,4 @@
+/** Source archive uploads. */
 import { Type } from '@sinclair/typebox';
 import { DateTime, Strict, Uuid } from '../schema-kit';
 

@@ -1,3 +1,4 @@
+/** Workspaces and members. */
 import { Type } from '@sinclair/typebox';
 import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
 
