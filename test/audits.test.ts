@@ -3,6 +3,7 @@ import { recordHistory } from './helpers/histories';
 import test from 'ava';
 import { Worker } from '@temporalio/worker';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
+import { startTestApp } from './helpers/app';
 import { createTenant, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call, isProblem } from './helpers/http';
@@ -424,4 +425,33 @@ test('another workspace cannot see an audit', async (t) => {
     body: { repository_id: repositoryId },
   });
   t.is(cross.status, 400, 'a repository of another workspace is unknown here');
+});
+
+test('Temporal unreachable: createAudit commits the audit, answers 503 naming it, and the audit ends failed', async (t) => {
+  const app = await startTestApp({ temporalAddress: '127.0.0.1:1', allowLocalRepositories: true });
+  try {
+    const owner = await createTenant(app.services.db);
+    const ws = `/v1/workspaces/${owner.workspaceId}`;
+    const repository = await call(app.url, 'POST', `${ws}/repositories`, {
+      token: owner.token,
+      body: { name: 'shop', url: `file://${repo.dir}` },
+    });
+    const reply = await call(app.url, 'POST', `${ws}/audits`, {
+      token: owner.token,
+      body: { repository_id: repository.body.id },
+    });
+    t.is(reply.status, 503, reply.text);
+    t.true(isProblem(reply));
+    t.is(reply.body.code, 'service_unavailable');
+    const id = reply.body.audit_id as string;
+    const audit = await call(app.url, 'GET', `${ws}/audits/${id}`, { token: owner.token });
+    t.is(audit.status, 200);
+    t.is(audit.body.status, 'failed');
+    t.truthy(audit.body.completed_at);
+    const row = await app.services.db('audits').where({ id }).first('error_code');
+    t.is(row.error_code, 'workflow_start_failed');
+    t.true(app.logs().includes('could not start the audit workflow'));
+  } finally {
+    await app.close();
+  }
 });
