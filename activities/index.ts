@@ -14,5 +14,3 @@ export function createActivities(deps: ActivityDeps) {
     ...createScheduleActivities(deps),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

@@ -29,6 +29,12 @@
  * input_hash: sha256 of the sorted lines `<evidence ids>\t<relevant facts as canonical JSON>`,
  * one line per check.
  */
+import type {
+  ASSESSMENT_STATUSES,
+  CONTROL_DOMAINS,
+  CONTROL_SEVERITIES,
+  REQUIREMENT_STATUSES,
+} from '../domain/contract/values';
 import crypto from 'node:crypto';
 import { keyKind, type EvidenceLocation } from './evidence';
 import { isSha256Digest } from './shared/images';
@@ -38,11 +44,10 @@ import type { Entity, Relationship, StoredEvidence } from './reconcile';
 
 export const CONTROL_CATALOG_VERSION = '2026.11.1';
 
-export type ControlDomain = 'code' | 'cloud' | 'cicd' | 'architecture';
-export type Severity = 'high' | 'medium' | 'low';
-export type AssessmentStatus =
-  'pass' | 'fail' | 'partial' | 'not_applicable' | 'insufficient_evidence';
-export type RequirementStatus = 'met' | 'unmet' | 'unknown' | 'not_applicable';
+export type ControlDomain = (typeof CONTROL_DOMAINS)[number];
+export type Severity = (typeof CONTROL_SEVERITIES)[number];
+export type AssessmentStatus = (typeof ASSESSMENT_STATUSES)[number];
+export type RequirementStatus = (typeof REQUIREMENT_STATUSES)[number];
 
 export interface ControlRequirement {
   key: string;

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 
 export interface WriteRecord {
   workspaceId: string;
@@ -41,13 +42,36 @@ export async function recordWrite(db: Knex, w: WriteRecord): Promise<void> {
   });
 }
 
-export function auditEventsQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('audit_events').select('*').where('audit_events.workspace_id', workspaceId);
+interface EventRow {
+  id: string;
+  created_at: Date;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  details: Record<string, unknown>;
 }
 
-export function activityQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('activity_feed')
-    .leftJoin('workspaces', 'workspaces.id', 'activity_feed.workspace_id')
-    .select('activity_feed.*', 'workspaces.name as workspace_name')
-    .where('activity_feed.workspace_id', workspaceId);
+export type AuditEventRow = EventRow & { actor_id: string | null };
+
+export type ActivityRow = EventRow & {
+  workspace_id: string | null;
+  workspace_name: string | null;
+  actor_login: string | null;
+};
+
+export function auditEventsQuery(db: Knex, workspaceId: string): Keyset<AuditEventRow> {
+  return keyset(
+    db('audit_events').select('*').where('audit_events.workspace_id', workspaceId),
+    'audit_events',
+  );
+}
+
+export function activityQuery(db: Knex, workspaceId: string): Keyset<ActivityRow> {
+  return keyset(
+    db('activity_feed')
+      .leftJoin('workspaces', 'workspaces.id', 'activity_feed.workspace_id')
+      .select('activity_feed.*', 'workspaces.name as workspace_name')
+      .where('activity_feed.workspace_id', workspaceId),
+    'activity_feed',
+  );
 }

@@ -4,6 +4,7 @@
  * what was kept and when it went; the bytes go with the last holder of their blob.
  */
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 import crypto from 'node:crypto';
 import type { BlobStore } from '../platform/blob-store';
 
@@ -60,14 +61,14 @@ export function attachmentsQuery(
   db: Knex,
   workspaceId: string,
   auditId: string,
-  status: AttachmentStatus | undefined,
-): Knex.QueryBuilder {
+  f: { status?: AttachmentStatus } = {},
+): Keyset<AttachmentRow> {
   const q = db('audit_attachments').select('audit_attachments.*').where({
     'audit_attachments.workspace_id': workspaceId,
     'audit_attachments.audit_id': auditId,
   });
-  if (status) q.andWhere('audit_attachments.status', status);
-  return q;
+  if (f.status) q.andWhere('audit_attachments.status', f.status);
+  return keyset(q, 'audit_attachments');
 }
 
 /** Marks an available attachment deleted; undefined when there is none to delete. */

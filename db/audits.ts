@@ -2,8 +2,9 @@
 import { auditWorkflowId } from '../domain/contract/workflows';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 import { recordWrite, type WriteRecord } from './activity';
-import { STAGE_KEYS } from '../domain/contract/values';
+import { AUDIT_LOG_LEVELS, AUDIT_LOG_SOURCES, STAGE_KEYS } from '../domain/contract/values';
 
 export interface AuditRow {
   id: string;
@@ -149,8 +150,17 @@ export async function stagesOf(db: Knex, auditIds: string[]): Promise<Map<string
   return map;
 }
 
-export function auditsQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('audits').select('*').where('audits.workspace_id', workspaceId);
+export interface AuditFilter {
+  repositoryId?: string;
+  status?: AuditRow['status'];
+}
+
+/** Audits of a workspace, optionally of one repository and status, for keyset paging. */
+export function auditsQuery(db: Knex, workspaceId: string, f: AuditFilter = {}): Keyset<AuditRow> {
+  const q = db('audits').select('*').where('audits.workspace_id', workspaceId);
+  if (f.repositoryId) q.andWhere('audits.repository_id', f.repositoryId);
+  if (f.status) q.andWhere('audits.status', f.status);
+  return keyset(q, 'audits');
 }
 
 export async function updateAudit(
@@ -169,18 +179,9 @@ export async function updateAudit(
   await db('audits').where({ id }).update(values);
 }
 
-export async function updateStage(
-  db: Knex,
-  auditId: string,
-  key: string,
-  patch: Partial<StageRow>,
-): Promise<void> {
-  await db('audit_stages').where({ audit_id: auditId, key }).update(patch);
-}
-
 export interface LogInput {
-  level: 'info' | 'warning' | 'error';
-  source: 'control' | 'stage' | 'scanner' | 'architecture';
+  level: (typeof AUDIT_LOG_LEVELS)[number];
+  source: (typeof AUDIT_LOG_SOURCES)[number];
   message: string;
   details?: Record<string, unknown>;
 }

@@ -1,6 +1,7 @@
 /** The control catalog rows, assessments per audit, and findings per repository. */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 import { CONTROL_CATALOG_VERSION, CONTROLS, type Control } from '../analysis/controls';
 
 export interface ControlRow {
@@ -117,14 +118,20 @@ export async function ensureCatalog(db: Knex): Promise<Map<string, ControlRow>> 
   return new Map(rows.map((r) => [r.key, r]));
 }
 
-export function controlsQuery(db: Knex, version: string): Knex.QueryBuilder {
-  return db('controls').select('controls.*').where('controls.catalog_version', version);
+export function controlsQuery(db: Knex, version: string): Keyset<ControlRow> {
+  return keyset(
+    db('controls').select('controls.*').where('controls.catalog_version', version),
+    'controls',
+  );
 }
 
-export function assessmentsQuery(db: Knex, auditId: string): Knex.QueryBuilder {
-  return db('control_assessments')
-    .select('control_assessments.*')
-    .where('control_assessments.audit_id', auditId);
+export function assessmentsQuery(db: Knex, auditId: string): Keyset<AssessmentRow> {
+  return keyset(
+    db('control_assessments')
+      .select('control_assessments.*')
+      .where('control_assessments.audit_id', auditId),
+    'control_assessments',
+  );
 }
 
 export async function assessmentCount(db: Knex, auditId: string): Promise<number> {
@@ -145,21 +152,24 @@ export function findingsQuery(
   db: Knex,
   workspaceId: string,
   filter: FindingFilter = {},
-): Knex.QueryBuilder {
+): Keyset<FindingRow> {
   const q = db('findings').select('findings.*').where('findings.workspace_id', workspaceId);
   if (filter.status) q.andWhere('findings.status', filter.status);
   if (filter.severity) q.andWhere('findings.severity', filter.severity);
   if (filter.repository_id) q.andWhere('findings.repository_id', filter.repository_id);
   if (filter.control_key) q.andWhere('findings.control_key', filter.control_key);
-  return q;
+  return keyset(q, 'findings');
 }
 
 /** The findings an audit observed. */
-export function auditFindingsQuery(db: Knex, auditId: string): Knex.QueryBuilder {
-  return db('findings')
-    .join('audit_findings', 'audit_findings.finding_id', 'findings.id')
-    .select('findings.*')
-    .where('audit_findings.audit_id', auditId);
+export function auditFindingsQuery(db: Knex, auditId: string): Keyset<FindingRow> {
+  return keyset(
+    db('findings')
+      .join('audit_findings', 'audit_findings.finding_id', 'findings.id')
+      .select('findings.*')
+      .where('audit_findings.audit_id', auditId),
+    'findings',
+  );
 }
 
 export async function findFinding(

@@ -1,6 +1,7 @@
 /** Architecture decisions, their approvals and status history, and the approval policy. */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 import type { DecisionStatus, EvaluatedCriterion, Verification } from '../domain/decisions/rules';
 
 export interface DecisionRow {
@@ -173,11 +174,11 @@ export function decisionsQuery(
   db: Knex,
   workspaceId: string,
   filters: { status?: string; repositoryId?: string },
-): Knex.QueryBuilder {
+): Keyset<DecisionRow> {
   const q = db('decisions').select('decisions.*').where('decisions.workspace_id', workspaceId);
   if (filters.status) q.where('decisions.status', filters.status);
   if (filters.repositoryId) q.where('decisions.repository_id', filters.repositoryId);
-  return q;
+  return keyset(q, 'decisions');
 }
 
 export async function approvalsOf(

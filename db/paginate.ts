@@ -13,13 +13,32 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
+type KeysetRow = { created_at: Date; id: string };
+
+declare const rowType: unique symbol;
+
 /**
- * Runs `query` (which must select `created_at` and `id` of `table`) for one page. The caller
- * maps rows to API objects afterwards.
+ * A list a store hands out for keyset paging: `query` selects `created_at` and `id` of `table`,
+ * whose (created_at, id) orders and bounds the pages. Stores build it with `keyset`, so a caller
+ * pages a list without naming its table or columns.
  */
-export async function keysetPage<Row extends { created_at: Date; id: string }>(
+export interface Keyset<Row extends KeysetRow> {
+  readonly query: Knex.QueryBuilder;
+  readonly table: string;
+  /** Type only (never set): the rows `query` returns. */
+  readonly [rowType]?: Row;
+}
+
+export function keyset<Row extends KeysetRow>(
   query: Knex.QueryBuilder,
   table: string,
+): Keyset<Row> {
+  return { query, table };
+}
+
+/** Runs the keyset's query for one page. The caller maps rows to API objects afterwards. */
+export async function keysetPage<Row extends KeysetRow>(
+  { query, table }: Keyset<Row>,
   page: PageRequest,
 ): Promise<Page<Row>> {
   if (page.after) {

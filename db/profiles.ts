@@ -1,6 +1,7 @@
 /** Audit profiles: named, versioned audit settings of one repository (soft-deleted rows stay). */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 
 export interface AuditProfileRow {
   id: string;
@@ -76,14 +77,17 @@ export function auditProfilesQuery(
   db: Knex,
   workspaceId: string,
   repositoryId: string,
-): Knex.QueryBuilder {
-  return db('audit_profiles')
-    .select('audit_profiles.*')
-    .where({
-      'audit_profiles.workspace_id': workspaceId,
-      'audit_profiles.repository_id': repositoryId,
-    })
-    .whereNull('audit_profiles.deleted_at');
+): Keyset<AuditProfileRow> {
+  return keyset(
+    db('audit_profiles')
+      .select('audit_profiles.*')
+      .where({
+        'audit_profiles.workspace_id': workspaceId,
+        'audit_profiles.repository_id': repositoryId,
+      })
+      .whereNull('audit_profiles.deleted_at'),
+    'audit_profiles',
+  );
 }
 
 /**

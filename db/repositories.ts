@@ -1,6 +1,7 @@
 /** Repositories registered in a workspace (soft-deleted rows stay for audit history). */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 
 export interface RepositoryRow {
   id: string;
@@ -60,11 +61,14 @@ export async function findRepositoryByName(
     .first();
 }
 
-export function repositoriesQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('repositories')
-    .select('*')
-    .where('repositories.workspace_id', workspaceId)
-    .whereNull('repositories.deleted_at');
+export function repositoriesQuery(db: Knex, workspaceId: string): Keyset<RepositoryRow> {
+  return keyset(
+    db('repositories')
+      .select('*')
+      .where('repositories.workspace_id', workspaceId)
+      .whereNull('repositories.deleted_at'),
+    'repositories',
+  );
 }
 
 export async function updateRepository(

@@ -5,6 +5,7 @@
 import { scheduleWorkflowId } from '../domain/contract/workflows';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 import type { Cadence, ScheduleRule } from '../domain/schedules/rules';
 
 export interface ScheduleRow {
@@ -102,11 +103,22 @@ export async function findSchedule(
   return q.first();
 }
 
-export function schedulesQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('audit_schedules')
+export interface ScheduleFilter {
+  repositoryId?: string;
+}
+
+/** Live schedules of a workspace, optionally of one repository, for keyset paging. */
+export function schedulesQuery(
+  db: Knex,
+  workspaceId: string,
+  f: ScheduleFilter = {},
+): Keyset<ScheduleRow> {
+  const q = db('audit_schedules')
     .select('*')
     .where('audit_schedules.workspace_id', workspaceId)
     .whereNull('audit_schedules.deleted_at');
+  if (f.repositoryId) q.andWhere('audit_schedules.repository_id', f.repositoryId);
+  return keyset(q, 'audit_schedules');
 }
 
 /** Applies a change and bumps the version (the caller has checked the version under a lock). */

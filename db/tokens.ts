@@ -1,6 +1,7 @@
 /** API tokens: only the SHA-256 of the secret is stored. */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 
 export interface TokenRow {
   id: string;
@@ -82,8 +83,11 @@ export async function findToken(
   return db<TokenRow>('api_tokens').where({ workspace_id: workspaceId, id }).first();
 }
 
-export function tokensQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('api_tokens').select('*').where('api_tokens.workspace_id', workspaceId);
+export function tokensQuery(db: Knex, workspaceId: string): Keyset<TokenRow> {
+  return keyset(
+    db('api_tokens').select('*').where('api_tokens.workspace_id', workspaceId),
+    'api_tokens',
+  );
 }
 
 /** Sets revoked_at once; a second revocation keeps the first time. */

@@ -1,6 +1,8 @@
 /** Uncertainty cases (open questions about a repository's architecture) and their queries. */
+import { UNSETTLED_STATES } from '../domain/uncertainty/rules';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 import type { CaseCandidate, ClaimAlternative } from '../analysis/uncertainty';
 
 export interface UncertaintyCaseRow {
@@ -27,9 +29,6 @@ export interface UncertaintyCaseRow {
   created_at: Date;
   updated_at: Date;
 }
-
-/** States in which a case is still a question (counted as open). */
-export const UNSETTLED = ['open', 'investigating'] as const;
 
 export interface ObserveResult {
   opened: number;
@@ -130,13 +129,17 @@ function filtered(db: Knex, workspaceId: string, f: CaseFilter): Knex.QueryBuild
   return q;
 }
 
-export function casesQuery(db: Knex, workspaceId: string, f: CaseFilter): Knex.QueryBuilder {
-  return filtered(db, workspaceId, f).select('uncertainty_cases.*');
+export function casesQuery(
+  db: Knex,
+  workspaceId: string,
+  f: CaseFilter,
+): Keyset<UncertaintyCaseRow> {
+  return keyset(filtered(db, workspaceId, f).select('uncertainty_cases.*'), 'uncertainty_cases');
 }
 
 /** Counts over the whole filtered set (not one page): unsettled, unsettled+blocking, unsettled+unowned. */
 export async function caseCounts(db: Knex, workspaceId: string, f: CaseFilter) {
-  const unsettled = `state IN ('open', 'investigating')`;
+  const unsettled = `state IN (${UNSETTLED_STATES.map((st) => `'${st}'`).join(', ')})`;
   const row = (await filtered(db, workspaceId, f)
     .select(
       db.raw(`count(*) FILTER (WHERE ${unsettled})::int AS open_count`),

@@ -1,6 +1,7 @@
 /** Workspaces and their members. */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { keyset, type Keyset } from './paginate';
 
 export interface WorkspaceRow {
   id: string;
@@ -64,8 +65,8 @@ export async function findMemberByLogin(
   return db<MemberRow>('members').where({ workspace_id: workspaceId, login }).first();
 }
 
-export function membersQuery(db: Knex, workspaceId: string): Knex.QueryBuilder {
-  return db('members').select('*').where('members.workspace_id', workspaceId);
+export function membersQuery(db: Knex, workspaceId: string): Keyset<MemberRow> {
+  return keyset(db('members').select('*').where('members.workspace_id', workspaceId), 'members');
 }
 
 /** A member of the workspace by id. */

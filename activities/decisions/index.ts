@@ -65,7 +65,6 @@ export function refusal(r: MoveRefusal | { code: 'version_mismatch'; current: nu
 }
 
 export const APPROVE_SCOPE = 'decisions:approve';
-export const WRITE_SCOPE = 'decisions:write';
 
 const votesOf = (db: Knex, decision: DecisionRow): Promise<string[]> =>
   votersOfRound(db, decision.id, decision.review_round);

@@ -115,6 +115,7 @@ export class Cluster {
   readonly workloadOf = new Map<K8sObject, Workload>();
   readonly services: K8sObject[];
   readonly configMaps: K8sObject[];
+  readonly secrets: K8sObject[];
 
   constructor(objects: K8sObject[]) {
     for (const o of objects) {
@@ -126,6 +127,7 @@ export class Cluster {
     }
     this.services = objects.filter((o) => o.kind === 'Service');
     this.configMaps = objects.filter((o) => o.kind === 'ConfigMap');
+    this.secrets = objects.filter((o) => o.kind === 'Secret');
   }
 
   /** The workload a Service selects (first by name when several match). */
@@ -193,10 +195,46 @@ export class Cluster {
   }
 
   configValue(name: string, key: string, namespace: string | null): unknown {
-    const cm = this.configMaps.find(
-      (c) => c.name === name && sameNamespace(c.namespace, namespace),
-    );
-    const data = cm && isRecord(cm.obj.data) ? cm.obj.data : {};
-    return data[key];
+    return this.configData(name, namespace)?.[key];
   }
+
+  /**
+   * The keys and values of ConfigMap `name` declared in these files (`data`), or null when it is
+   * not declared here. One in the workload's namespace wins over one without a namespace.
+   */
+  configData(name: string, namespace: string | null): Record<string, unknown> | null {
+    const cm = this.find(this.configMaps, name, namespace);
+    if (!cm) return null;
+    return isRecord(cm.obj.data) ? cm.obj.data : {};
+  }
+
+  /** The keys and values of Secret `name`: `data` decoded from base64, then `stringData` over it. */
+  secretData(name: string, namespace: string | null): Record<string, unknown> | null {
+    const s = this.find(this.secrets, name, namespace);
+    if (!s) return null;
+    const out: Record<string, unknown> = {};
+    if (isRecord(s.obj.data)) {
+      for (const [k, v] of Object.entries(s.obj.data)) {
+        const decoded = decodeBase64(asString(v));
+        if (decoded !== null) out[k] = decoded;
+      }
+    }
+    if (isRecord(s.obj.stringData)) Object.assign(out, s.obj.stringData);
+    return out;
+  }
+
+  private find(list: K8sObject[], name: string, namespace: string | null): K8sObject | null {
+    const matches = list.filter((c) => c.name === name && sameNamespace(c.namespace, namespace));
+    return matches.find((c) => c.namespace === namespace) ?? matches[0] ?? null;
+  }
+}
+
+/** Base64 text as UTF-8, or null when it is not base64 or not text. */
+function decodeBase64(v: string | null): string | null {
+  if (v === null) return null;
+  const compact = v.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) return null;
+  const text = Buffer.from(compact, 'base64').toString('utf8');
+  const binary = [...text].some((c) => c.charCodeAt(0) < 9 || c === '\ufffd');
+  return binary ? null : text;
 }

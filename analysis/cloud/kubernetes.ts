@@ -196,6 +196,34 @@ function containerEnv(
         attributes,
       }),
     );
+  // The value a ConfigMap or Secret of these files gives a variable feeds the same address
+  // resolution as a value written in `env`; secret values themselves never leave env.ts.
+  const resolved = (
+    path: PathItem[],
+    variable: string,
+    value: unknown,
+    via: string,
+    attributes: Obj,
+  ) => {
+    for (const r of envReferences(variable, value, resolve, via)) {
+      if (r.kind !== 'env-reference') continue;
+      const from = asString(attributes.config) ?? asString(attributes.secret) ?? '';
+      const what = attributes.config !== undefined ? 'config map' : 'secret';
+      out.push(
+        cite(w, path, {
+          ...r,
+          subject,
+          summary: `${label} ${r.summary} (via ${what} ${from})`,
+          attributes: { ...r.attributes, ...attributes },
+        }),
+      );
+    }
+  };
+  const explicit = new Set(
+    asArray(c.env)
+      .filter(isRecord)
+      .map((e) => asString(e.name) ?? ''),
+  );
   asArray(c.env).forEach((e, j) => {
     if (!isRecord(e)) return;
     const name = asString(e.name) ?? '';
@@ -209,6 +237,7 @@ function containerEnv(
     }
     if (isRecord(from.secretKeyRef)) {
       const secret = asString(from.secretKeyRef.name) ?? '';
+      const key = asString(from.secretKeyRef.key) ?? '';
       refEvidence(
         path,
         'reads_secret',
@@ -221,6 +250,8 @@ function containerEnv(
           key: asString(from.secretKeyRef.key),
         },
       );
+      const value = cluster.secretData(secret, w.namespace)?.[key];
+      resolved(path, name, value, 'secretKeyRef', { from: 'secretKeyRef', secret, key });
     } else if (isRecord(from.configMapKeyRef)) {
       const config = asString(from.configMapKeyRef.name) ?? '';
       const key = asString(from.configMapKeyRef.key) ?? '';
@@ -237,22 +268,27 @@ function containerEnv(
         },
       );
       const value = cluster.configValue(config, key, w.namespace);
-      for (const r of envReferences(name, value, resolve, 'configMapKeyRef')) {
-        if (r.kind !== 'env-reference') continue;
-        out.push(
-          cite(w, path, {
-            ...r,
-            subject,
-            summary: `${label} ${r.summary} (via config map ${config})`,
-            attributes: { ...r.attributes, from: 'configMapKeyRef', config, key },
-          }),
-        );
-      }
+      resolved(path, name, value, 'configMapKeyRef', { from: 'configMapKeyRef', config, key });
     }
   });
   asArray(c.envFrom).forEach((e, j) => {
     if (!isRecord(e)) return;
     const path = [...cAt, 'envFrom', j];
+    const prefix = asString(e.prefix) ?? '';
+    // Every key of the map becomes a variable (an `env` entry of the same name wins). The
+    // container receives them all whether its code reads them or not: `received: 'bulk'`.
+    const bulk = (data: Record<string, unknown> | null, attributes: Obj) => {
+      for (const [key, value] of Object.entries(data ?? {})) {
+        const variable = `${prefix}${key}`;
+        if (explicit.has(variable) || (typeof value === 'string' && value.includes('\n')))
+          continue;
+        resolved(path, variable, value, attributes.from as string, {
+          ...attributes,
+          key,
+          received: 'bulk',
+        });
+      }
+    };
     if (isRecord(e.configMapRef)) {
       const config = asString(e.configMapRef.name) ?? '';
       refEvidence(
@@ -265,6 +301,7 @@ function containerEnv(
           config,
         },
       );
+      bulk(cluster.configData(config, w.namespace), { from: 'envFrom.configMapRef', config });
     } else if (isRecord(e.secretRef)) {
       const secret = asString(e.secretRef.name) ?? '';
       refEvidence(
@@ -277,6 +314,7 @@ function containerEnv(
           secret,
         },
       );
+      bulk(cluster.secretData(secret, w.namespace), { from: 'envFrom.secretRef', secret });
     }
   });
   return out;

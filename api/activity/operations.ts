@@ -6,15 +6,6 @@ import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest } from '../shared';
 import { ActivityPage, AuditEventPage } from './schemas';
 
-interface EventRow {
-  id: string;
-  created_at: Date;
-  action: string;
-  resource_type: string;
-  resource_id: string | null;
-  details: Record<string, unknown>;
-}
-
 export const listActivity = defineOperation({
   operationId: 'listActivity',
   method: 'get',
@@ -30,16 +21,7 @@ export const listActivity = defineOperation({
     schema: ActivityPage,
   },
   handler: async ({ db, params, query }) => {
-    type Row = EventRow & {
-      workspace_id: string | null;
-      workspace_name: string | null;
-      actor_login: string | null;
-    };
-    const page = await keysetPage<Row>(
-      activityQuery(db, params.workspace_id),
-      'activity_feed',
-      pageRequest(query),
-    );
+    const page = await keysetPage(activityQuery(db, params.workspace_id), pageRequest(query));
     return {
       ...page,
       items: page.items.map((r) => ({
@@ -72,12 +54,7 @@ export const listAuditEvents = defineOperation({
     schema: AuditEventPage,
   },
   handler: async ({ db, params, query }) => {
-    type Row = EventRow & { actor_id: string | null };
-    const page = await keysetPage<Row>(
-      auditEventsQuery(db, params.workspace_id),
-      'audit_events',
-      pageRequest(query),
-    );
+    const page = await keysetPage(auditEventsQuery(db, params.workspace_id), pageRequest(query));
     return {
       ...page,
       items: page.items.map((r) => ({

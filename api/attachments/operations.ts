@@ -147,9 +147,8 @@ export const listAuditAttachments = defineOperation({
   handler: async ({ db, params, query }) => {
     const audit = await findAudit(db, params.workspace_id, params.audit_id);
     if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const page = await keysetPage<AttachmentRow>(
-      attachmentsQuery(db, params.workspace_id, audit.id, query.status),
-      'audit_attachments',
+    const page = await keysetPage(
+      attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status }),
       pageRequest(query),
     );
     return { ...page, items: page.items.map(presentAttachment) };

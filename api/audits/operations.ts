@@ -235,10 +235,13 @@ export const listAudits = defineOperation({
   query: AuditListQuery,
   success: { status: 200, description: 'A page of audits, newest first.', schema: AuditPage },
   handler: async ({ db, params, query }) => {
-    const q = auditsQuery(db, params.workspace_id);
-    if (query.repository_id) q.andWhere('audits.repository_id', query.repository_id);
-    if (query.status) q.andWhere('audits.status', query.status);
-    const page = await keysetPage<AuditRow>(q, 'audits', pageRequest(query));
+    const page = await keysetPage(
+      auditsQuery(db, params.workspace_id, {
+        repositoryId: query.repository_id,
+        status: query.status,
+      }),
+      pageRequest(query),
+    );
     const stages = await stagesOf(
       db,
       page.items.map((a) => a.id),

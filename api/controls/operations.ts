@@ -120,11 +120,7 @@ export const listControls = defineOperation({
   success: { status: 200, description: 'A page of controls.', schema: ControlPage },
   handler: async ({ db, query }) => {
     // The catalog rows are written when the API starts (startApi) and by every audit.
-    const page = await keysetPage<ControlRow>(
-      controlsQuery(db, CONTROL_CATALOG_VERSION),
-      'controls',
-      pageRequest(query),
-    );
+    const page = await keysetPage(controlsQuery(db, CONTROL_CATALOG_VERSION), pageRequest(query));
     return { ...page, items: page.items.map(presentControl) };
   },
 });
@@ -144,11 +140,7 @@ export const listAuditAssessments = defineOperation({
   handler: async ({ db, params, query }) => {
     const audit = await findAudit(db, params.workspace_id, params.audit_id);
     if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const page = await keysetPage<AssessmentRow>(
-      assessmentsQuery(db, audit.id),
-      'control_assessments',
-      pageRequest(query),
-    );
+    const page = await keysetPage(assessmentsQuery(db, audit.id), pageRequest(query));
     return { ...page, items: page.items.map(presentAssessment) };
   },
 });
@@ -167,11 +159,7 @@ export const listAuditFindings = defineOperation({
   handler: async ({ db, params, query }) => {
     const audit = await findAudit(db, params.workspace_id, params.audit_id);
     if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const page = await keysetPage<FindingRow>(
-      auditFindingsQuery(db, audit.id),
-      'findings',
-      pageRequest(query),
-    );
+    const page = await keysetPage(auditFindingsQuery(db, audit.id), pageRequest(query));
     return { ...page, items: page.items.map(presentFinding) };
   },
 });
@@ -188,14 +176,13 @@ export const listFindings = defineOperation({
   query: FindingListQuery,
   success: { status: 200, description: 'A page of findings.', schema: FindingPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage<FindingRow>(
+    const page = await keysetPage(
       findingsQuery(db, params.workspace_id, {
         status: query.status,
         severity: query.severity,
         repository_id: query.repository_id,
         control_key: query.control_key,
       }),
-      'findings',
       pageRequest(query),
     );
     return { ...page, items: page.items.map(presentFinding) };

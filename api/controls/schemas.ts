@@ -1,6 +1,11 @@
 /** Controls, assessments and findings. The specification does not declare the no-unknown-properties rule for the assessment schemas. */
 import { Type, type Static } from '@sinclair/typebox';
-import { FINDING_STATUSES, REQUIREMENT_STATUSES } from '../../domain/contract/values';
+import {
+  CONTROL_DOMAINS,
+  CONTROL_SEVERITIES,
+  FINDING_STATUSES,
+  REQUIREMENT_STATUSES,
+} from '../../domain/contract/values';
 import {
   CursorPage,
   DateTime,
@@ -63,9 +68,6 @@ export const AssessmentResponse = Open(
 );
 export type AssessmentResponse = Static<typeof AssessmentResponse>;
 
-const SEVERITIES = ['high', 'medium', 'low'] as const;
-const DOMAINS = ['code', 'cloud', 'cicd', 'architecture'] as const;
-
 export const ControlRequirementResponse = Strict(
   'ControlRequirementResponse',
   {
@@ -89,8 +91,10 @@ export const ControlResponse = Strict(
     key: Type.String({ description: 'Stable control key, e.g. ci-actions-pinned.' }),
     title: Type.String(),
     description: Type.String(),
-    domain: LiteralUnion(DOMAINS),
-    severity: LiteralUnion(SEVERITIES, { description: 'Severity of the findings it raises.' }),
+    domain: LiteralUnion(CONTROL_DOMAINS),
+    severity: LiteralUnion(CONTROL_SEVERITIES, {
+      description: 'Severity of the findings it raises.',
+    }),
     requirements: Type.Array(ControlRequirementResponse),
     created_at: DateTime(),
   },
@@ -119,7 +123,7 @@ export const FindingResponse = Strict(
     repository_id: Nullable(Uuid({ description: 'Null for findings of an upload audit.' })),
     control_id: Uuid({ description: 'The catalog control (of the version that last raised it).' }),
     control_key: Type.String(),
-    severity: LiteralUnion(SEVERITIES),
+    severity: LiteralUnion(CONTROL_SEVERITIES),
     title: Type.String(),
     detail: Type.String(),
     fingerprint: Type.String({
@@ -177,7 +181,9 @@ export const FindingParams = Type.Object(
 export const FindingListQuery = Type.Object(
   {
     status: Type.Optional(LiteralUnion(FINDING_STATUSES, { description: 'Only this status.' })),
-    severity: Type.Optional(LiteralUnion(SEVERITIES, { description: 'Only this severity.' })),
+    severity: Type.Optional(
+      LiteralUnion(CONTROL_SEVERITIES, { description: 'Only this severity.' }),
+    ),
     repository_id: Type.Optional(Uuid({ description: 'Only findings of this repository.' })),
     control_key: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'Only findings of this control.' }),

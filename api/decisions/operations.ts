@@ -235,12 +235,11 @@ export const listDecisions = defineOperation({
     },
   },
   handler: async ({ db, params, query, koa }) => {
-    const page = await keysetPage<DecisionRow>(
+    const page = await keysetPage(
       decisionsQuery(db, params.workspace_id, {
         status: query.status,
         repositoryId: query.repository_id,
       }),
-      'decisions',
       pageRequest(query),
     );
     if (page.next_cursor) {

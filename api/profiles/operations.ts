@@ -107,9 +107,8 @@ export const listAuditProfiles = defineOperation({
   handler: async ({ db, params, query }) => {
     if (!(await findRepository(db, params.workspace_id, params.repository_id)))
       throw problems.notFound(`Repository ${params.repository_id}`);
-    const page = await keysetPage<AuditProfileRow>(
+    const page = await keysetPage(
       auditProfilesQuery(db, params.workspace_id, params.repository_id),
-      'audit_profiles',
       pageRequest(query),
     );
     return { ...page, items: page.items.map(presentAuditProfile) };

@@ -78,11 +78,7 @@ export const listRepositories = defineOperation({
     schema: RepositoryPage,
   },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage<RepositoryRow>(
-      repositoriesQuery(db, params.workspace_id),
-      'repositories',
-      pageRequest(query),
-    );
+    const page = await keysetPage(repositoriesQuery(db, params.workspace_id), pageRequest(query));
     return { ...page, items: page.items.map(presentRepository) };
   },
 });

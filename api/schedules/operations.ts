@@ -164,9 +164,10 @@ export const listAuditSchedules = defineOperation({
     schema: AuditSchedulePage,
   },
   handler: async ({ db, params, query }) => {
-    const q = schedulesQuery(db, params.workspace_id);
-    if (query.repository_id) q.andWhere('audit_schedules.repository_id', query.repository_id);
-    const page = await keysetPage<ScheduleRow>(q, 'audit_schedules', pageRequest(query));
+    const page = await keysetPage(
+      schedulesQuery(db, params.workspace_id, { repositoryId: query.repository_id }),
+      pageRequest(query),
+    );
     return { ...page, items: page.items.map(presentSchedule) };
   },
 });

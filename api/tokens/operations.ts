@@ -39,11 +39,7 @@ export const listApiTokens = defineOperation({
     schema: ApiTokenPage,
   },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage<TokenRow>(
-      tokensQuery(db, params.workspace_id),
-      'api_tokens',
-      pageRequest(query),
-    );
+    const page = await keysetPage(tokensQuery(db, params.workspace_id), pageRequest(query));
     return { ...page, items: page.items.map(presentToken) };
   },
 });

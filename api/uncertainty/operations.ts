@@ -81,11 +81,7 @@ export const listUncertaintyCases = defineOperation({
       repositoryId: query.repository_id,
       blocking: query.blocking,
     };
-    const page = await keysetPage<UncertaintyCaseRow>(
-      casesQuery(db, params.workspace_id, filter),
-      'uncertainty_cases',
-      pageRequest(query),
-    );
+    const page = await keysetPage(casesQuery(db, params.workspace_id, filter), pageRequest(query));
     if (page.next_cursor) {
       const next = new URLSearchParams();
       for (const [k, v] of Object.entries(query))

@@ -92,11 +92,7 @@ export const listMembers = defineOperation({
   query: PageQuery,
   success: { status: 200, description: 'A page of members, newest first.', schema: MemberPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage<MemberRow>(
-      membersQuery(db, params.workspace_id),
-      'members',
-      pageRequest(query),
-    );
+    const page = await keysetPage(membersQuery(db, params.workspace_id), pageRequest(query));
     return { ...page, items: page.items.map(presentMember) };
   },
 });

@@ -36,7 +36,6 @@ export type ScopeName = (typeof SCOPES)[number];
 
 /** spec: evidence source types. */
 export const SOURCE_TYPES = ['code', 'cloud', 'cicd'] as const;
-export type SourceTypeName = (typeof SOURCE_TYPES)[number];
 
 /** spec: decision states. */
 export const DECISION_STATES = [
@@ -48,7 +47,6 @@ export const DECISION_STATES = [
   'verified',
   'superseded',
 ] as const;
-export type DecisionStateName = (typeof DECISION_STATES)[number];
 
 /** spec: decision approval outcomes. */
 export const APPROVAL_OUTCOMES = ['approved', 'rejected'] as const;
@@ -82,15 +80,11 @@ export const AUDIT_LOG_SOURCES = ['control', 'stage', 'scanner', 'architecture']
 
 /** spec: schedule cadences and missed-run policies. */
 export const SCHEDULE_CADENCES = ['daily', 'weekly', 'biweekly', 'monthly'] as const;
-export type ScheduleCadenceName = (typeof SCHEDULE_CADENCES)[number];
 export const MISSED_RUN_POLICIES = ['skip', 'run_once'] as const;
-export type MissedRunPolicyName = (typeof MISSED_RUN_POLICIES)[number];
 
 /** Ours: audit status and type. */
 export const AUDIT_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
-export type AuditStatusName = (typeof AUDIT_STATUSES)[number];
 export const AUDIT_TYPES = ['repository', 'upload'] as const;
-export type AuditTypeName = (typeof AUDIT_TYPES)[number];
 
 /** Ours: audit stages, in run order (`code`, `cloud`, `cicd` run in parallel). */
 export const STAGE_KEYS = [
@@ -113,20 +107,21 @@ export const STAGE_STATUSES = [
   'skipped',
   'cancelled',
 ] as const;
-export type StageStatusName = (typeof STAGE_STATUSES)[number];
 
 /** Ours: agent run and assistant run status (the schemas keep `status` a plain string). */
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type RunStatusName = (typeof RUN_STATUSES)[number];
 
 /** Ours: schedule state (the schema keeps `state` a plain string). */
 export const SCHEDULE_STATES = ['active', 'paused', 'error'] as const;
-export type ScheduleStateName = (typeof SCHEDULE_STATES)[number];
 
 /** Ours: finding status. */
 export const FINDING_STATUSES = ['open', 'accepted_risk', 'false_positive', 'resolved'] as const;
 
-/** Ours: control assessment status (the schema keeps `status` a plain string). */
+/** Ours: control domains and the severity of the findings a control raises. */
+export const CONTROL_DOMAINS = ['code', 'cloud', 'cicd', 'architecture'] as const;
+export const CONTROL_SEVERITIES = ['high', 'medium', 'low'] as const;
+
+/** Ours: control assessment status (the schema keeps `status` a plain string), in report order. */
 export const ASSESSMENT_STATUSES = [
   'pass',
   'fail',

@@ -6,6 +6,8 @@ import type { UncertaintyStateName } from '../contract/values';
 
 /** States in which a case is answered (resolved) or set aside (dismissed). */
 export const SETTLED_STATES: readonly UncertaintyStateName[] = ['resolved', 'dismissed'];
+/** States in which a case is still a question (counted as open). */
+export const UNSETTLED_STATES: readonly UncertaintyStateName[] = ['open', 'investigating'];
 
 export const isSettled = (state: UncertaintyStateName): boolean => SETTLED_STATES.includes(state);
 

@@ -4,6 +4,7 @@
  * evidence uuids, which are per audit; so it is never served from cache (the input is the
  * snapshot, not only the files), and `persistControls` writes the tables from it.
  */
+import { ASSESSMENT_STATUSES } from '../../../domain/contract/values';
 import {
   assessControls,
   CONTROL_CATALOG_VERSION,
@@ -38,7 +39,7 @@ function contradictionEvidence(items: Array<{ contradictions: ConflictingClaim[]
   return out;
 }
 
-const STATUS_ORDER = ['pass', 'fail', 'partial', 'not_applicable', 'insufficient_evidence'];
+const STATUS_ORDER = ASSESSMENT_STATUSES;
 
 /** "14 controls: 9 pass, 3 fail, 2 not_applicable". */
 export function describeAssessments(assessments: Array<{ status: string }>): string {
