@@ -3,7 +3,7 @@
  * it cannot outlive the caller's token. The secret is returned once, by createApiToken only.
  */
 import { keysetPage } from '../../db/paginate';
-import { findToken, insertToken, revokeToken, tokensQuery, type TokenRow } from '../../db/tokens';
+import { findToken, insertToken, revokeToken, tokensQuery } from '../../db/tokens';
 import { type ScopeName } from '../../domain/contract/values';
 import {
   generateToken,
