@@ -1,4 +1,6 @@
 // Lint rules: type-aware checks everywhere, and a ban on I/O in workflow code (determinism).
+import fs from 'node:fs';
+import path from 'node:path';
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [
@@ -37,6 +39,37 @@ const TABLE_ACCESS = [
     message: 'Queries live in db/<feature>.ts: call a store function instead of writing SQL here.',
   },
 ];
+// The tables, as the migrations create them (`createTable('audits', ...)`).
+const migrations = path.join(import.meta.dirname, 'db', 'migrations');
+const TABLES = [
+  ...new Set(
+    fs
+      .readdirSync(migrations)
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) =>
+        [
+          ...fs
+            .readFileSync(path.join(migrations, f), 'utf8')
+            .matchAll(/createTable\(\s*'([a-z_]+)'/g),
+        ].map((m) => m[1]),
+      ),
+  ),
+];
+if (TABLES.length === 0) throw new Error(`eslint.config.mjs: no createTable in ${migrations}`);
+// A table-qualified column (`'audits.status'`, `'audits.*'`) handed to a query builder: as a call
+// argument, an object key (`.where({ 'audits.status': s })`) or an orderBy `column`. Other strings
+// of that form are not columns (the action `uncertainty_cases.observed` is a property value).
+const QUALIFIED = `/^(${TABLES.join('|')})\\.([a-z_]+|\\*)$/`;
+const QUALIFIED_COLUMN = [
+  `CallExpression > Literal[value=${QUALIFIED}]`,
+  `CallExpression > ArrayExpression > Literal[value=${QUALIFIED}]`,
+  `Property > Literal.key[value=${QUALIFIED}]`,
+  `Property[key.name='column'] > Literal.value[value=${QUALIFIED}]`,
+].map((selector) => ({
+  selector,
+  message:
+    'Queries live in db/<feature>.ts: pass a typed filter to a store function instead of naming a column.',
+}));
 export default tseslint.config(
   {
     ignores: [
@@ -218,7 +251,7 @@ export default tseslint.config(
       'workflows/**/*.ts',
       'scripts/**/*.ts',
     ],
-    rules: { 'no-restricted-syntax': ['error', ...TABLE_ACCESS] },
+    rules: { 'no-restricted-syntax': ['error', ...TABLE_ACCESS, ...QUALIFIED_COLUMN] },
   },
   {
     files: ['workflows/**/*.ts'],

@@ -105,6 +105,21 @@ const refused: Array<[file: string, code: string, why: string]> = [
     "import type { Knex } from 'knex';\nexport const q = (trx: Knex) => trx.raw('select 1');\n",
     'no SQL outside db/',
   ],
+  [
+    'api/audits/probe.ts',
+    "import type { Knex } from 'knex';\nexport const f = (q: Knex.QueryBuilder, id: string) => q.andWhere('audits.repository_id', id);\n",
+    'no table-qualified column outside db/',
+  ],
+  [
+    'activities/audits/probe.ts',
+    "import type { Knex } from 'knex';\nexport const f = (q: Knex.QueryBuilder, s: string) => q.where({ 'audit_schedules.status': s });\n",
+    'no table-qualified column key outside db/',
+  ],
+  [
+    'api/audits/probe.ts',
+    "import type { Knex } from 'knex';\nexport const f = (q: Knex.QueryBuilder) => q.orderBy([{ column: 'audits.created_at', order: 'desc' }]);\n",
+    'no table-qualified orderBy column outside db/',
+  ],
 ];
 
 for (const [file, code, why] of refused) {
@@ -134,6 +149,16 @@ const allowed: Array<[file: string, code: string, why: string]> = [
     'db/probe.ts',
     "import type { Knex } from 'knex';\nexport const count = (db: Knex) => db('audits').count();\n",
     'db names tables',
+  ],
+  [
+    'db/probe.ts',
+    "import type { Knex } from 'knex';\nexport const f = (q: Knex.QueryBuilder, id: string) => q.andWhere('audits.repository_id', id);\n",
+    'db names table-qualified columns',
+  ],
+  [
+    'activities/uncertainty/probe.ts',
+    "export const write = { action: 'uncertainty_cases.observed', resourceType: 'architecture_snapshot' };\n",
+    'an action name shaped like table.column is not a column',
   ],
 ];
 
