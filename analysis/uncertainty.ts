@@ -12,6 +12,9 @@
  *   references (a URL, a dependency, a route) but that no file declares. Not blocking.
  * - `missing_source` (scope `source`, subject `source:<type>`): a source type the audit asked
  *   for and found no evidence of. Blocking: the architecture is known only in part.
+ * - `ambiguous_identity` (scope `entity`, subject: the first of the entities kept apart): an
+ *   identity conflict of reconcile, two deployables that evidence would have merged. Not
+ *   blocking; the snapshot is `partial` (architectureStatus).
  */
 import crypto from 'node:crypto';
 import { uniqueSorted } from './shared/text';
@@ -58,7 +61,12 @@ export interface ClaimAlternative {
 }
 
 export interface CaseCandidate {
-  reason: 'conflicting_evidence' | 'low_confidence' | 'unresolved_reference' | 'missing_source';
+  reason:
+    | 'conflicting_evidence'
+    | 'low_confidence'
+    | 'unresolved_reference'
+    | 'missing_source'
+    | 'ambiguous_identity';
   scope: 'entity' | 'relationship' | 'attribute' | 'source';
   subject_key: string;
   field: string | null;
@@ -71,11 +79,33 @@ export interface CaseCandidate {
   fingerprint: string;
 }
 
+/** An identity conflict of reconcile (analysis/reconcile.ts IdentityConflict). */
+export interface SnapshotConflict {
+  keys: string[];
+  rule: string;
+  evidence_ids: string[];
+  detail: string;
+}
+
+/**
+ * The snapshot's status: `partial` when a source type is missing or reconcile had to keep
+ * deployables apart (an identity conflict: the graph holds a guess), else `complete`.
+ */
+export function architectureStatus(input: {
+  missingSources: string[];
+  conflicts?: SnapshotConflict[];
+}): 'complete' | 'partial' {
+  return input.missingSources.length > 0 || (input.conflicts?.length ?? 0) > 0
+    ? 'partial'
+    : 'complete';
+}
+
 export function uncertaintyCandidates(input: {
   entities: SnapshotItem[];
   relationships: SnapshotItem[];
   evidence: SnapshotEvidence[];
   missingSources: string[];
+  conflicts?: SnapshotConflict[];
 }): CaseCandidate[] {
   const byId = new Map(input.evidence.map((e) => [e.id, e]));
   const cited = (ids: string[]) =>
@@ -174,6 +204,22 @@ export function uncertaintyCandidates(input: {
       evidence_ids: ids,
       alternatives: [],
       fingerprint: fingerprint(ids, null),
+    });
+  }
+
+  for (const c of input.conflicts ?? []) {
+    const ids = uniqueSorted(c.evidence_ids);
+    out.push({
+      reason: 'ambiguous_identity',
+      scope: 'entity',
+      subject_key: c.keys[0] ?? 'unknown',
+      field: null,
+      detail: `${c.detail} (${uniqueSorted(cited(ids).map(where)).join(', ')})`,
+      blocking: false,
+      source_keys: paths(ids),
+      evidence_ids: ids,
+      alternatives: [],
+      fingerprint: fingerprint(ids, c.keys),
     });
   }
 

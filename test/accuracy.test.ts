@@ -9,28 +9,62 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { EXPECTED_DIR, analyzeTree, listCorpora, readExpected, score } from '../bench/accuracy';
+import { execFileSync } from 'node:child_process';
+import {
+  EXPECTED_DIR,
+  MAX_STORED_FILE_BYTES,
+  analyzeTree,
+  checkoutOf,
+  expectedOf,
+  formatScore,
+  listCorpora,
+  overall,
+  readExpected,
+  score,
+  tableRow,
+} from '../bench/accuracy';
 import { analyzeCloud } from '../analysis/cloud';
 import { interpolate, parseDotenv } from '../analysis/cloud/compose';
 import { classifyPath } from '../domain/audits/classify';
-import type { Graph } from '../analysis/reconcile';
+import type { Graph, StoredEvidence } from '../analysis/reconcile';
 
 const corpora = listCorpora();
+const KEY = /^(service|datastore|queue):[a-z0-9][a-z0-9.-]*$/;
 
-test('the ground truth: at least three systems, each naming its repository, commits and edges', (t) => {
-  t.true(corpora.length >= 3, corpora.join(', '));
+test('the ground truth: at least eight whole systems, each pinned to a commit with its derivation', (t) => {
+  t.true(corpora.length >= 8, corpora.join(', '));
+  const repositories = new Set<string>();
+  let total = 0;
   for (const name of corpora) {
     const dir = path.join(EXPECTED_DIR, name);
     const source = fs.readFileSync(path.join(dir, 'SOURCE.md'), 'utf8');
-    t.regex(source, /github\.com\/[\w.-]+\/[\w.-]+/, `${name}: SOURCE.md names the repository`);
-    t.regex(source, /\b[0-9a-f]{40}\b/, `${name}: SOURCE.md names the commits`);
-    const edges = readExpected(dir);
-    t.true(edges.length >= 4, `${name}: a real graph, not a token one`);
-    for (const e of edges) {
-      t.regex(e.from, /^(service|datastore|queue):[a-z0-9-]+$/, `${name}: ${e.from}`);
-      t.regex(e.to, /^(service|datastore|queue):[a-z0-9-]+$/, `${name}: ${e.to}`);
+    const exp = readExpected(dir);
+    t.truthy(exp.repository, `${name}: expected.json names its repository`);
+    t.truthy(exp.commit, `${name}: expected.json pins a commit`);
+    t.true(
+      source.includes(`github.com/${exp.repository}`),
+      `${name}: SOURCE.md names the repository`,
+    );
+    t.true(source.includes(exp.commit!), `${name}: SOURCE.md names the pinned commit`);
+    t.regex(source, /## Ground truth/, `${name}: SOURCE.md says how the ground truth was derived`);
+    if (exp.subdir) t.true(source.includes(exp.subdir), `${name}: SOURCE.md names the subdir`);
+    t.true(exp.edges.length >= 2, `${name}: a real graph, not a token one`);
+    const entities = new Set([...exp.services, ...exp.datastores]);
+    for (const e of exp.edges) {
+      t.regex(e.from, KEY, `${name}: ${e.from}`);
+      t.regex(e.to, KEY, `${name}: ${e.to}`);
+      t.true(
+        entities.has(e.from) && entities.has(e.to),
+        `${name}: ${e.from} -> ${e.to} joins listed entities`,
+      );
     }
+    for (const k of exp.datastores) t.regex(k, /^(datastore|queue):/, `${name}: ${k}`);
+    for (const k of exp.services) t.regex(k, /^service:/, `${name}: ${k}`);
+    repositories.add(exp.repository!);
+    total += exp.edges.length;
   }
+  t.true(repositories.size >= 7, [...repositories].join(', '));
+  t.true(total >= 100, `${total} expected edges`);
 });
 
 function graph(
@@ -95,6 +129,209 @@ test('scoring: aliases match, depends_on and image edges do not count, misses an
   t.deepEqual(s.falseNegatives, [{ from: 'service:worker', to: 'service:api' }]);
   t.is(s.precision, 2 / 3);
   t.is(s.recall, 2 / 3);
+});
+
+test('scoring: service and data edges are scored apart; ambiguous edges and entities count neither way', (t) => {
+  const g = graph(
+    [
+      ['service:web', ['service:web-app']],
+      ['service:api', []],
+      ['service:audit', []],
+      ['datastore:postgres', []],
+      ['queue:kafka', []],
+      ['service:redis', []],
+      ['service:tools', []],
+      ['service:grafana', []],
+    ],
+    [
+      ['connects_to', 'service:web', 'service:api'],
+      ['connects_to', 'service:api', 'datastore:postgres'],
+      ['connects_to', 'service:api', 'service:audit'],
+      ['connects_to', 'service:web', 'service:grafana'],
+      ['connects_to', 'service:api', 'service:redis'],
+      ['connects_to', 'queue:kafka', 'datastore:postgres'],
+    ],
+  );
+  const truth = expectedOf(
+    [
+      { from: 'service:web', to: 'service:api' },
+      { from: 'service:api', to: 'datastore:db' },
+      { from: 'service:api', to: 'queue:kafka' },
+      { from: 'service:audit', to: 'queue:kafka' },
+    ],
+    {
+      services: ['service:web', 'service:api', 'service:audit'],
+      datastores: ['datastore:db', 'queue:kafka'],
+      aliases: { 'datastore:db': ['datastore:postgres'] },
+      ambiguousEdges: [{ from: 'service:api', to: 'service:audit' }],
+      ambiguousEntities: ['service:grafana'],
+    },
+  );
+  const s = score('shop', truth, g);
+  // Service edges: web -> api found; api -> audit and web -> grafana are left open.
+  t.is(s.service.expected, 1);
+  t.is(s.service.truePositives.length, 1);
+  t.deepEqual(s.service.ambiguous.map((e) => `${e.from}->${e.to}`).sort(), [
+    'service:api->service:audit',
+    'service:web->service:grafana',
+  ]);
+  // api -> redis: a cache the graph calls a service is a wrong service edge, not a data edge.
+  t.deepEqual(s.service.falsePositives, [{ from: 'service:api', to: 'service:redis' }]);
+  t.is(s.service.precision, 1 / 2);
+  t.is(s.service.recall, 1);
+  // Data edges: api -> db found through the alias postgres; the kafka edges are missed and the
+  // broker -> database edge is a false positive.
+  t.is(s.data.expected, 3);
+  t.deepEqual(s.data.truePositives, [{ from: 'service:api', to: 'datastore:db' }]);
+  t.deepEqual(
+    s.data.falseNegatives.map((e) => e.from),
+    ['service:api', 'service:audit'],
+  );
+  t.deepEqual(s.data.falsePositives, [{ from: 'queue:kafka', to: 'datastore:db' }]);
+  t.is(s.data.precision, 1 / 2);
+  t.is(s.data.recall, 1 / 3);
+  // Entities: postgres is db, web-app's entity is web, grafana is ambiguous; redis and tools are
+  // neither expected nor an alias.
+  t.deepEqual(s.falseEntities, ['service:redis', 'service:tools']);
+  // Overall (the issue-4 figures) pools both classes.
+  t.is(s.precision, 2 / 4);
+  t.is(s.recall, 2 / 4);
+});
+
+test('scoring: one graph entity standing for several expected things is reported as merged and credited once', (t) => {
+  // The analyzer folded cart and checkout into one entity (its aliases name both).
+  const g = graph(
+    [
+      ['service:shop', ['service:cart', 'service:checkout']],
+      ['datastore:redis', []],
+    ],
+    [
+      ['connects_to', 'service:shop', 'datastore:redis'],
+      ['connects_to', 'service:shop', 'service:shop'],
+    ],
+  );
+  const truth = expectedOf(
+    [
+      { from: 'service:cart', to: 'datastore:redis' },
+      { from: 'service:checkout', to: 'service:cart' },
+    ],
+    { services: ['service:cart', 'service:checkout'], datastores: ['datastore:redis'] },
+  );
+  const s = score('shop', truth, g);
+  t.deepEqual(s.mergedEntities, ['service:shop']);
+  t.deepEqual(s.falseEntities, []);
+  // Its edges are its own (service:shop), not a match for every name it swallowed.
+  t.is(s.truePositives.length, 0);
+  t.deepEqual(s.falsePositives, [
+    { from: 'service:shop', to: 'service:shop' },
+    { from: 'service:shop', to: 'datastore:redis' },
+  ]);
+  t.regex(
+    formatScore(s),
+    /merged entities \(one entity for several expected things\): 1 \(service:shop\)/,
+  );
+});
+
+test('scoring: the share of relationship evidence with a location and a content hash, and the timing', (t) => {
+  const ev = (over: Partial<StoredEvidence>): StoredEvidence => ({
+    id: 'e',
+    source_type: 'cloud',
+    provider: 'docker-compose',
+    evidence_kind: 'env-reference',
+    subject_key: 'service:web',
+    relationship_kind: 'connects_to',
+    object_key: 'service:api',
+    location: { path: 'compose.yml', start_line: 3, end_line: 4 },
+    summary: '',
+    content_sha256: 'a'.repeat(64),
+    attributes: {},
+    ...over,
+  });
+  const evidence = [
+    ev({}),
+    ev({ location: { path: '', start_line: 0, end_line: 0 } }),
+    ev({ content_sha256: '' }),
+    ev({ relationship_kind: null, object_key: null, content_sha256: '' }),
+  ];
+  const s = score('x', expectedOf([]), graph([], []), 3, { evidence, seconds: 1.5, analyzed: 2 });
+  t.is(s.relationshipEvidence, 3);
+  t.is(s.locatedEvidence, 1);
+  t.is(s.seconds, 1.5);
+  t.is(s.analyzed, 2);
+  t.is(s.files, 3);
+  // Nothing expected, nothing predicted: the ratios are 1, not NaN.
+  t.is(s.service.precision, 1);
+  t.is(s.data.recall, 1);
+  const o = overall([s, { ...s, seconds: 2.5, locatedEvidence: 3, relationshipEvidence: 3 }]);
+  t.is(o.seconds, 4);
+  t.is(o.located, 4 / 6);
+  t.regex(formatScore(s), /relationship evidence with location and content hash: 1\/3/);
+  t.is(
+    tableRow(s),
+    '| x |  | 3 | 1.000 / 1.000 (0, 0, 0) | 1.000 / 1.000 (0, 0, 0) | 0 | 0.333 | 1.5 |',
+  );
+});
+
+test('expected.json: subdir, aliases and ambiguous entries are read; contradictions are refused', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'accuracy-expected-'));
+  try {
+    const put = (doc: unknown) =>
+      fs.writeFileSync(path.join(dir, 'expected.json'), JSON.stringify(doc));
+    const edge = { from: 'service:a', to: 'datastore:b' };
+    put({
+      repository: 'owner/repo',
+      commit: 'c'.repeat(40),
+      subdir: 'samples/shop',
+      services: ['service:a'],
+      datastores: ['datastore:b'],
+      aliases: { 'service:a': ['service:shop.a'] },
+      edges: [edge],
+      ambiguous: [{ from: 'service:a', to: 'service:c' }, 'service:c'],
+    });
+    const exp = readExpected(dir);
+    t.is(exp.subdir, 'samples/shop');
+    t.deepEqual(exp.ambiguousEdges, [{ from: 'service:a', to: 'service:c' }]);
+    t.deepEqual(exp.ambiguousEntities, ['service:c']);
+    t.is(checkoutOf('owner__repo__shop', exp, '/co'), path.join('/co', 'owner__repo'));
+    put({ edges: [edge], ambiguous: [edge] });
+    t.throws(() => readExpected(dir), { message: /both expected and ambiguous/ });
+    put({ edges: [edge, edge] });
+    t.throws(() => readExpected(dir), { message: /duplicate edges/ });
+    put({ edges: [{ from: 'a', to: 'datastore:b' }] });
+    t.throws(() => readExpected(dir), { message: /keys like service:name/ });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a whole git checkout: tracked files only, limited to the subdir, files over the stored size listed but not read', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'accuracy-git-'));
+  try {
+    const put = (rel: string, text: string) => {
+      fs.mkdirSync(path.join(dir, path.dirname(rel)), { recursive: true });
+      fs.writeFileSync(path.join(dir, rel), text);
+    };
+    put('shop/docker-compose.yml', 'services:\n  api:\n    image: shop/api:1\n');
+    put('other/docker-compose.yml', 'services:\n  other:\n    image: other:1\n');
+    put(
+      'shop/big/docker-compose.yml',
+      'services:\n  big:\n    image: big:1\n#' + 'x'.repeat(MAX_STORED_FILE_BYTES) + '\n',
+    );
+    execFileSync('git', ['init', '-q', dir]);
+    execFileSync('git', ['-C', dir, 'add', '.']);
+    put('shop/untracked/docker-compose.yml', 'services:\n  ghost:\n    image: ghost:1\n');
+    const tree = await analyzeTree(dir, 'shop');
+    t.is(tree.files, 2);
+    t.is(tree.tooLarge, 1);
+    t.is(tree.analyzed, 1);
+    t.deepEqual(
+      tree.graph.entities.filter((e) => e.kind === 'service').map((e) => e.canonical_key),
+      ['service:api'],
+    );
+    t.is((await analyzeTree(dir)).files, 3);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('compose .env: values are interpolated like Compose does, unknown variables stay visible', (t) => {

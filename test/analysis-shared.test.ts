@@ -40,6 +40,14 @@ import {
   parseYamlDocuments,
   parseYamlMapping,
 } from '../analysis/shared/yaml';
+import {
+  internalName,
+  isLocalHost,
+  parseHostPort,
+  parseUrl,
+  parseUrlValue,
+  targetKeyOf,
+} from '../analysis/shared/urls';
 
 const HEX = '0123456789abcdef'.repeat(4);
 const span = (s: { start: number; end: number } | null | undefined) =>
@@ -704,4 +712,123 @@ test('parseYamlDocuments: the same lines by path; a broken document is an error,
   );
   t.is(stream.errors.length, 1);
   t.regex(stream.errors[0] ?? '', /^document 2: YAML does not parse at line 4: /);
+});
+
+// ---------------------------------------------------------------------------------------------
+// URLs and hosts (one reading for code connection strings, cloud values and proxy targets)
+
+test('urls: scheme, hosts, database, credentials and service-discovery forms', (t) => {
+  const rows: Array<[string, string, string[], string | null, boolean, boolean, boolean]> = [
+    // value, scheme, hosts, database, credentials, unresolved, discovery
+    [
+      'postgres://u:p@db:5432/shop?sslmode=off',
+      'postgres',
+      ['db:5432'],
+      'shop',
+      true,
+      false,
+      false,
+    ],
+    ['jdbc:postgresql://db/orders', 'postgresql', ['db'], 'orders', false, false, false],
+    [
+      'mongodb://u:p/x@m1:27017,m2:27018/o?rs=0',
+      'mongodb',
+      ['m1:27017', 'm2:27018'],
+      'o',
+      true,
+      false,
+      false,
+    ],
+    ['redis://${REDIS_HOST}:6379', 'redis', [], null, false, true, false],
+    ['http://api:8080/v1/items.', 'http', ['api:8080'], null, false, false, false],
+    ['https://user@api.example.com/x', 'https', ['api.example.com'], null, true, false, false],
+    ['http://[::1]:80/', 'http', ['[::1]:80'], null, false, false, false],
+    // .NET service discovery: either scheme, the first preferred; `_endpoint.` names an endpoint.
+    ['https+http://catalog', 'https', ['catalog'], null, false, false, true],
+    ['http+https://basket:8080/api', 'http', ['basket:8080'], null, false, false, true],
+    ['http://_grpc.ordering', 'http', ['ordering'], null, false, false, true],
+    [
+      'https://_dashboard.aspire-dashboard:18888',
+      'https',
+      ['aspire-dashboard:18888'],
+      null,
+      false,
+      false,
+      true,
+    ],
+    // gRPC name resolution: the target is the path.
+    ['dns:///payments:50051', 'dns', ['payments:50051'], null, false, false, true],
+    ['dns://8.8.8.8/payments:50051', 'dns', ['payments:50051'], null, false, false, true],
+    ['dns:///', 'dns', [], null, false, true, true],
+  ];
+  for (const [value, scheme, hosts, database, creds, unresolved, discovery] of rows) {
+    const p = parseUrlValue(value);
+    t.truthy(p, value);
+    t.deepEqual(
+      [
+        p?.scheme,
+        p?.hosts.map((h) => (h.port === null ? h.host : `${h.host}:${h.port}`)),
+        p?.database,
+        p?.hasCredentials,
+        p?.unresolved,
+        p?.discovery,
+      ],
+      [scheme, hosts, database, creds, unresolved, discovery],
+      value,
+    );
+  }
+  t.is(parseUrlValue('api:8080'), null);
+  t.deepEqual(parseUrl('amqp', 'u:p@mq/vhost'), {
+    scheme: 'amqp',
+    hosts: [{ host: 'mq', port: null }],
+    database: 'vhost',
+    hasCredentials: true,
+    unresolved: false,
+    path: '/vhost',
+    hasFragment: false,
+    discovery: false,
+  });
+});
+
+test('hosts: host:port, local hosts, internal names and the entity a target names', (t) => {
+  const hp: Array<[string, string | null]> = [
+    ['api:8080', 'api:8080'],
+    ['API', 'api'],
+    ['[::1]:5432', '[::1]:5432'],
+    ['${HOST}', null],
+    ['a b', null],
+    ['', null],
+  ];
+  for (const [value, expected] of hp) {
+    const r = parseHostPort(value);
+    t.is(r === null ? null : r.port === null ? r.host : `${r.host}:${r.port}`, expected, value);
+  }
+  for (const host of [
+    'localhost',
+    'app.localhost',
+    '127.0.0.2',
+    '0.0.0.0',
+    '[::1]',
+    'host.docker.internal',
+  ])
+    t.true(isLocalHost(host), host);
+  for (const host of ['api', 'localhost-proxy', '10.0.0.1']) t.false(isLocalHost(host), host);
+  const names: Array<[string, string | null]> = [
+    ['cart', 'cart'],
+    ['redis.default.svc.cluster.local', 'redis'],
+    ['orders.shop.svc', 'orders'],
+    ['api.internal', 'api'],
+    ['api.stripe.com', null],
+    ['10.0.0.5', null],
+  ];
+  for (const [host, expected] of names) t.is(internalName(host), expected, host);
+  const keys: Array<[string, string | null]> = [
+    ['cart', 'service:cart'],
+    ['users.prod.svc.cluster.local', 'service:users'],
+    ['api.stripe.com', 'external:api.stripe.com'],
+    ['localhost', null],
+    ['127.0.0.1', null],
+    ['10.1.2.3', null],
+  ];
+  for (const [host, expected] of keys) t.is(targetKeyOf(host), expected, host);
 });

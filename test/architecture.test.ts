@@ -232,3 +232,56 @@ test('unreadable input: malformed YAML, broken HCL, binary and invalid UTF-8 fil
     bad.remove();
   }
 });
+
+test('an identity conflict is said: two compose services built from one unit stay apart, the snapshot is partial, with a gap and an ambiguous_identity case', async (t) => {
+  const shared = createRepo({
+    'app/package.json': JSON.stringify({
+      name: 'app',
+      private: true,
+      scripts: { start: 'node s.js' },
+    }),
+    'app/Dockerfile': 'FROM node:20\nCOPY . .\n',
+    'docker-compose.yml':
+      'services:\n  web:\n    build: ./app\n  worker:\n    build: ./app\n    command: node worker.js\n',
+    '.github/workflows/ci.yml':
+      'name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm test\n',
+  });
+  try {
+    const created = await call(h.app.url, 'POST', `${ws()}/repositories`, {
+      token: tenant.token,
+      body: { name: 'shared-build', url: `file://${shared.dir}` },
+    });
+    const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
+      token: tenant.token,
+      body: { repository_id: created.body.id },
+    });
+    const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+    t.is(done.body.status, 'completed', JSON.stringify(done.body.stages));
+    const arch = await call(h.app.url, 'GET', `${ws()}/audits/${started.body.id}/architecture`, {
+      token: tenant.token,
+    });
+    t.deepEqual(arch.body.missing_sources, []);
+    t.is(arch.body.status, 'partial');
+    const services = arch.body.entities
+      .filter((e: any) => e.kind === 'service')
+      .map((e: any) => e.canonical_key)
+      .sort();
+    t.deepEqual(services, ['service:web', 'service:worker']);
+    const gaps = done.body.coverage_gaps.filter((g: any) => g.kind === 'reconcile');
+    t.is(gaps.length, 1, JSON.stringify(done.body.coverage_gaps));
+    t.is(gaps[0].reason, 'identity_conflict');
+    t.regex(gaps[0].message, /service:web and service:worker/);
+    const cases = await call(
+      h.app.url,
+      'GET',
+      `${ws()}/uncertainty-cases?repository_id=${created.body.id}`,
+      { token: tenant.token },
+    );
+    const ambiguous = cases.body.items.filter((c: any) => c.reason === 'ambiguous_identity');
+    t.is(ambiguous.length, 1, JSON.stringify(cases.body.items.map((c: any) => c.reason)));
+    t.is(ambiguous[0].subject_key, 'service:web');
+    t.true(ambiguous[0].evidence_ids.length >= 2, 'both declarations are cited');
+  } finally {
+    shared.remove();
+  }
+});

@@ -8,7 +8,13 @@ import type { Knex } from 'knex';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
+import type {
+  Entity,
+  IdentityConflict,
+  Relationship,
+  StoredEvidence,
+} from '../../analysis/reconcile';
+import { architectureStatus } from '../../analysis/uncertainty';
 import {
   artifactsOfAudit,
   cancelRunningAgentRuns,
@@ -673,6 +679,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           relationships: Relationship[];
           evidence: StoredEvidence[];
           gaps?: Array<{ path: string; reason: string; message: string }>;
+          conflicts?: IdentityConflict[];
         };
         const uuidOf = (local: string) => {
           const h = crypto.createHash('sha256').update(`${auditId}:${local}`).digest('hex');
@@ -722,14 +729,30 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           reason: g.reason,
           message: g.message,
         }));
+        // Identity conflicts (deployables reconcile kept apart) are gaps too: the graph guessed.
+        const conflicts = (graph.conflicts ?? []).map((c) => ({
+          ...c,
+          evidence_ids: ids(c.evidence_ids),
+        }));
+        const byLocalId = new Map(graph.evidence.map((e) => [e.id, e]));
+        const reconcileGaps = (graph.conflicts ?? []).map((c) => ({
+          kind: 'reconcile',
+          path: byLocalId.get(c.evidence_ids[0] ?? '')?.location.path ?? '',
+          reason: 'identity_conflict',
+          message: c.detail,
+        }));
+        const status = architectureStatus({ missingSources: missing, conflicts });
         let cases = { observed: 0, opened: 0, updated: 0 };
         await db.transaction(async (trx) => {
-          if (analyzerGaps.length) {
+          if (analyzerGaps.length || reconcileGaps.length) {
             const current = await getAuditById(trx, auditId);
             await updateAudit(trx, auditId, {
               coverage_gaps: [
-                ...current.coverage_gaps.filter((g) => g.kind !== 'analyzer'),
+                ...current.coverage_gaps.filter(
+                  (g) => g.kind !== 'analyzer' && g.kind !== 'reconcile',
+                ),
                 ...analyzerGaps,
+                ...reconcileGaps,
               ],
             });
           }
@@ -739,7 +762,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             workspace_id: audit.workspace_id,
             repository_id: audit.repository_id,
             version,
-            status: missing.length ? 'partial' : 'complete',
+            status,
             sources,
             missing_sources: missing,
             source_coverage: (sources.length / requested.length).toFixed(4),
@@ -784,6 +807,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             relationships: graph.relationships.map(withIds),
             evidence: graph.evidence.map((e) => ({ ...e, id: uuidOf(e.id) })),
             missingSources: missing,
+            conflicts,
           });
         });
         await log(auditId, {

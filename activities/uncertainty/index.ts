@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import {
   uncertaintyCandidates,
+  type SnapshotConflict,
   type SnapshotEvidence,
   type SnapshotItem,
 } from '../../analysis/uncertainty';
@@ -24,6 +25,7 @@ export async function recordUncertainty(
     relationships: SnapshotItem[];
     evidence: SnapshotEvidence[];
     missingSources: string[];
+    conflicts?: SnapshotConflict[];
   },
 ): Promise<ObserveResult & { observed: number }> {
   const candidates = uncertaintyCandidates(input);

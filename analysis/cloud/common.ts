@@ -3,6 +3,7 @@
  * and the reading of environment values that point at other services.
  */
 import type { ImageRef } from '../shared/images';
+import { isLocalHost, parseUrl } from '../shared/urls';
 
 // ---------------------------------------------------------------------------------------------
 // Datastore and broker images
@@ -79,7 +80,8 @@ function hostPort(part: string, scheme: string | null): HostRef | null {
   const m = /^\[?([^\]]*?)\]?(?::(\d{1,5}))?$/.exec(part.trim());
   if (!m) return null;
   const host = (m[1] ?? '').toLowerCase();
-  if (LOCAL_HOSTS.has(host) || host.includes('$') || !HOSTNAME.test(host)) return null;
+  if (LOCAL_HOSTS.has(host) || isLocalHost(host) || host.includes('$') || !HOSTNAME.test(host))
+    return null;
   // `12:30` is a time, not a host; a host has a letter or is a dotted IPv4 address.
   if (!/[a-z]/.test(host) && !/^\d+\.\d+\.\d+\.\d+$/.test(host)) return null;
   return { host, port: m[2] ? Number(m[2]) : null, scheme };
@@ -93,14 +95,15 @@ function hostPort(part: string, scheme: string | null): HostRef | null {
 export function extractHosts(name: string, value: string): HostRef[] {
   const v = value.trim();
   const out: HostRef[] = [];
-  const urls = [...v.matchAll(/([a-z][a-z0-9+.-]*):\/\/([^\s/?#"']+)/gi)];
+  // The authority (or, for gRPC `dns:///name:port`, the target after an empty one).
+  const urls = [...v.matchAll(/([a-z][a-z0-9+.-]*):\/\/(\/?[^\s/?#"']*)/gi)];
   if (urls.length > 0) {
     for (const u of urls) {
-      const scheme = (u[1] ?? '').toLowerCase();
-      const authority = u[2] ?? '';
-      const hosts = authority.slice(authority.lastIndexOf('@') + 1);
-      for (const part of hosts.split(',')) {
-        const h = hostPort(part, scheme);
+      // One URL reading for every analyzer (analysis/shared/urls.ts): service-discovery forms
+      // (`https+http://api`, `http://_grpc.api`, `dns:///api:50051`) name the service.
+      const parsed = parseUrl(u[1] ?? '', u[2] ?? '');
+      for (const hp of parsed.hosts) {
+        const h = hostPort(hp.port === null ? hp.host : `${hp.host}:${hp.port}`, parsed.scheme);
         if (h) out.push(h);
       }
     }

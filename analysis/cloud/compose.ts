@@ -32,7 +32,12 @@ interface ComposeFile {
  * project directory) to interpolate `${VAR}` and to give `- VAR` entries without a value their
  * value, so references are resolved the way `docker compose up` would resolve them.
  */
-export function analyzeCompose(files: SourceFile[], envFiles: SourceFile[] = []): AnalyzerOutput {
+export function analyzeCompose(
+  files: SourceFile[],
+  envFiles: SourceFile[] = [],
+  otherFiles: SourceFile[] = [],
+): AnalyzerOutput {
+  const byPath = new Map([...otherFiles, ...envFiles].map((f) => [f.path, f]));
   const gaps: AnalyzerGap[] = [];
   const parsed: ComposeFile[] = [];
   for (const file of files) {
@@ -54,7 +59,9 @@ export function analyzeCompose(files: SourceFile[], envFiles: SourceFile[] = [])
     const serviceNames = new Set(siblings.flatMap((o) => Object.keys(o.services)));
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
-        evidence.push(...serviceEvidence(cf, name, svc, resolver, { vars, serviceNames }));
+        evidence.push(
+          ...serviceEvidence(cf, name, svc, resolver, { vars, serviceNames, files: byPath }),
+        );
     }
   }
   return { evidence, gaps };
@@ -96,6 +103,8 @@ interface ProjectContext {
   vars: Map<string, string>;
   /** Service names of every compose file of the project. */
   serviceNames: Set<string>;
+  /** Files of the repository by path, for `env_file`. */
+  files: Map<string, SourceFile>;
 }
 
 function serviceEvidence(
@@ -263,6 +272,53 @@ function serviceEvidence(
       );
     }
   }
+  out.push(...envFileEvidence(cf, name, svc, resolver, project));
+  return out;
+}
+
+/**
+ * `env_file:` (a path, a list of paths or of `{path, required}`), relative to the compose file:
+ * its variables reach the container like `environment:` ones, which win over them. The service
+ * receives every variable of the file whether its code reads it or not (`received: 'bulk'`).
+ */
+function envFileEvidence(
+  cf: ComposeFile,
+  name: string,
+  svc: Record<string, unknown>,
+  resolver: HostResolver,
+  project: ProjectContext,
+): Evidence[] {
+  const out: Evidence[] = [];
+  const set = new Set(environment(svc.environment).map((e) => e.name));
+  const list = typeof svc.env_file === 'string' ? [svc.env_file] : asArray(svc.env_file);
+  list.forEach((entry, i) => {
+    const written = isRecord(entry) ? asString(entry.path) : asString(entry);
+    if (!written) return;
+    const path = joinPath(dirname(cf.file.path), interpolate(written, project.vars));
+    const file = path === null ? undefined : project.files.get(path);
+    if (!file) return;
+    const span = cf.doc.span(
+      typeof svc.env_file === 'string'
+        ? ['services', name, 'env_file']
+        : ['services', name, 'env_file', i],
+    );
+    for (const [variable, value] of parseDotenv(file.text)) {
+      if (set.has(variable)) continue;
+      for (const r of envReferences(variable, value, resolver, 'env_file')) {
+        if (r.kind !== 'env-reference') continue;
+        out.push(
+          cite(cf.file, span, {
+            kind: r.kind,
+            subject: entityKey('service', name),
+            summary: `compose service ${name} ${r.summary} (via env_file ${file.path})`,
+            attributes: { ...r.attributes, env_file: file.path, received: 'bulk' },
+            relationship: r.relationship,
+            object: r.object,
+          }),
+        );
+      }
+    }
+  });
   return out;
 }
 

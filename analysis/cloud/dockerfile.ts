@@ -6,6 +6,7 @@ import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '
 import { evidence, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { basename, dirname } from '../shared/paths';
+import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
 import { expandVariables } from '../shared/variables';
 import { redact } from './common';
 
@@ -261,5 +262,35 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
       },
     );
   }
+  // ENV of the final stage (and the stages it is built FROM): the value the service's
+  // environment has unless its deployment sets the variable (reconcile decides which wins).
+  const vars = new Map<string, string>();
+  for (const ins of inherited.filter((x) => x.cmd === 'ENV')) {
+    for (const [variable, written] of envPairs(ins.args)) {
+      const value = expandVariables(written, (n) => vars.get(n));
+      vars.set(variable, value);
+      if (value === '' || value.includes('$') || isSecretName(variable)) continue;
+      if (looksLikeSecretValue(value)) continue;
+      emit(
+        { start: ins.start, end: ins.end },
+        'env-default',
+        `Dockerfile for ${name} sets ENV ${variable}=${redact(value)}`,
+        { variable, default: redact(value), source: 'dockerfile-env' },
+      );
+    }
+  }
   return { evidence: out, gaps: [] };
+}
+
+/** `ENV A=1 B="two words"` and the legacy `ENV A value with spaces`. */
+function envPairs(args: string): Array<[string, string]> {
+  const legacy = /^([A-Za-z_][A-Za-z0-9_]*)\s+([^=]*)$/.exec(args.trim());
+  if (legacy) return [[legacy[1]!, legacy[2]!.trim()]];
+  const out: Array<[string, string]> = [];
+  const re = /([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(args)) !== null) {
+    out.push([m[1]!, m[2]!.replace(/^(["'])([\s\S]*)\1$/, '$2')]);
+  }
+  return out;
 }

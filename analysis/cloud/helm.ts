@@ -15,6 +15,7 @@ import { basename, dirname } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
 import { classifyImage } from './common';
+import { envReferences, type HostResolver } from './env';
 
 const PROVIDER = 'helm';
 
@@ -76,11 +77,18 @@ export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
       appVersion: asString(v.appVersion),
     });
   }
+  const defaults = new Map<string, unknown>();
+  for (const file of files) {
+    const role = helmRole(file.path, charts);
+    if (role?.role !== 'values' || !/^values\.ya?ml$/.test(basename(file.path))) continue;
+    defaults.set(role.chart, parseYamlDocuments(file).docs[0]?.value);
+  }
   for (const file of files) {
     const role = helmRole(file.path, charts);
     const chart = role ? meta.get(role.chart) : undefined;
     if (!role) continue;
     if (role.role === 'template') {
+      if (chart) evidence.push(...templateEnvEvidence(file, chart, defaults.get(role.chart)));
       gaps.push({
         path: file.path,
         reason: 'helm_template_not_rendered',
@@ -97,6 +105,71 @@ export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
     }
   }
   return { evidence, gaps };
+}
+
+const VALUES_REF = /\{\{-?\s*\$?\.Values\.([\w.]+)\s*(?:\|\s*(?:quote|squote|toString)\s*)*-?\}\}/g;
+
+/** In-cluster names: a single label, or `<svc>.<ns>(.svc.cluster.local)`, is a service. */
+const clusterResolver: HostResolver = (host) => {
+  const short = host.replace(/\.svc(\.cluster\.local)?\.?$/, '');
+  const labels = short.split('.');
+  if (labels.length > (short === host ? 1 : 2)) return null;
+  const name = labels[0] ?? '';
+  return { key: entityKey('service', name), name, via: 'helm-values' };
+};
+
+/**
+ * Templates are not rendered, but an env entry whose value is only `{{ .Values.a.b }}` (quoted or
+ * not, with `| quote`) is read: `- name: X` then `value: ...` on the next line, the value looked up
+ * in the chart's values.yaml, then resolved like any env value. Anything else stays a gap.
+ */
+function templateEnvEvidence(file: SourceFile, chart: Chart, values: unknown): Evidence[] {
+  const out: Evidence[] = [];
+  const lines = file.text.split('\n');
+  lines.forEach((line, i) => {
+    const name = /^\s*-\s*name:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*$/.exec(line)?.[1];
+    const next = lines[i + 1] ?? '';
+    const written = /^\s*value:\s*(.+?)\s*$/.exec(next)?.[1];
+    if (!name || !written || !written.includes('.Values.')) return;
+    let unresolved = false;
+    const value = written
+      .replace(VALUES_REF, (_m, path: string) => {
+        const v = lookup(values, path);
+        if (v === null) unresolved = true;
+        return v ?? '';
+      })
+      .replace(/^(["'])(.*)\1$/, '$2');
+    if (unresolved || value.includes('{{')) return;
+    for (const r of envReferences(name, value, clusterResolver, 'helm-values')) {
+      if (r.kind !== 'env-reference') continue;
+      out.push(
+        evidence(
+          file,
+          { start: i + 1, end: i + 2 },
+          {
+            source: 'cloud',
+            provider: PROVIDER,
+            kind: r.kind,
+            subject: entityKey('service', chart.name),
+            relationship: r.relationship,
+            object: r.object,
+            summary: `Helm chart ${chart.name} template ${r.summary} (from values.yaml)`,
+            attributes: {
+              ...r.attributes,
+              values_refs: [...written.matchAll(VALUES_REF)].map((m) => m[1]),
+            },
+          },
+        ),
+      );
+    }
+  });
+  return out;
+}
+
+function lookup(values: unknown, path: string): string | null {
+  let v: unknown = values;
+  for (const k of path.split('.')) v = isRecord(v) ? v[k] : undefined;
+  return typeof v === 'string' || typeof v === 'number' ? String(v) : null;
 }
 
 function chartEvidence(file: SourceFile, doc: YamlDoc, chart: Chart): Evidence[] {

@@ -10,11 +10,13 @@ import { analyzeCompose } from './compose';
 import { analyzeDockerfile } from './dockerfile';
 import { analyzeHelm, chartDirs, helmRole } from './helm';
 import { analyzeKubernetes } from './kubernetes';
+import { generatedObjects } from './kubernetes-cluster';
 import { analyzeKustomize, isKustomization } from './kustomize';
+import { analyzeProxies, proxyKindOf } from './proxies';
 import { analyzeTerraform } from './terraform';
 
 export type CloudFormat =
-  'compose' | 'dotenv' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes';
+  'compose' | 'dotenv' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes' | 'proxy';
 
 const COMPOSE = /^(docker-)?compose([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -31,6 +33,8 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (isDockerfile(file.path)) return 'dockerfile';
   if (helmRole(file.path, charts)) return 'helm';
   if (isKustomization(file.path)) return 'kustomize';
+  // nginx configuration (and templates) and Envoy bootstrap files: reverse-proxy routes.
+  if (proxyKindOf(file)) return 'proxy';
   // Other YAML is read as Kubernetes when it looks like a manifest (apiVersion and kind keys).
   if (
     YAML.test(name) &&
@@ -75,14 +79,25 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
     }
   };
   const of = (format: CloudFormat) => groups.get(format) ?? [];
-  await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv')));
+  await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
   await guard('kubernetes', of('kubernetes'), () =>
-    withTemplateGaps(of('kubernetes'), analyzeKubernetes),
+    withTemplateGaps(of('kubernetes'), (list) =>
+      analyzeKubernetes(list, generatedObjects(of('kustomize'), files)),
+    ),
   );
   await guard('helm', of('helm'), () => analyzeHelm(of('helm')));
   await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
   await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
   for (const f of of('dockerfile')) await guard('dockerfile', [f], () => analyzeDockerfile(f));
+  // Proxy files are attributed to the service that mounts or builds them; Traefik routes are
+  // read from compose labels, so this runs with no proxy file too.
+  await guard('proxy', of('proxy'), () =>
+    analyzeProxies(of('proxy'), {
+      compose: of('compose'),
+      dockerfiles: of('dockerfile'),
+      dotenv: of('dotenv'),
+    }),
+  );
   return sortOutput({ evidence, gaps });
 }
 
@@ -113,4 +128,5 @@ export { analyzeDockerfile } from './dockerfile';
 export { analyzeHelm } from './helm';
 export { analyzeKubernetes } from './kubernetes';
 export { analyzeKustomize } from './kustomize';
+export { analyzeProxies } from './proxies';
 export { analyzeTerraform } from './terraform';

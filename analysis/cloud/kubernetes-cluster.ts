@@ -3,6 +3,7 @@
  * Service/ConfigMap lookups that resolve in-cluster DNS names to the workload behind them.
  */
 import { entityKey, type AnalyzerGap, type SourceFile } from '../evidence';
+import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
 import type { HostResolver, ResolvedHost } from './env';
@@ -69,6 +70,54 @@ export function readManifests(files: SourceFile[]): { objects: K8sObject[]; gaps
   return { objects, gaps };
 }
 
+/**
+ * The ConfigMaps and Secrets kustomize `configMapGenerator` / `secretGenerator` entries generate
+ * (`literals`, and `envs` files relative to the kustomization), named as written: kustomize
+ * rewrites the workloads' references to the hashed name, so a lookup by the written name is right.
+ * `files` entries (whole files as one key) are not environment variables and are skipped.
+ */
+export function generatedObjects(kustomizations: SourceFile[], files: SourceFile[]): K8sObject[] {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const out: K8sObject[] = [];
+  for (const file of kustomizations) {
+    for (const doc of parseYamlDocuments(file).docs) {
+      const k = isRecord(doc.value) ? doc.value : null;
+      if (!k) continue;
+      for (const [field, kind] of [
+        ['configMapGenerator', 'ConfigMap'],
+        ['secretGenerator', 'Secret'],
+      ] as const) {
+        asArray(k[field]).forEach((g, i) => {
+          const name = isRecord(g) ? asString(g.name) : null;
+          if (!isRecord(g) || !name) return;
+          const data: Record<string, string> = {};
+          for (const env of asArray(g.envs)) {
+            const path = joinPath(dirname(file.path), String(env));
+            const text = path === null ? undefined : byPath.get(path)?.text;
+            for (const line of (text ?? '').split(/\r?\n/)) {
+              const m = /^\s*([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*$/.exec(line);
+              if (m) data[m[1]!] = m[2]!;
+            }
+          }
+          for (const literal of asArray(g.literals)) {
+            const m = /^([^=]+)=(.*)$/s.exec(String(literal));
+            if (m) data[m[1]!.trim()] = m[2]!.replace(/^(["'])(.*)\1$/s, '$2');
+          }
+          // Secret literals are plain text; `stringData` keeps them out of base64 decoding.
+          const obj = {
+            kind,
+            metadata: { name },
+            [kind === 'Secret' ? 'stringData' : 'data']: data,
+          };
+          const namespace = asString(g.namespace) ?? asString(k.namespace);
+          out.push({ file, doc, at: [field, i], obj, kind, name, namespace });
+        });
+      }
+    }
+  }
+  return out;
+}
+
 function toObject(file: SourceFile, doc: YamlDoc, at: PathItem[], v: unknown): K8sObject | null {
   if (!isKubernetesObject(v)) return null;
   const obj = v as Obj;
@@ -117,7 +166,8 @@ export class Cluster {
   readonly configMaps: K8sObject[];
   readonly secrets: K8sObject[];
 
-  constructor(objects: K8sObject[]) {
+  /** `generated`: ConfigMaps and Secrets made by kustomize generators, for lookups only. */
+  constructor(objects: K8sObject[], generated: K8sObject[] = []) {
     for (const o of objects) {
       const w = toWorkload(o);
       if (w) {
@@ -126,8 +176,8 @@ export class Cluster {
       }
     }
     this.services = objects.filter((o) => o.kind === 'Service');
-    this.configMaps = objects.filter((o) => o.kind === 'ConfigMap');
-    this.secrets = objects.filter((o) => o.kind === 'Secret');
+    this.configMaps = [...objects, ...generated].filter((o) => o.kind === 'ConfigMap');
+    this.secrets = [...objects, ...generated].filter((o) => o.kind === 'Secret');
   }
 
   /** The workload a Service selects (first by name when several match). */

@@ -23,9 +23,12 @@ import {
 const PROVIDER = 'kubernetes';
 
 /** Analyzes every manifest together so Services, workloads and ConfigMaps resolve across files. */
-export function analyzeKubernetes(files: SourceFile[]): AnalyzerOutput {
+export function analyzeKubernetes(
+  files: SourceFile[],
+  generated: K8sObject[] = [],
+): AnalyzerOutput {
   const { objects, gaps } = readManifests(files);
-  const cluster = new Cluster(objects);
+  const cluster = new Cluster(objects, generated);
   const evidence: Evidence[] = [];
   for (const o of objects) {
     const w = cluster.workloadOf.get(o);
@@ -208,13 +211,20 @@ function containerEnv(
     for (const r of envReferences(variable, value, resolve, via)) {
       if (r.kind !== 'env-reference') continue;
       const from = asString(attributes.config) ?? asString(attributes.secret) ?? '';
-      const what = attributes.config !== undefined ? 'config map' : 'secret';
+      const secret = attributes.config === undefined;
+      // A Secret's value is not shown, even redacted: only the host it names.
+      const shown = `${variable}=${String(r.attributes.value)}`;
+      const summary = secret ? r.summary.replace(shown, variable) : r.summary;
       out.push(
         cite(w, path, {
           ...r,
           subject,
-          summary: `${label} ${r.summary} (via ${what} ${from})`,
-          attributes: { ...r.attributes, ...attributes },
+          summary: `${label} ${summary} (via ${secret ? 'secret' : 'config map'} ${from})`,
+          attributes: {
+            ...r.attributes,
+            ...(secret ? { value: null } : {}),
+            ...attributes,
+          },
         }),
       );
     }
@@ -280,8 +290,7 @@ function containerEnv(
     const bulk = (data: Record<string, unknown> | null, attributes: Obj) => {
       for (const [key, value] of Object.entries(data ?? {})) {
         const variable = `${prefix}${key}`;
-        if (explicit.has(variable) || (typeof value === 'string' && value.includes('\n')))
-          continue;
+        if (explicit.has(variable) || (typeof value === 'string' && value.includes('\n'))) continue;
         resolved(path, variable, value, attributes.from as string, {
           ...attributes,
           key,

@@ -24,9 +24,20 @@ import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../
 import { evidence, type EvidenceFields } from '../shared/evidence';
 import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
 import { LineIndex } from '../shared/text';
+import {
+  internalName,
+  isIp,
+  isLocalHost,
+  parseHostPort,
+  parseUrl,
+  type HostPort,
+  type ParsedUrl,
+} from '../shared/urls';
 import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
 import { isLockfile, manifestKindOf } from './manifests';
 import type { CodeModel, Unit } from './model';
+
+export { parseUrl } from '../shared/urls';
 
 /** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
 const IN_STRING = STRING;
@@ -61,6 +72,9 @@ function scanKindOf(path: string, unit: Unit): ScanKind | null {
   const lang = languageOf(path);
   if (lang)
     return { style: lexStyleOf(lang), provider: `${lang}-source`, code: true, language: lang };
+  // PHP is scanned for connections only (no manifests or imports of its own here).
+  if (/\.php$/i.test(base))
+    return { style: 'c', provider: 'php-source', code: true, language: 'php' };
   if (/^\.env(\..+)?$/i.test(base) || /\.env$/i.test(base)) {
     return { style: 'hash', provider: 'dotenv', code: false, language: null };
   }
@@ -117,8 +131,12 @@ const BROKER_SCHEMES: Record<string, string> = {
   nats: 'nats',
 };
 
+/**
+ * URLs of the schemes above; also a scheme chosen by an interpolation between http and https
+ * (`$"{(tls ? "https" : "http")}://basket"`), read as http.
+ */
 const URL_RE =
-  /(?<![\w+.-])((?:jdbc:|r2dbc:)?(?:postgres|postgresql|mysql|mariadb|mongodb\+srv|mongodb|rediss|redis|mssql|sqlserver|amqps|amqp|kafka|nats|https|http)):\/\/([^\s'"`<>\\|^]*)/gi;
+  /(?<![\w+.-])(\{[^{}\n]{0,80}?["'`]https?["'`][^{}\n]{0,80}?\}|(?:jdbc:|r2dbc:)?(?:postgres|postgresql|mysql|mariadb|mongodb\+srv|mongodb|rediss|redis|mssql|sqlserver|amqps|amqp|kafka|nats|https\+http|http\+https|https|http|dns)):\/\/([^\s'"`<>\\|^]*)/gi;
 
 /** Hosts that are documentation, schema namespaces or licences, never a dependency. */
 const NOISE_HOSTS = new Set([
@@ -143,110 +161,6 @@ const NOISE_HOSTS = new Set([
   'www.springframework.org',
 ]);
 
-export interface HostPort {
-  host: string;
-  port: number | null;
-}
-
-export interface ParsedUrl {
-  scheme: string;
-  hosts: HostPort[];
-  database: string | null;
-  hasCredentials: boolean;
-  /** A host could not be read (`${DB_HOST}`, `%s`, empty). */
-  unresolved: boolean;
-  /** Path without query and fragment: used for classification only, never reported. */
-  path: string;
-  hasFragment: boolean;
-}
-
-function parseHostPort(part: string): HostPort | null {
-  const m = /^\s*(\[[0-9a-fA-F:.]+\]|[^:\s]*)(?::(\d{1,5}))?\s*$/.exec(part);
-  if (!m) return null;
-  const host = (m[1] ?? '').toLowerCase();
-  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?)$/.test(host)) return null;
-  return { host, port: m[2] ? Number(m[2]) : null };
-}
-
-export function parseUrl(schemeRaw: string, restRaw: string): ParsedUrl {
-  const scheme = schemeRaw.toLowerCase().replace(/^(jdbc|r2dbc):/, '');
-  let rest = restRaw;
-  for (;;) {
-    // Trailing sentence punctuation; not ':' (`'https://user:' + password` is a fragment).
-    const trimmed = rest.replace(/[.,;!?)\]]+$/, '');
-    const opens = (trimmed.match(/\{/g) ?? []).length;
-    const closes = (trimmed.match(/\}/g) ?? []).length;
-    const next = closes > opens && trimmed.endsWith('}') ? trimmed.slice(0, -1) : trimmed;
-    if (next === rest) break;
-    rest = next;
-  }
-  // The authority ends at the first '/', '?', '#' or ';' outside a `${...}` placeholder.
-  let authEnd = rest.length;
-  let depth = 0;
-  for (let i = 0; i < rest.length; i++) {
-    const c = rest[i];
-    if (c === '{') depth++;
-    else if (c === '}') depth = Math.max(0, depth - 1);
-    else if (depth === 0 && (c === '/' || c === '?' || c === '#' || c === ';')) {
-      authEnd = i;
-      break;
-    }
-  }
-  let authority = rest.slice(0, authEnd);
-  let after = rest.slice(authEnd);
-  let at = authority.lastIndexOf('@');
-  if (scheme !== 'http' && scheme !== 'https') {
-    // A password may hold '/': for non-web schemes the host starts after the last '@' before
-    // the query, so no part of the user info can be read as the database.
-    const q = rest.search(/[?#]/);
-    const lastAt = (q < 0 ? rest : rest.slice(0, q)).lastIndexOf('@');
-    if (lastAt >= authEnd) {
-      const tail = rest.slice(lastAt + 1);
-      const end = tail.search(/[/?#;]/);
-      authority = rest.slice(0, lastAt + 1 + (end < 0 ? tail.length : end));
-      after = end < 0 ? '' : tail.slice(end);
-      at = lastAt;
-    }
-  }
-  const hostPart = at >= 0 ? authority.slice(at + 1) : authority;
-  const hosts: HostPort[] = [];
-  let unresolved = false;
-  for (const part of hostPart.split(',')) {
-    const hp = parseHostPort(part);
-    if (hp && hp.host !== '') hosts.push(hp);
-    else unresolved = true;
-  }
-  let database: string | null = null;
-  const path = /^\/([^/?#;]+)/.exec(after);
-  if (path && (DATASTORE_SCHEMES[scheme] || scheme === 'amqp' || scheme === 'amqps')) {
-    const seg = path[1] ?? '';
-    database = /^[\w.-]+$/.test(seg) ? seg : null;
-  }
-  const query = after.search(/[?#]/);
-  return {
-    scheme,
-    hosts,
-    database,
-    hasCredentials: at >= 0,
-    unresolved: unresolved || hosts.length === 0,
-    path: query < 0 ? after : after.slice(0, query),
-    hasFragment: after.includes('#'),
-  };
-}
-
-function isLocalHost(host: string): boolean {
-  return (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    host === 'localhost.localdomain' ||
-    /^127\.\d+\.\d+\.\d+$/.test(host) ||
-    host === '0.0.0.0' ||
-    host === '[::1]' ||
-    host === '[::]' ||
-    host === 'host.docker.internal'
-  );
-}
-
 function isExampleHost(host: string): boolean {
   return (
     /(^|\.)example\.(com|org|net)$/.test(host) ||
@@ -266,25 +180,10 @@ function looksLikeDocs(u: ParsedUrl): boolean {
   return u.hasFragment || DOC_PATH.test(u.path);
 }
 
-function isIp(host: string): boolean {
-  return /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith('[');
-}
-
 function isPrivateIp(host: string): boolean {
   return (
     /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.)/.test(host) || host.startsWith('[')
   );
-}
-
-/** A name that resolves inside the deployment: `cartservice`, `redis.default.svc.cluster.local`. */
-function internalName(host: string): string | null {
-  if (isIp(host)) return null;
-  if (!host.includes('.')) return host;
-  const m =
-    /^([a-z0-9_-]+)\.(?:[a-z0-9_-]+\.)?(?:svc(?:\.cluster\.local)?|cluster\.local|internal)$/.exec(
-      host,
-    );
-  return m ? (m[1] ?? null) : null;
 }
 
 /** Object key name for a datastore / broker host (cluster DNS reduced to the service name). */
@@ -383,6 +282,37 @@ interface EnvPattern {
   defaultGroup?: number;
 }
 
+/** Java and Kotlin defaults: `getOrDefault`, `Optional...orElse`, `requireNonNullElse`. */
+const JVM_DEFAULTS: EnvPattern[] = [
+  {
+    re: /\bSystem\.getenv\(\s*\)\s*\.getOrDefault\(\s*"([A-Za-z_]\w*)"\s*,\s*"([^"\n]*)"/g,
+    group: 1,
+    defaultGroup: 2,
+  },
+  {
+    re: /\bOptional\.ofNullable\(\s*System\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)\s*\)\s*\.orElse\(\s*"([^"\n]*)"\s*\)/g,
+    group: 1,
+    defaultGroup: 2,
+  },
+  {
+    re: /\bObjects\.requireNonNullElse\(\s*System\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)\s*,\s*"([^"\n]*)"\s*\)/g,
+    group: 1,
+    defaultGroup: 2,
+  },
+];
+
+/**
+ * A two-argument helper over the environment in any language (not a setter such as
+ * `os.Setenv("X", "v")` or `putenv`): a callee whose name holds `env`
+ * (`getEnv("X", "h")`, `env('X', 'h')`, `GetEnvOrDefault("X", "h")`), an upper-case variable
+ * name and a literal default.
+ */
+const ENV_HELPER: EnvPattern = {
+  re: /(?<![\w$])(?!(?:set|put|unset)[_A-Z]?(?:env|Env|ENV)|(?:Set|Put|Unset|SET|PUT)_?(?:env|Env|ENV))[A-Za-z_$]*(?:env|Env|ENV)[\w$]*\(\s*(['"`])([A-Z][A-Z0-9_]*)\1\s*,\s*(['"`])([^'"`\n]*)\3\s*\)/g,
+  group: 2,
+  defaultGroup: 4,
+};
+
 const ENV_PATTERNS: Record<string, EnvPattern[]> = {
   js: [
     {
@@ -398,7 +328,15 @@ const ENV_PATTERNS: Record<string, EnvPattern[]> = {
     { re: /\bimport\.meta\.env\.([A-Za-z_]\w*)/g, group: 1 },
     { re: /\bDeno\.env\.get\(\s*(['"])([A-Za-z_]\w*)\1/g, group: 2 },
   ],
-  go: [{ re: /\bos\.(?:Getenv|LookupEnv)\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 }],
+  go: [
+    // `addr, ok := os.LookupEnv("X")` then `if !ok { addr = "h" }` (or `...; !ok { addr = "h" }`).
+    {
+      re: /(\w+)\s*,\s*(\w+)\s*:?=\s*os\.LookupEnv\(\s*"([A-Za-z_]\w*)"\s*\)\s*(?:;\s*|\n\s*if\s+)!\2\s*\{\s*\1\s*=\s*"([^"\n]*)"/g,
+      group: 3,
+      defaultGroup: 4,
+    },
+    { re: /\bos\.(?:Getenv|LookupEnv)\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 },
+  ],
   // `os.` is required unless the file does `from os import environ/getenv` (a bare `environ` is
   // often a WSGI request environ, not the process environment).
   python: [
@@ -417,8 +355,27 @@ const ENV_PATTERNS: Record<string, EnvPattern[]> = {
       defaultGroup: 4,
     },
   ],
-  java: [{ re: /\bSystem\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 }],
-  kotlin: [{ re: /\bSystem\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 }],
+  java: [...JVM_DEFAULTS, { re: /\bSystem\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)/g, group: 1 }],
+  kotlin: [
+    ...JVM_DEFAULTS,
+    {
+      re: /\bSystem\.getenv\(\s*"([A-Za-z_]\w*)"\s*\)(?:\s*\?:\s*"([^"\n]*)")?/g,
+      group: 1,
+      defaultGroup: 2,
+    },
+  ],
+  php: [
+    {
+      re: /(?<![\w$>:])getenv\(\s*(['"])([A-Za-z_]\w*)\1\s*\)(?:\s*(?:\?:|\?\?)\s*(['"])([^'"\n]*)\3)?/g,
+      group: 2,
+      defaultGroup: 4,
+    },
+    {
+      re: /\$_(?:ENV|SERVER)\[\s*(['"])([A-Za-z_]\w*)\1\s*\](?:\s*(?:\?:|\?\?)\s*(['"])([^'"\n]*)\3)?/g,
+      group: 2,
+      defaultGroup: 4,
+    },
+  ],
   csharp: [
     {
       re: /\bEnvironment\.GetEnvironmentVariable\(\s*"([A-Za-z_]\w*)"(?:\s*\)\s*\?\?\s*"([^"\n]*)")?/g,
@@ -528,7 +485,8 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
   URL_RE.lastIndex = 0;
   while ((m = URL_RE.exec(code)) !== null) {
     const line = idx.lineAt(m.index);
-    const parsed = parseUrl(m[1] ?? '', m[2] ?? '');
+    const written = m[1] ?? '';
+    const parsed = parseUrl(written.startsWith('{') ? 'http' : written, m[2] ?? '');
     const dsEngine = DATASTORE_SCHEMES[parsed.scheme];
     const brokerEngine = BROKER_SCHEMES[parsed.scheme];
     if (dsEngine || brokerEngine) {
@@ -566,6 +524,7 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
       host,
       port: hp.port,
       has_credentials: parsed.hasCredentials,
+      ...(parsed.discovery ? { service_discovery: true } : {}),
       in_test: ctx.inTest,
     };
     if (internal !== null) {
@@ -676,7 +635,7 @@ function envReadEvidence(
 function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): void {
   const lang = ctx.kind.language ?? '';
   const family = lang === 'typescript' || lang === 'javascript' ? 'js' : lang;
-  const patterns = [...(ENV_PATTERNS[family] ?? [])];
+  const patterns = [...(ENV_PATTERNS[family] ?? []), ENV_HELPER];
   if (
     family === 'python' &&
     /\bfrom[ \t]+os[ \t]+import[ \t][^\n]*\b(environ|getenv)\b/.test(code)
@@ -774,7 +733,7 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
 
 /** Environment APIs of the languages scanned: a file using one may wrap it in a helper. */
 const ENV_API_RE =
-  /\bos\.(?:Getenv|LookupEnv|getenv|environ)\b|\bprocess\.env\b|\bSystem\.getenv\b|\bEnvironment\.GetEnvironmentVariable\b|\bENV\[|\benv::var\b/;
+  /\bos\.(?:Getenv|LookupEnv|getenv|environ)\b|\bprocess\.env\b|\bSystem\.getenv\b|\bEnvironment\.GetEnvironmentVariable\b|\bENV\[|\benv::var\b|(?<![\w$>:])getenv\(|\$_ENV\[/;
 /** An upper-case variable name with at least one underscore (`CART_SERVICE_ADDR`). */
 const ENV_NAME_LITERAL = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
 
@@ -784,9 +743,17 @@ const ENV_NAME_LITERAL = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
  * `MongoClient(host="mongo")`. The callee names the engine; the host is the connection's target.
  */
 const CLIENT_CALL_RE =
-  /(?<![\w$.])((?:[A-Za-z_$][\w$.]{0,80}?)?(?:redis|Redis|REDIS|mongo|Mongo|psycopg|pymysql|mysql|MySQL|pika|amqp|Amqp|Kafka|kafka|postgres|Postgres)[\w$.]*)\s*\(/g;
-const CLIENT_HOST_ARG_RE = /(?<![\w$])host\s*[=:]\s*(['"])([^'"\s]+)\1/;
+  /(?<![\w$.])((?:[A-Za-z_$][\w$.]{0,80}?)?(?:redis|Redis|REDIS|Jedis|mongo|Mongo|psycopg|pymysql|mysql|MySQL|pika|amqp|Amqp|Kafka|kafka|postgres|Postgres|ConnectionFactory)[\w$.]*)\s*\(/g;
+/** `host="redis"`, `Addr: "redis:6379"` (go-redis), `HostName = "rabbitmq"` (RabbitMQ .NET). */
+const CLIENT_HOST_ARG_RE =
+  /(?<![\w$])(?:host|Host|hostname|HostName|addr|Addr|address|Address)\s*[=:]\s*(['"])([^'"\s]+)\1/;
+/** A literal host next to a literal port: `Jedis("redis", 6379)`, `new Redis(6379, "cache")`. */
+const CLIENT_POSITIONAL_RE =
+  /^\s*(?:(['"])([A-Za-z0-9][\w.-]*)\1\s*,\s*\d{2,5}\b|\d{2,5}\s*,\s*(['"])([A-Za-z0-9][\w.-]*)\3)/;
 const CLIENT_ENGINES: [RegExp, string, 'datastore' | 'queue'][] = [
+  [/jedis/i, 'redis', 'datastore'],
+  // RabbitMQ's client factory (.NET, Java); `ActiveMQConnectionFactory` and others are not it.
+  [/^(?:[\w$]+\.)*ConnectionFactory$/, 'rabbitmq', 'queue'],
   [/psycopg|postgres/i, 'postgres', 'datastore'],
   [/pymysql|mysql/i, 'mysql', 'datastore'],
   [/pika|amqp/i, 'rabbitmq', 'queue'],
@@ -809,10 +776,15 @@ function scanClientHosts(ctx: Ctx, code: string, mask: Uint8Array, idx: LineInde
     const start = m.index + m[0].length;
     const rest = code.slice(start, start + 400);
     const close = rest.indexOf(')');
-    const args = close >= 0 ? rest.slice(0, close) : rest;
-    const host = CLIENT_HOST_ARG_RE.exec(args);
-    if (!host) continue;
-    const hp = parseHostPort(host[2] ?? '');
+    let args = close >= 0 ? rest.slice(0, close) : rest;
+    // An object initializer right after the call: `new ConnectionFactory() { HostName = "mq" }`.
+    const init = close >= 0 ? /^\)\s*\{([^{}]*)\}/.exec(rest.slice(close)) : null;
+    if (init) args += ` ${init[1] ?? ''}`;
+    const named = CLIENT_HOST_ARG_RE.exec(args);
+    const positional = named ? null : CLIENT_POSITIONAL_RE.exec(args);
+    const literal = named?.[2] ?? positional?.[2] ?? positional?.[4];
+    if (literal === undefined) continue;
+    const hp = parseHostPort(literal);
     if (!hp || hp.host === '' || hp.host.includes('$') || hp.host.includes('{')) continue;
     emitConnection(ctx, idx.lineAt(m.index), {
       scheme: engine.engine,

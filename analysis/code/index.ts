@@ -15,6 +15,7 @@ import { normalizePath } from '../shared/paths';
 import { errorMessage } from '../shared/text';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { analyzeConnections } from './connections';
+import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
 import { detectUnits } from './units';
@@ -100,6 +101,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     });
     evidence.push(...conn.evidence);
     gaps.push(...conn.gaps);
+    evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
   }
   const sortedGaps = [...gaps]
     .sort(compareGaps)

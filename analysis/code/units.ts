@@ -9,6 +9,8 @@
  *   csproj file name, setup.py name), else the directory's base name ('root' at the top).
  * - Two units with the same name are both renamed after their directory path
  *   (`apps/api` -> `apps-api`), the plain name kept in `aliases`.
+ * - Each unit is classified (analysis/code/classify.ts: service, library, test, client, tool,
+ *   orchestrator, job) with the reason, as `unit_class` / `class_reason` on its evidence.
  * - Lockfiles count from the unit's directory and from the workspace root it belongs to.
  */
 import picomatch from 'picomatch';
@@ -24,6 +26,7 @@ import { basename, dirname, isWithin, relativeTo, isDockerfile } from '../shared
 import { uniqueSorted } from '../shared/text';
 import { asArray, isRecord } from '../shared/values';
 import { parseYamlDocuments } from '../shared/yaml';
+import { classifyUnit } from './classify';
 import { isLockfile, manifestKindOf, parseManifest } from './manifests';
 import type { CodeModel, Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
 
@@ -305,6 +308,8 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
     if (!file) continue;
     const hasManifest = u.manifests.length > 0;
     const where = u.dir === '' ? 'the repository root' : u.dir;
+    // What the unit is (service, library, test...): only a service is an entity by itself.
+    const cls = classifyUnit(u, fileByPath, filesByUnit.get(u.key) ?? []);
     out.push(
       evidence(
         file,
@@ -326,6 +331,8 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
             aliases: u.aliases,
             lockfiles: u.lockfiles,
             lockfile_present: hasManifest ? u.lockfiles.length > 0 : null,
+            unit_class: cls.unit_class,
+            class_reason: cls.class_reason,
             ...(u.npmName ? { npm_name: u.npmName } : {}),
             ...(u.goModule ? { go_module: u.goModule } : {}),
             ...(u.workspaceRootDir !== null

@@ -25,6 +25,14 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/,
   // The .env file Compose interpolates compose files from.
   /(^|\/)\.env$/,
+  // Environment files a compose `env_file:` names (`common.env`, `.env.production`); an
+  // example or template (`.env.example`) is not in effect anywhere.
+  /(^|\/)[\w-][\w.-]*\.env$/,
+  /(^|\/)\.env\.(?!(example|sample|template|tmpl|dist)$)[\w-]+$/,
+  // Reverse-proxy configuration: nginx `*.conf` and the `*.conf.template` files the nginx image
+  // fills with envsubst, and Envoy bootstrap files.
+  /(^|\/)[^/]+\.conf(\.template|\.tmpl)?$/,
+  /(^|\/)[\w.-]*envoy[\w.-]*\.ya?ml(\.template|\.tmpl)?$/,
   /\.tf$/,
   /\.tfvars$/,
   /\.tf\.json$/,
@@ -106,12 +114,19 @@ const CODE_MANIFESTS = new Set([
   'CODEOWNERS',
 ]);
 
+/**
+ * Application configuration the code reads (Spring `application*.properties|yml`, .NET
+ * `appsettings*.json`): its `${X:default}` placeholders and settings are the code's reads.
+ */
+const CODE_CONFIG = /^(application|bootstrap|appsettings)([-.][\w.-]+)?\.(properties|ya?ml|json)$/i;
+
 /** Classifies by path alone; `head` (the first bytes of a YAML file) refines unknown YAML. */
 export function classifyPath(filePath: string, head?: string): SourceType | null {
   if (CICD_PATTERNS.some((p) => p.test(filePath))) return 'cicd';
   if (CLOUD_PATTERNS.some((p) => p.test(filePath))) return 'cloud';
   const base = path.posix.basename(filePath);
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
+  if (CODE_CONFIG.test(base)) return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
   if (

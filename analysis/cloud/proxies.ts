@@ -1,0 +1,446 @@
+/**
+ * Reverse proxies and gateways as routers: the proxy service connects to each upstream it routes
+ * to. nginx (`proxy_pass`, `grpc_pass`, `uwsgi_pass`, `fastcgi_pass`, `scgi_pass`, `upstream`
+ * blocks, `set $var` targets), Envoy static clusters, and Traefik labels on compose services.
+ *
+ * Which service is the proxy: the compose service that mounts the file (a bind volume of the file
+ * or of a folder holding it), else the compose service whose build context holds it, else the
+ * service of the Dockerfile whose folder holds it (named like analysis/cloud/dockerfile.ts names
+ * it). A config file no service owns is a gap, never a guess.
+ *
+ * Templates (`*.template`, `*.tmpl`, or files in a `templates/` folder, which the nginx image
+ * fills with `envsubst` at start) are filled from the owner's environment: Dockerfile `ENV`, then
+ * the compose service's `environment` (interpolated from the project `.env`), which wins. Only
+ * defined variables are replaced, like the nginx image does; a target still holding a variable
+ * names nothing.
+ */
+import {
+  entityKey,
+  type AnalyzerGap,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
+import { evidence, type Span } from '../shared/evidence';
+import { parseImageRef } from '../shared/images';
+import { basename, dirname, isWithin, joinPath, normalizePath } from '../shared/paths';
+import { LineIndex } from '../shared/text';
+import { asArray, asString, isRecord } from '../shared/values';
+import { expandVariables } from '../shared/variables';
+import { parseYamlDocuments } from '../shared/yaml';
+import { parseHostPort, parseUrl, targetKeyOf, type HostPort } from '../shared/urls';
+import { interpolate, parseDotenv } from './compose';
+import { dockerfileServiceName, instructions } from './dockerfile';
+
+export type ProxyKind = 'nginx' | 'envoy';
+
+/** nginx directives that send a request to an upstream. */
+const NGINX_PASS = /\b(proxy_pass|grpc_pass|uwsgi_pass|fastcgi_pass|scgi_pass)\s+([^;\s]+)\s*;/g;
+const NGINX_HINT =
+  /\b(proxy_pass|grpc_pass|uwsgi_pass|fastcgi_pass|scgi_pass)\s|\bupstream\s+[\w.-]+\s*\{/;
+
+/** Which proxy a file configures, from its name and a look at its text; null for neither. */
+export function proxyKindOf(file: SourceFile): ProxyKind | null {
+  const name = basename(file.path).toLowerCase();
+  if (/\.conf(\.template|\.tmpl)?$|^nginx[\w.-]*$/.test(name) && NGINX_HINT.test(file.text))
+    return 'nginx';
+  if (/\.ya?ml(\.template|\.tmpl)?$/.test(name) && /^static_resources\s*:/m.test(file.text))
+    return 'envoy';
+  return null;
+}
+
+function isTemplate(path: string): boolean {
+  return /\.(template|tmpl)(\.[a-z]+)?$/i.test(path) || /(^|\/)templates\//.test(path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Owners: which service runs a config file, and its environment
+
+interface Owner {
+  key: string;
+  how: 'compose-volume' | 'compose-build' | 'dockerfile-folder';
+  env: Map<string, string>;
+}
+
+interface Candidate {
+  key: string;
+  /** The bind-mounted file or folder, or the build context / Dockerfile folder. */
+  dir: string;
+  how: Owner['how'];
+  env: Map<string, string>;
+}
+
+/** `ENV A=1 B=2` and `ENV A 1` of a Dockerfile's final stage (earlier stages are not the image). */
+function dockerfileEnv(text: string): { env: Map<string, string>; stage: string | null } {
+  let env = new Map<string, string>();
+  let stage: string | null = null;
+  for (const ins of instructions(text)) {
+    if (ins.cmd === 'FROM') {
+      env = new Map();
+      stage = /\s+as\s+([\w.-]+)\s*$/i.exec(ins.args)?.[1] ?? null;
+    } else if (ins.cmd === 'ENV') {
+      const lookup = (n: string) => env.get(n);
+      const pairs = [...ins.args.matchAll(/([A-Za-z_]\w*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)/g)];
+      if (pairs.length > 0) {
+        for (const p of pairs)
+          env.set(
+            p[1] ?? '',
+            expandVariables((p[2] ?? '').replace(/^(["'])(.*)\1$/, '$2'), lookup),
+          );
+      } else {
+        const m = /^([A-Za-z_]\w*)\s+(.*)$/.exec(ins.args);
+        if (m) env.set(m[1] ?? '', expandVariables(m[2] ?? '', lookup));
+      }
+    }
+  }
+  return { env, stage };
+}
+
+function composeEnvironment(value: unknown, vars: Map<string, string>): Map<string, string> {
+  const out = new Map<string, string>();
+  if (isRecord(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      const s = v === null || v === undefined ? (vars.get(k) ?? null) : String(v);
+      if (s !== null) out.set(k, interpolate(s, vars));
+    }
+  } else {
+    for (const item of asArray(value)) {
+      const s = asString(item);
+      if (!s) continue;
+      const eq = s.indexOf('=');
+      if (eq < 0) {
+        const passed = vars.get(s);
+        if (passed !== undefined) out.set(s, passed);
+      } else out.set(s.slice(0, eq), interpolate(s.slice(eq + 1), vars));
+    }
+  }
+  return out;
+}
+
+function candidates(compose: SourceFile[], dockerfiles: SourceFile[], dotenv: SourceFile[]) {
+  const list: Candidate[] = [];
+  const dockerfileAt = new Map(dockerfiles.map((f) => [f.path, f]));
+  for (const file of compose) {
+    const dir = dirname(file.path);
+    const envFile = dotenv.find((f) => dirname(f.path) === dir);
+    const vars = envFile ? parseDotenv(envFile.text) : new Map<string, string>();
+    for (const doc of parseYamlDocuments(file).docs) {
+      const services = isRecord(doc.value) ? doc.value.services : null;
+      if (!isRecord(services)) continue;
+      for (const [name, svc] of Object.entries(services)) {
+        if (!isRecord(svc)) continue;
+        const key = entityKey('service', name);
+        const build = typeof svc.build === 'string' ? { context: svc.build } : svc.build;
+        const contextRaw = isRecord(build) ? asString(build.context) : null;
+        const context = contextRaw === null ? null : interpolate(contextRaw, vars);
+        const contextDir = context === null ? null : joinPath(dir, context);
+        let env = new Map<string, string>();
+        // The build folder: the Dockerfile's folder (a context at the repository root builds
+        // many services, each from its own folder's Dockerfile), else the context.
+        let buildDir = contextDir;
+        if (contextDir !== null) {
+          const df = interpolate(
+            isRecord(build) ? (asString(build.dockerfile) ?? 'Dockerfile') : 'Dockerfile',
+            vars,
+          );
+          const dfPath = normalizePath(contextDir === '' ? df : `${contextDir}/${df}`);
+          const found = dfPath === null ? undefined : dockerfileAt.get(dfPath);
+          if (found) env = dockerfileEnv(found.text).env;
+          if (dfPath !== null) buildDir = dirname(dfPath);
+        }
+        for (const [k, v] of composeEnvironment(svc.environment, vars)) env.set(k, v);
+        if (buildDir !== null) list.push({ key, dir: buildDir, how: 'compose-build', env });
+        for (const v of asArray(svc.volumes)) {
+          const source = isRecord(v)
+            ? asString(v.type) === 'bind' || v.type === undefined
+              ? asString(v.source)
+              : null
+            : (asString(v)?.split(':')[0] ?? null);
+          if (!source || !/^\.{1,2}(\/|$)/.test(source)) continue;
+          const mounted = joinPath(dir, interpolate(source, vars));
+          if (mounted !== null) list.push({ key, dir: mounted, how: 'compose-volume', env });
+        }
+      }
+    }
+  }
+  for (const f of dockerfiles) {
+    const { env, stage } = dockerfileEnv(f.text);
+    const key = entityKey('service', dockerfileServiceName(f.path, stage));
+    list.push({ key, dir: dirname(f.path), how: 'dockerfile-folder', env });
+  }
+  return list;
+}
+
+function ownerOf(path: string, list: Candidate[]): Owner | null {
+  const holding = list.filter((c) => isWithin(path, c.dir));
+  // A mount says most, then a compose build context (its name wins over the Dockerfile folder's).
+  for (const how of ['compose-volume', 'compose-build', 'dockerfile-folder'] as const) {
+    const cs = holding.filter((c) => c.how === how);
+    if (cs.length === 0) continue;
+    // The deepest folder; several services at that depth: no owner.
+    const depth = Math.max(...cs.map((c) => c.dir.length));
+    const keys = [...new Set(cs.filter((c) => c.dir.length === depth).map((c) => c.key))];
+    if (keys.length !== 1) return null;
+    const c = cs.find((x) => x.key === keys[0] && x.dir.length === depth)!;
+    return { key: c.key, how, env: c.env };
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+interface Route {
+  span: Span;
+  directive: string;
+  target: HostPort;
+  upstream?: string;
+  filled?: string[];
+}
+
+/** `${VAR}` / `$VAR` replaced where `env` defines VAR (envsubst as the nginx image runs it). */
+function fill(text: string, env: Map<string, string>): { text: string; used: Set<string> } {
+  const used = new Set<string>();
+  const out = text.replace(
+    /\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)/g,
+    (all, a?: string, b?: string) => {
+      const name = a ?? b ?? '';
+      const v = env.get(name);
+      if (v === undefined) return all;
+      used.add(name);
+      return v;
+    },
+  );
+  return { text: out, used };
+}
+
+/** The hosts of a pass target: `http://api:8080/x`, `grpc://svc:50051`, `php:9000`. */
+function passHosts(value: string): HostPort[] {
+  if (value.includes('$') || /^unix:/i.test(value)) return [];
+  const url = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(value);
+  if (url) {
+    const p = parseUrl(url[1] ?? '', url[2] ?? '');
+    return p.unresolved ? [] : p.hosts;
+  }
+  const hp = parseHostPort(value);
+  return hp && hp.host !== '' ? [hp] : [];
+}
+
+function nginxRoutes(text: string): Route[] {
+  // Comments blanked (a `#` outside quotes to the end of the line), offsets kept.
+  const code = text.replace(
+    /(^|[^\S\n]|;|\{|\})#[^\n]*/g,
+    (m, lead: string) => lead + ' '.repeat(m.length - lead.length),
+  );
+  const idx = new LineIndex(text);
+  const span = (at: number): Span => ({ start: idx.lineAt(at), end: idx.lineAt(at) });
+  const upstreams = new Map<string, HostPort[]>();
+  for (const u of code.matchAll(/\bupstream\s+([\w.-]+)\s*\{([^}]*)\}/g)) {
+    const servers: HostPort[] = [];
+    for (const s of (u[2] ?? '').matchAll(/\bserver\s+([^\s;]+)/g)) {
+      const hp = passHosts(s[1] ?? '');
+      servers.push(...hp);
+    }
+    upstreams.set((u[1] ?? '').toLowerCase(), servers);
+  }
+  const sets = new Map<string, string>();
+  for (const s of code.matchAll(/\bset\s+\$(\w+)\s+["']?([^"';\s]+)["']?\s*;/g))
+    sets.set(s[1] ?? '', s[2] ?? '');
+  const routes: Route[] = [];
+  for (const m of code.matchAll(NGINX_PASS)) {
+    const directive = m[1] ?? '';
+    // `proxy_pass http://$backend;` with `set $backend api:8080;`.
+    const value = (m[2] ?? '')
+      .replace(/^(["'])(.*)\1$/, '$2')
+      .replace(/\$(\w+)/g, (all, n: string) => sets.get(n) ?? all);
+    for (const hp of passHosts(value)) {
+      const servers = upstreams.get(hp.host);
+      if (servers) {
+        for (const s of servers)
+          routes.push({ span: span(m.index ?? 0), directive, target: s, upstream: hp.host });
+      } else routes.push({ span: span(m.index ?? 0), directive, target: hp });
+    }
+  }
+  return routes;
+}
+
+function envoyRoutes(file: SourceFile): { routes: Route[]; errors: string[] } {
+  const routes: Route[] = [];
+  const y = parseYamlDocuments(file);
+  for (const doc of y.docs) {
+    const sr = isRecord(doc.value) ? doc.value.static_resources : null;
+    const clusters = isRecord(sr) ? asArray(sr.clusters) : [];
+    clusters.forEach((c, i) => {
+      if (!isRecord(c)) return;
+      const base = ['static_resources', 'clusters', i];
+      const la = isRecord(c.load_assignment) ? c.load_assignment : null;
+      const found: Array<[unknown, (string | number)[]]> = [];
+      asArray(la?.endpoints).forEach((ep, j) => {
+        asArray(isRecord(ep) ? ep.lb_endpoints : null).forEach((lb, k) => {
+          const endpoint = isRecord(lb) && isRecord(lb.endpoint) ? lb.endpoint : null;
+          const address = isRecord(endpoint?.address) ? endpoint.address : null;
+          found.push([
+            address?.socket_address,
+            [...base, 'load_assignment', 'endpoints', j, 'lb_endpoints', k],
+          ]);
+        });
+      });
+      // The v2 form: `hosts: [{ socket_address: ... }]`.
+      asArray(c.hosts).forEach((h, j) => {
+        found.push([isRecord(h) ? h.socket_address : null, [...base, 'hosts', j]]);
+      });
+      for (const [sa, path] of found) {
+        if (!isRecord(sa)) continue;
+        const host = asString(sa.address);
+        const port = typeof sa.port_value === 'number' ? sa.port_value : Number(sa.port_value);
+        const hp = host ? parseHostPort(host) : null;
+        if (!hp || hp.host === '') continue;
+        routes.push({
+          span: doc.span(path),
+          directive: 'cluster',
+          target: { host: hp.host, port: Number.isFinite(port) ? port : null },
+          upstream: asString(c.name) ?? undefined,
+        });
+      }
+    });
+  }
+  return { routes, errors: y.errors };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traefik labels on compose services
+
+function labels(value: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  if (isRecord(value)) for (const [k, v] of Object.entries(value)) out.set(k, String(v));
+  else
+    for (const item of asArray(value)) {
+      const s = asString(item);
+      if (!s) continue;
+      const eq = s.indexOf('=');
+      out.set(eq < 0 ? s : s.slice(0, eq), eq < 0 ? '' : s.slice(eq + 1));
+    }
+  return out;
+}
+
+/** The Traefik service of a compose project routes to every service its labels expose. */
+function traefikEvidence(compose: SourceFile[]): Evidence[] {
+  const out: Evidence[] = [];
+  for (const file of compose) {
+    for (const doc of parseYamlDocuments(file).docs) {
+      const services = isRecord(doc.value) ? doc.value.services : null;
+      if (!isRecord(services)) continue;
+      const routers = Object.entries(services).filter(([, svc]) => {
+        const image = isRecord(svc) ? asString(svc.image) : null;
+        const repo = image ? parseImageRef(image)?.repo : null;
+        return (repo?.split('/').pop() ?? '').toLowerCase() === 'traefik';
+      });
+      if (routers.length !== 1) continue;
+      const [proxy] = routers[0]!;
+      for (const [name, svc] of Object.entries(services)) {
+        if (name === proxy || !isRecord(svc)) continue;
+        const l = labels(svc.labels);
+        if (l.get('traefik.enable')?.toLowerCase() === 'false') continue;
+        const routed = [...l.keys()].filter((k) =>
+          /^traefik\.(http|tcp|udp)\.(routers|services)\./.test(k),
+        );
+        if (routed.length === 0 && l.get('traefik.enable')?.toLowerCase() !== 'true') continue;
+        const portKey = routed.find((k) => /\.loadbalancer\.server\.port$/.test(k));
+        const ruleKey = routed.find((k) => /\.routers\.[^.]+\.rule$/.test(k));
+        out.push(
+          evidence(file, doc.span(['services', name, 'labels']), {
+            source: 'cloud',
+            provider: 'traefik',
+            kind: 'proxy-route',
+            subject: entityKey('service', proxy),
+            relationship: 'connects_to',
+            object: entityKey('service', name),
+            summary: `traefik service ${proxy} routes to ${name} (labels of ${name})`,
+            attributes: {
+              proxy: 'traefik',
+              port: portKey ? Number(l.get(portKey)) || null : null,
+              rule: ruleKey ? (l.get(ruleKey) ?? null) : null,
+            },
+          }),
+        );
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface ProxyContext {
+  compose: SourceFile[];
+  dockerfiles: SourceFile[];
+  dotenv: SourceFile[];
+}
+
+/** Routes of every proxy config file, and Traefik routes of compose projects. */
+export function analyzeProxies(files: SourceFile[], context: ProxyContext): AnalyzerOutput {
+  const evidenceOut: Evidence[] = traefikEvidence(context.compose);
+  const gaps: AnalyzerGap[] = [];
+  const list = candidates(context.compose, context.dockerfiles, context.dotenv);
+  for (const file of files) {
+    const kind = proxyKindOf(file);
+    if (!kind) continue;
+    const owner = ownerOf(file.path, list);
+    if (!owner) {
+      gaps.push({
+        path: file.path,
+        reason: 'proxy_owner_unknown',
+        message: `${kind} configuration that no compose service mounts or builds and no Dockerfile folder holds: its routes are not attributed`,
+      });
+      continue;
+    }
+    let read = file;
+    let used = new Set<string>();
+    if (isTemplate(file.path)) {
+      const filled = fill(file.text, owner.env);
+      read = { path: file.path, text: filled.text };
+      used = filled.used;
+    }
+    const lines = file.text.split('\n');
+    let routes: Route[];
+    if (kind === 'nginx') routes = nginxRoutes(read.text);
+    else {
+      const r = envoyRoutes(read);
+      routes = r.routes;
+      for (const message of r.errors)
+        gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
+    }
+    for (const r of routes) {
+      const object = targetKeyOf(r.target.host);
+      if (object === null || object === owner.key) continue;
+      const label = r.target.port === null ? r.target.host : `${r.target.host}:${r.target.port}`;
+      // The variables filled on the route's own lines (the file as written).
+      const written = lines.slice(r.span.start - 1, r.span.end).join('\n');
+      const filledFrom = [...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)]
+        .map((m) => m[1] ?? '')
+        .filter((n) => used.has(n));
+      // Cited in the file as written (filled values are not in the repository's text).
+      evidenceOut.push(
+        evidence(file, r.span, {
+          source: 'cloud',
+          provider: kind,
+          kind: 'proxy-route',
+          subject: owner.key,
+          relationship: 'connects_to',
+          object,
+          summary: `${kind} of ${owner.key} routes to ${label} (${r.directive})`,
+          attributes: {
+            proxy: kind,
+            directive: r.directive,
+            host: r.target.host,
+            port: r.target.port,
+            ...(r.upstream ? { upstream: r.upstream } : {}),
+            owner: owner.how,
+            ...(filledFrom.length > 0 ? { filled_from: [...new Set(filledFrom)].sort() } : {}),
+          },
+        }),
+      );
+    }
+  }
+  return { evidence: evidenceOut, gaps };
+}
