@@ -1,4 +1,5 @@
 /** Agent runs (one row per attempt) and the artifacts successful runs produce. */
+import type { RUN_STATUSES } from '../domain/contract/values';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 
@@ -12,7 +13,7 @@ export interface AgentRunRow {
   model_id: string;
   reasoning_effort: string;
   attempt: number;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  status: (typeof RUN_STATUSES)[number];
   cache_hit: boolean;
   model_backed: boolean;
   cost_kind: string;

@@ -4,7 +4,11 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { keyset, type Keyset } from './paginate';
 import { recordWrite, type WriteRecord } from './activity';
-import { STAGE_KEYS, type AUDIT_LOG_LEVELS, type AUDIT_LOG_SOURCES } from '../domain/contract/values';
+import {
+  STAGE_KEYS,
+  type AUDIT_LOG_LEVELS,
+  type AUDIT_LOG_SOURCES,
+} from '../domain/contract/values';
 
 export interface AuditRow {
   id: string;

@@ -2,6 +2,7 @@
  * Audit schedules and their dispatched runs. The API writes definitions; the ScheduleWorkflow's
  * activities read them, advance the dispatch cursor and record what each dispatch did.
  */
+import type { SCHEDULE_STATES } from '../domain/contract/values';
 import { scheduleWorkflowId } from '../domain/contract/workflows';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
@@ -23,7 +24,7 @@ export interface ScheduleRow {
   anchor_date: string | null;
   branch_ref: string | null;
   missed_run_policy: 'skip' | 'run_once';
-  state: 'active' | 'paused' | 'error';
+  state: (typeof SCHEDULE_STATES)[number];
   scheduler_schedule_id: string;
   next_run_at: Date;
   last_dispatched_at: Date | null;

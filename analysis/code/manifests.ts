@@ -81,16 +81,6 @@ const PROVIDER: Record<ManifestKind, string> = {
   csproj: 'nuget',
 };
 
-const NOT_DOCKERFILE_EXT =
-  /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs|go|py|rb|rs|java|kt|cs|md|txt|json|ya?ml|toml|sh|snap|lock|orig|bak)$/i;
-
-/** `Dockerfile`, `Containerfile`, `Dockerfile.prod`, `api.Dockerfile` (not `dockerfile.ts`). */
-export function isDockerfile(path: string): boolean {
-  const base = basename(path);
-  if (/^(dockerfile|containerfile)$/i.test(base) || /\.dockerfile$/i.test(base)) return true;
-  return /^(Dockerfile|Containerfile)[.-][\w.-]+$/.test(base) && !NOT_DOCKERFILE_EXT.test(base);
-}
-
 const LOCKFILES = new Set([
   'package-lock.json',
   'npm-shrinkwrap.json',

@@ -335,21 +335,9 @@ export function stringItems(v: TomlValue | undefined): TomlString[] {
   return v.items.filter((x): x is TomlString => x.kind === 'string');
 }
 
-export function entryValue(v: TomlValue | undefined, key: string): TomlValue | undefined {
-  if (!v || v.kind !== 'table') return undefined;
-  return v.entries.find((e) => e.key.length === 1 && e.key[0] === key)?.value;
-}
-
 export function tomlText(v: TomlValue | undefined): string | null {
   if (!v) return null;
   if (v.kind === 'string') return v.value;
   if (v.kind === 'other') return v.raw;
   return null;
-}
-
-/** The first assignment whose full path equals `path`. */
-export function findAssignment(doc: TomlDocument, path: string[]): TomlAssignment | undefined {
-  return doc.assignments.find(
-    (a) => a.path.length === path.length && a.path.every((p, i) => p === path[i]),
-  );
 }

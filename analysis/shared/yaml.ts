@@ -268,12 +268,6 @@ export function entryLines(y: YamlFile, e: Entry): Span {
   return pairLines(y, e.pair);
 }
 
-/** The raw source text of a node (for scanning `${{ secrets.X }}` and the like). */
-export function nodeSource(y: YamlFile, node: unknown): string {
-  const range = (node as Node | null)?.range;
-  return range ? y.file.text.slice(range[0], range[1]) : '';
-}
-
 /** The raw source text of a pair, key included. */
 export function pairSource(y: YamlFile, pair: Pair): string {
   const keyRange = (pair.key as Node | null)?.range;
