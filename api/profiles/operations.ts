@@ -21,7 +21,8 @@ import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { PageQuery } from '../schema-kit';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { pageRequest, recordPrincipalWrite } from '../shared';
+import { presentAuditProfile } from './present';
 import {
   AuditProfileFields,
   AuditProfilePage,
@@ -29,22 +30,6 @@ import {
   AuditProfileResponse,
   AuditProfileUpdate,
 } from './schemas';
-
-export function presentAuditProfile(row: AuditProfileRow) {
-  return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    repository_id: row.repository_id,
-    name: row.name,
-    branch_ref: row.branch_ref,
-    purpose: row.purpose,
-    ...(row.source_scope ? { source_scope: row.source_scope } : {}),
-    version: row.version,
-    created_by: row.created_by,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
 
 /** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
 export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {

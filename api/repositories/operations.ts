@@ -14,7 +14,8 @@ import { checkRepositoryUrl } from '../../domain/repositories/url';
 import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { pageRequest, recordPrincipalWrite } from '../shared';
+import { presentRepository } from './present';
 import {
   RepositoryCreate,
   RepositoryPage,
@@ -22,19 +23,6 @@ import {
   RepositoryResponse,
   RepositoryUpdate,
 } from './schemas';
-
-export function presentRepository(row: RepositoryRow) {
-  return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    name: row.name,
-    url: row.url,
-    default_branch: row.default_branch,
-    description: row.description,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
 
 function assertUrl(url: string, allowLocal: boolean): void {
   const check = checkRepositoryUrl(url, allowLocal);

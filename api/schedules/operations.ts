@@ -42,7 +42,8 @@ import { problems, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { commitThenStart, iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { presentSchedule } from './present';
 import {
   AuditScheduleCreate,
   AuditSchedulePage,
@@ -62,34 +63,6 @@ const MISSED_RUNS =
 
 const DISPATCH =
   'Each schedule is owned by a `ScheduleWorkflow` with workflow id `schedule-<id>` (`scheduler_schedule_id`), visible in the Temporal UI with its next wake-up (memo `next_run_at`, current details and the pending timer). At each occurrence it starts an audit with origin `schedule`, origin_ref the schedule id and a trigger_reason, and records `last_dispatched_at` (when the audit was started), `last_run_at` (the occurrence it ran for) and `next_run_at`. A dispatch that fails (e.g. the repository was deleted) sets `last_error_code`; after `SCHEDULE_MAX_FAILURES` (default 3) failures in a row the state becomes `error` (resume makes it active again).';
-
-export function presentSchedule(row: ScheduleRow) {
-  return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    repository_id: row.repository_id,
-    owner_id: row.owner_id,
-    name: row.name,
-    timezone: row.timezone,
-    cadence: row.cadence,
-    local_hour: row.local_hour,
-    local_minute: row.local_minute,
-    weekday: row.weekday,
-    day_of_month: row.day_of_month,
-    anchor_date: row.anchor_date,
-    branch_ref: row.branch_ref,
-    missed_run_policy: row.missed_run_policy,
-    state: row.state,
-    scheduler_schedule_id: row.scheduler_schedule_id,
-    next_run_at: iso(row.next_run_at),
-    last_dispatched_at: isoOrNull(row.last_dispatched_at),
-    last_run_at: isoOrNull(row.last_run_at),
-    last_error_code: row.last_error_code,
-    version: row.version,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
 
 /** Schema bounds are checked by the registry; this checks the rules no schema can state. */
 function checkDefinition(def: RuleInput & { branch_ref?: string | null }) {

@@ -4,19 +4,14 @@
  * dismiss them here.
  */
 import { keysetPage } from '../../db/paginate';
-import {
-  caseCounts,
-  casesQuery,
-  findCase,
-  updateCase,
-  type UncertaintyCaseRow,
-} from '../../db/uncertainty';
+import { caseCounts, casesQuery, findCase, updateCase } from '../../db/uncertainty';
 import { findMember } from '../../db/workspaces';
 import { casePatch } from '../../domain/uncertainty/rules';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { pageRequest, recordPrincipalWrite } from '../shared';
+import { presentCase } from './present';
 import {
   ArchitectureUncertaintyCasePage,
   ArchitectureUncertaintyCaseResponse,
@@ -24,32 +19,6 @@ import {
   UncertaintyCaseListQuery,
   UncertaintyCaseParams,
 } from './schemas';
-
-export function presentCase(row: UncertaintyCaseRow): ArchitectureUncertaintyCaseResponse {
-  return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    repository_id: row.repository_id,
-    snapshot_id: row.snapshot_id,
-    reason: row.reason as ArchitectureUncertaintyCaseResponse['reason'],
-    scope: row.scope as ArchitectureUncertaintyCaseResponse['scope'],
-    subject_key: row.subject_key,
-    field: row.field,
-    detail: row.detail,
-    blocking: row.blocking,
-    state: row.state,
-    owner_id: row.owner_id,
-    source_keys: row.source_keys,
-    evidence_ids: row.evidence_ids,
-    alternatives: row.alternatives,
-    detected_at: iso(row.detected_at),
-    last_observed_at: iso(row.last_observed_at),
-    resolved_at: isoOrNull(row.resolved_at),
-    resolution_summary: row.resolution_summary,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
 
 export const listUncertaintyCases = defineOperation({
   operationId: 'listUncertaintyCases',

@@ -5,15 +5,16 @@
  * audit runs.
  */
 import fs from 'node:fs';
-import { detectArchiveFormat, scanArchive } from '../../platform/archive';
-import { SourceError } from '../../domain/audits/source-error';
 import { lockBlob } from '../../db/attachments';
-import { findUpload, insertUpload, type UploadRow } from '../../db/uploads';
+import { findUpload, insertUpload } from '../../db/uploads';
+import { SourceError } from '../../domain/audits/source-error';
+import { detectArchiveFormat, scanArchive } from '../../platform/archive';
 import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { iso, recordPrincipalWrite } from '../shared';
+import { recordPrincipalWrite } from '../shared';
+import { presentUpload } from './present';
 import { UploadParams, UploadQuery, UploadResponse } from './schemas';
 
 const ARCHIVE_TYPES = [
@@ -22,23 +23,6 @@ const ARCHIVE_TYPES = [
   'application/zip',
   'application/octet-stream',
 ];
-
-function presentUpload(row: UploadRow) {
-  return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    uploaded_by: row.uploaded_by,
-    filename: row.filename,
-    content_type: row.content_type,
-    format: row.format,
-    sha256: row.sha256,
-    size_bytes: Number(row.size_bytes),
-    file_count: row.file_count,
-    unpacked_bytes: Number(row.unpacked_bytes),
-    status: row.status === 'expired' ? ('expired' as const) : ('ready' as const),
-    created_at: iso(row.created_at),
-  };
-}
 
 async function readHead(file: string): Promise<Buffer> {
   const handle = await fs.promises.open(file, 'r');

@@ -1,37 +1,12 @@
 /** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
 import { keysetPage } from '../../db/paginate';
-import {
-  findWorkspace,
-  membersQuery,
-  type MemberRow,
-  type WorkspaceRow,
-} from '../../db/workspaces';
+import { findWorkspace, membersQuery } from '../../db/workspaces';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { iso, pageRequest } from '../shared';
+import { pageRequest } from '../shared';
+import { presentMember, presentWorkspace } from './present';
 import { MemberPage, WorkspacePage, WorkspaceResponse } from './schemas';
-
-function presentWorkspace(row: WorkspaceRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    slug: row.slug,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
-function presentMember(row: MemberRow) {
-  return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    login: row.login,
-    display_name: row.display_name,
-    role: row.role as 'owner' | 'admin' | 'member',
-    created_at: iso(row.created_at),
-  };
-}
 
 export const listWorkspaces = defineOperation({
   operationId: 'listWorkspaces',
