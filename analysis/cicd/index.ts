@@ -3,9 +3,8 @@
  * system, and returns their evidence in a deterministic order. Never throws on bad input.
  */
 import type { AnalyzerOutput, SourceFile } from '../evidence';
-import { sortOutput } from '../shared/evidence';
+import { sortOutput, analyzerErrorGap } from '../shared/evidence';
 import { basename, sortByPath } from '../shared/paths';
-import { errorMessage } from '../shared/text';
 import { analyzeAzurePipeline } from './azure-pipelines';
 import { analyzeCircleci } from './circleci';
 import { analyzeGithubWorkflow } from './github-actions';
@@ -37,11 +36,7 @@ export async function analyzeCicd(files: SourceFile[]): Promise<AnalyzerOutput> 
       merged.evidence.push(...out.evidence);
       merged.gaps.push(...out.gaps);
     } catch (err) {
-      merged.gaps.push({
-        path: file.path,
-        reason: 'analyzer_error',
-        message: `${system} reader failed: ${errorMessage(err)}`,
-      });
+      merged.gaps.push(analyzerErrorGap(file.path, `${system} reader`, err));
     }
   };
   // GitLab roots (`.gitlab-ci.yml`) first: a file another one includes is part of that

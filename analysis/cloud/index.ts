@@ -3,9 +3,8 @@
  * over the files given; never throws for bad input, reporting gaps instead.
  */
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
-import { sortOutput } from '../shared/evidence';
+import { sortOutput, analyzerErrorGap } from '../shared/evidence';
 import { basename, isDockerfile, sortByPath } from '../shared/paths';
-import { errorMessage } from '../shared/text';
 import { analyzeCompose } from './compose';
 import { analyzeDockerfile } from './dockerfile';
 import { analyzeHelm, chartDirs, helmRole } from './helm';
@@ -70,12 +69,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       collect(await run());
     } catch (err) {
       // A bug in one analyzer must not hide the others' findings.
-      for (const f of list)
-        gaps.push({
-          path: f.path,
-          reason: 'analyzer_error',
-          message: `${format}: ${errorMessage(err)}`,
-        });
+      for (const f of list) gaps.push(analyzerErrorGap(f.path, `${format} analyzer`, err));
     }
   };
   const of = (format: CloudFormat) => groups.get(format) ?? [];

@@ -4,6 +4,7 @@
  * the repository's files. Pure: files in, evidence and gaps out; deterministic
  * (sorted by path, line, kind, ...); never throws on bad input.
  */
+import { analyzerErrorGap } from '../shared/evidence';
 import {
   compareGaps,
   type AnalyzerGap,
@@ -12,7 +13,6 @@ import {
   type SourceFile,
 } from '../evidence';
 import { normalizePath } from '../shared/paths';
-import { errorMessage } from '../shared/text';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { analyzeConnections } from './connections';
 import { gatewayEvidence } from './gateways';
@@ -69,7 +69,7 @@ function guarded<T>(gaps: AnalyzerGap[], path: string, what: string, fn: () => T
   try {
     return fn();
   } catch (err) {
-    gaps.push({ path, reason: 'analyzer_error', message: `${what} failed: ${errorMessage(err)}` });
+    gaps.push(analyzerErrorGap(path, what, err));
     return fallback;
   }
 }

@@ -3,11 +3,13 @@ import {
   cite,
   compareEvidence,
   compareGaps,
+  type AnalyzerGap,
   type AnalyzerOutput,
   type Evidence,
   type SourceFile,
   type SourceType,
 } from '../evidence';
+import { errorMessage } from './text';
 
 /** 1-based inclusive line range. */
 export interface Span {
@@ -50,4 +52,9 @@ export function sortOutput(out: AnalyzerOutput): AnalyzerOutput {
     evidence: [...out.evidence].sort(compareEvidence),
     gaps: [...out.gaps].sort(compareGaps),
   };
+}
+
+/** The coverage gap of a file an analyzer failed on: the failure is said, the other files still count. */
+export function analyzerErrorGap(path: string, what: string, err: unknown): AnalyzerGap {
+  return { path, reason: 'analyzer_error', message: `${what} failed: ${errorMessage(err)}` };
 }
