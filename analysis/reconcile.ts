@@ -548,7 +548,8 @@ function builtDir(e: StoredEvidence): string | null {
  * Per merged set (by union-find representative), from the set's own evidence:
  * - `dropped`: no entity. The set's code units are all non-deployable (library, test, client,
  *   tool, orchestrator, job) or it is only a Helm chart, and no deployment declaration (compose
- *   service, workload) builds or runs it. Its records stay evidence.
+ *   service, workload) builds or runs it nor declares it a datastore/queue/bucket. Its records
+ *   stay evidence.
  * - `finalKey`: the canonical key when the set's kind is not its representative's: `job` for a
  *   set deployed only as Kubernetes Jobs/CronJobs or built from job units; a datastore/queue for
  *   a set whose Dockerfile is built FROM an engine image. A datastore/queue facet (a service
@@ -578,8 +579,14 @@ function identitySets(
       .filter((e) => e.evidence_kind === 'unit-declared')
       .map((e) => String(e.attributes.unit_class ?? 'service'));
     const charts = ev.filter((e) => e.evidence_kind === 'chart-declared');
+    // A declared datastore/queue/bucket (an Aspire `AddRabbitMQ("eventbus")`) is no library
+    // unit of the same name (`EventBus`): the set stays, typed by that declaration.
+    const declaredBacking = ev.some((e) =>
+      /^(datastore|queue|bucket)-declared$/.test(e.evidence_kind),
+    );
     if (
       deployments.length === 0 &&
+      !declaredBacking &&
       (classes.length > 0 || charts.length > 0) &&
       classes.every((c) => NOT_DEPLOYABLE.has(c))
     ) {

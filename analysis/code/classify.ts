@@ -21,6 +21,16 @@ import type { SourceFile } from '../evidence';
 import { basename, dirname } from '../shared/paths';
 import type { Unit } from './model';
 
+/** A project file of a .NET Aspire AppHost (references Aspire.Hosting or the AppHost SDK). */
+export function isAspireHost(csproj: string): boolean {
+  return (
+    /Include\s*=\s*"Aspire\.Hosting/i.test(csproj) ||
+    /Sdk\s*=\s*"Aspire\.AppHost\.Sdk/i.test(csproj) ||
+    /<Sdk\s+Name\s*=\s*"Aspire\.AppHost\.Sdk/i.test(csproj) ||
+    /<IsAspireHost>\s*true/i.test(csproj)
+  );
+}
+
 type UnitClass = 'service' | 'library' | 'test' | 'client' | 'tool' | 'orchestrator' | 'job';
 
 interface UnitClassification {
@@ -87,11 +97,7 @@ export function classifyUnit(
 
   // Orchestrator: the project that starts the others (.NET Aspire AppHost).
   for (const { m, text } of csprojs) {
-    if (
-      /Include\s*=\s*"Aspire\.Hosting/i.test(text) ||
-      /Sdk\s*=\s*"Aspire\.AppHost\.Sdk/i.test(text) ||
-      /<IsAspireHost>\s*true/i.test(text)
-    )
+    if (isAspireHost(text))
       return is(
         'orchestrator',
         `${m.path} references Aspire.Hosting (an AppHost that orchestrates other projects)`,

@@ -192,6 +192,23 @@ const NUGET: Rule[] = [
   [/^awssdk\.dynamodbv2$/, 'dynamodb', 'datastore'],
   [/^(elastic\.clients\.elasticsearch|nest|elasticsearch\.net)$/, 'elasticsearch', 'search'],
   [/^opensearch\.client$/, 'opensearch', 'search'],
+  // .NET Aspire client integrations (`Aspire.Npgsql.EntityFrameworkCore.PostgreSQL`...).
+  [/^aspire\.npgsql(\..+)?$/, 'postgres', 'datastore'],
+  [/^aspire\.stackexchange\.redis(\..+)?$/, 'redis', 'datastore'],
+  [
+    /^aspire\.microsoft\.(entityframeworkcore\.sqlserver|data\.sqlclient)$/,
+    'sqlserver',
+    'datastore',
+  ],
+  [/^aspire\.(mysqlconnector|pomelo\.entityframeworkcore\.mysql)$/, 'mysql', 'datastore'],
+  [/^aspire\.mongodb\.(driver|entityframeworkcore)(\..+)?$/, 'mongodb', 'datastore'],
+  [/^aspire\.(microsoft\.)?(azure\.cosmos|entityframeworkcore\.cosmos)$/, 'cosmosdb', 'datastore'],
+  [/^aspire\.rabbitmq\.client(\..+)?$/, 'rabbitmq', 'queue'],
+  [/^aspire\.confluent\.kafka$/, 'kafka', 'queue'],
+  [/^aspire\.nats\.net$/, 'nats', 'queue'],
+  [/^aspire\.azure\.messaging\.servicebus$/, 'azure-service-bus', 'queue'],
+  [/^aspire\.azure\.storage\.blobs$/, 'azure-blob', 'storage'],
+  [/^aspire\.elastic\.clients\.elasticsearch$/, 'elasticsearch', 'search'],
 ];
 
 const RULES: Record<Ecosystem, Rule[]> = {

@@ -14,6 +14,7 @@ import {
 } from '../evidence';
 import { normalizePath } from '../shared/paths';
 import { finalizeEvidence, isSkippedPath } from './common';
+import { aspireEvidence } from './aspire';
 import { analyzeConnections } from './connections';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
@@ -102,6 +103,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...conn.evidence);
     gaps.push(...conn.gaps);
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
   }
   const sortedGaps = [...gaps]
     .sort(compareGaps)
