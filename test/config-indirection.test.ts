@@ -6,27 +6,14 @@
  * are built in memory and run through the analyzers and reconcile as an audit does.
  */
 import test from 'ava';
-import { analyzeCicd } from '../analysis/cicd';
-import { analyzeCloud } from '../analysis/cloud';
-import { analyzeCode } from '../analysis/code';
+import { analyzeFiles } from './helpers/pipeline';
 import type { SourceFile } from '../analysis/evidence';
-import { reconcile, type Graph, type StoredEvidence } from '../analysis/reconcile';
-import { classifyPath } from '../domain/audits/classify';
+import type { Graph } from '../analysis/reconcile';
 
-async function pipeline(files: SourceFile[]): Promise<{ graph: Graph; ev: StoredEvidence[] }> {
-  const byType: Record<'code' | 'cloud' | 'cicd', SourceFile[]> = { code: [], cloud: [], cicd: [] };
-  for (const f of files) {
-    const type = classifyPath(f.path, f.text.slice(0, 4096));
-    if (type) byType[type].push(f);
-  }
-  const outputs = [
-    await analyzeCode(byType.code),
-    await analyzeCloud(byType.cloud),
-    await analyzeCicd(byType.cicd),
-  ];
-  const ev = outputs.flatMap((o) => o.evidence).map((e, i) => ({ ...e, id: `e${i}` }));
-  return { graph: reconcile(ev), ev };
-}
+const pipeline = async (files: SourceFile[]) => {
+  const { graph, evidence } = await analyzeFiles(files);
+  return { graph, ev: evidence };
+};
 
 const edges = (g: Graph) =>
   g.relationships

@@ -5,30 +5,11 @@
  * identity conflict makes the snapshot partial with an `ambiguous_identity` case.
  */
 import test from 'ava';
-import { analyzeCicd } from '../analysis/cicd';
-import { analyzeCloud } from '../analysis/cloud';
-import { analyzeCode } from '../analysis/code';
-import { classifyPath } from '../domain/audits/classify';
-import { reconcile, type Graph, type StoredEvidence } from '../analysis/reconcile';
+import { analyzeFiles } from './helpers/pipeline';
+import type { Graph } from '../analysis/reconcile';
 import { architectureStatus, uncertaintyCandidates } from '../analysis/uncertainty';
 
-type Files = Array<{ path: string; text: string }>;
-
-/** The audit's pipeline over in-memory files: classified, analyzed, reconciled. */
-async function pipeline(files: Files): Promise<{ graph: Graph; evidence: StoredEvidence[] }> {
-  const byType = { code: [] as Files, cloud: [] as Files, cicd: [] as Files };
-  for (const f of files) {
-    const type = classifyPath(f.path, f.text.slice(0, 4096));
-    if (type) byType[type].push(f);
-  }
-  const outputs = [
-    await analyzeCode(byType.code),
-    await analyzeCloud(byType.cloud),
-    await analyzeCicd(byType.cicd),
-  ];
-  const evidence = outputs.flatMap((o) => o.evidence).map((e, i) => ({ ...e, id: `e${i}` }));
-  return { graph: reconcile(evidence), evidence };
-}
+const pipeline = analyzeFiles;
 
 const keys = (g: Graph, kind?: string) =>
   g.entities
