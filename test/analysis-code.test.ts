@@ -7,7 +7,7 @@ import test from 'ava';
 import type { Evidence, SourceFile } from '../analysis/evidence';
 import { analyzeCode } from '../analysis/code';
 import { lex } from '../analysis/code/common';
-import { parseUrl } from '../analysis/code/connections';
+import { parseUrl } from '../analysis/shared/urls';
 import { extractGoImports, extractJsImports, extractPythonImports } from '../analysis/code/imports';
 import { parsePep508 } from '../analysis/code/manifests';
 import { readToml } from '../analysis/code/toml';
