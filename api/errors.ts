@@ -152,6 +152,22 @@ export const problems = {
   ): ApiError {
     return new ApiError({ status: 409, code, title: 'Conflict', detail, hint, extensions });
   },
+  /** 422: the request is well formed but names things that cannot go together. */
+  unprocessable(
+    code: string,
+    detail: string,
+    hint: string,
+    extensions?: Record<string, unknown>,
+  ): ApiError {
+    return new ApiError({
+      status: 422,
+      code,
+      title: 'Unprocessable request',
+      detail,
+      hint,
+      extensions,
+    });
+  },
   payloadTooLarge(limit: number): ApiError {
     return new ApiError({
       status: 413,

@@ -19,6 +19,7 @@ import * as controls from './controls/operations';
 import * as uncertainty from './uncertainty/operations';
 import * as decisions from './decisions/operations';
 import * as schedules from './schedules/operations';
+import * as changes from './changes/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -39,6 +40,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   repositories.deleteRepository,
   architecture.getRepositoryArchitecture,
   architecture.listArchitectureSnapshots,
+  changes.getArchitectureChanges,
   architectureGraph.getArchitectureDependencies,
   uploads.createUpload,
   uploads.getUpload,
@@ -57,6 +59,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   architecture.getAuditArchitecture,
   architectureGraph.getAuditArchitectureBundle,
   diagram.getAuditArchitectureDiagram,
+  changes.getAuditGate,
   controls.listAuditAssessments,
   controls.listAuditFindings,
   controls.listFindings,
@@ -71,6 +74,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   uncertainty.getUncertaintyCase,
   uncertainty.updateUncertaintyCase,
   controls.listControls,
+  changes.getGatePolicy,
+  changes.updateGatePolicy,
   profiles.listAuditProfiles,
   profiles.createAuditProfile,
   profiles.getAuditProfile,

@@ -153,7 +153,8 @@ test('stage bookkeeping rides on the work activities: no local activity in a com
     summary: 'not in source_scope.source_types',
     attempt: 0,
   });
-  t.like(byKey.changes, { status: 'completed', summary: 'nothing to do', attempt: 1 });
+  t.like(byKey.changes, { status: 'completed', attempt: 1 });
+  t.regex(byKey.changes.summary, /^gate (pass|review|blocked|insufficient_evidence): \d+ changes$/);
   t.regex(byKey.reconcile.summary, /; snapshot /, 'the last step appends its summary to the stage');
   for (const key of ['source', 'inventory', 'code', 'cloud', 'reconcile', 'controls', 'report'])
     t.like(byKey[key], { status: 'completed', attempt: 1 }, key);
@@ -205,6 +206,7 @@ test('stage bookkeeping rides on the work activities: no local activity in a com
     .filter(Boolean);
   t.deepEqual([...new Set(activityTypes)].sort(), [
     'acquireSource',
+    'evaluateChanges',
     'persistArchitecture',
     'persistControls',
     'runAgent',

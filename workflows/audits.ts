@@ -8,6 +8,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -118,6 +119,9 @@ function stepsOf(auditId: string, stage: PlannedStage, work: Work): Step[] {
   for (const agent of stage.agents) steps.push((m) => work.runAgent(auditId, agent, m));
   if (stage.key === 'reconcile') steps.push((m) => work.persistArchitecture(auditId, m));
   if (stage.key === 'controls') steps.push((m) => work.persistControls(auditId, m));
+  // Audits recorded before the gate existed ran no step here (docs/decisions.md, versioning).
+  if (stage.key === 'changes' && patched('changes-gate'))
+    steps.push((m) => work.evaluateChanges(auditId, m));
   return steps;
 }
 

@@ -57,6 +57,7 @@ import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
 import type { BlobStore } from '../../platform/blob-store';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
+import { recordChangeGate } from '../changes';
 import { persistControls, settleFindings } from '../controls';
 import { recordUncertainty } from '../uncertainty';
 import type { ModelProvider } from './agents/model';
@@ -822,6 +823,11 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     /** Stage `controls`: stores the controls agent's assessments and findings. */
     async persistControls(auditId: string, marks?: StepMarks): Promise<StageOutcome> {
       return step(auditId, marks, () => persistControls(db, auditId));
+    },
+
+    /** Stage `changes`: the gate against the previous snapshot of the repository and branch. */
+    async evaluateChanges(auditId: string, marks?: StepMarks): Promise<StageOutcome> {
+      return step(auditId, marks, () => recordChangeGate(db, blobs, auditId));
     },
 
     /** Ends the audit: final status, pending stages skipped, running ones cancelled. */

@@ -1,10 +1,12 @@
-/** Architecture changes, change gates and change sets (the specification's schemas; no operation uses them yet). */
+/** Architecture changes, change gates, gate policies and change sets. */
 import { Type, type Static } from '@sinclair/typebox';
+import { GATE_CONDITIONS } from '../../domain/changes/gate';
 import {
   ARCHITECTURE_CHANGE_TYPES,
   CHANGE_CONSEQUENCES,
   CHANGE_GATE_OUTCOMES,
   CHANGE_SET_STATES,
+  CONTROL_SEVERITIES,
 } from '../../domain/contract/values';
 import {
   DateTime,
@@ -155,3 +157,146 @@ export const ArchitectureDelta = Strict(
   { description: 'One architecture difference between two audits.' },
 );
 export type ArchitectureDelta = Static<typeof ArchitectureDelta>;
+
+// Ours: the gate policy of a workspace, and the gate of one audit.
+
+const kindList = (description: string) =>
+  Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+      minItems: 1,
+      maxItems: 50,
+      uniqueItems: true,
+      description,
+    }),
+  );
+
+export const GatePolicyRule = Strict(
+  'GatePolicyRule',
+  {
+    id: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^[a-z0-9][a-z0-9_.-]*$',
+      description: 'Stable rule id (lower case), named in the gate reasons it produces.',
+    }),
+    description: Type.String({ minLength: 1, maxLength: 500 }),
+    condition: LiteralUnion(GATE_CONDITIONS, {
+      description:
+        '`change`: the change items the match fields select; `service_cycle_introduced`: an added relationship closes a cycle of service calls the previous snapshot did not have; `shared_datastore_new_client`: a service newly connects to a datastore, queue or bucket another service already used; `control_failure_introduced`: a control at or above `min_severity` fails now and did not before (an active control exception excuses it).',
+    }),
+    consequence: LiteralUnion(['review', 'blocked'] as const, {
+      description: 'What a match does to the gate.',
+    }),
+    change_types: Type.Optional(
+      Type.Array(LiteralUnion(ARCHITECTURE_CHANGE_TYPES), {
+        minItems: 1,
+        uniqueItems: true,
+        description: '`change` rules: the change types that match (default: all).',
+      }),
+    ),
+    kinds: kindList('`change` rules: the entity or relationship kinds that match (default: all).'),
+    source_kinds: kindList('`change` rules on relationships: kinds of the source entity.'),
+    target_kinds: kindList('`change` rules on relationships: kinds of the target entity.'),
+    attributes: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1, maxLength: 100 }),
+        Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]),
+        { maxProperties: 20, description: '`change` rules: attribute values the item must have.' },
+      ),
+    ),
+    min_confidence: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: '`change` rules: only items at or above this confidence.',
+      }),
+    ),
+    min_severity: Type.Optional(
+      LiteralUnion(CONTROL_SEVERITIES, {
+        description: '`control_failure_introduced`: the lowest severity that counts.',
+      }),
+    ),
+  },
+  { description: 'One rule of a gate policy.' },
+);
+
+const policyFields = {
+  enabled: Type.Boolean({
+    description: 'When false every change is informational and the gate passes on evidence alone.',
+  }),
+  confidence_floor: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    description:
+      'A reviewed or blocked change whose confidence is below this floor makes the gate insufficient_evidence.',
+  }),
+  rules: Type.Array(GatePolicyRule, { maxItems: 100 }),
+};
+
+export const GatePolicyUpdate = Strict(
+  'GatePolicyUpdate',
+  {
+    ...policyFields,
+    expected_version: Type.Integer({
+      minimum: 0,
+      maximum: 2147483647,
+      description: 'The policy version the client last read (0 for the default policy).',
+    }),
+  },
+  { description: 'Request to replace the workspace gate policy (every field).' },
+);
+export type GatePolicyUpdate = Static<typeof GatePolicyUpdate>;
+
+export const GatePolicyResponse = Strict(
+  'GatePolicy',
+  {
+    workspace_id: Uuid(),
+    ...policyFields,
+    version: Type.Integer({
+      minimum: 0,
+      description: 'Revision counter; 0 while the workspace runs on the default policy.',
+    }),
+    is_default: Type.Boolean({ description: 'Whether this is the built-in default policy.' }),
+    updated_by: Nullable(Uuid()),
+    updated_at: Nullable(DateTime()),
+  },
+  { description: 'The change gate policy of a workspace.' },
+);
+export type GatePolicyResponse = Static<typeof GatePolicyResponse>;
+
+export const GateReason = Strict(
+  'GateReason',
+  {
+    code: Type.String({
+      description: 'review, blocked, insufficient_evidence, or allowed (a decision covered it).',
+    }),
+    text: Type.String(),
+    rule_id: Nullable(Type.String()),
+    key: Nullable(Type.String({ description: 'The change item or control the reason is about.' })),
+    evidence_ids: Type.Array(Type.String()),
+  },
+  { description: 'One reason of a gate, with the rule and the evidence it rests on.' },
+);
+
+export const AuditGateResponse = Strict(
+  'AuditGateResponse',
+  {
+    audit_id: Uuid(),
+    repository_id: Nullable(Uuid()),
+    current_snapshot_id: Uuid(),
+    previous_snapshot_id: Nullable(Uuid()),
+    outcome: LiteralUnion(CHANGE_GATE_OUTCOMES),
+    policy_enabled: Type.Boolean(),
+    policy_version: Type.Integer({ minimum: 0 }),
+    coverage_comparable: Type.Boolean(),
+    reasons: Type.Array(GateReason),
+    changes: Type.Array(ArchitectureChangeItem),
+    counts: Type.Record(Type.String(), Type.Integer()),
+    evaluated_at: DateTime(),
+  },
+  {
+    description:
+      "The gate an audit's changes stage computed against the previous completed snapshot of the same repository and branch.",
+  },
+);
+export type AuditGateResponse = Static<typeof AuditGateResponse>;

@@ -173,11 +173,15 @@ export function buildOpenApi(operations: readonly AnyOperation[], info: Contract
       headers: { ...commonHeaders(), ...extra },
     };
     if (op.success.schema) {
-      success.content = Object.fromEntries(
-        [op.success.contentType ?? 'application/json']
+      success.content = Object.fromEntries([
+        ...[op.success.contentType ?? 'application/json']
           .flat()
           .map((type) => [type, { schema: components.ref(op.success.schema) }]),
-      );
+        ...Object.entries(op.success.alternates ?? {}).map(([type, schema]) => [
+          type,
+          { schema: components.ref(schema) },
+        ]),
+      ]);
     }
     responses[String(op.success.status)] = success;
     for (const status of problemStatuses(op)) {

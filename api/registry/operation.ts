@@ -70,6 +70,11 @@ export interface SuccessSpec<R extends TSchema | undefined> {
   contentType?: string | readonly string[];
   /** Headers this response may carry beyond the common ones (documented in the contract). */
   headers?: Readonly<Record<string, HeaderSpec>>;
+  /**
+   * Other representations, each with its own schema, that the handler picks by setting
+   * `koa.type` (e.g. a SARIF or XML rendering of a JSON resource).
+   */
+  alternates?: Readonly<Record<string, TSchema>>;
 }
 
 export interface OperationSpec<

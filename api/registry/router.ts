@@ -58,6 +58,8 @@ interface Compiled {
   query?: Validator;
   body?: Validator;
   response?: Validator;
+  /** Validators of the alternate representations, by content type. */
+  alternates: Map<string, Validator>;
 }
 
 function compile(op: AnyOperation): Compiled {
@@ -68,6 +70,12 @@ function compile(op: AnyOperation): Compiled {
     response: op.success.schema
       ? compileValidator(op.success.schema as TSchema, 'body')
       : undefined,
+    alternates: new Map(
+      Object.entries(op.success.alternates ?? {}).map(([type, schema]) => [
+        type,
+        compileValidator(schema, 'body'),
+      ]),
+    ),
   };
 }
 
@@ -259,8 +267,9 @@ function operationHandler(op: AnyOperation, services: AppServices): Koa.Middlewa
         });
       }
     }
-    if (services.config.validateResponses && v.response) {
-      const errors = v.response(result);
+    const responseValidator = v.alternates.get(ctx.response.type) ?? v.response;
+    if (services.config.validateResponses && responseValidator) {
+      const errors = responseValidator(result);
       if (errors.length > 0) {
         state.log.error(
           { operation: op.operationId, errors },

@@ -64,8 +64,11 @@ export const ARCHITECTURE_CHANGE_TYPES = [
   'relationship_removed',
   'relationship_not_reobserved',
 ] as const;
-/** spec: change item consequences. */
+export type ArchitectureChangeType = (typeof ARCHITECTURE_CHANGE_TYPES)[number];
+/** spec: what a change item does to the gate. */
 export const CHANGE_CONSEQUENCES = ['informational', 'review', 'blocked'] as const;
+export type ChangeConsequence = (typeof CHANGE_CONSEQUENCES)[number];
+export type ChangeGateOutcome = (typeof CHANGE_GATE_OUTCOMES)[number];
 /** spec: change set states. */
 export const CHANGE_SET_STATES = ['candidate', 'observed'] as const;
 /** spec: dependency path directions. */

@@ -1,0 +1,241 @@
+/** Architecture changes between snapshots, the workspace gate policy, and each audit's gate. */
+import { Type } from '@sinclair/typebox';
+import { findAudit } from '../../db/audits';
+import {
+  auditGateOf,
+  changeStore,
+  gatePolicyOf,
+  previousSnapshotOnBranch,
+  replaceGatePolicy,
+  snapshotWithAudit,
+  type StoredGatePolicy,
+} from '../../db/changes';
+import { latestSnapshot } from '../../db/architecture';
+import { findRepository } from '../../db/repositories';
+import { policyProblems, type GatePolicy } from '../../domain/changes/gate';
+import { evaluateChanges, presentChangeItem, presentGate } from '../../domain/changes/service';
+import { AuditParams } from '../audits/schemas';
+import { problems } from '../errors';
+import { defineOperation } from '../registry/operation';
+import { RepositoryParams } from '../repositories/schemas';
+import { WorkspaceParams } from '../schema-kit';
+import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
+import type { StoredGate } from '../../domain/changes/service';
+import { GATE_CONTENT_TYPES, GATE_FORMATS, renderGate } from './render';
+import {
+  ArchitectureChangeResponse,
+  AuditGateResponse,
+  GatePolicyResponse,
+  GatePolicyUpdate,
+} from './schemas';
+
+export const getArchitectureChanges = defineOperation({
+  operationId: 'getArchitectureChanges',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes',
+  summary: 'Changes between two architecture snapshots of a repository, with the change gate',
+  description:
+    "Without parameters: the repository's latest completed snapshot against the one before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.",
+  tag: 'Architecture',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: RepositoryParams,
+  query: Type.Object(
+    {
+      from_snapshot_id: Type.Optional(
+        Type.String({ format: 'uuid', description: 'The earlier snapshot.' }),
+      ),
+      to_snapshot_id: Type.Optional(
+        Type.String({ format: 'uuid', description: 'The later snapshot.' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  errors: [422],
+  success: {
+    status: 200,
+    description: 'The changes and the gate.',
+    schema: ArchitectureChangeResponse,
+  },
+  handler: async ({ db, params, query }) => {
+    const repo = await findRepository(db, params.workspace_id, params.repository_id);
+    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const load = async (id: string, role: string) => {
+      const snap = await snapshotWithAudit(db, params.workspace_id, id);
+      if (!snap) throw problems.notFound(`Snapshot ${id}`);
+      if (snap.repository_id !== repo.id)
+        throw problems.unprocessable(
+          'snapshot_repository_mismatch',
+          `The ${role} snapshot ${id} belongs to another repository than ${repo.id}.`,
+          'Compare two snapshots of the same repository (listArchitectureSnapshots lists them).',
+        );
+      return snap;
+    };
+    let current;
+    if (query.to_snapshot_id) current = await load(query.to_snapshot_id, 'to');
+    else {
+      if (query.from_snapshot_id)
+        throw problems.validationFailed([
+          { in: 'query', path: '/to_snapshot_id', message: 'is required with from_snapshot_id' },
+        ]);
+      const latest = await latestSnapshot(db, params.workspace_id, repo.id);
+      if (!latest) throw problems.notFound(`A completed audit of repository ${repo.id}`);
+      current = await load(latest.id, 'to');
+    }
+    const previous = query.from_snapshot_id
+      ? await load(query.from_snapshot_id, 'from')
+      : await previousSnapshotOnBranch(db, current, current.branch_ref);
+    const { gate, coverage_comparable } = await evaluateChanges(
+      changeStore(db),
+      current,
+      previous ?? null,
+      [current.branch_ref].filter((r): r is string => r !== null),
+    );
+    return {
+      repository_id: repo.id,
+      coverage_comparable,
+      current_source_coverage: current.source_coverage,
+      current_sources: current.sources,
+      previous_sources: previous?.sources ?? [],
+      changes: gate.items.map((i) => presentChangeItem(i)),
+      gate: presentGate(gate),
+      current_audit_id: current.audit_id,
+      current_snapshot_id: current.id,
+      previous_audit_id: previous?.audit_id ?? null,
+      previous_snapshot_id: previous?.id ?? null,
+      current_generated_at: iso(current.generated_at),
+      previous_generated_at: previous ? iso(previous.generated_at) : null,
+    };
+  },
+});
+
+function presentPolicy(workspaceId: string, stored: StoredGatePolicy) {
+  return {
+    workspace_id: workspaceId,
+    enabled: stored.policy.enabled,
+    confidence_floor: stored.policy.confidence_floor,
+    rules: stored.policy.rules,
+    version: stored.version,
+    is_default: stored.version === 0,
+    updated_by: stored.updated_by,
+    updated_at: isoOrNull(stored.updated_at),
+  };
+}
+
+export const getGatePolicy = defineOperation({
+  operationId: 'getGatePolicy',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/policies/gate',
+  summary: "The workspace's change gate policy",
+  description:
+    'A workspace that never set one runs on the built-in default (version 0, `is_default` true): a new external call or a new service -> review; a datastore, queue or bucket removed, a new client of a shared datastore, a new service cycle, or a newly failing high-severity control -> blocked; confidence floor 0.5.',
+  tag: 'Policies',
+  access: { kind: 'scope', scope: 'policies:read' },
+  params: WorkspaceParams,
+  success: { status: 200, description: 'The policy.', schema: GatePolicyResponse },
+  handler: async ({ db, params }) =>
+    presentPolicy(params.workspace_id, await gatePolicyOf(db, params.workspace_id)),
+});
+
+export const updateGatePolicy = defineOperation({
+  operationId: 'updateGatePolicy',
+  method: 'put',
+  path: '/v1/workspaces/{workspace_id}/policies/gate',
+  summary: "Replace the workspace's change gate policy",
+  description:
+    '`expected_version` must be the current version (0 while on the default): otherwise 409 version_mismatch with current_version, and nothing changes. Each replacement increments `version`; every later gate records the version it applied. Recorded as an audit event with the policy before and after.',
+  tag: 'Policies',
+  access: { kind: 'scope', scope: 'policies:write' },
+  params: WorkspaceParams,
+  body: GatePolicyUpdate,
+  errors: [409],
+  success: { status: 200, description: 'The new policy.', schema: GatePolicyResponse },
+  handler: async ({ db, params, body, principal, requestId }) => {
+    const policy: GatePolicy = {
+      enabled: body.enabled,
+      confidence_floor: body.confidence_floor,
+      rules: body.rules,
+    };
+    const wrong = policyProblems(policy);
+    if (wrong.length > 0)
+      throw problems.validationFailed(
+        wrong.map((w) => ({ in: 'body', path: w.pointer, message: w.message })),
+      );
+    const stored = await db.transaction(async (trx) => {
+      const before = await gatePolicyOf(trx, params.workspace_id);
+      const after = await replaceGatePolicy(
+        trx,
+        params.workspace_id,
+        body.expected_version,
+        policy,
+        principal.memberId,
+      );
+      if (!after) {
+        const current = await gatePolicyOf(trx, params.workspace_id);
+        throw problems.conflict(
+          'version_mismatch',
+          `The gate policy is at version ${current.version}, not ${body.expected_version}.`,
+          'Read the policy again (getGatePolicy) and retry with its current version.',
+          { current_version: current.version },
+        );
+      }
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'gate_policy.updated',
+        resourceType: 'gate_policy',
+        resourceId: params.workspace_id,
+        details: {
+          before: { version: before.version, ...before.policy },
+          after: { version: after.version, ...after.policy },
+        },
+      });
+      return after;
+    });
+    return presentPolicy(params.workspace_id, stored);
+  },
+});
+
+export const getAuditGate = defineOperation({
+  operationId: 'getAuditGate',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/gate',
+  summary: "An audit's change gate, as JSON or as a CI artifact",
+  description:
+    "The gate the audit's `changes` stage computed against the previous completed snapshot of the same repository and branch, with the policy version it applied. `format=json` (default) answers AuditGateResponse; `sarif` a SARIF 2.1.0 log (application/sarif+json) with one result per reviewed or blocked change; `junit` JUnit XML with one test case per rule; `markdown` a summary for a pull-request comment. 404 until the audit has passed its changes stage.",
+  tag: 'Audits',
+  access: { kind: 'scope', scope: 'audits:read' },
+  params: AuditParams,
+  query: Type.Object(
+    {
+      format: Type.Optional(
+        Type.Union(
+          GATE_FORMATS.map((f) => Type.Literal(f)),
+          { default: 'json', description: 'json, sarif, junit or markdown.' },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  success: {
+    status: 200,
+    description: 'The gate.',
+    schema: AuditGateResponse,
+    alternates: {
+      [GATE_CONTENT_TYPES.sarif]: Type.Object(
+        { version: Type.Literal('2.1.0'), runs: Type.Array(Type.Unknown()) },
+        { description: 'A SARIF 2.1.0 log.' },
+      ),
+      [GATE_CONTENT_TYPES.junit]: Type.String({ description: 'JUnit XML.' }),
+      [GATE_CONTENT_TYPES.markdown]: Type.String({ description: 'Markdown.' }),
+    },
+  },
+  handler: async ({ db, params, query, koa }) => {
+    const audit = await findAudit(db, params.workspace_id, params.audit_id);
+    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
+    const row = await auditGateOf(db, audit.id);
+    if (!row) throw problems.notFound(`The change gate of audit ${audit.id}`);
+    const stored = row.result as unknown as StoredGate;
+    const format = query.format ?? 'json';
+    if (format === 'json') return stored.response;
+    koa.type = GATE_CONTENT_TYPES[format];
+    return renderGate(format, stored, { auditId: audit.id, commitSha: audit.commit_sha }) as never;
+  },
+});

@@ -1,0 +1,217 @@
+/** Change gates: gate policies per workspace, the gate of each audit, and what the gate reads. */
+import type { Knex } from 'knex';
+import type {
+  GateAssessment,
+  GateDecision,
+  GatePolicy,
+  GateRule,
+  GateUncertainty,
+} from '../domain/changes/gate';
+import { DEFAULT_GATE_POLICY } from '../domain/changes/gate';
+import type { ChangeStore } from '../domain/changes/service';
+import type { SnapshotRow } from './architecture';
+
+export interface StoredGatePolicy {
+  policy: GatePolicy;
+  /** 0 while the workspace runs on the default policy. */
+  version: number;
+  updated_by: string | null;
+  updated_at: Date | null;
+}
+
+interface GatePolicyRow {
+  workspace_id: string;
+  version: number;
+  enabled: boolean;
+  confidence_floor: string;
+  rules: GateRule[];
+  updated_by: string | null;
+  updated_at: Date;
+}
+
+const fromRow = (row: GatePolicyRow): StoredGatePolicy => ({
+  policy: {
+    enabled: row.enabled,
+    confidence_floor: Number(row.confidence_floor),
+    rules: row.rules,
+  },
+  version: row.version,
+  updated_by: row.updated_by,
+  updated_at: row.updated_at,
+});
+
+export async function gatePolicyOf(db: Knex, workspaceId: string): Promise<StoredGatePolicy> {
+  const row = await db<GatePolicyRow>('gate_policies').where({ workspace_id: workspaceId }).first();
+  if (!row) return { policy: DEFAULT_GATE_POLICY, version: 0, updated_by: null, updated_at: null };
+  return fromRow(row);
+}
+
+/**
+ * Replaces a workspace's policy when its version is still `expectedVersion` (0: the default,
+ * never stored); the version goes up by one. Undefined when another write came first.
+ */
+export async function replaceGatePolicy(
+  db: Knex,
+  workspaceId: string,
+  expectedVersion: number,
+  policy: GatePolicy,
+  memberId: string,
+): Promise<StoredGatePolicy | undefined> {
+  const values = {
+    enabled: policy.enabled,
+    confidence_floor: String(policy.confidence_floor),
+    rules: JSON.stringify(policy.rules),
+    updated_by: memberId,
+  };
+  if (expectedVersion === 0) {
+    const [row] = await db('gate_policies')
+      .insert({ workspace_id: workspaceId, version: 1, ...values })
+      .onConflict('workspace_id')
+      .ignore()
+      .returning('*');
+    return row ? fromRow(row as GatePolicyRow) : undefined;
+  }
+  const [row] = await db('gate_policies')
+    .where({ workspace_id: workspaceId, version: expectedVersion })
+    .update({
+      ...values,
+      version: expectedVersion + 1,
+      updated_at: db.raw("date_trunc('milliseconds', now())"),
+    })
+    .returning('*');
+  return row ? fromRow(row as GatePolicyRow) : undefined;
+}
+
+/**
+ * The snapshot a gate compares with: the newest one of the same repository and branch whose
+ * audit completed, generated before `current`.
+ */
+export async function previousSnapshotOnBranch(
+  db: Knex,
+  current: SnapshotRow,
+  branchRef: string | null,
+): Promise<(SnapshotRow & { commit_sha: string | null }) | undefined> {
+  if (!current.repository_id) return undefined;
+  const q = db('architecture_snapshots as s')
+    .join('audits as a', 'a.id', 's.audit_id')
+    .select('s.*', 'a.commit_sha')
+    .where({
+      's.workspace_id': current.workspace_id,
+      's.repository_id': current.repository_id,
+      'a.status': 'completed',
+    })
+    .whereNot('s.id', current.id)
+    .where('s.generated_at', '<=', current.generated_at)
+    .orderBy([
+      { column: 's.generated_at', order: 'desc' },
+      { column: 's.id', order: 'desc' },
+    ])
+    .first();
+  if (branchRef === null) q.whereNull('a.branch_ref');
+  else q.where('a.branch_ref', branchRef);
+  return q as Promise<(SnapshotRow & { commit_sha: string | null }) | undefined>;
+}
+
+/** A snapshot of the workspace by id, with the commit its audit read. */
+export async function snapshotWithAudit(
+  db: Knex,
+  workspaceId: string,
+  snapshotId: string,
+): Promise<(SnapshotRow & { commit_sha: string | null; branch_ref: string | null }) | undefined> {
+  return db('architecture_snapshots as s')
+    .join('audits as a', 'a.id', 's.audit_id')
+    .select('s.*', 'a.commit_sha', 'a.branch_ref')
+    .where({ 's.workspace_id': workspaceId, 's.id': snapshotId })
+    .first();
+}
+
+export async function assessmentsForGate(db: Knex, auditId: string): Promise<GateAssessment[]> {
+  return db('control_assessments')
+    .where({ audit_id: auditId })
+    .select('control_key', 'title', 'severity', 'status', 'evidence_ids', 'exception_id')
+    .orderBy('control_key');
+}
+
+/** The repository's approved and implemented decisions (they take part in every gate). */
+export async function decisionsForGate(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string,
+): Promise<GateDecision[]> {
+  const rows = await db('decisions')
+    .where({ workspace_id: workspaceId, repository_id: repositoryId })
+    .whereIn('status', ['approved', 'implemented'])
+    .orderBy('number')
+    .select(
+      'id',
+      'number',
+      'title',
+      'status',
+      'affected_entity_keys',
+      'affected_relationship_keys',
+      'candidate_change_id',
+      'success_criteria',
+    );
+  return rows as GateDecision[];
+}
+
+export async function uncertaintiesForGate(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string,
+): Promise<GateUncertainty[]> {
+  return db('uncertainty_cases')
+    .where({ workspace_id: workspaceId, repository_id: repositoryId, blocking: true })
+    .whereIn('state', ['open', 'investigating'])
+    .select('id', 'subject_key', 'blocking', 'state')
+    .orderBy('id');
+}
+
+export interface AuditGateRow {
+  audit_id: string;
+  workspace_id: string;
+  repository_id: string | null;
+  current_snapshot_id: string;
+  previous_snapshot_id: string | null;
+  outcome: string;
+  policy_version: number;
+  result: Record<string, unknown>;
+  created_at: Date;
+}
+
+/**
+ * Stores an audit's gate and its summary on the audit, once: a retried step finds the first
+ * result and keeps it (the gate is computed from immutable snapshots, so it would be the same).
+ */
+export async function recordAuditGate(
+  db: Knex,
+  row: Omit<AuditGateRow, 'created_at'>,
+  summary: Record<string, unknown>,
+): Promise<AuditGateRow> {
+  return db.transaction(async (trx) => {
+    const [inserted] = await trx('audit_gates')
+      .insert({ ...row, result: JSON.stringify(row.result) })
+      .onConflict('audit_id')
+      .ignore()
+      .returning('*');
+    if (inserted)
+      await trx('audits')
+        .where({ id: row.audit_id })
+        .update({ structural_gate_result: JSON.stringify(summary) });
+    return (inserted as AuditGateRow | undefined) ?? (await auditGateOf(trx, row.audit_id))!;
+  });
+}
+
+export async function auditGateOf(db: Knex, auditId: string): Promise<AuditGateRow | undefined> {
+  return db<AuditGateRow>('audit_gates').where({ audit_id: auditId }).first();
+}
+
+/** The stores the change service reads, over one connection or transaction. */
+export function changeStore(db: Knex): ChangeStore {
+  return {
+    policy: (ws) => gatePolicyOf(db, ws),
+    assessments: (auditId) => assessmentsForGate(db, auditId),
+    decisions: (ws, repo) => decisionsForGate(db, ws, repo),
+    uncertainties: (ws, repo) => uncertaintiesForGate(db, ws, repo),
+  };
+}

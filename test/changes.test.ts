@@ -1,0 +1,400 @@
+/**
+ * The change gate on the real stack: a repository audited at two commits (a service added that
+ * uses an existing datastore, an external call added, a datastore removed), then again with a
+ * source type missing; the gate of each audit, its CI renderings (SARIF validated against the
+ * SARIF 2.1.0 schema), the workspace policy with optimistic concurrency, and approved decisions
+ * changing the outcome.
+ */
+import fs from 'node:fs';
+import test from 'ava';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
+import { addMember, type Member } from './helpers/decisions';
+import { createTenant, createToken, type Tenant } from './helpers/factories';
+import { createRepo, type TestRepo } from './helpers/git';
+import { call } from './helpers/http';
+import { CHANGES_V1, CHANGES_V2 } from './fixtures/changes-repo';
+
+let h: AuditHarness;
+let tenant: Tenant;
+let bob: Member;
+let repo: TestRepo;
+let repositoryId: string;
+const audits: Record<string, { id: string; snapshot: string }> = {};
+
+const ws = () => `/v1/workspaces/${tenant.workspaceId}`;
+const get = (path: string, token = tenant.token) =>
+  call(h.app.url, 'GET', `${ws()}${path}`, { token });
+
+async function audit(body: Record<string, unknown> = {}) {
+  const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
+    token: tenant.token,
+    body: { repository_id: repositoryId, ...body },
+  });
+  if (started.status !== 202) throw new Error(started.text);
+  const done = await waitForAudit(
+    h.app.url,
+    tenant.token,
+    tenant.workspaceId,
+    started.body.id,
+    120_000,
+  );
+  if (done.body.status !== 'completed') throw new Error(JSON.stringify(done.body.stages));
+  const snaps = await get(`/repositories/${repositoryId}/architecture/snapshots`);
+  const snap = snaps.body.items.find((s: { audit_id: string }) => s.audit_id === started.body.id);
+  return { id: started.body.id as string, snapshot: snap.id as string, body: done.body };
+}
+
+const EXPECTED_V2 = [
+  ['entity_added', 'external:api.payments.example.com', 'informational'],
+  ['entity_added', 'service:reports', 'review'],
+  ['entity_removed', 'datastore:legacy-db', 'blocked'],
+  ['relationship_added', 'connects_to:service:orders->external:api.payments.example.com', 'review'],
+  ['relationship_added', 'connects_to:service:reports->datastore:orders-db', 'blocked'],
+  ['relationship_removed', 'connects_to:service:billing->datastore:legacy-db', 'informational'],
+];
+
+test.before(async () => {
+  h = await startAuditHarness();
+  tenant = await createTenant(h.app.services.db, { login: 'alice' });
+  bob = await addMember(h.app.services.db, tenant, 'bob', 'maintainer');
+  repo = createRepo(CHANGES_V1);
+  const created = await call(h.app.url, 'POST', `${ws()}/repositories`, {
+    token: tenant.token,
+    body: { name: 'orders-system', url: `file://${repo.dir}` },
+  });
+  repositoryId = created.body.id;
+  audits.v1 = await audit();
+  repo.commit(CHANGES_V2, 'reports service, payments API, legacy-db retired');
+  audits.v2 = await audit();
+});
+
+test.after.always(async () => {
+  await h?.close();
+  repo?.remove();
+});
+
+test.serial('the first audit of a repository is insufficient_evidence and says why', async (t) => {
+  const a = await get(`/audits/${audits.v1!.id}`);
+  t.is(a.body.structural_gate_result.outcome, 'insufficient_evidence');
+  t.regex(a.body.structural_gate_result.reasons.join('\n'), /first audit/);
+  const gate = await get(`/audits/${audits.v1!.id}/gate`);
+  t.is(gate.status, 200);
+  t.like(gate.body, {
+    outcome: 'insufficient_evidence',
+    previous_snapshot_id: null,
+    policy_version: 0,
+    policy_enabled: true,
+  });
+  t.deepEqual(gate.body.changes, []);
+});
+
+test.serial(
+  'the second audit shows each change with its consequence, and is blocked',
+  async (t) => {
+    const a = await get(`/audits/${audits.v2!.id}`);
+    t.is(a.body.structural_gate_result.outcome, 'blocked');
+    t.is(a.body.structural_gate_result.previous_snapshot_id, audits.v1!.snapshot);
+    const gate = await get(`/audits/${audits.v2!.id}/gate`);
+    t.is(gate.body.outcome, 'blocked');
+    t.true(gate.body.coverage_comparable);
+    const seen = gate.body.changes
+      .filter(
+        (c: any) => !c.key.startsWith('service:billing') || c.change_type !== 'entity_changed',
+      )
+      .map((c: any) => [c.change_type, c.key, c.consequence]);
+    for (const expected of EXPECTED_V2)
+      t.deepEqual(
+        seen.find((s: string[]) => s[1] === expected[1]),
+        expected,
+      );
+    // Nothing else is flagged.
+    const flagged = gate.body.changes.filter((c: any) => c.consequence !== 'informational');
+    t.is(flagged.length, EXPECTED_V2.filter((e) => e[2] !== 'informational').length);
+    // Every reason names its rule; every change cites evidence and has an owner from CODEOWNERS.
+    const rules = gate.body.reasons.map((r: any) => r.rule_id).sort();
+    t.deepEqual(rules, [
+      'datastore-removed',
+      'external-egress-added',
+      'service-added',
+      'shared-datastore-new-client',
+    ]);
+    for (const c of gate.body.changes) {
+      t.true(c.evidence_ids.length > 0, c.key);
+      t.regex(c.owner_hint ?? '', /^@acme\/(platform|analytics)$/, c.key);
+    }
+    const shared = gate.body.reasons.find((r: any) => r.rule_id === 'shared-datastore-new-client');
+    t.regex(shared.text, /service:reports newly connects to datastore:orders-db/);
+    t.true(shared.evidence_ids.length > 0);
+  },
+);
+
+test.serial('getArchitectureChanges compares the latest two snapshots by default', async (t) => {
+  const r = await get(`/repositories/${repositoryId}/architecture/changes`);
+  t.is(r.status, 200);
+  t.like(r.body, {
+    repository_id: repositoryId,
+    current_snapshot_id: audits.v2!.snapshot,
+    previous_snapshot_id: audits.v1!.snapshot,
+    current_audit_id: audits.v2!.id,
+    coverage_comparable: true,
+    gate: { outcome: 'blocked', policy_enabled: true },
+  });
+  t.deepEqual([...r.body.current_sources].sort(), ['cicd', 'cloud', 'code']);
+  const stored = await get(`/audits/${audits.v2!.id}/gate`);
+  t.deepEqual(
+    r.body.changes.map((c: any) => [c.change_type, c.key, c.consequence]),
+    stored.body.changes.map((c: any) => [c.change_type, c.key, c.consequence]),
+  );
+  // Reversed, the removal is an addition and the additions are removals.
+  const back = await get(
+    `/repositories/${repositoryId}/architecture/changes?from_snapshot_id=${audits.v2!.snapshot}&to_snapshot_id=${audits.v1!.snapshot}`,
+  );
+  const types = new Map(back.body.changes.map((c: any) => [c.key, c.change_type]));
+  t.is(types.get('datastore:legacy-db'), 'entity_added');
+  t.is(types.get('service:reports'), 'entity_removed');
+});
+
+test.serial('bad snapshot parameters are clear problems', async (t) => {
+  const base = `/repositories/${repositoryId}/architecture/changes`;
+  const unknown = await get(`${base}?to_snapshot_id=00000000-0000-4000-8000-000000000000`);
+  t.is(unknown.status, 404);
+  const fromOnly = await get(`${base}?from_snapshot_id=${audits.v1!.snapshot}`);
+  t.is(fromOnly.status, 400);
+  t.is(fromOnly.body.code, 'validation_failed');
+  const notUuid = await get(`${base}?to_snapshot_id=nope`);
+  t.is(notUuid.status, 400);
+  // A snapshot of another repository of the workspace.
+  const other = createRepo(CHANGES_V1);
+  try {
+    const created = await call(h.app.url, 'POST', `${ws()}/repositories`, {
+      token: tenant.token,
+      body: { name: 'other', url: `file://${other.dir}` },
+    });
+    const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
+      token: tenant.token,
+      body: { repository_id: created.body.id },
+    });
+    await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id, 120_000);
+    const snaps = await get(`/repositories/${created.body.id}/architecture/snapshots`);
+    const mismatch = await get(
+      `${base}?from_snapshot_id=${snaps.body.items[0].id}&to_snapshot_id=${audits.v2!.snapshot}`,
+    );
+    t.is(mismatch.status, 422);
+    t.is(mismatch.body.code, 'snapshot_repository_mismatch');
+  } finally {
+    other.remove();
+  }
+  // Another workspace cannot see the repository.
+  const stranger = await createTenant(h.app.services.db);
+  const hidden = await call(
+    h.app.url,
+    'GET',
+    `/v1/workspaces/${stranger.workspaceId}/repositories/${repositoryId}/architecture/changes`,
+    { token: stranger.token },
+  );
+  t.is(hidden.status, 404);
+});
+
+test.serial('the gate renders as SARIF 2.1.0 (schema-valid), JUnit XML and Markdown', async (t) => {
+  const sarif = await get(`/audits/${audits.v2!.id}/gate?format=sarif`);
+  t.is(sarif.status, 200);
+  t.regex(sarif.headers.get('content-type') ?? '', /^application\/sarif\+json/);
+  const schema = JSON.parse(
+    fs.readFileSync(require.resolve('schemastore/schemas/json/sarif-2.1.0.json'), 'utf8'),
+  );
+  // The official schema's language-tag pattern is not valid with the u flag.
+  const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false });
+  addFormats(ajv);
+  const validate = ajv.compile(schema);
+  t.true(validate(sarif.body), JSON.stringify(validate.errors));
+  const results = sarif.body.runs[0].results;
+  t.is(results.length, 4);
+  for (const r of results) {
+    t.truthy(r.locations?.[0]?.physicalLocation?.artifactLocation?.uri, r.message.text);
+    t.regex(r.partialFingerprints['archauditGate/v1'], /^[0-9a-f]{64}$/);
+  }
+  const removed = results.find((r: any) => r.ruleId === 'datastore-removed');
+  t.is(removed.level, 'error');
+  t.is(removed.locations[0].physicalLocation.artifactLocation.uri, 'docker-compose.yml');
+  // The same gate always renders the same.
+  const again = await get(`/audits/${audits.v2!.id}/gate?format=sarif`);
+  t.deepEqual(again.body, sarif.body);
+
+  const junit = await get(`/audits/${audits.v2!.id}/gate?format=junit`);
+  t.regex(junit.headers.get('content-type') ?? '', /^application\/xml/);
+  for (const rule of ['datastore-removed', 'external-egress-added', 'service-added'])
+    t.regex(junit.text, new RegExp(`<testcase[^>]*name="${rule}"`));
+  t.is((junit.text.match(/<failure/g) ?? []).length, 4);
+
+  const md = await get(`/audits/${audits.v2!.id}/gate?format=markdown`);
+  t.regex(md.headers.get('content-type') ?? '', /^text\/markdown/);
+  t.regex(md.text, /Architecture gate: blocked/);
+  t.regex(md.text, /\| entity_removed \| legacy-db \| blocked \|/);
+
+  const bad = await get(`/audits/${audits.v2!.id}/gate?format=pdf`);
+  t.is(bad.status, 400);
+});
+
+test.serial(
+  'the gate policy: default, replace with expected_version, conflicts and bad rules',
+  async (t) => {
+    const initial = await get('/policies/gate');
+    t.like(initial.body, { version: 0, is_default: true, enabled: true, confidence_floor: 0.5 });
+    const withoutServiceRule = initial.body.rules.filter((r: any) => r.id !== 'service-added');
+    const put = (body: Record<string, unknown>, token = tenant.token) =>
+      call(h.app.url, 'PUT', `${ws()}/policies/gate`, { token, body });
+    const body = {
+      enabled: true,
+      confidence_floor: 0.5,
+      rules: withoutServiceRule,
+      expected_version: 0,
+    };
+    const updated = await put(body);
+    t.is(updated.status, 200, updated.text);
+    t.like(updated.body, { version: 1, is_default: false, updated_by: tenant.memberId });
+    const stale = await put(body);
+    t.is(stale.status, 409);
+    t.like(stale.body, { code: 'version_mismatch', current_version: 1 });
+    const wrong = await put({
+      ...body,
+      expected_version: 1,
+      rules: [
+        {
+          id: 'x',
+          description: 'x',
+          condition: 'change',
+          consequence: 'review',
+          min_severity: 'high',
+        },
+        {
+          id: 'x',
+          description: 'y',
+          condition: 'control_failure_introduced',
+          consequence: 'blocked',
+        },
+      ],
+    });
+    t.is(wrong.status, 400);
+    t.deepEqual(
+      wrong.body.errors.map((e: any) => e.path),
+      ['/rules/0/min_severity', '/rules/1/id', '/rules/1/min_severity'],
+    );
+    const outOfRange = await put({ ...body, expected_version: 1, confidence_floor: 1.01 });
+    t.is(outOfRange.status, 400);
+    const readOnly = await createToken(h.app.services.db, tenant, ['policies:read']);
+    t.is((await put({ ...body, expected_version: 1 }, readOnly.token)).status, 403);
+    t.is((await get('/policies/gate', readOnly.token)).body.version, 1);
+
+    // The next gate records the policy version it applied; the new service is no longer reviewed.
+    const r = await get(
+      `/repositories/${repositoryId}/architecture/changes?from_snapshot_id=${audits.v1!.snapshot}&to_snapshot_id=${audits.v2!.snapshot}`,
+    );
+    const reports = r.body.changes.find((c: any) => c.key === 'service:reports');
+    t.is(reports.consequence, 'informational');
+    // Put the default back for the tests that follow.
+    const restored = await put({ ...body, rules: initial.body.rules, expected_version: 1 });
+    t.is(restored.body.version, 2);
+  },
+);
+
+test.serial(
+  'a source type missing from the next audit: not_reobserved, not removed, and insufficient_evidence',
+  async (t) => {
+    audits.v3 = await audit({ source_scope: { source_types: ['code', 'cloud'] } });
+    const gate = await get(`/audits/${audits.v3!.id}/gate`);
+    t.is(gate.body.outcome, 'insufficient_evidence');
+    t.false(gate.body.coverage_comparable);
+    t.is(gate.body.policy_version, 2);
+    t.is(gate.body.previous_snapshot_id, audits.v2!.snapshot);
+    const types = new Map(gate.body.changes.map((c: any) => [c.key, c.change_type]));
+    t.is(types.get('pipeline:github-actions/ci'), 'entity_not_reobserved');
+    t.is(types.get('job:github-actions/ci/test'), 'entity_not_reobserved');
+    t.false(gate.body.changes.some((c: any) => c.change_type.endsWith('_removed')));
+    t.regex(gate.body.reasons[0].text, /source coverage differs/);
+  },
+);
+
+test.serial(
+  'approved decisions in the loop: covered changes are allowed, a contradicted criterion blocks',
+  async (t) => {
+    const arch = await get(`/audits/${audits.v2!.id}/architecture`);
+    const evidence = arch.body.evidence[0].id;
+    const propose = async (over: Record<string, unknown>) => {
+      const proposed = await call(h.app.url, 'POST', `${ws()}/decisions`, {
+        token: tenant.token,
+        body: {
+          title: 'Reports reads orders directly',
+          question: 'How does reporting get order data?',
+          context: 'Reporting needs orders; billing leaves MySQL; payments move to a provider.',
+          snapshot_id: audits.v2!.snapshot,
+          owner_id: tenant.memberId,
+          options: [
+            { id: 'direct', title: 'Direct', description: 'Read orders-db directly.' },
+            { id: 'replica', title: 'Replica', description: 'Read a replica.' },
+          ],
+          evidence_ids: [evidence],
+          uncertainties: [],
+          success_criteria: [
+            {
+              id: 'reports-present',
+              description: 'The reports service exists',
+              check: { kind: 'entity_present', key: 'service:reports' },
+            },
+          ],
+          ...over,
+        },
+      });
+      t.is(proposed.status, 201, proposed.text);
+      const id = proposed.body.id;
+      const move = (status: string, token: string, extra = {}) =>
+        call(h.app.url, 'POST', `${ws()}/decisions/${id}/transitions`, {
+          token,
+          body: { status, rationale: `to ${status}`, ...extra },
+        });
+      t.is((await move('in_review', tenant.token)).status, 200);
+      const approved = await move('approved', bob.token, { selected_option_id: 'direct' });
+      t.is(approved.status, 200, approved.text);
+      return id as string;
+    };
+    const changesV1V2 = () =>
+      get(
+        `/repositories/${repositoryId}/architecture/changes?from_snapshot_id=${audits.v1!.snapshot}&to_snapshot_id=${audits.v2!.snapshot}`,
+      );
+    t.is((await changesV1V2()).body.gate.outcome, 'blocked');
+
+    const allowing = await propose({
+      affected_entity_keys: ['service:reports', 'datastore:legacy-db'],
+      affected_relationship_keys: EXPECTED_V2.filter((e) => e[0] === 'relationship_added').map(
+        (e) => e[1],
+      ),
+    });
+    const allowed = await changesV1V2();
+    t.is(allowed.body.gate.outcome, 'pass', allowed.body.gate.reasons.join('\n'));
+    t.true(allowed.body.changes.every((c: any) => c.consequence === 'informational'));
+    t.true(
+      allowed.body.gate.reasons.some(
+        (r: string) => r.startsWith('allowed') && r.includes(allowing),
+      ),
+    );
+
+    const contradicting = await propose({
+      title: 'Reporting reads a replica, never the primary',
+      success_criteria: [
+        {
+          id: 'no-direct-reads',
+          description: 'reports does not connect to orders-db',
+          check: {
+            kind: 'relationship_absent',
+            key: 'connects_to:service:reports->datastore:orders-db',
+          },
+        },
+      ],
+    });
+    const blocked = await changesV1V2();
+    t.is(blocked.body.gate.outcome, 'blocked');
+    const reason = blocked.body.gate.reasons.find((r: string) => r.includes(contradicting));
+    t.regex(reason, /^blocked: .*no-direct-reads/);
+  },
+);
