@@ -20,6 +20,7 @@ import * as uncertainty from './uncertainty/operations';
 import * as decisions from './decisions/operations';
 import * as schedules from './schedules/operations';
 import * as changes from './changes/operations';
+import * as comparisons from './comparisons/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -60,6 +61,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   architectureGraph.getAuditArchitectureBundle,
   diagram.getAuditArchitectureDiagram,
   changes.getAuditGate,
+  comparisons.createAuditComparison,
+  comparisons.listAuditComparisons,
+  comparisons.getAuditComparison,
   controls.listAuditAssessments,
   controls.listAuditFindings,
   controls.listFindings,

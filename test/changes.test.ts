@@ -15,6 +15,7 @@ import { createTenant, createToken, type Tenant } from './helpers/factories';
 import { createRepo, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
 import { CHANGES_V1, CHANGES_V2 } from './fixtures/changes-repo';
+import { contentSha256 } from '../domain/comparisons/compare';
 
 let h: AuditHarness;
 let tenant: Tenant;
@@ -183,6 +184,12 @@ test.serial('bad snapshot parameters are clear problems', async (t) => {
     );
     t.is(mismatch.status, 422);
     t.is(mismatch.body.code, 'snapshot_repository_mismatch');
+    const cross = await call(h.app.url, 'POST', `${ws()}/audit-comparisons`, {
+      token: tenant.token,
+      body: { baseline_audit_id: audits.v1!.id, candidate_audit_id: started.body.id },
+    });
+    t.is(cross.status, 422);
+    t.is(cross.body.code, 'audits_not_comparable');
   } finally {
     other.remove();
   }
@@ -396,5 +403,91 @@ test.serial(
     t.is(blocked.body.gate.outcome, 'blocked');
     const reason = blocked.body.gate.reasons.find((r: string) => r.includes(contradicting));
     t.regex(reason, /^blocked: .*no-direct-reads/);
+  },
+);
+
+test('content hashes are SHA-256 of RFC 8785 canonical JSON (pinned)', (t) => {
+  // {"a":"é","b":[1,2],"c":{"y":null,"z":1.5}}: keys sorted, no white space, UTF-8.
+  t.is(
+    contentSha256({ c: { z: 1.5, y: null }, b: [1, 2], a: 'é' }),
+    '40b3b975ab5ec007ea2ebfe86225bf3ccbed32f628c6a64660644f952847af31',
+  );
+});
+
+test.serial(
+  'audit comparisons: findings and architecture deltas, limitations, the same hash twice',
+  async (t) => {
+    const compare = (baseline: string, candidate: string, token = tenant.token) =>
+      call(h.app.url, 'POST', `${ws()}/audit-comparisons`, {
+        token,
+        body: { baseline_audit_id: baseline, candidate_audit_id: candidate },
+      });
+    const first = await compare(audits.v1!.id, audits.v2!.id);
+    t.is(first.status, 201, first.text);
+    t.is(first.headers.get('location'), `${ws()}/audit-comparisons/${first.body.id}`);
+    const result = first.body.snapshot;
+    t.like(result, {
+      coverage_comparable: true,
+      architecture_comparable: true,
+      baseline: { audit_id: audits.v1!.id, status: 'completed' },
+      candidate: { audit_id: audits.v2!.id, status: 'completed' },
+    });
+    const ops = new Map(result.architecture_changes.map((d: any) => [d.key, d.operation]));
+    t.is(ops.get('datastore:legacy-db'), 'removed');
+    t.is(ops.get('service:reports'), 'added');
+    t.is(ops.get('connects_to:service:reports->datastore:orders-db'), 'added');
+    t.is(result.counts.entities_removed, 1);
+    for (const f of result.findings) {
+      if (f.change === 'added')
+        t.true(f.baseline_finding_id === null && f.candidate_finding_id !== null);
+      if (f.change === 'resolved')
+        t.true(f.baseline_finding_id !== null && f.candidate_finding_id === null);
+      if (f.change === 'unchanged') t.is(f.baseline_finding_id, f.candidate_finding_id);
+    }
+    t.is(
+      result.findings.length,
+      result.counts.findings_added +
+        result.counts.findings_resolved +
+        result.counts.findings_changed +
+        result.counts.findings_unchanged,
+    );
+    t.deepEqual(result.limitations, [
+      'the baseline audit was scanner-only: no model-backed review ran',
+      'the candidate audit was scanner-only: no model-backed review ran',
+    ]);
+
+    const second = await compare(audits.v1!.id, audits.v2!.id);
+    t.not(second.body.id, first.body.id);
+    t.is(second.body.content_sha256, first.body.content_sha256);
+    t.regex(first.body.content_sha256, /^[0-9a-f]{64}$/);
+
+    const narrower = await compare(audits.v2!.id, audits.v3!.id);
+    t.false(narrower.body.snapshot.coverage_comparable);
+    t.true(narrower.body.snapshot.limitations.includes('the candidate audit read no cicd sources'));
+    t.true(
+      narrower.body.snapshot.limitations.some((l: string) =>
+        l.startsWith('the source scopes differ'),
+      ),
+    );
+    t.not(narrower.body.content_sha256, first.body.content_sha256);
+
+    const got = await get(`/audit-comparisons/${first.body.id}`);
+    t.deepEqual(got.body, first.body);
+    const listed = await get(`/audit-comparisons?repository_id=${repositoryId}&limit=2`);
+    t.is(listed.body.items.length, 2);
+    t.true(listed.body.has_more);
+    t.is(listed.body.items[0].id, narrower.body.id);
+    t.is(listed.body.items[0].coverage_comparable, false);
+
+    const stranger = await createTenant(h.app.services.db);
+    const hidden = await call(
+      h.app.url,
+      'GET',
+      `/v1/workspaces/${stranger.workspaceId}/audit-comparisons/${first.body.id}`,
+      { token: stranger.token },
+    );
+    t.is(hidden.status, 404);
+    const unknown = await compare(audits.v1!.id, '00000000-0000-4000-8000-000000000000');
+    t.is(unknown.status, 404);
   },
 );

@@ -1,4 +1,4 @@
-/** Audit comparisons (the specification's schemas; no operation uses them yet). */
+/** Audit comparisons (the specification's schemas). */
 import { Type, type Static } from '@sinclair/typebox';
 import { FINDING_CHANGES } from '../../domain/contract/values';
 import { ArchitectureDelta } from '../changes/schemas';
