@@ -21,6 +21,7 @@ import * as decisions from './decisions/operations';
 import * as schedules from './schedules/operations';
 import * as changes from './changes/operations';
 import * as comparisons from './comparisons/operations';
+import * as changeSets from './changes/change-set-operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -42,6 +43,10 @@ export const OPERATIONS: readonly AnyOperation[] = [
   architecture.getRepositoryArchitecture,
   architecture.listArchitectureSnapshots,
   changes.getArchitectureChanges,
+  changeSets.listChangeSets,
+  changeSets.createChangeSet,
+  changeSets.getChangeSet,
+  changeSets.reconcileChangeSet,
   architectureGraph.getArchitectureDependencies,
   uploads.createUpload,
   uploads.getUpload,

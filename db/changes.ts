@@ -180,13 +180,14 @@ export interface AuditGateRow {
 }
 
 /**
- * Stores an audit's gate and its summary on the audit, once: a retried step finds the first
- * result and keeps it (the gate is computed from immutable snapshots, so it would be the same).
+ * Stores an audit's gate and its summary on the audit, once, with what `alongside` writes in the
+ * same transaction: a retried step finds the first result and keeps it.
  */
 export async function recordAuditGate(
   db: Knex,
   row: Omit<AuditGateRow, 'created_at'>,
   summary: Record<string, unknown>,
+  alongside?: (trx: Knex.Transaction) => Promise<void>,
 ): Promise<AuditGateRow> {
   return db.transaction(async (trx) => {
     const [inserted] = await trx('audit_gates')
@@ -194,10 +195,12 @@ export async function recordAuditGate(
       .onConflict('audit_id')
       .ignore()
       .returning('*');
-    if (inserted)
+    if (inserted) {
       await trx('audits')
         .where({ id: row.audit_id })
         .update({ structural_gate_result: JSON.stringify(summary) });
+      await alongside?.(trx);
+    }
     return (inserted as AuditGateRow | undefined) ?? (await auditGateOf(trx, row.audit_id))!;
   });
 }

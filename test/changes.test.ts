@@ -491,3 +491,143 @@ test.serial(
     t.is(unknown.status, 404);
   },
 );
+
+test.serial(
+  'change sets: each audit records an observed set; a candidate reconciles with it',
+  async (t) => {
+    const sets = await get(`/repositories/${repositoryId}/change-sets?state=observed`);
+    t.is(sets.status, 200);
+    // v1 had nothing to compare with; v2 and v3 each observed their changes.
+    t.deepEqual(
+      sets.body.items.map((s: any) => s.change_key),
+      [`audit:${audits.v3!.id}`, `audit:${audits.v2!.id}`],
+    );
+    const observed = sets.body.items[1];
+    t.like(observed, {
+      state: 'observed',
+      trigger: 'audit',
+      baseline_snapshot_id: audits.v1!.snapshot,
+      result_snapshot_id: audits.v2!.snapshot,
+      gate_result: { outcome: 'blocked' },
+    });
+    const observedIds = new Set(
+      observed.normalized_changes.map((c: any) => `${c.change_type} ${c.key}`),
+    );
+    t.true(observedIds.has('entity_removed datastore:legacy-db'));
+    const reportsImpact = observed.impact_result.entities.find(
+      (e: any) => e.entity_key === 'service:reports',
+    );
+    t.deepEqual(reportsImpact.affected_entity_keys, ['datastore:orders-db']);
+
+    const declare = (body: Record<string, unknown>) =>
+      call(h.app.url, 'POST', `${ws()}/repositories/${repositoryId}/change-sets`, {
+        token: tenant.token,
+        body: {
+          change_key: 'pr-42',
+          source_ref: 'feature/reports',
+          trigger: 'pull_request',
+          reason: 'Add reporting; retire the legacy billing database',
+          baseline_snapshot_id: audits.v1!.snapshot,
+          changes: [
+            {
+              change_type: 'entity_added',
+              key: 'service:reports',
+              kind: 'service',
+              field: null,
+              before: null,
+              after: null,
+            },
+            {
+              change_type: 'entity_removed',
+              key: 'datastore:legacy-db',
+              kind: 'datastore',
+              field: null,
+              before: null,
+              after: null,
+            },
+            {
+              change_type: 'entity_added',
+              key: 'service:search',
+              kind: 'service',
+              field: null,
+              before: null,
+              after: null,
+            },
+          ],
+          ...body,
+        },
+      });
+    const bad = await declare({
+      change_key: 'pr-bad',
+      changes: [
+        {
+          change_type: 'entity_added',
+          key: 'reports',
+          kind: 'service',
+          field: null,
+          before: null,
+          after: null,
+        },
+        {
+          change_type: 'relationship_added',
+          key: 'service:a->service:b',
+          kind: 'calls',
+          field: null,
+          before: null,
+          after: null,
+        },
+      ],
+    });
+    t.is(bad.status, 400);
+    t.deepEqual(
+      bad.body.errors.map((e: any) => e.path),
+      ['/changes/0/key', '/changes/1/key'],
+    );
+    const created = await declare({});
+    t.is(created.status, 201, created.text);
+    t.like(created.body, {
+      state: 'candidate',
+      actor_id: tenant.memberId,
+      reconciled_change_set_id: null,
+    });
+    t.is((await declare({})).status, 409);
+
+    const reconcile = (id: string, body: Record<string, unknown>) =>
+      call(h.app.url, 'POST', `${ws()}/change-sets/${id}/reconcile`, { token: tenant.token, body });
+    const done = await reconcile(created.body.id, { observed_change_set_id: observed.id });
+    t.is(done.status, 200, done.text);
+    t.deepEqual(done.body.accuracy, {
+      matched: 2,
+      unexpected: 1,
+      missed: observedIds.size - 2,
+      precision: '0.6667',
+      recall: (2 / observedIds.size).toFixed(4),
+    });
+    t.is(done.body.reconciled_change_set_id, observed.id);
+    t.like(done.body.gate_result, { outcome: 'blocked' });
+    t.true(done.body.impact_result.affected_entity_keys.includes('datastore:orders-db'));
+    const again = await reconcile(created.body.id, { observed_change_set_id: observed.id });
+    t.deepEqual(again.body, done.body);
+    const other = await reconcile(created.body.id, {
+      observed_change_set_id: sets.body.items[0].id,
+    });
+    t.like(other.body, { status: 409, code: 'already_reconciled' });
+    const wrongWay = await reconcile(observed.id, {});
+    t.like(wrongWay.body, { status: 409, code: 'change_set_not_candidate' });
+    const later = await declare({ change_key: 'pr-43' });
+    const none = await reconcile(later.body.id, {});
+    t.like(none.body, { status: 409, code: 'no_observed_change_set' });
+    t.deepEqual((await get(`/change-sets/${created.body.id}`)).body, done.body);
+    const readOnly = await createToken(h.app.services.db, tenant, ['audits:read']);
+    const denied = await call(
+      h.app.url,
+      'POST',
+      `${ws()}/repositories/${repositoryId}/change-sets`,
+      {
+        token: readOnly.token,
+        body: {},
+      },
+    );
+    t.is(denied.status, 403);
+  },
+);

@@ -3,6 +3,7 @@
  * repository and branch, gated by the workspace policy. Stores the gate once (audit_gates) and
  * its summary as the audit's `structural_gate_result`; a retried step keeps the first result.
  */
+import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { evidenceByIds, snapshotOfAudit } from '../../db/architecture';
 import { appendLog, getAuditById, sourceFiles } from '../../db/audits';
@@ -12,10 +13,14 @@ import {
   previousSnapshotOnBranch,
   recordAuditGate,
 } from '../../db/changes';
+import { insertChangeSet } from '../../db/change-sets';
+import { impactOf, normalizeObserved } from '../../domain/changes/change-sets';
+import type { DependencyGraph } from '../../analysis/dependencies';
 import { CODEOWNERS_PATHS, parseCodeowners, type OwnerIndex } from '../../domain/changes/owners';
 import {
   evaluateChanges,
   presentChangeItem,
+  presentGate,
   type GateLocation,
   type StoredGate,
 } from '../../domain/changes/service';
@@ -113,6 +118,32 @@ export async function recordChangeGate(
       result: stored as unknown as Record<string, unknown>,
     },
     summary,
+    async (trx) => {
+      // What happened, as an observed change set (candidates are reconciled against it).
+      if (!audit.repository_id || !previous) return;
+      const normalized = normalizeObserved(gate.items);
+      await insertChangeSet(trx, {
+        id: crypto.randomUUID(),
+        workspace_id: audit.workspace_id,
+        repository_id: audit.repository_id,
+        state: 'observed',
+        change_key: `audit:${audit.id}`,
+        source_ref: audit.commit_sha ?? 'unknown',
+        trigger: 'audit',
+        reason: `Observed by audit ${audit.id} against snapshot ${previous.id}`,
+        actor_id: null,
+        audit_id: audit.id,
+        baseline_snapshot_id: previous.id,
+        result_snapshot_id: current.id,
+        reconciled_change_set_id: null,
+        normalized_changes: normalized as unknown as Array<Record<string, unknown>>,
+        candidate_payload: null,
+        impact_result: impactOf(current as unknown as DependencyGraph, normalized),
+        gate_result: presentGate(gate),
+        accuracy: null,
+        occurred_at: new Date(evaluatedAt),
+      });
+    },
   );
   await appendLog(db, auditId, {
     level: row.outcome === 'blocked' ? 'warning' : 'info',

@@ -300,3 +300,47 @@ export const AuditGateResponse = Strict(
   },
 );
 export type AuditGateResponse = Static<typeof AuditGateResponse>;
+
+// Ours: declaring a candidate change set.
+
+export const ChangeSetCreate = Strict(
+  'ChangeSetCreate',
+  {
+    change_key: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'Identifies the change (e.g. `pr-123`, a plan id); unique per repository among candidates. A decision whose candidate_change_id equals it allows the change in the gate.',
+    }),
+    source_ref: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'Where the change comes from (a branch, a pull request URL, a plan file).',
+    }),
+    trigger: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'What declared it: pull_request, iac_plan, manual, ...',
+    }),
+    reason: Type.String({ minLength: 1, maxLength: 4000 }),
+    baseline_snapshot_id: Type.Optional(
+      Nullable(
+        Uuid({
+          description: "The snapshot the change starts from (default: the repository's latest).",
+        }),
+      ),
+    ),
+    changes: Type.Array(NormalizedArchitectureChange, { minItems: 1, maxItems: 5000 }),
+    candidate_payload: Type.Optional(Nullable(FreeObject())),
+  },
+  { description: 'A candidate change set: declared changes in canonical form.' },
+);
+export type ChangeSetCreate = Static<typeof ChangeSetCreate>;
+
+export const ChangeSetParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    change_set_id: Uuid({ description: 'The change set.' }),
+  },
+  { additionalProperties: false },
+);
