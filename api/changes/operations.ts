@@ -5,12 +5,12 @@ import {
   auditGateOf,
   changeStore,
   gatePolicyOf,
+  latestSnapshotId,
   previousSnapshotOnBranch,
   replaceGatePolicy,
   snapshotWithAudit,
   type StoredGatePolicy,
 } from '../../db/changes';
-import { latestSnapshot } from '../../db/architecture';
 import { findRepository } from '../../db/repositories';
 import { policyProblems, type GatePolicy } from '../../domain/changes/gate';
 import { evaluateChanges, presentChangeItem, presentGate } from '../../domain/changes/service';
@@ -77,9 +77,9 @@ export const getArchitectureChanges = defineOperation({
         throw problems.validationFailed([
           { in: 'query', path: '/to_snapshot_id', message: 'is required with from_snapshot_id' },
         ]);
-      const latest = await latestSnapshot(db, params.workspace_id, repo.id);
+      const latest = await latestSnapshotId(db, params.workspace_id, repo.id);
       if (!latest) throw problems.notFound(`A completed audit of repository ${repo.id}`);
-      current = await load(latest.id, 'to');
+      current = await load(latest, 'to');
     }
     const previous = query.from_snapshot_id
       ? await load(query.from_snapshot_id, 'from')
