@@ -9,7 +9,7 @@ import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
 import { asArray, asString, isRecord } from '../shared/values';
 import type { PathItem } from '../shared/yaml';
-import { classifyImage, redact, singlePort } from './common';
+import { classifyDeclared, classifyImage, redact, singlePort } from './common';
 import { envReferences, type HostResolver } from './env';
 import {
   Cluster,
@@ -37,6 +37,7 @@ export function analyzeKubernetes(
     else if (o.kind === 'Ingress') evidence.push(...ingressEvidence(o, cluster));
     else if (o.kind === 'ConfigMap') evidence.push(...configMapEvidence(o, cluster));
     else if (o.kind === 'Secret') evidence.push(...secretEvidence(o));
+    else if (o.kind === 'NetworkPolicy') evidence.push(...networkPolicyEvidence(o, cluster));
   }
   return { evidence, gaps };
 }
@@ -147,16 +148,32 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
             },
           }),
         );
-        const cls = group === 'containers' && !classified ? classifyImage(image) : null;
+        // An image of no well-known engine (`acme/user-db`) is typed by the container's own
+        // declaration: its port names and numbers, server-only variables (classifyDeclared).
+        const declared =
+          group === 'containers' && !classified && !classifyImage(image)
+            ? classifyDeclared({
+                ports: asArray(c.ports).map((p) =>
+                  isRecord(p) && typeof p.containerPort === 'number' ? p.containerPort : '',
+                ),
+                portNames: asArray(c.ports).map((p) =>
+                  isRecord(p) ? (asString(p.name) ?? '') : '',
+                ),
+                env: asArray(c.env).map((e) => (isRecord(e) ? (asString(e.name) ?? '') : '')),
+              })
+            : null;
+        const cls =
+          group === 'containers' && !classified ? (classifyImage(image) ?? declared) : null;
         if (cls) {
           classified = true;
           out.push(
             cite(w, [], {
               kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
               subject: entityKey(cls.kind, w.name),
-              summary: `${label} runs a ${cls.engine} ${cls.kind}`,
+              summary: `${label} runs a ${cls.engine} ${cls.kind}${cls === declared ? ` (${declared.clue})` : ''}`,
               attributes: {
                 engine: cls.engine,
+                ...(cls === declared ? { engine_clue: declared.clue } : {}),
                 tag: image.tag,
                 service_key: subject,
                 image: image.repo,
@@ -507,6 +524,84 @@ function secretEvidence(s: K8sObject): Evidence[] {
         }),
       );
     }
+  }
+  return out;
+}
+
+/** Label keys whose value is, by convention, the application's name. */
+const NAME_LABELS = ['app.kubernetes.io/name', 'app', 'name', 'k8s-app', 'component'];
+
+/**
+ * The services a pod selector names: the workloads whose pod labels it matches, else (no
+ * workload of these files matches) the value of a conventional name label (`name: cart`), as a
+ * DNS short name resolves to a service declared elsewhere. Null for an empty selector.
+ */
+function selectedPeers(
+  selector: unknown,
+  namespace: string | null,
+  cluster: Cluster,
+): Array<{ key: string; name: string; resolution: string }> | null {
+  const labels = stringMap(isRecord(selector) ? selector.matchLabels : null);
+  if (Object.keys(labels).length === 0) return null;
+  const matched = cluster.podsMatching(labels, namespace);
+  if (matched.length > 0)
+    return matched.map((w) => ({
+      key: entityKey('service', w.name),
+      name: w.name,
+      resolution: 'pod-labels',
+    }));
+  const label = NAME_LABELS.find((k) => labels[k] !== undefined);
+  const name = label ? labels[label] : undefined;
+  return name ? [{ key: entityKey('service', name), name, resolution: 'name-label' }] : [];
+}
+
+/**
+ * A NetworkPolicy states who may connect to whom: each `ingress.from` pod selector names callers
+ * of the pods the policy selects, each `egress.to` pod selector names what they call. Only
+ * selectors that name pods count (no empty selector, namespace-wide or ipBlock peers). The
+ * relationship is `connects_to` with kind `network-policy`: a permission the system's authors
+ * wrote for a connection they expect, weaker than an address the caller is given.
+ */
+function networkPolicyEvidence(np: K8sObject, cluster: Cluster): Evidence[] {
+  const spec = isRecord(np.obj.spec) ? np.obj.spec : {};
+  const targets = selectedPeers(spec.podSelector, np.namespace, cluster);
+  if (!targets || targets.length === 0) return [];
+  const out: Evidence[] = [];
+  for (const [field, peerField, inbound] of [
+    ['ingress', 'from', true],
+    ['egress', 'to', false],
+  ] as const) {
+    asArray(spec[field]).forEach((rule, i) => {
+      if (!isRecord(rule)) return;
+      const ports = asArray(rule.ports)
+        .map((p) => (isRecord(p) ? (p.port ?? null) : null))
+        .filter((p) => p !== null);
+      asArray(rule[peerField]).forEach((peer, j) => {
+        if (!isRecord(peer) || peer.namespaceSelector !== undefined) return;
+        for (const other of selectedPeers(peer.podSelector, np.namespace, cluster) ?? []) {
+          for (const t of targets) {
+            const [from, to] = inbound ? [other, t] : [t, other];
+            if (from.key === to.key) continue;
+            out.push(
+              cite(np, ['spec', field, i, peerField, j], {
+                kind: 'network-policy',
+                subject: from.key,
+                relationship: 'connects_to',
+                object: to.key,
+                summary: `NetworkPolicy ${np.name} allows ${from.name} to connect to ${to.name}`,
+                attributes: {
+                  policy: np.name,
+                  namespace: np.namespace,
+                  direction: field,
+                  ports,
+                  resolution: other.resolution,
+                },
+              }),
+            );
+          }
+        }
+      });
+    });
   }
   return out;
 }

@@ -37,7 +37,6 @@ import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from '
 import { isLockfile, manifestKindOf } from './manifests';
 import type { CodeModel, Unit } from './model';
 
-
 /** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
 const IN_STRING = STRING;
 
