@@ -657,16 +657,16 @@ function identitySets(
 }
 
 /**
- * A set known only by Dockerfiles (no code unit around them, no deployment declaration, no other
- * declaration) none of which exposes a fixed port: an image recipe (a tool image, a script
- * runner, a build template parameterized by `ARG`s), not a deployable. Its records stay evidence.
+ * A set known only by its Dockerfiles (no code unit around them, no deployment declaration, no
+ * record from any other file such as a proxy template's routes) none of which exposes a fixed
+ * port: an image recipe (a tool image, a script runner, a build template parameterized by
+ * `ARG`s), not a deployable. Its records stay evidence.
  */
 function isImageRecipe(ev: StoredEvidence[]): boolean {
   const dockerfiles = ev.filter((e) => e.evidence_kind === 'dockerfile-declared');
   if (dockerfiles.length === 0) return false;
   const files = new Set(dockerfiles.map((e) => e.location.path));
-  if (ev.some((e) => /-declared$/.test(e.evidence_kind) && !files.has(e.location.path)))
-    return false;
+  if (ev.some((e) => !files.has(e.location.path))) return false;
   return dockerfiles.every((e) => {
     const ports = Array.isArray(e.attributes.exposed_ports) ? e.attributes.exposed_ports : [];
     return !ports.some((p) => /^\d/.test(String(p)));

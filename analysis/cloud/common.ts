@@ -140,6 +140,14 @@ export function hasEmbeddedCredentials(value: string): boolean {
 const HOST_NAME_SUFFIX =
   /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS)$/i;
 
+/** `RabbitMqUrl`, `rabbitMq.url` -> `RABBIT_MQ_URL`: one spelling for the suffix rules. */
+function upperSnake(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .toUpperCase();
+}
+
 export interface HostRef {
   host: string;
   port: number | null;
@@ -192,7 +200,7 @@ export function extractHosts(name: string, value: string): HostRef[] {
   }
   const parts = v.split(/[,\s]+/).filter(Boolean);
   const allHostPort = parts.length > 0 && parts.every((p) => /^[^:/\s]+:\d{1,5}$/.test(p));
-  if (allHostPort || (HOST_NAME_SUFFIX.test(name) && parts.length > 0)) {
+  if (allHostPort || (HOST_NAME_SUFFIX.test(upperSnake(name)) && parts.length > 0)) {
     for (const part of parts) {
       const h = hostPort(part, null);
       if (h) out.push(h);
