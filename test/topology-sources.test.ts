@@ -86,3 +86,148 @@ spec:
   t.is(policy.location.start_line, 8);
   t.deepEqual(policy.attributes.ports, [80]);
 });
+
+const pom = (artifact: string, deps: string[]) =>
+  `<project>
+  <artifactId>${artifact}</artifactId>
+  <dependencies>
+${deps.map((d) => `    <dependency>\n      <groupId>org.springframework.cloud</groupId>\n      <artifactId>${d}</artifactId>\n    </dependency>`).join('\n')}
+  </dependencies>
+</project>
+`;
+
+test('service registry: every Eureka client connects to the one Eureka server unit; discovery by service id in code', async (t) => {
+  const { graph, evidence } = await analyzeFiles([
+    {
+      path: 'registry/pom.xml',
+      text: pom('registry', ['spring-cloud-starter-netflix-eureka-server']),
+    },
+    {
+      path: 'customers/pom.xml',
+      text: pom('customers', ['spring-cloud-starter-netflix-eureka-client']),
+    },
+    {
+      path: 'assistant/pom.xml',
+      text: pom('assistant', ['spring-cloud-starter-netflix-eureka-client']),
+    },
+    {
+      path: 'assistant/src/main/java/a/Data.java',
+      text: [
+        'class Data {',
+        '  URI u() { return discoveryClient.getInstances("customers").get(0).getUri(); }',
+        '  // discoveryClient.getInstances("commented-out")',
+        '}',
+        '@FeignClient(name = "visits")',
+        'interface Visits {}',
+      ].join('\n'),
+    },
+  ]);
+  t.deepEqual(edges(graph), [
+    'service:assistant -> service:customers',
+    'service:assistant -> service:registry',
+    'service:assistant -> service:visits',
+    'service:customers -> service:registry',
+  ]);
+  const reg = evidence.find(
+    (e) => e.evidence_kind === 'registry-client' && e.subject_key === 'service:customers',
+  )!;
+  t.is(reg.location.path, 'customers/pom.xml');
+  t.is(reg.location.start_line, 4);
+});
+
+test('service registry: with two Eureka server units the registry is unknown and nothing is said', async (t) => {
+  const { graph } = await analyzeFiles([
+    { path: 'r1/pom.xml', text: pom('r1', ['spring-cloud-starter-netflix-eureka-server']) },
+    { path: 'r2/pom.xml', text: pom('r2', ['spring-cloud-starter-netflix-eureka-server']) },
+    { path: 'app/pom.xml', text: pom('app', ['spring-cloud-starter-netflix-eureka-client']) },
+  ]);
+  t.deepEqual(edges(graph), []);
+});
+
+test('dapr: components are datastores and queues with their engine, scopes and code usage connect apps to them, invocation by app id reaches the app', async (t) => {
+  const { graph } = await analyzeFiles([
+    {
+      path: 'deploy/apps.yaml',
+      text: `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: order-processor }
+spec:
+  template:
+    metadata:
+      labels: { app: orders }
+      annotations: { dapr.io/enabled: "true", dapr.io/app-id: orders }
+    spec:
+      containers: [{ name: app, image: acme/orders:1 }]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: checkout }
+spec:
+  template:
+    metadata:
+      labels: { app: checkout }
+      annotations: { dapr.io/app-id: checkout }
+    spec:
+      containers: [{ name: app, image: acme/checkout:1 }]
+`,
+    },
+    {
+      path: 'components/statestore.yaml',
+      text: `apiVersion: dapr.io/v1alpha1
+kind: Component
+metadata: { name: statestore }
+spec:
+  type: state.redis
+  version: v1
+  metadata:
+    - { name: redisHost, value: "redis-master:6379" }
+scopes: [orders]
+`,
+    },
+    {
+      path: 'components/pubsub.yaml',
+      text: `apiVersion: dapr.io/v1alpha1
+kind: Component
+metadata: { name: orderpubsub }
+spec:
+  type: pubsub.rabbitmq
+  version: v1
+---
+apiVersion: dapr.io/v1alpha1
+kind: Component
+metadata: { name: secrets }
+spec:
+  type: secretstores.local.file
+`,
+    },
+    {
+      path: 'checkout/checkout.csproj',
+      text: '<Project Sdk="Microsoft.NET.Sdk.Web"></Project>',
+    },
+    {
+      path: 'checkout/Dockerfile',
+      text: 'FROM mcr.microsoft.com/dotnet/aspnet:8.0\nEXPOSE 8080\n',
+    },
+    {
+      path: 'checkout/Program.cs',
+      text: [
+        'await client.PublishEventAsync("orderpubsub", "orders", order);',
+        'var r = await client.InvokeMethodAsync<Order>(HttpMethod.Post, "orders", "process", order);',
+        'var h = DaprClient.CreateInvokeHttpClient("inventory");',
+        'var s = await client.GetStateAsync<Order>("statestore", "k");',
+      ].join('\n'),
+    },
+  ]);
+  t.deepEqual(edges(graph), [
+    'service:checkout -> datastore:statestore',
+    'service:checkout -> queue:orderpubsub',
+    'service:checkout -> service:inventory',
+    'service:checkout -> service:order-processor',
+    'service:order-processor -> datastore:statestore',
+  ]);
+  const attrs = (k: string) => graph.entities.find((e) => e.canonical_key === k)!.attributes;
+  t.is(attrs('datastore:statestore').engine, 'redis');
+  t.deepEqual(attrs('datastore:statestore').backing_hosts, ['redis-master']);
+  t.is(attrs('queue:orderpubsub').engine, 'rabbitmq');
+  t.false(graph.entities.some((e) => e.name === 'secrets'));
+});
