@@ -466,3 +466,53 @@ test('DynamoDB Local is a datastore', async (t) => {
     ),
   );
 });
+
+test('a script package (no server framework, no datastore client, no listening code, no Dockerfile) is a tool; one that listens is a service', async (t) => {
+  const pkg = (name: string, deps: Record<string, string>) =>
+    JSON.stringify({ name, scripts: { start: 'node dist/main.js' }, dependencies: deps });
+  const { graph, evidence } = await pipeline([
+    { path: 'oss/attribution/package.json', text: pkg('attribution', { axios: '^1' }) },
+    {
+      path: 'oss/attribution/src/main.ts',
+      text: "import axios from 'axios';\nawait axios.get(url);\n",
+    },
+    { path: 'api/package.json', text: pkg('api', {}) },
+    {
+      path: 'api/src/main.ts',
+      text: "import http from 'node:http';\nhttp.createServer(handler).listen(8080);\n",
+    },
+    { path: 'consumer/package.json', text: pkg('consumer', { kafkajs: '^2' }) },
+    { path: 'consumer/src/main.ts', text: 'await consumer.run({ eachMessage });\n' },
+  ]);
+  t.deepEqual(keys(graph), ['service:api', 'service:consumer']);
+  const unit = evidence.find(
+    (e) => e.evidence_kind === 'unit-declared' && e.subject_key === 'service:attribution',
+  )!;
+  t.is(unit.attributes.unit_class, 'tool');
+});
+
+test('terraform: the `this` resource of a reusable module, named by a variable, is a template and no entity', async (t) => {
+  const { graph } = await pipeline([
+    {
+      path: 'terraform/lib/service/main.tf',
+      text: `variable "service_name" {}
+resource "aws_ecs_service" "this" {
+  name          = var.service_name
+  desired_count = 1
+}
+`,
+    },
+    {
+      path: 'terraform/main.tf',
+      text: `resource "aws_ecs_service" "ui" {
+  name = "ui"
+}
+module "orders" {
+  source       = "./lib/service"
+  service_name = "orders"
+}
+`,
+    },
+  ]);
+  t.deepEqual(keys(graph), ['service:ui']);
+});
