@@ -476,15 +476,18 @@ test('a script package (no server framework, no datastore client, no listening c
       path: 'oss/attribution/src/main.ts',
       text: "import axios from 'axios';\nawait axios.get(url);\n",
     },
-    { path: 'api/package.json', text: pkg('api', {}) },
+    { path: 'api/package.json', text: pkg('api', { dotenv: '^16' }) },
     {
       path: 'api/src/main.ts',
       text: "import http from 'node:http';\nhttp.createServer(handler).listen(8080);\n",
     },
     { path: 'consumer/package.json', text: pkg('consumer', { kafkajs: '^2' }) },
     { path: 'consumer/src/main.ts', text: 'await consumer.run({ eachMessage });\n' },
+    // Nothing to judge by (no dependencies): the default, a service.
+    { path: 'bare/package.json', text: JSON.stringify({ name: 'bare' }) },
+    { path: 'bare/index.js', text: 'console.log(process.env.API_URL);\n' },
   ]);
-  t.deepEqual(keys(graph), ['service:api', 'service:consumer']);
+  t.deepEqual(keys(graph), ['service:api', 'service:bare', 'service:consumer']);
   const unit = evidence.find(
     (e) => e.evidence_kind === 'unit-declared' && e.subject_key === 'service:attribution',
   )!;

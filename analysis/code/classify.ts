@@ -143,19 +143,21 @@ export function classifyUnit(
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);
   if (pkg && pkg.bin !== undefined && !scripts.includes('start') && !hasDockerfile)
     return is('tool', `${npm?.path} declares a command (bin) and no start script`);
-  // A script package: its code runs and exits (no server framework, no datastore or broker
-  // client that a worker would poll, no code that listens), and no Dockerfile packages it.
+  // A script package: its code runs and exits (it declares dependencies, none a server framework
+  // or a datastore/broker client that a worker would poll; no code listens), and no Dockerfile
+  // packages it. Without dependencies there is too little to judge: the default stands.
   const sources = owned.filter((f) => /\.[cm]?[jt]sx?$/.test(f.path));
   if (
     pkg &&
     !hasDockerfile &&
     sources.length > 0 &&
+    deps.length > 0 &&
     !deps.some((d) => SERVER_NPM.test(d) || classifyClient('npm', d) !== null) &&
     !sources.some((f) => LISTENS.test(f.text))
   )
     return is(
       'tool',
-      `${npm?.path} runs a script: no server framework, no datastore or broker client, no code that listens`,
+      `${npm?.path} runs a script: its dependencies hold no server framework and no datastore or broker client, and no code listens`,
     );
   // One-shot jobs.
   const jobName = names.find(isJobName);
