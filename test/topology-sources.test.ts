@@ -231,3 +231,17 @@ spec:
   t.is(attrs('queue:orderpubsub').engine, 'rabbitmq');
   t.false(graph.entities.some((e) => e.name === 'secrets'));
 });
+
+test('dapr calls are read only in files that use Dapr: an immutable state map or another publish is no component', async (t) => {
+  const { graph } = await analyzeFiles([
+    {
+      path: 'web/package.json',
+      text: JSON.stringify({ name: 'web', scripts: { start: 'node s.js' }, dependencies: {} }),
+    },
+    {
+      path: 'web/src/store.js',
+      text: "const items = this.state.get('items');\nbus.pubsub.publish('events', x);\n",
+    },
+  ]);
+  t.deepEqual(edges(graph), []);
+});

@@ -39,6 +39,9 @@ interface IdPattern {
   via: string;
 }
 
+/** Dapr's calls are read only in files that name Dapr (an SDK import, a sidecar URL). */
+const DAPR_FILE = /dapr/i;
+
 const PATTERNS: IdPattern[] = [
   // Spring Cloud discovery and declarative clients.
   {
@@ -124,7 +127,9 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
   const idx = new LineIndex(file.text);
   const out: Evidence[] = [];
   const seen = new Set<string>();
+  const dapr = DAPR_FILE.test(file.text);
   for (const p of PATTERNS) {
+    if (p.via.startsWith('dapr-') && !dapr) continue;
     p.re.lastIndex = 0;
     let m: RegExpExecArray | null;
     // Comments are blanked in `code`; string contents are kept, so the ids are read from it.
