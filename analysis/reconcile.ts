@@ -316,7 +316,11 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       (e.evidence_kind === 'image-reference' || e.evidence_kind === 'image-push') &&
       e.object_key?.startsWith('image:')
     ) {
-      const base = normalizeName(e.object_key.slice('image:'.length).split('/').pop() ?? '');
+      // The repository's last segment (`springcommunity/petclinic-api` -> `petclinic-api`): the
+      // image key flattens `/` into `-`, so it is read from the attributes when present.
+      const repo =
+        typeof e.attributes.repo === 'string' ? e.attributes.repo : e.object_key.slice(6);
+      const base = normalizeName(repo.split('/').pop() ?? '');
       const unit = [...unitsByDir.values()].find((u) => keyName(u) === base);
       if (unit && keyKind(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
         join(unit, e.subject_key, 'image', e);
@@ -593,6 +597,10 @@ function identitySets(
       dropped.add(r);
       continue;
     }
+    if (deployments.length === 0 && isImageRecipe(ev)) {
+      dropped.add(r);
+      continue;
+    }
     // A compose service is one-shot when it says `restart: "no"` and it, or what it builds, is
     // named for a one-shot task (migrations, seeding); `restart` alone is Compose's default.
     const oneShotName = [...keys].some((k) => isJobName(keyName(k)));
@@ -646,6 +654,23 @@ function identitySets(
     if (engines.has(r)) engines.set(key, engines.get(r)!);
   }
   return { finalKey, dropped, engines };
+}
+
+/**
+ * A set known only by its Dockerfiles (no code unit around them, no deployment declaration, no
+ * record from any other file such as a proxy template's routes) none of which exposes a fixed
+ * port: an image recipe (a tool image, a script runner, a build template parameterized by
+ * `ARG`s), not a deployable. Its records stay evidence.
+ */
+function isImageRecipe(ev: StoredEvidence[]): boolean {
+  const dockerfiles = ev.filter((e) => e.evidence_kind === 'dockerfile-declared');
+  if (dockerfiles.length === 0) return false;
+  const files = new Set(dockerfiles.map((e) => e.location.path));
+  if (ev.some((e) => !files.has(e.location.path))) return false;
+  return dockerfiles.every((e) => {
+    const ports = Array.isArray(e.attributes.exposed_ports) ? e.attributes.exposed_ports : [];
+    return !ports.some((p) => /^\d/.test(String(p)));
+  });
 }
 
 /** Variables a framework binds by name, without a read in code: Spring relaxed binding, .NET `A__B`. */

@@ -201,6 +201,41 @@ test('client constructors: Addr fields, HostName initializers and literal host-p
   ]);
 });
 
+test('ADO.NET connection strings and a sole literal host passed to a connecting helper', async (t) => {
+  const { graph, evidence } = await run({
+    'docker-compose.yml':
+      'services:\n  worker:\n    build: ./worker\n  db:\n    image: postgres:16\n  cache:\n    image: redis:7\n  sql:\n    image: mcr.microsoft.com/mssql/server:2022-latest\n',
+    'worker/Worker.csproj':
+      '<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup><OutputType>Exe</OutputType></PropertyGroup><ItemGroup><PackageReference Include="Npgsql" Version="8.0.0" /><PackageReference Include="StackExchange.Redis" Version="2.7.0" /></ItemGroup></Project>',
+    'worker/Program.cs': [
+      'var pg = OpenDbConnection("Server=db;Username=app;Password=pw;");',
+      'var redis = OpenRedisConnection("cache");',
+      'var mux = ConnectionMultiplexer.Connect("cache:6379,abortConnect=false");',
+      'var other = redisDb.StringGet("votes");',
+      'var text = "Server=nowhere is a sentence; not a connection";',
+    ].join('\n'),
+  });
+  t.deepEqual(edges(graph), ['service:worker->datastore:cache', 'service:worker->datastore:db']);
+  const pg = evidence.find((e) => e.attributes.detected_by === 'ado-connection-string')!;
+  // The engine comes from the unit's one SQL client library (Npgsql).
+  t.is(pg.attributes.engine, 'postgres');
+  t.is(pg.location.start_line, 1);
+  t.deepEqual(
+    evidence
+      .filter((e) => e.attributes.detected_by === 'client-host-argument')
+      .map((e) => e.location.start_line),
+    [2, 3],
+  );
+});
+
+test('a bare host in a camel-case address setting (RabbitMqUrl=rabbitmq) names the service', async (t) => {
+  const { graph } = await run({
+    'docker-compose.yml':
+      'services:\n  orders:\n    image: acme/orders:1\n    environment:\n      - RabbitMqUrl=rabbitmq\n      - Greeting=rabbitmq\n  rabbitmq:\n    image: rabbitmq:3\n',
+  });
+  t.deepEqual(edges(graph), ['service:orders->queue:rabbitmq']);
+});
+
 test('service-discovery URIs name the service: https+http, http+https, _endpoint. and dns:///', async (t) => {
   const { graph, evidence } = await run({
     'docker-compose.yml':

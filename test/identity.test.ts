@@ -361,3 +361,161 @@ test('compose projects in different folders are different deployments: their ser
   t.deepEqual(graph.entities[0]!.attributes.aliases, ['service:votes']);
   t.is(graph.conflicts, undefined);
 });
+
+test('a Dockerfile no deployment runs, with no code unit and no fixed EXPOSE, is an image recipe, not a service', async (t) => {
+  const { graph } = await pipeline([
+    { path: 'tools/graphs/Dockerfile', text: 'FROM python:3.12-alpine\nCMD ["/bin/sh", "-c"]\n' },
+    {
+      path: 'build/Dockerfile',
+      text: 'FROM eclipse-temurin:17\nARG EXPOSED_PORT\nEXPOSE ${EXPOSED_PORT}\nCOPY app.jar .\n',
+    },
+    { path: 'gateway/Dockerfile', text: 'FROM nginx:1.27\nEXPOSE 8080\n' },
+    { path: 'checks/Dockerfile', text: 'FROM alpine:3.20\nCMD ["sh", "run.sh"]\n' },
+    { path: 'docker-compose.yml', text: 'services:\n  smoke:\n    build: ./checks\n' },
+  ]);
+  // gateway exposes a fixed port (a server); checks is run by compose; the others are recipes.
+  t.deepEqual(keys(graph), ['service:gateway', 'service:smoke']);
+});
+
+test('an image published from a unit joins the compose service running it by the repository last segment', async (t) => {
+  const { graph } = await pipeline([
+    {
+      path: 'shop-api/pom.xml',
+      text: '<project><artifactId>shop-api</artifactId><packaging>jar</packaging></project>',
+    },
+    { path: 'docker-compose.yml', text: 'services:\n  api:\n    image: acme/shop-api:1.2\n' },
+  ]);
+  t.deepEqual(keys(graph), ['service:api']);
+  t.deepEqual(graph.entities.find((e) => e.canonical_key === 'service:api')!.attributes.aliases, [
+    'service:shop-api',
+  ]);
+});
+
+test('an image of no known engine is a datastore when its own declaration says so: port names, server-only variables, engine ports', async (t) => {
+  const { graph } = await pipeline([
+    {
+      path: 'deploy/compose.yml',
+      text: `services:
+  catalogue-db:
+    image: acme/catalogue-db:0.3
+    environment:
+      - MYSQL_ROOT_PASSWORD=\${ROOT_PW}
+      - MYSQL_DATABASE=socks
+  sessions:
+    image: acme/sessions:1
+    expose: ["6379"]
+  api:
+    image: acme/api:1
+    environment:
+      - POSTGRES_PASSWORD=\${PW}
+    ports: ["8080:8080"]
+  confused:
+    image: acme/confused:1
+    expose: ["6379", "5432"]
+`,
+    },
+    {
+      path: 'deploy/k8s/user-db.yaml',
+      text: `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: user-db }
+spec:
+  template:
+    metadata: { labels: { name: user-db } }
+    spec:
+      containers:
+        - name: user-db
+          image: acme/user-db:0.4
+          ports: [{ name: mongo, containerPort: 27017 }]
+`,
+    },
+  ]);
+  // A client's POSTGRES_PASSWORD says nothing; clues that disagree (redis and postgres) neither.
+  t.deepEqual(keys(graph), [
+    'datastore:catalogue-db',
+    'datastore:sessions',
+    'datastore:user-db',
+    'service:api',
+    'service:confused',
+  ]);
+  const engine = (k: string) => graph.entities.find((e) => e.canonical_key === k)!.attributes;
+  t.is(engine('datastore:catalogue-db').engine, 'mysql');
+  t.is(engine('datastore:user-db').engine, 'mongodb');
+  t.is(engine('datastore:user-db').engine_clue, 'port named mongo');
+  t.is(engine('datastore:sessions').engine, 'redis');
+});
+
+test('DynamoDB Local is a datastore', async (t) => {
+  const { graph } = await pipeline([
+    {
+      path: 'docker-compose.yml',
+      text: `services:
+  cart:
+    image: acme/cart:1
+    environment:
+      - CART_DYNAMODB_ENDPOINT=http://carts-db:8000
+  carts-db:
+    image: amazon/dynamodb-local:1.20.0
+`,
+    },
+  ]);
+  t.deepEqual(keys(graph), ['datastore:carts-db', 'service:cart']);
+  t.true(
+    graph.relationships.some(
+      (r) => r.source_key === 'service:cart' && r.target_key === 'datastore:carts-db',
+    ),
+  );
+});
+
+test('a script package (no server framework, no datastore client, no listening code, no Dockerfile) is a tool; one that listens is a service', async (t) => {
+  const pkg = (name: string, deps: Record<string, string>) =>
+    JSON.stringify({ name, scripts: { start: 'node dist/main.js' }, dependencies: deps });
+  const { graph, evidence } = await pipeline([
+    { path: 'oss/attribution/package.json', text: pkg('attribution', { axios: '^1' }) },
+    {
+      path: 'oss/attribution/src/main.ts',
+      text: "import axios from 'axios';\nawait axios.get(url);\n",
+    },
+    { path: 'api/package.json', text: pkg('api', { dotenv: '^16' }) },
+    {
+      path: 'api/src/main.ts',
+      text: "import http from 'node:http';\nhttp.createServer(handler).listen(8080);\n",
+    },
+    { path: 'consumer/package.json', text: pkg('consumer', { kafkajs: '^2' }) },
+    { path: 'consumer/src/main.ts', text: 'await consumer.run({ eachMessage });\n' },
+    // Nothing to judge by (no dependencies): the default, a service.
+    { path: 'bare/package.json', text: JSON.stringify({ name: 'bare' }) },
+    { path: 'bare/index.js', text: 'console.log(process.env.API_URL);\n' },
+  ]);
+  t.deepEqual(keys(graph), ['service:api', 'service:bare', 'service:consumer']);
+  const unit = evidence.find(
+    (e) => e.evidence_kind === 'unit-declared' && e.subject_key === 'service:attribution',
+  )!;
+  t.is(unit.attributes.unit_class, 'tool');
+});
+
+test('terraform: the `this` resource of a reusable module, named by a variable, is a template and no entity', async (t) => {
+  const { graph } = await pipeline([
+    {
+      path: 'terraform/lib/service/main.tf',
+      text: `variable "service_name" {}
+resource "aws_ecs_service" "this" {
+  name          = var.service_name
+  desired_count = 1
+}
+`,
+    },
+    {
+      path: 'terraform/main.tf',
+      text: `resource "aws_ecs_service" "ui" {
+  name = "ui"
+}
+module "orders" {
+  source       = "./lib/service"
+  service_name = "orders"
+}
+`,
+    },
+  ]);
+  t.deepEqual(keys(graph), ['service:ui']);
+});

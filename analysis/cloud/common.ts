@@ -23,6 +23,7 @@ const DATASTORES: [RegExp, string][] = [
   [/^elasticsearch$/, 'elasticsearch'],
   [/^opensearch$/, 'opensearch'],
   [/^(cassandra|scylla)$/, 'cassandra'],
+  [/^(dynamodb-local|dynamodb)$/, 'dynamodb'],
 ];
 
 const QUEUES: [RegExp, string][] = [
@@ -40,6 +41,78 @@ export function classifyImage(image: ImageRef | null): ImageClass | null {
   for (const [re, engine] of DATASTORES) if (re.test(last)) return { kind: 'datastore', engine };
   for (const [re, engine] of QUEUES) if (re.test(last)) return { kind: 'queue', engine };
   return null;
+}
+
+/** Engines by a port the container itself listens on (unambiguous well-known ports only). */
+const ENGINE_PORTS: Record<string, ImageClass> = {
+  '5432': { kind: 'datastore', engine: 'postgres' },
+  '3306': { kind: 'datastore', engine: 'mysql' },
+  '27017': { kind: 'datastore', engine: 'mongodb' },
+  '6379': { kind: 'datastore', engine: 'redis' },
+  '11211': { kind: 'datastore', engine: 'memcached' },
+  '9042': { kind: 'datastore', engine: 'cassandra' },
+  '5672': { kind: 'queue', engine: 'rabbitmq' },
+};
+/** Engines by a container port's name (`ports: [{ name: mongo, containerPort: 27017 }]`). */
+const ENGINE_PORT_NAMES: [RegExp, ImageClass][] = [
+  [/^(postgres|postgresql|pg)$/, { kind: 'datastore', engine: 'postgres' }],
+  [/^mysql$/, { kind: 'datastore', engine: 'mysql' }],
+  [/^mariadb$/, { kind: 'datastore', engine: 'mariadb' }],
+  [/^(mongo|mongodb)$/, { kind: 'datastore', engine: 'mongodb' }],
+  [/^redis$/, { kind: 'datastore', engine: 'redis' }],
+  [/^(amqp|rabbitmq)$/, { kind: 'queue', engine: 'rabbitmq' }],
+];
+/**
+ * Variables only an engine's own image reads (server initialization), never its clients:
+ * `MYSQL_ROOT_PASSWORD`, `MONGO_INITDB_ROOT_USERNAME`... (`POSTGRES_PASSWORD` is not one: clients
+ * read it too).
+ */
+const ENGINE_SERVER_ENV: [RegExp, ImageClass][] = [
+  [
+    /^MYSQL_(ROOT_PASSWORD|ALLOW_EMPTY_PASSWORD|RANDOM_ROOT_PASSWORD|ROOT_HOST)$/,
+    { kind: 'datastore', engine: 'mysql' },
+  ],
+  [
+    /^MARIADB_(ROOT_PASSWORD|ALLOW_EMPTY_ROOT_PASSWORD|RANDOM_ROOT_PASSWORD)$/,
+    { kind: 'datastore', engine: 'mariadb' },
+  ],
+  [/^MONGO_INITDB_/, { kind: 'datastore', engine: 'mongodb' }],
+  [/^(POSTGRES_INITDB_ARGS|POSTGRES_HOST_AUTH_METHOD)$/, { kind: 'datastore', engine: 'postgres' }],
+  [/^RABBITMQ_DEFAULT_(USER|PASS|VHOST)$/, { kind: 'queue', engine: 'rabbitmq' }],
+];
+
+/** What a container's own declaration (not its image name) says it runs. */
+export interface ContainerFacts {
+  /** Ports the container listens on (container side of mappings, `containerPort`). */
+  ports: Array<string | number>;
+  /** Names of those ports, where declared. */
+  portNames: string[];
+  /** Names of the variables it is given. */
+  env: string[];
+}
+
+/**
+ * The engine a container runs when its image is not a well-known one (`acme/user-db`), from its
+ * own declaration: a port named after an engine, a variable only that engine's server reads, or
+ * an engine's well-known port it listens on; with the clue that decided. Null when nothing
+ * says so or the clues disagree.
+ */
+export function classifyDeclared(c: ContainerFacts): (ImageClass & { clue: string }) | null {
+  const found: Array<ImageClass & { clue: string }> = [];
+  for (const name of c.portNames) {
+    const hit = ENGINE_PORT_NAMES.find(([re]) => re.test(name.toLowerCase()));
+    if (hit) found.push({ ...hit[1], clue: `port named ${name}` });
+  }
+  for (const name of c.env) {
+    const hit = ENGINE_SERVER_ENV.find(([re]) => re.test(name));
+    if (hit) found.push({ ...hit[1], clue: `${name} (read by the ${hit[1].engine} server image)` });
+  }
+  for (const port of c.ports) {
+    const hit = ENGINE_PORTS[String(port)];
+    if (hit) found.push({ ...hit, clue: `listens on port ${String(port)}` });
+  }
+  const engines = new Set(found.map((f) => f.engine));
+  return engines.size === 1 ? (found[0] ?? null) : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -66,6 +139,14 @@ export function hasEmbeddedCredentials(value: string): boolean {
 
 const HOST_NAME_SUFFIX =
   /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS)$/i;
+
+/** `RabbitMqUrl`, `rabbitMq.url` -> `RABBIT_MQ_URL`: one spelling for the suffix rules. */
+function upperSnake(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .toUpperCase();
+}
 
 export interface HostRef {
   host: string;
@@ -119,7 +200,7 @@ export function extractHosts(name: string, value: string): HostRef[] {
   }
   const parts = v.split(/[,\s]+/).filter(Boolean);
   const allHostPort = parts.length > 0 && parts.every((p) => /^[^:/\s]+:\d{1,5}$/.test(p));
-  if (allHostPort || (HOST_NAME_SUFFIX.test(name) && parts.length > 0)) {
+  if (allHostPort || (HOST_NAME_SUFFIX.test(upperSnake(name)) && parts.length > 0)) {
     for (const part of parts) {
       const h = hostPort(part, null);
       if (h) out.push(h);

@@ -15,7 +15,7 @@ import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { expandVariables } from '../shared/variables';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
-import { classifyImage, singlePort } from './common';
+import { classifyDeclared, classifyImage, singlePort } from './common';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 
 const PROVIDER = 'docker-compose';
@@ -179,8 +179,23 @@ function serviceEvidence(
   if (image) {
     // An image this repository builds (a tag of its own) is named by the service when the
     // service is named after a well-known engine (`kafka` built from the project's Dockerfile).
+    // An image of no well-known engine that the repository does not build (`acme/user-db`) is
+    // typed by what the service's own declaration says it runs (classifyDeclared).
+    const declared =
+      svc.build === undefined
+        ? classifyDeclared({
+            ports: [
+              ...ports.map((p) => p?.target.split('-')[0] ?? ''),
+              ...asArray(svc.expose).map((p) => String(p).split('/')[0] ?? ''),
+            ],
+            portNames: ports.map((p) => p?.name ?? '').filter(Boolean),
+            env: environment(svc.environment).map((e) => e.name),
+          })
+        : null;
     const cls =
-      classifyImage(image) ?? (svc.build !== undefined ? classifyImage(parseImageRef(name)) : null);
+      classifyImage(image) ??
+      (svc.build !== undefined ? classifyImage(parseImageRef(name)) : null) ??
+      declared;
     emit(
       ['image'],
       'image-reference',
@@ -194,9 +209,10 @@ function serviceEvidence(
         cite(file, at(), {
           kind,
           subject: entityKey(cls.kind, name),
-          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}`,
+          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}${cls === declared ? ` (${declared.clue})` : ''}`,
           attributes: {
             engine: cls.engine,
+            ...(cls === declared ? { engine_clue: declared.clue } : {}),
             tag: image.tag,
             service_key: subject,
             image: image.repo,
@@ -477,6 +493,8 @@ export interface PortMapping extends Record<string, unknown> {
   target: string;
   protocol: string;
   public: boolean;
+  /** The long syntax's port name, when given. */
+  name?: string;
 }
 
 const PUBLIC_IPS = new Set(['', '0.0.0.0', '::', '[::]']);
@@ -494,6 +512,7 @@ function parsePort(p: unknown): PortMapping | null {
       target,
       protocol: asString(p.protocol) ?? 'tcp',
       public: PUBLIC_IPS.has(hostIp ?? ''),
+      ...(asString(p.name) ? { name: asString(p.name) ?? '' } : {}),
     };
   }
   const s = asString(p);

@@ -183,15 +183,21 @@ export class Cluster {
   /** The workload a Service selects (first by name when several match). */
   selected(svc: K8sObject): Workload | null {
     const spec = isRecord(svc.obj.spec) ? svc.obj.spec : {};
-    const selector = stringMap(spec.selector);
+    return this.podsMatching(stringMap(spec.selector), svc.namespace)[0] ?? null;
+  }
+
+  /**
+   * The long-running workloads whose pods a label selector (`matchLabels`) picks in a namespace,
+   * sorted by name; empty for an empty selector (it picks every pod, which names no peer).
+   */
+  podsMatching(selector: Record<string, string>, namespace: string | null): Workload[] {
     const keys = Object.keys(selector);
-    if (keys.length === 0) return null;
-    const matches = this.workloads
+    if (keys.length === 0) return [];
+    return this.workloads
       .filter((w) => w.kind !== 'Job' && w.kind !== 'CronJob')
-      .filter((w) => sameNamespace(w.namespace, svc.namespace))
+      .filter((w) => sameNamespace(w.namespace, namespace))
       .filter((w) => keys.every((k) => w.podLabels[k] === selector[k]))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return matches[0] ?? null;
   }
 
   service(name: string, namespace: string | null): K8sObject | null {

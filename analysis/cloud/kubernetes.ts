@@ -9,7 +9,7 @@ import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
 import { asArray, asString, isRecord } from '../shared/values';
 import type { PathItem } from '../shared/yaml';
-import { classifyImage, redact, singlePort } from './common';
+import { classifyDeclared, classifyImage, redact, singlePort } from './common';
 import { envReferences, type HostResolver } from './env';
 import {
   Cluster,
@@ -37,6 +37,9 @@ export function analyzeKubernetes(
     else if (o.kind === 'Ingress') evidence.push(...ingressEvidence(o, cluster));
     else if (o.kind === 'ConfigMap') evidence.push(...configMapEvidence(o, cluster));
     else if (o.kind === 'Secret') evidence.push(...secretEvidence(o));
+    else if (o.kind === 'NetworkPolicy') evidence.push(...networkPolicyEvidence(o, cluster));
+    else if (o.kind === 'Component' && /^dapr\.io\//.test(String(o.obj.apiVersion)))
+      evidence.push(...daprComponentEvidence(o, cluster));
   }
   return { evidence, gaps };
 }
@@ -88,6 +91,8 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
   const meta = isRecord(w.obj.metadata) ? w.obj.metadata : {};
   const containers = asArray(podSpec.containers).filter(isRecord);
   const initContainers = asArray(podSpec.initContainers).filter(isRecord);
+  const podMeta = isRecord(w.pod.metadata) ? w.pod.metadata : {};
+  const appId = stringMap(podMeta.annotations)['dapr.io/app-id'] ?? null;
   const groups: ['containers' | 'initContainers', Obj[]][] = [
     ['containers', containers],
     ['initContainers', initContainers],
@@ -121,6 +126,8 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
         pod_labels: w.podLabels,
         host_network: podSpec.hostNetwork === true,
         service_account: asString(podSpec.serviceAccountName),
+        // The Dapr app id the sidecar registers the pods under: the name callers invoke.
+        ...(appId ? { dapr_app_id: appId, ...(appId !== w.name ? { aliases: [appId] } : {}) } : {}),
       },
     }),
   ];
@@ -147,16 +154,32 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
             },
           }),
         );
-        const cls = group === 'containers' && !classified ? classifyImage(image) : null;
+        // An image of no well-known engine (`acme/user-db`) is typed by the container's own
+        // declaration: its port names and numbers, server-only variables (classifyDeclared).
+        const declared =
+          group === 'containers' && !classified && !classifyImage(image)
+            ? classifyDeclared({
+                ports: asArray(c.ports).map((p) =>
+                  isRecord(p) && typeof p.containerPort === 'number' ? p.containerPort : '',
+                ),
+                portNames: asArray(c.ports).map((p) =>
+                  isRecord(p) ? (asString(p.name) ?? '') : '',
+                ),
+                env: asArray(c.env).map((e) => (isRecord(e) ? (asString(e.name) ?? '') : '')),
+              })
+            : null;
+        const cls =
+          group === 'containers' && !classified ? (classifyImage(image) ?? declared) : null;
         if (cls) {
           classified = true;
           out.push(
             cite(w, [], {
               kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
               subject: entityKey(cls.kind, w.name),
-              summary: `${label} runs a ${cls.engine} ${cls.kind}`,
+              summary: `${label} runs a ${cls.engine} ${cls.kind}${cls === declared ? ` (${declared.clue})` : ''}`,
               attributes: {
                 engine: cls.engine,
+                ...(cls === declared ? { engine_clue: declared.clue } : {}),
                 tag: image.tag,
                 service_key: subject,
                 image: image.repo,
@@ -508,5 +531,158 @@ function secretEvidence(s: K8sObject): Evidence[] {
       );
     }
   }
+  return out;
+}
+
+/** Label keys whose value is, by convention, the application's name. */
+const NAME_LABELS = ['app.kubernetes.io/name', 'app', 'name', 'k8s-app', 'component'];
+
+/**
+ * The services a pod selector names: the workloads whose pod labels it matches, else (no
+ * workload of these files matches) the value of a conventional name label (`name: cart`), as a
+ * DNS short name resolves to a service declared elsewhere. Null for an empty selector.
+ */
+function selectedPeers(
+  selector: unknown,
+  namespace: string | null,
+  cluster: Cluster,
+): Array<{ key: string; name: string; resolution: string }> | null {
+  const labels = stringMap(isRecord(selector) ? selector.matchLabels : null);
+  if (Object.keys(labels).length === 0) return null;
+  const matched = cluster.podsMatching(labels, namespace);
+  if (matched.length > 0)
+    return matched.map((w) => ({
+      key: entityKey('service', w.name),
+      name: w.name,
+      resolution: 'pod-labels',
+    }));
+  const label = NAME_LABELS.find((k) => labels[k] !== undefined);
+  const name = label ? labels[label] : undefined;
+  return name ? [{ key: entityKey('service', name), name, resolution: 'name-label' }] : [];
+}
+
+/**
+ * A NetworkPolicy states who may connect to whom: each `ingress.from` pod selector names callers
+ * of the pods the policy selects, each `egress.to` pod selector names what they call. Only
+ * selectors that name pods count (no empty selector, namespace-wide or ipBlock peers). The
+ * relationship is `connects_to` with kind `network-policy`: a permission the system's authors
+ * wrote for a connection they expect, weaker than an address the caller is given.
+ */
+function networkPolicyEvidence(np: K8sObject, cluster: Cluster): Evidence[] {
+  const spec = isRecord(np.obj.spec) ? np.obj.spec : {};
+  const targets = selectedPeers(spec.podSelector, np.namespace, cluster);
+  if (!targets || targets.length === 0) return [];
+  const out: Evidence[] = [];
+  for (const [field, peerField, inbound] of [
+    ['ingress', 'from', true],
+    ['egress', 'to', false],
+  ] as const) {
+    asArray(spec[field]).forEach((rule, i) => {
+      if (!isRecord(rule)) return;
+      const ports = asArray(rule.ports)
+        .map((p) => (isRecord(p) ? (p.port ?? null) : null))
+        .filter((p) => p !== null);
+      asArray(rule[peerField]).forEach((peer, j) => {
+        if (!isRecord(peer) || peer.namespaceSelector !== undefined) return;
+        for (const other of selectedPeers(peer.podSelector, np.namespace, cluster) ?? []) {
+          for (const t of targets) {
+            const [from, to] = inbound ? [other, t] : [t, other];
+            if (from.key === to.key) continue;
+            out.push(
+              cite(np, ['spec', field, i, peerField, j], {
+                kind: 'network-policy',
+                subject: from.key,
+                relationship: 'connects_to',
+                object: to.key,
+                summary: `NetworkPolicy ${np.name} allows ${from.name} to connect to ${to.name}`,
+                attributes: {
+                  policy: np.name,
+                  namespace: np.namespace,
+                  direction: field,
+                  ports,
+                  resolution: other.resolution,
+                },
+              }),
+            );
+          }
+        }
+      });
+    });
+  }
+  return out;
+}
+
+/** Dapr component types (`state.redis`, `pubsub.kafka`...) -> entity kind and engine. */
+const DAPR_ENGINES: [RegExp, string][] = [
+  [/^(redis)$/, 'redis'],
+  [/^(postgresql|postgres)(\.v\d+)?$/, 'postgres'],
+  [/^mysql$/, 'mysql'],
+  [/^mongodb$/, 'mongodb'],
+  [/^(cassandra)$/, 'cassandra'],
+  [/^(memcached)$/, 'memcached'],
+  [/^(kafka)$/, 'kafka'],
+  [/^(rabbitmq)$/, 'rabbitmq'],
+  [/^(jetstream|natsstreaming)$/, 'nats'],
+  [/^(azure\.servicebus(\.(queues|topics))?)$/, 'azure-service-bus'],
+  [/^(aws\.snssqs)$/, 'sqs'],
+  [/^(gcp\.pubsub)$/, 'pubsub'],
+  [/^(aws\.dynamodb)$/, 'dynamodb'],
+  [/^(azure\.cosmosdb)$/, 'cosmosdb'],
+  [/^(azure\.blobstorage)$/, 'azure-blob'],
+];
+/** Metadata items that hold the backing server's address. */
+const DAPR_HOST_ITEMS =
+  /^(redisHost|host|brokers|connectionString|url|servers|natsURL|server|endpoint)$/i;
+
+/**
+ * A Dapr component (`kind: Component`, apiVersion `dapr.io/...`): a state store is a datastore
+ * and a pub/sub component a queue, named as the applications use it (`statestore`), with the
+ * engine its type names and the backing host its metadata gives. Its `scopes` list the app ids
+ * allowed to use it: each connects to it.
+ */
+function daprComponentEvidence(c: K8sObject, cluster: Cluster): Evidence[] {
+  const spec = isRecord(c.obj.spec) ? c.obj.spec : {};
+  const type = asString(spec.type) ?? '';
+  const [block = '', ...rest] = type.split('.');
+  const kind = block === 'state' ? 'datastore' : block === 'pubsub' ? 'queue' : null;
+  if (!kind) return [];
+  const impl = rest.join('.');
+  const engine = DAPR_ENGINES.find(([re]) => re.test(impl))?.[1] ?? impl;
+  const subject = entityKey(kind, c.name);
+  const resolve = cluster.resolver(c.namespace);
+  const hosts = asArray(spec.metadata)
+    .filter(isRecord)
+    .filter((m) => DAPR_HOST_ITEMS.test(asString(m.name) ?? ''))
+    .flatMap((m) => envReferences(`${asString(m.name) ?? ''}_HOST`, m.value, resolve, 'dapr'))
+    .filter((r) => r.kind === 'env-reference' && typeof r.attributes.host === 'string')
+    .map((r) => String(r.attributes.host));
+  const out: Evidence[] = [
+    cite(c, [], {
+      kind: `${kind}-declared`,
+      subject,
+      summary: `Dapr component ${c.name} (${type}) is a ${engine} ${kind === 'queue' ? 'pub/sub' : 'state store'}${hosts.length ? ` at ${hosts.join(', ')}` : ''}`,
+      attributes: {
+        engine,
+        dapr_type: type,
+        namespace: c.namespace,
+        backing_hosts: hosts,
+        scopes: asArray(c.obj.scopes).map(String),
+      },
+    }),
+  ];
+  asArray(c.obj.scopes).forEach((app, i) => {
+    const id = asString(app);
+    if (!id) return;
+    out.push(
+      cite(c, ['scopes', i], {
+        kind: 'dapr-scope',
+        subject: entityKey('service', id),
+        relationship: 'connects_to',
+        object: subject,
+        summary: `Dapr app ${id} is scoped to use component ${c.name}`,
+        attributes: { component: c.name, dapr_type: type, app_id: id },
+      }),
+    );
+  });
   return out;
 }

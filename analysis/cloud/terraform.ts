@@ -47,7 +47,7 @@ interface Mapped {
   entry: CatalogEntry;
   key: string;
   entityName: string;
-  nameSource: 'argument' | 'label';
+  nameSource: 'argument' | 'label' | 'module-template';
 }
 
 /** Analyzes .tf files; references resolve within the same directory (one Terraform module). */
@@ -170,15 +170,32 @@ class Index {
   }
 }
 
+/**
+ * Labels a reusable module gives the one resource it makes (`resource "aws_ecs_service" "this"`):
+ * with its name an expression (`name = var.service_name`), the resource is a template stamped
+ * out once per module call, so it names no entity of its own (its records stay evidence under
+ * `resource:<address>`).
+ */
+const TEMPLATE_LABELS = new Set(['this', 'self']);
+
 function mapResource(r: TfResource): Mapped | null {
   const entry = CATALOG[r.type];
   if (!entry) return null;
+  let parametric = false;
   for (const path of entry.names ?? ['name']) {
     const v = get(r.body, path);
     if (typeof v === 'string' && v !== '' && !isExpression(v)) {
       return { entry, key: entityKey(entry.kind, v), entityName: v, nameSource: 'argument' };
     }
+    if (typeof v === 'string' && v !== '') parametric = true;
   }
+  if (parametric && TEMPLATE_LABELS.has(r.name))
+    return {
+      entry,
+      key: entityKey('resource', r.address),
+      entityName: r.name,
+      nameSource: 'module-template',
+    };
   return { entry, key: entityKey(entry.kind, r.name), entityName: r.name, nameSource: 'label' };
 }
 

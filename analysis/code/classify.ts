@@ -19,6 +19,7 @@
  */
 import type { SourceFile } from '../evidence';
 import { basename, dirname } from '../shared/paths';
+import { classifyClient } from './clients';
 import type { Unit } from './model';
 
 /** A project file of a .NET Aspire AppHost (references Aspire.Hosting or the AppHost SDK). */
@@ -49,6 +50,10 @@ const MOBILE_NPM =
 const SPA_NPM = /^(react|react-dom|vue|@angular\/core|svelte|solid-js|preact)$/;
 const SERVER_NPM =
   /^(express|fastify|koa|@nestjs\/core|next|nuxt|@remix-run\/(node|serve)|@hapi\/hapi|hapi|restify|@sveltejs\/kit|@sveltejs\/adapter-node|astro|hono|socket\.io|ws|@grpc\/grpc-js)$/;
+
+/** Code that accepts connections (`app.listen(`, `http.createServer(`, `Bun.serve(`...). */
+const LISTENS =
+  /\.(listen|createServer|serve)\s*\(|\bserve\s*\(\s*\{|\bexport\s+default\s+\{\s*(async\s+)?fetch\b/;
 
 /** A name for a one-shot task: migrations, seeding, database init (`db-migrate`, `seed-data`). */
 export function isJobName(name: string): boolean {
@@ -138,6 +143,22 @@ export function classifyUnit(
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);
   if (pkg && pkg.bin !== undefined && !scripts.includes('start') && !hasDockerfile)
     return is('tool', `${npm?.path} declares a command (bin) and no start script`);
+  // A script package: its code runs and exits (it declares dependencies, none a server framework
+  // or a datastore/broker client that a worker would poll; no code listens), and no Dockerfile
+  // packages it. Without dependencies there is too little to judge: the default stands.
+  const sources = owned.filter((f) => /\.[cm]?[jt]sx?$/.test(f.path));
+  if (
+    pkg &&
+    !hasDockerfile &&
+    sources.length > 0 &&
+    deps.length > 0 &&
+    !deps.some((d) => SERVER_NPM.test(d) || classifyClient('npm', d) !== null) &&
+    !sources.some((f) => LISTENS.test(f.text))
+  )
+    return is(
+      'tool',
+      `${npm?.path} runs a script: its dependencies hold no server framework and no datastore or broker client, and no code listens`,
+    );
   // One-shot jobs.
   const jobName = names.find(isJobName);
   if (jobName) return is('job', `named for a one-shot task (${jobName})`);

@@ -34,6 +34,7 @@ import {
   type ParsedUrl,
 } from '../shared/urls';
 import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
+import { classifyClient } from './clients';
 import { isLockfile, manifestKindOf } from './manifests';
 import type { CodeModel, Unit } from './model';
 
@@ -556,11 +557,57 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
   }
 }
 
-/** libpq / Npgsql key-value DSNs and Go MySQL DSNs inside one piece of text on one line. */
+/**
+ * The SQL engine of an ADO.NET-style `Server=db;Database=x;...` string: the unit's one SQL client
+ * library, else SQL Server's own keys, else unknown (`sql`).
+ */
+function adoEngine(ctx: Ctx, text: string): string {
+  const engines = new Set(
+    ctx.unit.manifests
+      .flatMap((m) => m.dependencies)
+      .map((d) => classifyClient(d.ecosystem, d.name)?.engine)
+      .filter((e): e is string => e !== undefined && SQL_ENGINES.has(e)),
+  );
+  if (engines.size === 1) return [...engines][0]!;
+  return /(initial catalog|trusted_connection|trustservercertificate|integrated security)\s*=/i.test(
+    text,
+  )
+    ? 'mssql'
+    : 'sql';
+}
+const SQL_ENGINES = new Set(['postgres', 'mysql', 'mariadb', 'mssql']);
+
+/**
+ * libpq / Npgsql key-value DSNs (`host=db dbname=x`), ADO.NET connection strings
+ * (`Server=db;Database=x;User Id=u`) and Go MySQL DSNs inside one piece of text on one line.
+ */
 function scanDsn(ctx: Ctx, text: string, line: number): void {
   const lower = text.toLowerCase();
   const hasHostKey = lower.includes('host=');
   const hasTcp = text.includes('tcp(');
+  const ado =
+    !hasHostKey && text.includes(';')
+      ? /(?:^|;)\s*(?:server|data source|address)\s*=\s*(?:tcp:)?([A-Za-z0-9][\w.-]*)(?:[,:](\d{1,5}))?\s*(?:;|$)/i.exec(
+          text,
+        )
+      : null;
+  if (
+    ado &&
+    /(?:^|;)\s*(database|initial catalog|user id|uid|username|user|password|pwd|port)\s*=/i.test(
+      text,
+    )
+  ) {
+    const db = /(?:^|;)\s*(?:database|initial catalog)\s*=\s*([\w.-]+)/i.exec(text);
+    emitConnection(ctx, line, {
+      scheme: 'ado-connection-string',
+      engine: adoEngine(ctx, text),
+      category: 'datastore',
+      host: { host: ado[1]!.toLowerCase(), port: ado[2] ? Number(ado[2]) : null },
+      database: db?.[1] ?? null,
+      hasCredentials: /(?:^|;)\s*(password|pwd)\s*=/i.test(text),
+      detectedBy: 'ado-connection-string',
+    });
+  }
   if (!hasHostKey && !hasTcp) return;
   const libpq = hasHostKey ? /(?:^|[\s;'"])host=([^\s;'"]+)/i.exec(text) : null;
   if (libpq && /(?:^|[\s;'"])(dbname|user|port|sslmode|database|username)=/i.test(text)) {
@@ -741,7 +788,12 @@ const ENV_NAME_LITERAL = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
  * `MongoClient(host="mongo")`. The callee names the engine; the host is the connection's target.
  */
 const CLIENT_CALL_RE =
-  /(?<![\w$.])((?:[A-Za-z_$][\w$.]{0,80}?)?(?:redis|Redis|REDIS|Jedis|mongo|Mongo|psycopg|pymysql|mysql|MySQL|pika|amqp|Amqp|Kafka|kafka|postgres|Postgres|ConnectionFactory)[\w$.]*)\s*\(/g;
+  /(?<![\w$.])((?:[A-Za-z_$][\w$.]{0,80}?)?(?:redis|Redis|REDIS|Jedis|mongo|Mongo|psycopg|pymysql|mysql|MySQL|pika|amqp|Amqp|Kafka|kafka|postgres|Postgres|ConnectionFactory|ConnectionMultiplexer)[\w$.]*)\s*\(/g;
+/**
+ * A sole literal argument of a call whose last name segment connects (`OpenRedisConnection("redis")`,
+ * `ConnectionMultiplexer.Connect("cache:6379,abortConnect=false")`): the host, before options.
+ */
+const CLIENT_SOLE_RE = /^\s*(['"])([a-z0-9][a-z0-9.-]*(?::\d{1,5})?)(?:,[^'"]*)?\1\s*$/;
 /** `host="redis"`, `Addr: "redis:6379"` (go-redis), `HostName = "rabbitmq"` (RabbitMQ .NET). */
 const CLIENT_HOST_ARG_RE =
   /(?<![\w$])(?:host|Host|hostname|HostName|addr|Addr|address|Address)\s*[=:]\s*(['"])([^'"\s]+)\1/;
@@ -749,7 +801,7 @@ const CLIENT_HOST_ARG_RE =
 const CLIENT_POSITIONAL_RE =
   /^\s*(?:(['"])([A-Za-z0-9][\w.-]*)\1\s*,\s*\d{2,5}\b|\d{2,5}\s*,\s*(['"])([A-Za-z0-9][\w.-]*)\3)/;
 const CLIENT_ENGINES: [RegExp, string, 'datastore' | 'queue'][] = [
-  [/jedis/i, 'redis', 'datastore'],
+  [/jedis|ConnectionMultiplexer/i, 'redis', 'datastore'],
   // RabbitMQ's client factory (.NET, Java); `ActiveMQConnectionFactory` and others are not it.
   [/^(?:[\w$]+\.)*ConnectionFactory$/, 'rabbitmq', 'queue'],
   [/psycopg|postgres/i, 'postgres', 'datastore'],
@@ -780,7 +832,11 @@ function scanClientHosts(ctx: Ctx, code: string, mask: Uint8Array, idx: LineInde
     if (init) args += ` ${init[1] ?? ''}`;
     const named = CLIENT_HOST_ARG_RE.exec(args);
     const positional = named ? null : CLIENT_POSITIONAL_RE.exec(args);
-    const literal = named?.[2] ?? positional?.[2] ?? positional?.[4];
+    const sole =
+      named || positional || !/connect|client/i.test(callee.split('.').pop() ?? '')
+        ? null
+        : CLIENT_SOLE_RE.exec(args);
+    const literal = named?.[2] ?? positional?.[2] ?? positional?.[4] ?? sole?.[2];
     if (literal === undefined) continue;
     const hp = parseHostPort(literal);
     if (!hp || hp.host === '' || hp.host.includes('$') || hp.host.includes('{')) continue;

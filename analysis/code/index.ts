@@ -16,6 +16,7 @@ import { normalizePath } from '../shared/paths';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
 import { analyzeConnections } from './connections';
+import { discoveryEvidence } from './discovery';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
@@ -104,6 +105,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     gaps.push(...conn.gaps);
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
   }
   const sortedGaps = [...gaps]
     .sort(compareGaps)
