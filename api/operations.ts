@@ -22,6 +22,7 @@ import * as schedules from './schedules/operations';
 import * as changes from './changes/operations';
 import * as comparisons from './comparisons/operations';
 import * as changeSets from './changes/change-set-operations';
+import * as exceptions from './controls/exception-operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -85,6 +86,10 @@ export const OPERATIONS: readonly AnyOperation[] = [
   controls.listControls,
   changes.getGatePolicy,
   changes.updateGatePolicy,
+  exceptions.createControlException,
+  exceptions.listControlExceptions,
+  exceptions.getControlException,
+  exceptions.revokeControlException,
   profiles.listAuditProfiles,
   profiles.createAuditProfile,
   profiles.getAuditProfile,

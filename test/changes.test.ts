@@ -631,3 +631,74 @@ test.serial(
     t.is(denied.status, 403);
   },
 );
+
+test.serial(
+  'control exceptions: validated, applied to the next audit, and gone once revoked',
+  async (t) => {
+    const assessments = await get(`/audits/${audits.v2!.id}/assessments?limit=100`);
+    const failing = assessments.body.items.find((a: any) => a.status === 'fail');
+    t.truthy(failing, 'the fixture fails at least one control');
+    const post = (body: Record<string, unknown>, token = tenant.token) =>
+      call(h.app.url, 'POST', `${ws()}/control-exceptions`, { token, body });
+    const inDays = (d: number) => new Date(Date.now() + d * 86_400_000).toISOString();
+    const base = {
+      control_key: failing.control_key,
+      scope: 'repository',
+      repository_id: repositoryId,
+      reason: 'Accepted until the platform migration lands',
+      expires_at: inDays(30),
+    };
+    const past = await post({ ...base, expires_at: new Date(Date.now() - 60_000).toISOString() });
+    t.is(past.status, 400);
+    t.deepEqual(
+      past.body.errors.map((e: any) => e.path),
+      ['/expires_at'],
+    );
+    const tooFar = await post({ ...base, expires_at: inDays(400) });
+    t.is(tooFar.status, 400);
+    const unknown = await post({ ...base, control_key: 'no-such-control', scope: 'entity' });
+    t.deepEqual(
+      unknown.body.errors.map((e: any) => e.path),
+      ['/control_key', '/subject_key'],
+    );
+    const readOnly = await createToken(h.app.services.db, tenant, ['policies:read']);
+    t.is((await post(base, readOnly.token)).status, 403);
+
+    const created = await post(base);
+    t.is(created.status, 201, created.text);
+    t.like(created.body, { state: 'active', scope: 'repository', created_by: tenant.memberId });
+    const listed = await get(`/control-exceptions?state=active`, readOnly.token);
+    t.deepEqual(
+      listed.body.items.map((e: any) => e.id),
+      [created.body.id],
+    );
+
+    const excepted = await audit();
+    const after = await get(`/audits/${excepted.id}/assessments?limit=100`);
+    const covered = after.body.items.find((a: any) => a.control_key === failing.control_key);
+    t.is(covered.status, 'fail');
+    t.is(covered.exception_id, created.body.id);
+    t.true(covered.overlay_version >= 1);
+    t.true(
+      after.body.items
+        .filter((a: any) => a.control_key !== failing.control_key)
+        .every((a: any) => a.exception_id === null),
+    );
+
+    const revoked = await call(
+      h.app.url,
+      'POST',
+      `${ws()}/control-exceptions/${created.body.id}/revoke`,
+      {
+        token: tenant.token,
+      },
+    );
+    t.like(revoked.body, { state: 'revoked', revoked_by: tenant.memberId });
+    const next = await audit();
+    const again = await get(`/audits/${next.id}/assessments?limit=100`);
+    const uncovered = again.body.items.find((a: any) => a.control_key === failing.control_key);
+    t.is(uncovered.exception_id, null);
+    t.true(uncovered.overlay_version > covered.overlay_version);
+    t.is((await get(`/control-exceptions/${created.body.id}`)).body.state, 'revoked');
+  },
+);

@@ -23,6 +23,8 @@ import {
   type NewAssessment,
 } from '../../db/controls';
 import { recordWrite } from '../../db/activity';
+import { exceptionsForAudit } from '../../db/exceptions';
+import { coveringException } from '../../domain/controls/exceptions';
 import { describeAssessments, type ControlArtifact } from '../audits/agents/controls';
 
 /** Findings are per repository; an upload audit's findings stand alone. */
@@ -182,11 +184,26 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
       ordered.map((x) => x.id),
     );
 
+    // Exceptions in force as the audit is assessed: a covered assessment keeps its status and
+    // names the exception (the gate does not count it as a new failure).
+    const exceptions = await exceptionsForAudit(trx, audit.workspace_id, audit.repository_id, now);
     const assessmentRows: NewAssessment[] = [];
     for (const [position, a] of artifact.assessments.entries()) {
       const control = catalog.get(a.control_key);
       if (!control) continue;
       const findingIds = a.findings.map((f) => sightings.get(f.fingerprint)!.id);
+      const exception = coveringException(
+        {
+          control_key: a.control_key,
+          subject_keys: [
+            ...a.findings.map((f) => f.entity_key).filter((k): k is string => !!k),
+            ...a.architecture_relationship_ids,
+          ],
+        },
+        audit.repository_id,
+        exceptions.active,
+        now,
+      );
       assessmentRows.push({
         id: crypto.randomUUID(),
         audit_id: audit.id,
@@ -211,9 +228,9 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
         stale_evidence_ids: a.stale_evidence_ids,
         conflicting_evidence_ids: a.conflicting_evidence_ids,
         missing_requirement_keys: a.missing_requirement_keys,
-        exception_id: null,
+        exception_id: exception?.id ?? null,
         requirements: a.requirements,
-        overlay_version: 0,
+        overlay_version: exceptions.overlayVersion,
         calculated_at: now,
         // One millisecond apart, earliest last: the newest-first keyset pages list the
         // assessments in control key order.

@@ -1,5 +1,6 @@
 /** Controls, assessments and findings. The specification does not declare the no-unknown-properties rule for the assessment schemas. */
 import { Type, type Static } from '@sinclair/typebox';
+import { EXCEPTION_SCOPES } from '../../domain/controls/exceptions';
 import {
   CONTROL_DOMAINS,
   CONTROL_SEVERITIES,
@@ -189,6 +190,76 @@ export const FindingListQuery = Type.Object(
       Type.String({ minLength: 1, maxLength: 200, description: 'Only findings of this control.' }),
     ),
     ...pageFields(),
+  },
+  { additionalProperties: false },
+);
+
+// Ours: control exceptions.
+
+export const ControlExceptionCreate = Strict(
+  'ControlExceptionCreate',
+  {
+    control_key: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'A control of the catalog (listControls).',
+    }),
+    scope: Type.Optional(
+      LiteralUnion(EXCEPTION_SCOPES, {
+        default: 'workspace',
+        description:
+          '`workspace` (every repository), `repository` (repository_id), or `entity` (one entity or relationship key of repository_id).',
+      }),
+    ),
+    repository_id: Type.Optional(Nullable(Uuid())),
+    subject_key: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 1000,
+          description: 'Canonical entity or relationship key (scope entity).',
+        }),
+      ),
+    ),
+    reason: Type.String({ minLength: 3, maxLength: 4000 }),
+    expires_at: DateTime({
+      description: 'When the exception stops applying: in the future, at most 366 days ahead.',
+    }),
+  },
+  { description: 'Request to waive a control for a scope until a date.' },
+);
+export type ControlExceptionCreate = Static<typeof ControlExceptionCreate>;
+
+export const ControlExceptionResponse = Strict(
+  'ControlExceptionResponse',
+  {
+    id: Uuid(),
+    workspace_id: Uuid(),
+    control_key: Type.String(),
+    scope: LiteralUnion(EXCEPTION_SCOPES),
+    repository_id: Nullable(Uuid()),
+    subject_key: Nullable(Type.String()),
+    reason: Type.String(),
+    expires_at: DateTime(),
+    state: LiteralUnion(['active', 'expired', 'revoked'] as const),
+    created_by: Uuid(),
+    created_at: DateTime(),
+    revoked_at: Nullable(DateTime()),
+    revoked_by: Nullable(Uuid()),
+  },
+  {
+    description:
+      'A control exception. Assessments of later audits that it covers carry its id in `exception_id`; an expired or revoked exception stops applying at the next audit.',
+  },
+);
+export type ControlExceptionResponse = Static<typeof ControlExceptionResponse>;
+
+export const ControlExceptionPage = CursorPage('ControlExceptionPage', ControlExceptionResponse);
+
+export const ControlExceptionParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    exception_id: Uuid({ description: 'The control exception.' }),
   },
   { additionalProperties: false },
 );

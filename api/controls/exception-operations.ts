@@ -1,0 +1,190 @@
+/** Control exceptions: waive one control for a workspace, a repository or one entity, until a date. */
+import crypto from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import { CONTROLS } from '../../analysis/controls';
+import {
+  exceptionsQuery,
+  findException,
+  insertException,
+  revokeException,
+  type ExceptionRow,
+} from '../../db/exceptions';
+import { keysetPage } from '../../db/paginate';
+import { findRepository } from '../../db/repositories';
+import { isEntityKey, isRelationshipKey } from '../../domain/changes/change-sets';
+import { exceptionState } from '../../domain/controls/exceptions';
+import { problems, type FieldError } from '../errors';
+import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { LiteralUnion, pageFields, Uuid, WorkspaceParams } from '../schema-kit';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import {
+  ControlExceptionCreate,
+  ControlExceptionPage,
+  ControlExceptionParams,
+  ControlExceptionResponse,
+} from './schemas';
+
+const MAX_DAYS = 366;
+const CONTROL_KEYS = new Set(CONTROLS.map((c) => c.key));
+
+function present(row: ExceptionRow) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    control_key: row.control_key,
+    scope: row.scope,
+    repository_id: row.repository_id,
+    subject_key: row.subject_key,
+    reason: row.reason,
+    expires_at: iso(row.expires_at),
+    state: exceptionState(row, new Date()),
+    created_by: row.created_by,
+    created_at: iso(row.created_at),
+    revoked_at: isoOrNull(row.revoked_at),
+    revoked_by: row.revoked_by,
+  };
+}
+
+export const createControlException = defineOperation({
+  operationId: 'createControlException',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/control-exceptions',
+  summary: 'Waive a control for a scope until a date',
+  description:
+    'Applies from the next audit on: an assessment it covers keeps its status, carries `exception_id`, and does not fail the change gate. `expires_at` is mandatory, in the future and at most 366 days ahead; `repository` and `entity` scopes name `repository_id`, `entity` also a canonical `subject_key`. Recorded as an audit event.',
+  tag: 'Policies',
+  access: { kind: 'scope', scope: 'policies:write' },
+  params: WorkspaceParams,
+  body: ControlExceptionCreate,
+  success: {
+    status: 201,
+    description: 'The exception.',
+    schema: ControlExceptionResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ db, params, body, principal, requestId, koa }) => {
+    const scope = body.scope ?? 'workspace';
+    const errors: FieldError[] = [];
+    const at = (path: string, message: string) => errors.push({ in: 'body', path, message });
+    if (!CONTROL_KEYS.has(body.control_key))
+      at(
+        '/control_key',
+        `is not a control of the catalog (${[...CONTROL_KEYS].sort().join(', ')})`,
+      );
+    const expires = new Date(body.expires_at);
+    const now = Date.now();
+    if (expires.getTime() <= now) at('/expires_at', 'must be in the future');
+    else if (expires.getTime() > now + MAX_DAYS * 86_400_000)
+      at('/expires_at', `must be at most ${MAX_DAYS} days ahead`);
+    if (scope === 'workspace' && body.repository_id)
+      at('/repository_id', 'is only for the repository and entity scopes');
+    if (scope !== 'workspace' && !body.repository_id)
+      at('/repository_id', `is required for scope ${scope}`);
+    if (scope === 'entity') {
+      if (!body.subject_key) at('/subject_key', 'is required for scope entity');
+      else if (!isEntityKey(body.subject_key) && !isRelationshipKey(body.subject_key))
+        at('/subject_key', 'is not a canonical entity or relationship key');
+    } else if (body.subject_key) at('/subject_key', 'is only for the entity scope');
+    if (errors.length > 0) throw problems.validationFailed(errors);
+    if (body.repository_id && !(await findRepository(db, params.workspace_id, body.repository_id)))
+      throw problems.notFound(`Repository ${body.repository_id}`);
+    const id = crypto.randomUUID();
+    const row = await db.transaction(async (trx) => {
+      const created = await insertException(trx, {
+        id,
+        workspace_id: params.workspace_id,
+        control_key: body.control_key,
+        scope,
+        repository_id: body.repository_id ?? null,
+        subject_key: body.subject_key ?? null,
+        reason: body.reason,
+        expires_at: expires,
+        created_by: principal.memberId,
+      });
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'control_exception.created',
+        resourceType: 'control_exception',
+        resourceId: id,
+        details: { control_key: body.control_key, scope, expires_at: body.expires_at },
+      });
+      return created;
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/control-exceptions/${id}`);
+    return present(row);
+  },
+});
+
+export const listControlExceptions = defineOperation({
+  operationId: 'listControlExceptions',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/control-exceptions',
+  summary: "The workspace's control exceptions, newest first",
+  tag: 'Policies',
+  access: { kind: 'scope', scope: 'policies:read' },
+  params: WorkspaceParams,
+  query: Type.Object(
+    {
+      state: Type.Optional(LiteralUnion(['active', 'expired', 'revoked'] as const)),
+      control_key: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      repository_id: Type.Optional(Uuid()),
+      ...pageFields(),
+    },
+    { additionalProperties: false },
+  ),
+  success: { status: 200, description: 'A page of exceptions.', schema: ControlExceptionPage },
+  handler: async ({ db, params, query }) => {
+    const page = await keysetPage(
+      exceptionsQuery(db, params.workspace_id, {
+        state: query.state,
+        controlKey: query.control_key,
+        repositoryId: query.repository_id,
+      }),
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(present) };
+  },
+});
+
+export const getControlException = defineOperation({
+  operationId: 'getControlException',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}',
+  summary: 'A control exception',
+  tag: 'Policies',
+  access: { kind: 'scope', scope: 'policies:read' },
+  params: ControlExceptionParams,
+  success: { status: 200, description: 'The exception.', schema: ControlExceptionResponse },
+  handler: async ({ db, params }) => {
+    const row = await findException(db, params.workspace_id, params.exception_id);
+    if (!row) throw problems.notFound(`Control exception ${params.exception_id}`);
+    return present(row);
+  },
+});
+
+export const revokeControlException = defineOperation({
+  operationId: 'revokeControlException',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}/revoke',
+  summary: 'Revoke a control exception',
+  description:
+    'It stops applying at the next audit; assessments already made keep their `exception_id`. Revoking a revoked exception answers it unchanged. Recorded as an audit event.',
+  tag: 'Policies',
+  access: { kind: 'scope', scope: 'policies:write' },
+  params: ControlExceptionParams,
+  success: { status: 200, description: 'The revoked exception.', schema: ControlExceptionResponse },
+  handler: async ({ db, params, principal, requestId }) => {
+    const row = await db.transaction(async (trx) => {
+      const found = await findException(trx, params.workspace_id, params.exception_id, true);
+      if (!found) throw problems.notFound(`Control exception ${params.exception_id}`);
+      if (found.revoked_at) return found;
+      const revoked = await revokeException(trx, found.id, principal.memberId);
+      await recordPrincipalWrite(trx, principal, requestId, {
+        action: 'control_exception.revoked',
+        resourceType: 'control_exception',
+        resourceId: found.id,
+      });
+      return revoked;
+    });
+    return present(row);
+  },
+});
