@@ -102,6 +102,7 @@ const SPECIAL_V6: Array<[string, number, string]> = [
   ['100::', 64, 'discard-only'],
   ['2001::', 23, 'IETF protocol assignments'],
   ['2001:db8::', 32, 'documentation'],
+  ['3fff::', 20, 'documentation'],
   ['fc00::', 7, 'unique-local (cloud metadata)'],
   ['fe80::', 10, 'link-local'],
   ['fec0::', 10, 'site-local'],
