@@ -742,6 +742,20 @@ test('git connects to the checked address only (pinned), and failures do not tel
   t.deepEqual(Object.keys(open.details), ['url']);
   t.notRegex(open.message, /reset|connection refused|handshake|TLS|gnutls|port/i);
 
+  // An IPv6 literal host (allowed here) is fetched from as written: git reaches it.
+  const v6 = await countingListener(t, '::1');
+  const literal = await sourceError(
+    t,
+    fetchCommit(
+      request(t, {
+        url: `https://[::1]:${v6.port}/r.git`,
+        policy: { ...strictPolicy, allowedHosts: ['::1'] },
+      }),
+    ),
+  );
+  t.is(literal.code, 'source_unreachable');
+  t.true(v6.connections() >= 1, 'git reached the IPv6 literal host');
+
   // A name that does not resolve: the same code.
   const unresolved = await sourceError(
     t,

@@ -231,8 +231,9 @@ function gitConfig(target: SourceTarget | null): string[] {
     ),
     'protocol.ext.allow=never',
     // https: connect to the checked address only (curl's resolve list, so TLS still verifies
-    // the name), and follow no redirect (it would lead to a host nobody checked).
-    ...(target?.kind === 'https'
+    // the name; an IP literal host needs none), and follow no redirect (it would lead to a host
+    // nobody checked).
+    ...(target?.kind === 'https' && target.host !== target.address
       ? [
           `http.curloptResolve=${target.host}:${target.port}:${target.address.includes(':') ? `[${target.address}]` : target.address}`,
         ]
