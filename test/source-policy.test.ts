@@ -12,8 +12,10 @@ import {
   looseIpv4,
   type SourcePolicy,
 } from '../domain/repositories/source-policy';
+import { insertRepository } from '../db/repositories';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant } from './helpers/factories';
+import { createRepo, SAMPLE_FILES } from './helpers/git';
 import { call } from './helpers/http';
 
 let h: AuditHarness;
@@ -62,6 +64,32 @@ test('an audit of a host that resolves to this machine fails with repository_hos
     logs.text,
   );
   t.is(connections, 0, 'the worker never connected');
+});
+
+test('a local repository stored before the setting stopped naming its workspace is refused at fetch time', async (t) => {
+  // As if registered while the workspace was named in LOCAL_REPOSITORY_WORKSPACES (or written
+  // by an older version): the row holds a file:// URL, the fetch decides again.
+  const repo = createRepo(SAMPLE_FILES);
+  t.teardown(() => repo.remove());
+  const tenant = await createTenant(h.app.services.db, { slugPrefix: 'other-' });
+  const row = await insertRepository(h.app.services.db, {
+    workspaceId: tenant.workspaceId,
+    name: 'stale',
+    url: `file://${repo.dir}`,
+    defaultBranch: 'main',
+    description: null,
+  });
+  const ws = `/v1/workspaces/${tenant.workspaceId}`;
+  const started = await call(h.app.url, 'POST', `${ws}/audits`, {
+    token: tenant.token,
+    body: { repository_id: row.id },
+  });
+  t.is(started.status, 202, started.text);
+  const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+  t.is(done.body.status, 'failed');
+  const source = done.body.stages.find((s: { key: string }) => s.key === 'source');
+  t.is(source.error_code, 'local_repository_not_allowed');
+  t.is(done.body.commit_sha ?? null, null, 'nothing was read');
 });
 
 test('address rules at the edges of each range: just outside is public, just inside is refused', (t) => {
