@@ -306,6 +306,8 @@ const BAD_URLS = [
   'relative/path',
   'https://host/a b',
   'https://host/a\nb',
+  'https://git.example.com\\@127.0.0.1/r.git',
+  'https://git.example.com\\/r.git',
 ];
 
 test('https, ssh and scp-like git URLs are accepted', async (t) => {

@@ -331,6 +331,9 @@ export function parseRepositoryUrl(
   let port: number;
   const scp = SCP_LIKE.exec(url);
   if (/^https:\/\//i.test(url) || /^ssh:\/\//i.test(url)) {
+    // URL parsers disagree on `\` (a path separator here, part of the user name for others):
+    // refused, so that git's parser sees the host that was checked.
+    if (url.includes('\\')) return invalid('must not contain "\\"');
     let parsed: URL;
     try {
       parsed = new URL(url);
