@@ -39,13 +39,36 @@ const systemLookup: Lookup = async (host) =>
 /** The code checkout this process runs from (the folder holding package.json). */
 const CODE_DIR = path.resolve(__dirname, '..');
 
+/**
+ * The checkout's repository when it lives elsewhere (a worktree's `.git` file names it): its
+ * objects are the code too.
+ */
+function codeRepositoryDirs(): string[] {
+  try {
+    const gitFile = fs.readFileSync(path.join(CODE_DIR, '.git'), 'utf8');
+    const gitDir = path.resolve(CODE_DIR, /^gitdir: (.+)$/m.exec(gitFile)?.[1]?.trim() ?? '.git');
+    const common = fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
+    return [gitDir, path.resolve(gitDir, common)];
+  } catch {
+    // A plain checkout (`.git` is a folder inside CODE_DIR) or none.
+    return [];
+  }
+}
+const CODE_REPOSITORY_DIRS = codeRepositoryDirs();
+
 /** The policy the operator's settings make. */
 export function sourcePolicyOf(config: Config): SourcePolicy {
   return {
     localWorkspaces: config.localRepositoryWorkspaces,
     sshWorkspaces: config.repositorySshWorkspaces,
     allowedHosts: config.repositoryAllowedHosts,
-    protectedPaths: [config.dataDir, config.blobDir, config.workDir, CODE_DIR],
+    protectedPaths: [
+      config.dataDir,
+      config.blobDir,
+      config.workDir,
+      CODE_DIR,
+      ...CODE_REPOSITORY_DIRS,
+    ],
     // npm start's demo repository: generated, public content, audited by the demo workspace.
     exemptPaths: [path.join(config.dataDir, 'demo-repo')],
   };

@@ -3,6 +3,7 @@
  * audit events and activity items of every write, and keyset pagination of the list.
  */
 import test, { type ExecutionContext } from 'ava';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -417,7 +418,14 @@ test("local paths inside the service's data, blob, scratch or code folders are r
     const tenant = await createTenant(local.services.db);
     const config = local.services.config;
     const codeDir = path.resolve(__dirname, '..');
+    // The checkout's repository: inside it, or elsewhere for a worktree (none in an image).
+    const commonDir = spawnSync(
+      'git',
+      ['rev-parse', '--path-format=absolute', '--git-common-dir'],
+      { cwd: codeDir, encoding: 'utf8' },
+    ).stdout?.trim();
     for (const dir of [
+      ...(commonDir ? [commonDir] : []),
       config.dataDir,
       path.join(config.dataDir, 'postgres'),
       path.join(config.blobDir, 'ab'),
