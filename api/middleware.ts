@@ -68,12 +68,19 @@ export function frontDoor(services: AppServices) {
       const result = await services.auth.authenticate(ctx.get('Authorization') || undefined);
       if (result?.ok) state.principal = result.principal;
       else if (result) state.authError = result.error;
+      // No credentials at all: a read of the demo workspace, when the operator allows it, is
+      // made as its anonymous reader and counts against the demo's per-IP quota.
+      const demo =
+        result === null && services.demoRead
+          ? await services.demoRead.principalFor(ctx.method, ctx.path)
+          : null;
+      if (demo) state.principal = demo;
 
       // The request counts against its token's (or IP's) quota.
-      const decision = limiter.hit(
-        state.principal ? `token:${state.principal.tokenId}` : `ip:${ctx.ip}`,
-      );
-      ctx.set('RateLimit-Policy', policy);
+      const decision = demo
+        ? services.demoRead!.limiter.hit(`ip:${ctx.ip}`)
+        : limiter.hit(state.principal ? `token:${state.principal.tokenId}` : `ip:${ctx.ip}`);
+      ctx.set('RateLimit-Policy', demo ? services.demoRead!.limiter.policyHeader : policy);
       ctx.set('RateLimit', RateLimiter.header(decision));
       if (!decision.allowed) throw problems.rateLimited(decision.resetSeconds);
 

@@ -4,6 +4,7 @@ import type { Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import type { TemporalGateway } from '../platform/temporal';
 import { TokenAuthenticator } from './auth';
+import { DemoReadAccess } from './demo-read';
 import { RateLimiter } from './rate-limit';
 
 export interface AppServices {
@@ -13,6 +14,8 @@ export interface AppServices {
   temporal: TemporalGateway;
   auth: TokenAuthenticator;
   rateLimiter: RateLimiter;
+  /** Tokenless reads of the demo workspace, when DEMO_PUBLIC_READ is on. */
+  demoRead: DemoReadAccess | null;
 }
 
 export function createServices(deps: {
@@ -25,5 +28,6 @@ export function createServices(deps: {
     ...deps,
     auth: new TokenAuthenticator(deps.db, deps.config.authCacheTtlMs, deps.log),
     rateLimiter: new RateLimiter(deps.config.rateLimitQuota, deps.config.rateLimitWindowSeconds),
+    demoRead: deps.config.demoPublicRead ? new DemoReadAccess(deps.db, deps.config) : null,
   };
 }

@@ -830,7 +830,7 @@ async function main(): Promise<number> {
       taskQueue: `bench-audits-${crypto.randomBytes(4).toString('hex')}`,
       logLevel: LOG_LEVEL,
       rateLimitQuota: 1_000_000_000,
-      allowLocalRepositories: true,
+      localRepositoryWorkspaces: [slug],
       blobDir: path.join(tmp, 'blobs'),
       workDir: path.join(tmp, 'work'),
     };
@@ -863,7 +863,7 @@ async function main(): Promise<number> {
             TEMPORAL_TASK_QUEUE: config.taskQueue,
             BLOB_DIR: config.blobDir,
             WORK_DIR: config.workDir,
-            ALLOW_LOCAL_REPOSITORIES: 'true',
+            LOCAL_REPOSITORY_WORKSPACES: slug,
             LOG_LEVEL: 'info',
             MODEL_BASE_URL: '',
           },

@@ -6,6 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parsePriceTable, type ModelPrice } from '../domain/audits/pricing';
+import { allowListEntryProblem, type SshAccess } from '../domain/repositories/source-policy';
 
 export interface ConfigVariable {
   name: string;
@@ -98,10 +99,38 @@ export const CONFIG_VARIABLES = [
     description: 'grace period for in-flight requests on SIGTERM',
   },
   {
-    name: 'ALLOW_LOCAL_REPOSITORIES',
-    default: '`false` (`true` in npm start)',
+    name: 'LOCAL_REPOSITORY_WORKSPACES',
+    default: '— (`demo` in npm start)',
     usedBy: 'api, worker',
-    description: 'allow local paths and `file://` repository URLs',
+    description:
+      'comma-separated workspace ids or slugs (`prefix*`: every slug starting so) that may register local paths and `file:///` URLs; never inside `DATA_DIR`, `BLOB_DIR`, `WORK_DIR` or the code',
+  },
+  {
+    name: 'REPOSITORY_SSH_WORKSPACES',
+    default: '—',
+    usedBy: 'api, worker',
+    description:
+      'JSON: workspace id or slug -> `{"known_hosts":"<file>","identity_file":"<file>"}`; only these may use ssh URLs, host keys checked strictly against that file',
+  },
+  {
+    name: 'REPOSITORY_ALLOWED_HOSTS',
+    default: '—',
+    usedBy: 'api, worker',
+    description:
+      'comma-separated host names, IP addresses or CIDR ranges repositories may be on although internal (loopback, private, link-local...), for every workspace',
+  },
+  {
+    name: 'DEMO_PUBLIC_READ',
+    default: '`false` (`true` in npm start)',
+    usedBy: 'api',
+    description:
+      'anyone may read (GET) the workspace with slug `demo` without a token, rate limited per IP; no other workspace',
+  },
+  {
+    name: 'DEMO_PUBLIC_READ_QUOTA',
+    default: '`60`',
+    usedBy: 'api',
+    description: 'requests per `RATE_LIMIT_WINDOW_SECONDS` per IP for those tokenless reads',
   },
   {
     name: 'PUBLIC_BASE_URL',
@@ -303,7 +332,15 @@ export interface Config {
   bodyLimitBytes: number;
   authCacheTtlMs: number;
   shutdownTimeoutMs: number;
-  allowLocalRepositories: boolean;
+  /** Workspace ids, slugs or `prefix*` slugs allowed local repository sources. */
+  localRepositoryWorkspaces: string[];
+  /** Workspace id, slug or `prefix*` -> the ssh access an operator gave it. */
+  repositorySshWorkspaces: Record<string, SshAccess>;
+  /** Hosts, addresses and CIDR ranges allowed as repository hosts although internal. */
+  repositoryAllowedHosts: string[];
+  /** Anyone may read the `demo` workspace without a token (GET only, rate limited per IP). */
+  demoPublicRead: boolean;
+  demoPublicReadQuota: number;
   validateResponses: boolean;
   publicBaseUrl: string | undefined;
   /** Trust `X-Forwarded-*` headers (the API runs behind a proxy). */
@@ -393,6 +430,57 @@ function oneOf<T extends string>(
   return text as T;
 }
 
+/** A comma-separated list, entries trimmed, empty ones dropped. */
+function list(env: NodeJS.ProcessEnv, name: ConfigVariableName): string[] {
+  return (raw(env, name) ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+}
+
+function allowedHosts(env: NodeJS.ProcessEnv): string[] {
+  const entries = list(env, 'REPOSITORY_ALLOWED_HOSTS');
+  for (const entry of entries) {
+    const problem = allowListEntryProblem(entry);
+    if (problem) throw new Error(`REPOSITORY_ALLOWED_HOSTS: ${JSON.stringify(entry)} ${problem}`);
+  }
+  return entries;
+}
+
+function sshWorkspaces(env: NodeJS.ProcessEnv): Record<string, SshAccess> {
+  const text = raw(env, 'REPOSITORY_SSH_WORKSPACES');
+  if (text === undefined) return {};
+  const fail = (why: string): never => {
+    throw new Error(`REPOSITORY_SSH_WORKSPACES ${why}`);
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    fail('must be a JSON object');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    fail('must be a JSON object');
+  const out: Record<string, SshAccess> = {};
+  for (const [workspace, value] of Object.entries(parsed as Record<string, unknown>)) {
+    const v = (value ?? {}) as Record<string, unknown>;
+    const knownHosts = v.known_hosts;
+    const identity = v.identity_file ?? null;
+    const extra = Object.keys(v).filter((k) => k !== 'known_hosts' && k !== 'identity_file');
+    if (typeof value !== 'object' || extra.length > 0)
+      fail(`.${workspace} must be {"known_hosts": "<file>", "identity_file": "<file>"}`);
+    if (typeof knownHosts !== 'string' || !path.isAbsolute(knownHosts))
+      fail(`.${workspace}.known_hosts must be an absolute path`);
+    if (identity !== null && (typeof identity !== 'string' || !path.isAbsolute(identity)))
+      fail(`.${workspace}.identity_file must be an absolute path`);
+    out[workspace] = {
+      knownHostsFile: knownHosts as string,
+      identityFile: identity as string | null,
+    };
+  }
+  return out;
+}
+
 const PORT_MAX = 65535;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -441,7 +529,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1),
     authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 2000, 0),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10000, 0),
-    allowLocalRepositories: bool(env, 'ALLOW_LOCAL_REPOSITORIES', false),
+    localRepositoryWorkspaces: list(env, 'LOCAL_REPOSITORY_WORKSPACES'),
+    repositorySshWorkspaces: sshWorkspaces(env),
+    repositoryAllowedHosts: allowedHosts(env),
+    demoPublicRead: bool(env, 'DEMO_PUBLIC_READ', false),
+    demoPublicReadQuota: int(env, 'DEMO_PUBLIC_READ_QUOTA', 60, 1),
     validateResponses: bool(env, 'VALIDATE_RESPONSES', false),
     publicBaseUrl: raw(env, 'PUBLIC_BASE_URL'),
     trustProxy: bool(env, 'TRUST_PROXY', false),
@@ -471,9 +563,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /**
- * `npm start`'s configuration: as loadConfig, but local repositories are allowed unless
- * ALLOW_LOCAL_REPOSITORIES says otherwise (its demo repository is a folder of this machine).
+ * `npm start`'s configuration: as loadConfig, but the demo workspace may use local repositories
+ * (its demo repository is a folder of this machine) and anyone may read it, unless the
+ * variables say otherwise.
  */
 export function loadStartConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return loadConfig({ ALLOW_LOCAL_REPOSITORIES: 'true', ...env });
+  return loadConfig({ LOCAL_REPOSITORY_WORKSPACES: 'demo', DEMO_PUBLIC_READ: 'true', ...env });
 }

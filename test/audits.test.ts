@@ -4,7 +4,7 @@ import test from 'ava';
 import { Worker } from '@temporalio/worker';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { startTestApp } from './helpers/app';
-import { createTenant, type Tenant } from './helpers/factories';
+import { createTenant, LOCAL_TEST_WORKSPACES, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call, isProblem } from './helpers/http';
 
@@ -430,7 +430,10 @@ test('another workspace cannot see an audit', async (t) => {
 });
 
 test('Temporal unreachable: createAudit commits the audit, answers 503 naming it, and the audit ends failed', async (t) => {
-  const app = await startTestApp({ temporalAddress: '127.0.0.1:1', allowLocalRepositories: true });
+  const app = await startTestApp({
+    temporalAddress: '127.0.0.1:1',
+    localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES],
+  });
   try {
     const owner = await createTenant(app.services.db);
     const ws = `/v1/workspaces/${owner.workspaceId}`;

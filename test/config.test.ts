@@ -261,11 +261,52 @@ test('a default shown as a value is the value an unset variable gets', (t) => {
     t.deepEqual(loadConfig({ [name]: value }), unset, `${name}=${value}`);
 });
 
-test('npm start allows local repositories unless ALLOW_LOCAL_REPOSITORIES says no', (t) => {
-  t.false(loadConfig({}).allowLocalRepositories);
-  t.true(loadStartConfig({}).allowLocalRepositories);
-  t.false(loadStartConfig({ ALLOW_LOCAL_REPOSITORIES: 'false' }).allowLocalRepositories);
-  t.false(loadStartConfig({ ALLOW_LOCAL_REPOSITORIES: '' }).allowLocalRepositories);
+test('npm start names the demo workspace for local repositories and tokenless reads; others do not', (t) => {
+  t.deepEqual(loadConfig({}).localRepositoryWorkspaces, []);
+  t.false(loadConfig({}).demoPublicRead);
+  t.deepEqual(loadStartConfig({}).localRepositoryWorkspaces, ['demo']);
+  t.true(loadStartConfig({}).demoPublicRead);
+  t.deepEqual(loadStartConfig({ LOCAL_REPOSITORY_WORKSPACES: 'acme' }).localRepositoryWorkspaces, [
+    'acme',
+  ]);
+  t.false(loadStartConfig({ DEMO_PUBLIC_READ: 'false' }).demoPublicRead);
+  t.deepEqual(
+    loadConfig({ LOCAL_REPOSITORY_WORKSPACES: ' acme, ,team-* ' }).localRepositoryWorkspaces,
+    ['acme', 'team-*'],
+  );
+});
+
+test('repository source settings: ssh workspaces and allowed hosts are parsed or refused by name', (t) => {
+  const config = loadConfig({
+    REPOSITORY_SSH_WORKSPACES: JSON.stringify({
+      acme: { known_hosts: '/etc/archaudit/known_hosts', identity_file: '/etc/archaudit/key' },
+      beta: { known_hosts: '/etc/archaudit/beta_hosts' },
+    }),
+    REPOSITORY_ALLOWED_HOSTS: 'gitlab.corp, 10.1.0.0/16,fd00::1',
+  });
+  t.deepEqual(config.repositorySshWorkspaces, {
+    acme: { knownHostsFile: '/etc/archaudit/known_hosts', identityFile: '/etc/archaudit/key' },
+    beta: { knownHostsFile: '/etc/archaudit/beta_hosts', identityFile: null },
+  });
+  t.deepEqual(config.repositoryAllowedHosts, ['gitlab.corp', '10.1.0.0/16', 'fd00::1']);
+  const refused: Array<[string, string, RegExp]> = [
+    ['REPOSITORY_SSH_WORKSPACES', '[1]', /^REPOSITORY_SSH_WORKSPACES must be a JSON object$/],
+    ['REPOSITORY_SSH_WORKSPACES', '{"a":{}}', /\.a\.known_hosts must be an absolute path/],
+    [
+      'REPOSITORY_SSH_WORKSPACES',
+      '{"a":{"known_hosts":"kh"}}',
+      /\.a\.known_hosts must be an absolute path/,
+    ],
+    [
+      'REPOSITORY_SSH_WORKSPACES',
+      '{"a":{"known_hosts":"/kh","agent":true}}',
+      /\.a must be \{"known_hosts"/,
+    ],
+    ['REPOSITORY_ALLOWED_HOSTS', '10.0.0.0/33', /"10\.0\.0\.0\/33" is not a CIDR range/],
+    ['REPOSITORY_ALLOWED_HOSTS', 'http://x', /"http:\/\/x" is not a host name/],
+  ];
+  for (const [name, value, message] of refused)
+    t.throws(() => loadConfig({ [name]: value }), { message }, `${name}=${value}`);
 });
 
 test('loadConfig reads exactly the variables of CONFIG_VARIABLES', (t) => {
@@ -315,7 +356,7 @@ test('booleans: the usual spellings are read, a misspelled one is refused by nam
     ['TRUST_PROXY', 'ture'],
     ['MIGRATE_ON_START', 'flase'],
     ['PROCESS_LAUNCHER', 'of'],
-    ['ALLOW_LOCAL_REPOSITORIES', 'maybe'],
+    ['DEMO_PUBLIC_READ', 'maybe'],
   ] as const) {
     t.throws(
       () => loadConfig({ [name]: value }),

@@ -1,9 +1,10 @@
 /**
  * activities/source/git.ts against real repositories made with the git CLI in temporary folders
- * (local sources, allowLocal true): fetching a branch, a full ref, a commit (directly and through
+ * (local sources of a workspace the policy allows): fetching a branch, a full ref, a commit (directly and through
  * the fetch-everything fallback), ref and URL refusals, tree listing and binary-safe blob reads,
- * hostile repositories (hooks, .gitmodules, path traversal), and timeouts that leave no git
- * process behind.
+ * hostile repositories (hooks, .gitmodules, path traversal), timeouts that leave no git
+ * process behind, and the source policy at fetch time: internal hosts refused before any
+ * connection, resolved addresses checked and pinned, nothing ambient reaching git or ssh.
  */
 import test, { type ExecutionContext } from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -14,8 +15,10 @@ import path from 'node:path';
 import { SourceError } from '../domain/audits/source-error';
 import { processesMentioning } from './helpers/processes';
 import { isValidRefName, refNameProblem } from '../domain/repositories/git-ref';
+import type { SourcePolicy, WorkspaceRef } from '../domain/repositories/source-policy';
 import {
   fetchCommit,
+  gitEnv,
   gitTestOverrides,
   listTree,
   readBlobs,
@@ -129,13 +132,26 @@ function workDir(t: ExecutionContext): string {
   return dir;
 }
 
+const workspace: WorkspaceRef = { id: '5b0c7c1e-8f6a-4d52-9a51-0d3f2a9e7b11', slug: 'local-ws' };
+/** The workspace may use local sources; nothing else is special. */
+const localPolicy: SourcePolicy = {
+  localWorkspaces: ['local-ws'],
+  sshWorkspaces: {},
+  allowedHosts: [],
+  protectedPaths: [],
+  exemptPaths: [],
+};
+/** A policy that names no workspace for anything. */
+const strictPolicy: SourcePolicy = { ...localPolicy, localWorkspaces: [] };
+
 function request(t: ExecutionContext, over: Partial<FetchRequest>): FetchRequest {
   return {
     url: sourceDir,
     branchRef: 'main',
     commitSha: null,
     workDir: workDir(t),
-    allowLocal: true,
+    workspace,
+    policy: localPolicy,
     timeoutMs: 30_000,
     ...over,
   };
@@ -336,10 +352,10 @@ test('ref names are judged as git check-ref-format judges them', (t) => {
   }
 });
 
-test('local sources need allowLocal; other URLs must follow the rules', async (t) => {
-  for (const url of [sourceDir, `file://${sourceDir}`]) {
-    const err = await sourceError(t, fetchCommit(request(t, { url, allowLocal: false })));
-    t.is(err.code, 'local_repositories_disabled', url);
+test('local sources need a workspace the policy names; other URLs must follow the rules', async (t) => {
+  for (const url of [sourceDir, `file://${sourceDir}`, `FILE://${sourceDir}`]) {
+    const err = await sourceError(t, fetchCommit(request(t, { url, policy: strictPolicy })));
+    t.is(err.code, 'local_repository_not_allowed', url);
   }
   for (const url of [
     `ext::sh -c touch% ${marker}`,
@@ -354,16 +370,16 @@ test('local sources need allowLocal; other URLs must follow the rules', async (t
   t.false(fs.existsSync(marker));
 });
 
-test('a local path that is not a repository is repository_unreachable', async (t) => {
+test('a local path that is not a repository is source_unreachable', async (t) => {
   const url = path.join(root, 'does-not-exist');
   const err = await sourceError(t, fetchCommit(request(t, { url })));
-  t.is(err.code, 'repository_unreachable');
+  t.is(err.code, 'source_unreachable');
   t.regex(err.message, /does not appear to be a git repository/);
   const err2 = await sourceError(
     t,
     fetchCommit(request(t, { url, branchRef: null, commitSha: shas.main })),
   );
-  t.is(err2.code, 'repository_unreachable');
+  t.is(err2.code, 'source_unreachable');
 });
 
 // --- reading -------------------------------------------------------------------------------
@@ -549,9 +565,16 @@ test('an ssh host that never answers times out and leaves no process behind', as
   });
   const { port } = server.address() as net.AddressInfo;
 
+  // ssh enabled for the workspace, the loopback address allowed by the operator.
+  const knownHosts = path.join(root, 'known_hosts_empty');
+  fs.writeFileSync(knownHosts, '');
   const req = request(t, {
     url: `ssh://git@127.0.0.1:${port}/x`,
-    allowLocal: false,
+    policy: {
+      ...strictPolicy,
+      sshWorkspaces: { 'local-ws': { knownHostsFile: knownHosts, identityFile: null } },
+      allowedHosts: ['127.0.0.1'],
+    },
     // Long enough for git and ssh to start and connect on a busy machine (the suite runs test
     // files side by side): the point is that ssh reached the server and was then cut off.
     timeoutMs: 4000,
@@ -589,4 +612,284 @@ test('credentials are redacted from messages', (t) => {
   t.is(redact('ssh://me:hunter2@host/x'), 'ssh://me:***@host/x');
   t.is(redact('https://h/r.git?private_token=abc&x=1'), 'https://h/r.git?private_token=***&x=1');
   t.is(redact('ssh://git@host/x'), 'ssh://git@host/x');
+});
+
+// --- the source policy at fetch time -------------------------------------------------------
+
+/** A loopback TCP listener that counts connections (and closes each at once). */
+async function countingListener(
+  t: ExecutionContext,
+  host = '127.0.0.1',
+): Promise<{ port: number; connections: () => number }> {
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { port: (server.address() as net.AddressInfo).port, connections: () => connections };
+}
+
+test('internal hosts in every spelling are refused at fetch time, before any connection', async (t) => {
+  const listener = await countingListener(t);
+  const port = listener.port;
+  const sshEverywhere: SourcePolicy = {
+    ...strictPolicy,
+    sshWorkspaces: { 'local-ws': { knownHostsFile: '/dev/null', identityFile: null } },
+  };
+  const urls = [
+    `https://127.0.0.1:${port}/r.git`,
+    `https://2130706433:${port}/r.git`,
+    `https://0x7f000001:${port}/r.git`,
+    `https://0x7F.1:${port}/r.git`,
+    `https://017700000001:${port}/r.git`,
+    `https://127.1:${port}/r.git`,
+    `https://localhost:${port}/r.git`,
+    `https://localhost.:${port}/r.git`,
+    `https://LOCALHOST:${port}/r.git`,
+    `https://api.localhost:${port}/r.git`,
+    `https://[::1]:${port}/r.git`,
+    `https://[::ffff:127.0.0.1]:${port}/r.git`,
+    `https://[::ffff:7f00:1]:${port}/r.git`,
+    `https://[0:0:0:0:0:0:0:1]:${port}/r.git`,
+    `https://%31%32%37.0.0.1:${port}/r.git`,
+    'https://169.254.169.254/latest/meta-data',
+    'https://metadata.google.internal/computeMetadata/v1',
+    'https://metadata/computeMetadata/v1',
+    'https://[fd00:ec2::254]/latest/meta-data',
+    'https://10.0.0.1/r.git',
+    'https://172.16.5.4/r.git',
+    'https://192.168.1.1/r.git',
+    'https://100.64.0.1/r.git',
+    'https://224.0.0.1/r.git',
+    'https://0.0.0.0/r.git',
+    'https://[::]/r.git',
+    'https://[fe80::1]/r.git',
+    'https://[fc00::1]/r.git',
+    'https://[ff02::1]/r.git',
+    'https://[64:ff9b::7f00:1]/r.git',
+    'https://[2002:7f00:1::]/r.git',
+    `ssh://git@127.0.0.1:${port}/r.git`,
+    `ssh://git@2130706433:${port}/r.git`,
+    'git@127.1:r.git',
+    'git@169.254.169.254:r.git',
+    `ssh://git@[::1]:${port}/r.git`,
+  ];
+  for (const url of urls) {
+    const err = await sourceError(t, fetchCommit(request(t, { url, policy: sshEverywhere })));
+    t.is(err.code, 'repository_host_not_allowed', url);
+  }
+  t.is(listener.connections(), 0);
+});
+
+test('a name that resolves to an internal address is refused at fetch time; the worker never connects', async (t) => {
+  const listener = await countingListener(t);
+  // Through the system resolver: this machine's own name resolves to loopback or a private
+  // address (/etc/hosts), never a public one.
+  const own = `https://${os.hostname()}:${listener.port}/r.git`;
+  const err = await sourceError(t, fetchCommit(request(t, { url: own, policy: strictPolicy })));
+  t.is(err.code, 'repository_host_not_allowed', own);
+  t.regex(err.message, /resolves to a .* address/);
+  // A resolver answering loopback (alone, or among public addresses) is refused the same way.
+  for (const answer of [['127.0.0.1'], ['93.184.215.14', '127.0.0.1'], ['::ffff:10.0.0.1']]) {
+    const url = `https://git.example.com:${listener.port}/r.git`;
+    const lookup = () => Promise.resolve(answer);
+    const refused = await sourceError(
+      t,
+      fetchCommit(request(t, { url, policy: strictPolicy, lookup })),
+    );
+    t.is(refused.code, 'repository_host_not_allowed', answer.join(','));
+  }
+  t.is(listener.connections(), 0);
+});
+
+test('git connects to the checked address only (pinned), and failures do not tell open ports from closed', async (t) => {
+  const listener = await countingListener(t);
+  // pinned.invalid resolves nowhere: reaching the listener proves git used the checked address
+  // instead of resolving the name again.
+  let lookups = 0;
+  const lookup = () => {
+    lookups += 1;
+    return Promise.resolve(['127.0.0.1']);
+  };
+  const policy = { ...strictPolicy, allowedHosts: ['127.0.0.0/8'] };
+  const open = await sourceError(
+    t,
+    fetchCommit(
+      request(t, { url: `https://pinned.invalid:${listener.port}/r.git`, policy, lookup }),
+    ),
+  );
+  t.is(lookups, 1);
+  t.true(listener.connections() >= 1, 'git reached the pinned address');
+  t.is(open.code, 'source_unreachable');
+
+  // A closed port: the same code and the same message, no stderr in the details.
+  const closed = net.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const closedPort = (closed.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const shut = await sourceError(
+    t,
+    fetchCommit(request(t, { url: `https://pinned.invalid:${closedPort}/r.git`, policy, lookup })),
+  );
+  t.is(shut.code, 'source_unreachable');
+  t.is(
+    shut.message.replace(String(closedPort), 'PORT'),
+    open.message.replace(String(listener.port), 'PORT'),
+  );
+  t.deepEqual(Object.keys(shut.details), ['url']);
+  t.deepEqual(Object.keys(open.details), ['url']);
+  t.notRegex(open.message, /reset|connection refused|handshake|TLS|gnutls|port/i);
+
+  // An IPv6 literal host (allowed here) is fetched from as written: git reaches it.
+  const v6 = await countingListener(t, '::1');
+  const literal = await sourceError(
+    t,
+    fetchCommit(
+      request(t, {
+        url: `https://[::1]:${v6.port}/r.git`,
+        policy: { ...strictPolicy, allowedHosts: ['::1'] },
+      }),
+    ),
+  );
+  t.is(literal.code, 'source_unreachable');
+  t.true(v6.connections() >= 1, 'git reached the IPv6 literal host');
+
+  // A name that does not resolve: the same code.
+  const unresolved = await sourceError(
+    t,
+    fetchCommit(
+      request(t, {
+        url: 'https://nowhere.invalid/r.git',
+        policy,
+        lookup: () => Promise.reject(new Error('ENOTFOUND')),
+      }),
+    ),
+  );
+  t.is(unresolved.code, 'source_unreachable');
+});
+
+test.serial(
+  'an ssh source runs ssh with the pinned address, strict host keys from the operator file and no agent',
+  async (t) => {
+    const listener = await countingListener(t);
+    // A stand-in `ssh` first on PATH records its arguments and environment: git starts it through
+    // the real GIT_SSH_COMMAND of the launcher, with the environment the launcher gives git.
+    const bin = path.join(root, 'fake-ssh-bin');
+    const record = path.join(root, 'ssh-record.txt');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(
+      path.join(bin, 'ssh'),
+      `#!/bin/sh\n{ printf '%s\\n' "$@"; echo ---; env; } > '${record}'\nexit 255\n`,
+      { mode: 0o755 },
+    );
+    const knownHosts = path.join(root, 'operator_known_hosts');
+    fs.writeFileSync(knownHosts, '');
+    const saved = { PATH: process.env.PATH, SSH_AUTH_SOCK: process.env.SSH_AUTH_SOCK };
+    process.env.PATH = `${bin}:${process.env.PATH ?? ''}`;
+    process.env.SSH_AUTH_SOCK = path.join(root, 'operator-agent.sock');
+    try {
+      const err = await sourceError(
+        t,
+        fetchCommit(
+          request(t, {
+            url: `ssh://git@git.example.com:${listener.port}/r.git`,
+            policy: {
+              ...strictPolicy,
+              sshWorkspaces: { 'local-*': { knownHostsFile: knownHosts, identityFile: null } },
+              allowedHosts: ['127.0.0.1'],
+            },
+            lookup: () => Promise.resolve(['127.0.0.1']),
+          }),
+        ),
+      );
+      t.is(err.code, 'source_unreachable');
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    const [args, env] = fs.readFileSync(record, 'utf8').split('\n---\n') as [string, string];
+    const argv = args.split('\n');
+    for (const option of [
+      'StrictHostKeyChecking=yes',
+      `UserKnownHostsFile=${knownHosts}`,
+      'GlobalKnownHostsFile=/dev/null',
+      'HostKeyAlias=git.example.com',
+      'HostName=127.0.0.1',
+      'IdentityAgent=none',
+      'IdentityFile=none',
+      'BatchMode=yes',
+    ]) {
+      t.true(argv.includes(option), option);
+    }
+    t.true(argv.includes('-F') && argv[argv.indexOf('-F') + 1] === '/dev/null');
+    t.false(argv.some((a) => /accept-new/.test(a)));
+    t.notRegex(env, /SSH_AUTH_SOCK/);
+    t.regex(env, /^GIT_CONFIG_GLOBAL=\/dev\/null$/m);
+    t.regex(env, /^GIT_CONFIG_NOSYSTEM=1$/m);
+    t.is(listener.connections(), 0, 'the stand-in ssh connected nowhere');
+  },
+);
+
+test.serial(
+  "the environment given to git holds nothing of the operator's: no agent, no config, no askpass",
+  (t) => {
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      SSH_AUTH_SOCK: '/run/agent.sock',
+      SSH_ASKPASS: '/usr/bin/ssh-askpass',
+      GIT_ASKPASS: '/usr/bin/ask',
+      GIT_CONFIG_GLOBAL: '/home/op/.gitconfig',
+      GIT_SSH: '/usr/bin/op-ssh',
+      GIT_SSL_NO_VERIFY: '1',
+      HOME: '/home/op',
+    });
+    try {
+      const env = gitEnv('/tmp/work-x', null);
+      t.is(env.SSH_AUTH_SOCK, undefined);
+      t.is(env.SSH_ASKPASS, undefined);
+      t.is(env.GIT_SSH, undefined);
+      t.is(env.GIT_SSL_NO_VERIFY, undefined);
+      t.is(env.GIT_CONFIG_GLOBAL, '/dev/null');
+      t.is(env.GIT_CONFIG_NOSYSTEM, '1');
+      t.is(env.GIT_TERMINAL_PROMPT, '0');
+      t.is(env.HOME, '/tmp/work-x');
+      t.not(env.GIT_ASKPASS, '/usr/bin/ask');
+      t.is(env.GIT_ALLOW_PROTOCOL, 'none');
+      t.regex(env.GIT_SSH_COMMAND ?? '', /UserKnownHostsFile=\/dev\/null/);
+      t.regex(env.GIT_SSH_COMMAND ?? '', /IdentityAgent=none/);
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+  },
+);
+
+test('local sources: FILE:/// in any case is read; the service folders are not, even through a link', async (t) => {
+  const fetched = await fetchCommit(request(t, { url: `FILE://${sourceDir}` }));
+  t.is(fetched.commitSha, shas.main);
+
+  // Tenant A's repository in the service's folder, and a link from elsewhere that leads there.
+  const serviceDir = path.join(root, 'service-data');
+  const inside = path.join(serviceDir, 'tenant-a-repo.git');
+  fs.mkdirSync(serviceDir, { recursive: true });
+  if (!fs.existsSync(inside)) git(root, 'clone', '--quiet', '--bare', sourceDir, inside);
+  const link = path.join(root, 'innocent-link');
+  if (!fs.existsSync(link)) fs.symlinkSync(serviceDir, link);
+  const policy: SourcePolicy = { ...localPolicy, protectedPaths: [serviceDir] };
+  for (const url of [inside, `file://${inside}`, path.join(link, 'tenant-a-repo.git')]) {
+    const err = await sourceError(t, fetchCommit(request(t, { url, policy })));
+    t.is(err.code, 'repository_path_protected', url);
+  }
+  // The same repository is read when the folder is not protected (the refusal is the policy's).
+  const unprotected = await fetchCommit(request(t, { url: path.join(link, 'tenant-a-repo.git') }));
+  t.is(unprotected.commitSha, shas.main);
+  // An exempt folder inside a protected one (npm start's demo repository) is read.
+  const exempt = await fetchCommit(
+    request(t, { url: inside, policy: { ...policy, exemptPaths: [inside] } }),
+  );
+  t.is(exempt.commitSha, shas.main);
 });

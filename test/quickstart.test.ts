@@ -7,7 +7,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { freePort } from '../platform/dev-services';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -85,6 +85,50 @@ async function waitForNoProcesses(dataDir: string): Promise<string[]> {
   return processesUsing(dataDir);
 }
 
+/**
+ * npm start's demo: readable without a token (read-only), its repository (under DATA_DIR, the one
+ * folder there a local source may be in) audited to completion, the rest of DATA_DIR refused.
+ */
+async function demoChecks(t: ExecutionContext, api: string, token: string, dataDir: string) {
+  const auth = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const page = (await (await fetch(`${api}/v1/workspaces`, { headers: auth })).json()) as {
+    items: Array<{ id: string }>;
+  };
+  const ws = `${api}/v1/workspaces/${page.items[0]!.id}`;
+  const anonymous = await fetch(`${ws}/repositories`);
+  t.is(anonymous.status, 200, 'the demo workspace is readable without a token');
+  const repos = (await anonymous.json()) as { items: Array<{ id: string; url: string }> };
+  t.is(repos.items[0]!.url, `file://${path.join(dataDir, 'demo-repo')}`);
+  const anonymousWrite = await fetch(`${ws}/repositories`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'x', url: 'https://git.example.com/x.git' }),
+  });
+  t.is(anonymousWrite.status, 401, 'but not writable');
+
+  const protectedPath = await fetch(`${ws}/repositories`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'pg', url: `file://${path.join(dataDir, 'postgres')}` }),
+  });
+  t.is(protectedPath.status, 400);
+  t.is(((await protectedPath.json()) as { code: string }).code, 'repository_path_protected');
+
+  const started = await fetch(`${ws}/audits`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ repository_id: repos.items[0]!.id }),
+  });
+  t.is(started.status, 202);
+  const { id } = (await started.json()) as { id: string };
+  let status = 'queued';
+  for (let i = 0; i < 600 && ['queued', 'running'].includes(status); i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    status = ((await (await fetch(`${ws}/audits/${id}`)).json()) as { status: string }).status;
+  }
+  t.is(status, 'completed', 'the demo repository is audited');
+}
+
 test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running; data reused', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-quickstart-'));
   const ports = { api: await freePort(), temporal: await freePort(), ui: await freePort() };
@@ -126,6 +170,8 @@ test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running
       25,
       'the demo token holds all 25 scopes',
     );
+
+    await demoChecks(t, `http://127.0.0.1:${ports.api}`, first.token, dataDir);
 
     t.true(await ctrlC(first.child));
     t.deepEqual(await waitForNoProcesses(dataDir), [], 'no process left behind');

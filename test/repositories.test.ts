@@ -3,9 +3,13 @@
  * audit events and activity items of every write, and keyset pagination of the list.
  */
 import test, { type ExecutionContext } from 'ava';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startTestApp, type TestApp } from './helpers/app';
-import { createTenant, createToken, type Tenant } from './helpers/factories';
+import { createTenant, createToken, LOCAL_TEST_WORKSPACES, type Tenant } from './helpers/factories';
 import { call, isProblem, type Reply } from './helpers/http';
 
 interface Repo {
@@ -55,8 +59,13 @@ interface ActivityItem {
 
 let app: TestApp;
 
+/** ssh is enabled for createTenant's workspaces (`ws-` slugs); no workspace may use local paths. */
+const SSH_FOR_TEST_TENANTS = {
+  [LOCAL_TEST_WORKSPACES]: { knownHostsFile: '/etc/ssh/ssh_known_hosts', identityFile: null },
+};
+
 test.before(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ repositorySshWorkspaces: SSH_FOR_TEST_TENANTS });
 });
 test.after.always(async () => {
   await app?.close();
@@ -93,6 +102,9 @@ function errorPaths(reply: Reply): string[] {
   const errors = (reply.body as { errors?: FieldError[] } | undefined)?.errors ?? [];
   return [...new Set(errors.map((e) => e.path))];
 }
+
+/** The problem code of a reply. */
+const codeOf = (reply: Reply<unknown>) => (reply.body as { code?: string } | undefined)?.code;
 
 function errorFor(reply: Reply, path: string): FieldError | undefined {
   const errors = (reply.body as { errors?: FieldError[] } | undefined)?.errors ?? [];
@@ -295,6 +307,8 @@ const BAD_URLS = [
   'relative/path',
   'https://host/a b',
   'https://host/a\nb',
+  'https://git.example.com\\@127.0.0.1/r.git',
+  'https://git.example.com\\/r.git',
 ];
 
 test('https, ssh and scp-like git URLs are accepted', async (t) => {
@@ -306,15 +320,15 @@ test('https, ssh and scp-like git URLs are accepted', async (t) => {
   }
 });
 
-test('local paths and file:// URLs are refused by default, naming /url and ALLOW_LOCAL_REPOSITORIES', async (t) => {
+test('local paths and file:// URLs are refused by default as local_repository_not_allowed, naming /url and LOCAL_REPOSITORY_WORKSPACES', async (t) => {
   const tenant = await createTenant(app.services.db);
   for (const url of LOCAL_URLS) {
     const reply = await create(tenant, { name: uniqueName(), url });
     t.is(reply.status, 400, url);
     t.true(isProblem(reply));
-    t.is((reply.body as unknown as { code: string }).code, 'validation_failed');
+    t.is((reply.body as unknown as { code: string }).code, 'local_repository_not_allowed');
     t.deepEqual(errorPaths(reply), ['/url'], url);
-    t.regex(errorFor(reply, '/url')?.message ?? '', /ALLOW_LOCAL_REPOSITORIES/, url);
+    t.regex(errorFor(reply, '/url')?.message ?? '', /LOCAL_REPOSITORY_WORKSPACES/, url);
   }
   const list = await call<Page<Repo>>(app.url, 'GET', reposPath(tenant), { token: tenant.token });
   t.deepEqual(list.body.items, []);
@@ -345,11 +359,11 @@ test('an ssh URL whose host looks like a command-line option is refused (CVE-201
   t.deepEqual(seen, Object.fromEntries(urls.map((u) => [u, [400, ['/url']]])));
 });
 
-test('with allowLocalRepositories, local paths and file:// URLs are accepted; unsafe forms stay refused', async (t) => {
-  const local = await startTestApp({ allowLocalRepositories: true });
+test('a workspace named in LOCAL_REPOSITORY_WORKSPACES may register local paths and file:// URLs; another may not; unsafe forms stay refused', async (t) => {
+  const local = await startTestApp({ localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES] });
   try {
     const tenant = await createTenant(local.services.db);
-    for (const url of LOCAL_URLS) {
+    for (const url of [...LOCAL_URLS, 'FILE:///srv/git/upper.git', 'File:///srv/git/mixed.git']) {
       const reply = await create(tenant, { name: uniqueName(), url }, local.url);
       t.is(reply.status, 201, `${url}: ${reply.text}`);
       t.is(reply.body.url, url);
@@ -369,8 +383,230 @@ test('with allowLocalRepositories, local paths and file:// URLs are accepted; un
     });
     t.is(patched.status, 200, patched.text);
     t.is(patched.body.url, '/srv/git/r.git');
+
+    // A workspace the setting does not name: refused on create and on update, nothing stored.
+    const other = await createTenant(local.services.db, { slugPrefix: 'other-' });
+    const kept = (
+      await create(other, { name: uniqueName(), url: 'https://h.example/r' }, local.url)
+    ).body;
+    for (const url of [...LOCAL_URLS, 'FILE:///srv/git/upper.git']) {
+      const reply = await create(other, { name: uniqueName(), url }, local.url);
+      t.is(reply.status, 400, url);
+      t.is(codeOf(reply), 'local_repository_not_allowed', url);
+      const update = await call(local.url, 'PATCH', repoPath(other, kept.id), {
+        token: other.token,
+        body: { url },
+      });
+      t.is(update.status, 400, url);
+      t.is(update.body.code, 'local_repository_not_allowed', url);
+    }
+    const list = await call<Page<Repo>>(local.url, 'GET', reposPath(other), {
+      token: other.token,
+    });
+    t.deepEqual(
+      list.body.items.map((r) => r.url),
+      ['https://h.example/r'],
+    );
   } finally {
     await local.close();
+  }
+});
+
+test("local paths inside the service's data, blob, scratch or code folders are refused even for an allowed workspace", async (t) => {
+  const local = await startTestApp({ localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES] });
+  try {
+    const tenant = await createTenant(local.services.db);
+    const config = local.services.config;
+    const codeDir = path.resolve(__dirname, '..');
+    // The checkout's repository: inside it, or elsewhere for a worktree (none in an image).
+    const commonDir = spawnSync(
+      'git',
+      ['rev-parse', '--path-format=absolute', '--git-common-dir'],
+      { cwd: codeDir, encoding: 'utf8' },
+    ).stdout?.trim();
+    for (const dir of [
+      ...(commonDir ? [commonDir] : []),
+      config.dataDir,
+      path.join(config.dataDir, 'postgres'),
+      path.join(config.blobDir, 'ab'),
+      path.join(config.workDir, crypto.randomUUID(), 'repo.git'),
+      codeDir,
+      path.join(codeDir, '.git'),
+    ]) {
+      for (const url of [dir, `file://${dir}`, `FILE://${dir}`]) {
+        const reply = await create(tenant, { name: uniqueName(), url }, local.url);
+        t.is(reply.status, 400, url);
+        t.true(isProblem(reply));
+        t.is(codeOf(reply), 'repository_path_protected', url);
+        t.deepEqual(errorPaths(reply), ['/url'], url);
+      }
+    }
+    // Written with `..`, `.` or `%`-escapes, a path is refused as written.
+    for (const url of [
+      `${os.tmpdir()}/../${path.relative('/', codeDir)}`,
+      `file://${codeDir}/./x`,
+      `file://${codeDir.replace(/\//g, '%2F')}`,
+    ]) {
+      const reply = await create(tenant, { name: uniqueName(), url }, local.url);
+      t.is(reply.status, 400, url);
+      t.is(codeOf(reply), 'validation_failed', url);
+    }
+    // A link elsewhere that leads into the data folder is followed to where it leads.
+    const linkDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-link-'));
+    t.teardown(() => fs.rmSync(linkDir, { recursive: true, force: true }));
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.symlinkSync(config.dataDir, path.join(linkDir, 'data'));
+    const linked = await create(
+      tenant,
+      { name: uniqueName(), url: path.join(linkDir, 'data') },
+      local.url,
+    );
+    t.is(linked.status, 400, linked.text);
+    t.is(codeOf(linked), 'repository_path_protected');
+    const list = await call<Page<Repo>>(local.url, 'GET', reposPath(tenant), {
+      token: tenant.token,
+    });
+    t.deepEqual(list.body.items, []);
+  } finally {
+    await local.close();
+  }
+});
+
+/**
+ * Hosts that are, or spell, this machine, its networks or a cloud metadata service: refused at
+ * registration with repository_host_not_allowed, whatever the scheme.
+ */
+const INTERNAL_URLS = [
+  'https://127.0.0.1/r.git',
+  'https://127.0.0.1:8080/r.git',
+  'https://2130706433/r.git',
+  'https://0x7f000001/r.git',
+  'https://0x7F.0.0.1/r.git',
+  'https://017700000001/r.git',
+  'https://127.1/r.git',
+  'https://127.0.0.1./r.git',
+  'https://%31%32%37.0.0.1/r.git',
+  'https://localhost/r.git',
+  'https://localhost./r.git',
+  'https://LocalHost/r.git',
+  'https://git.localhost/r.git',
+  'https://[::1]/r.git',
+  'https://[0:0:0:0:0:0:0:1]/r.git',
+  'https://[::ffff:127.0.0.1]/r.git',
+  'https://[::ffff:7f00:1]/r.git',
+  'https://[::127.0.0.1]/r.git',
+  'https://[64:ff9b::a9fe:a9fe]/r.git',
+  'https://[2002:a9fe:a9fe::1]/r.git',
+  'https://[::]/r.git',
+  'https://0.0.0.0/r.git',
+  'https://0/r.git',
+  'https://169.254.169.254/latest/meta-data/',
+  'https://169.254.170.2/v2/credentials',
+  'https://metadata.google.internal/computeMetadata/v1/',
+  'https://metadata.google.internal./computeMetadata/v1/',
+  'https://metadata/computeMetadata/v1/',
+  'https://metadata.goog/computeMetadata/v1/',
+  'https://instance-data/latest/meta-data/',
+  'https://[fd00:ec2::254]/latest/meta-data/',
+  'https://100.100.100.200/latest/meta-data',
+  'https://10.0.0.1/r.git',
+  'https://172.16.0.1/r.git',
+  'https://172.31.255.255/r.git',
+  'https://192.168.0.1/r.git',
+  'https://[fc00::1]/r.git',
+  'https://[fe80::1]/r.git',
+  'https://[ff02::1]/r.git',
+  'https://224.0.0.251/r.git',
+  'https://255.255.255.255/r.git',
+  'https://gitlab.internal/r.git',
+  'https://printer.local/r.git',
+  'ssh://git@127.0.0.1/r.git',
+  'ssh://git@2130706433/r.git',
+  'ssh://git@0x7f000001/r.git',
+  'ssh://git@[::1]/r.git',
+  'ssh://git@localhost/r.git',
+  'git@127.1:r.git',
+  'git@localhost.:r.git',
+  'git@169.254.169.254:r.git',
+  'git@metadata.google.internal:r.git',
+];
+
+test('internal, loopback and metadata hosts in every spelling are refused at registration as repository_host_not_allowed', async (t) => {
+  const tenant = await createTenant(app.services.db);
+  const kept = await createOk(tenant);
+  const seen: Record<string, string> = {};
+  for (const url of INTERNAL_URLS) {
+    const reply = await create(tenant, { name: uniqueName(), url });
+    const update = await call(app.url, 'PATCH', repoPath(tenant, kept.id), {
+      token: tenant.token,
+      body: { url },
+    });
+    seen[url] =
+      `${reply.status} ${codeOf(reply)} ${errorPaths(reply).join()} / ${update.status} ${codeOf(update)}`;
+    t.true(isProblem(reply), url);
+  }
+  t.deepEqual(
+    seen,
+    Object.fromEntries(
+      INTERNAL_URLS.map((u) => [
+        u,
+        '400 repository_host_not_allowed /url / 400 repository_host_not_allowed',
+      ]),
+    ),
+  );
+  const list = await call<Page<Repo>>(app.url, 'GET', reposPath(tenant), { token: tenant.token });
+  t.deepEqual(
+    list.body.items.map((r) => r.url),
+    [kept.url],
+  );
+});
+
+test('public IPv6 and IPv4 literal hosts are accepted; odd spellings of public addresses are refused naming the canonical one', async (t) => {
+  const tenant = await createTenant(app.services.db);
+  for (const url of [
+    'https://[2606:4700:4700::1111]/org/r.git',
+    'https://[2a00:1450:4001:82b::200e]:8443/org/r.git',
+    'https://140.82.112.3/org/r.git',
+    'ssh://git@[2606:4700:4700::1111]/org/r.git',
+  ]) {
+    const reply = await create(tenant, { name: uniqueName(), url });
+    t.is(reply.status, 201, `${url}: ${reply.text}`);
+    t.is(reply.body.url, url);
+  }
+  for (const [url, canonical] of [
+    ['https://0x8c.82.112.3/org/r.git', '140.82.112.3'],
+    ['https://2354212867/org/r.git', '140.82.112.3'],
+  ]) {
+    const reply = await create(tenant, { name: uniqueName(), url });
+    t.is(reply.status, 400, url);
+    t.is(codeOf(reply), 'validation_failed', url);
+    t.true(errorFor(reply, '/url')!.message.includes(canonical!), url);
+  }
+});
+
+test('ssh URLs need a workspace an operator enabled; the allow-list admits a named internal host', async (t) => {
+  const plain = await createTenant(app.services.db, { slugPrefix: 'plain-' });
+  for (const url of ['ssh://git@git.example.com/org/r.git', 'git@github.com:org/r.git']) {
+    const reply = await create(plain, { name: uniqueName(), url });
+    t.is(reply.status, 400, url);
+    t.is(codeOf(reply), 'ssh_repository_not_allowed', url);
+    t.deepEqual(errorPaths(reply), ['/url'], url);
+  }
+  const allowing = await startTestApp({
+    repositoryAllowedHosts: ['gitlab.internal', '10.20.0.0/16'],
+  });
+  try {
+    const tenant = await createTenant(allowing.services.db);
+    for (const url of ['https://gitlab.internal/org/r.git', 'https://10.20.3.4/org/r.git']) {
+      const reply = await create(tenant, { name: uniqueName(), url }, allowing.url);
+      t.is(reply.status, 201, `${url}: ${reply.text}`);
+    }
+    for (const url of ['https://10.21.0.1/org/r.git', 'https://127.0.0.1/r.git']) {
+      const reply = await create(tenant, { name: uniqueName(), url }, allowing.url);
+      t.is(codeOf(reply), 'repository_host_not_allowed', url);
+    }
+  } finally {
+    await allowing.close();
   }
 });
 
@@ -527,14 +763,17 @@ test('updateRepository validates a new url with the same rules as create', async
       body: { url },
     });
     t.is(reply.status, 400, JSON.stringify(url));
-    t.is(reply.body.code, 'validation_failed');
+    t.is(
+      reply.body.code,
+      LOCAL_URLS.includes(url) ? 'local_repository_not_allowed' : 'validation_failed',
+    );
     t.deepEqual(errorPaths(reply), ['/url'], JSON.stringify(url));
   }
   const local = await call(app.url, 'PATCH', repoPath(tenant, repo.id), {
     token: tenant.token,
     body: { url: '/etc' },
   });
-  t.regex(errorFor(local, '/url')?.message ?? '', /ALLOW_LOCAL_REPOSITORIES/);
+  t.regex(errorFor(local, '/url')?.message ?? '', /LOCAL_REPOSITORY_WORKSPACES/);
 
   for (const url of GOOD_URLS) {
     const reply = await call<Repo>(app.url, 'PATCH', repoPath(tenant, repo.id), {

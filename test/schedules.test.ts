@@ -7,7 +7,7 @@
 import test from 'ava';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { startTestApp } from './helpers/app';
-import { createTenant, createToken, type Tenant } from './helpers/factories';
+import { createTenant, createToken, LOCAL_TEST_WORKSPACES, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call, isProblem, type Reply } from './helpers/http';
 
@@ -556,7 +556,10 @@ test('list pages newest first and filters by repository', async (t) => {
 });
 
 test('scheduler unreachable: create is 503 and keeps the schedule in state error; resume too', async (t) => {
-  const app = await startTestApp({ temporalAddress: '127.0.0.1:1', allowLocalRepositories: true });
+  const app = await startTestApp({
+    temporalAddress: '127.0.0.1:1',
+    localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES],
+  });
   try {
     const tenant = await createTenant(app.services.db);
     const repo = createRepo(SAMPLE_FILES);

@@ -48,6 +48,7 @@ import {
 } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
+import { findWorkspace } from '../../db/workspaces';
 import { classifyPath, type SourceType } from '../../domain/audits/classify';
 import { costUsd } from '../../domain/audits/pricing';
 import { SourceError } from '../../domain/audits/source-error';
@@ -57,6 +58,7 @@ import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
 import type { BlobStore } from '../../platform/blob-store';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
+import { sourcePolicyOf } from '../../platform/source-access';
 import { recordChangeGate } from '../changes';
 import { persistControls, settleFindings } from '../controls';
 import { recordUncertainty } from '../uncertainty';
@@ -320,6 +322,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                 `Repository ${audit.repository_id} no longer exists.`,
                 false,
               );
+            const workspace = await findWorkspace(db, audit.workspace_id);
             const workDir = path.join(config.workDir, auditId);
             await fs.promises.rm(workDir, { recursive: true, force: true });
             await fs.promises.mkdir(workDir, { recursive: true });
@@ -333,7 +336,8 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                   branchRef,
                   commitSha: audit.commit_sha,
                   workDir,
-                  allowLocal: config.allowLocalRepositories,
+                  workspace: { id: audit.workspace_id, slug: workspace?.slug ?? '' },
+                  policy: sourcePolicyOf(config),
                   timeoutMs: config.gitTimeoutMs,
                 }),
               );

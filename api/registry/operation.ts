@@ -33,6 +33,8 @@ export interface Principal {
   expiresAt: Date;
   /** The token's workspace, read with the token (saves listWorkspaces a query); ISO 8601 times. */
   workspace: { id: string; name: string; slug: string; createdAt: string; updatedAt: string };
+  /** No token: a tokenless read of the demo workspace (api/demo-read.ts); GET operations only. */
+  anonymous?: true;
 }
 
 export interface OperationContext<P, Q, B> {

@@ -47,6 +47,15 @@ async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
 function authorize(op: AnyOperation, state: RequestState): Principal | undefined {
   if (op.access.kind === 'public') return undefined;
   if (!state.principal) throw state.authError ?? problems.missingToken();
+  // The demo's anonymous reader: plain reads under a scope, nothing else.
+  if (
+    state.principal.anonymous &&
+    (op.method !== 'get' ||
+      op.access.kind !== 'scope' ||
+      !state.principal.scopes.has(op.access.scope))
+  ) {
+    throw problems.missingToken();
+  }
   if (op.access.kind === 'scope' && !state.principal.scopes.has(op.access.scope)) {
     throw problems.insufficientScope([op.access.scope]);
   }

@@ -10,8 +10,10 @@ import {
   updateRepository as updateRepositoryRow,
   type RepositoryRow,
 } from '../../db/repositories';
-import { checkRepositoryUrl } from '../../domain/repositories/url';
-import { problems } from '../errors';
+import type { WorkspaceRef } from '../../domain/repositories/source-policy';
+import type { Config } from '../../platform/config';
+import { checkRegistration, sourcePolicyOf } from '../../platform/source-access';
+import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { pageRequest, recordPrincipalWrite } from '../shared';
@@ -24,10 +26,30 @@ import {
   RepositoryUpdate,
 } from './schemas';
 
-function assertUrl(url: string, allowLocal: boolean): void {
-  const check = checkRepositoryUrl(url, allowLocal);
-  if (!check.ok)
-    throw problems.validationFailed([{ in: 'body', path: '/url', message: check.reason }]);
+const SOURCE_HINTS: Record<string, string> = {
+  local_repository_not_allowed:
+    'Register the repository by its https URL; an operator can allow local sources for this workspace.',
+  repository_path_protected: 'Register a repository outside the service folders.',
+  ssh_repository_not_allowed:
+    'Use the https URL; an operator can enable ssh for this workspace with a known-hosts file.',
+  repository_host_not_allowed:
+    'Use a public host; an operator can allow an internal one (REPOSITORY_ALLOWED_HOSTS).',
+};
+
+/** The source policy's verdict on a URL for this workspace; a refusal is a 400 naming /url. */
+async function assertSource(url: string, workspace: WorkspaceRef, config: Config): Promise<void> {
+  const check = await checkRegistration(url, workspace, sourcePolicyOf(config));
+  if (check.ok) return;
+  const errors = [{ in: 'body' as const, path: '/url', message: check.reason }];
+  if (check.code === 'invalid_repository_url') throw problems.validationFailed(errors);
+  throw new ApiError({
+    status: 400,
+    code: check.code,
+    title: 'Repository source not allowed',
+    detail: `body/url: ${check.reason}`,
+    hint: SOURCE_HINTS[check.code]!,
+    errors,
+  });
 }
 
 async function assertNameFree(
@@ -88,7 +110,7 @@ export const createRepository = defineOperation({
     headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
-    assertUrl(body.url, services.config.allowLocalRepositories);
+    await assertSource(body.url, principal.workspace, services.config);
     const row = await db
       .transaction(async (trx) => {
         await assertNameFree(trx, params.workspace_id, body.name);
@@ -144,7 +166,7 @@ export const updateRepository = defineOperation({
   errors: [409],
   success: { status: 200, description: 'The changed repository.', schema: RepositoryResponse },
   handler: async ({ db, params, body, principal, requestId, services }) => {
-    if (body.url !== undefined) assertUrl(body.url, services.config.allowLocalRepositories);
+    if (body.url !== undefined) await assertSource(body.url, principal.workspace, services.config);
     const row = await db
       .transaction(async (trx) => {
         const before = await findRepository(trx, params.workspace_id, params.repository_id);

@@ -25,7 +25,7 @@ const RepositoryUrl = Type.String({
   minLength: 1,
   maxLength: 2000,
   description:
-    'Git URL: https://, ssh:// or scp-like `git@host:path`. Local paths and file:// URLs only when the operator allows them (ALLOW_LOCAL_REPOSITORIES).',
+    'Git URL: https:// (public hosts), ssh:// or scp-like `git@host:path` (when an operator enabled ssh for the workspace), a local path or file:/// URL (only in workspaces an operator allows).',
 });
 const BranchName = Type.String({
   minLength: 1,

@@ -15,6 +15,7 @@ import type { ModelProvider } from '../../activities/audits/agents/model';
 import type { ModelPrice } from '../../domain/audits/pricing';
 import { startTestApp, type TestApp } from './app';
 import { call, type Reply } from './http';
+import { LOCAL_TEST_WORKSPACES } from './factories';
 
 export interface AuditHarness {
   app: TestApp;
@@ -40,7 +41,8 @@ export async function startAuditHarness(
     taskQueue: `audits-test-${crypto.randomBytes(4).toString('hex')}`,
     blobDir: path.join(dir, 'blobs'),
     workDir: path.join(dir, 'work'),
-    allowLocalRepositories: true,
+    // The tests' workspaces (createTenant's `ws-` slugs) register repositories made on disk.
+    localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES],
     agentHeartbeatTimeoutSeconds: 5,
     rateLimitQuota: 1_000_000,
     ...options.config,

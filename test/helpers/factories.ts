@@ -6,17 +6,30 @@ import { SCOPES, type ScopeName } from '../../domain/contract/values';
 
 export interface Tenant {
   workspaceId: string;
+  slug: string;
   memberId: string;
   token: string;
   tokenId: string;
   prefix: string;
 }
 
+/**
+ * The LOCAL_REPOSITORY_WORKSPACES entry naming every tenant createTenant makes (their slugs start
+ * with `ws-`); a tenant made with another `slugPrefix` is not named by it.
+ */
+export const LOCAL_TEST_WORKSPACES = 'ws-*';
+
 export async function createTenant(
   db: Knex,
-  options: { scopes?: readonly ScopeName[]; days?: number; login?: string } = {},
+  options: {
+    scopes?: readonly ScopeName[];
+    days?: number;
+    login?: string;
+    /** Default `ws-` (see LOCAL_TEST_WORKSPACES). */
+    slugPrefix?: string;
+  } = {},
 ): Promise<Tenant> {
-  const slug = `ws-${crypto.randomBytes(5).toString('hex')}`;
+  const slug = `${options.slugPrefix ?? 'ws-'}${crypto.randomBytes(5).toString('hex')}`;
   const made = await createWorkspaceWithOwner(db, {
     name: `Workspace ${slug}`,
     slug,
@@ -26,6 +39,7 @@ export async function createTenant(
   });
   return {
     workspaceId: made.workspace.id,
+    slug,
     memberId: made.member.id,
     token: made.token.token,
     tokenId: made.token.id,

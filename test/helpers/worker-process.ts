@@ -24,7 +24,7 @@ export function spawnWorker(h: AuditHarness, env: NodeJS.ProcessEnv = {}): Promi
         TEMPORAL_TASK_QUEUE: config.taskQueue,
         BLOB_DIR: config.blobDir,
         WORK_DIR: config.workDir,
-        ALLOW_LOCAL_REPOSITORIES: 'true',
+        LOCAL_REPOSITORY_WORKSPACES: config.localRepositoryWorkspaces.join(','),
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,10 +2,14 @@
  * Fetches one commit of a tenant's repository with the git CLI and reads its tree and blobs.
  *
  * The repository is untrusted input, and so is its URL (already checked when it was registered,
- * re-checked here). Every safety measure is listed next to the code that applies it; in short:
+ * re-checked here by the source policy, platform/source-access.ts). Every safety measure is
+ * listed next to the code that applies it; in short:
+ * - The policy decides where git may go: a local folder of an operator-named workspace (its real
+ *   path), or one checked address of an https/ssh host, which git is pinned to (no second name
+ *   resolution). Redirects are not followed.
  * - git is always run with an argument array (never a shell) and a minimal, fixed environment:
- *   no user/system config, no credential helpers, no prompts, only the https/ssh (and file, when
- *   the operator allows local repositories) transports.
+ *   no user/system config, no credential helpers, no ssh agent, no prompts, and only the one
+ *   transport of the source (https, ssh or file).
  * - The commit is fetched into a bare repository: nothing from the repository is ever checked
  *   out, so no hook, filter, submodule or symlink of it can act on this machine; the caller only
  *   gets object contents as buffers.
@@ -16,13 +20,14 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkRepositoryUrl } from '../../../domain/repositories/url';
+import type { SourcePolicy, WorkspaceRef } from '../../../domain/repositories/source-policy';
+import { resolveSource, type Lookup, type SourceTarget } from '../../../platform/source-access';
 import { fullRefOf, refNameProblem } from '../../../domain/repositories/git-ref';
 import { SourceError } from '../../../domain/audits/source-error';
 import { killGroup, runCommand, spawnDetached, TailBuffer } from './process-launcher';
 
 export interface FetchRequest {
-  /** Repository URL: https://, ssh://, git@host:path; local paths and file:// when allowLocal. */
+  /** Repository URL: https://, ssh://, git@host:path, a local path or file:/// (as the policy allows). */
   url: string;
   /** A branch name (meaning refs/heads/<name>) or a full ref (refs/tags/v1); null with commitSha. */
   branchRef: string | null;
@@ -30,8 +35,11 @@ export interface FetchRequest {
   commitSha: string | null;
   /** An empty directory owned by the caller (created and removed by the caller). */
   workDir: string;
-  /** Whether local paths and file:// URLs are allowed (operator setting). */
-  allowLocal: boolean;
+  /** The workspace whose repository this is, and the operator's source policy. */
+  workspace: WorkspaceRef;
+  policy: SourcePolicy;
+  /** How host names are resolved (default: the system resolver); tests pass their own. */
+  lookup?: Lookup;
   /** Deadline of the whole fetch; git is killed on expiry -> SourceError('source_timeout'). */
   timeoutMs: number;
 }
@@ -85,9 +93,10 @@ function gitDirOf(workDir: string): string {
  */
 const ASKPASS = ['/usr/bin/true', '/bin/true'].find((p) => fs.existsSync(p)) ?? 'true';
 
-/** Variables passed through from our own environment: finding programs, proxies, TLS roots, the
- *  operator's ssh agent. Nothing else is inherited (GIT_DIR, GIT_CONFIG_*, GIT_SSH, GIT_TRACE,
- *  GIT_SSL_NO_VERIFY, DISPLAY/SSH_ASKPASS... of the service would all change git's behaviour). */
+/** Variables passed through from our own environment: finding programs, proxies, TLS roots.
+ *  Nothing else is inherited (GIT_DIR, GIT_CONFIG_*, GIT_SSH, GIT_TRACE, GIT_SSL_NO_VERIFY,
+ *  DISPLAY/SSH_ASKPASS, and the operator's SSH_AUTH_SOCK, which would lend any tenant the
+ *  operator's keys, would all change git's behaviour). */
 const PASSTHROUGH_ENV = [
   'PATH',
   'TMPDIR',
@@ -102,10 +111,74 @@ const PASSTHROUGH_ENV = [
   'SSL_CERT_DIR',
   'GIT_SSL_CAINFO',
   'GIT_SSL_CAPATH',
-  'SSH_AUTH_SOCK',
 ];
 
-function gitEnv(workDir: string, allowLocal: boolean): NodeJS.ProcessEnv {
+/** POSIX shell quoting of one word (GIT_SSH_COMMAND is run by a shell). */
+const shellWord = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The ssh command of an ssh source: no configuration file, no agent, only the operator's key for
+ * the workspace, host keys checked strictly against the operator's known-hosts file (never
+ * trusted on first use, never written), connected to the checked address whatever the name
+ * resolves to now. Without an ssh target, a command that can reach nothing.
+ */
+export function sshCommand(target: SourceTarget | null): string {
+  const common = [
+    'ssh',
+    '-F',
+    '/dev/null',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    'UpdateHostKeys=no',
+    '-o',
+    'CheckHostIP=no',
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'ForwardAgent=no',
+    '-o',
+    'ClearAllForwardings=yes',
+    '-o',
+    'PermitLocalCommand=no',
+    '-o',
+    'ProxyCommand=none',
+    '-o',
+    'ProxyJump=none',
+    '-o',
+    'ConnectTimeout=20',
+  ];
+  if (target?.kind !== 'ssh' || target.ssh === null) {
+    return [...common, '-o', 'UserKnownHostsFile=/dev/null', '-o', 'IdentityFile=none'].join(' ');
+  }
+  return [
+    ...common,
+    '-o',
+    shellWord(`UserKnownHostsFile=${target.ssh.knownHostsFile}`),
+    '-o',
+    shellWord(`IdentityFile=${target.ssh.identityFile ?? 'none'}`),
+    '-o',
+    shellWord(`HostKeyAlias=${target.host}`),
+    '-o',
+    shellWord(`HostName=${target.address}`),
+  ].join(' ');
+}
+
+/** The git transport a target uses (`none` for commands that use no transport). */
+const protocolOf = (target: SourceTarget | null) =>
+  target === null ? 'none' : target.kind === 'local' ? 'file' : target.kind;
+
+/**
+ * The environment of every git command: nothing ambient. Exported for its test (which checks
+ * that the operator's ssh agent and git settings never reach git).
+ */
+export function gitEnv(workDir: string, target: SourceTarget | null): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of PASSTHROUGH_ENV) {
     const value = process.env[name];
@@ -125,14 +198,12 @@ function gitEnv(workDir: string, allowLocal: boolean): NodeJS.ProcessEnv {
     GIT_CONFIG_GLOBAL: '/dev/null',
     HOME: workDir,
     XDG_CONFIG_HOME: workDir,
-    // ssh never prompts (BatchMode), trusts a host key on first use only, gives up connecting
-    // after 20s. This fixed string is the only thing git runs through a shell.
-    GIT_SSH_COMMAND:
-      'ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o ConnectTimeout=20',
-    // The transports git may use, for the URL and for anything it leads to (redirects,
-    // submodules...): `ext::` (runs commands), git://, http:// and file are refused; file is
-    // allowed only when the operator allows local repositories.
-    GIT_ALLOW_PROTOCOL: allowLocal ? 'https:ssh:file' : 'https:ssh',
+    // ssh never prompts (BatchMode) and is pinned as sshCommand says. The only thing git runs
+    // through a shell; its variable parts are quoted.
+    GIT_SSH_COMMAND: sshCommand(target),
+    // The one transport git may use, for the URL and for anything it leads to (redirects,
+    // submodules...): `ext::` (runs commands), git://, http:// and the others are refused.
+    GIT_ALLOW_PROTOCOL: protocolOf(target),
     GIT_PROTOCOL_FROM_USER: '0',
     // Objects are what their ids say (no refs/replace substitution).
     GIT_NO_REPLACE_OBJECTS: '1',
@@ -144,7 +215,7 @@ function gitEnv(workDir: string, allowLocal: boolean): NodeJS.ProcessEnv {
 }
 
 /** `-c` settings of every invocation (they also apply to the git processes git itself starts). */
-function gitConfig(allowLocal: boolean): string[] {
+function gitConfig(target: SourceTarget | null): string[] {
   const settings = [
     // No hook ever runs, and no fsmonitor daemon is started.
     'core.hooksPath=/dev/null',
@@ -155,10 +226,19 @@ function gitConfig(allowLocal: boolean): string[] {
     'credential.helper=',
     // Transports, in config form as well as GIT_ALLOW_PROTOCOL.
     'protocol.allow=never',
-    'protocol.https.allow=always',
-    'protocol.ssh.allow=always',
+    ...(['https', 'ssh', 'file'] as const).map(
+      (p) => `protocol.${p}.allow=${protocolOf(target) === p ? 'always' : 'never'}`,
+    ),
     'protocol.ext.allow=never',
-    `protocol.file.allow=${allowLocal ? 'always' : 'never'}`,
+    // https: connect to the checked address only (curl's resolve list, so TLS still verifies
+    // the name; an IP literal host needs none), and follow no redirect (it would lead to a host
+    // nobody checked).
+    ...(target?.kind === 'https' && target.host !== target.address
+      ? [
+          `http.curloptResolve=${target.host}:${target.port}:${target.address.includes(':') ? `[${target.address}]` : target.address}`,
+        ]
+      : []),
+    'http.followRedirects=false',
     // Submodules are never fetched or cloned (their URLs come from the tenant's .gitmodules).
     'submodule.recurse=false',
     'fetch.recurseSubmodules=false',
@@ -187,18 +267,21 @@ function gitConfig(allowLocal: boolean): string[] {
 
 function spawnGit(
   args: string[],
-  opts: { workDir: string; allowLocal: boolean; gitDir: boolean; stdin: boolean },
+  opts: { workDir: string; target: SourceTarget | null; gitDir: boolean; stdin: boolean },
 ): ChildProcess {
   return spawnDetached('git', gitArgv(args, opts), {
     cwd: opts.workDir,
-    env: gitEnv(opts.workDir, opts.allowLocal),
+    env: gitEnv(opts.workDir, opts.target),
     stdin: opts.stdin,
   });
 }
 
-function gitArgv(args: string[], opts: { allowLocal: boolean; gitDir: boolean; workDir: string }) {
+function gitArgv(
+  args: string[],
+  opts: { target: SourceTarget | null; gitDir: boolean; workDir: string },
+) {
   return [
-    ...gitConfig(opts.allowLocal),
+    ...gitConfig(opts.target),
     // An explicit repository: git never discovers one from the working directory.
     ...(opts.gitDir ? [`--git-dir=${gitDirOf(opts.workDir)}`] : []),
     ...args,
@@ -218,7 +301,8 @@ interface GitResult {
 
 interface RunOptions {
   workDir: string;
-  allowLocal: boolean;
+  /** Where the fetch goes (null: a command that uses no transport). */
+  target: SourceTarget | null;
   /** Run against <workDir>/repo.git (every command but `init`). */
   gitDir?: boolean;
   /** Absolute deadline (epoch ms); the process group is killed when it passes. */
@@ -235,9 +319,9 @@ async function runGit(args: string[], opts: RunOptions): Promise<GitResult> {
   const gitDir = opts.gitDir ?? true;
   const result = await runCommand({
     command: 'git',
-    argv: gitArgv(args, { allowLocal: opts.allowLocal, gitDir, workDir: opts.workDir }),
+    argv: gitArgv(args, { target: opts.target, gitDir, workDir: opts.workDir }),
     cwd: opts.workDir,
-    env: gitEnv(opts.workDir, opts.allowLocal),
+    env: gitEnv(opts.workDir, opts.target),
     ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
     ...(opts.wholeStdoutLimit !== undefined ? { wholeStdoutLimit: opts.wholeStdoutLimit } : {}),
     stdoutLimit: STDOUT_LIMIT,
@@ -316,18 +400,20 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
   const deadline = Date.now() + req.timeoutMs;
   const shownUrl = redact(req.url);
 
-  // 1. The URL rules of registration, again: the setting may have changed since, and this is the
-  //    last line before git. After this check the URL cannot start with '-' (so it is never taken
-  //    for an option), contains no `::` transport helper and no whitespace or control character.
-  const check = checkRepositoryUrl(req.url, req.allowLocal);
-  if (!check.ok) {
-    const localRefused = !req.allowLocal && checkRepositoryUrl(req.url, true).ok;
-    throw new SourceError(
-      localRefused ? 'local_repositories_disabled' : 'invalid_repository_url',
-      `repository URL ${shownUrl} ${check.reason}`,
-      { url: shownUrl },
-    );
+  // 1. The source policy, again: the settings may have changed since registration, a name may
+  //    resolve elsewhere now, and this is the last line before git. After this check the URL
+  //    cannot start with '-' (so it is never taken for an option), contains no `::` transport
+  //    helper and no whitespace or control character; a local source is its real path, a host
+  //    one checked address.
+  const access = await resolveSource(req.url, req.workspace, req.policy, req.lookup);
+  if (!access.ok) {
+    if (access.code === 'unresolved') throw unreachable(shownUrl);
+    throw new SourceError(access.code, `repository URL ${shownUrl}: ${access.reason}`, {
+      url: shownUrl,
+    });
   }
+  const target = access.target;
+  const network = target.kind !== 'local';
 
   // 2. The commit sha and the ref, first as strings (no '-' prefix, no revision syntax).
   if (req.commitSha !== null && !SHA_RE.test(req.commitSha)) {
@@ -340,16 +426,14 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
   }
   const ref = req.branchRef === null ? null : checkedRef(req.branchRef);
 
-  const opts: RunOptions = { workDir: req.workDir, allowLocal: req.allowLocal, deadline };
+  const opts: RunOptions = { workDir: req.workDir, target, deadline };
+  // What a remote said is not repeated for network sources: it would tell an open port from a
+  // closed one.
   const timeout = (stderr: string) =>
     new SourceError(
       'source_timeout',
       `fetching ${shownUrl} did not finish within ${req.timeoutMs} ms`,
-      {
-        url: shownUrl,
-        timeoutMs: req.timeoutMs,
-        stderr,
-      },
+      { url: shownUrl, timeoutMs: req.timeoutMs, ...(network ? {} : { stderr }) },
     );
   /** Runs a local (non-network) step; its failure is an error of ours, not of the source. */
   const local = async (args: string[], extra: Partial<RunOptions> = {}): Promise<GitResult> => {
@@ -365,9 +449,10 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
     gitDir: false,
   });
 
-  // 4. The remote. `--` ends the options; the URL cannot start with '-' anyway (step 1). From
-  //    here on the URL only lives in the repository's config, never on a command line.
-  await local(['remote', 'add', '--', 'origin', req.url]);
+  // 4. The remote: the URL, or a local source's real path. `--` ends the options; neither can
+  //    start with '-' anyway (step 1). From here on it only lives in the repository's config,
+  //    never on a command line.
+  await local(['remote', 'add', '--', 'origin', target.kind === 'local' ? target.path : req.url]);
 
   const fetchArgs = [
     'fetch',
@@ -388,8 +473,9 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
         { url: shownUrl, stderr: res.stderr },
       );
     }
+    if (network) return unreachable(shownUrl);
     return new SourceError(
-      'repository_unreachable',
+      'source_unreachable',
       `could not fetch from ${shownUrl}: ${summarize(res.stderr)}`,
       { url: shownUrl, stderr: res.stderr },
     );
@@ -460,6 +546,15 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
   return { commitSha: sha, ref: wanted };
 }
 
+/** One answer for every network failure (no name, refused, reset, TLS, denied, not found). */
+function unreachable(shownUrl: string): SourceError {
+  return new SourceError(
+    'source_unreachable',
+    `could not fetch from ${shownUrl}: the host could not be reached, or it refused the request (check the URL and that the repository is readable without credentials or with the server's)`,
+    { url: shownUrl },
+  );
+}
+
 /** The full ref to fetch, after the one ref-name judge (domain/repositories/git-ref.ts) accepts it. */
 function checkedRef(branchRef: string): string {
   const problem = refNameProblem(branchRef);
@@ -486,11 +581,11 @@ export async function listTree(workDir: string, commitSha: string): Promise<Tree
       commitSha,
     });
   }
-  // No network here: allowLocal only selects transports, which ls-tree does not use. Started by
-  // the launcher; the listing comes back whole (bounded) and is parsed here.
+  // No network here: no transport is allowed. Started by the launcher; the listing comes back
+  // whole (bounded) and is parsed here.
   const res = await runGit(['ls-tree', '-r', '-l', '-z', '--full-tree', `${commitSha}^{commit}`], {
     workDir,
-    allowLocal: false,
+    target: null,
     wholeStdoutLimit: TREE_LISTING_LIMIT,
   });
   if (res.overflow) {
@@ -568,7 +663,7 @@ export async function readBlobs(
 
   const child = spawnGit(['cat-file', '--batch', '--buffer'], {
     workDir,
-    allowLocal: false,
+    target: null,
     gitDir: true,
     stdin: true,
   });
