@@ -12,6 +12,7 @@ import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import type { TSchema } from '@sinclair/typebox';
 import { NAME_KEYWORD } from '../schema-kit';
+import { UNSTORABLE_TEXT } from '../../domain/text';
 import type { FieldError } from '../errors';
 
 function makeAjv(coerceTypes: boolean): Ajv2020 {
@@ -41,16 +42,13 @@ function makeAjv(coerceTypes: boolean): Ajv2020 {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** NUL, or a surrogate that is not half of a pair. */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 export const UNSTORABLE_TEXT_MESSAGE =
   'must not contain NUL characters or unpaired UTF-16 surrogates';
 
 /** One FieldError per string or object key anywhere in `value` that cannot be stored as text. */
 export function unstorableText(value: unknown, where: FieldError['in'], at = ''): FieldError[] {
   if (typeof value === 'string') {
-    return UNSTORABLE.test(value)
+    return UNSTORABLE_TEXT.test(value)
       ? [{ in: where, path: at, message: UNSTORABLE_TEXT_MESSAGE }]
       : [];
   }
@@ -62,7 +60,7 @@ export function unstorableText(value: unknown, where: FieldError['in'], at = '')
   }
   for (const [key, item] of Object.entries(value)) {
     const child = pointer(at, key);
-    if (UNSTORABLE.test(key))
+    if (UNSTORABLE_TEXT.test(key))
       out.push({ in: where, path: child, message: UNSTORABLE_TEXT_MESSAGE });
     out.push(...unstorableText(item, where, child));
   }
