@@ -220,6 +220,14 @@ test('NUL and unpaired surrogates are refused in any string, key, path or query 
     '/cursor',
     'NUL in a query value',
   );
+  // JSON nested beyond any contract shape is refused on depth, wherever it is.
+  const deep = await call(app.url, 'POST', `${ws()}/audits/${crypto.randomUUID()}/attachments`, {
+    token: tenant.token,
+    raw: `{"upload_id":"${crypto.randomUUID()}","x":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+    headers: { 'Content-Type': 'application/json' },
+  });
+  t.is(deep.status, 400, deep.text);
+  t.regex(deep.body.errors[0].message, /must not nest deeper than 64 levels/);
   // A surrogate pair is fine (it is one character).
   const pair = await call(app.url, 'PATCH', `${ws()}/repositories/${repositoryId}`, {
     token: tenant.token,

@@ -42,27 +42,43 @@ function makeAjv(coerceTypes: boolean): Ajv2020 {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const UNSTORABLE_TEXT_MESSAGE =
-  'must not contain NUL characters or unpaired UTF-16 surrogates';
+const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
 
-/** One FieldError per string or object key anywhere in `value` that cannot be stored as text. */
-export function unstorableText(value: unknown, where: FieldError['in'], at = ''): FieldError[] {
-  if (typeof value === 'string') {
-    return UNSTORABLE_TEXT.test(value)
-      ? [{ in: where, path: at, message: UNSTORABLE_TEXT_MESSAGE }]
-      : [];
-  }
-  if (typeof value !== 'object' || value === null) return [];
+/**
+ * How deep a request value may nest. Deeper JSON is refused: nothing in the contract nests more
+ * than a few levels, and every recursive walk (ours, Ajv's, PostgreSQL's jsonb) stays bounded.
+ */
+const MAX_NESTING = 64;
+
+/**
+ * One FieldError per string or object key anywhere in `value` that cannot be stored as text, and
+ * one for a value nested deeper than MAX_NESTING. Iterative: the value may be arbitrarily deep.
+ */
+function textProblems(value: unknown, where: FieldError['in']): FieldError[] {
   const out: FieldError[] = [];
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => out.push(...unstorableText(item, where, `${at}/${i}`)));
-    return out;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const child = pointer(at, key);
-    if (UNSTORABLE_TEXT.test(key))
-      out.push({ in: where, path: child, message: UNSTORABLE_TEXT_MESSAGE });
-    out.push(...unstorableText(item, where, child));
+  const stack: Array<[unknown, string, number]> = [[value, '', 0]];
+  while (stack.length > 0) {
+    const [node, at, depth] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (UNSTORABLE_TEXT.test(node))
+        out.push({ in: where, path: at, message: UNSTORABLE_TEXT_MESSAGE });
+      continue;
+    }
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= MAX_NESTING) {
+      out.push({ in: where, path: at, message: `must not nest deeper than ${MAX_NESTING} levels` });
+      continue;
+    }
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => stack.push([item, `${at}/${i}`, depth + 1]));
+      continue;
+    }
+    for (const [key, item] of Object.entries(node)) {
+      const child = pointer(at, key);
+      if (UNSTORABLE_TEXT.test(key))
+        out.push({ in: where, path: child, message: UNSTORABLE_TEXT_MESSAGE });
+      stack.push([item, child, depth + 1]);
+    }
   }
   return out;
 }
@@ -120,7 +136,9 @@ export function compileValidator(schema: TSchema, where: FieldError['in']): Vali
   const fn: ValidateFunction = (where === 'body' ? bodyAjv : paramAjv).compile(schema);
   const hasUuids = mentionsUuid(schema);
   return (value) => {
-    const text = unstorableText(value, where);
+    const text = textProblems(value, where);
+    // Too deep for Ajv's recursive validation to be safe: refused on depth alone.
+    if (text.some((e) => e.message.startsWith('must not nest'))) return text;
     if (!fn(value)) return [...text, ...toFieldErrors(fn.errors ?? [], where)];
     if (text.length > 0) return text;
     if (hasUuids) lowerUuids(schema as SchemaNode, value);
