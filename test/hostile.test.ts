@@ -20,7 +20,7 @@ import { SCOPES, type ScopeName } from '../domain/contract/values';
 import { tarGz } from './helpers/archives';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
-import { requestArb, type FuzzRequest } from './helpers/hostile';
+import { requestArb, valueArb, type FuzzRequest } from './helpers/hostile';
 import { call, isProblem, type Reply } from './helpers/http';
 
 const FUZZ_CASES = Number(process.env.FUZZ_CASES ?? 3000);
@@ -217,6 +217,66 @@ test('tenant isolation: another workspace answers 404, its ids are indistinguish
   );
   t.is(repo.status, 200, repo.text);
   t.log(`isolation: ${checks.length} checks`);
+});
+
+test("tenant isolation in bodies: another workspace's ids answer as ids that exist nowhere", async (t) => {
+  const found: string[] = [];
+  const jobs: Array<() => Promise<void>> = [];
+  const pools = { uuids: [] as string[] };
+  let probed = 0;
+  for (const [i, op] of OPERATIONS.entries()) {
+    const props =
+      (
+        op.body as
+          | { properties?: Record<string, { format?: string; anyOf?: Array<{ format?: string }> }> }
+          | undefined
+      )?.properties ?? {};
+    // Top-level id fields naming a kind of resource the other workspace has.
+    const idFields = Object.entries(props)
+      .filter(
+        ([name, s]) =>
+          a.ids[name] && (s.format === 'uuid' || s.anyOf?.some((x) => x.format === 'uuid')),
+      )
+      .map(([name]) => name);
+    if (idFields.length === 0) continue;
+    probed++;
+    const path = concrete(op, (n) => b.ids[n]?.[0]);
+    const bodies = fc.sample(valueArb(op.body as never, pools, 0), {
+      seed: FUZZ_SEED + i,
+      numRuns: 8,
+    });
+    for (const generated of bodies) {
+      const body = generated as Record<string, unknown>;
+      const withA = { ...body, ...Object.fromEntries(idFields.map((f) => [f, a.ids[f]![0]])) };
+      const withNone = {
+        ...body,
+        ...Object.fromEntries(idFields.map((f) => [f, crypto.randomUUID()])),
+      };
+      jobs.push(async () => {
+        const foreign = await call(app.url, op.method.toUpperCase(), path, {
+          token: b.tenant.token,
+          body: withA,
+        });
+        const unknown = await call(app.url, op.method.toUpperCase(), path, {
+          token: b.tenant.token,
+          body: withNone,
+        });
+        const label = `${op.operationId} ${JSON.stringify(withA).slice(0, 200)}`;
+        if (foreign.status < 400 || foreign.status >= 500 || !isProblem(foreign))
+          found.push(
+            `${label}: another workspace's ids accepted: ${foreign.status} ${foreign.text.slice(0, 200)}`,
+          );
+        if (foreign.status !== unknown.status || foreign.body?.code !== unknown.body?.code)
+          found.push(
+            `${label}: ${foreign.status} ${foreign.body?.code} vs unknown ids ${unknown.status} ${unknown.body?.code}`,
+          );
+      });
+    }
+  }
+  t.true(probed >= 4, `${probed} operations take ids in their body`);
+  await inParallel(jobs);
+  noViolations(t, found, 'body isolation');
+  t.log(`body isolation: ${jobs.length} checks over ${probed} operations`);
 });
 
 test('the scope matrix: each of the 25 single-scope tokens is refused or let through exactly as the operation says', async (t) => {
