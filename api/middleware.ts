@@ -108,7 +108,8 @@ export function frontDoor(services: AppServices) {
       ctx.body = body;
     }
     // A client that went away gets no response: its request is logged at debug only.
-    const aborted = ctx.req.destroyed && !ctx.res.writableEnded;
+    // (The socket, not the request: a request stream is destroyed once fully read.)
+    const aborted = ctx.req.socket?.destroyed === true;
     const level = aborted ? 'debug' : 'info';
     // Checked on the root logger: reading state.log would make the request's child logger.
     if (!services.log.isLevelEnabled(level)) return;

@@ -346,5 +346,17 @@ test('a client that goes away mid-body is logged at debug, not as an error', asy
     lines.some((l) => /"level":20,.*"request aborted by the client"/.test(l)),
     'the abort is logged at debug',
   );
+  // A request that was answered is logged at info as usual, bodies read or not.
+  const answered = await call(app.url, 'POST', `${ws()}/repositories`, {
+    token: tenant.token,
+    body: { name: 'x' },
+    headers: { 'X-Request-ID': 'answered-after-abort' },
+  });
+  t.is(answered.status, 400);
+  const line = app
+    .logs()
+    .split('\n')
+    .find((l) => l.includes('"request_id":"answered-after-abort"') && l.includes('"status":400'));
+  t.regex(line ?? '', /"level":30,.*"msg":"request"/);
   t.deepEqual(errorLines(), []);
 });
