@@ -206,6 +206,9 @@ export const problems = {
       extensions,
     });
   },
+  badRequest(detail: string, hint = 'Check the request against the contract.'): ApiError {
+    return new ApiError({ status: 400, code: 'bad_request', title: 'Bad request', detail, hint });
+  },
   internal(): ApiError {
     return new ApiError({
       status: 500,
@@ -216,3 +219,21 @@ export const problems = {
     });
   },
 };
+
+/**
+ * The application/problem+json body of a problem. Extension members come first so that none can
+ * replace a standard member (a `status` extension once overwrote the HTTP status).
+ */
+export function problemBody(problem: ApiError, requestId: string): Record<string, unknown> {
+  return {
+    ...problem.extensions,
+    type: `/v1/problems/${problem.code}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.message,
+    code: problem.code,
+    hint: problem.hint,
+    request_id: requestId,
+    ...(problem.errors ? { errors: problem.errors } : {}),
+  };
+}

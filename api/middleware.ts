@@ -5,7 +5,9 @@
  */
 import crypto from 'node:crypto';
 import type { Context, Next } from 'koa';
-import { ApiError, problems } from './errors';
+import { ApiError, problemBody, problems } from './errors';
+import { compileResponseValidator } from './registry/validation';
+import { ProblemDetails } from './schema-kit';
 import type { AppServices } from './services';
 import { RateLimiter } from './rate-limit';
 import type { Principal } from './registry/operation';
@@ -60,6 +62,9 @@ function assignRequestId(ctx: Context, services: AppServices): RequestState {
 export function frontDoor(services: AppServices) {
   const limiter = services.rateLimiter;
   const policy = limiter.policyHeader;
+  const checkProblem = services.config.validateResponses
+    ? compileResponseValidator(ProblemDetails)
+    : undefined;
   return async (ctx: Context, next: Next) => {
     const state = assignRequestId(ctx, services);
     const started = process.hrtime.bigint();
@@ -95,26 +100,28 @@ export function frontDoor(services: AppServices) {
         }
       }
     } catch (err) {
-      const problem = toApiError(err, state);
+      let problem = toApiError(err, state);
+      let body = problemBody(problem, state.requestId);
+      // With response validation on (tests), an error body is held to the contract too.
+      const broken = checkProblem?.(body) ?? [];
+      if (broken.length > 0) {
+        state.log.error({ problem: body, errors: broken }, 'problem does not match its schema');
+        problem = problems.internal();
+        body = problemBody(problem, state.requestId);
+      }
       ctx.status = problem.status;
       ctx.set(problem.headers);
       ctx.type = 'application/problem+json';
-      ctx.body = {
-        type: `/v1/problems/${problem.code}`,
-        title: problem.title,
-        status: problem.status,
-        detail: problem.message,
-        code: problem.code,
-        hint: problem.hint,
-        request_id: state.requestId,
-        ...(problem.errors ? { errors: problem.errors } : {}),
-        ...problem.extensions,
-      };
+      ctx.body = body;
     }
+    // A client that went away gets no response: its request is logged at debug only.
+    // (The socket, not the request: a request stream is destroyed once fully read.)
+    const aborted = ctx.req.socket?.destroyed === true;
+    const level = aborted ? 'debug' : 'info';
     // Checked on the root logger: reading state.log would make the request's child logger.
-    if (!services.log.isLevelEnabled('info')) return;
+    if (!services.log.isLevelEnabled(level)) return;
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    state.log.info(
+    state.log[level](
       {
         method: ctx.method,
         path: ctx.path,
@@ -123,7 +130,7 @@ export function frontDoor(services: AppServices) {
         token_prefix: state.principal?.prefix,
         workspace_id: state.principal?.workspaceId,
       },
-      'request',
+      aborted ? 'request aborted by the client' : 'request',
     );
   };
 }
@@ -143,6 +150,16 @@ function toApiError(err: unknown, state: RequestState): ApiError {
       detail: e.message ?? 'The request could not be read.',
       hint: 'Check the request against the contract.',
     });
+  }
+  // The connection failed under the request (client abort, a body the HTTP parser refused): a
+  // client fault; Node's clientError handling (api/server.ts) answers where it still can.
+  const code = (err as { code?: unknown })?.code;
+  if (
+    e?.type === 'stream.not.readable' ||
+    (typeof code === 'string' && (code.startsWith('HPE_') || code === 'ECONNRESET'))
+  ) {
+    state.log.debug({ code, type: e?.type }, 'request body unreadable');
+    return problems.badRequest('The request body could not be read.');
   }
   state.log.error({ err }, 'unhandled error');
   return problems.internal();

@@ -49,6 +49,16 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
+/**
+ * The largest value of a PostgreSQL integer column (versions, counters): the bound of every such
+ * request field, so that validation refuses a larger one rather than the database.
+ */
+export const MAX_INT32 = 2_147_483_647;
+
+/** A revision counter (1, 2, ...), as stored in an integer column. */
+export const Version = (options: { description?: string } = {}) =>
+  Type.Integer({ minimum: 1, maximum: MAX_INT32, ...options });
+
 export const Uuid = (options: { description?: string } = {}) =>
   Type.String({ format: 'uuid', ...options });
 export const DateTime = (options: { description?: string } = {}) =>
@@ -145,7 +155,7 @@ export const ProblemDetails = Type.Object(
     detail: Type.String(),
     code: Type.String({
       description:
-        'Stable snake_case code: validation_failed, unknown_property, malformed_json, authentication_required, invalid_token, insufficient_scope, expiry_exceeds_creator, not_found, method_not_allowed, conflict, version_mismatch, payload_too_large, unsupported_media_type, rate_limited, service_unavailable, internal.',
+        'Stable snake_case code: validation_failed, unknown_property, malformed_json, malformed_request, headers_too_large, bad_request, authentication_required, invalid_token, insufficient_scope, expiry_exceeds_creator, not_found, method_not_allowed, conflict, version_mismatch, payload_too_large, unsupported_media_type, rate_limited, service_unavailable, internal.',
     }),
     hint: Type.String({ description: 'What to do next.' }),
     request_id: Type.String({ description: 'The X-Request-ID of the request.' }),

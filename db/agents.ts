@@ -1,4 +1,5 @@
 /** Agent runs (one row per attempt) and the artifacts successful runs produce. */
+import { storableText } from '../domain/text';
 import type { RUN_STATUSES } from '../domain/contract/values';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
@@ -96,9 +97,14 @@ export async function finishAgentRun(
   id: string,
   patch: Partial<AgentRunRow>,
 ): Promise<void> {
+  const message = patch.error_message;
   await db('agent_runs')
     .where({ id })
-    .update({ ...patch, completed_at: db.fn.now() });
+    .update({
+      ...patch,
+      ...(message ? { error_message: storableText(message) } : {}),
+      completed_at: db.fn.now(),
+    });
 }
 
 export async function insertArtifact(

@@ -1,4 +1,5 @@
 /** Audits and what they accumulate: stages, logs, source manifest rows. */
+import { storableJson, storableText } from '../domain/text';
 import { auditWorkflowId } from '../domain/contract/workflows';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
@@ -195,8 +196,10 @@ export async function appendLog(db: Knex, auditId: string, entry: LogInput): Pro
     audit_id: auditId,
     level: entry.level,
     source: entry.source,
-    message: entry.message,
-    details: entry.details ? JSON.stringify(entry.details) : null,
+    // What is logged comes from sources and tools (git's stderr...): cleaned so the row is
+    // always written.
+    message: storableText(entry.message),
+    details: entry.details ? JSON.stringify(storableJson(entry.details)) : null,
   });
 }
 
@@ -262,7 +265,7 @@ async function moveStage(
      INSERT INTO audit_logs (audit_id, level, source, message)
      SELECT ?, ?, 'stage', ? FROM moved
      RETURNING seq`,
-    [...setBindings, auditId, key, from, auditId, line.level, line.message],
+    [...setBindings, auditId, key, from, auditId, line.level, storableText(line.message)],
   );
   return result.rows.length > 0;
 }
@@ -300,7 +303,7 @@ export async function markStageEnded(
     key,
     ['pending', 'running'],
     'status = ?, summary = ?, error_code = ?, completed_at = now()',
-    [end.status, end.summary, end.errorCode],
+    [end.status, end.summary === null ? null : storableText(end.summary), end.errorCode],
     line,
   );
 }

@@ -103,6 +103,46 @@ export async function revokeToken(
   return row;
 }
 
+/**
+ * Revokes every live token minted, directly or through others, by `rootId` (not `rootId` itself),
+ * and returns them with `revoked_at` set. Tokens can mint only in their own workspace, so the walk
+ * stays in it.
+ */
+export async function revokeDescendants(
+  db: Knex,
+  workspaceId: string,
+  rootId: string,
+): Promise<TokenRow[]> {
+  const result = await db.raw<{ rows: TokenRow[] }>(
+    `WITH RECURSIVE lineage AS (
+       SELECT id FROM api_tokens WHERE created_by_token_id = :rootId AND workspace_id = :workspaceId
+       UNION
+       SELECT t.id FROM api_tokens t JOIN lineage l ON t.created_by_token_id = l.id
+        WHERE t.workspace_id = :workspaceId
+     )
+     UPDATE api_tokens SET revoked_at = now()
+      WHERE id IN (SELECT id FROM lineage) AND revoked_at IS NULL
+     RETURNING *`,
+    { rootId, workspaceId },
+  );
+  return result.rows;
+}
+
+/**
+ * Locks a token row for the rest of the transaction and tells whether it is still live: a token
+ * minting another holds this lock, so a concurrent revocation (which updates the row) either
+ * comes first and is seen, or waits and then revokes the new token with the rest of its lineage.
+ */
+export async function lockLiveToken(db: Knex, id: string): Promise<boolean> {
+  const row = await db<TokenRow>('api_tokens')
+    .where({ id })
+    .whereNull('revoked_at')
+    .where('expires_at', '>', db.fn.now())
+    .forShare()
+    .first('id');
+  return row !== undefined;
+}
+
 /** Records use, at most once a minute per token (the WHERE clause makes it cheap and racy-safe). */
 export async function touchToken(db: Knex, id: string): Promise<void> {
   await db('api_tokens')

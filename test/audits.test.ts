@@ -349,6 +349,8 @@ test('cancelling a finished audit is 409; retry starts a new audit with the same
   });
   t.is(cancel.status, 409);
   t.is(cancel.body.code, 'audit_finished');
+  t.is(cancel.body.status, 409, 'the problem status is the HTTP status');
+  t.is(cancel.body.current_status, 'completed');
 
   const retry = await call(h.app.url, 'POST', `${audits()}/${done.body.id}/retry`, {
     token: tenant.token,

@@ -753,3 +753,117 @@ test('listing and reading tokens needs members:read; creating and self-reading n
   const made = await createVia(t, tenant, { name: 'child', scopes: ['audits:read'] });
   t.regex(made.token, TOKEN_TEXT);
 });
+
+test('revoking a token revokes the tokens it minted, transitively, each with an audit event; the list shows the lineage', async (t) => {
+  const tenant = await createTenant(app.services.db);
+  const scopes: ScopeName[] = ['members:read', 'audits:read'];
+  // bootstrap -> parent -> child -> grandchild; parent -> sibling; bootstrap -> bystander.
+  // (A token cannot outlive its creator: each generation expires sooner.)
+  const parent = await createVia(t, tenant, { name: 'parent', scopes, expires_at: inDays(20) });
+  const child = await createVia(
+    t,
+    tenant,
+    { name: 'child', scopes, expires_at: inDays(10) },
+    parent.token,
+  );
+  const grandchild = await createVia(
+    t,
+    tenant,
+    { name: 'grandchild', scopes, expires_at: inDays(5) },
+    child.token,
+  );
+  const sibling = await createVia(
+    t,
+    tenant,
+    { name: 'sibling', scopes, expires_at: inDays(5) },
+    parent.token,
+  );
+  const bystander = await createVia(t, tenant, { name: 'bystander', scopes });
+
+  const listed = new Map(
+    (
+      (
+        await call(app.url, 'GET', `${tokensPath(tenant.workspaceId)}?limit=200`, {
+          token: tenant.token,
+        })
+      ).body.items as Array<{ id: string; created_by_token_id: string | null }>
+    ).map((i) => [i.id, i.created_by_token_id]),
+  );
+  t.is(listed.get(tenant.tokenId), null, 'an operator-issued token has no parent');
+  t.is(listed.get(parent.id), tenant.tokenId);
+  t.is(listed.get(child.id), parent.id);
+  t.is(listed.get(grandchild.id), child.id);
+  t.is(listed.get(sibling.id), parent.id);
+  const self = await call(app.url, 'GET', '/v1/token', { token: child.token });
+  t.is(self.body.created_by_token_id, parent.id);
+
+  // The grandchild is used before the revocation: it works.
+  t.is((await call(app.url, 'GET', '/v1/token', { token: grandchild.token })).status, 200);
+
+  const revoked = await call(app.url, 'DELETE', tokenPath(tenant.workspaceId, parent.id), {
+    token: tenant.token,
+    headers: { 'X-Request-ID': `cascade-${parent.id}` },
+  });
+  t.is(revoked.status, 200, revoked.text);
+  for (const gone of [parent, child, grandchild, sibling]) {
+    const reply = await call(app.url, 'GET', '/v1/token', { token: gone.token });
+    t.is(reply.status, 401, `${gone.name}: ${reply.text}`);
+    t.is(reply.body.code, 'invalid_token', gone.name);
+  }
+  for (const kept of [bystander.token, tenant.token]) {
+    t.is((await call(app.url, 'GET', '/v1/token', { token: kept })).status, 200);
+  }
+  const after = new Map((await listAll(tenant)).map((i) => [i.id, i.revoked_at] as const));
+  for (const id of [child.id, grandchild.id, sibling.id]) t.truthy(after.get(id), id);
+  t.is(after.get(bystander.id), null);
+
+  const events = (
+    (
+      await call(app.url, 'GET', `/v1/workspaces/${tenant.workspaceId}/audit-events?limit=200`, {
+        token: tenant.token,
+      })
+    ).body.items as Array<{ action: string; resource_id: string; details: Record<string, unknown> }>
+  ).filter((e) => e.action === 'api_token.revoked');
+  const byId = new Map(events.map((e) => [e.resource_id, e]));
+  t.is(events.length, 4, JSON.stringify(events));
+  t.is(byId.get(parent.id)?.details.cascade_from, undefined);
+  for (const [token, creator] of [
+    [child, parent.id],
+    [grandchild, child.id],
+    [sibling, parent.id],
+  ] as const) {
+    t.is(byId.get(token.id)?.details.cascade_from, parent.id, token.name);
+    t.is(byId.get(token.id)?.details.created_by_token_id, creator, token.name);
+    t.is(byId.get(token.id)?.details.prefix, token.prefix, token.name);
+  }
+
+  // A revoked token cannot mint, even while an authentication cache still holds it.
+  const late = await call(app.url, 'POST', tokensPath(tenant.workspaceId), {
+    token: child.token,
+    body: { name: 'late', scopes: ['audits:read'], expires_at: inDays(5) },
+  });
+  t.is(late.status, 401, late.text);
+});
+
+test('a token revoked while its authentication is cached cannot mint another', async (t) => {
+  const cached = await startTestApp({ authCacheTtlMs: 60_000 });
+  t.teardown(() => cached.close());
+  const tenant = await createTenant(cached.services.db);
+  const made = await call<Created>(cached.url, 'POST', tokensPath(tenant.workspaceId), {
+    token: tenant.token,
+    body: { name: 'minter', scopes: ['audits:read'], expires_at: inDays(5) },
+  });
+  t.is(made.status, 201, made.text);
+  // Authenticated once: now cached. Revoked behind the API's back (another process).
+  t.is((await call(cached.url, 'GET', '/v1/token', { token: made.body.token })).status, 200);
+  await cached.services
+    .db('api_tokens')
+    .where({ id: made.body.id })
+    .update({ revoked_at: new Date() });
+  const minted = await call(cached.url, 'POST', tokensPath(tenant.workspaceId), {
+    token: made.body.token,
+    body: { name: 'orphan', scopes: ['audits:read'], expires_at: inDays(1) },
+  });
+  t.is(minted.status, 401, minted.text);
+  t.is(minted.body.code, 'invalid_token');
+});

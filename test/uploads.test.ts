@@ -424,13 +424,16 @@ test('gzip magic followed by garbage is 400 archive_corrupt', async (t) => {
   await refused(t, zip.subarray(0, zip.length - 10), 400, 'archive_corrupt', 'application/zip');
 });
 
-test('a body that is no archive is 415 unsupported_media_type', async (t) => {
-  await refused(
+test('a body that is no archive is 415 unsupported_media_type, saying what is wrong with the bytes', async (t) => {
+  const text = await refused(
     t,
     Buffer.from(`just some text ${crypto.randomUUID()}\n`),
     415,
     'unsupported_media_type',
   );
+  // The Content-Type (application/gzip) was accepted: the detail must not say otherwise.
+  t.regex(text.body.detail, /neither a gzip-compressed tar nor a zip archive/);
+  t.notRegex(text.body.detail, /is not accepted/);
   await refused(
     t,
     crypto.randomBytes(2048),
@@ -438,6 +441,11 @@ test('a body that is no archive is 415 unsupported_media_type', async (t) => {
     'unsupported_media_type',
     'application/octet-stream',
   );
+  // (The empty blob may exist for another test's audit files: refused() would check it is gone.)
+  const empty = await upload(await createTenant(h.app.services.db), Buffer.alloc(0));
+  t.is(empty.status, 415, empty.text);
+  t.true(isProblem(empty), empty.text);
+  t.regex(empty.body.detail, /request body is empty/);
 });
 
 test('a Content-Type that is no archive type is 415 before the body is read', async (t) => {

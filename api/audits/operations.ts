@@ -282,7 +282,7 @@ export const cancelAudit = defineOperation({
         'audit_finished',
         `Audit ${audit.id} is already ${audit.status}.`,
         'Only queued or running audits can be cancelled.',
-        { status: audit.status },
+        { current_status: audit.status },
       );
     }
     try {
@@ -328,7 +328,7 @@ export const retryAudit = defineOperation({
         'audit_running',
         `Audit ${old.id} is still ${old.status}.`,
         'Wait for it to finish or cancel it first.',
-        { status: old.status },
+        { current_status: old.status },
       );
     }
     if (old.repository_id && !(await findRepository(db, old.workspace_id, old.repository_id))) {

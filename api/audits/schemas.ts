@@ -20,6 +20,7 @@ import {
   pageFields,
   Strict,
   Uuid,
+  Version,
 } from '../schema-kit';
 
 /** Commit SHA: exactly 40 hexadecimal characters. */
@@ -125,7 +126,7 @@ export const AuditCreate = Strict(
     commit_sha: Type.Optional(Nullable(CommitSha({ description: 'Commit to audit (40 hex).' }))),
     deep_review: Type.Optional(Type.Boolean({ default: false })),
     profile_id: Type.Optional(Nullable(Uuid({ description: 'Audit profile to apply.' }))),
-    profile_version: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    profile_version: Type.Optional(Nullable(Version())),
     repository_id: Type.Optional(Nullable(Uuid())),
     source_scope: Type.Optional(AuditSourceScope),
     upload_id: Type.Optional(Nullable(Uuid())),

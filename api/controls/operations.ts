@@ -151,7 +151,7 @@ export const updateFinding = defineOperation({
           'invalid_transition',
           `Finding ${before.id} is still observed by the latest completed audit of its repository.`,
           'Fix the cause and run an audit: a finding it no longer observes is resolved. To keep it without fixing, use accepted_risk or false_positive.',
-          { status: before.status, requested: body.status },
+          { current_status: before.status, requested: body.status },
         );
       const after = await updateFindingStatus(trx, before, body.status, body.note);
       await recordPrincipalWrite(trx, principal, requestId, {

@@ -16,6 +16,7 @@ import {
   pageFields,
   Strict,
   Uuid,
+  Version,
 } from '../schema-kit';
 import { UncertaintySignal } from '../uncertainty/schemas';
 
@@ -167,7 +168,7 @@ export const ArchitectureDecisionResponse = Strict(
     verification_snapshot_id: Nullable(Uuid()),
     verification_result: Nullable(DecisionOutcomeVerification),
     supersedes_id: Nullable(Uuid()),
-    version: Type.Integer({ description: 'Revision counter.' }),
+    version: Version({ description: 'Revision counter.' }),
     approvals: Type.Array(ArchitectureDecisionApprovalResponse),
     created_at: DateTime(),
     updated_at: DateTime(),

@@ -1,7 +1,7 @@
 /** Audit profiles. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AuditSourceScope } from '../audits/schemas';
-import { CursorPage, DateTime, Strict, Uuid } from '../schema-kit';
+import { CursorPage, DateTime, Strict, Uuid, Version } from '../schema-kit';
 
 const name = () => Type.String({ minLength: 1, maxLength: 100, description: 'Profile name.' });
 const branchRef = () =>
@@ -25,10 +25,7 @@ export const AuditProfileUpdate = Strict(
   {
     name: name(),
     branch_ref: branchRef(),
-    expected_version: Type.Integer({
-      minimum: 1,
-      description: 'The profile version the client last read.',
-    }),
+    expected_version: Version({ description: 'The profile version the client last read.' }),
     purpose: purpose(),
     source_scope: Type.Optional(AuditSourceScope),
   },
@@ -45,7 +42,7 @@ export const AuditProfileResponse = Strict(
     workspace_id: Uuid(),
     repository_id: Uuid(),
     created_by: Uuid(),
-    version: Type.Integer({ description: 'Revision counter.' }),
+    version: Version({ description: 'Revision counter.' }),
     created_at: DateTime(),
     updated_at: DateTime(),
     purpose: purpose(),

@@ -12,7 +12,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { ApiError, problems } from '../errors';
 import type { AppServices } from '../services';
 import type { RequestState } from '../middleware';
-import { compileValidator, type Validator } from './validation';
+import { compileResponseValidator, compileValidator, type Validator } from './validation';
 import type { AnyOperation, OperationContext, Principal } from './operation';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
@@ -77,7 +77,7 @@ function compile(op: AnyOperation): Compiled {
     query: op.query ? compileValidator(op.query, 'query') : undefined,
     body: op.body ? compileValidator(op.body as TSchema, 'body') : undefined,
     response: op.success.schema
-      ? compileValidator(op.success.schema as TSchema, 'body')
+      ? compileResponseValidator(op.success.schema as TSchema)
       : undefined,
     alternates: new Map(
       Object.entries(op.success.alternates ?? {}).map(([type, schema]) => [

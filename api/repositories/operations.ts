@@ -179,19 +179,21 @@ export const updateRepository = defineOperation({
           params.repository_id,
           body,
         );
+        // Deleted by a concurrent request since it was read.
+        if (!after) throw problems.notFound(`Repository ${params.repository_id}`);
         const changed = Object.fromEntries(
           Object.keys(body).map((k) => [
             k,
-            { from: before[k as keyof RepositoryRow], to: after![k as keyof RepositoryRow] },
+            { from: before[k as keyof RepositoryRow], to: after[k as keyof RepositoryRow] },
           ]),
         );
         await recordPrincipalWrite(trx, principal, requestId, {
           action: 'repository.updated',
           resourceType: 'repository',
           resourceId: before.id,
-          details: { name: after!.name, changes: changed },
+          details: { name: after.name, changes: changed },
         });
-        return after!;
+        return after;
       })
       .catch(async (err: unknown) => {
         if (isUniqueViolation(err) && body.name)

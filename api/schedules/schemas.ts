@@ -10,6 +10,7 @@ import {
   Strict,
   Uuid,
   pageFields,
+  Version,
 } from '../schema-kit';
 
 const timezone = () =>
@@ -106,7 +107,7 @@ export const AuditScheduleResponse = Strict(
     scheduler_schedule_id: Type.String({ description: 'Id of the schedule in the scheduler.' }),
     timezone: Type.String(),
     updated_at: DateTime(),
-    version: Type.Integer({ description: 'Revision counter.' }),
+    version: Version({ description: 'Revision counter.' }),
     weekday: Nullable(Type.Integer()),
     workspace_id: Uuid(),
   },
@@ -140,8 +141,7 @@ const createFields = AuditScheduleCreate.properties;
 export const AuditScheduleUpdate = Strict(
   'AuditScheduleUpdate',
   {
-    expected_version: Type.Integer({
-      minimum: 1,
+    expected_version: Version({
       description: 'The `version` the client last read; a stale one is 409 version_mismatch.',
     }),
     name: Type.Optional(createFields.name),

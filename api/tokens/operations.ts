@@ -3,7 +3,14 @@
  * it cannot outlive the caller's token. The secret is returned once, by createApiToken only.
  */
 import { keysetPage } from '../../db/paginate';
-import { findToken, insertToken, revokeToken, tokensQuery } from '../../db/tokens';
+import {
+  findToken,
+  insertToken,
+  lockLiveToken,
+  revokeDescendants,
+  revokeToken,
+  tokensQuery,
+} from '../../db/tokens';
 import { type ScopeName } from '../../domain/contract/values';
 import {
   generateToken,
@@ -92,6 +99,10 @@ export const createApiToken = defineOperation({
     }
     const secret = generateToken();
     const row = await db.transaction(async (trx) => {
+      // The creator may have been revoked since it authenticated (or be revoked meanwhile).
+      if (!(await lockLiveToken(trx, principal.tokenId))) {
+        throw problems.invalidToken('The token making this request was revoked or has expired.');
+      }
       const created = await insertToken(trx, {
         workspaceId: params.workspace_id,
         memberId: principal.memberId,
@@ -150,7 +161,7 @@ export const revokeApiToken = defineOperation({
   path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
   summary: 'Revoke an API token',
   description:
-    'Revoking is permanent and idempotent: a second call answers the token with its first revoked_at.',
+    'Revoking is permanent and idempotent: a second call answers the token with its first revoked_at. The tokens it minted (created_by_token_id), and the tokens they minted, are revoked with it, each with its own audit event (details.cascade_from names the token revoked here).',
   tag: 'Tokens',
   access: {
     kind: 'token',
@@ -175,7 +186,7 @@ export const revokeApiToken = defineOperation({
         `Revoking another token needs every scope it holds; missing: ${missing.join(', ')}.`,
       );
     }
-    const row = await db.transaction(async (trx) => {
+    const { row, lineage } = await db.transaction(async (trx) => {
       const revoked = await revokeToken(trx, params.workspace_id, params.token_id);
       if (!target.revoked_at) {
         await recordPrincipalWrite(trx, principal, requestId, {
@@ -185,9 +196,25 @@ export const revokeApiToken = defineOperation({
           details: { name: target.name, prefix: target.prefix },
         });
       }
-      return revoked!;
+      // Every token it minted, and theirs, goes with it (also on a repeat: a lineage minted
+      // before revocation cascaded is cleaned up then), each with its own audit event.
+      const descendants = await revokeDescendants(trx, params.workspace_id, target.id);
+      for (const child of descendants) {
+        await recordPrincipalWrite(trx, principal, requestId, {
+          action: 'api_token.revoked',
+          resourceType: 'api_token',
+          resourceId: child.id,
+          details: {
+            name: child.name,
+            prefix: child.prefix,
+            cascade_from: target.id,
+            created_by_token_id: child.created_by_token_id,
+          },
+        });
+      }
+      return { row: revoked!, lineage: descendants };
     });
-    services.auth.evict(row.prefix);
+    for (const revoked of [row, ...lineage]) services.auth.evict(revoked.prefix);
     return presentToken(row);
   },
 });

@@ -13,5 +13,7 @@ export function presentToken(row: TokenRow): ApiTokenResponse {
     last_used_at: isoOrNull(row.last_used_at),
     revoked_at: isoOrNull(row.revoked_at),
     created_at: iso(row.created_at),
+    // Beyond the spec's fields: the lineage that revocation follows.
+    created_by_token_id: row.created_by_token_id,
   };
 }

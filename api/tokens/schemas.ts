@@ -49,6 +49,15 @@ export const ApiTokenResponse = Strict(
     last_used_at: Nullable(DateTime()),
     revoked_at: Nullable(DateTime({ description: 'Set when the token was revoked.' })),
     created_at: DateTime(),
+    // Beyond the spec's fields: documented so clients can rely on it.
+    created_by_token_id: Type.Optional(
+      Nullable(
+        Uuid({
+          description:
+            'The token that minted this one (null for tokens an operator issued); revoking that token revokes this one.',
+        }),
+      ),
+    ),
   },
   { description: 'An API token without its secret.' },
 );

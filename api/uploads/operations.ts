@@ -35,6 +35,23 @@ async function readHead(file: string): Promise<Buffer> {
   }
 }
 
+/**
+ * 415 for a body whose bytes are no archive (RFC 9110 allows 415 on inspecting the content): the
+ * Content-Type was accepted, so the detail says what is wrong with the bytes.
+ */
+function notAnArchive(size: number): ApiError {
+  return new ApiError({
+    status: 415,
+    code: 'unsupported_media_type',
+    title: 'Unsupported media type',
+    detail:
+      size === 0
+        ? 'The request body is empty: it should be the archive itself.'
+        : 'The request body is neither a gzip-compressed tar nor a zip archive (its first bytes are no gzip or zip signature).',
+    hint: 'Send the bytes of a .tar.gz or .zip file as the body (for example curl --data-binary @source.tar.gz).',
+  });
+}
+
 export const createUpload = defineOperation({
   operationId: 'createUpload',
   method: 'post',
@@ -71,12 +88,7 @@ export const createUpload = defineOperation({
     let format;
     try {
       format = detectArchiveFormat(await readHead(staged.temp));
-      if (!format) {
-        throw problems.unsupportedMediaType(koa.get('Content-Type') || undefined, [
-          'application/gzip (tar.gz)',
-          'application/zip',
-        ]);
-      }
+      if (!format) throw notAnArchive(staged.size);
       summary = await scanArchive(staged.temp, format);
     } catch (err) {
       await blobs.discardStaged(staged);

@@ -385,6 +385,24 @@ const UNREACHABLE_RE = new RegExp(
 );
 /** The received objects failed fsck. */
 const REJECTED_RE = /fsck error|error: object [0-9a-f]{40}: [a-zA-Z]+:/;
+/**
+ * The source repository itself is damaged: its server could not read its own objects (git
+ * upload-pack says "possible repository corruption on the remote side"), or sent a broken pack.
+ * Retrying cannot help.
+ */
+const CORRUPT_RE = new RegExp(
+  [
+    'repository corruption',
+    'loose object [0-9a-f]{40} .*is corrupt',
+    'inflate: data stream error',
+    'unable to unpack [0-9a-f]{40}',
+    'bad pack header',
+    'pack has bad object',
+    'packfile .* cannot be accessed',
+    'did not send all necessary objects',
+  ].join('|'),
+  'i',
+);
 /** The server does not support shallow fetches (dumb http). */
 const NO_SHALLOW_RE = /does not support shallow|shallow capabilit/i;
 
@@ -473,6 +491,15 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
         { url: shownUrl, stderr: res.stderr },
       );
     }
+    // Corruption is reported only after git spoke with the other side, so naming it reveals
+    // nothing about the network; every other failure of a network source is one message.
+    if (CORRUPT_RE.test(res.stderr)) {
+      return new SourceError(
+        'repository_corrupt',
+        `the repository at ${shownUrl} is damaged: ${summarize(res.stderr)}`,
+        { url: shownUrl, stderr: res.stderr },
+      );
+    }
     if (network) return unreachable(shownUrl);
     return new SourceError(
       'source_unreachable',
@@ -490,7 +517,12 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
       res = await fetch([`+${sha}:${FETCHED_REF}`], false);
     }
     if (res.code !== 0) {
-      if (res.timedOut || UNREACHABLE_RE.test(res.stderr) || REJECTED_RE.test(res.stderr)) {
+      if (
+        res.timedOut ||
+        UNREACHABLE_RE.test(res.stderr) ||
+        REJECTED_RE.test(res.stderr) ||
+        CORRUPT_RE.test(res.stderr)
+      ) {
         throw failure(res);
       }
       // ... and when the server refuses unadvertised objects ("not our ref"), fetch every
