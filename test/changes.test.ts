@@ -145,8 +145,8 @@ test.serial('getArchitectureChanges compares the latest two snapshots by default
   t.deepEqual([...r.body.current_sources].sort(), ['cicd', 'cloud', 'code']);
   const stored = await get(`/audits/${audits.v2!.id}/gate`);
   t.deepEqual(
-    r.body.changes.map((c: any) => [c.change_type, c.key, c.consequence]),
-    stored.body.changes.map((c: any) => [c.change_type, c.key, c.consequence]),
+    r.body.changes.map((c: any) => [c.change_type, c.key, c.consequence, c.owner_hint]),
+    stored.body.changes.map((c: any) => [c.change_type, c.key, c.consequence, c.owner_hint]),
   );
   // Reversed, the removal is an addition and the additions are removals.
   const back = await get(

@@ -90,13 +90,19 @@ export const getArchitectureChanges = defineOperation({
       previous ?? null,
       [current.branch_ref].filter((r): r is string => r !== null),
     );
+    // Owner hints come from the CODEOWNERS the audit read; the audit's own gate holds them.
+    const stored = await auditGateOf(db, current.audit_id);
+    const owners = new Map<string, string | null>();
+    if (stored && stored.previous_snapshot_id === (previous?.id ?? null))
+      for (const c of (stored.result as unknown as StoredGate).response.changes)
+        owners.set(c.key, c.owner_hint ?? null);
     return {
       repository_id: repo.id,
       coverage_comparable,
       current_source_coverage: current.source_coverage,
       current_sources: current.sources,
       previous_sources: previous?.sources ?? [],
-      changes: gate.items.map((i) => presentChangeItem(i)),
+      changes: gate.items.map((i) => presentChangeItem(i, owners.get(i.key) ?? null)),
       gate: presentGate(gate),
       current_audit_id: current.audit_id,
       current_snapshot_id: current.id,
