@@ -10,11 +10,10 @@ import net from 'node:net';
 import test from 'ava';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import type { TestApp } from './helpers/app';
-import { createTenant, type Tenant } from './helpers/factories';
+import { createTenant, queuedAudit, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
 import { spawnApi, stopProcess } from './helpers/worker-process';
-import { createAuditRecord } from '../db/audits';
 import type { AuditRecoveryWorkflow } from '../workflows/recovery';
 
 /** No worker: audits stay queued, so what is measured is the API, PostgreSQL and Temporal. */
@@ -237,30 +236,8 @@ test.serial('the recovery sweep starts a queued audit that has no workflow', asy
     const { tenant, repositoryId } = await tenantWithRepository(w.app);
     const db = w.app.services.db;
     // What a crash between commit and start leaves: queued audits, no workflow.
-    const queued = () =>
-      db.transaction((trx) =>
-        createAuditRecord(
-          trx,
-          {
-            workspace_id: tenant.workspaceId,
-            repository_id: repositoryId,
-            upload_id: null,
-            created_by: tenant.memberId,
-            audit_type: 'repository',
-            branch_ref: null,
-            commit_sha: null,
-            deep_review: false,
-            source_scope: {},
-            origin: 'manual',
-            origin_ref: null,
-            trigger_reason: null,
-            profile_snapshot: null,
-          },
-          { actorId: tenant.memberId, actorLogin: 'owner', tokenId: null, requestId: null },
-        ),
-      );
-    const audit = await queued();
-    const fresh = await queued();
+    const audit = await db.transaction((trx) => queuedAudit(trx, tenant, repositoryId));
+    const fresh = await db.transaction((trx) => queuedAudit(trx, tenant, repositoryId));
     await db('audits')
       .where({ id: audit.id })
       .update({ created_at: db.raw("now() - interval '10 minutes'") });

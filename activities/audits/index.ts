@@ -24,11 +24,11 @@ import {
   startAgentRun,
 } from '../../db/agents';
 import {
+  allocateSnapshotVersion,
   evidenceOf,
   insertEvidence,
   insertSnapshot,
   latestSnapshot,
-  snapshotCount,
   snapshotOfAudit,
 } from '../../db/architecture';
 import {
@@ -715,8 +715,6 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         const requested = requestedTypes(audit);
         const sources = requested.filter((t) => graph.evidence.some((e) => e.source_type === t));
         const missing = requested.filter((t) => !sources.includes(t));
-        const count = await snapshotCount(db, audit.workspace_id, audit.repository_id);
-        const version = String((audit.repository_id ? count : 0) + 1);
         const snapshotId = crypto.randomUUID();
         const sourceRef =
           audit.commit_sha ??
@@ -743,7 +741,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         }));
         const status = architectureStatus({ missingSources: missing, conflicts });
         let cases = { observed: 0, opened: 0, updated: 0 };
+        let version = '';
         await db.transaction(async (trx) => {
+          version = await allocateSnapshotVersion(trx, audit.repository_id);
           if (analyzerGaps.length || reconcileGaps.length) {
             const current = await getAuditById(trx, auditId);
             await updateAudit(trx, auditId, {
