@@ -208,6 +208,13 @@ export const CONFIG_VARIABLES = [
       'how often the `retention-sweep` schedule removes attachments past `retained_until`',
   },
   {
+    name: 'DEPENDENCY_OUTAGE_BOUND_SECONDS',
+    default: '`600`',
+    usedBy: 'worker',
+    description:
+      'an audit step waits this long for an unreachable database before the audit fails with `dependency_unavailable`',
+  },
+  {
     name: 'AUDIT_RECOVERY_INTERVAL_MINUTES',
     default: '`2`',
     usedBy: 'worker, npm start',
@@ -349,6 +356,8 @@ export interface Config {
   agentMaxAttempts: number;
   /** How often the `retention-sweep` schedule removes expired attachments. */
   retentionSweepIntervalMinutes: number;
+  /** How long an audit step waits for an unreachable database before it fails. */
+  dependencyOutageBoundSeconds: number;
   /** How often the `audit-recovery` schedule looks for queued audits without a workflow. */
   auditRecoveryIntervalMinutes: number;
   /** A queued audit older than this without a workflow is started (or failed) by the sweep. */
@@ -489,6 +498,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentHeartbeatTimeoutSeconds: int(env, 'AGENT_HEARTBEAT_TIMEOUT_SECONDS', 30, 1),
     agentMaxAttempts: int(env, 'AGENT_MAX_ATTEMPTS', 4, 1),
     retentionSweepIntervalMinutes: int(env, 'RETENTION_SWEEP_INTERVAL_MINUTES', 60, 1),
+    dependencyOutageBoundSeconds: int(env, 'DEPENDENCY_OUTAGE_BOUND_SECONDS', 600, 1),
     auditRecoveryIntervalMinutes: int(env, 'AUDIT_RECOVERY_INTERVAL_MINUTES', 2, 1),
     auditStartGraceSeconds: int(env, 'AUDIT_START_GRACE_SECONDS', 120, 0),
     idempotencyWaitMs: int(env, 'IDEMPOTENCY_WAIT_MS', 2000, 0),

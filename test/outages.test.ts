@@ -1,14 +1,17 @@
 /**
- * Honest signals while a dependency is down: the API reaches the real test PostgreSQL through a
- * TCP proxy the test cuts (connections reset, new ones refused) and restores, as a PostgreSQL
- * restart looks to a client. Reads and writes answer 503 database_unavailable with Retry-After
- * (not 500), and the API serves again once the database is back. A client that hangs up
- * mid-body is logged at debug, not as an error.
+ * Dependency outages: the API and the worker reach the real test PostgreSQL through a TCP proxy
+ * the test cuts (connections reset, new ones refused) and restores, as a PostgreSQL restart
+ * looks to a client. Reads and writes answer 503 database_unavailable with Retry-After (not
+ * 500) and the API serves again once the database is back; a running audit rides out an outage
+ * shorter than DEPENDENCY_OUTAGE_BOUND_SECONDS and fails with dependency_unavailable past it. A
+ * client that hangs up mid-body is logged at debug, not as an error.
  */
 import net from 'node:net';
 import test from 'ava';
-import { startTestApp, type TestApp } from './helpers/app';
+import type { TestApp } from './helpers/app';
+import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, type Tenant } from './helpers/factories';
+import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
 
 /** A TCP proxy to `target` on a fixed local port that can be cut and restored. */
@@ -46,32 +49,106 @@ class CuttableProxy {
   }
 }
 
+let h: AuditHarness;
 let app: TestApp;
 let proxy: CuttableProxy;
 let tenant: Tenant;
+let repo: TestRepo;
+
+/** The test database's URL with the proxy as its host. */
+function viaProxy(url: string): string {
+  const routed = new URL(url);
+  routed.hostname = '127.0.0.1';
+  routed.port = String(proxy.port);
+  return routed.toString();
+}
 
 test.before(async () => {
   const server = new URL(process.env.TEST_PG_SERVER_URL!);
   proxy = new CuttableProxy({ host: server.hostname, port: Number(server.port || 5432) });
   await proxy.open();
-  app = await startTestApp(
-    { authCacheTtlMs: 60_000 },
-    {
-      route: (url) => {
-        const routed = new URL(url);
-        routed.hostname = '127.0.0.1';
-        routed.port = String(proxy.port);
-        return routed.toString();
-      },
-    },
-  );
+  h = await startAuditHarness({
+    config: { authCacheTtlMs: 60_000, dependencyOutageBoundSeconds: 120 },
+    route: viaProxy,
+  });
+  app = h.app;
   tenant = await createTenant(app.services.db);
+  repo = createRepo(SAMPLE_FILES);
 });
 
 test.after.always(async () => {
+  await h?.close();
   await proxy?.cut();
-  await app?.close();
+  repo?.remove();
 });
+
+/** Starts an audit of the sample repository in `harness`; its id. */
+async function startAudit(harness: AuditHarness, owner: Tenant): Promise<string> {
+  const ws = `/v1/workspaces/${owner.workspaceId}`;
+  const created = await call(harness.app.url, 'POST', `${ws}/repositories`, {
+    token: owner.token,
+    body: { name: `shop-${Date.now()}`, url: `file://${repo.dir}` },
+  });
+  const audit = await call(harness.app.url, 'POST', `${ws}/audits`, {
+    token: owner.token,
+    body: { repository_id: created.body.id },
+  });
+  if (audit.status !== 202) throw new Error(`createAudit: ${audit.text}`);
+  return audit.body.id;
+}
+
+/** Cuts the database off for `ms`, then restores it. */
+async function outage(ms: number): Promise<void> {
+  await proxy.cut();
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    await proxy.open();
+  }
+}
+
+test.serial(
+  'a 12 s PostgreSQL outage during an audit is ridden out: the audit completes',
+  async (t) => {
+    const auditId = await startAudit(h, tenant);
+    await outage(12_000);
+    const done = await waitForAudit(app.url, tenant.token, tenant.workspaceId, auditId, 180_000);
+    t.is(done.body.status, 'completed', JSON.stringify(done.body.stages));
+    t.true(
+      app.logs().includes('database unavailable; the step waits for it'),
+      'the outage hit a step',
+    );
+    t.true(app.logs().includes('database answers again; the step is retried'));
+  },
+);
+
+test.serial(
+  'an outage past DEPENDENCY_OUTAGE_BOUND_SECONDS fails the audit with dependency_unavailable',
+  async (t) => {
+    const short = await startAuditHarness({
+      config: { authCacheTtlMs: 60_000, dependencyOutageBoundSeconds: 2 },
+      route: viaProxy,
+    });
+    try {
+      const owner = await createTenant(short.app.services.db);
+      const auditId = await startAudit(short, owner);
+      await outage(8_000);
+      const done = await waitForAudit(
+        short.app.url,
+        owner.token,
+        owner.workspaceId,
+        auditId,
+        180_000,
+      );
+      t.is(done.body.status, 'failed');
+      const row = await short.app.services.db('audits').where({ id: auditId }).first('error_code');
+      t.is(row.error_code, 'dependency_unavailable');
+      t.regex(short.app.logs(), /"dependency":"database"[^\n]*the step fails/);
+    } finally {
+      await short.close();
+    }
+  },
+);
 
 const repositories = () => `/v1/workspaces/${tenant.workspaceId}/repositories`;
 

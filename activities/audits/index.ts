@@ -58,6 +58,7 @@ import type { BlobStore } from '../../platform/blob-store';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import { persistControls, settleFindings } from '../controls';
+import { rideOutDatabaseOutage } from '../outage';
 import { recordUncertainty } from '../uncertainty';
 import type { ModelProvider } from './agents/model';
 import { type ModelPrice } from '../../domain/audits/pricing';
@@ -231,6 +232,20 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     });
   };
 
+  /** Runs `work`; when the database is unreachable, waits for it before failing the attempt. */
+  const outageAware = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      await rideOutDatabaseOutage(err, {
+        db,
+        log: deps.log,
+        boundSeconds: config.dependencyOutageBoundSeconds,
+      });
+      throw err;
+    }
+  };
+
   /**
    * One step of a stage with its stage marks: the `before` marks, the work, then the `after`
    * marks and, for the last step of a successful audit, the audit's end. Done here rather than in
@@ -241,11 +256,13 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     marks: StepMarks | undefined,
     work: () => Promise<StageOutcome>,
   ): Promise<StageOutcome> => {
-    if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
-    const outcome = await work();
-    if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
-    if (marks?.finishAudit) await finish(auditId, 'completed', null);
-    return outcome;
+    return outageAware(async () => {
+      if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
+      const outcome = await work();
+      if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
+      if (marks?.finishAudit) await finish(auditId, 'completed', null);
+      return outcome;
+    });
   };
 
   return {
@@ -265,13 +282,16 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     ): Promise<StageOutcome & { plan?: AuditPlan }> {
       let plan: AuditPlan | undefined;
       if (marks?.beginAudit) {
-        plan = await begin(auditId);
-        const skipped = plan.stages.filter((s) => s.skip !== null);
-        await applyMarks(
-          auditId,
-          skipped.map((s) => ({ key: s.key, status: 'skipped', summary: s.skip! })),
-          null,
-        );
+        plan = await outageAware(async () => {
+          const planned = await begin(auditId);
+          const skipped = planned.stages.filter((s) => s.skip !== null);
+          await applyMarks(
+            auditId,
+            skipped.map((s) => ({ key: s.key, status: 'skipped', summary: s.skip! })),
+            null,
+          );
+          return planned;
+        });
       }
       const outcome = await step(auditId, marks, async () => {
         const audit = await getAuditById(db, auditId);
