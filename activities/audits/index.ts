@@ -17,6 +17,7 @@ import type {
 import { architectureStatus } from '../../analysis/uncertainty';
 import {
   artifactsOfAudit,
+  earlierSuccess,
   cancelRunningAgentRuns,
   findCachedArtifact,
   finishAgentRun,
@@ -566,20 +567,37 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           context_hash: contextHash,
         });
 
+        /** Ends this attempt with an existing artifact (no run, no cost) and says why. */
+        const reuse = async (artifactId: string, level: 'info' | 'warning', message: string) => {
+          await finishAgentRun(db, run.id, {
+            status: 'succeeded',
+            cache_hit: true,
+            artifact_id: artifactId,
+          });
+          await log(auditId, {
+            level,
+            source: 'scanner',
+            message: `${agent.key}: ${message}`,
+            details: { artifact_id: artifactId },
+          });
+        };
+
+        // An earlier attempt already succeeded and only its report to Temporal was lost: its
+        // result stands (no second run, no second cost).
+        const done = await earlierSuccess(db, auditId, agent.key, attempt);
+        if (done?.artifact_id) {
+          await reuse(
+            done.artifact_id,
+            'warning',
+            `attempt ${done.attempt} had succeeded but its completion was lost; its result is kept`,
+          );
+          return { summary: `${agent.key}: result of attempt ${done.attempt}` };
+        }
+
         if (agent.cacheable) {
           const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
           if (cached) {
-            await finishAgentRun(db, run.id, {
-              status: 'succeeded',
-              cache_hit: true,
-              artifact_id: cached.id,
-            });
-            await log(auditId, {
-              level: 'info',
-              source: 'scanner',
-              message: `${agent.key}: reused the artifact of an identical earlier run`,
-              details: { artifact_id: cached.id },
-            });
+            await reuse(cached.id, 'info', 'reused the artifact of an identical earlier run');
             return { summary: `${agent.key}: cached` };
           }
         }
