@@ -11,6 +11,7 @@ import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/au
 import { createTenant, queuedAudit, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
+import { slowAgent } from './fixtures/test-agents';
 import { insertRepository } from '../db/repositories';
 import * as migration from '../db/migrations/20261126010000_snapshot_versions';
 
@@ -18,7 +19,8 @@ let h: AuditHarness;
 let repo: TestRepo;
 
 test.before(async () => {
-  h = await startAuditHarness();
+  // The slow agent (4 s, last step of the cloud stage) gives a test time to act mid-attempt.
+  h = await startAuditHarness({ extraAgents: [slowAgent] });
   repo = createRepo(SAMPLE_FILES);
 });
 
@@ -238,5 +240,56 @@ test.serial(
       .pluck('agent_key');
     t.deepEqual(lost, [], 'a success carries no error code');
     t.deepEqual(await snapshotContent(faulty!.auditId), await snapshotContent(clean.auditId));
+  },
+);
+
+test.serial(
+  'an attempt that succeeded before its completion was lost is not run again: the retry keeps its result',
+  async (t) => {
+    const db = h.app.services.db;
+    const faulty = await startAudit();
+    const slowRun = (attempt: number) =>
+      db('agent_runs')
+        .where({ audit_id: faulty.auditId, agent_key: slowAgent.key, attempt })
+        .first('status', 'cache_hit', 'artifact_id');
+    const until = async (what: () => Promise<boolean>) => {
+      const deadline = Date.now() + 120_000;
+      while (!(await what())) {
+        if (Date.now() > deadline) throw new Error('timed out');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await until(async () => (await slowRun(1))?.status === 'running');
+    // Stage marks wait behind this lock: the slow agent's attempt 1 succeeds, then stalls on
+    // its stage's completion without heartbeats until Temporal gives up on it and starts
+    // attempt 2, which finds attempt 1's success.
+    await db.transaction(async (trx) => {
+      await trx.raw('LOCK TABLE audit_stages IN SHARE MODE');
+      await until(async () => (await slowRun(2)) !== undefined);
+      await until(async () => (await slowRun(2))?.status !== 'running');
+    });
+    const done = await waitForAudit(
+      h.app.url,
+      faulty.tenant.token,
+      faulty.tenant.workspaceId,
+      faulty.auditId,
+      300_000,
+    );
+    t.is(done.body.status, 'completed');
+    const first = await slowRun(1);
+    const second = await slowRun(2);
+    t.is(first.status, 'succeeded');
+    t.like(second, { status: 'succeeded', cache_hit: true, artifact_id: first.artifact_id });
+    const logs = await call(
+      h.app.url,
+      'GET',
+      `/v1/workspaces/${faulty.tenant.workspaceId}/audits/${faulty.auditId}/logs`,
+      { token: faulty.tenant.token },
+    );
+    t.true(
+      logs.body.items.some((l: { level: string; message: string }) =>
+        /slow-test-agent: attempt 1 had succeeded but its completion was lost/.test(l.message),
+      ),
+    );
   },
 );
