@@ -1,5 +1,6 @@
 /** Activity implementations, built from their dependencies (`createActivities(deps)`). */
 import { createAuditActivities, type AuditActivityDeps } from './audits';
+import { createRecoveryActivities } from './audits/recovery';
 import { createRetentionActivities } from './retention';
 import { createDecisionActivities } from './decisions';
 import { createScheduleActivities } from './schedules';
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createAuditActivities(deps),
     ...createRetentionActivities(deps),
+    ...createRecoveryActivities(deps),
     ...createDecisionActivities(deps),
     ...createScheduleActivities(deps),
   };

@@ -49,6 +49,9 @@ function describe(errors: FieldError[]): string {
   return errors.map((e) => `${e.in}${e.path || ''}: ${e.message}`).join('; ');
 }
 
+/** The Retry-After of a 503: a routine restart of PostgreSQL or Temporal takes seconds. */
+const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
+
 export const problems = {
   validationFailed(errors: FieldError[]): ApiError {
     const unknown = errors.filter((e) => e.message === 'is not a known property');
@@ -168,6 +171,25 @@ export const problems = {
       extensions,
     });
   },
+  idempotencyInProgress(key: string): ApiError {
+    return new ApiError({
+      status: 409,
+      code: 'idempotency_in_progress',
+      title: 'Request in progress',
+      detail: `A request with Idempotency-Key ${JSON.stringify(key)} is still being processed.`,
+      hint: 'Retry after Retry-After seconds with the same key and body to get its result.',
+      headers: { 'Retry-After': '1' },
+    });
+  },
+  idempotencyKeyReused(key: string): ApiError {
+    return new ApiError({
+      status: 422,
+      code: 'idempotency_key_reused',
+      title: 'Idempotency-Key reused',
+      detail: `Idempotency-Key ${JSON.stringify(key)} was used with a different request.`,
+      hint: 'Use a new Idempotency-Key for a different request.',
+    });
+  },
   payloadTooLarge(limit: number): ApiError {
     return new ApiError({
       status: 413,
@@ -196,13 +218,22 @@ export const problems = {
       headers: { 'Retry-After': String(retryAfterSeconds) },
     });
   },
-  unavailable(detail: string, extensions?: Record<string, unknown>): ApiError {
+  /** A dependency the request needs is down: 503 with Retry-After, naming which one. */
+  unavailable(
+    dependency: 'database' | 'workflow_engine',
+    detail: string,
+    extensions?: Record<string, unknown>,
+  ): ApiError {
     return new ApiError({
       status: 503,
-      code: 'service_unavailable',
+      code: `${dependency}_unavailable`,
       title: 'Service unavailable',
       detail,
-      hint: 'Retry later; an operator should check the database and Temporal.',
+      hint:
+        dependency === 'database'
+          ? 'Retry after Retry-After seconds; an operator should check PostgreSQL.'
+          : 'Retry after Retry-After seconds; an operator should check Temporal.',
+      headers: { 'Retry-After': String(RETRY_AFTER_UNAVAILABLE_SECONDS) },
       extensions,
     });
   },

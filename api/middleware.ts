@@ -12,6 +12,7 @@ import type { AppServices } from './services';
 import { RateLimiter } from './rate-limit';
 import type { Principal } from './registry/operation';
 import type { Logger } from '../platform/logger';
+import { isDatabaseUnavailable } from '../db/errors';
 
 export interface RequestState {
   requestId: string;
@@ -100,7 +101,7 @@ export function frontDoor(services: AppServices) {
         }
       }
     } catch (err) {
-      let problem = toApiError(err, state);
+      let problem = toApiError(err, state, ctx);
       let body = problemBody(problem, state.requestId);
       // With response validation on (tests), an error body is held to the contract too.
       const broken = checkProblem?.(body) ?? [];
@@ -135,12 +136,17 @@ export function frontDoor(services: AppServices) {
   };
 }
 
-function toApiError(err: unknown, state: RequestState): ApiError {
+function toApiError(err: unknown, state: RequestState, ctx: Context): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { status?: number; expose?: boolean; type?: string; message?: string };
   // Errors raised by raw-body and similar libraries carry an HTTP status.
   if (e?.type === 'entity.too.large')
     return problems.payloadTooLarge((err as { limit: number }).limit);
+  // The client hung up (mid-body, or before we read it): nobody reads the answer.
+  if (e?.type === 'request.aborted' || e?.type === 'stream.not.readable' || ctx.req.aborted) {
+    state.log.debug({ err: e?.message }, 'client closed the request');
+    return clientClosed();
+  }
   if (e?.status === 415) return problems.unsupportedMediaType(undefined, ['application/json']);
   if (e?.status && e.status >= 400 && e.status < 500 && e.expose) {
     return new ApiError({
@@ -161,6 +167,21 @@ function toApiError(err: unknown, state: RequestState): ApiError {
     state.log.debug({ code, type: e?.type }, 'request body unreadable');
     return problems.badRequest('The request body could not be read.');
   }
+  if (isDatabaseUnavailable(err)) {
+    state.log.warn({ err: e?.message }, 'database unavailable');
+    return problems.unavailable('database', 'The database does not answer.');
+  }
   state.log.error({ err }, 'unhandled error');
   return problems.internal();
+}
+
+/** What a request whose client left is logged with (nginx's 499); never sent. */
+function clientClosed(): ApiError {
+  return new ApiError({
+    status: 499,
+    code: 'client_closed_request',
+    title: 'Client closed request',
+    detail: 'The client closed the connection before the request was read.',
+    hint: 'Nothing to do: the client is gone.',
+  });
 }

@@ -155,7 +155,7 @@ export const ProblemDetails = Type.Object(
     detail: Type.String(),
     code: Type.String({
       description:
-        'Stable snake_case code: validation_failed, unknown_property, malformed_json, malformed_request, headers_too_large, bad_request, authentication_required, invalid_token, insufficient_scope, expiry_exceeds_creator, not_found, method_not_allowed, conflict, version_mismatch, payload_too_large, unsupported_media_type, rate_limited, service_unavailable, internal.',
+        'Stable snake_case code: validation_failed, unknown_property, malformed_json, malformed_request, headers_too_large, bad_request, authentication_required, invalid_token, insufficient_scope, expiry_exceeds_creator, not_found, method_not_allowed, conflict, version_mismatch, payload_too_large, unsupported_media_type, rate_limited, idempotency_in_progress, idempotency_key_reused, database_unavailable, workflow_engine_unavailable, internal.',
     }),
     hint: Type.String({ description: 'What to do next.' }),
     request_id: Type.String({ description: 'The X-Request-ID of the request.' }),

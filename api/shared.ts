@@ -1,4 +1,5 @@
 /** Small helpers the resource modules share: paging input, timestamps, write records. */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { recordWrite } from '../db/activity';
 import type { PageRequest } from '../db/paginate';
@@ -54,28 +55,36 @@ export async function recordPrincipalWrite(
 /**
  * The one rule for a resource a workflow owns (audit, schedule, decision): its rows are
  * committed first, then its workflow is started, so the workflow's first activity always finds
- * them. When the start fails, `ifStartFails` settles the committed rows (marks them failed, puts
- * them in error, or discards them), and the client gets 503 with `unavailable` as the detail and
- * the resource's id as `<resource>_id`.
+ * them. The workflow id derives from the row id and a start that finds the workflow already
+ * there counts as done, so finishing the start of a row committed by an earlier (crashed)
+ * request is harmless. When the start fails, `ifStartFails` settles the committed rows (marks
+ * them failed, puts them in error, or discards them), and the client gets 503
+ * workflow_engine_unavailable with `unavailable` as the detail and the resource's id as
+ * `<resource>_id`.
  */
 export async function commitThenStart<Row extends { id: string }>(
   log: Logger,
   resource: 'audit' | 'schedule' | 'decision',
   steps: {
     commit: () => Promise<Row>;
+    /** False when the committed row needs no start (an earlier request's workflow runs it). */
+    needsStart?: (row: Row) => boolean;
     start: (row: Row) => Promise<unknown>;
-    ifStartFails: (row: Row) => Promise<unknown>;
+    ifStartFails: (row: Row, cause: string) => Promise<unknown>;
     unavailable: string;
   },
 ): Promise<Row> {
   const row = await steps.commit();
+  if (steps.needsStart && !steps.needsStart(row)) return row;
   try {
     await steps.start(row);
   } catch (err) {
-    await steps.ifStartFails(row);
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return row;
+    const cause = err instanceof Error ? err.message : String(err);
+    await steps.ifStartFails(row, cause);
     const id = { [`${resource}_id`]: row.id };
     log.error({ err, ...id }, `could not start the ${resource} workflow`);
-    throw problems.unavailable(steps.unavailable, id);
+    throw problems.unavailable('workflow_engine', steps.unavailable, id);
   }
   return row;
 }

@@ -18,7 +18,7 @@ import type { Knex } from 'knex';
 import { createServices } from '../api/services';
 import { startApi } from '../api/server';
 import { insertSnapshot } from '../db/architecture';
-import { insertAudit, updateAudit } from '../db/audits';
+import { createAuditRecord, updateAudit } from '../db/audits';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
 import { insertRepository } from '../db/repositories';
@@ -176,21 +176,25 @@ async function main(): Promise<number> {
       [g.before, g.relsBefore],
       [g.after, g.relsAfter],
     ].entries()) {
-      const audit = await insertAudit(db, {
-        workspace_id: workspace.id,
-        repository_id: repo.id,
-        upload_id: null,
-        created_by: member.id,
-        audit_type: 'repository',
-        branch_ref: 'main',
-        commit_sha: crypto.randomBytes(20).toString('hex'),
-        deep_review: false,
-        source_scope: {},
-        origin: 'manual',
-        origin_ref: null,
-        trigger_reason: null,
-        profile_snapshot: null,
-      } as never);
+      const audit = await createAuditRecord(
+        db,
+        {
+          workspace_id: workspace.id,
+          repository_id: repo.id,
+          upload_id: null,
+          created_by: member.id,
+          audit_type: 'repository',
+          branch_ref: 'main',
+          commit_sha: crypto.randomBytes(20).toString('hex'),
+          deep_review: false,
+          source_scope: {},
+          origin: 'manual',
+          origin_ref: null,
+          trigger_reason: null,
+          profile_snapshot: null,
+        } as never,
+        { actorId: member.id, actorLogin: 'bench', tokenId: null, requestId: 'bench' } as never,
+      );
       await updateAudit(db, audit.id, { status: 'completed', completed_at: new Date() });
       await insertSnapshot(db, {
         id: crypto.randomUUID(),

@@ -97,10 +97,14 @@ export async function finishAgentRun(
   id: string,
   patch: Partial<AgentRunRow>,
 ): Promise<void> {
+  // A success also clears the `attempt_lost` a later attempt may have stamped on this one while
+  // it was still finishing (its completion was lost, not its work).
+  const cleared = patch.status === 'succeeded' ? { error_code: null, error_message: null } : {};
   const message = patch.error_message;
   await db('agent_runs')
     .where({ id })
     .update({
+      ...cleared,
       ...patch,
       ...(message ? { error_message: storableText(message) } : {}),
       completed_at: db.fn.now(),
@@ -163,13 +167,32 @@ export async function artifactsOfAudit(
   auditId: string,
   stage?: string,
 ): Promise<Array<{ agent_key: string; stage: string; artifact: ArtifactRow }>> {
+  // One artifact per agent, its latest successful attempt's: an attempt whose completion was
+  // lost (its worker or Temporal went away after it succeeded) may be followed by another that
+  // succeeded too, and reading both would count every claim twice.
   const q = db('agent_runs')
     .join('agent_artifacts', 'agent_artifacts.id', 'agent_runs.artifact_id')
+    .distinctOn('agent_runs.agent_key')
     .select('agent_runs.agent_key', 'agent_runs.stage', 'agent_artifacts.*')
-    .where({ 'agent_runs.audit_id': auditId, 'agent_runs.status': 'succeeded' });
+    .where({ 'agent_runs.audit_id': auditId, 'agent_runs.status': 'succeeded' })
+    .orderBy([{ column: 'agent_runs.agent_key' }, { column: 'agent_runs.attempt', order: 'desc' }]);
   if (stage) q.andWhere('agent_runs.stage', stage);
   const rows = (await q) as Array<ArtifactRow & { agent_key: string; stage: string }>;
   return rows.map(({ agent_key, stage: s, ...artifact }) => ({ agent_key, stage: s, artifact }));
+}
+
+/** An earlier attempt of this agent in this audit that succeeded (its completion was lost). */
+export async function earlierSuccess(
+  db: Knex,
+  auditId: string,
+  agentKey: string,
+  attempt: number,
+): Promise<Pick<AgentRunRow, 'attempt' | 'artifact_id'> | undefined> {
+  return db<AgentRunRow>('agent_runs')
+    .where({ audit_id: auditId, agent_key: agentKey, status: 'succeeded' })
+    .andWhere('attempt', '<', attempt)
+    .orderBy('attempt', 'desc')
+    .first('attempt', 'artifact_id');
 }
 
 /** Agent runs of an audit still marked running end cancelled now. */

@@ -160,16 +160,26 @@ export async function latestSnapshotCompletedSince(
     .first() as Promise<SnapshotRow | undefined>;
 }
 
-/** How many snapshots the repository (null: no repository) has in the workspace. */
-export async function snapshotCount(
-  db: Knex,
-  workspaceId: string,
+/**
+ * The version of a new snapshot of `repositoryId`: one more than its highest (`1` for a first
+ * snapshot and for every upload audit's, which stands alone). Call it in the transaction that
+ * inserts the snapshot: a transaction-scoped advisory lock per repository holds concurrent
+ * audits of the repository back until this one commits, and a unique index backs it.
+ */
+export async function allocateSnapshotVersion(
+  trx: Knex.Transaction,
   repositoryId: string | null,
-): Promise<number> {
-  const count = await db('architecture_snapshots')
-    .where({ workspace_id: workspaceId, repository_id: repositoryId })
-    .count<{ n: number }[]>('* as n');
-  return Number(count[0]?.n ?? 0);
+): Promise<string> {
+  if (!repositoryId) return '1';
+  await trx.raw(`SELECT pg_advisory_xact_lock(hashtextextended('snapshot-version:' || ?, 0))`, [
+    repositoryId,
+  ]);
+  const { rows } = await trx.raw<{ rows: Array<{ next: number }> }>(
+    `SELECT coalesce(max(version::integer), 0) + 1 AS next
+       FROM architecture_snapshots WHERE repository_id = ?`,
+    [repositoryId],
+  );
+  return String(rows[0]!.next);
 }
 
 /** A snapshot as written: entities and relationships as objects, `generated_at` as ISO text. */

@@ -71,9 +71,15 @@ export type NewAudit = Pick<
   | 'profile_snapshot'
 >;
 
-/** Inserts a queued audit with its nine pending stages; the workflow id is `audit-<id>`. */
-export async function insertAudit(db: Knex, input: NewAudit): Promise<AuditRow> {
-  const id = crypto.randomUUID();
+/**
+ * Inserts a queued audit with its nine pending stages; the workflow id is `audit-<id>`. With
+ * `id` given and taken already, inserts nothing and returns undefined (the caller reads the row).
+ */
+async function insertAudit(
+  db: Knex,
+  input: NewAudit,
+  id: string = crypto.randomUUID(),
+): Promise<AuditRow | undefined> {
   const [row] = await db<AuditRow>('audits')
     .insert({
       ...input,
@@ -87,11 +93,14 @@ export async function insertAudit(db: Knex, input: NewAudit): Promise<AuditRow> 
         ? (JSON.stringify(input.profile_snapshot) as never)
         : null,
     })
+    .onConflict('id')
+    .ignore()
     .returning('*');
+  if (!row) return undefined;
   await db('audit_stages').insert(
     STAGE_KEYS.map((key, position) => ({ audit_id: id, key, position, status: 'pending' })),
   );
-  return row!;
+  return row;
 }
 
 /** Who starts an audit: a member through a token, or the scheduler acting for its owner. */
@@ -99,14 +108,22 @@ export type AuditActor = Pick<WriteRecord, 'actorId' | 'actorLogin' | 'tokenId' 
 
 /**
  * Inserts a queued audit and its `audit.created` event and activity item (in the caller's
- * transaction). Shared by the API (createAudit, retryAudit) and scheduled dispatch.
+ * transaction). Shared by the API (createAudit, retryAudit) and scheduled dispatch. With `id`
+ * (reserved by an Idempotency-Key), an audit that already has it in the workspace is returned as
+ * it is: a retry of a request that died after its commit finds the audit it made.
  */
 export async function createAuditRecord(
   db: Knex,
   input: NewAudit,
   actor: AuditActor,
+  id?: string,
 ): Promise<AuditRow> {
-  const audit = await insertAudit(db, input);
+  const audit = await insertAudit(db, input, id);
+  if (!audit) {
+    const existing = await findAudit(db, input.workspace_id, id!);
+    if (!existing) throw new Error(`audit id ${id} is taken in another workspace`);
+    return existing;
+  }
   await recordWrite(db, {
     ...actor,
     workspaceId: audit.workspace_id,
@@ -352,12 +369,46 @@ export async function auditsCreatedAt(
  * dispatch both). Only while it is queued: a start that failed after the workflow did begin
  * leaves the audit to that workflow.
  */
-export async function failQueuedAudit(db: Knex, auditId: string): Promise<void> {
-  await db('audits').where({ id: auditId, status: 'queued' }).update({
-    status: 'failed',
-    error_code: 'workflow_start_failed',
-    completed_at: new Date(),
-    updated_at: db.fn.now(),
+/**
+ * Queued audits created more than `graceSeconds` ago, oldest first: an audit is queued only until
+ * its workflow's first activity runs, so these are audits whose workflow may never have started
+ * (the API died between its commit and the start).
+ */
+export async function staleQueuedAudits(
+  db: Knex,
+  graceSeconds: number,
+  limit: number,
+): Promise<AuditRow[]> {
+  return db<AuditRow>('audits')
+    .where({ status: 'queued' })
+    .andWhere('created_at', '<', db.raw('now() - make_interval(secs => ?)', [graceSeconds]))
+    .orderBy('created_at')
+    .limit(limit);
+}
+
+/**
+ * Ends a queued audit whose workflow could not be started: the audit `failed`
+ * (`workflow_start_failed`), its pending stages `skipped`, and a log line with the cause. Does
+ * nothing to an audit that left `queued` (its workflow did start).
+ */
+export async function failQueuedAudit(db: Knex, auditId: string, cause: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const failed = await trx('audits').where({ id: auditId, status: 'queued' }).update({
+      status: 'failed',
+      error_code: 'workflow_start_failed',
+      completed_at: new Date(),
+      updated_at: trx.fn.now(),
+    });
+    if (failed === 0) return;
+    await trx('audit_stages')
+      .where({ audit_id: auditId, status: 'pending' })
+      .update({ status: 'skipped' });
+    await appendLog(trx, auditId, {
+      level: 'error',
+      source: 'stage',
+      message: `the audit workflow could not be started: ${cause}`,
+      details: { error_code: 'workflow_start_failed' },
+    });
   });
 }
 

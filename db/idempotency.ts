@@ -1,52 +1,115 @@
-/** Stored first responses of POSTs sent with an Idempotency-Key. */
+/**
+ * Idempotency keys as claims. A request with a key first claims it (one autocommitted insert,
+ * with the request's hash and the id of the resource it will create), then does its work, then
+ * stores its response on the claim. No statement here runs inside the caller's work, so no
+ * connection is held while the work waits for its own.
+ */
+import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 
-export interface IdempotentResponse {
+export interface IdempotencyScope {
+  workspaceId: string;
+  operationId: string;
+  key: string;
+}
+
+/** What claiming a key found. */
+export type Claim =
+  /** This request owns the key: do the work and create the resource with `resourceId`. */
+  | { kind: 'claimed'; claimId: string; resourceId: string; takenOver: boolean }
+  /** The key was used before for this request: answer its stored response. */
+  | { kind: 'completed'; status: number; response: unknown }
+  /** Another request with this key and body is still at work. */
+  | { kind: 'in_progress' }
+  /** The key was used with another request. */
+  | { kind: 'mismatch' };
+
+interface KeyRow {
   request_sha256: string;
-  status: number;
+  state: 'in_progress' | 'completed';
+  status: number | null;
   response: unknown;
 }
 
-export async function findIdempotent(
-  db: Knex,
-  workspaceId: string,
-  operationId: string,
-  key: string,
-): Promise<IdempotentResponse | undefined> {
-  return db('idempotency_keys')
-    .select('request_sha256', 'status', 'response')
-    .where({ workspace_id: workspaceId, operation_id: operationId, key })
-    .first();
-}
-
-export async function saveIdempotent(
-  db: Knex,
-  entry: {
-    workspaceId: string;
-    operationId: string;
-    key: string;
-    requestSha256: string;
-    status: number;
-    response: unknown;
-  },
-): Promise<void> {
-  await db('idempotency_keys')
-    .insert({
-      workspace_id: entry.workspaceId,
-      operation_id: entry.operationId,
-      key: entry.key,
-      request_sha256: entry.requestSha256,
-      status: entry.status,
-      response: JSON.stringify(entry.response),
-    })
-    .onConflict(['workspace_id', 'operation_id', 'key'])
-    .ignore();
-}
+const pk = (s: IdempotencyScope) => ({
+  workspace_id: s.workspaceId,
+  operation_id: s.operationId,
+  key: s.key,
+});
 
 /**
- * Serialises the requests that carry one key until the caller's transaction ends (a
- * transaction-scoped advisory lock on `lockId`).
+ * Claims `scope` for a request whose body hashes to `requestSha256`. An `in_progress` claim older
+ * than `staleAfterSeconds` belongs to a request that died (its process was killed): it is taken
+ * over, keeping its resource id, so the retry finishes the same resource instead of a second one.
  */
-export async function lockIdempotencyKey(trx: Knex.Transaction, lockId: bigint): Promise<void> {
-  await trx.raw('SELECT pg_advisory_xact_lock(?::bigint)', [lockId.toString()]);
+export async function claimIdempotencyKey(
+  db: Knex,
+  scope: IdempotencyScope,
+  requestSha256: string,
+  staleAfterSeconds: number,
+): Promise<Claim> {
+  // A claim released between our insert and our read lets the insert win on the next turn.
+  for (let turn = 0; turn < 3; turn++) {
+    const claimId = crypto.randomUUID();
+    const inserted = await db('idempotency_keys')
+      .insert({
+        ...pk(scope),
+        request_sha256: requestSha256,
+        state: 'in_progress',
+        claim_id: claimId,
+        claimed_at: db.fn.now(),
+        resource_id: crypto.randomUUID(),
+      })
+      .onConflict(['workspace_id', 'operation_id', 'key'])
+      .ignore()
+      .returning<{ resource_id: string }[]>('resource_id');
+    if (inserted[0])
+      return { kind: 'claimed', claimId, resourceId: inserted[0].resource_id, takenOver: false };
+
+    const taken = await db('idempotency_keys')
+      .where({ ...pk(scope), state: 'in_progress', request_sha256: requestSha256 })
+      .andWhere('claimed_at', '<', db.raw('now() - make_interval(secs => ?)', [staleAfterSeconds]))
+      .update({ claim_id: claimId, claimed_at: db.fn.now() })
+      .returning<{ resource_id: string }[]>('resource_id');
+    if (taken[0])
+      return { kind: 'claimed', claimId, resourceId: taken[0].resource_id, takenOver: true };
+
+    const row = await db<KeyRow>('idempotency_keys')
+      .select('request_sha256', 'state', 'status', 'response')
+      .where(pk(scope))
+      .first();
+    if (!row) continue;
+    if (row.request_sha256 !== requestSha256) return { kind: 'mismatch' };
+    if (row.state === 'completed')
+      return { kind: 'completed', status: row.status!, response: row.response };
+    return { kind: 'in_progress' };
+  }
+  return { kind: 'in_progress' };
+}
+
+/** Stores the response of the work done under `claimId` (a no-op if the claim was taken over). */
+export async function completeIdempotencyKey(
+  db: Knex,
+  scope: IdempotencyScope,
+  claimId: string,
+  answer: { status: number; response: unknown },
+): Promise<void> {
+  await db('idempotency_keys')
+    .where({ ...pk(scope), claim_id: claimId, state: 'in_progress' })
+    .update({
+      state: 'completed',
+      status: answer.status,
+      response: JSON.stringify(answer.response),
+    });
+}
+
+/** Gives up the claim `claimId` (its work failed): the key may be used again. */
+export async function releaseIdempotencyKey(
+  db: Knex,
+  scope: IdempotencyScope,
+  claimId: string,
+): Promise<void> {
+  await db('idempotency_keys')
+    .where({ ...pk(scope), claim_id: claimId, state: 'in_progress' })
+    .delete();
 }

@@ -237,6 +237,40 @@ export const CONFIG_VARIABLES = [
       'how often the `retention-sweep` schedule removes attachments past `retained_until`',
   },
   {
+    name: 'DEPENDENCY_OUTAGE_BOUND_SECONDS',
+    default: '`600`',
+    usedBy: 'worker',
+    description:
+      'an audit step waits this long for an unreachable database before the audit fails with `dependency_unavailable`',
+  },
+  {
+    name: 'AUDIT_RECOVERY_INTERVAL_MINUTES',
+    default: '`2`',
+    usedBy: 'worker, npm start',
+    description:
+      'how often the `audit-recovery` schedule starts (or fails) queued audits whose workflow never started',
+  },
+  {
+    name: 'AUDIT_START_GRACE_SECONDS',
+    default: '`120`',
+    usedBy: 'worker, npm start',
+    description: 'how long a queued audit may wait for its workflow before the recovery sweep acts',
+  },
+  {
+    name: 'IDEMPOTENCY_WAIT_MS',
+    default: '`2000`',
+    usedBy: 'api',
+    description:
+      'how long a request waits for another with the same Idempotency-Key before 409 `idempotency_in_progress`',
+  },
+  {
+    name: 'IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS',
+    default: '`60`',
+    usedBy: 'api',
+    description:
+      'after this, an Idempotency-Key whose request never finished (its process died) is taken over by a retry',
+  },
+  {
     name: 'SCHEDULE_MISSED_GRACE_SECONDS',
     default: '`300`',
     usedBy: 'worker',
@@ -359,6 +393,16 @@ export interface Config {
   agentMaxAttempts: number;
   /** How often the `retention-sweep` schedule removes expired attachments. */
   retentionSweepIntervalMinutes: number;
+  /** How long an audit step waits for an unreachable database before it fails. */
+  dependencyOutageBoundSeconds: number;
+  /** How often the `audit-recovery` schedule looks for queued audits without a workflow. */
+  auditRecoveryIntervalMinutes: number;
+  /** A queued audit older than this without a workflow is started (or failed) by the sweep. */
+  auditStartGraceSeconds: number;
+  /** How long a request waits on another with the same Idempotency-Key before 409. */
+  idempotencyWaitMs: number;
+  /** An unfinished Idempotency-Key claim older than this is taken over by a retry. */
+  idempotencyClaimTimeoutSeconds: number;
   /** A schedule occurrence older than this when dispatch becomes possible counts as missed. */
   scheduleMissedGraceSeconds: number;
   /** Consecutive failed dispatches after which a schedule's state becomes `error`. */
@@ -546,6 +590,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentHeartbeatTimeoutSeconds: int(env, 'AGENT_HEARTBEAT_TIMEOUT_SECONDS', 30, 1),
     agentMaxAttempts: int(env, 'AGENT_MAX_ATTEMPTS', 4, 1),
     retentionSweepIntervalMinutes: int(env, 'RETENTION_SWEEP_INTERVAL_MINUTES', 60, 1),
+    dependencyOutageBoundSeconds: int(env, 'DEPENDENCY_OUTAGE_BOUND_SECONDS', 600, 1),
+    auditRecoveryIntervalMinutes: int(env, 'AUDIT_RECOVERY_INTERVAL_MINUTES', 2, 1),
+    auditStartGraceSeconds: int(env, 'AUDIT_START_GRACE_SECONDS', 120, 0),
+    idempotencyWaitMs: int(env, 'IDEMPOTENCY_WAIT_MS', 2000, 0),
+    idempotencyClaimTimeoutSeconds: int(env, 'IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS', 60, 1),
     scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
     scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
     decisionHistoryLimit: int(env, 'DECISION_HISTORY_LIMIT', 10_000, 100),

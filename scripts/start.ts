@@ -22,7 +22,7 @@ import {
   type DevTemporal,
 } from '../platform/dev-services';
 import { ensureDemo } from '../platform/bootstrap';
-import { ensureRetentionSchedule } from '../platform/retention-schedule';
+import { ensureSweepSchedules } from '../platform/retention-schedule';
 import { ensureDemoRepo } from '../platform/demo-repo';
 import { createServices } from '../api/services';
 import { startApi, type RunningApi } from '../api/server';
@@ -87,10 +87,10 @@ async function main(): Promise<void> {
 
     const connection = await Connection.connect({ address: temporalAddress });
     await ensureSearchAttributes(connection, config.temporalNamespace);
-    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporalNamespace }), {
-      taskQueue: config.taskQueue,
-      intervalMinutes: config.retentionSweepIntervalMinutes,
-    });
+    await ensureSweepSchedules(
+      new Client({ connection, namespace: config.temporalNamespace }),
+      config,
+    );
     await connection.close();
 
     const { worker, connection: workerConnection } = await createWorker({

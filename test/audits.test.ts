@@ -301,7 +301,7 @@ test('AuditCreate bounds and rules answer 400 naming the field', async (t) => {
   t.is(done.body.stages[0].error_code, 'branch_not_found');
 });
 
-test('Idempotency-Key: a repeat returns the same audit; another body with the key is 409', async (t) => {
+test('Idempotency-Key: a repeat returns the same audit; another body with the key is 422', async (t) => {
   const headers = { 'Idempotency-Key': `k-${Date.now()}` };
   const first = await call(h.app.url, 'POST', audits(), {
     token: tenant.token,
@@ -322,8 +322,8 @@ test('Idempotency-Key: a repeat returns the same audit; another body with the ke
     body: { repository_id: repositoryId, branch_ref: 'feature' },
     headers,
   });
-  t.is(other.status, 409);
-  t.is(other.body.code, 'idempotency_conflict');
+  t.is(other.status, 422);
+  t.is(other.body.code, 'idempotency_key_reused');
   await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, first.body.id);
 });
 
@@ -431,7 +431,7 @@ test('another workspace cannot see an audit', async (t) => {
   t.is(cross.status, 400, 'a repository of another workspace is unknown here');
 });
 
-test('Temporal unreachable: createAudit commits the audit, answers 503 naming it, and the audit ends failed', async (t) => {
+test('Temporal unreachable: createAudit commits the audit, answers 503 naming it, and the audit ends failed with its stages skipped', async (t) => {
   const app = await startTestApp({
     temporalAddress: '127.0.0.1:1',
     localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES],
@@ -449,12 +449,20 @@ test('Temporal unreachable: createAudit commits the audit, answers 503 naming it
     });
     t.is(reply.status, 503, reply.text);
     t.true(isProblem(reply));
-    t.is(reply.body.code, 'service_unavailable');
+    t.is(reply.body.code, 'workflow_engine_unavailable');
+    t.is(reply.headers.get('retry-after'), '5');
     const id = reply.body.audit_id as string;
     const audit = await call(app.url, 'GET', `${ws}/audits/${id}`, { token: owner.token });
     t.is(audit.status, 200);
     t.is(audit.body.status, 'failed');
     t.truthy(audit.body.completed_at);
+    t.deepEqual(
+      audit.body.stages.map((s: { status: string }) => s.status),
+      Array(9).fill('skipped'),
+    );
+    const logs = await call(app.url, 'GET', `${ws}/audits/${id}/logs`, { token: owner.token });
+    const line = logs.body.items.find((l: { level: string }) => l.level === 'error');
+    t.regex(line.message, /^the audit workflow could not be started: \S/);
     const row = await app.services.db('audits').where({ id }).first('error_code');
     t.is(row.error_code, 'workflow_start_failed');
     t.true(app.logs().includes('could not start the audit workflow'));

@@ -157,7 +157,7 @@ test.serial(
     }
     t.is(reply.status, 503, reply.text);
     t.true(isProblem(reply));
-    t.is(reply.body.code, 'service_unavailable');
+    t.is(reply.body.code, 'workflow_engine_unavailable');
     t.regex(reply.body.detail, /could not be started, so the proposal was discarded/);
     const id = reply.body.decision_id as string;
     t.regex(id, UUID);

@@ -581,7 +581,7 @@ test('scheduler unreachable: create is 503 and keeps the schedule in state error
       },
     });
     t.is(created.status, 503);
-    t.is(created.body.code, 'service_unavailable');
+    t.is(created.body.code, 'workflow_engine_unavailable');
     const id = created.body.schedule_id as string;
     const kept = await call(app.url, 'GET', `${ws}/audit-schedules/${id}`, { token: tenant.token });
     t.like(kept.body, { state: 'error', last_error_code: 'workflow_start_failed' });

@@ -4,7 +4,7 @@ import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
 import { createWorker } from './create';
 import { Client, Connection } from '@temporalio/client';
-import { ensureRetentionSchedule } from '../platform/retention-schedule';
+import { ensureSweepSchedules } from '../platform/retention-schedule';
 import { ensureSearchAttributes } from '../platform/temporal';
 import { closeAnalysisPool } from '../analysis/pool';
 
@@ -22,14 +22,15 @@ async function main(): Promise<void> {
   } catch (err) {
     log.warn({ err }, 'could not register search attributes; register them with the temporal CLI');
   }
-  // The retention sweep runs on a Temporal Schedule; creating it is idempotent.
-  // A failure leaves audits running but attachments kept past their retention: say so loudly.
+  // The sweeps (retention, audit recovery) run on Temporal Schedules; creating them is idempotent.
+  // A failure leaves audits running but attachments kept past their retention and audits whose
+  // start was lost queued: say so loudly.
   try {
     const scheduler = await Connection.connect({ address: config.temporalAddress });
     try {
-      await ensureRetentionSchedule(
+      await ensureSweepSchedules(
         new Client({ connection: scheduler, namespace: config.temporalNamespace }),
-        { taskQueue: config.taskQueue, intervalMinutes: config.retentionSweepIntervalMinutes },
+        config,
       );
     } finally {
       await scheduler.close();
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   } catch (err) {
     log.error(
       { err },
-      'could not create the retention-sweep schedule; expired attachments are not removed until a worker creates it',
+      'could not create the sweep schedules; expired attachments are not removed and unstarted audits not recovered until a worker creates them',
     );
   }
   const { worker, connection } = await createWorker({

@@ -6,3 +6,4 @@ export { AuditWorkflow } from './audits';
 export { RetentionWorkflow } from './retention';
 export { DecisionWorkflow } from './decisions';
 export { ScheduleWorkflow } from './schedules';
+export { AuditRecoveryWorkflow } from './recovery';

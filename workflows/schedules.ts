@@ -101,7 +101,10 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     } catch (err) {
       // Already started: this dispatch was seen before (the audit runs once).
       if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-      await act.failUnstartedAudit(result.audit.auditId);
+      await act.failUnstartedAudit(
+        result.audit.auditId,
+        err instanceof Error ? err.message : String(err),
+      );
       await act.recordScheduleFailure(input.scheduleId, 'audit_start_failed');
     }
   };

@@ -17,6 +17,7 @@ import type {
 import { architectureStatus } from '../../analysis/uncertainty';
 import {
   artifactsOfAudit,
+  earlierSuccess,
   cancelRunningAgentRuns,
   findCachedArtifact,
   finishAgentRun,
@@ -24,11 +25,11 @@ import {
   startAgentRun,
 } from '../../db/agents';
 import {
+  allocateSnapshotVersion,
   evidenceOf,
   insertEvidence,
   insertSnapshot,
   latestSnapshot,
-  snapshotCount,
   snapshotOfAudit,
 } from '../../db/architecture';
 import {
@@ -61,6 +62,7 @@ import type { Logger } from '../../platform/logger';
 import { sourcePolicyOf } from '../../platform/source-access';
 import { recordChangeGate } from '../changes';
 import { persistControls, settleFindings } from '../controls';
+import { rideOutDatabaseOutage } from '../outage';
 import { recordUncertainty } from '../uncertainty';
 import type { ModelProvider } from './agents/model';
 import { type ModelPrice } from '../../domain/audits/pricing';
@@ -234,6 +236,20 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     });
   };
 
+  /** Runs `work`; when the database is unreachable, waits for it before failing the attempt. */
+  const outageAware = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      await rideOutDatabaseOutage(err, {
+        db,
+        log: deps.log,
+        boundSeconds: config.dependencyOutageBoundSeconds,
+      });
+      throw err;
+    }
+  };
+
   /**
    * One step of a stage with its stage marks: the `before` marks, the work, then the `after`
    * marks and, for the last step of a successful audit, the audit's end. Done here rather than in
@@ -244,11 +260,13 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     marks: StepMarks | undefined,
     work: () => Promise<StageOutcome>,
   ): Promise<StageOutcome> => {
-    if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
-    const outcome = await work();
-    if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
-    if (marks?.finishAudit) await finish(auditId, 'completed', null);
-    return outcome;
+    return outageAware(async () => {
+      if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
+      const outcome = await work();
+      if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
+      if (marks?.finishAudit) await finish(auditId, 'completed', null);
+      return outcome;
+    });
   };
 
   return {
@@ -268,13 +286,16 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     ): Promise<StageOutcome & { plan?: AuditPlan }> {
       let plan: AuditPlan | undefined;
       if (marks?.beginAudit) {
-        plan = await begin(auditId);
-        const skipped = plan.stages.filter((s) => s.skip !== null);
-        await applyMarks(
-          auditId,
-          skipped.map((s) => ({ key: s.key, status: 'skipped', summary: s.skip! })),
-          null,
-        );
+        plan = await outageAware(async () => {
+          const planned = await begin(auditId);
+          const skipped = planned.stages.filter((s) => s.skip !== null);
+          await applyMarks(
+            auditId,
+            skipped.map((s) => ({ key: s.key, status: 'skipped', summary: s.skip! })),
+            null,
+          );
+          return planned;
+        });
       }
       const outcome = await step(auditId, marks, async () => {
         const audit = await getAuditById(db, auditId);
@@ -551,20 +572,37 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           context_hash: contextHash,
         });
 
+        /** Ends this attempt with an existing artifact (no run, no cost) and says why. */
+        const reuse = async (artifactId: string, level: 'info' | 'warning', message: string) => {
+          await finishAgentRun(db, run.id, {
+            status: 'succeeded',
+            cache_hit: true,
+            artifact_id: artifactId,
+          });
+          await log(auditId, {
+            level,
+            source: 'scanner',
+            message: `${agent.key}: ${message}`,
+            details: { artifact_id: artifactId },
+          });
+        };
+
+        // An earlier attempt already succeeded and only its report to Temporal was lost: its
+        // result stands (no second run, no second cost).
+        const done = await earlierSuccess(db, auditId, agent.key, attempt);
+        if (done?.artifact_id) {
+          await reuse(
+            done.artifact_id,
+            'warning',
+            `attempt ${done.attempt} had succeeded but its completion was lost; its result is kept`,
+          );
+          return { summary: `${agent.key}: result of attempt ${done.attempt}` };
+        }
+
         if (agent.cacheable) {
           const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
           if (cached) {
-            await finishAgentRun(db, run.id, {
-              status: 'succeeded',
-              cache_hit: true,
-              artifact_id: cached.id,
-            });
-            await log(auditId, {
-              level: 'info',
-              source: 'scanner',
-              message: `${agent.key}: reused the artifact of an identical earlier run`,
-              details: { artifact_id: cached.id },
-            });
+            await reuse(cached.id, 'info', 'reused the artifact of an identical earlier run');
             return { summary: `${agent.key}: cached` };
           }
         }
@@ -720,8 +758,6 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         const requested = requestedTypes(audit);
         const sources = requested.filter((t) => graph.evidence.some((e) => e.source_type === t));
         const missing = requested.filter((t) => !sources.includes(t));
-        const count = await snapshotCount(db, audit.workspace_id, audit.repository_id);
-        const version = String((audit.repository_id ? count : 0) + 1);
         const snapshotId = crypto.randomUUID();
         const sourceRef =
           audit.commit_sha ??
@@ -748,7 +784,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         }));
         const status = architectureStatus({ missingSources: missing, conflicts });
         let cases = { observed: 0, opened: 0, updated: 0 };
+        let version = '';
         await db.transaction(async (trx) => {
+          version = await allocateSnapshotVersion(trx, audit.repository_id);
           if (analyzerGaps.length || reconcileGaps.length) {
             const current = await getAuditById(trx, auditId);
             await updateAudit(trx, auditId, {

@@ -237,8 +237,11 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
     },
 
     /** An audit whose workflow could not be started ends failed (as createAudit does). */
-    async failUnstartedAudit(auditId: string): Promise<void> {
-      await failQueuedAudit(db, auditId);
+    async failUnstartedAudit(
+      auditId: string,
+      cause = 'the child workflow start failed',
+    ): Promise<void> {
+      await failQueuedAudit(db, auditId, cause);
     },
 
     /** Records a dispatch that failed in a way the activity itself could not record. */

@@ -4,6 +4,7 @@
  * runs analysis itself.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { runsOfAudit } from '../../db/agents';
 import {
@@ -155,6 +156,7 @@ export async function startAudit(
   services: AppServices,
   principal: Principal,
   requestId: string,
+  id: string,
   input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
 ): Promise<AuditRow> {
   const { db, config } = services;
@@ -170,8 +172,10 @@ export async function startAudit(
             tokenId: principal.tokenId,
             requestId,
           },
+          id,
         ),
       ),
+    needsStart: (row) => row.status === 'queued',
     start: async (row) => {
       const client = await services.temporal.client();
       await client.workflow.start<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
@@ -184,9 +188,11 @@ export async function startAudit(
           maxAttempts: config.agentMaxAttempts,
         }),
         taskQueue: config.taskQueue,
+        // An audit id runs once: a second start (a retried request) is refused, not repeated.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });
     },
-    ifStartFails: (row) => failQueuedAudit(db, row.id),
+    ifStartFails: (row, cause) => failQueuedAudit(db, row.id, cause),
     unavailable:
       'The audit was recorded but its workflow could not be started; it is marked failed.',
   });
@@ -211,9 +217,9 @@ export const createAudit = defineOperation({
     schema: AuditResponse,
     headers: { Location: LOCATION_HEADER },
   },
-  handler: async ({ services, db, params, body, principal, requestId, koa }) => {
+  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const input = await resolveCreate(db, params.workspace_id, body);
-    const row = await startAudit(services, principal, requestId, {
+    const row = await startAudit(services, principal, requestId, newId(), {
       ...input,
       origin: 'manual',
       origin_ref: null,
@@ -321,7 +327,7 @@ export const retryAudit = defineOperation({
     schema: AuditResponse,
     headers: { Location: LOCATION_HEADER },
   },
-  handler: async ({ services, db, params, principal, requestId, koa }) => {
+  handler: async ({ services, db, params, principal, requestId, koa, newId }) => {
     const old = await loadAudit(db, params.workspace_id, params.audit_id);
     if (!FINISHED.has(old.status)) {
       throw problems.conflict(
@@ -338,7 +344,7 @@ export const retryAudit = defineOperation({
         'Register the repository again and start a new audit.',
       );
     }
-    const row = await startAudit(services, principal, requestId, {
+    const row = await startAudit(services, principal, requestId, newId(), {
       repository_id: old.repository_id,
       upload_id: old.upload_id,
       audit_type: old.audit_type,

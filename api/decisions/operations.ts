@@ -3,9 +3,8 @@
  * (a workflow Update the workflow validates against the state machine) and a Markdown brief.
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
-import crypto from 'node:crypto';
 import { evidenceByIds, evidenceIdsIn, findSnapshotRef } from '../../db/architecture';
 import {
   approvalsOf,
@@ -219,7 +218,7 @@ export const proposeDecision = defineOperation({
   path: '/v1/workspaces/{workspace_id}/decisions',
   summary: 'Propose an architecture decision',
   description:
-    'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`, started once the decision is stored. When the workflow cannot be started the proposal is discarded and the answer is 503 service_unavailable (with its decision_id).',
+    'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`, started once the decision is stored. When the workflow cannot be started the proposal is discarded and the answer is 503 workflow_engine_unavailable (with its decision_id).',
   tag: 'Decisions',
   access: { kind: 'scope', scope: 'decisions:write' },
   params: WorkspaceParams,
@@ -232,9 +231,9 @@ export const proposeDecision = defineOperation({
     schema: ArchitectureDecisionResponse,
     headers: { Location: LOCATION_HEADER },
   },
-  handler: async ({ services, db, params, body, principal, requestId, koa }) => {
+  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const { repositoryId } = await checkProposal(db, params.workspace_id, body);
-    const id = crypto.randomUUID();
+    const id = newId();
     const workflowId = decisionWorkflowId(id);
     const input: DecisionWorkflowInput = {
       decisionId: id,
@@ -245,6 +244,9 @@ export const proposeDecision = defineOperation({
     const row = await commitThenStart(services.log, 'decision', {
       commit: () =>
         db.transaction(async (trx) => {
+          // A retry of a request that died after its commit finds the decision it made.
+          const earlier = await findDecision(trx, params.workspace_id, id);
+          if (earlier) return earlier;
           const created = await insertDecision(trx, {
             id,
             workspace_id: params.workspace_id,
@@ -291,6 +293,8 @@ export const proposeDecision = defineOperation({
         await client.workflow.start<typeof DecisionWorkflow>(WORKFLOW_TYPES.decision, {
           workflowId,
           taskQueue: services.config.taskQueue,
+          // A decision id runs once: a second start (a retried request) is refused, not repeated.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
           typedSearchAttributes: [
             { key: WORKSPACE_ID, value: params.workspace_id },
@@ -434,6 +438,7 @@ export const transitionDecision = defineOperation({
       }
       services.log.error({ err, decision_id: decision.id }, 'decision transition failed');
       throw problems.unavailable(
+        'workflow_engine',
         Date.now() >= deadline
           ? `The decision workflow did not finish the move within ${TRANSITION_WAIT_MS / 1000} s; it may still land. Read the decision (getDecision) before retrying.`
           : 'The decision workflow did not answer; retry later.',

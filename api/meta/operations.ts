@@ -65,7 +65,7 @@ export const getHealth = defineOperation({
       version: CONTRACT_VERSION,
     };
     if (db === 'down')
-      throw problems.unavailable('The database does not answer.', {
+      throw problems.unavailable('database', 'The database does not answer.', {
         health: { ...health, status: 'down' },
       });
     return health;

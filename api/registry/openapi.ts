@@ -15,12 +15,13 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'No valid token (authentication_required, invalid_token).',
   403: 'The token lacks the scope or right this operation needs (insufficient_scope).',
   404: 'No such resource in this workspace (not_found).',
-  409: 'Conflicts with the current state (conflict, version_mismatch, idempotency_conflict).',
+  409: 'Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress).',
   413: 'The body exceeds the size limit (payload_too_large).',
   415: 'The body has the wrong content type (unsupported_media_type).',
+  422: 'The Idempotency-Key was used with a different request (idempotency_key_reused).',
   429: 'The request quota is spent (rate_limited); see Retry-After.',
   500: 'Unexpected server error (internal); the body carries the request_id.',
-  503: 'A required backing service is down (service_unavailable).',
+  503: 'A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After.',
 };
 
 class Components {
@@ -114,7 +115,7 @@ function parametersOf(op: AnyOperation, components: Components): Json[] {
       in: 'header',
       required: false,
       description:
-        'Repeating a request with the same key and body returns the first result; a different body is 409.',
+        'Repeating a request with the same key and body returns the first result (`Idempotent-Replayed: true`); while the first is still being processed, 409 idempotency_in_progress with Retry-After; a different body with the same key is 422 idempotency_key_reused.',
       schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }

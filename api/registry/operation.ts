@@ -48,6 +48,12 @@ export interface OperationContext<P, Q, B> {
   requestId: string;
   log: Logger;
   koa: Context;
+  /**
+   * The id of the resource this request creates. Under an Idempotency-Key it is the one reserved
+   * with the key, so a retry after a crash finds (and finishes) the same resource instead of
+   * creating a second; otherwise a fresh UUID.
+   */
+  newId(): string;
 }
 
 /** A response header an operation declares (documented in the contract, checked in tests). */
@@ -143,6 +149,7 @@ export function problemStatuses(op: AnyOperation): number[] {
   if (op.access.kind !== 'public' || op.path.includes('{')) statuses.add(404);
   if (op.body || op.rawBody) [413, 415].forEach((s) => statuses.add(s));
   if (op.idempotent || op.conditional) statuses.add(409);
+  if (op.idempotent) statuses.add(422);
   (op.errors ?? []).forEach((s) => statuses.add(s));
   return [...statuses].sort((a, b) => a - b);
 }

@@ -17,7 +17,11 @@ import type { AnyOperation, OperationContext, Principal } from './operation';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
 import crypto from 'node:crypto';
-import { findIdempotent, lockIdempotencyKey, saveIdempotent } from '../../db/idempotency';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+} from '../../db/idempotency';
 
 /** `/v1/workspaces/{workspace_id}` -> `/v1/workspaces/:workspace_id`. */
 export function koaPath(path: string): string {
@@ -129,10 +133,14 @@ class HandlerContext implements OperationContext<unknown, unknown, unknown> {
     readonly services: AppServices,
     private readonly state: RequestState,
     readonly koa: Context,
+    private readonly reservedId: string | undefined,
   ) {
     this.db = services.db;
     this.requestId = state.requestId;
   }
+
+  // An arrow property, not a method: handlers destructure their context.
+  readonly newId = (): string => this.reservedId ?? crypto.randomUUID();
 
   get log(): Logger {
     return this.state.log;
@@ -241,9 +249,18 @@ function operationHandler(op: AnyOperation, services: AppServices): Koa.Middlewa
       check(v.body, body);
     }
 
-    const run = () =>
+    const run = (resourceId?: string) =>
       op.handler(
-        new HandlerContext(params, query, body, principal as Principal, services, state, ctx),
+        new HandlerContext(
+          params,
+          query,
+          body,
+          principal as Principal,
+          services,
+          state,
+          ctx,
+          resourceId,
+        ),
       );
     const idempotencyKey = ctx.get('Idempotency-Key');
     const result =
@@ -300,9 +317,11 @@ function operationHandler(op: AnyOperation, services: AppServices): Koa.Middlewa
 }
 
 /**
- * Runs `run` at most once per (workspace, operation, Idempotency-Key): a repeat with the same
- * request replays the stored response; a different request with the same key is 409. A
- * transaction-scoped advisory lock serialises concurrent repeats of one key.
+ * Runs `run` at most once per (workspace, operation, Idempotency-Key). The key is claimed first
+ * (its own statement), the work runs holding no connection, and its response is stored on the
+ * claim. A repeat with the same request replays the stored response; while the first is still at
+ * work a repeat waits up to IDEMPOTENCY_WAIT_MS, then gets 409 idempotency_in_progress; a
+ * different request with the same key is 422. A failed request releases its claim.
  */
 async function idempotently(
   services: AppServices,
@@ -311,7 +330,7 @@ async function idempotently(
   key: string,
   request: unknown,
   ctx: Context,
-  run: () => Promise<unknown>,
+  run: (resourceId: string) => Promise<unknown>,
 ): Promise<unknown> {
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
     throw problems.validationFailed([
@@ -322,39 +341,50 @@ async function idempotently(
       },
     ]);
   }
+  const { db, config } = services;
   const requestSha256 = crypto.createHash('sha256').update(JSON.stringify(request)).digest('hex');
-  const lockId = crypto
-    .createHash('sha256')
-    .update(`${principal.workspaceId}:${op.operationId}:${key}`)
-    .digest()
-    .readBigInt64BE(0);
-  return services.db.transaction(async (trx) => {
-    await lockIdempotencyKey(trx, lockId);
-    const previous = await findIdempotent(trx, principal.workspaceId, op.operationId, key);
-    if (previous) {
-      if (previous.request_sha256 !== requestSha256) {
-        throw problems.conflict(
-          'idempotency_conflict',
-          `Idempotency-Key ${JSON.stringify(key)} was used with a different request.`,
-          'Use a new Idempotency-Key for a different request.',
+  const scope = { workspaceId: principal.workspaceId, operationId: op.operationId, key };
+  const deadline = Date.now() + config.idempotencyWaitMs;
+  for (;;) {
+    const claim = await claimIdempotencyKey(
+      db,
+      scope,
+      requestSha256,
+      config.idempotencyClaimTimeoutSeconds,
+    );
+    if (claim.kind === 'mismatch') throw problems.idempotencyKeyReused(key);
+    if (claim.kind === 'completed') {
+      ctx.set('Idempotent-Replayed', 'true');
+      (ctx.state as RequestState).replayed = claim.status;
+      return claim.response;
+    }
+    if (claim.kind === 'claimed') {
+      if (claim.takenOver) {
+        (ctx.state as RequestState).log.warn(
+          { operation: op.operationId, resource_id: claim.resourceId },
+          'took over an idempotency key whose request did not finish',
         );
       }
-      ctx.set('Idempotent-Replayed', 'true');
-      (ctx.state as RequestState).replayed = previous.status;
-      return previous.response;
+      let result: unknown;
+      try {
+        result = await run(claim.resourceId);
+      } catch (err) {
+        await releaseIdempotencyKey(db, scope, claim.claimId).catch(() => undefined);
+        throw err;
+      }
+      await completeIdempotencyKey(db, scope, claim.claimId, {
+        status: op.success.status,
+        response: result,
+      });
+      return result;
     }
-    const result = await run();
-    await saveIdempotent(trx, {
-      workspaceId: principal.workspaceId,
-      operationId: op.operationId,
-      key,
-      requestSha256,
-      status: op.success.status,
-      response: result,
-    });
-    return result;
-  });
+    if (Date.now() >= deadline) throw problems.idempotencyInProgress(key);
+    await new Promise((resolve) => setTimeout(resolve, IDEMPOTENCY_POLL_MS));
+  }
 }
+
+/** How often a request waiting on another with the same key looks again. */
+const IDEMPOTENCY_POLL_MS = 100;
 
 function problemsInternal() {
   const p = problems.internal();

@@ -455,6 +455,7 @@ function stateChange(options: {
           { bumpVersion: true },
         );
         throw problems.unavailable(
+          'workflow_engine',
           'The scheduler could not be reached, so the schedule could not be resumed; its state is error. Resume it again when the scheduler is back.',
           { schedule_id: row.id },
         );
@@ -504,7 +505,7 @@ export const triggerAuditSchedule = defineOperation({
     schema: AuditResponse,
     headers: { Location: LOCATION_HEADER },
   },
-  handler: async ({ services, db, params, principal, requestId, koa }) => {
+  handler: async ({ services, db, params, principal, requestId, koa, newId }) => {
     const schedule = await loadSchedule(db, params.workspace_id, params.schedule_id);
     if (!(await findRepository(db, schedule.workspace_id, schedule.repository_id))) {
       throw problems.conflict(
@@ -513,7 +514,7 @@ export const triggerAuditSchedule = defineOperation({
         'Point the schedule at another repository (updateAuditSchedule) or delete it.',
       );
     }
-    const audit = await startAudit(services, principal, requestId, {
+    const audit = await startAudit(services, principal, requestId, newId(), {
       repository_id: schedule.repository_id,
       upload_id: null,
       audit_type: 'repository',

@@ -9,6 +9,7 @@ export const WORKFLOW_TYPES = {
   decision: 'DecisionWorkflow',
   schedule: 'ScheduleWorkflow',
   retention: 'RetentionWorkflow',
+  auditRecovery: 'AuditRecoveryWorkflow',
 } as const;
 
 /** One audit's workflow. */
@@ -19,3 +20,5 @@ export const decisionWorkflowId = (decisionId: string): string => `decision-${de
 export const scheduleWorkflowId = (scheduleId: string): string => `schedule-${scheduleId}`;
 /** The Temporal Schedule that starts the retention sweep (and the id of the runs it starts). */
 export const RETENTION_SCHEDULE_ID = 'retention-sweep';
+/** The Temporal Schedule that starts the audit recovery sweep (and the id of its runs). */
+export const AUDIT_RECOVERY_SCHEDULE_ID = 'audit-recovery';

@@ -9,6 +9,7 @@ import { TemporalGateway } from '../../platform/temporal';
 import { createServices, type AppServices } from '../../api/services';
 import { startApi } from '../../api/server';
 import { createTestDatabase, type TestDatabase } from './db';
+import { createDb } from '../../db/connection';
 
 export interface TestApp {
   url: string;
@@ -19,8 +20,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+/**
+ * `options.route` rewrites the database URL the API connects with (a test sends it through a
+ * proxy it can cut); the test database itself is made and dropped directly.
+ */
+export async function startTestApp(
+  overrides: Partial<Config> = {},
+  options: { route?: (url: string) => string } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
+  const db = options.route ? createDb(options.route(database.url)) : database.db;
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -42,7 +51,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     config.temporalAddress ?? '127.0.0.1:1',
     config.temporalNamespace,
   );
-  const services = createServices({ config, db: database.db, log, temporal });
+  const services = createServices({ config, db, log, temporal });
   const api = await startApi(services, 0, '127.0.0.1');
   return {
     url: api.url,
@@ -52,6 +61,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     async close() {
       await api.close();
       await temporal.close();
+      if (db !== database.db) await db.destroy();
       await database.drop();
     },
   };

@@ -34,19 +34,24 @@ export async function startAuditHarness(
     config?: Partial<Config>;
     /** false: no in-process worker (the test runs its own worker processes). */
     worker?: boolean;
+    /** Rewrites the database URL the API and the worker use (see startTestApp). */
+    route?: (url: string) => string;
   } = {},
 ): Promise<AuditHarness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-harness-'));
-  const app = await startTestApp({
-    taskQueue: `audits-test-${crypto.randomBytes(4).toString('hex')}`,
-    blobDir: path.join(dir, 'blobs'),
-    workDir: path.join(dir, 'work'),
-    // The tests' workspaces (createTenant's `ws-` slugs) register repositories made on disk.
-    localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES],
-    agentHeartbeatTimeoutSeconds: 5,
-    rateLimitQuota: 1_000_000,
-    ...options.config,
-  });
+  const app = await startTestApp(
+    {
+      taskQueue: `audits-test-${crypto.randomBytes(4).toString('hex')}`,
+      blobDir: path.join(dir, 'blobs'),
+      workDir: path.join(dir, 'work'),
+      // The tests' workspaces (createTenant's `ws-` slugs) register repositories made on disk.
+      localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES],
+      agentHeartbeatTimeoutSeconds: 5,
+      rateLimitQuota: 1_000_000,
+      ...options.config,
+    },
+    { route: options.route },
+  );
   if (options.worker === false) {
     return {
       app,

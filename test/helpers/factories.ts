@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { createWorkspaceWithOwner, issueToken } from '../../platform/bootstrap';
 import { SCOPES, type ScopeName } from '../../domain/contract/values';
+import { createAuditRecord } from '../../db/audits';
 
 export interface Tenant {
   workspaceId: string;
@@ -61,4 +62,30 @@ export async function createToken(
     scopes,
     days,
   });
+}
+
+/**
+ * A queued audit of `repositoryId` stored directly, with no workflow: what a crash between the
+ * API's commit and its workflow start leaves (the test decides what happens next).
+ */
+export async function queuedAudit(db: Knex, tenant: Tenant, repositoryId: string) {
+  return createAuditRecord(
+    db,
+    {
+      workspace_id: tenant.workspaceId,
+      repository_id: repositoryId,
+      upload_id: null,
+      created_by: tenant.memberId,
+      audit_type: 'repository',
+      branch_ref: null,
+      commit_sha: null,
+      deep_review: false,
+      source_scope: {},
+      origin: 'manual',
+      origin_ref: null,
+      trigger_reason: null,
+      profile_snapshot: null,
+    },
+    { actorId: tenant.memberId, actorLogin: 'owner', tokenId: null, requestId: null },
+  );
 }
