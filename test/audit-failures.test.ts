@@ -46,38 +46,41 @@ async function auditOf(name: string, dir: string) {
 
 // Serial (ava runs serial tests first): the other tests audit the same files in this workspace,
 // and an artifact cached from their runs would change the stage summaries checked here.
-test.serial('a non-retryable agent failure fails its stage and the audit; parallel stages finish, later ones are skipped', async (t) => {
-  const started = await auditOf('shop', repo.dir);
-  t.is(started.status, 202);
-  const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
-  const audit = done.body;
-  t.is(audit.status, 'failed');
-  const byKey = Object.fromEntries(audit.stages.map((s: any) => [s.key, s]));
-  for (const key of ['source', 'inventory', 'code', 'cloud'])
-    t.like(byKey[key], { status: 'completed', attempt: 1 }, key);
-  t.like(byKey.cicd, { status: 'failed', error_code: 'broken_on_purpose', attempt: 1 });
-  // The summaries of the two steps before the failure (cicd-inventory, cicd-analyzer).
-  t.regex(byKey.cicd.summary, /^1 cicd files .*; .*evidence records/);
-  t.truthy(byKey.cicd.completed_at);
-  for (const key of ['reconcile', 'controls', 'changes', 'report'])
-    t.is(byKey[key].status, 'skipped', key);
+test.serial(
+  'a non-retryable agent failure fails its stage and the audit; parallel stages finish, later ones are skipped',
+  async (t) => {
+    const started = await auditOf('shop', repo.dir);
+    t.is(started.status, 202);
+    const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+    const audit = done.body;
+    t.is(audit.status, 'failed');
+    const byKey = Object.fromEntries(audit.stages.map((s: any) => [s.key, s]));
+    for (const key of ['source', 'inventory', 'code', 'cloud'])
+      t.like(byKey[key], { status: 'completed', attempt: 1 }, key);
+    t.like(byKey.cicd, { status: 'failed', error_code: 'broken_on_purpose', attempt: 1 });
+    // The summaries of the two steps before the failure (cicd-inventory, cicd-analyzer).
+    t.regex(byKey.cicd.summary, /^1 cicd files .*; .*evidence records/);
+    t.truthy(byKey.cicd.completed_at);
+    for (const key of ['reconcile', 'controls', 'changes', 'report'])
+      t.is(byKey[key].status, 'skipped', key);
 
-  const runs = await call(h.app.url, 'GET', `${ws()}/audits/${audit.id}/agent-runs`, {
-    token: tenant.token,
-  });
-  const broken = runs.body.runs.filter((r: any) => r.agent_key === 'broken-test-agent');
-  t.deepEqual(
-    broken.map((r: any) => [r.attempt, r.status, r.error_code]),
-    [[1, 'failed', 'broken_on_purpose']],
-    'a non-retryable failure is not retried',
-  );
-  const logs = await call(h.app.url, 'GET', `${ws()}/audits/${audit.id}/logs?limit=200`, {
-    token: tenant.token,
-  });
-  const messages: string[] = logs.body.items.map((l: any) => l.message);
-  t.is(messages.filter((m) => m.startsWith('stage cicd failed (broken_on_purpose)')).length, 1);
-  t.is(messages.filter((m) => m === 'audit failed (broken_on_purpose)').length, 1);
-});
+    const runs = await call(h.app.url, 'GET', `${ws()}/audits/${audit.id}/agent-runs`, {
+      token: tenant.token,
+    });
+    const broken = runs.body.runs.filter((r: any) => r.agent_key === 'broken-test-agent');
+    t.deepEqual(
+      broken.map((r: any) => [r.attempt, r.status, r.error_code]),
+      [[1, 'failed', 'broken_on_purpose']],
+      'a non-retryable failure is not retried',
+    );
+    const logs = await call(h.app.url, 'GET', `${ws()}/audits/${audit.id}/logs?limit=200`, {
+      token: tenant.token,
+    });
+    const messages: string[] = logs.body.items.map((l: any) => l.message);
+    t.is(messages.filter((m) => m.startsWith('stage cicd failed (broken_on_purpose)')).length, 1);
+    t.is(messages.filter((m) => m === 'audit failed (broken_on_purpose)').length, 1);
+  },
+);
 
 test('a source repository with a corrupt object fails the audit once as repository_corrupt, with git stderr kept', async (t) => {
   const damaged = createRepo(SAMPLE_FILES);
