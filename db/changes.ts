@@ -82,19 +82,26 @@ export async function replaceGatePolicy(
   return row ? fromRow(row as GatePolicyRow) : undefined;
 }
 
+/** What locates a snapshot among its repository's, without its graph. */
+export interface SnapshotPlace {
+  id: string;
+  workspace_id: string;
+  repository_id: string | null;
+  generated_at: Date;
+}
+
 /**
- * The snapshot a gate compares with: the newest one of the same repository and branch whose
- * audit completed, generated before `current`.
+ * The id of the snapshot a gate compares with: the newest one of the same repository and branch
+ * whose audit completed, generated before `current`.
  */
-export async function previousSnapshotOnBranch(
+export async function previousSnapshotIdOnBranch(
   db: Knex,
-  current: SnapshotRow,
+  current: SnapshotPlace,
   branchRef: string | null,
-): Promise<(SnapshotRow & { commit_sha: string | null }) | undefined> {
+): Promise<string | undefined> {
   if (!current.repository_id) return undefined;
   const q = db('architecture_snapshots as s')
     .join('audits as a', 'a.id', 's.audit_id')
-    .select('s.*', 'a.commit_sha')
     .where({
       's.workspace_id': current.workspace_id,
       's.repository_id': current.repository_id,
@@ -106,10 +113,33 @@ export async function previousSnapshotOnBranch(
       { column: 's.generated_at', order: 'desc' },
       { column: 's.id', order: 'desc' },
     ])
-    .first();
+    .first('s.id');
   if (branchRef === null) q.whereNull('a.branch_ref');
   else q.where('a.branch_ref', branchRef);
-  return q as Promise<(SnapshotRow & { commit_sha: string | null }) | undefined>;
+  return (await q)?.id;
+}
+
+/** The previous snapshot on the branch (see previousSnapshotIdOnBranch), whole. */
+export async function previousSnapshotOnBranch(
+  db: Knex,
+  current: SnapshotPlace,
+  branchRef: string | null,
+): Promise<(SnapshotRow & { commit_sha: string | null }) | undefined> {
+  const id = await previousSnapshotIdOnBranch(db, current, branchRef);
+  return id ? snapshotWithAudit(db, current.workspace_id, id) : undefined;
+}
+
+/** A snapshot's place and its audit's branch, without its graph. */
+export async function snapshotPlace(
+  db: Knex,
+  workspaceId: string,
+  snapshotId: string,
+): Promise<(SnapshotPlace & { branch_ref: string | null }) | undefined> {
+  return db('architecture_snapshots as s')
+    .join('audits as a', 'a.id', 's.audit_id')
+    .select('s.id', 's.workspace_id', 's.repository_id', 's.generated_at', 'a.branch_ref')
+    .where({ 's.workspace_id': workspaceId, 's.id': snapshotId })
+    .first();
 }
 
 /** The id of a repository's newest snapshot whose audit completed (without its graph). */

@@ -6,8 +6,9 @@ import {
   changeStore,
   gatePolicyOf,
   latestSnapshotId,
-  previousSnapshotOnBranch,
+  previousSnapshotIdOnBranch,
   replaceGatePolicy,
+  snapshotPlace,
   snapshotWithAudit,
   type StoredGatePolicy,
 } from '../../db/changes';
@@ -59,31 +60,37 @@ export const getArchitectureChanges = defineOperation({
   handler: async ({ db, params, query }) => {
     const repo = await findRepository(db, params.workspace_id, params.repository_id);
     if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
-    const load = async (id: string, role: string) => {
-      const snap = await snapshotWithAudit(db, params.workspace_id, id);
-      if (!snap) throw problems.notFound(`Snapshot ${id}`);
-      if (snap.repository_id !== repo.id)
+    // Where the two snapshots are is settled first (small queries); their graphs, the bulk of
+    // the time, are then read side by side.
+    const place = async (id: string, role: string) => {
+      const found = await snapshotPlace(db, params.workspace_id, id);
+      if (!found) throw problems.notFound(`Snapshot ${id}`);
+      if (found.repository_id !== repo.id)
         throw problems.unprocessable(
           'snapshot_repository_mismatch',
           `The ${role} snapshot ${id} belongs to another repository than ${repo.id}.`,
           'Compare two snapshots of the same repository (listArchitectureSnapshots lists them).',
         );
-      return snap;
+      return found;
     };
-    let current;
-    if (query.to_snapshot_id) current = await load(query.to_snapshot_id, 'to');
-    else {
-      if (query.from_snapshot_id)
-        throw problems.validationFailed([
-          { in: 'query', path: '/to_snapshot_id', message: 'is required with from_snapshot_id' },
-        ]);
-      const latest = await latestSnapshotId(db, params.workspace_id, repo.id);
-      if (!latest) throw problems.notFound(`A completed audit of repository ${repo.id}`);
-      current = await load(latest, 'to');
+    if (query.from_snapshot_id && !query.to_snapshot_id)
+      throw problems.validationFailed([
+        { in: 'query', path: '/to_snapshot_id', message: 'is required with from_snapshot_id' },
+      ]);
+    let toId = query.to_snapshot_id;
+    if (!toId) {
+      toId = await latestSnapshotId(db, params.workspace_id, repo.id);
+      if (!toId) throw problems.notFound(`A completed audit of repository ${repo.id}`);
     }
-    const previous = query.from_snapshot_id
-      ? await load(query.from_snapshot_id, 'from')
-      : await previousSnapshotOnBranch(db, current, current.branch_ref);
+    const to = await place(toId, 'to');
+    const fromId = query.from_snapshot_id
+      ? (await place(query.from_snapshot_id, 'from')).id
+      : await previousSnapshotIdOnBranch(db, to, to.branch_ref);
+    const [current, previous] = await Promise.all([
+      snapshotWithAudit(db, params.workspace_id, to.id),
+      fromId ? snapshotWithAudit(db, params.workspace_id, fromId) : undefined,
+    ]);
+    if (!current) throw problems.notFound(`Snapshot ${to.id}`);
     const { gate, coverage_comparable } = await evaluateChanges(
       changeStore(db),
       current,
