@@ -38,6 +38,7 @@ import type {
 import crypto from 'node:crypto';
 import { keyKind, type EvidenceLocation } from './evidence';
 import { isSha256Digest } from './shared/images';
+import { CODEOWNERS_PATHS } from './shared/paths';
 import { compareStrings, uniqueSorted } from './shared/text';
 import { isRecord } from './shared/values';
 import type { Entity, Relationship, StoredEvidence } from './reconcile';
@@ -900,12 +901,10 @@ function noServiceCycle(ctx: Context): Check[] {
   });
 }
 
-const CODEOWNERS = /^(\.github\/|docs\/)?CODEOWNERS$/;
-
 function ownersDeclared(ctx: Context): Check[] {
   if (ctx.files.length === 0) return [];
   const found = ctx.files
-    .filter((f) => CODEOWNERS.test(f.replace(/^\.\//, '')))
+    .filter((f) => CODEOWNERS_PATHS.includes(f.replace(/^\.\//, '')))
     .sort(compareStrings);
   return [
     {

@@ -21,7 +21,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import inspector from 'node:inspector';
 import os from 'node:os';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import Koa from 'koa';
@@ -30,12 +29,11 @@ import { loadConfig } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
-import { freePort, startEmbeddedPostgres } from '../platform/dev-services';
 import { createWorkspaceWithOwner } from '../platform/bootstrap';
 import { TemporalGateway } from '../platform/temporal';
 import { createServices } from '../api/services';
 import { startApi } from '../api/server';
-import { intEnv } from './env';
+import { benchDatabaseUrl, intEnv } from './env';
 
 const TARGET_RATIO = 0.5;
 
@@ -190,19 +188,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => void cleanup().then(() => process.exit(143)));
 
   try {
-    let databaseUrl = process.env.BENCH_DATABASE_URL;
-    if (!databaseUrl) {
-      const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-bench-'));
-      cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
-      const pg = await startEmbeddedPostgres({
-        dataDir: path.join(tmp, 'postgres'),
-        port: await freePort(),
-        database: 'archaudit',
-        logFile: path.join(tmp, 'postgres.log'),
-      });
-      cleanups.push(() => pg.stop());
-      databaseUrl = pg.url;
-    }
+    const databaseUrl = await benchDatabaseUrl(cleanups);
 
     const db: Knex = createDb(databaseUrl);
     cleanups.push(() => db.destroy());

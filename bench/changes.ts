@@ -10,9 +10,7 @@
  * checks off as in production). BENCH_RUNS (default 20) runs each; prints p50, p95 and the load.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import { createServices } from '../api/services';
@@ -26,10 +24,9 @@ import { DEFAULT_GATE_POLICY } from '../domain/changes/gate';
 import { evaluateChanges, type SnapshotRecord } from '../domain/changes/service';
 import { createWorkspaceWithOwner } from '../platform/bootstrap';
 import { loadConfig } from '../platform/config';
-import { freePort, startEmbeddedPostgres } from '../platform/dev-services';
 import { createLogger } from '../platform/logger';
 import { TemporalGateway } from '../platform/temporal';
-import { intEnv } from './env';
+import { benchDatabaseUrl, intEnv } from './env';
 
 const ENTITIES = 5000;
 const RELATIONSHIPS = 20000;
@@ -141,19 +138,7 @@ async function main(): Promise<number> {
 
   const cleanups: Array<() => Promise<void>> = [];
   try {
-    let databaseUrl = process.env.BENCH_DATABASE_URL;
-    if (!databaseUrl) {
-      const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-bench-'));
-      cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
-      const pg = await startEmbeddedPostgres({
-        dataDir: path.join(tmp, 'postgres'),
-        port: await freePort(),
-        database: 'archaudit',
-        logFile: path.join(tmp, 'postgres.log'),
-      });
-      cleanups.push(() => pg.stop());
-      databaseUrl = pg.url;
-    }
+    const databaseUrl = await benchDatabaseUrl(cleanups);
     const db: Knex = createDb(databaseUrl);
     cleanups.push(() => db.destroy());
     await migrateLatest(db);

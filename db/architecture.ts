@@ -49,16 +49,10 @@ export async function snapshotRefOfAudit(
   return db('architecture_snapshots').where({ audit_id: auditId }).first('id', 'version');
 }
 
-/** The newest snapshot of a repository whose audit completed (optionally before another audit's). */
-export async function latestSnapshot(
-  db: Knex,
-  workspaceId: string,
-  repositoryId: string,
-  exceptAuditId?: string,
-): Promise<SnapshotRow | undefined> {
-  const q = db('architecture_snapshots as s')
+/** A repository's snapshots whose audit completed, newest first. */
+function completedSnapshots(db: Knex, workspaceId: string, repositoryId: string) {
+  return db('architecture_snapshots as s')
     .join('audits as a', 'a.id', 's.audit_id')
-    .select('s.*')
     .where({
       's.workspace_id': workspaceId,
       's.repository_id': repositoryId,
@@ -67,10 +61,29 @@ export async function latestSnapshot(
     .orderBy([
       { column: 's.generated_at', order: 'desc' },
       { column: 's.id', order: 'desc' },
-    ])
-    .first();
+    ]);
+}
+
+/** The newest snapshot of a repository whose audit completed (optionally before another audit's). */
+export async function latestSnapshot(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string,
+  exceptAuditId?: string,
+): Promise<SnapshotRow | undefined> {
+  const q = completedSnapshots(db, workspaceId, repositoryId).select('s.*').first();
   if (exceptAuditId) q.whereNot('s.audit_id', exceptAuditId);
   return q as Promise<SnapshotRow | undefined>;
+}
+
+/** The id of that newest snapshot, without its graph. */
+export async function latestSnapshotId(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string,
+): Promise<string | undefined> {
+  const row = await completedSnapshots(db, workspaceId, repositoryId).first('s.id');
+  return row?.id;
 }
 
 export async function evidenceOf(db: Knex, snapshotId: string): Promise<EvidenceRow[]> {

@@ -142,27 +142,6 @@ export async function snapshotPlace(
     .first();
 }
 
-/** The id of a repository's newest snapshot whose audit completed (without its graph). */
-export async function latestSnapshotId(
-  db: Knex,
-  workspaceId: string,
-  repositoryId: string,
-): Promise<string | undefined> {
-  const row = await db('architecture_snapshots as s')
-    .join('audits as a', 'a.id', 's.audit_id')
-    .where({
-      's.workspace_id': workspaceId,
-      's.repository_id': repositoryId,
-      'a.status': 'completed',
-    })
-    .orderBy([
-      { column: 's.generated_at', order: 'desc' },
-      { column: 's.id', order: 'desc' },
-    ])
-    .first('s.id');
-  return row?.id;
-}
-
 /** A snapshot of the workspace by id, with the commit its audit read. */
 export async function snapshotWithAudit(
   db: Knex,

@@ -16,7 +16,8 @@ import {
 import { insertChangeSet } from '../../db/change-sets';
 import { impactOf, normalizeObserved } from '../../domain/changes/change-sets';
 import type { DependencyGraph } from '../../analysis/dependencies';
-import { CODEOWNERS_PATHS, parseCodeowners, type OwnerIndex } from '../../domain/changes/owners';
+import { CODEOWNERS_PATHS } from '../../analysis/shared/paths';
+import { parseCodeowners, type OwnerIndex } from '../../domain/changes/owners';
 import {
   evaluateChanges,
   presentChangeItem,

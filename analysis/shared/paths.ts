@@ -80,3 +80,10 @@ export function isDockerfile(path: string): boolean {
   if (/^(dockerfile|containerfile)$/i.test(base) || /\.dockerfile$/i.test(base)) return true;
   return /^(Dockerfile|Containerfile)[.-][\w.-]+$/.test(base) && !NOT_DOCKERFILE_EXT.test(base);
 }
+
+/** Where a CODEOWNERS file may stand, in the order the forges look for it. */
+export const CODEOWNERS_PATHS: readonly string[] = [
+  '.github/CODEOWNERS',
+  'CODEOWNERS',
+  'docs/CODEOWNERS',
+];

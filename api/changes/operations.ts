@@ -5,13 +5,13 @@ import {
   auditGateOf,
   changeStore,
   gatePolicyOf,
-  latestSnapshotId,
   previousSnapshotIdOnBranch,
   replaceGatePolicy,
   snapshotPlace,
   snapshotWithAudit,
   type StoredGatePolicy,
 } from '../../db/changes';
+import { latestSnapshotId } from '../../db/architecture';
 import { findRepository } from '../../db/repositories';
 import { policyProblems, type GatePolicy } from '../../domain/changes/gate';
 import { evaluateChanges, presentChangeItem, presentGate } from '../../domain/changes/service';

@@ -8,6 +8,7 @@
  * it is gone: it is `not_reobserved`.
  */
 import type { ArchitectureChangeType } from '../contract/values';
+import { jsonEqual } from '../decisions/rules';
 
 export interface GraphItem {
   canonical_key: string;
@@ -52,17 +53,6 @@ export interface ChangeItem {
  */
 const VOLATILE_ATTRIBUTES = new Set(['providers', 'aliases', 'in_test']);
 
-function stable(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 /** The fields that differ between two versions of one item (`kind`, `name`, `attributes.<k>`). */
 export function changedFields(before: GraphItem, after: GraphItem): string[] {
   const fields: string[] = [];
@@ -71,7 +61,7 @@ export function changedFields(before: GraphItem, after: GraphItem): string[] {
   const keys = new Set([...Object.keys(before.attributes), ...Object.keys(after.attributes)]);
   for (const k of [...keys].sort()) {
     if (VOLATILE_ATTRIBUTES.has(k)) continue;
-    if (stable(before.attributes[k]) !== stable(after.attributes[k]))
+    if (!jsonEqual(before.attributes[k] ?? null, after.attributes[k] ?? null))
       fields.push(`attributes.${k}`);
   }
   return fields;

@@ -6,9 +6,6 @@
  */
 import picomatch from 'picomatch';
 
-/** Where a CODEOWNERS file may stand, in the order the forges look. */
-export const CODEOWNERS_PATHS = ['.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNERS'];
-
 interface OwnerLine {
   match: (path: string) => boolean;
   owners: string[];
