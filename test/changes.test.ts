@@ -242,6 +242,9 @@ test.serial('the gate renders as SARIF 2.1.0 (schema-valid), JUnit XML and Markd
 
   const bad = await get(`/audits/${audits.v2!.id}/gate?format=pdf`);
   t.is(bad.status, 400);
+  const noGate = await get(`/audits/00000000-0000-4000-8000-000000000000/gate`);
+  t.is(noGate.status, 404);
+  t.is(noGate.body.code, 'not_found');
 });
 
 test.serial(
@@ -617,6 +620,49 @@ test.serial(
     const later = await declare({ change_key: 'pr-43' });
     const none = await reconcile(later.body.id, {});
     t.like(none.body, { status: 409, code: 'no_observed_change_set' });
+    const notObserved = await reconcile(later.body.id, { observed_change_set_id: created.body.id });
+    t.like(notObserved.body, { status: 409, code: 'change_set_not_observed' });
+    const unknownSet = await reconcile(later.body.id, {
+      observed_change_set_id: '00000000-0000-4000-8000-000000000000',
+    });
+    t.is(unknownSet.status, 404);
+    // A candidate of another repository cannot be reconciled with this repository's observed set.
+    const elsewhere = createRepo(CHANGES_V1);
+    try {
+      const other = await call(h.app.url, 'POST', `${ws()}/repositories`, {
+        token: tenant.token,
+        body: { name: 'elsewhere', url: `file://${elsewhere.dir}` },
+      });
+      const foreign = await call(
+        h.app.url,
+        'POST',
+        `${ws()}/repositories/${other.body.id}/change-sets`,
+        {
+          token: tenant.token,
+          body: {
+            change_key: 'pr-1',
+            source_ref: 'main',
+            trigger: 'manual',
+            reason: 'Another repository',
+            changes: [
+              {
+                change_type: 'entity_added',
+                key: 'service:x',
+                kind: 'service',
+                field: null,
+                before: null,
+                after: null,
+              },
+            ],
+          },
+        },
+      );
+      t.is(foreign.status, 201, foreign.text);
+      const mismatch = await reconcile(foreign.body.id, { observed_change_set_id: observed.id });
+      t.like(mismatch.body, { status: 422, code: 'change_set_repository_mismatch' });
+    } finally {
+      elsewhere.remove();
+    }
     t.deepEqual((await get(`/change-sets/${created.body.id}`)).body, done.body);
     const readOnly = await createToken(h.app.services.db, tenant, ['audits:read']);
     const denied = await call(
@@ -660,6 +706,18 @@ test.serial(
     t.deepEqual(
       unknown.body.errors.map((e: any) => e.path),
       ['/control_key', '/subject_key'],
+    );
+    const misplaced = await post({ ...base, scope: 'workspace' });
+    t.deepEqual(
+      misplaced.body.errors.map((e: any) => e.path),
+      ['/repository_id'],
+    );
+    const noRepo = await post({ ...base, repository_id: '00000000-0000-4000-8000-000000000000' });
+    t.is(noRepo.status, 404);
+    const badKey = await post({ ...base, scope: 'entity', subject_key: 'not a key' });
+    t.deepEqual(
+      badKey.body.errors.map((e: any) => e.path),
+      ['/subject_key'],
     );
     const readOnly = await createToken(h.app.services.db, tenant, ['policies:read']);
     t.is((await post(base, readOnly.token)).status, 403);
