@@ -78,6 +78,10 @@ export default tseslint.config(
       '.tools/**',
       '.test-data/**',
       'eslint.config.mjs',
+      // Written by `npm run cli:generate` (openapi-typescript) from the registry.
+      'cli/generated/**',
+      // The three-line launcher of the bin (CommonJS, outside the TypeScript project).
+      'cli/bin.cjs',
       // Third-party files copied verbatim for the accuracy benchmark (bench/accuracy.ts).
     ],
   },
@@ -234,6 +238,35 @@ export default tseslint.config(
               'worker',
               'scripts',
             ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The CLI is a client of the published API: HTTP only, plus the generated contract types and
+    // pure domain helpers (value sets, the token shape).
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            layer(
+              'cli talks to the service over HTTP only: use the generated client, not the service code.',
+              'api',
+              'db',
+              'activities',
+              'workflows',
+              'worker',
+              'platform',
+              'analysis',
+              'scripts',
+            ),
+            {
+              regex: '^(knex|pg|koa|@koa/.*|@temporalio/.*)$',
+              message: 'cli talks to the service over HTTP only.',
+            },
           ],
         },
       ],

@@ -120,6 +120,21 @@ const refused: Array<[file: string, code: string, why: string]> = [
     "import type { Knex } from 'knex';\nexport const f = (q: Knex.QueryBuilder) => q.orderBy([{ column: 'audits.created_at', order: 'desc' }]);\n",
     'no table-qualified orderBy column outside db/',
   ],
+  [
+    'cli/commands/probe.ts',
+    "import { OPERATIONS } from '../../api/operations';\nexport const y = OPERATIONS;\n",
+    'cli imports no api',
+  ],
+  [
+    'cli/probe.ts',
+    "import { findAudit } from '../db/audits';\nexport const y = findAudit;\n",
+    'cli imports no db',
+  ],
+  [
+    'cli/probe.ts',
+    "import { Client } from '@temporalio/client';\nexport const y = Client;\n",
+    'cli uses no workflow engine client',
+  ],
 ];
 
 for (const [file, code, why] of refused) {
@@ -159,6 +174,11 @@ const allowed: Array<[file: string, code: string, why: string]> = [
     'activities/uncertainty/probe.ts',
     "export const write = { action: 'uncertainty_cases.observed', resourceType: 'architecture_snapshot' };\n",
     'an action name shaped like table.column is not a column',
+  ],
+  [
+    'cli/commands/probe.ts',
+    "import { STAGE_KEYS } from '../../domain/contract/values';\nimport type { paths } from '../generated/api';\nexport type P = paths;\nexport const y = STAGE_KEYS;\n",
+    'cli uses the contract values and the generated types',
   ],
 ];
 

@@ -38,6 +38,14 @@ export function parseToken(text: string): { prefix: string; secret: string } | n
   return m ? { prefix: `aat_${m[1]}`, secret: m[2]! } : null;
 }
 
+/**
+ * Whether `text` holds token text anywhere, whole or cut short after the prefix (the CLI refuses
+ * such an argument: arguments land in shell history, process lists and CI logs).
+ */
+export function containsTokenText(text: string): boolean {
+  return /aat_[a-z0-9]{12}_[A-Za-z0-9_-]/.test(text);
+}
+
 /** Constant-time comparison of two hex SHA-256 digests. */
 export function digestsMatch(aHex: string, bHex: string): boolean {
   const a = Buffer.from(aHex, 'hex');

@@ -1,0 +1,96 @@
+/** What the CLI prints: JSON for machines (--json), aligned tables for people, notes on stderr. */
+import type { Command } from 'commander';
+import { Api, DEFAULT_BOUNDS, readEnvironment, type Bounds } from './client';
+import { CliError, EXIT } from './exit-codes';
+
+export interface Ctx {
+  api: Api;
+  json: boolean;
+  /** A line (or block) on stdout. */
+  out(text: string): void;
+  /** A note on stderr (progress, retries). */
+  note(text: string): void;
+}
+
+interface GlobalOptions {
+  json?: boolean;
+  requestTimeout?: string;
+  deadline?: string;
+  retries?: string;
+  maxResponseBytes?: string;
+}
+
+function positive(name: string, value: string | undefined, fallback: number, scale = 1): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new CliError(`${name} must be a number >= 0.`, EXIT.usage);
+  return n * scale;
+}
+
+/** The context of a command: its global options and a client for the environment's API. */
+export function contextOf(cmd: Command): Ctx {
+  const o = cmd.optsWithGlobals<GlobalOptions>();
+  const bounds: Bounds = {
+    requestTimeoutMs: positive(
+      '--request-timeout',
+      o.requestTimeout,
+      DEFAULT_BOUNDS.requestTimeoutMs,
+      1000,
+    ),
+    deadlineMs: positive('--deadline', o.deadline, DEFAULT_BOUNDS.deadlineMs, 1000),
+    retries: positive('--retries', o.retries, DEFAULT_BOUNDS.retries),
+    maxResponseBytes: positive(
+      '--max-response-bytes',
+      o.maxResponseBytes,
+      DEFAULT_BOUNDS.maxResponseBytes,
+    ),
+  };
+  const note = (text: string) => process.stderr.write(`${text}\n`);
+  return {
+    api: new Api(readEnvironment(process.env), bounds, note),
+    json: o.json === true,
+    out: (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    note,
+  };
+}
+
+/** Pretty JSON, the --json form of every command. */
+export function asJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+type Cell = string | number | boolean | null | undefined;
+
+/** An aligned text table; `(none)` for no rows. */
+export function table(headers: string[], rows: Cell[][]): string {
+  if (rows.length === 0) return '(none)\n';
+  const text = rows.map((r) => r.map((c) => (c === null || c === undefined ? '-' : String(c))));
+  const widths = headers.map((h, i) => Math.max(h.length, ...text.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(headers.map((h) => h.toUpperCase())), ...text.map(line)].join('\n')}\n`;
+}
+
+/** `key: value` lines, aligned. */
+export function fields(pairs: Array<[string, Cell]>): string {
+  const width = Math.max(...pairs.map(([k]) => k.length));
+  return `${pairs.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v ?? '-'}`).join('\n')}\n`;
+}
+
+/** Replaces every occurrence of `secret` in what the process writes (a last line of defence). */
+export function redactOutput(secret: string | undefined): void {
+  if (!secret) return;
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      if (typeof chunk === 'string') chunk = chunk.split(secret).join('[redacted token]');
+      else if (chunk instanceof Uint8Array && Buffer.from(chunk).includes(secret))
+        chunk = Buffer.from(chunk).toString('utf8').split(secret).join('[redacted token]');
+      return write(chunk, ...rest);
+    }) as typeof stream.write;
+  }
+}
