@@ -58,12 +58,30 @@ export function plainSink(write: (line: string) => void): Sink {
 }
 
 /** A listr2 task per stage, redrawn in place; agent runs show under the stage they ran in. */
-export function listrSink(stageKeys: readonly string[]): { sink: Sink; done: Promise<unknown> } {
+export function listrSink(stageKeys: readonly string[]): {
+  sink: Sink;
+  done: Promise<unknown>;
+  /** Ends every open task (the watch failed), so the task list stops redrawing. */
+  stop(): void;
+} {
   const waiting = new Map<string, { resolve: (s: Stage) => void; task?: TaskView }>();
   const outcome = new Map<string, Promise<Stage>>();
   for (const key of stageKeys)
     outcome.set(key, new Promise<Stage>((resolve) => waiting.set(key, { resolve })));
+  const open = new Set(stageKeys);
+  const last = new Map<string, Stage>();
   let running: string | undefined;
+  // listr2 drops a task's output buffer once the task ends, and writing to it then throws:
+  // only tasks still open are written to, and a cosmetic update never fails the watch.
+  const update = (key: string | undefined, change: (task: TaskView) => void) => {
+    const task = key && open.has(key) ? waiting.get(key)?.task : undefined;
+    if (!task) return;
+    try {
+      change(task);
+    } catch {
+      // the task has just ended
+    }
+  };
   const listr = new Listr(
     stageKeys.map((key) => ({
       title: `${key}: pending`,
@@ -85,20 +103,32 @@ export function listrSink(stageKeys: readonly string[]): { sink: Sink; done: Pro
   const done = listr.run().catch(() => undefined);
   return {
     done,
+    stop: () => {
+      for (const key of [...open]) {
+        open.delete(key);
+        waiting.get(key)?.resolve(last.get(key) ?? ({ key, status: 'pending' } as Stage));
+      }
+    },
     sink: {
       stage: (s) => {
-        const w = waiting.get(s.key);
-        if (!w) return;
+        last.set(s.key, s);
         if (s.status === 'running') running = s.key;
-        if (w.task) w.task.title = stageText(s);
-        if (TERMINAL_STAGE.has(s.status)) w.resolve(s);
+        update(s.key, (t) => (t.title = stageText(s)));
+        if (TERMINAL_STAGE.has(s.status)) {
+          open.delete(s.key);
+          waiting.get(s.key)?.resolve(s);
+        }
       },
       agent: (r) => {
-        const w = running ? waiting.get(running) : undefined;
-        if (w?.task) w.task.output = agentText(r);
+        // An agent shows under its stage (`cicd-analyzer` under cicd), else the latest running.
+        const own = stageKeys.find((k) => r.agent_key === k || r.agent_key.startsWith(`${k}-`));
+        update(own ?? running, (t) => (t.output = agentText(r)));
       },
       finish: (a) => {
-        for (const s of a.stages) waiting.get(s.key)?.resolve(s);
+        for (const s of a.stages) {
+          open.delete(s.key);
+          waiting.get(s.key)?.resolve(s);
+        }
       },
     },
   };

@@ -184,9 +184,13 @@ function registerRun(auditCmd: Command): void {
       const live = process.stdout.isTTY && !process.env.CI && !ctx.json;
       let result;
       if (live) {
-        const { sink, done } = listrSink(started.stages.map((s) => s.key));
-        result = await watchAudit(ctx.api, ws, started.id, sink, timeoutMs);
-        await done;
+        const { sink, done, stop } = listrSink(started.stages.map((s) => s.key));
+        try {
+          result = await watchAudit(ctx.api, ws, started.id, sink, timeoutMs);
+        } finally {
+          stop();
+          await done;
+        }
       } else {
         // Plain lines: on stdout for people reading a CI log, on stderr under --json.
         result = await watchAudit(
@@ -226,15 +230,19 @@ const GATE_FORMATS = ['text', 'json', 'sarif', 'junit', 'markdown'] as const;
 
 function gateText(g: Gate): string {
   const flagged = g.changes.filter((c) => c.consequence !== 'informational');
-  return [
+  const lines = [
     `gate: ${g.outcome} (policy version ${g.policy_version}${g.policy_enabled ? '' : ', disabled'})`,
     ...g.reasons.map((r) => `  - ${r.text}`),
-    '',
-    table(
-      ['change', 'key', 'consequence'],
-      flagged.map((c) => [c.change_type, c.key, c.consequence]),
-    ).trimEnd(),
-  ].join('\n');
+  ];
+  if (flagged.length)
+    lines.push(
+      '',
+      table(
+        ['change', 'key', 'consequence'],
+        flagged.map((c) => [c.change_type, c.key, c.consequence]),
+      ).trimEnd(),
+    );
+  return lines.join('\n');
 }
 
 function registerGate(auditCmd: Command): void {
