@@ -55,12 +55,19 @@ export function contextOf(cmd: Command): Ctx {
   };
 }
 
+/** The context of a command that needs a token, with the token's workspace id. */
+export async function withWorkspace(cmd: Command): Promise<{ ctx: Ctx; ws: string }> {
+  const ctx = contextOf(cmd);
+  ctx.api.requireToken();
+  return { ctx, ws: await ctx.api.workspaceId() };
+}
+
 /** Pretty JSON, the --json form of every command. */
 export function asJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-type Cell = string | number | boolean | null | undefined;
+export type Cell = string | number | boolean | null | undefined;
 
 /** An aligned text table; `(none)` for no rows. */
 export function table(headers: string[], rows: Cell[][]): string {
@@ -73,6 +80,21 @@ export function table(headers: string[], rows: Cell[][]): string {
       .join('  ')
       .trimEnd();
   return `${[line(headers.map((h) => h.toUpperCase())), ...text.map(line)].join('\n')}\n`;
+}
+
+/** A list: JSON under --json, else a table with one row per item. */
+export function printList<T>(
+  ctx: Ctx,
+  items: T[],
+  headers: string[],
+  row: (item: T) => Cell[],
+): void {
+  ctx.out(ctx.json ? asJson(items) : table(headers, items.map(row)));
+}
+
+/** One record: JSON under --json, else `key: value` lines. */
+export function printRecord<T>(ctx: Ctx, record: T, pairs: (r: T) => Array<[string, Cell]>): void {
+  ctx.out(ctx.json ? asJson(record) : fields(pairs(record)));
 }
 
 /** `key: value` lines, aligned. */

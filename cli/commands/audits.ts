@@ -6,7 +6,7 @@ import { CHANGE_GATE_OUTCOMES, type ChangeGateOutcome } from '../../domain/contr
 import { collectPages, ProblemError, unwrap, type Api } from '../client';
 import { CliError, EXIT } from '../exit-codes';
 import type { components } from '../generated/api';
-import { asJson, contextOf, fields, table, type Ctx } from '../output';
+import { asJson, fields, printRecord, table, withWorkspace, type Ctx } from '../output';
 import { packFolder } from '../pack';
 import { listrSink, plainSink, watchAudit } from '../progress';
 import { resolveRepository } from './repos';
@@ -163,21 +163,15 @@ function registerRun(auditCmd: Command): void {
       '\nExamples:\n  archaudit audit run --repo orders --branch main --wait\n  archaudit audit run --path . --wait --timeout 900\n\nWith --wait the exit code is 0 when the audit completed, 1 when it failed, was cancelled or --timeout passed.',
     )
     .action(async (o: RunOptions, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      ctx.api.requireToken();
       const timeoutMs = parseSeconds('--timeout', o.timeout) * 1000;
-      const ws = await ctx.api.workspaceId();
+      const { ctx, ws } = await withWorkspace(cmd);
       const started = await startAudit(ctx, ws, o);
       if (!o.wait) {
-        ctx.out(
-          ctx.json
-            ? asJson(started)
-            : fields([
-                ['audit', started.id],
-                ['status', started.status],
-                ['follow', `archaudit audit logs ${started.id} --follow`],
-              ]),
-        );
+        printRecord(ctx, started, (a) => [
+          ['audit', a.id],
+          ['status', a.status],
+          ['follow', `archaudit audit logs ${a.id} --follow`],
+        ]);
         return;
       }
       if (!ctx.json) ctx.out(`audit ${started.id} started`);
@@ -276,10 +270,8 @@ function registerGate(auditCmd: Command): void {
         o: { failOn: string[]; format: (typeof GATE_FORMATS)[number]; output?: string },
         cmd: Command,
       ) => {
-        const ctx = contextOf(cmd);
         const failOn = parseFailOn(o.failOn);
-        ctx.api.requireToken();
-        const ws = await ctx.api.workspaceId();
+        const { ctx, ws } = await withWorkspace(cmd);
         let gate = await gateOf(ctx.api, ws, auditId);
         if (!gate) {
           const a = unwrap(await audit(ctx.api, ws, auditId));
@@ -346,9 +338,7 @@ function registerLogs(auditCmd: Command): void {
         o: { level?: 'info' | 'warning' | 'error'; follow?: boolean },
         cmd: Command,
       ) => {
-        const ctx = contextOf(cmd);
-        ctx.api.requireToken();
-        const ws = await ctx.api.workspaceId();
+        const { ctx, ws } = await withWorkspace(cmd);
         const seen = new Set<string>();
         let since: string | undefined;
         for (;;) {
@@ -401,9 +391,7 @@ export function registerAudits(program: Command): void {
     )
     .action(
       async (auditId: string, o: { format: 'mermaid' | 'svg'; output?: string }, cmd: Command) => {
-        const ctx = contextOf(cmd);
-        ctx.api.requireToken();
-        const ws = await ctx.api.workspaceId();
+        const { ctx, ws } = await withWorkspace(cmd);
         const r = await ctx.api.raw(
           'GET',
           `/v1/workspaces/${ws}/audits/${encodeURIComponent(auditId)}/architecture/diagram`,

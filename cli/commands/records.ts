@@ -5,19 +5,35 @@ import {
   SCHEDULE_CADENCES,
   CONTROL_SEVERITIES,
 } from '../../domain/contract/values';
-import { collectPages, unwrap } from '../client';
+import { collectPages, unwrap, type PageOf } from '../client';
 import { CliError, EXIT } from '../exit-codes';
 import type { components } from '../generated/api';
-import { asJson, contextOf, fields, table, type Ctx } from '../output';
+import { asJson, printList, printRecord, withWorkspace, type Cell, type Ctx } from '../output';
 import { resolveRepository } from './repos';
 import { limitOption, parseLimit } from './shared';
 
 type Decision = components['schemas']['ArchitectureDecisionResponse'];
 
-async function start(cmd: Command): Promise<{ ctx: Ctx; ws: string }> {
-  const ctx = contextOf(cmd);
-  ctx.api.requireToken();
-  return { ctx, ws: await ctx.api.workspaceId() };
+/** A list command's items: the token's workspace, `--repo` resolved, pages followed to --limit. */
+async function listed<T>(
+  cmd: Command,
+  o: { repo?: string; limit: string },
+  page: (
+    ctx: Ctx,
+    at: {
+      ws: string;
+      repository_id: string | undefined;
+      cursor: string | undefined;
+      limit: number;
+    },
+  ) => Promise<PageOf<T>>,
+): Promise<{ ctx: Ctx; items: T[] }> {
+  const { ctx, ws } = await withWorkspace(cmd);
+  const repository_id = o.repo ? await resolveRepository(ctx, o.repo) : undefined;
+  const items = await collectPages(parseLimit(o.limit), (cursor, limit) =>
+    page(ctx, { ws, repository_id, cursor, limit }),
+  );
+  return { ctx, items };
 }
 
 function integer(name: string, text: string | undefined): number | undefined {
@@ -57,32 +73,32 @@ function registerFindings(program: Command): void {
         },
         cmd: Command,
       ) => {
-        const { ctx, ws } = await start(cmd);
-        const repository_id = o.repo ? await resolveRepository(ctx, o.repo) : undefined;
-        const items = await collectPages(parseLimit(o.limit), async (cursor, limit) =>
-          unwrap(
-            await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/findings', {
-              params: {
-                path: { workspace_id: ws },
-                query: { severity: o.severity, status: o.status, repository_id, cursor, limit },
-              },
-            }),
-          ),
+        const { ctx, items } = await listed(
+          cmd,
+          o,
+          async (c, { ws, repository_id, cursor, limit }) =>
+            unwrap(
+              await c.api.typed.GET('/v1/workspaces/{workspace_id}/findings', {
+                params: {
+                  path: { workspace_id: ws },
+                  query: { severity: o.severity, status: o.status, repository_id, cursor, limit },
+                },
+              }),
+            ),
         );
-        ctx.out(
-          ctx.json
-            ? asJson(items)
-            : table(
-                ['id', 'severity', 'status', 'control', 'title'],
-                items.map((f) => [f.id, f.severity, f.status, f.control_key, f.title]),
-              ),
-        );
+        printList(ctx, items, ['id', 'severity', 'status', 'control', 'title'], (f) => [
+          f.id,
+          f.severity,
+          f.status,
+          f.control_key,
+          f.title,
+        ]);
       },
     );
 }
 
-function decisionFields(d: Decision): string {
-  return fields([
+function decisionFields(d: Decision): Array<[string, Cell]> {
+  return [
     ['id', d.id],
     ['title', d.title],
     ['status', d.status],
@@ -91,7 +107,7 @@ function decisionFields(d: Decision): string {
     ['selected', d.selected_option_id],
     ['version', d.version],
     ['updated', d.updated_at],
-  ]);
+  ];
 }
 
 function registerDecisions(program: Command): void {
@@ -105,26 +121,25 @@ function registerDecisions(program: Command): void {
     .addHelpText('after', '\nExample:\n  archaudit decisions list --status in_review')
     .action(
       async (o: { status?: Decision['status']; repo?: string; limit: string }, cmd: Command) => {
-        const { ctx, ws } = await start(cmd);
-        const repository_id = o.repo ? await resolveRepository(ctx, o.repo) : undefined;
-        const items = await collectPages(parseLimit(o.limit), async (cursor, limit) =>
-          unwrap(
-            await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/decisions', {
-              params: {
-                path: { workspace_id: ws },
-                query: { status: o.status, repository_id, cursor, limit },
-              },
-            }),
-          ),
+        const { ctx, items } = await listed(
+          cmd,
+          o,
+          async (c, { ws, repository_id, cursor, limit }) =>
+            unwrap(
+              await c.api.typed.GET('/v1/workspaces/{workspace_id}/decisions', {
+                params: {
+                  path: { workspace_id: ws },
+                  query: { status: o.status, repository_id, cursor, limit },
+                },
+              }),
+            ),
         );
-        ctx.out(
-          ctx.json
-            ? asJson(items)
-            : table(
-                ['id', 'status', 'title', 'updated'],
-                items.map((d) => [d.id, d.status, d.title, d.updated_at]),
-              ),
-        );
+        printList(ctx, items, ['id', 'status', 'title', 'updated'], (d) => [
+          d.id,
+          d.status,
+          d.title,
+          d.updated_at,
+        ]);
       },
     );
   decisions
@@ -133,13 +148,13 @@ function registerDecisions(program: Command): void {
     .argument('<decision>', 'decision id')
     .addHelpText('after', '\nExample:\n  archaudit decisions show $DECISION_ID')
     .action(async (id: string, _o, cmd: Command) => {
-      const { ctx, ws } = await start(cmd);
+      const { ctx, ws } = await withWorkspace(cmd);
       const d = unwrap(
         await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/decisions/{decision_id}', {
           params: { path: { workspace_id: ws, decision_id: id } },
         }),
       );
-      ctx.out(ctx.json ? asJson(d) : decisionFields(d));
+      printRecord(ctx, d, decisionFields);
     });
   decisions
     .command('brief')
@@ -147,7 +162,7 @@ function registerDecisions(program: Command): void {
     .argument('<decision>', 'decision id')
     .addHelpText('after', '\nExample:\n  archaudit decisions brief $DECISION_ID > decision.md')
     .action(async (id: string, _o, cmd: Command) => {
-      const { ctx, ws } = await start(cmd);
+      const { ctx, ws } = await withWorkspace(cmd);
       const b = unwrap(
         await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief', {
           params: { path: { workspace_id: ws, decision_id: id } },
@@ -177,7 +192,7 @@ function registerDecisions(program: Command): void {
       ) => {
         if (!(DECISION_STATES as readonly string[]).includes(status))
           throw new CliError(`The state must be one of ${DECISION_STATES.join(', ')}.`, EXIT.usage);
-        const { ctx, ws } = await start(cmd);
+        const { ctx, ws } = await withWorkspace(cmd);
         const d = unwrap(
           await ctx.api.typed.POST(
             '/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions',
@@ -191,7 +206,7 @@ function registerDecisions(program: Command): void {
             },
           ),
         );
-        ctx.out(ctx.json ? asJson(d) : decisionFields(d));
+        printRecord(ctx, d, decisionFields);
       },
     );
 }
@@ -224,26 +239,26 @@ function registerUncertainty(program: Command): void {
         },
         cmd: Command,
       ) => {
-        const { ctx, ws } = await start(cmd);
-        const repository_id = o.repo ? await resolveRepository(ctx, o.repo) : undefined;
-        const items = await collectPages(parseLimit(o.limit), async (cursor, limit) =>
-          unwrap(
-            await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/uncertainty-cases', {
-              params: {
-                path: { workspace_id: ws },
-                query: { state: o.state, blocking: o.blocking, repository_id, cursor, limit },
-              },
-            }),
-          ),
+        const { ctx, items } = await listed(
+          cmd,
+          o,
+          async (c, { ws, repository_id, cursor, limit }) =>
+            unwrap(
+              await c.api.typed.GET('/v1/workspaces/{workspace_id}/uncertainty-cases', {
+                params: {
+                  path: { workspace_id: ws },
+                  query: { state: o.state, blocking: o.blocking, repository_id, cursor, limit },
+                },
+              }),
+            ),
         );
-        ctx.out(
-          ctx.json
-            ? asJson(items)
-            : table(
-                ['id', 'state', 'blocking', 'subject', 'detail'],
-                items.map((u) => [u.id, u.state, u.blocking, u.subject_key, u.detail]),
-              ),
-        );
+        printList(ctx, items, ['id', 'state', 'blocking', 'subject', 'detail'], (u) => [
+          u.id,
+          u.state,
+          u.blocking,
+          u.subject_key,
+          u.detail,
+        ]);
       },
     );
 }
@@ -298,21 +313,17 @@ function registerSchedules(program: Command): void {
       '\nExample:\n  archaudit schedules preview --timezone Europe/Paris --cadence weekly --weekday 1 --at 06:30',
     )
     .action(async (o: ScheduleFlags & { count: string }, cmd: Command) => {
-      const { ctx, ws } = await start(cmd);
+      const { ctx, ws } = await withWorkspace(cmd);
       const p = unwrap(
         await ctx.api.typed.POST('/v1/workspaces/{workspace_id}/audit-schedules/preview', {
           params: { path: { workspace_id: ws } },
           body: { ...definition(o), count: integer('--count', o.count) ?? 5 },
         }),
       );
-      ctx.out(
-        ctx.json
-          ? asJson(p)
-          : table(
-              ['next runs (' + p.timezone + ')'],
-              p.runs.map((r) => [r]),
-            ),
-      );
+      printRecord(ctx, p, (x) => [
+        ['timezone', x.timezone],
+        ...x.runs.map((r, i): [string, Cell] => [`run ${i + 1}`, r]),
+      ]);
     });
   schedules
     .command('list')
@@ -321,23 +332,20 @@ function registerSchedules(program: Command): void {
     .addOption(limitOption())
     .addHelpText('after', '\nExample:\n  archaudit schedules list')
     .action(async (o: { repo?: string; limit: string }, cmd: Command) => {
-      const { ctx, ws } = await start(cmd);
-      const repository_id = o.repo ? await resolveRepository(ctx, o.repo) : undefined;
-      const items = await collectPages(parseLimit(o.limit), async (cursor, limit) =>
+      const { ctx, items } = await listed(cmd, o, async (c, { ws, repository_id, cursor, limit }) =>
         unwrap(
-          await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/audit-schedules', {
+          await c.api.typed.GET('/v1/workspaces/{workspace_id}/audit-schedules', {
             params: { path: { workspace_id: ws }, query: { repository_id, cursor, limit } },
           }),
         ),
       );
-      ctx.out(
-        ctx.json
-          ? asJson(items)
-          : table(
-              ['id', 'name', 'state', 'cadence', 'next run'],
-              items.map((s) => [s.id, s.name, s.state, s.cadence, s.next_run_at]),
-            ),
-      );
+      printList(ctx, items, ['id', 'name', 'state', 'cadence', 'next run'], (s) => [
+        s.id,
+        s.name,
+        s.state,
+        s.cadence,
+        s.next_run_at,
+      ]);
     });
   scheduleOptions(schedules.command('create'))
     .description('Create a schedule (scope audits:write).')
@@ -359,7 +367,7 @@ function registerSchedules(program: Command): void {
         },
         cmd: Command,
       ) => {
-        const { ctx, ws } = await start(cmd);
+        const { ctx, ws } = await withWorkspace(cmd);
         const s = unwrap(
           await ctx.api.typed.POST('/v1/workspaces/{workspace_id}/audit-schedules', {
             params: { path: { workspace_id: ws } },
@@ -372,16 +380,12 @@ function registerSchedules(program: Command): void {
             },
           }),
         );
-        ctx.out(
-          ctx.json
-            ? asJson(s)
-            : fields([
-                ['id', s.id],
-                ['name', s.name],
-                ['state', s.state],
-                ['next run', s.next_run_at],
-              ]),
-        );
+        printRecord(ctx, s, (x) => [
+          ['id', x.id],
+          ['name', x.name],
+          ['state', x.state],
+          ['next run', x.next_run_at],
+        ]);
       },
     );
 }

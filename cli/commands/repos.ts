@@ -2,8 +2,11 @@
 import type { Command } from 'commander';
 import { collectPages, unwrap } from '../client';
 import { CliError } from '../exit-codes';
-import { asJson, contextOf, fields, table, type Ctx } from '../output';
+import type { components } from '../generated/api';
+import { printList, printRecord, withWorkspace, type Cell, type Ctx } from '../output';
 import { limitOption, parseLimit } from './shared';
+
+type Repository = components['schemas']['RepositoryResponse'];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -17,6 +20,15 @@ async function listRepositories(ctx: Ctx, limit: number) {
     ),
   );
 }
+
+const repositoryFields = (r: Repository): Array<[string, Cell]> => [
+  ['id', r.id],
+  ['name', r.name],
+  ['url', r.url],
+  ['default branch', r.default_branch],
+  ['description', r.description],
+  ['created', r.created_at],
+];
 
 /** The repository id for a name or an id of the token's workspace. */
 export async function resolveRepository(ctx: Ctx, nameOrId: string): Promise<string> {
@@ -36,17 +48,14 @@ export function registerRepos(program: Command): void {
     .addOption(limitOption())
     .addHelpText('after', '\nExample:\n  archaudit repos list --limit 20')
     .action(async (o: { limit: string }, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      ctx.api.requireToken();
+      const { ctx } = await withWorkspace(cmd);
       const items = await listRepositories(ctx, parseLimit(o.limit));
-      ctx.out(
-        ctx.json
-          ? asJson(items)
-          : table(
-              ['id', 'name', 'default branch', 'url'],
-              items.map((r) => [r.id, r.name, r.default_branch, r.url]),
-            ),
-      );
+      printList(ctx, items, ['id', 'name', 'default branch', 'url'], (r) => [
+        r.id,
+        r.name,
+        r.default_branch,
+        r.url,
+      ]);
     });
 
   repos
@@ -67,9 +76,7 @@ export function registerRepos(program: Command): void {
         o: { defaultBranch?: string; description?: string },
         cmd: Command,
       ) => {
-        const ctx = contextOf(cmd);
-        ctx.api.requireToken();
-        const ws = await ctx.api.workspaceId();
+        const { ctx, ws } = await withWorkspace(cmd);
         const r = unwrap(
           await ctx.api.typed.POST('/v1/workspaces/{workspace_id}/repositories', {
             params: { path: { workspace_id: ws } },
@@ -81,16 +88,7 @@ export function registerRepos(program: Command): void {
             },
           }),
         );
-        ctx.out(
-          ctx.json
-            ? asJson(r)
-            : fields([
-                ['id', r.id],
-                ['name', r.name],
-                ['url', r.url],
-                ['default branch', r.default_branch],
-              ]),
-        );
+        printRecord(ctx, r, repositoryFields);
       },
     );
 
@@ -100,26 +98,13 @@ export function registerRepos(program: Command): void {
     .argument('<repository>', 'name or id')
     .addHelpText('after', '\nExample:\n  archaudit repos show orders')
     .action(async (nameOrId: string, _o, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      ctx.api.requireToken();
-      const ws = await ctx.api.workspaceId();
+      const { ctx, ws } = await withWorkspace(cmd);
       const id = await resolveRepository(ctx, nameOrId);
       const r = unwrap(
         await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/repositories/{repository_id}', {
           params: { path: { workspace_id: ws, repository_id: id } },
         }),
       );
-      ctx.out(
-        ctx.json
-          ? asJson(r)
-          : fields([
-              ['id', r.id],
-              ['name', r.name],
-              ['url', r.url],
-              ['default branch', r.default_branch],
-              ['description', r.description],
-              ['created', r.created_at],
-            ]),
-      );
+      printRecord(ctx, r, repositoryFields);
     });
 }
