@@ -15,6 +15,8 @@ export interface Bounds {
   deadlineMs: number;
   retries: number;
   maxResponseBytes: number;
+  /** Items asked for per page when following next_cursor. */
+  pageSize: number;
 }
 
 export const DEFAULT_BOUNDS: Bounds = {
@@ -22,6 +24,7 @@ export const DEFAULT_BOUNDS: Bounds = {
   deadlineMs: 120_000,
   retries: 4,
   maxResponseBytes: 64 * 1024 * 1024,
+  pageSize: 200,
 };
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -318,7 +321,7 @@ export interface PageOf<T> {
 export async function collectPages<T>(
   limit: number,
   page: (cursor: string | undefined, size: number) => Promise<PageOf<T>>,
-  pageSize = 200,
+  pageSize: number,
 ): Promise<T[]> {
   const out: T[] = [];
   let cursor: string | undefined;

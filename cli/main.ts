@@ -59,6 +59,11 @@ export function buildProgram(): Command {
         String(64 * 1024 * 1024),
       ),
     )
+    .addOption(
+      new Option('--page-size <n>', 'items per request when following pages (1 to 200)').default(
+        '200',
+      ),
+    )
     .addHelpText('after', `\n${ENVIRONMENT_HELP}${EXIT_CODES_HELP}\n`)
     .showHelpAfterError('(archaudit --help lists the commands)')
     .exitOverride();

@@ -18,6 +18,7 @@ interface GlobalOptions {
   deadline?: string;
   retries?: string;
   maxResponseBytes?: string;
+  pageSize?: string;
 }
 
 function positive(name: string, value: string | undefined, fallback: number, scale = 1): number {
@@ -44,6 +45,10 @@ export function contextOf(cmd: Command): Ctx {
       '--max-response-bytes',
       o.maxResponseBytes,
       DEFAULT_BOUNDS.maxResponseBytes,
+    ),
+    pageSize: Math.min(
+      200,
+      Math.max(1, positive('--page-size', o.pageSize, DEFAULT_BOUNDS.pageSize)),
     ),
   };
   const note = (text: string) => process.stderr.write(`${text}\n`);

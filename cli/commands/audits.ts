@@ -68,12 +68,15 @@ async function summary(ctx: Ctx, ws: string, a: Audit) {
     '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture',
     { params: p },
   );
-  const findings = await collectPages(10_000, async (cursor, limit) =>
-    unwrap(
-      await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/audits/{audit_id}/findings', {
-        params: { ...p, query: { cursor, limit } },
-      }),
-    ),
+  const findings = await collectPages(
+    10_000,
+    async (cursor, limit) =>
+      unwrap(
+        await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/audits/{audit_id}/findings', {
+          params: { ...p, query: { cursor, limit } },
+        }),
+      ),
+    ctx.api.bounds.pageSize,
   );
   const bySeverity: Record<string, number> = { high: 0, medium: 0, low: 0 };
   for (const f of findings) bySeverity[f.severity] = (bySeverity[f.severity] ?? 0) + 1;

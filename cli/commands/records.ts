@@ -30,8 +30,10 @@ async function listed<T>(
 ): Promise<{ ctx: Ctx; items: T[] }> {
   const { ctx, ws } = await withWorkspace(cmd);
   const repository_id = o.repo ? await resolveRepository(ctx, o.repo) : undefined;
-  const items = await collectPages(parseLimit(o.limit), (cursor, limit) =>
-    page(ctx, { ws, repository_id, cursor, limit }),
+  const items = await collectPages(
+    parseLimit(o.limit),
+    (cursor, limit) => page(ctx, { ws, repository_id, cursor, limit }),
+    ctx.api.bounds.pageSize,
   );
   return { ctx, items };
 }

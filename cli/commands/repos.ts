@@ -12,12 +12,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function listRepositories(ctx: Ctx, limit: number) {
   const ws = await ctx.api.workspaceId();
-  return collectPages(limit, async (cursor, size) =>
-    unwrap(
-      await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/repositories', {
-        params: { path: { workspace_id: ws }, query: { cursor, limit: size } },
-      }),
-    ),
+  return collectPages(
+    limit,
+    async (cursor, size) =>
+      unwrap(
+        await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/repositories', {
+          params: { path: { workspace_id: ws }, query: { cursor, limit: size } },
+        }),
+      ),
+    ctx.api.bounds.pageSize,
   );
 }
 
