@@ -275,7 +275,7 @@ function registerGate(auditCmd: Command): void {
       ) => {
         const failOn = parseFailOn(o.failOn);
         const { ctx, ws } = await withWorkspace(cmd);
-        let gate = await gateOf(ctx.api, ws, auditId);
+        const gate = await gateOf(ctx.api, ws, auditId);
         if (!gate) {
           const a = unwrap(await audit(ctx.api, ws, auditId));
           if (a.status === 'queued' || a.status === 'running')
@@ -283,7 +283,6 @@ function registerGate(auditCmd: Command): void {
               `Audit ${a.id} is ${a.status}: its gate is computed by the changes stage. Wait for it (archaudit audit run --wait) and ask again.`,
             );
           // An ended audit without a gate: no verdict can be given, and the CLI says so.
-          gate = null;
           ctx.note(
             `audit ${a.id} ${a.status} without a change gate: no evidence to judge the change`,
           );
