@@ -174,7 +174,7 @@ export async function replaceLimits(
   workspaceId: string,
   expectedVersion: number,
   limits: AssistantLimits,
-  memberId: string,
+  memberId: string | null,
 ): Promise<{ before: StoredLimits; after: StoredLimits } | undefined> {
   const before = await lockLimits(trx, workspaceId);
   if (before.version !== expectedVersion) return undefined;

@@ -68,10 +68,16 @@ test.serial('a free-form question without a model is refused, saying so plainly'
   t.regex(noModelAnswer.content, /needs a language model and none is configured/);
 });
 
+/** The settable fields of a limits response, and its version. */
+function limitFields(body: Record<string, unknown>): Record<string, unknown> & { version: number } {
+  const out: Record<string, unknown> = { ...body };
+  for (const k of ['workspace_id', 'is_default', 'updated_by', 'updated_at']) delete out[k];
+  return out as Record<string, unknown> & { version: number };
+}
+
 async function setLimits(patch: Record<string, unknown>): Promise<Reply> {
   const current = await get('/assistant/limits');
-  const { workspace_id, version, is_default, updated_by, updated_at, ...fields } = current.body;
-  (void workspace_id, is_default, updated_by, updated_at);
+  const { version, ...fields } = limitFields(current.body);
   return call(w.h.app.url, 'PUT', path('/assistant/limits'), {
     token: w.tenant.token,
     body: { ...fields, ...patch, expected_version: version },
@@ -238,8 +244,7 @@ test.serial('limits: read with policies:read or usage:read, set with policies:wr
   t.false(current.is_default);
   const put = (body: Record<string, unknown>, token = w.tenant.token) =>
     call(w.h.app.url, 'PUT', path('/assistant/limits'), { token, body });
-  const { workspace_id, version, is_default, updated_by, updated_at, ...fields } = current;
-  (void workspace_id, is_default, updated_by, updated_at);
+  const { version, ...fields } = limitFields(current);
   t.is((await put({ ...fields, expected_version: version }, reader.token)).status, 403);
   const stale = await put({ ...fields, expected_version: version - 1 });
   t.is(stale.status, 409);

@@ -90,7 +90,13 @@ export const ASSISTANT_RUN_STATUSES = [
 ] as const;
 export type AssistantRunStatus = (typeof ASSISTANT_RUN_STATUSES)[number];
 /** Ours: the specialists an assistant question is routed to. */
-export const ASSISTANT_SPECIALISTS = ['graph', 'changes', 'decisions', 'findings', 'general'] as const;
+export const ASSISTANT_SPECIALISTS = [
+  'graph',
+  'changes',
+  'decisions',
+  'findings',
+  'general',
+] as const;
 export type AssistantSpecialist = (typeof ASSISTANT_SPECIALISTS)[number];
 
 /** spec: audit log levels and sources. */
