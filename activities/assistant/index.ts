@@ -234,14 +234,15 @@ export function createAssistantActivities(deps: AssistantActivityDeps) {
           }
           await addRunUsage(db, runId, result.usage, costUsd(result.usage, price), result.modelId);
           outputLeft -= result.usage.outputTokens;
-          if (result.toolCalls.length === 0 || !offerTools) return result.text;
+          const toolCalls = result.toolCalls ?? [];
+          if (toolCalls.length === 0 || !offerTools) return result.text;
           if (outputLeft <= 0)
             fail(
               'output_token_limit',
               `the model used all ${run.max_output_tokens} output tokens`,
               false,
             );
-          const honoured = result.toolCalls.slice(0, MAX_CALLS_PER_ROUND);
+          const honoured = toolCalls.slice(0, MAX_CALLS_PER_ROUND);
           messages.push({ role: 'assistant', content: result.text || null, toolCalls: honoured });
           for (const call of honoured) {
             const out = runTool(ctx, call.name, call.arguments);

@@ -58,8 +58,8 @@ export interface CompletionResult {
   /** The model as the server reports it, else the configured one. */
   modelId: string;
   finishReason: string | null;
-  /** The calls the model asked for (empty when it answered with text). */
-  toolCalls: ToolCall[];
+  /** The calls the model asked for; absent when it answered with text. */
+  toolCalls?: ToolCall[];
 }
 
 export interface ModelProvider {
@@ -288,7 +288,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     const reportedModel = json.model;
     return {
       text: typeof message.content === 'string' ? message.content : '',
-      toolCalls,
+      ...(toolCalls.length ? { toolCalls } : {}),
       usage: { inputTokens, cachedInputTokens, outputTokens },
       modelId:
         typeof reportedModel === 'string' && reportedModel.trim() ? reportedModel : this.modelId,
