@@ -224,6 +224,27 @@ test.serial('a failing model ends the run failed with its error code, after retr
   t.is(again.status, 'completed');
 });
 
+test.serial('cancelling a run while the model is answering ends it cancelled', async (t) => {
+  const before = fake.requests.length;
+  fake.enqueue({ text: 'too late', delayMs: 60_000 });
+  const asked = await ask(w, conversation, 'Describe the deployment of this system.');
+  const deadline = Date.now() + 60_000;
+  while (fake.requests.length === before && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  t.is(fake.requests.length, before + 1, 'the model call is under way');
+  t.is((await get(`/assistant/runs/${asked.body.id}`)).body.status, 'running');
+  const cancel = await call(w.h.app.url, 'POST', `${w.ws}/assistant/runs/${asked.body.id}/cancel`, {
+    token: w.tenant.token,
+  });
+  t.is(cancel.status, 202);
+  const run = await waitForRun(w, asked.body.id);
+  t.is(run.status, 'cancelled');
+  t.is(run.error_code, 'cancelled');
+  t.is(run.assistant_message_id, null);
+  const events = await get('/audit-events?limit=1');
+  t.is(events.body.items[0].action, 'assistant_run.cancel_requested');
+});
+
 test.serial('usage figures are the sums of the run rows', async (t) => {
   const db = w.h.app.services.db;
   const runs = await db('assistant_runs').where({ workspace_id: w.tenant.workspaceId });
