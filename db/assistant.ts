@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { completedSnapshots } from './architecture';
 import { keyset, type Keyset } from './paginate';
 import {
   DEFAULT_ASSISTANT_LIMITS,
@@ -548,17 +549,7 @@ export async function relationshipHistory(
   repositoryId: string,
   limit = 20,
 ): Promise<Array<{ snapshot_id: string; generated_at: Date; relationship_keys: string[] }>> {
-  return db('architecture_snapshots as s')
-    .join('audits as a', 'a.id', 's.audit_id')
-    .where({
-      's.workspace_id': workspaceId,
-      's.repository_id': repositoryId,
-      'a.status': 'completed',
-    })
-    .orderBy([
-      { column: 's.generated_at', order: 'desc' },
-      { column: 's.id', order: 'desc' },
-    ])
+  return completedSnapshots(db, workspaceId, repositoryId)
     .limit(limit)
     .select(
       's.id as snapshot_id',

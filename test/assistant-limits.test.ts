@@ -13,13 +13,12 @@ import { startAuditHarness } from './helpers/audit-harness';
 import {
   answerOf,
   ask,
-  auditToSnapshot,
   newConversation,
   registerRepo,
   waitForRun,
   type AssistantWorld,
 } from './helpers/assistant';
-import { addMember, type Member } from './helpers/decisions';
+import { addMember, auditRepository, type Member } from './helpers/decisions';
 import { createTenant, createToken } from './helpers/factories';
 import { call, isProblem, type Reply } from './helpers/http';
 import { CHANGES_V1 } from './fixtures/changes-repo';
@@ -47,7 +46,7 @@ test.before(async () => {
   });
   const tenant = await createTenant(h.app.services.db, { login: 'alice' });
   w = { h, tenant, ...(await registerRepo(h, tenant, CHANGES_V1)) };
-  await auditToSnapshot(w);
+  await auditRepository(w);
   conversation = await newConversation(w);
   const asked = await ask(w, conversation, 'Is this a sensible architecture for a shop?');
   noModelRun = await waitForRun(w, asked.body.id);

@@ -8,10 +8,10 @@ import test from 'ava';
 import { OpenAiCompatibleProvider } from '../activities/audits/agents/model';
 import { addUsd, costUsd, formatMicros, parseMicros } from '../domain/audits/pricing';
 import { startAuditHarness } from './helpers/audit-harness';
+import { auditRepository } from './helpers/decisions';
 import {
   answerOf,
   ask,
-  auditToSnapshot,
   newConversation,
   registerRepo,
   waitForRun,
@@ -46,10 +46,10 @@ test.before(async () => {
   });
   const tenant = await createTenant(h.app.services.db, { login: 'alice' });
   w = { h, tenant, ...(await registerRepo(h, tenant, CHANGES_V1)) };
-  snapshots.push(await auditToSnapshot(w));
+  snapshots.push((await auditRepository(w)).snapshotId);
   w.repo.commit(CHANGES_V2, 'reports service, payments API, legacy-db retired');
   // A deep review: the audit's own model call, so audit usage has a cost too.
-  snapshots.push(await auditToSnapshot(w, { deep_review: true }));
+  snapshots.push((await auditRepository(w, { deep_review: true })).snapshotId);
   const truth = await get(`/repositories/${w.repositoryId}/architecture`);
   evidenceIds = new Set(truth.body.evidence.map((e: { id: string }) => e.id));
   conversation = await newConversation(w, 'Orders platform');
@@ -130,6 +130,19 @@ test.serial('what changed since the last audit: the diff of the last two snapsho
       'connects_to:service:reports->datastore:orders-db',
     ),
   );
+});
+
+test.serial('open findings: the same ids listFindings gives, each cited', async (t) => {
+  const asked = await ask(w, conversation, 'Which findings are open?');
+  const run = await waitForRun(w, asked.body.id);
+  t.is(run.route, 'findings');
+  t.is(run.specialist, 'findings');
+  const answer = await answerOf(w, run);
+  const listed = await get(`/findings?status=open&repository_id=${w.repositoryId}&limit=200`);
+  const ids = listed.body.items.map((f: { id: string }) => f.id).sort();
+  t.true(ids.length > 0);
+  t.deepEqual(answer.structured.finding_ids, ids);
+  for (const id of ids) t.true(answer.content.includes(id));
 });
 
 const FREE_FORM = 'Is it wise that two teams share one database?';

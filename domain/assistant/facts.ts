@@ -9,6 +9,7 @@ import { dependencyPaths, type DependencyPath } from '../../analysis/dependencie
 import type { Graph } from '../architecture/graph';
 import { sortedUnique } from '../architecture/graph';
 import { diffSnapshots, type GraphItem } from '../changes/diff';
+import type { GateDecision } from '../changes/gate';
 import { DATA_KINDS } from './route';
 
 /** Everything an answer may rest on, loaded once per run from the context snapshot. */
@@ -27,14 +28,12 @@ export interface AssistantContext {
     state: string;
     evidence_ids: string[];
   }>;
-  decisions: Array<{
-    id: string;
-    number: number;
-    title: string;
-    status: string;
-    affected_entity_keys: string[];
-    affected_relationship_keys: string[];
-  }>;
+  decisions: Array<
+    Pick<
+      GateDecision,
+      'id' | 'number' | 'title' | 'status' | 'affected_entity_keys' | 'affected_relationship_keys'
+    >
+  >;
   findings: Array<{
     id: string;
     control_key: string;

@@ -1,6 +1,5 @@
-/** Assistant test helpers: a repository audited to completion, a conversation, asking, waiting. */
+/** Assistant test helpers: a registered repository, a conversation, asking, waiting for a run. */
 import type { AuditHarness } from './audit-harness';
-import { waitForAudit } from './audit-harness';
 import type { Tenant } from './factories';
 import { createRepo, type TestRepo } from './git';
 import { call, type Reply } from './http';
@@ -27,33 +26,6 @@ export async function registerRepo(
   });
   if (created.status !== 201) throw new Error(created.text);
   return { ws, repo, repositoryId: created.body.id };
-}
-
-/** Runs an audit of the world's repository to completion; its snapshot id. */
-export async function auditToSnapshot(
-  w: AssistantWorld,
-  body: Record<string, unknown> = {},
-): Promise<string> {
-  const started = await call(w.h.app.url, 'POST', `${w.ws}/audits`, {
-    token: w.tenant.token,
-    body: { repository_id: w.repositoryId, ...body },
-  });
-  if (started.status !== 202) throw new Error(started.text);
-  const done = await waitForAudit(
-    w.h.app.url,
-    w.tenant.token,
-    w.tenant.workspaceId,
-    started.body.id,
-    180_000,
-  );
-  if (done.body.status !== 'completed') throw new Error(JSON.stringify(done.body.stages));
-  const snaps = await call(
-    w.h.app.url,
-    'GET',
-    `${w.ws}/repositories/${w.repositoryId}/architecture/snapshots`,
-    { token: w.tenant.token },
-  );
-  return snaps.body.items.find((s: { audit_id: string }) => s.audit_id === started.body.id).id;
 }
 
 export async function newConversation(w: AssistantWorld, title = 'Questions'): Promise<string> {
