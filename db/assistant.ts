@@ -197,22 +197,24 @@ export type UsageCounts = AdmissionCounts & { monthly_cost_usd: string; period: 
 export async function usageCounts(
   db: Knex,
   workspaceId: string,
-  memberId: string,
+  /** Null: no member (the demo's anonymous reader); its own counts are 0. */
+  memberId: string | null,
   timeZone: string,
 ): Promise<UsageCounts> {
   const { rows } = await db.raw(
-    `WITH p AS (SELECT ?::text AS tz),
+    `WITH p AS (SELECT ?::text AS tz, ?::uuid AS member),
      b AS (
        SELECT date_trunc('day', now() AT TIME ZONE p.tz) AT TIME ZONE p.tz AS day_start,
               date_trunc('month', now() AT TIME ZONE p.tz) AT TIME ZONE p.tz AS month_start,
               (date_trunc('day', now() AT TIME ZONE p.tz) + interval '1 day') AT TIME ZONE p.tz AS next_day,
               (date_trunc('month', now() AT TIME ZONE p.tz) + interval '1 month') AT TIME ZONE p.tz AS next_month,
-              to_char(now() AT TIME ZONE p.tz, 'YYYY-MM') AS period
+              to_char(now() AT TIME ZONE p.tz, 'YYYY-MM') AS period,
+              p.member
        FROM p)
      SELECT
-       count(r.id) FILTER (WHERE r.requested_by = ? AND r.created_at >= b.day_start)::int AS questions_today_user,
+       count(r.id) FILTER (WHERE r.requested_by = b.member AND r.created_at >= b.day_start)::int AS questions_today_user,
        count(r.id) FILTER (WHERE r.created_at >= b.day_start)::int AS questions_today_workspace,
-       count(r.id) FILTER (WHERE r.requested_by = ? AND r.status IN ('queued', 'running'))::int AS active_user_runs,
+       count(r.id) FILTER (WHERE r.requested_by = b.member AND r.status IN ('queued', 'running'))::int AS active_user_runs,
        count(r.id) FILTER (WHERE r.status IN ('queued', 'running'))::int AS active_workspace_runs,
        coalesce(sum(CASE WHEN r.status IN ('queued', 'running') THEN greatest(r.reserved_usd, r.cost_usd) ELSE r.cost_usd END)
          FILTER (WHERE r.created_at >= b.month_start), 0)::text AS monthly_committed_usd,
@@ -223,8 +225,8 @@ export async function usageCounts(
      FROM b LEFT JOIN assistant_runs r
        ON r.workspace_id = ?
       AND (r.created_at >= least(b.day_start, b.month_start) OR r.status IN ('queued', 'running'))
-     GROUP BY b.day_start, b.month_start, b.next_day, b.next_month, b.period`,
-    [timeZone, memberId, memberId, workspaceId],
+     GROUP BY b.day_start, b.month_start, b.next_day, b.next_month, b.period, b.member`,
+    [timeZone, memberId, workspaceId],
   );
   return rows[0] as UsageCounts;
 }

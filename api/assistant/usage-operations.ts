@@ -15,7 +15,7 @@ import {
 import { limitsProblems, type AssistantLimits } from '../../domain/assistant/limits';
 import { addUsd, formatMicros, parseMicros } from '../../domain/audits/pricing';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, type Principal } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import { usd } from './present';
@@ -26,6 +26,9 @@ import {
   UsageQuery,
   UsageResponse,
 } from './schemas';
+
+/** The caller's member id; null for the demo's anonymous reader (it asks nothing). */
+const memberOf = (p: Principal): string | null => (p.anonymous ? null : p.memberId);
 
 function presentLimits(workspaceId: string, stored: StoredLimits) {
   return {
@@ -127,7 +130,12 @@ export const getAssistantUsage = defineOperation({
   success: { status: 200, description: 'The usage.', schema: AssistantUsageResponse },
   handler: async ({ db, params, principal }) => {
     const { limits } = await limitsOfWorkspace(db, params.workspace_id);
-    const counts = await usageCounts(db, params.workspace_id, principal.memberId, limits.time_zone);
+    const counts = await usageCounts(
+      db,
+      params.workspace_id,
+      memberOf(principal),
+      limits.time_zone,
+    );
     const month = await assistantUsageOfMonth(
       db,
       params.workspace_id,
@@ -214,7 +222,8 @@ export const getUsage = defineOperation({
     const { limits } = await limitsOfWorkspace(db, params.workspace_id);
     const zone = limits.time_zone;
     const period =
-      query.period ?? (await usageCounts(db, params.workspace_id, principal.memberId, zone)).period;
+      query.period ??
+      (await usageCounts(db, params.workspace_id, memberOf(principal), zone)).period;
     const u = await usageOfMonth(db, params.workspace_id, period, zone);
     const totals = { audit: zero(), assistant: zero() };
     const days = new Map<string, { date: string; audit: Figures; assistant: Figures }>();
