@@ -20,6 +20,7 @@ import {
 import { createTenant } from './helpers/factories';
 import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
 import { call } from './helpers/http';
+import { recordHistory } from './helpers/histories';
 import { CHANGES_V1, CHANGES_V2 } from './fixtures/changes-repo';
 
 const PRICE = { input: '1.00', cachedInput: '0.50', output: '2.00' };
@@ -182,6 +183,8 @@ test.serial('a free-form question is answered by the model through tool calls', 
   t.is(answer.structured.dropped_citations, 1, 'the id no tool returned is dropped and counted');
   t.false(answer.content.includes('00000000-0000-4000-8000-000000000000'));
   t.deepEqual(answer.structured.tool_calls, ['datastore_clients']);
+  const client = await w.h.app.services.temporal.client();
+  await recordHistory(client, `assistant-run-${run.id}`, 'assistant-model-answer');
 
   const [first, second] = fake.requests.slice(before);
   t.is(fake.requests.length, before + 2);
@@ -229,6 +232,8 @@ test.serial('a failing model ends the run failed with its error code, after retr
   t.is(run.error_code, 'model_unavailable');
   t.is(run.assistant_message_id, null);
   t.is(fake.requests.length, before + 3, 'three attempts with backoff');
+  const client = await w.h.app.services.temporal.client();
+  await recordHistory(client, `assistant-run-${run.id}`, 'assistant-failed');
   // A later question still works (nothing stuck).
   const again = await waitForRun(
     w,

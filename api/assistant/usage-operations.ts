@@ -4,14 +4,12 @@
  * figure is a sum over run rows (agent_runs, assistant_runs), never a separate counter.
  */
 import {
-  assistantUsageOfMonth,
   limitsOfWorkspace,
   replaceLimits,
   usageCounts,
-  usageOfMonth,
   type StoredLimits,
-  type UsageFigures,
 } from '../../db/assistant';
+import { assistantUsageOfMonth, usageOfMonth, type UsageFigures } from '../../db/assistant-usage';
 import { limitsProblems, type AssistantLimits } from '../../domain/assistant/limits';
 import { addUsd, formatMicros, parseMicros } from '../../domain/audits/pricing';
 import { problems } from '../errors';
