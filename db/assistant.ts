@@ -155,6 +155,15 @@ export async function limitsOfWorkspace(db: Knex, workspaceId: string): Promise<
   return limitsOf(await db('assistant_limits').where({ workspace_id: workspaceId }).first());
 }
 
+/** Whether PostgreSQL knows the time zone (the day and month boundaries are computed there). */
+export async function knownTimeZone(db: Knex, zone: string): Promise<boolean> {
+  const { rows } = await db.raw(
+    'SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = ?) AS known',
+    [zone],
+  );
+  return rows[0].known === true;
+}
+
 /** Takes the workspace's admission lock (its limits row, made on first use) until commit. */
 async function lockLimits(trx: Knex.Transaction, workspaceId: string): Promise<StoredLimits> {
   await trx.raw(

@@ -19,7 +19,7 @@ import { findMemberByLogin, findWorkspaceBySlug } from '../db/workspaces';
 import { MAX_TOKEN_DAYS } from '../domain/tokens/rules';
 import { setPolicy } from '../db/decisions';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
-import { limitsOfWorkspace, replaceLimits } from '../db/assistant';
+import { knownTimeZone, limitsOfWorkspace, replaceLimits } from '../db/assistant';
 import { recordWrite } from '../db/activity';
 import { LIMIT_BOUNDS, limitsProblems, type AssistantLimits } from '../domain/assistant/limits';
 import { formatMicros, parseMicros } from '../domain/audits/pricing';
@@ -105,6 +105,8 @@ async function setAssistantLimits(
       time_zone: pick(text('time-zone'), l.time_zone),
     };
     const wrong = limitsProblems(limits);
+    if (!wrong.length && !(await knownTimeZone(trx, limits.time_zone)))
+      wrong.push({ pointer: '/time_zone', message: 'is not a time zone the database knows' });
     if (wrong.length) fail(wrong.map((p) => `${p.pointer.slice(1)} ${p.message}`).join('; '));
     limits.monthly_limit_usd = formatMicros(parseMicros(limits.monthly_limit_usd));
     const result = await replaceLimits(trx, workspaceId, current.version, limits, null);

@@ -313,6 +313,7 @@ test.serial('usage figures are the sums of the run rows', async (t) => {
   t.is(past.body.assistant.runs, 0);
   t.deepEqual(past.body.days, []);
   t.is((await get('/usage?period=2020-13')).status, 400);
+  t.is((await get('/usage?period=0000-01')).status, 400);
 });
 
 test.serial('asking needs a completed audit; unknown conversations and runs are 404', async (t) => {

@@ -286,7 +286,7 @@ export const UsageQuery = Type.Object(
   {
     period: Type.Optional(
       Type.String({
-        pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$',
+        pattern: '^2[0-9]{3}-(0[1-9]|1[0-2])$',
         description: 'YYYY-MM; default the current month.',
       }),
     ),

@@ -4,6 +4,7 @@
  * figure is a sum over run rows (agent_runs, assistant_runs), never a separate counter.
  */
 import {
+  knownTimeZone,
   limitsOfWorkspace,
   replaceLimits,
   usageCounts,
@@ -78,6 +79,8 @@ export const updateAssistantLimits = defineOperation({
     const { expected_version, ...fields } = body;
     const limits: AssistantLimits = fields;
     const wrong = limitsProblems(limits);
+    if (!wrong.length && !(await knownTimeZone(db, limits.time_zone)))
+      wrong.push({ pointer: '/time_zone', message: 'is not a time zone the database knows' });
     if (wrong.length)
       throw problems.validationFailed(
         wrong.map((w) => ({ in: 'body', path: w.pointer, message: w.message })),
