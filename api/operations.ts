@@ -23,6 +23,8 @@ import * as changes from './changes/operations';
 import * as comparisons from './comparisons/operations';
 import * as changeSets from './changes/change-set-operations';
 import * as exceptions from './controls/exception-operations';
+import * as assistant from './assistant/operations';
+import * as assistantUsage from './assistant/usage-operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -105,6 +107,16 @@ export const OPERATIONS: readonly AnyOperation[] = [
   schedules.pauseAuditSchedule,
   schedules.resumeAuditSchedule,
   schedules.triggerAuditSchedule,
+  assistant.listAssistantConversations,
+  assistant.createAssistantConversation,
+  assistant.listAssistantMessages,
+  assistant.askAssistant,
+  assistant.getAssistantRun,
+  assistant.cancelAssistantRun,
+  assistantUsage.getAssistantLimits,
+  assistantUsage.updateAssistantLimits,
+  assistantUsage.getAssistantUsage,
+  assistantUsage.getUsage,
   activity.listActivity,
   activity.listAuditEvents,
 ];

@@ -64,7 +64,7 @@ export async function recordPrincipalWrite(
  */
 export async function commitThenStart<Row extends { id: string }>(
   log: Logger,
-  resource: 'audit' | 'schedule' | 'decision',
+  resource: 'audit' | 'schedule' | 'decision' | 'assistant_run',
   steps: {
     commit: () => Promise<Row>;
     /** False when the committed row needs no start (an earlier request's workflow runs it). */

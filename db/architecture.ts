@@ -50,7 +50,7 @@ export async function snapshotRefOfAudit(
 }
 
 /** A repository's snapshots whose audit completed, newest first. */
-function completedSnapshots(db: Knex, workspaceId: string, repositoryId: string) {
+export function completedSnapshots(db: Knex, workspaceId: string, repositoryId: string) {
   return db('architecture_snapshots as s')
     .join('audits as a', 'a.id', 's.audit_id')
     .where({

@@ -314,11 +314,17 @@ export const CONFIG_VARIABLES = [
   {
     name: 'MODEL_BASE_URL',
     default: '—',
-    usedBy: 'worker',
+    usedBy: 'api, worker',
     description:
-      'OpenAI-compatible chat-completions endpoint for model-backed agents (`deep_review`); they run when it and `MODEL_ID` are set',
+      'OpenAI-compatible chat-completions endpoint for model-backed agents (`deep_review`) and the assistant; they use it when it and `MODEL_ID` are set',
   },
-  { name: 'MODEL_ID', default: '—', usedBy: 'worker', description: 'the model those agents ask' },
+  {
+    name: 'MODEL_ID',
+    default: '—',
+    usedBy: 'api, worker',
+    description:
+      'the model those agents and the assistant ask (the API reserves assistant budget at its price)',
+  },
   {
     name: 'MODEL_API_KEY',
     default: '—',
@@ -334,7 +340,7 @@ export const CONFIG_VARIABLES = [
   {
     name: 'MODEL_PRICES',
     default: '`{}`',
-    usedBy: 'worker',
+    usedBy: 'api, worker',
     description:
       'JSON price table, USD per million tokens: `{"<model>":{"input":"2.50","cached_input":"1.25","output":"10.00"}}`',
   },

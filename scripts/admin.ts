@@ -4,6 +4,9 @@
  *   npm run admin -- create-workspace --name "Acme" --slug acme --login alice [--days 90] [--scopes a,b]
  *   npm run admin -- create-token --workspace acme --login alice --name ci [--days 30] [--scopes a,b]
  *   npm run admin -- set-decision-policy --workspace acme [--quorum 2] [--reminder-hours 72]
+ *   npm run admin -- set-assistant-limits --workspace acme [--user-daily 50] [--workspace-daily 500]
+ *       [--monthly-usd 50] [--max-output-tokens 1024] [--max-active-user 2] [--max-active-workspace 10]
+ *       [--time-zone Europe/Berlin]
  *
  * The token is printed once; only its SHA-256 is stored.
  */
@@ -16,11 +19,19 @@ import { findMemberByLogin, findWorkspaceBySlug } from '../db/workspaces';
 import { MAX_TOKEN_DAYS } from '../domain/tokens/rules';
 import { setPolicy } from '../db/decisions';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
+import { knownTimeZone, limitsOfWorkspace, replaceLimits } from '../db/assistant';
+import { recordWrite } from '../db/activity';
+import { LIMIT_BOUNDS, limitsProblems, type AssistantLimits } from '../domain/assistant/limits';
+import { formatMicros, parseMicros } from '../domain/audits/pricing';
+import type { Knex } from 'knex';
 
 const USAGE = `usage:
   npm run admin -- create-workspace --name NAME --slug SLUG --login LOGIN [--days N] [--scopes s1,s2]
   npm run admin -- create-token --workspace SLUG --login LOGIN --name NAME [--days N] [--scopes s1,s2]
   npm run admin -- set-decision-policy --workspace SLUG [--quorum N] [--reminder-hours H]
+  npm run admin -- set-assistant-limits --workspace SLUG [--user-daily N] [--workspace-daily N]
+      [--monthly-usd USD] [--max-output-tokens N] [--max-active-user N] [--max-active-workspace N]
+      [--time-zone ZONE]   (omitted values keep their current setting)
 DATABASE_URL selects the database.`;
 
 function fail(message: string): never {
@@ -46,6 +57,78 @@ function daysOf(text: string | undefined): number {
   return days;
 }
 
+function intOf(
+  text: string | undefined,
+  flag: string,
+  bounds: { minimum: number; maximum: number },
+) {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < bounds.minimum || n > bounds.maximum)
+    fail(`--${flag} must be an integer ${bounds.minimum}..${bounds.maximum}`);
+  return n;
+}
+
+/** Applies the given assistant limits over the current ones; recorded as an audit event. */
+async function setAssistantLimits(
+  db: Knex,
+  workspaceId: string,
+  values: Record<string, string | boolean | undefined>,
+): Promise<AssistantLimits & { version: number }> {
+  const text = (k: string) => values[k] as string | undefined;
+  return db.transaction(async (trx) => {
+    const current = await limitsOfWorkspace(trx, workspaceId);
+    const pick = <T>(v: T | undefined, fallback: T) => (v === undefined ? fallback : v);
+    const l = current.limits;
+    const limits: AssistantLimits = {
+      user_daily_limit: pick(
+        intOf(text('user-daily'), 'user-daily', LIMIT_BOUNDS.daily),
+        l.user_daily_limit,
+      ),
+      workspace_daily_limit: pick(
+        intOf(text('workspace-daily'), 'workspace-daily', LIMIT_BOUNDS.daily),
+        l.workspace_daily_limit,
+      ),
+      monthly_limit_usd: pick(text('monthly-usd'), l.monthly_limit_usd),
+      max_output_tokens: pick(
+        intOf(text('max-output-tokens'), 'max-output-tokens', LIMIT_BOUNDS.max_output_tokens),
+        l.max_output_tokens,
+      ),
+      max_active_user_runs: pick(
+        intOf(text('max-active-user'), 'max-active-user', LIMIT_BOUNDS.active),
+        l.max_active_user_runs,
+      ),
+      max_active_workspace_runs: pick(
+        intOf(text('max-active-workspace'), 'max-active-workspace', LIMIT_BOUNDS.active),
+        l.max_active_workspace_runs,
+      ),
+      time_zone: pick(text('time-zone'), l.time_zone),
+    };
+    const wrong = limitsProblems(limits);
+    if (!wrong.length && !(await knownTimeZone(trx, limits.time_zone)))
+      wrong.push({ pointer: '/time_zone', message: 'is not a time zone the database knows' });
+    if (wrong.length) fail(wrong.map((p) => `${p.pointer.slice(1)} ${p.message}`).join('; '));
+    limits.monthly_limit_usd = formatMicros(parseMicros(limits.monthly_limit_usd));
+    const result = await replaceLimits(trx, workspaceId, current.version, limits, null);
+    if (!result) fail('the limits changed meanwhile; run the command again');
+    await recordWrite(trx, {
+      workspaceId,
+      actorId: null,
+      actorLogin: 'system:admin',
+      tokenId: null,
+      requestId: null,
+      action: 'assistant_limits.updated',
+      resourceType: 'assistant_limits',
+      resourceId: workspaceId,
+      details: {
+        before: { version: result.before.version, ...result.before.limits },
+        after: { version: result.after.version, ...result.after.limits },
+      },
+    });
+    return { ...result.after.limits, version: result.after.version };
+  });
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   const { values } = parseArgs({
@@ -59,6 +142,13 @@ async function main(): Promise<void> {
       scopes: { type: 'string' },
       quorum: { type: 'string' },
       'reminder-hours': { type: 'string' },
+      'user-daily': { type: 'string' },
+      'workspace-daily': { type: 'string' },
+      'monthly-usd': { type: 'string' },
+      'max-output-tokens': { type: 'string' },
+      'max-active-user': { type: 'string' },
+      'max-active-workspace': { type: 'string' },
+      'time-zone': { type: 'string' },
     },
     strict: true,
   });
@@ -118,6 +208,16 @@ async function main(): Promise<void> {
       });
       process.stdout.write(
         `quorum=${policy.quorum}\nreminder_interval_hours=${policy.reminder_interval_seconds / 3600}\npolicy_version=${policy.version}\n`,
+      );
+    } else if (command === 'set-assistant-limits') {
+      if (!values.workspace) fail('set-assistant-limits needs --workspace');
+      const ws = await findWorkspaceBySlug(db, values.workspace);
+      if (!ws) fail(`no workspace with slug ${values.workspace}`);
+      const limits = await setAssistantLimits(db, ws.id, values);
+      process.stdout.write(
+        `${Object.entries(limits)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join('\n')}\n`,
       );
     } else {
       fail(command ? `unknown command ${command}` : 'no command');

@@ -77,7 +77,15 @@ test('without a token, the demo workspace and its contents can be read', async (
   );
   const one = await anonymous('GET', `${ws()}/repositories/${demo.repositoryId}`, ip);
   t.is(one.status, 200);
-  for (const path of ['/audits', '/decisions', '/findings', '/controls', '/audit-schedules']) {
+  for (const path of [
+    '/audits',
+    '/decisions',
+    '/findings',
+    '/controls',
+    '/audit-schedules',
+    '/assistant/usage',
+    '/usage',
+  ]) {
     const reply = await anonymous('GET', `${ws()}${path}`, ip);
     t.is(reply.status, 200, `${path}: ${reply.text}`);
   }

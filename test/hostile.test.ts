@@ -80,10 +80,19 @@ async function seed(tenant: Tenant): Promise<Seeded> {
     scopes: ['audits:read'],
     expires_at: new Date(Date.now() + 86_400_000).toISOString(),
   });
+  const conversation = await post('/assistant/conversations', {
+    title: 'seeded',
+    repository_id: repository.id,
+  });
+  // A finished assistant run, stored directly: asking needs a completed audit, which no worker
+  // makes here.
+  const run = await seedAssistantRun(tenant, conversation.id);
   return {
     tenant,
     ids: {
       workspace_id: [tenant.workspaceId],
+      conversation_id: [conversation.id],
+      run_id: [run],
       repository_id: [repository.id],
       upload_id: [uploaded.body.id],
       audit_id: [audit.id],
@@ -93,6 +102,30 @@ async function seed(tenant: Tenant): Promise<Seeded> {
       token_id: [token.id],
     },
   };
+}
+
+async function seedAssistantRun(tenant: Tenant, conversationId: string): Promise<string> {
+  const db = app.services.db;
+  const message = crypto.randomUUID();
+  const run = crypto.randomUUID();
+  const common = { workspace_id: tenant.workspaceId, conversation_id: conversationId };
+  await db('assistant_messages').insert({
+    ...common,
+    id: message,
+    author_id: tenant.memberId,
+    role: 'user',
+    content: 'What depends on service:api?',
+  });
+  await db('assistant_runs').insert({
+    ...common,
+    id: run,
+    user_message_id: message,
+    requested_by: tenant.memberId,
+    status: 'completed',
+    max_output_tokens: 1024,
+    workflow_id: `assistant-run-${run}`,
+  });
+  return run;
 }
 
 test.before(async () => {

@@ -3,7 +3,8 @@
  * development sources and with the production bundle. The fixtures (test/helpers/histories.ts
  * records them) are temporal.api.history.v1.History protobuf: an audit that completed (one stage
  * skipped), an audit that failed at the source stage (unknown branch), and a decision taken
- * through review, approval and implementation to verified by a later audit. From the first
+ * through review, approval and implementation to verified by a later audit, and two assistant
+ * runs (answered by the model through a tool call; failed after the model's retries). From the first
  * release on they are kept as they are, with those of each released version beside them, so a
  * change that breaks a running workflow fails here (docs/decisions.md, workflow versioning).
  * The tests run one at a time: replay workers created while another test blocks the event loop
@@ -20,7 +21,13 @@ import { HISTORY_FIXTURES } from './helpers/histories';
 
 const workflowsPath = require.resolve('../workflows');
 const EventType = temporal.api.enums.v1.EventType;
-const FIXTURES = ['audit-completed', 'audit-failed', 'decision-verified'];
+const FIXTURES = [
+  'audit-completed',
+  'audit-failed',
+  'decision-verified',
+  'assistant-model-answer',
+  'assistant-failed',
+];
 const historyOf = (name: string) =>
   temporal.api.history.v1.History.decode(
     fs.readFileSync(path.join(HISTORY_FIXTURES, `${name}.binpb`)),

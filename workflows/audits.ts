@@ -26,7 +26,7 @@ import { AUDIT_STATUS, type AuditWorkflowInput } from '../domain/workflow-starts
 import { notifyDecisions } from './decision-notify';
 
 /** The stable error code carried by a failed activity (its ApplicationFailure type). */
-function errorCodeOf(err: unknown): string {
+export function errorCodeOf(err: unknown): string {
   if (err instanceof ActivityFailure) {
     if (err.cause instanceof ApplicationFailure && err.cause.type) return err.cause.type;
     if (err.cause instanceof TimeoutFailure) return 'activity_timeout';

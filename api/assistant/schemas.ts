@@ -1,7 +1,22 @@
-/** Assistant messages, runs and usage (the specification's schemas; no operation uses them yet). */
+/**
+ * Assistant conversations, messages, runs, limits and usage. The Assistant* response schemas are the
+ * specification's (exact); ConversationCreate, ConversationResponse, QuestionCreate, the pages,
+ * AssistantLimits and UsageResponse are ours.
+ */
 import { Type, type Static } from '@sinclair/typebox';
 import { ASSISTANT_ROLES } from '../../domain/contract/values';
-import { DateTime, Decimal, FreeObject, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
+import {
+  CursorPage,
+  DateTime,
+  Decimal,
+  FreeObject,
+  LiteralUnion,
+  Nullable,
+  pageFields,
+  Strict,
+  Uuid,
+} from '../schema-kit';
+import { LIMIT_BOUNDS } from '../../domain/assistant/limits';
 
 const usd = (description = 'Cost in USD.') => Decimal({ description });
 
@@ -28,7 +43,9 @@ export const AssistantRunResponse = Strict(
     user_message_id: Uuid(),
     assistant_message_id: Nullable(Uuid()),
     context_snapshot_id: Nullable(Uuid()),
-    status: Type.String({ description: 'One of queued, running, succeeded, failed, cancelled.' }),
+    status: Type.String({
+      description: 'One of queued, running, completed, failed, cancelled, refused.',
+    }),
     route: Nullable(Type.String()),
     specialist: Nullable(Type.String()),
     cache_hit: Type.Boolean(),
@@ -112,3 +129,167 @@ export const AssistantUsageResponse = Strict(
   { description: 'Assistant usage, limits and cost.' },
 );
 export type AssistantUsageResponse = Static<typeof AssistantUsageResponse>;
+
+// ---------------------------------------------------------------------------------------------
+// Ours: conversations, questions, pages, limits, workspace usage
+
+export const ConversationParams = Type.Object(
+  { workspace_id: Uuid({ description: 'The workspace.' }), conversation_id: Uuid() },
+  { additionalProperties: false },
+);
+export const RunParams = Type.Object(
+  { workspace_id: Uuid({ description: 'The workspace.' }), run_id: Uuid() },
+  { additionalProperties: false },
+);
+
+export const ConversationCreate = Strict(
+  'ConversationCreate',
+  {
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    repository_id: Uuid({ description: 'The repository the questions are about.' }),
+    snapshot_id: Type.Optional(
+      Nullable(
+        Uuid({
+          description:
+            "Pin the conversation to this snapshot of the repository; default: every question reads the repository's latest completed snapshot.",
+        }),
+      ),
+    ),
+  },
+  { description: 'A new assistant conversation.' },
+);
+export type ConversationCreate = Static<typeof ConversationCreate>;
+
+export const ConversationResponse = Strict(
+  'ConversationResponse',
+  {
+    id: Uuid(),
+    title: Type.String(),
+    repository_id: Uuid(),
+    snapshot_id: Nullable(Uuid({ description: 'The pinned snapshot, or null (latest).' })),
+    created_by: Uuid(),
+    created_at: DateTime(),
+    updated_at: DateTime({ description: 'When the last question was asked.' }),
+  },
+  { description: 'An assistant conversation about one repository.' },
+);
+export const ConversationPage = CursorPage('ConversationPage', ConversationResponse);
+export const MessagePage = CursorPage('MessagePage', AssistantMessageResponse);
+
+export const ConversationListQuery = Type.Object(
+  { ...pageFields(), repository_id: Type.Optional(Uuid()) },
+  { additionalProperties: false },
+);
+
+export const QuestionCreate = Strict(
+  'QuestionCreate',
+  { content: Type.String({ minLength: 3, maxLength: 2000, description: 'The question.' }) },
+  { description: 'A question to the assistant.' },
+);
+
+const limitFields = {
+  user_daily_limit: Type.Integer({
+    ...LIMIT_BOUNDS.daily,
+    description: 'Questions per member per day.',
+  }),
+  workspace_daily_limit: Type.Integer({
+    ...LIMIT_BOUNDS.daily,
+    description: 'Questions per workspace per day.',
+  }),
+  monthly_limit_usd: Decimal({ description: 'Model cost per month, USD (0: no model spend).' }),
+  max_output_tokens: Type.Integer({
+    ...LIMIT_BOUNDS.max_output_tokens,
+    description: 'Output tokens one run may have the model produce.',
+  }),
+  max_active_user_runs: Type.Integer({
+    ...LIMIT_BOUNDS.active,
+    description: 'Questions of one member being answered at once.',
+  }),
+  max_active_workspace_runs: Type.Integer({
+    ...LIMIT_BOUNDS.active,
+    description: 'Questions of the workspace being answered at once.',
+  }),
+  time_zone: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'IANA time zone of the day and month boundaries (default UTC).',
+  }),
+};
+
+export const AssistantLimitsUpdate = Strict(
+  'AssistantLimitsUpdate',
+  {
+    ...limitFields,
+    expected_version: Type.Integer({
+      minimum: 0,
+      maximum: 2147483647,
+      description: 'The version the client last read (0 while on the defaults).',
+    }),
+  },
+  { description: "Replaces the workspace's assistant limits (every field)." },
+);
+export type AssistantLimitsUpdate = Static<typeof AssistantLimitsUpdate>;
+
+export const AssistantLimitsResponse = Strict(
+  'AssistantLimits',
+  {
+    workspace_id: Uuid(),
+    ...limitFields,
+    version: Type.Integer({ minimum: 0, description: '0 while the built-in defaults apply.' }),
+    is_default: Type.Boolean(),
+    updated_by: Nullable(Uuid()),
+    updated_at: Nullable(DateTime()),
+  },
+  { description: "A workspace's assistant limits." },
+);
+
+const UsageFigures = Strict(
+  'UsageFigures',
+  {
+    runs: Type.Integer({ description: 'Agent runs (audit) or assistant runs.' }),
+    cost_usd: usd(),
+    input_tokens: Type.Integer(),
+    cached_input_tokens: Type.Integer(),
+    output_tokens: Type.Integer(),
+  },
+  { description: 'Runs, cost and tokens.' },
+);
+
+export const UsageResponse = Strict(
+  'UsageResponse',
+  {
+    period: Type.String({ description: 'The month, YYYY-MM.' }),
+    time_zone: Type.String({
+      description: "Days are counted in the workspace's assistant time zone.",
+    }),
+    from: DateTime(),
+    to: DateTime({ description: 'Exclusive.' }),
+    audit: UsageFigures,
+    assistant: UsageFigures,
+    total_cost_usd: usd(),
+    days: Type.Array(
+      Strict('UsageDay', { date: Type.String(), audit: UsageFigures, assistant: UsageFigures }),
+    ),
+    repositories: Type.Array(
+      Strict('UsageRepository', {
+        repository_id: Nullable(Uuid({ description: 'Null: uploads and deleted repositories.' })),
+        name: Nullable(Type.String()),
+        audit: UsageFigures,
+        assistant: UsageFigures,
+      }),
+    ),
+  },
+  { description: 'Audit and assistant model cost and tokens of one month, by day and repository.' },
+);
+
+export const UsageQuery = Type.Object(
+  {
+    period: Type.Optional(
+      Type.String({
+        pattern: '^2[0-9]{3}-(0[1-9]|1[0-2])$',
+        description: 'YYYY-MM; default the current month.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -76,6 +76,28 @@ export const DEPENDENCY_DIRECTIONS = ['upstream', 'downstream'] as const;
 
 /** spec: assistant message roles. */
 export const ASSISTANT_ROLES = ['user', 'assistant'] as const;
+/**
+ * Ours: assistant run status. `completed` (not the agent runs' `succeeded`) because a run ends
+ * with an answer; `refused` when it could not answer without something missing (a model, budget).
+ */
+export const ASSISTANT_RUN_STATUSES = [
+  'queued',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+  'refused',
+] as const;
+export type AssistantRunStatus = (typeof ASSISTANT_RUN_STATUSES)[number];
+/** Ours: the specialists an assistant question is routed to. */
+export const ASSISTANT_SPECIALISTS = [
+  'graph',
+  'changes',
+  'decisions',
+  'findings',
+  'general',
+] as const;
+export type AssistantSpecialist = (typeof ASSISTANT_SPECIALISTS)[number];
 
 /** spec: audit log levels and sources. */
 export const AUDIT_LOG_LEVELS = ['info', 'warning', 'error'] as const;

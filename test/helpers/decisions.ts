@@ -54,10 +54,11 @@ export async function addMember(
 /** Runs an audit of the repository to completion; returns the audit and its snapshot id. */
 export async function auditRepository(
   w: Pick<DecisionWorld, 'h' | 'tenant' | 'ws' | 'repositoryId'>,
+  body: Record<string, unknown> = {},
 ): Promise<{ auditId: string; snapshotId: string }> {
   const started = await call(w.h.app.url, 'POST', `${w.ws}/audits`, {
     token: w.tenant.token,
-    body: { repository_id: w.repositoryId },
+    body: { repository_id: w.repositoryId, ...body },
   });
   if (started.status !== 202) throw new Error(started.text);
   const done = await waitForAudit(

@@ -17,6 +17,8 @@ export interface FakeReply {
   headers?: Record<string, string>;
   /** Raw override of the body: a string is sent as-is, anything else as JSON. */
   body?: unknown;
+  /** Answer with these function calls (no text, finish_reason `tool_calls`) instead of text. */
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
 }
 
 export interface FakeModelServer {
@@ -82,8 +84,18 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
           choices: [
             {
               index: 0,
-              message: { role: 'assistant', content: reply.text ?? 'ok' },
-              finish_reason: 'stop',
+              message: reply.toolCalls
+                ? {
+                    role: 'assistant',
+                    content: null,
+                    tool_calls: reply.toolCalls.map((c, i) => ({
+                      id: `call-${completionCount}-${i}`,
+                      type: 'function',
+                      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+                    })),
+                  }
+                : { role: 'assistant', content: reply.text ?? 'ok' },
+              finish_reason: reply.toolCalls ? 'tool_calls' : 'stop',
             },
           ],
           usage: {

@@ -17,8 +17,27 @@ import type { ModelUsage } from '../../../domain/audits/pricing';
 import type { ModelSettings } from '../../../platform/config';
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  /** Null only on an assistant message that carries tool calls. */
+  content: string | null;
+  /** An assistant message's tool calls, sent back to the server as it gave them. */
+  toolCalls?: ToolCall[];
+  /** A `tool` message: the call it answers. */
+  toolCallId?: string;
+}
+
+/** One function call the model asked for; `arguments` is the JSON text the server sent. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A function the model may call (OpenAI `tools` entry of type `function`). */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
 }
 
 export interface CompletionRequest {
@@ -29,6 +48,8 @@ export interface CompletionRequest {
   timeoutMs: number;
   /** The caller's cancellation; an abort ends the request as `model_timeout`. */
   signal?: AbortSignal;
+  /** Functions the model may call; its answer may then be tool calls instead of text. */
+  tools?: readonly ToolDefinition[];
 }
 
 export interface CompletionResult {
@@ -37,6 +58,8 @@ export interface CompletionResult {
   /** The model as the server reports it, else the configured one. */
   modelId: string;
   finishReason: string | null;
+  /** The calls the model asked for; absent when it answered with text. */
+  toolCalls?: ToolCall[];
 }
 
 export interface ModelProvider {
@@ -119,9 +142,14 @@ export class OpenAiCompatibleProvider implements ModelProvider {
 
     const body: Record<string, unknown> = {
       model: this.modelId,
-      messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+      messages: req.messages.map(wireMessage),
       [this.maxTokensParam]: req.maxOutputTokens,
     };
+    if (req.tools?.length)
+      body.tools = req.tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      }));
     if (req.reasoningEffort) body.reasoning_effort = req.reasoningEffort;
 
     const headers: Record<string, string> = {
@@ -237,7 +265,8 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     const choice = Array.isArray(json.choices) ? (json.choices[0] as unknown) : undefined;
     if (!isRecord(choice)) throw badResponse('choices[0] is missing');
     const message = choice.message;
-    if (!isRecord(message) || typeof message.content !== 'string') {
+    const toolCalls = isRecord(message) ? parseToolCalls(message.tool_calls) : [];
+    if (!isRecord(message) || (typeof message.content !== 'string' && toolCalls.length === 0)) {
       throw badResponse('choices[0].message.content is missing');
     }
     const usage = json.usage;
@@ -258,7 +287,8 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     }
     const reportedModel = json.model;
     return {
-      text: message.content,
+      text: typeof message.content === 'string' ? message.content : '',
+      ...(toolCalls.length ? { toolCalls } : {}),
       usage: { inputTokens, cachedInputTokens, outputTokens },
       modelId:
         typeof reportedModel === 'string' && reportedModel.trim() ? reportedModel : this.modelId,
@@ -299,6 +329,37 @@ export class OpenAiCompatibleProvider implements ModelProvider {
 /** The provider configured by the `MODEL_*` variables (platform/config.ts); null when there is none. */
 export function providerFromConfig(model: ModelSettings | null): ModelProvider | null {
   return model ? new OpenAiCompatibleProvider(model) : null;
+}
+
+/** A message as the chat-completions API takes it. */
+function wireMessage(m: ChatMessage): Record<string, unknown> {
+  const out: Record<string, unknown> = { role: m.role, content: m.content };
+  if (m.toolCalls?.length)
+    out.tool_calls = m.toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
+  if (m.toolCallId) out.tool_call_id = m.toolCallId;
+  return out;
+}
+
+/** `message.tool_calls`: function calls with an id, a name and JSON arguments text. */
+function parseToolCalls(value: unknown): ToolCall[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw badResponse('choices[0].message.tool_calls is not an array');
+  return value.map((call: unknown) => {
+    const fn = isRecord(call) ? call.function : undefined;
+    if (
+      !isRecord(call) ||
+      typeof call.id !== 'string' ||
+      !isRecord(fn) ||
+      typeof fn.name !== 'string' ||
+      typeof fn.arguments !== 'string'
+    )
+      throw badResponse('a tool call lacks id, function.name or function.arguments');
+    return { id: call.id, name: fn.name, arguments: fn.arguments };
+  });
 }
 
 function badResponse(what: string): ModelError {
