@@ -4,6 +4,8 @@ import { createRecoveryActivities } from './audits/recovery';
 import { createRetentionActivities } from './retention';
 import { createDecisionActivities } from './decisions';
 import { createScheduleActivities } from './schedules';
+import { createRemediationActivities } from './remediations';
+import { createWorkflowActionActivities } from './workflow-actions';
 
 export type ActivityDeps = AuditActivityDeps;
 
@@ -14,5 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRecoveryActivities(deps),
     ...createDecisionActivities(deps),
     ...createScheduleActivities(deps),
+    ...createRemediationActivities(deps),
+    ...createWorkflowActionActivities(deps),
   };
 }

@@ -23,6 +23,8 @@ import * as changes from './changes/operations';
 import * as comparisons from './comparisons/operations';
 import * as changeSets from './changes/change-set-operations';
 import * as exceptions from './controls/exception-operations';
+import * as remediations from './remediations/operations';
+import * as workflowActions from './workflow-actions/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -75,6 +77,11 @@ export const OPERATIONS: readonly AnyOperation[] = [
   controls.listFindings,
   controls.getFinding,
   controls.updateFinding,
+  remediations.listRemediations,
+  remediations.createRemediation,
+  remediations.getRemediation,
+  remediations.approveRemediation,
+  remediations.transitionRemediation,
   decisions.listDecisions,
   decisions.proposeDecision,
   decisions.getDecision,
@@ -105,6 +112,11 @@ export const OPERATIONS: readonly AnyOperation[] = [
   schedules.pauseAuditSchedule,
   schedules.resumeAuditSchedule,
   schedules.triggerAuditSchedule,
+  workflowActions.listWorkflowActions,
+  workflowActions.requestWorkflowAction,
+  workflowActions.getWorkflowAction,
+  workflowActions.approveWorkflowAction,
+  workflowActions.rejectWorkflowAction,
   activity.listActivity,
   activity.listAuditEvents,
 ];

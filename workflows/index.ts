@@ -7,3 +7,5 @@ export { RetentionWorkflow } from './retention';
 export { DecisionWorkflow } from './decisions';
 export { ScheduleWorkflow } from './schedules';
 export { AuditRecoveryWorkflow } from './recovery';
+export { RemediationWorkflow } from './remediations';
+export { WorkflowActionWorkflow } from './workflow-actions';
