@@ -44,9 +44,6 @@ const REQUESTABLE: Readonly<Record<RemediationStatus, readonly RemediationStatus
 
 export const TERMINAL: readonly RemediationStatus[] = ['rejected', 'verified'];
 
-/** Moves that need `remediations:approve` and are recorded as approvals. */
-export const APPROVAL_MOVES: readonly RemediationStatus[] = ['approved', 'rejected'];
-
 export function allowedMoves(from: RemediationStatus): readonly RemediationStatus[] {
   return REQUESTABLE[from];
 }
