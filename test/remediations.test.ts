@@ -16,6 +16,7 @@ import { addMember, auditRepository, type Member } from './helpers/decisions';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
 import { startFakeModelServer, type FakeModelServer } from './helpers/fake-model';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
+import { recordHistory } from './helpers/histories';
 import { call, type Reply } from './helpers/http';
 
 const MODEL_PLAN = {
@@ -264,6 +265,11 @@ test.serial(
       open_finding_ids: [],
       evaluated_at: verified.verification.evaluated_at,
     });
+    await recordHistory(
+      await h.app.services.temporal.client(),
+      agent.body.workflow_id,
+      'remediation-verified',
+    );
     const notVerified = await waitFor(w, manual.body.id, (r) => r.status === 'not_verified');
     t.deepEqual(notVerified.verification.open_finding_ids, [other.id]);
     t.is(notVerified.verification.audit_id, second.auditId);

@@ -2,8 +2,10 @@
  * Workflows recorded from the current code replay under it without nondeterminism, with the
  * development sources and with the production bundle. The fixtures (test/helpers/histories.ts
  * records them) are temporal.api.history.v1.History protobuf: an audit that completed (one stage
- * skipped), an audit that failed at the source stage (unknown branch), and a decision taken
- * through review, approval and implementation to verified by a later audit. From the first
+ * skipped), an audit that failed at the source stage (unknown branch), a decision taken
+ * through review, approval and implementation to verified by a later audit, a remediation
+ * drafted by the model, approved, started, done and verified by a later audit, and a workflow
+ * action approved and executed. From the first
  * release on they are kept as they are, with those of each released version beside them, so a
  * change that breaks a running workflow fails here (docs/decisions.md, workflow versioning).
  * The tests run one at a time: replay workers created while another test blocks the event loop
@@ -20,7 +22,13 @@ import { HISTORY_FIXTURES } from './helpers/histories';
 
 const workflowsPath = require.resolve('../workflows');
 const EventType = temporal.api.enums.v1.EventType;
-const FIXTURES = ['audit-completed', 'audit-failed', 'decision-verified'];
+const FIXTURES = [
+  'audit-completed',
+  'audit-failed',
+  'decision-verified',
+  'remediation-verified',
+  'workflow-action-executed',
+];
 const historyOf = (name: string) =>
   temporal.api.history.v1.History.decode(
     fs.readFileSync(path.join(HISTORY_FIXTURES, `${name}.binpb`)),
@@ -42,6 +50,16 @@ test.serial('the fixtures are what they say they are', (t) => {
     typesOf('decision-verified').includes(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
     'the snapshot signal that led to verification',
   );
+  const updatesOf = (name: string) =>
+    historyOf(name).events.filter(
+      (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
+    ).length;
+  t.is(updatesOf('remediation-verified'), 3, 'approved, in_progress, done');
+  t.true(
+    typesOf('remediation-verified').includes(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
+    'the audit signal that led to verification',
+  );
+  t.is(updatesOf('workflow-action-executed'), 1, 'the approval');
 });
 
 for (const name of FIXTURES) {

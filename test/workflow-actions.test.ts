@@ -10,7 +10,9 @@ import { workflowActionWorkflowId } from '../domain/contract/workflows';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { addMember, auditRepository, type Member } from './helpers/decisions';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
+import { tarGz } from './helpers/archives';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
+import { recordHistory } from './helpers/histories';
 import { call, type Reply } from './helpers/http';
 
 let h: AuditHarness;
@@ -160,6 +162,7 @@ test.serial(
       'workflow_action.executed',
     ]);
     await client.workflow.getHandle(asked.body.workflow_id).result();
+    await recordHistory(client, asked.body.workflow_id, 'workflow-action-executed');
     t.deepEqual(await activityRuns(asked.body.id, 'executeWorkflowAction'), {
       scheduled: 1,
       completed: 1,
@@ -202,7 +205,7 @@ test.serial('a request nobody approves expires and never executes', async (t) =>
 });
 
 test.serial(
-  'revoke_member_tokens, change_gate_policy and deep_review_audit do what they say once approved',
+  'revoke_member_tokens, change_gate_policy, deep_review_audit and purge_attachments do what they say once approved',
   async (t) => {
     const w = await world();
     const carol = await addMember(h.app.services.db, w.tenant, 'carol', 'member');
@@ -248,6 +251,31 @@ test.serial(
     );
     t.is(audit.body.status, 'completed', audit.text);
     t.like(audit.body, { origin: 'workflow_action', origin_ref: deep.body.id, branch_ref: 'main' });
+
+    // purge_attachments: the audit's attachments go before their retention, bytes and all.
+    const uploaded = await call(h.app.url, 'POST', `${w.ws}/uploads`, {
+      token: w.alice.token,
+      raw: await tarGz([{ name: 'notes.txt', data: 'kept for 90 days unless purged\n' }]),
+      headers: { 'Content-Type': 'application/gzip' },
+    });
+    t.is(uploaded.status, 201, uploaded.text);
+    const attached = await api(w, 'POST', `/audits/${audit.body.id}/attachments`, w.alice.token, {
+      upload_id: uploaded.body.id,
+    });
+    t.is(attached.status, 201, attached.text);
+    const content = `/attachments/${attached.body.id}/content`;
+    t.is((await api(w, 'GET', content, w.alice.token)).status, 200);
+    const purge = await request(w, 'purge_attachments', { audit_id: audit.body.id });
+    t.is(purge.status, 201, purge.text);
+    t.is((await api(w, 'GET', content, w.alice.token)).status, 200, 'nothing before approval');
+    t.is((await approve(w, purge.body.id, w.bob.token)).status, 200);
+    const purged = await waitFor(w, purge.body.id, (a) => a.status === 'executed');
+    t.deepEqual(purged.outcome.attachment_ids, [attached.body.id]);
+    const gone = await api(w, 'GET', content, w.alice.token);
+    t.is(gone.status, 410);
+    t.is(gone.body.code, 'attachment_removed');
+    const listed = await api(w, 'GET', `/audits/${audit.body.id}/attachments`, w.alice.token);
+    t.is(listed.body.items[0].status, 'deleted');
   },
 );
 
