@@ -3,7 +3,8 @@
  * test/decision-flow.test.ts test/remediations.test.ts test/workflow-actions.test.ts` rewrites
  * test/fixtures/histories/*.binpb from real runs (a completed and a failed audit, a decision taken
  * to verified, a remediation verified, a workflow action executed); test/replay.test.ts replays
- * them. Record them again only when a released workflow version is retired (docs/decisions.md, workflow versioning).
+ * them. Record them again only when a released workflow version is retired (docs/decisions.md,
+ * workflow versioning).
  */
 import fs from 'node:fs';
 import path from 'node:path';
