@@ -8,9 +8,7 @@
  * audit still observes one (not_verified, which may go back to in_progress).
  */
 import {
-  ActivityFailure,
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   continueAsNew,
   currentUpdateInfo,
@@ -21,6 +19,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { asUpdateFailure, refuse } from './refusals';
 import type { RemediationActivities } from '../activities/remediations';
 import {
   checkRemediationMove,
@@ -81,14 +80,7 @@ export async function RemediationWorkflow(
         status = out.status;
         return out;
       } catch (err) {
-        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)
-          throw ApplicationFailure.create({
-            type: err.cause.type ?? 'internal',
-            message: err.cause.message,
-            nonRetryable: true,
-            details: err.cause.details ?? [],
-          });
-        throw err;
+        throw asUpdateFailure(err);
       } finally {
         busy = false;
       }
@@ -99,13 +91,7 @@ export async function RemediationWorkflow(
           { status, createdBy: input.createdBy },
           { to: req.to, actorId: req.actor.id },
         );
-        if (refused)
-          throw ApplicationFailure.create({
-            type: refused.code,
-            message: `refused: ${refused.code}`,
-            nonRetryable: true,
-            details: [refused],
-          });
+        if (refused) refuse(refused);
       },
     },
   );

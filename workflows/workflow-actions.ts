@@ -6,9 +6,7 @@
  * child AuditWorkflow.
  */
 import {
-  ActivityFailure,
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   currentUpdateInfo,
   defineUpdate,
@@ -19,6 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import { asUpdateFailure, refuse } from './refusals';
 import type { WorkflowActionActivities } from '../activities/workflow-actions';
 import { WORKFLOW_TYPES } from '../domain/contract/workflows';
 import {
@@ -61,14 +60,7 @@ export async function WorkflowActionWorkflow(
         status = out.status;
         return out;
       } catch (err) {
-        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)
-          throw ApplicationFailure.create({
-            type: err.cause.type ?? 'internal',
-            message: err.cause.message,
-            nonRetryable: true,
-            details: err.cause.details ?? [],
-          });
-        throw err;
+        throw asUpdateFailure(err);
       } finally {
         deciding = false;
       }
@@ -83,13 +75,7 @@ export async function WorkflowActionWorkflow(
               { outcome: req.outcome, actorId: req.actor.id },
               new Date(),
             );
-        if (refused)
-          throw ApplicationFailure.create({
-            type: refused.code,
-            message: `refused: ${refused.code}`,
-            nonRetryable: true,
-            details: [refused],
-          });
+        if (refused) refuse(refused);
       },
     },
   );

@@ -5,7 +5,7 @@
  * against the repository's next completed audit.
  */
 import crypto from 'node:crypto';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { recordWrite } from '../../db/activity';
 import { finishAgentRun, startAgentRun } from '../../db/agents';
@@ -25,11 +25,11 @@ import {
   verifyFindings,
   type RemediationMoveRequest,
   type RemediationPlan,
-  type RemediationRefusal,
   type RemediationStatus,
 } from '../../domain/remediations/rules';
 import { parseModelPlan, planPrompt } from '../../domain/remediations/model-plan';
 import type { Logger } from '../../platform/logger';
+import { refusal } from '../refusal';
 import type { ModelProvider } from '../audits/agents/model';
 
 export interface RemediationActivityDeps {
@@ -42,16 +42,6 @@ export interface RemediationActivityDeps {
 /** The agent key of the remediation agent's runs (one per remediation and attempt). */
 export const REMEDIATION_AGENT = 'remediation';
 export const APPROVE_SCOPE = 'remediations:approve';
-
-/** A refused move as a non-retryable failure the API turns into its problem response. */
-function refusal(r: RemediationRefusal): never {
-  throw ApplicationFailure.create({
-    type: r.code,
-    message: `refused: ${r.code}`,
-    nonRetryable: true,
-    details: [r],
-  });
-}
 
 const ACTIONS: Partial<Record<RemediationStatus, string>> = {
   approved: 'remediation.approved',

@@ -25,7 +25,6 @@ import { auditWorkflowId } from '../../domain/contract/workflows';
 import type { GatePolicy } from '../../domain/changes/gate';
 import {
   checkDecision,
-  type DecisionRefusal,
   type WorkflowActionDecision,
   type WorkflowActionStatus,
 } from '../../domain/workflow-actions/rules';
@@ -33,21 +32,13 @@ import type { AuditStart } from '../../domain/workflow-starts';
 import type { BlobStore } from '../../platform/blob-store';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
+import { refusal } from '../refusal';
 
 export interface WorkflowActionActivityDeps {
   db: Knex;
   log: Logger;
   blobs: BlobStore;
   config: Config;
-}
-
-function refusal(r: DecisionRefusal): never {
-  throw ApplicationFailure.create({
-    type: r.code,
-    message: `refused: ${r.code}`,
-    nonRetryable: true,
-    details: [r],
-  });
 }
 
 /** An effect that cannot happen (its target is gone): the action ends `failed` with this code. */

@@ -124,17 +124,8 @@ function refusedMove(
   expected: number | null,
 ): ApiError {
   switch (refused.code) {
-    case 'invalid_transition': {
-      const allowed = refused.allowed.length ? refused.allowed.join(', ') : 'none';
-      return problems.conflict(
-        'invalid_transition',
-        `A decision in ${refused.current} cannot move to ${to}; allowed moves from ${refused.current}: ${allowed}.`,
-        refused.allowed.length
-          ? `Request one of: ${refused.allowed.join(', ')}.`
-          : `${refused.current} accepts no requested move.`,
-        { current_status: refused.current, allowed_statuses: [...refused.allowed] },
-      );
-    }
+    case 'invalid_transition':
+      return problems.invalidTransition('decision', refused.current, to, refused.allowed);
     case 'self_approval':
       return problems.forbidden(
         'self_approval',

@@ -111,17 +111,8 @@ async function checkFindings(
 /** The problem for a move the API, the workflow's validator or its activity refused. */
 function refusedMove(refused: RemediationRefusal, to: RemediationStatus): ApiError {
   switch (refused.code) {
-    case 'invalid_transition': {
-      const allowed = refused.allowed.length ? refused.allowed.join(', ') : 'none';
-      return problems.conflict(
-        'invalid_transition',
-        `A remediation in ${refused.current} cannot move to ${to}; allowed moves: ${allowed}.`,
-        refused.allowed.length
-          ? `Request one of: ${refused.allowed.join(', ')}.`
-          : `${refused.current} accepts no requested move.`,
-        { current_status: refused.current, allowed_statuses: [...refused.allowed] },
-      );
-    }
+    case 'invalid_transition':
+      return problems.invalidTransition('remediation', refused.current, to, refused.allowed);
     case 'already_approved':
       return problems.conflict(
         'already_approved',
