@@ -95,6 +95,33 @@ export async function commitThenStart<Row extends { id: string }>(
   return row;
 }
 
+/**
+ * The `ifStartFails` of a resource no state can call "never started" (a decision, a remediation,
+ * a workflow action): `discard` removes its row, and a `<resourceType>.discarded` write record
+ * (reason workflow_start_failed) tells what happened after its creation record.
+ */
+export function discardUnstarted(
+  db: Knex,
+  principal: Principal,
+  requestId: string,
+  what: {
+    resourceType: string;
+    resourceId: string;
+    discard: (trx: Knex) => Promise<boolean>;
+    details: Record<string, unknown>;
+  },
+): Promise<void> {
+  return db.transaction(async (trx) => {
+    if (!(await what.discard(trx))) return;
+    await recordPrincipalWrite(trx, principal, requestId, {
+      action: `${what.resourceType}.discarded`,
+      resourceType: what.resourceType,
+      resourceId: what.resourceId,
+      details: { ...what.details, reason: 'workflow_start_failed' },
+    });
+  });
+}
+
 /** How long a request waits for a workflow to apply an Update before it answers 503. */
 const UPDATE_WAIT_MS = 30_000;
 

@@ -8,6 +8,7 @@
  */
 import test from 'ava';
 import { OpenAiCompatibleProvider } from '../activities/audits/agents/model';
+import { TemporalGateway } from '../platform/temporal';
 import { CONTROLS } from '../analysis/controls';
 import { REMEDIATION_TEMPLATES, templatePlan } from '../domain/remediations/templates';
 import { parseModelPlan } from '../domain/remediations/model-plan';
@@ -355,6 +356,27 @@ test.serial(
     const late = await approve(w, fifty.body.id, w.bob.token);
     t.is(late.status, 409);
     t.is(late.body.code, 'invalid_transition');
+
+    // A remediation whose workflow cannot be started is discarded, with an audit trail.
+    const real = h.app.services.temporal;
+    const refusing = new TemporalGateway(real.address, `no-such-namespace-${Date.now()}`);
+    h.app.services.temporal = refusing;
+    let unstarted: Reply;
+    try {
+      unstarted = await create(plan(1));
+    } finally {
+      h.app.services.temporal = real;
+      await refusing.close();
+    }
+    t.is(unstarted.status, 503, unstarted.text);
+    t.is(unstarted.body.code, 'workflow_engine_unavailable');
+    const discardedId = unstarted.body.remediation_id as string;
+    t.is((await api(w, 'GET', `/remediations/${discardedId}`, w.alice.token)).status, 404);
+    const trail = await api(w, 'GET', '/audit-events?limit=50', w.alice.token);
+    t.deepEqual(
+      trail.body.items.filter((e: any) => e.resource_id === discardedId).map((e: any) => e.action),
+      ['remediation.discarded', 'remediation.created'],
+    );
 
     const stranger = await createTenant(h.app.services.db);
     const foreign = await call(

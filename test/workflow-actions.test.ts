@@ -7,6 +7,7 @@
  */
 import test from 'ava';
 import { workflowActionWorkflowId } from '../domain/contract/workflows';
+import { TemporalGateway } from '../platform/temporal';
 import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
 import { addMember, auditRepository, type Member } from './helpers/decisions';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
@@ -353,5 +354,31 @@ test.serial(
       { token: stranger.token, body: { rationale: 'sure' } },
     );
     t.is(foreign.status, 404);
+  },
+);
+
+test.serial(
+  'a request whose workflow cannot be started is discarded: 503 naming it, no action, an audit trail',
+  async (t) => {
+    const w = await world();
+    const repositoryId = await repository(w, false);
+    const real = h.app.services.temporal;
+    // The real Temporal server refuses the start: the namespace does not exist.
+    const refusing = new TemporalGateway(real.address, `no-such-namespace-${Date.now()}`);
+    h.app.services.temporal = refusing;
+    let reply: Reply;
+    try {
+      reply = await request(w, 'delete_repository', { repository_id: repositoryId });
+    } finally {
+      h.app.services.temporal = real;
+      await refusing.close();
+    }
+    t.is(reply.status, 503, reply.text);
+    t.is(reply.body.code, 'workflow_engine_unavailable');
+    const id = reply.body.workflow_action_id as string;
+    t.is((await api(w, 'GET', `/workflow-actions/${id}`, w.alice.token)).status, 404);
+    t.deepEqual(await eventsOf(w, id), ['workflow_action.requested', 'workflow_action.discarded']);
+    const again = await request(w, 'delete_repository', { repository_id: repositoryId });
+    t.is(again.status, 201, again.text);
   },
 );

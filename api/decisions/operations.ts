@@ -41,7 +41,7 @@ import {
 import { problems, type ApiError, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentDecision } from './present';
 import {
   ArchitectureDecisionBriefResponse,
@@ -296,18 +296,11 @@ export const proposeDecision = defineOperation({
       // No decision state says "never started": the proposal is removed, and its audit events
       // (decision.proposed, then decision.discarded) tell what happened.
       ifStartFails: (created) =>
-        db.transaction(async (trx) => {
-          if (!(await discardUnstartedDecision(trx, created.id))) return;
-          await recordPrincipalWrite(trx, principal, requestId, {
-            action: 'decision.discarded',
-            resourceType: 'decision',
-            resourceId: created.id,
-            details: {
-              title: created.title,
-              number: created.number,
-              reason: 'workflow_start_failed',
-            },
-          });
+        discardUnstarted(db, principal, requestId, {
+          resourceType: 'decision',
+          resourceId: created.id,
+          discard: (trx) => discardUnstartedDecision(trx, created.id),
+          details: { title: created.title, number: created.number },
         }),
       unavailable:
         'The decision workflow could not be started, so the proposal was discarded. Propose it again later.',

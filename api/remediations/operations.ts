@@ -35,7 +35,13 @@ import {
 import { ApiError, problems, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, pageRequest, recordPrincipalWrite, runWorkflowUpdate } from '../shared';
+import {
+  commitThenStart,
+  discardUnstarted,
+  pageRequest,
+  recordPrincipalWrite,
+  runWorkflowUpdate,
+} from '../shared';
 import { presentRemediation } from './present';
 import {
   ApprovalCreate,
@@ -293,14 +299,11 @@ export const createRemediation = defineOperation({
       },
       // No state says "never started": the remediation is removed, its audit events tell why.
       ifStartFails: (created) =>
-        db.transaction(async (trx) => {
-          if (!(await discardUnstartedRemediation(trx, created.id))) return;
-          await recordPrincipalWrite(trx, principal, requestId, {
-            action: 'remediation.discarded',
-            resourceType: 'remediation',
-            resourceId: created.id,
-            details: { title: created.title, reason: 'workflow_start_failed' },
-          });
+        discardUnstarted(db, principal, requestId, {
+          resourceType: 'remediation',
+          resourceId: created.id,
+          discard: (trx) => discardUnstartedRemediation(trx, created.id),
+          details: { title: created.title },
         }),
       unavailable:
         'The remediation workflow could not be started, so the remediation was discarded. Create it again later.',

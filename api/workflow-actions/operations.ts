@@ -35,6 +35,7 @@ import { defineOperation, LOCATION_HEADER, type OperationContext } from '../regi
 import { WorkspaceParams } from '../schema-kit';
 import {
   commitThenStart,
+  discardUnstarted,
   iso,
   isoOrNull,
   pageRequest,
@@ -261,14 +262,11 @@ export const requestWorkflowAction = defineOperation({
         });
       },
       ifStartFails: (created) =>
-        db.transaction(async (trx) => {
-          if (!(await deleteUnstartedWorkflowAction(trx, created.id))) return;
-          await recordPrincipalWrite(trx, principal, requestId, {
-            action: 'workflow_action.discarded',
-            resourceType: 'workflow_action',
-            resourceId: created.id,
-            details: { kind: created.kind, reason: 'workflow_start_failed' },
-          });
+        discardUnstarted(db, principal, requestId, {
+          resourceType: 'workflow_action',
+          resourceId: created.id,
+          discard: (trx) => deleteUnstartedWorkflowAction(trx, created.id),
+          details: { kind: created.kind },
         }),
       unavailable:
         'The workflow action could not be started, so the request was discarded. Request it again later.',
