@@ -357,6 +357,25 @@ test.serial(
     t.is(late.status, 409);
     t.is(late.body.code, 'invalid_transition');
 
+    // The model refuses the request: the template plan stays, the failed run is recorded.
+    fake.enqueue({ status: 400, text: 'context too long' });
+    const templated = await create({ finding_ids: [finding.id] });
+    t.is(templated.status, 201, templated.text);
+    const deadline = Date.now() + 60_000;
+    let failedRun: any;
+    while (!failedRun && Date.now() < deadline) {
+      const runs = await api(w, 'GET', `/audits/${w.auditId}/agent-runs`, w.alice.token);
+      failedRun = runs.body.runs.find(
+        (r: any) => r.agent_key === `remediation:${templated.body.id}` && r.status === 'failed',
+      );
+      if (!failedRun) await new Promise((res) => setTimeout(res, 250));
+    }
+    t.is(failedRun?.error_code, 'model_request_rejected');
+    const kept = (await api(w, 'GET', `/remediations/${templated.body.id}`, w.alice.token)).body;
+    t.is(kept.source, 'template');
+    t.is(kept.agent_run_id, null);
+    t.true(kept.steps.some((st: any) => st.title === 'Add a CODEOWNERS file'));
+
     // A remediation whose workflow cannot be started is discarded, with an audit trail.
     const real = h.app.services.temporal;
     const refusing = new TemporalGateway(real.address, `no-such-namespace-${Date.now()}`);
