@@ -5,6 +5,8 @@ import { createRetentionActivities } from './retention';
 import { createDecisionActivities } from './decisions';
 import { createScheduleActivities } from './schedules';
 import { createAssistantActivities } from './assistant';
+import { createRemediationActivities } from './remediations';
+import { createWorkflowActionActivities } from './workflow-actions';
 
 export type ActivityDeps = AuditActivityDeps;
 
@@ -16,5 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDecisionActivities(deps),
     ...createScheduleActivities(deps),
     ...createAssistantActivities(deps),
+    ...createRemediationActivities(deps),
+    ...createWorkflowActionActivities(deps),
   };
 }

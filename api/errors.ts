@@ -155,6 +155,24 @@ export const problems = {
   ): ApiError {
     return new ApiError({ status: 409, code, title: 'Conflict', detail, hint, extensions });
   },
+  /** 409 invalid_transition: a lifecycle move the current state does not allow. */
+  invalidTransition(
+    what: string,
+    current: string,
+    to: string,
+    allowed: readonly string[],
+  ): ApiError {
+    return new ApiError({
+      status: 409,
+      code: 'invalid_transition',
+      title: 'Conflict',
+      detail: `A ${what} in ${current} cannot move to ${to}; allowed moves from ${current}: ${allowed.length ? allowed.join(', ') : 'none'}.`,
+      hint: allowed.length
+        ? `Request one of: ${allowed.join(', ')}.`
+        : `${current} accepts no requested move.`,
+      extensions: { current_status: current, allowed_statuses: [...allowed] },
+    });
+  },
   /** 422: the request is well formed but names things that cannot go together. */
   unprocessable(
     code: string,

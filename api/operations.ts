@@ -25,6 +25,8 @@ import * as changeSets from './changes/change-set-operations';
 import * as exceptions from './controls/exception-operations';
 import * as assistant from './assistant/operations';
 import * as assistantUsage from './assistant/usage-operations';
+import * as remediations from './remediations/operations';
+import * as workflowActions from './workflow-actions/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -77,6 +79,11 @@ export const OPERATIONS: readonly AnyOperation[] = [
   controls.listFindings,
   controls.getFinding,
   controls.updateFinding,
+  remediations.listRemediations,
+  remediations.createRemediation,
+  remediations.getRemediation,
+  remediations.approveRemediation,
+  remediations.transitionRemediation,
   decisions.listDecisions,
   decisions.proposeDecision,
   decisions.getDecision,
@@ -107,6 +114,11 @@ export const OPERATIONS: readonly AnyOperation[] = [
   schedules.pauseAuditSchedule,
   schedules.resumeAuditSchedule,
   schedules.triggerAuditSchedule,
+  workflowActions.listWorkflowActions,
+  workflowActions.requestWorkflowAction,
+  workflowActions.getWorkflowAction,
+  workflowActions.approveWorkflowAction,
+  workflowActions.rejectWorkflowAction,
   assistant.listAssistantConversations,
   assistant.createAssistantConversation,
   assistant.listAssistantMessages,

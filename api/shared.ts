@@ -1,12 +1,18 @@
 /** Small helpers the resource modules share: paging input, timestamps, write records. */
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { recordWrite } from '../db/activity';
 import type { PageRequest } from '../db/paginate';
 import { decodeCursor } from '../domain/pagination';
 import type { Logger } from '../platform/logger';
-import { problems } from './errors';
+import { problems, type ApiError } from './errors';
 import type { Principal } from './registry/operation';
+import type { AppServices } from './services';
 import type { PageQuery } from './schema-kit';
 
 /** Turns validated `limit`/`cursor` query parameters into a page request (400 for a bad cursor). */
@@ -64,7 +70,7 @@ export async function recordPrincipalWrite(
  */
 export async function commitThenStart<Row extends { id: string }>(
   log: Logger,
-  resource: 'audit' | 'schedule' | 'decision' | 'assistant_run',
+  resource: 'audit' | 'schedule' | 'decision' | 'assistant_run' | 'remediation' | 'workflow_action',
   steps: {
     commit: () => Promise<Row>;
     /** False when the committed row needs no start (an earlier request's workflow runs it). */
@@ -87,4 +93,78 @@ export async function commitThenStart<Row extends { id: string }>(
     throw problems.unavailable('workflow_engine', steps.unavailable, id);
   }
   return row;
+}
+
+/**
+ * The `ifStartFails` of a resource no state can call "never started" (a decision, a remediation,
+ * a workflow action): `discard` removes its row, and a `<resourceType>.discarded` write record
+ * (reason workflow_start_failed) tells what happened after its creation record.
+ */
+export function discardUnstarted(
+  db: Knex,
+  principal: Principal,
+  requestId: string,
+  what: {
+    resourceType: string;
+    resourceId: string;
+    discard: (trx: Knex) => Promise<boolean>;
+    details: Record<string, unknown>;
+  },
+): Promise<void> {
+  return db.transaction(async (trx) => {
+    if (!(await what.discard(trx))) return;
+    await recordPrincipalWrite(trx, principal, requestId, {
+      action: `${what.resourceType}.discarded`,
+      resourceType: what.resourceType,
+      resourceId: what.resourceId,
+      details: { ...what.details, reason: 'workflow_start_failed' },
+    });
+  });
+}
+
+/** How long a request waits for a workflow to apply an Update before it answers 503. */
+const UPDATE_WAIT_MS = 30_000;
+
+/**
+ * Runs a workflow Update for a request (a move the workflow validates and persists), answering
+ * synchronously. A refusal by the validator or the activity (an ApplicationFailure whose first
+ * detail carries the refusal) becomes the problem `refused` gives; a workflow that has ended
+ * becomes the problem `ended` gives (read from the stored state); anything else is 503.
+ */
+export async function runWorkflowUpdate<Ret, Arg>(
+  services: AppServices,
+  workflowId: string,
+  update: UpdateDefinition<Ret, [Arg]>,
+  arg: Arg,
+  on: {
+    refused: (refusal: { code: string }) => ApiError;
+    ended: () => Promise<ApiError>;
+    /** The resource id extension of the 503 (`{ remediation_id: ... }`). */
+    resource: Record<string, string>;
+  },
+): Promise<Ret> {
+  // An activity that keeps failing (database down) must not hold the request for its whole
+  // retry budget: answer 503 after this long; the Update may still land.
+  const deadline = Date.now() + UPDATE_WAIT_MS;
+  try {
+    const client = await services.temporal.client();
+    return await client.withDeadline(deadline, () =>
+      client.workflow.getHandle(workflowId).executeUpdate(update, { args: [arg] }),
+    );
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+      const refusal = err.cause.details?.[0] as { code?: unknown } | undefined;
+      if (refusal && typeof refusal.code === 'string')
+        throw on.refused(refusal as { code: string });
+    }
+    if (err instanceof WorkflowNotFoundError) throw await on.ended();
+    services.log.error({ err, workflow_id: workflowId }, 'workflow update failed');
+    throw problems.unavailable(
+      'workflow_engine',
+      Date.now() >= deadline
+        ? `The workflow did not apply the request within ${UPDATE_WAIT_MS / 1000} s; it may still land. Read the resource before retrying.`
+        : 'The workflow did not answer; retry later.',
+      on.resource,
+    );
+  }
 }

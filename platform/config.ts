@@ -291,6 +291,13 @@ export const CONFIG_VARIABLES = [
       "events in a decision workflow's history after which it continues as new (it may wait for months)",
   },
   {
+    name: 'WORKFLOW_ACTION_TTL_HOURS',
+    default: '`72`',
+    usedBy: 'api',
+    description:
+      'how long a requested workflow action waits for approval before it expires (and never executes)',
+  },
+  {
     name: 'ANALYSIS_THREADS',
     default: 'CPUs - 1, from 1 to 4',
     usedBy: 'worker',
@@ -415,6 +422,8 @@ export interface Config {
   scheduleMaxFailures: number;
   /** Events in a decision workflow's history after which it continues as new. */
   decisionHistoryLimit: number;
+  /** How long a workflow action waits for approval before it expires (seconds; env in hours). */
+  workflowActionTtlSeconds: number;
   /** A pre-built workflow bundle (npm run bundle:workflows); unset: bundled at worker start. */
   workflowBundlePath: string | undefined;
   /**
@@ -604,6 +613,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
     scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
     decisionHistoryLimit: int(env, 'DECISION_HISTORY_LIMIT', 10_000, 100),
+    workflowActionTtlSeconds: int(env, 'WORKFLOW_ACTION_TTL_HOURS', 72, 1, 24 * 366) * 3600,
     workflowBundlePath: raw(env, 'WORKFLOW_BUNDLE'),
     analysisThreads: analysisThreads(env),
     processLauncher: processLauncherOn(env),

@@ -15,6 +15,9 @@ import crypto from 'node:crypto';
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { OPERATIONS } from '../api/operations';
+import { ensureCatalog, insertNewFindings } from '../db/controls';
+import { updateRemediation } from '../db/remediations';
+import { updateWorkflowAction } from '../db/workflow-actions';
 import type { AnyOperation } from '../api/registry/operation';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
 import { tarGz } from './helpers/archives';
@@ -75,6 +78,52 @@ async function seed(tenant: Tenant): Promise<Seeded> {
     local_minute: 0,
     weekday: 1,
   });
+  // A finding (no worker runs here to raise one), a remediation of it and a workflow action,
+  // both moved by the database to a state whose every move is refused before reaching their
+  // workflows (which no worker runs here).
+  const db = app.services.db;
+  const control = (await ensureCatalog(db)).get('owners-declared')!;
+  const findingId = crypto.randomUUID();
+  const now = new Date();
+  await insertNewFindings(db, [
+    {
+      id: findingId,
+      workspace_id: tenant.workspaceId,
+      repository_id: repository.id,
+      scope_key: repository.id,
+      control_id: control.id,
+      control_key: control.key,
+      severity: 'low',
+      title: 'No CODEOWNERS file',
+      detail: 'seeded',
+      fingerprint: crypto.randomBytes(32).toString('hex'),
+      status: 'open',
+      entity_key: null,
+      evidence_ids: [],
+      locations: [],
+      first_seen_audit_id: audit.id,
+      last_seen_audit_id: audit.id,
+      first_seen_at: now,
+      last_seen_at: now,
+      occurrences: 1,
+    },
+  ]);
+  const remediation = await post('/remediations', {
+    finding_ids: [findingId],
+    plan: {
+      summary: 'Add owners.',
+      steps: [{ title: 'Add CODEOWNERS', detail: 'Name the owners.' }],
+      risk: 'low',
+      effort: 'small',
+    },
+  });
+  await updateRemediation(db, remediation.id, { status: 'rejected' });
+  const action = await post('/workflow-actions', {
+    kind: 'delete_repository',
+    target: { repository_id: repository.id },
+    reason: 'seeded',
+  });
+  await updateWorkflowAction(db, action.id, { status: 'expired' });
   const token = await post('/tokens', {
     name: 'seeded',
     scopes: ['audits:read'],
@@ -100,6 +149,9 @@ async function seed(tenant: Tenant): Promise<Seeded> {
       profile_id: [profile.id],
       schedule_id: [schedule.id],
       token_id: [token.id],
+      finding_id: [findingId],
+      remediation_id: [remediation.id],
+      action_id: [action.id],
     },
   };
 }

@@ -2,9 +2,11 @@
  * Workflows recorded from the current code replay under it without nondeterminism, with the
  * development sources and with the production bundle. The fixtures (test/helpers/histories.ts
  * records them) are temporal.api.history.v1.History protobuf: an audit that completed (one stage
- * skipped), an audit that failed at the source stage (unknown branch), and a decision taken
- * through review, approval and implementation to verified by a later audit, and two assistant
- * runs (answered by the model through a tool call; failed after the model's retries). From the first
+ * skipped), an audit that failed at the source stage (unknown branch), a decision taken
+ * through review, approval and implementation to verified by a later audit, two assistant runs
+ * (answered by the model through a tool call; failed after the model's retries), a remediation
+ * drafted by the model, approved, started, done and verified by a later audit, and a workflow
+ * action approved and executed. From the first
  * release on they are kept as they are, with those of each released version beside them, so a
  * change that breaks a running workflow fails here (docs/decisions.md, workflow versioning).
  * The tests run one at a time: replay workers created while another test blocks the event loop
@@ -27,6 +29,8 @@ const FIXTURES = [
   'decision-verified',
   'assistant-model-answer',
   'assistant-failed',
+  'remediation-verified',
+  'workflow-action-executed',
 ];
 const historyOf = (name: string) =>
   temporal.api.history.v1.History.decode(
@@ -49,6 +53,16 @@ test.serial('the fixtures are what they say they are', (t) => {
     typesOf('decision-verified').includes(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
     'the snapshot signal that led to verification',
   );
+  const updatesOf = (name: string) =>
+    historyOf(name).events.filter(
+      (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
+    ).length;
+  t.is(updatesOf('remediation-verified'), 3, 'approved, in_progress, done');
+  t.true(
+    typesOf('remediation-verified').includes(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
+    'the audit signal that led to verification',
+  );
+  t.is(updatesOf('workflow-action-executed'), 1, 'the approval');
 });
 
 for (const name of FIXTURES) {

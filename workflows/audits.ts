@@ -24,6 +24,7 @@ import type {
 } from '../activities/audits/types';
 import { AUDIT_STATUS, type AuditWorkflowInput } from '../domain/workflow-starts';
 import { notifyDecisions } from './decision-notify';
+import { notifyRemediations } from './remediation-notify';
 
 /** The stable error code carried by a failed activity (its ApplicationFailure type). */
 export function errorCodeOf(err: unknown): string {
@@ -87,6 +88,9 @@ export async function AuditWorkflow(
   setStatus('completed');
   // Decisions waiting for this repository's next snapshot re-evaluate their criteria.
   await notifyDecisions(auditId);
+  // Done remediations of the repository check whether their findings are resolved (audits
+  // recorded before remediations existed did not: docs/decisions.md, workflow versioning).
+  if (patched('notify-remediations')) await notifyRemediations(auditId);
   return { status: 'completed', errorCode: null };
 }
 

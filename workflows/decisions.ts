@@ -8,9 +8,7 @@
  * repository (the AuditWorkflow signals `snapshotCompleted`) until all are met.
  */
 import {
-  ActivityFailure,
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   continueAsNew,
   currentUpdateInfo,
@@ -22,6 +20,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { asUpdateFailure, refuse } from './refusals';
 import type { DecisionActivities } from '../activities/decisions';
 import {
   checkMove,
@@ -94,15 +93,7 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
         }
         return { status: out.status, version: out.version };
       } catch (err) {
-        // A refusal found by the activity (stale version, a race) fails the Update, not the run.
-        if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)
-          throw ApplicationFailure.create({
-            type: err.cause.type ?? 'internal',
-            message: err.cause.message,
-            nonRetryable: true,
-            details: err.cause.details ?? [],
-          });
-        throw err;
+        throw asUpdateFailure(err);
       } finally {
         busy = false;
       }
@@ -113,13 +104,7 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
           { status, createdBy: input.createdBy, optionIds: input.optionIds, votedThisRound: voted },
           { to: req.to, selectedOptionId: req.selectedOptionId, actorId: req.actor.id },
         );
-        if (refused)
-          throw ApplicationFailure.create({
-            type: refused.code,
-            message: `refused: ${refused.code}`,
-            nonRetryable: true,
-            details: [refused],
-          });
+        if (refused) refuse(refused);
       },
     },
   );

@@ -8,3 +8,5 @@ export { DecisionWorkflow } from './decisions';
 export { ScheduleWorkflow } from './schedules';
 export { AuditRecoveryWorkflow } from './recovery';
 export { AssistantRunWorkflow } from './assistant';
+export { RemediationWorkflow } from './remediations';
+export { WorkflowActionWorkflow } from './workflow-actions';

@@ -9,6 +9,7 @@ import {
   type SnapshotRow,
 } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
+import { remediationIdsByEntity } from '../../db/remediations';
 import { findRepository } from '../../db/repositories';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
@@ -20,6 +21,25 @@ import {
   ArchitectureTruthResponse,
   type ArchitectureTruthResponse as Truth,
 } from './schemas';
+
+/**
+ * The snapshot's entities with their graph links: `remediation_ids` names the repository's
+ * remediations (not rejected) whose plan affects the entity.
+ */
+async function linkedEntities(db: Knex, snapshot: SnapshotRow): Promise<Truth['entities']> {
+  const entities = snapshot.entities as Truth['entities'];
+  if (!snapshot.repository_id) return entities;
+  const remediations = await remediationIdsByEntity(
+    db,
+    snapshot.workspace_id,
+    snapshot.repository_id,
+  );
+  if (remediations.size === 0) return entities;
+  return entities.map((e) => {
+    const ids = remediations.get(e.canonical_key);
+    return ids ? { ...e, links: { ...e.links, remediation_ids: ids } } : e;
+  });
+}
 
 async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
   const evidence = await evidenceOf(db, snapshot.id);
@@ -33,7 +53,7 @@ async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
     entity_count: snapshot.entity_count,
     relationship_count: snapshot.relationship_count,
     generated_at: iso(snapshot.generated_at),
-    entities: snapshot.entities as Truth['entities'],
+    entities: await linkedEntities(db, snapshot),
     relationships: snapshot.relationships as Truth['relationships'],
     evidence: evidence.map((e) => ({
       id: e.id,

@@ -220,7 +220,7 @@ export const GatePolicyRule = Strict(
   { description: 'One rule of a gate policy.' },
 );
 
-const policyFields = {
+export const policyFields = {
   enabled: Type.Boolean({
     description: 'When false every change is informational and the gate passes on evidence alone.',
   }),

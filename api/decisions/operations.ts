@@ -41,7 +41,7 @@ import {
 import { problems, type ApiError, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentDecision } from './present';
 import {
   ArchitectureDecisionBriefResponse,
@@ -124,17 +124,8 @@ function refusedMove(
   expected: number | null,
 ): ApiError {
   switch (refused.code) {
-    case 'invalid_transition': {
-      const allowed = refused.allowed.length ? refused.allowed.join(', ') : 'none';
-      return problems.conflict(
-        'invalid_transition',
-        `A decision in ${refused.current} cannot move to ${to}; allowed moves from ${refused.current}: ${allowed}.`,
-        refused.allowed.length
-          ? `Request one of: ${refused.allowed.join(', ')}.`
-          : `${refused.current} accepts no requested move.`,
-        { current_status: refused.current, allowed_statuses: [...refused.allowed] },
-      );
-    }
+    case 'invalid_transition':
+      return problems.invalidTransition('decision', refused.current, to, refused.allowed);
     case 'self_approval':
       return problems.forbidden(
         'self_approval',
@@ -305,18 +296,11 @@ export const proposeDecision = defineOperation({
       // No decision state says "never started": the proposal is removed, and its audit events
       // (decision.proposed, then decision.discarded) tell what happened.
       ifStartFails: (created) =>
-        db.transaction(async (trx) => {
-          if (!(await discardUnstartedDecision(trx, created.id))) return;
-          await recordPrincipalWrite(trx, principal, requestId, {
-            action: 'decision.discarded',
-            resourceType: 'decision',
-            resourceId: created.id,
-            details: {
-              title: created.title,
-              number: created.number,
-              reason: 'workflow_start_failed',
-            },
-          });
+        discardUnstarted(db, principal, requestId, {
+          resourceType: 'decision',
+          resourceId: created.id,
+          discard: (trx) => discardUnstartedDecision(trx, created.id),
+          details: { title: created.title, number: created.number },
         }),
       unavailable:
         'The decision workflow could not be started, so the proposal was discarded. Propose it again later.',

@@ -182,3 +182,34 @@ export const VERIFICATION_OUTCOMES = ['verified', 'failed', 'inconclusive'] as c
 /** Ours: comparison finding delta and requirement status. */
 export const FINDING_CHANGES = ['added', 'resolved', 'unchanged', 'changed'] as const;
 export const REQUIREMENT_STATUSES = ['met', 'unmet', 'unknown', 'not_applicable'] as const;
+
+/** Ours: remediation lifecycle, plan risk and effort, and who wrote a plan. */
+export const REMEDIATION_STATES = [
+  'proposed',
+  'approved',
+  'rejected',
+  'in_progress',
+  'done',
+  'verified',
+  'not_verified',
+] as const;
+export const REMEDIATION_RISKS = ['low', 'medium', 'high'] as const;
+export const REMEDIATION_EFFORTS = ['small', 'medium', 'large'] as const;
+export const REMEDIATION_SOURCES = ['manual', 'template', 'model'] as const;
+
+/** Ours: privileged actions that wait for a second person, and their states. */
+export const WORKFLOW_ACTION_KINDS = [
+  'delete_repository',
+  'purge_attachments',
+  'deep_review_audit',
+  'change_gate_policy',
+  'revoke_member_tokens',
+] as const;
+export const WORKFLOW_ACTION_STATES = [
+  'pending',
+  'approved',
+  'rejected',
+  'expired',
+  'executed',
+  'failed',
+] as const;

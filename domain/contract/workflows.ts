@@ -11,12 +11,18 @@ export const WORKFLOW_TYPES = {
   retention: 'RetentionWorkflow',
   auditRecovery: 'AuditRecoveryWorkflow',
   assistantRun: 'AssistantRunWorkflow',
+  remediation: 'RemediationWorkflow',
+  workflowAction: 'WorkflowActionWorkflow',
 } as const;
 
 /** One audit's workflow. */
 export const auditWorkflowId = (auditId: string): string => `audit-${auditId}`;
 /** One decision's workflow (it lives from proposal to verification). */
 export const decisionWorkflowId = (decisionId: string): string => `decision-${decisionId}`;
+/** One remediation's workflow (it lives from proposal to verification). */
+export const remediationWorkflowId = (id: string): string => `remediation-${id}`;
+/** One workflow action's workflow (it waits for approval or expiry, then executes once). */
+export const workflowActionWorkflowId = (id: string): string => `workflow-action-${id}`;
 /** One audit schedule's workflow (also its `scheduler_schedule_id`). */
 export const scheduleWorkflowId = (scheduleId: string): string => `schedule-${scheduleId}`;
 /** One assistant run (one question). */

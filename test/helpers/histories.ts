@@ -1,9 +1,11 @@
 /**
  * Replay fixtures of the current workflow code. `RECORD_HISTORIES=1 npm test -- test/audits.test.ts
- * test/decision-flow.test.ts test/assistant.test.ts` rewrites test/fixtures/histories/*.binpb from
- * real runs (a completed and a failed audit, a decision taken to verified, an assistant run
- * answered by the model and one failed); test/replay.test.ts replays them. Record them
- * again only when a released workflow version is retired (docs/decisions.md, workflow versioning).
+ * test/decision-flow.test.ts test/assistant.test.ts test/remediations.test.ts
+ * test/workflow-actions.test.ts` rewrites test/fixtures/histories/*.binpb from real runs (a
+ * completed and a failed audit, a decision taken to verified, an assistant run answered by the
+ * model and one failed, a remediation verified, a workflow action executed); test/replay.test.ts
+ * replays them. Record them again only when a released workflow version is retired
+ * (docs/decisions.md, workflow versioning).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,0 +1,373 @@
+/**
+ * Remediations: plan the fix of findings (starts a RemediationWorkflow `remediation-<id>`), read,
+ * list, approve (by another member) and move through in_progress and done; a later audit
+ * verifies them.
+ */
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import type { Knex } from 'knex';
+import type { FindingRow } from '../../db/controls';
+import { keysetPage } from '../../db/paginate';
+import {
+  discardUnstartedRemediation,
+  findingIdsOf,
+  findingsByIds,
+  findRemediation,
+  insertRemediation,
+  remediationApprovalsOf,
+  remediationsQuery,
+  type RemediationRow,
+} from '../../db/remediations';
+import { memberById } from '../../db/workspaces';
+import { remediationWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
+import {
+  allowedMoves,
+  checkRemediationMove,
+  type RemediationRefusal,
+  type RemediationStatus,
+} from '../../domain/remediations/rules';
+import { templatePlan, type PlanFinding } from '../../domain/remediations/templates';
+import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
+import {
+  moveUpdate,
+  type RemediationWorkflow,
+  type RemediationWorkflowInput,
+} from '../../workflows/remediations';
+import { ApiError, problems, type FieldError } from '../errors';
+import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
+import { WorkspaceParams } from '../schema-kit';
+import {
+  commitThenStart,
+  discardUnstarted,
+  pageRequest,
+  recordPrincipalWrite,
+  runWorkflowUpdate,
+} from '../shared';
+import { presentRemediation } from './present';
+import {
+  ApprovalCreate,
+  RemediationCreate,
+  RemediationListQuery,
+  RemediationPage,
+  RemediationParams,
+  RemediationResponse,
+  RemediationTransition,
+} from './schemas';
+
+async function loadRemediation(db: Knex, workspaceId: string, id: string) {
+  const row = await findRemediation(db, workspaceId, id);
+  if (!row) throw problems.notFound(`Remediation ${id}`);
+  return row;
+}
+
+async function presentAll(db: Knex, rows: readonly RemediationRow[]) {
+  const ids = rows.map((r) => r.id);
+  const [findings, approvals] = await Promise.all([
+    findingIdsOf(db, ids),
+    remediationApprovalsOf(db, ids),
+  ]);
+  return rows.map((r) =>
+    presentRemediation(r, findings.get(r.id) ?? [], approvals.get(r.id) ?? []),
+  );
+}
+
+async function present(db: Knex, row: RemediationRow) {
+  return (await presentAll(db, [row]))[0]!;
+}
+
+/** The findings named by a request, checked: all known, none resolved, one repository. */
+async function checkFindings(
+  db: Knex,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<FindingRow[]> {
+  const rows = await findingsByIds(db, workspaceId, ids);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const unknown: FieldError[] = [];
+  ids.forEach((id, i) => {
+    if (!byId.has(id))
+      unknown.push({ in: 'body', path: `/finding_ids/${i}`, message: `no such finding: ${id}` });
+  });
+  if (unknown.length)
+    throw new ApiError({
+      status: 422,
+      code: 'unknown_finding',
+      title: 'Unknown finding',
+      detail: `No such finding in this workspace: ${unknown.map((e) => e.path).join(', ')}.`,
+      hint: 'List the findings (listFindings) and name their ids.',
+      errors: unknown,
+    });
+  const findings = ids.map((id) => byId.get(id)!);
+  const resolved = findings.filter((f) => f.status === 'resolved');
+  if (resolved.length)
+    throw problems.unprocessable(
+      'finding_resolved',
+      `These findings are already resolved: ${resolved.map((f) => f.id).join(', ')}.`,
+      'Plan remediations for findings that are still open (or accepted as a risk).',
+      { finding_ids: resolved.map((f) => f.id) },
+    );
+  if (new Set(findings.map((f) => f.scope_key)).size > 1)
+    throw problems.unprocessable(
+      'findings_span_repositories',
+      'A remediation covers findings of one repository (or of one upload audit).',
+      'Create one remediation per repository.',
+    );
+  return findings;
+}
+
+/** The problem for a move the API, the workflow's validator or its activity refused. */
+function refusedMove(refused: RemediationRefusal, to: RemediationStatus): ApiError {
+  switch (refused.code) {
+    case 'invalid_transition':
+      return problems.invalidTransition('remediation', refused.current, to, refused.allowed);
+    case 'already_approved':
+      return problems.conflict(
+        'already_approved',
+        'This remediation has already been approved.',
+        'Read it (getRemediation): move it to in_progress when the work starts.',
+      );
+    case 'self_approval':
+      return problems.forbidden(
+        'self_approval',
+        'The member who created a remediation cannot approve it.',
+        'Ask another member holding remediations:approve to approve it.',
+      );
+  }
+}
+
+/** Sends one move to the remediation's workflow and answers with the stored result. */
+async function move(
+  ctx: {
+    services: Parameters<typeof runWorkflowUpdate>[0];
+    db: Knex;
+    principal: Principal;
+    requestId: string;
+  },
+  workspaceId: string,
+  id: string,
+  to: RemediationStatus,
+  rationale: string,
+) {
+  const { db, principal } = ctx;
+  const row = await loadRemediation(db, workspaceId, id);
+  const early = checkRemediationMove(
+    { status: row.status, createdBy: row.created_by },
+    { to, actorId: principal.memberId },
+  );
+  if (early) throw refusedMove(early, to);
+  await runWorkflowUpdate(
+    ctx.services,
+    row.workflow_id,
+    moveUpdate,
+    {
+      to,
+      rationale,
+      actor: {
+        id: principal.memberId,
+        login: principal.memberLogin,
+        role: (await memberById(db, principal.memberId))?.role ?? 'member',
+        tokenId: principal.tokenId,
+        requestId: ctx.requestId,
+      },
+    },
+    {
+      refused: (r) => refusedMove(r as RemediationRefusal, to),
+      ended: async () => {
+        const now = await loadRemediation(db, workspaceId, id);
+        return refusedMove(
+          { code: 'invalid_transition', current: now.status, allowed: allowedMoves(now.status) },
+          to,
+        );
+      },
+      resource: { remediation_id: id },
+    },
+  );
+  return present(db, await loadRemediation(db, workspaceId, id));
+}
+
+export const listRemediations = defineOperation({
+  operationId: 'listRemediations',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/remediations',
+  summary: 'List remediations',
+  description:
+    'Newest first; filter by state, repository or finding (the remediations of a finding).',
+  tag: 'Remediations',
+  access: { kind: 'scope', scope: 'remediations:read' },
+  params: WorkspaceParams,
+  query: RemediationListQuery,
+  success: { status: 200, description: 'A page of remediations.', schema: RemediationPage },
+  handler: async ({ db, params, query }) => {
+    const page = await keysetPage(
+      remediationsQuery(db, params.workspace_id, {
+        status: query.status,
+        repositoryId: query.repository_id,
+        findingId: query.finding_id,
+      }),
+      pageRequest(query),
+    );
+    return { ...page, items: await presentAll(db, page.items) };
+  },
+});
+
+export const createRemediation = defineOperation({
+  operationId: 'createRemediation',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/remediations',
+  summary: 'Plan the fix of findings',
+  description:
+    "Every finding must exist in this workspace (else 422 `unknown_finding` naming each unknown one), be unresolved (422 `finding_resolved`) and belong to one repository (422 `findings_span_repositories`). With `plan` the plan is the caller's (`source: manual`); without it the remediation agent writes one from the template of each control (`source: template`) and, when the worker has a model configured, asks the model to improve it (`source: model`; the call is an agent run of the audit that last observed the findings, and its cost is that audit's `remediation_cost_usd`). The remediation starts `proposed` and is owned by a `RemediationWorkflow` with workflow id `remediation-<id>`.",
+  tag: 'Remediations',
+  access: { kind: 'scope', scope: 'remediations:write' },
+  params: WorkspaceParams,
+  body: RemediationCreate,
+  idempotent: true,
+  errors: [422, 503],
+  success: {
+    status: 201,
+    description: 'The proposed remediation.',
+    schema: RemediationResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
+    const findings = await checkFindings(db, params.workspace_id, body.finding_ids);
+    const template = templatePlan(findings as unknown as PlanFinding[]);
+    const plan = body.plan
+      ? {
+          ...body.plan,
+          affected_entity_keys: body.plan.affected_entity_keys ?? template.affected_entity_keys,
+        }
+      : template;
+    const latest = [...findings].sort(
+      (a, b) => b.last_seen_at.getTime() - a.last_seen_at.getTime(),
+    )[0]!;
+    const id = newId();
+    const workflowId = remediationWorkflowId(id);
+    const input: RemediationWorkflowInput = {
+      remediationId: id,
+      createdBy: principal.memberId,
+      draft: !body.plan,
+    };
+    const row = await commitThenStart(services.log, 'remediation', {
+      commit: () =>
+        db.transaction(async (trx) => {
+          const earlier = await findRemediation(trx, params.workspace_id, id);
+          if (earlier) return earlier;
+          const created = await insertRemediation(
+            trx,
+            {
+              id,
+              workspace_id: params.workspace_id,
+              repository_id: latest.repository_id,
+              audit_id: latest.last_seen_audit_id,
+              title: body.title ?? template.title,
+              summary: plan.summary,
+              steps: plan.steps,
+              affected_entity_keys: plan.affected_entity_keys,
+              risk: plan.risk,
+              effort: plan.effort,
+              source: body.plan ? 'manual' : 'template',
+              created_by: principal.memberId,
+              workflow_id: workflowId,
+            },
+            body.finding_ids,
+          );
+          await recordPrincipalWrite(trx, principal, requestId, {
+            action: 'remediation.created',
+            resourceType: 'remediation',
+            resourceId: id,
+            details: {
+              title: created.title,
+              source: created.source,
+              finding_ids: body.finding_ids,
+              repository_id: created.repository_id,
+            },
+          });
+          return created;
+        }),
+      start: async () => {
+        const client = await services.temporal.client();
+        await client.workflow.start<typeof RemediationWorkflow>(WORKFLOW_TYPES.remediation, {
+          workflowId,
+          taskQueue: services.config.taskQueue,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [input],
+          typedSearchAttributes: [
+            { key: WORKSPACE_ID, value: params.workspace_id },
+            { key: REPOSITORY_ID, value: latest.repository_id ?? '' },
+          ],
+        });
+      },
+      // No state says "never started": the remediation is removed, its audit events tell why.
+      ifStartFails: (created) =>
+        discardUnstarted(db, principal, requestId, {
+          resourceType: 'remediation',
+          resourceId: created.id,
+          discard: (trx) => discardUnstartedRemediation(trx, created.id),
+          details: { title: created.title },
+        }),
+      unavailable:
+        'The remediation workflow could not be started, so the remediation was discarded. Create it again later.',
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/remediations/${row.id}`);
+    return present(db, row);
+  },
+});
+
+export const getRemediation = defineOperation({
+  operationId: 'getRemediation',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}',
+  summary: 'Get a remediation',
+  tag: 'Remediations',
+  access: { kind: 'scope', scope: 'remediations:read' },
+  params: RemediationParams,
+  success: { status: 200, description: 'The remediation.', schema: RemediationResponse },
+  handler: async ({ db, params }) =>
+    present(db, await loadRemediation(db, params.workspace_id, params.remediation_id)),
+});
+
+export const approveRemediation = defineOperation({
+  operationId: 'approveRemediation',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval',
+  summary: 'Approve a remediation',
+  description:
+    'Moves a proposed remediation to approved, recording the approver, role, scope and rationale. The member who created it cannot approve it (403 `self_approval`); approving one already approved (or further along) is 409 `already_approved`; a rejected one 409 `invalid_transition`. A plan still being written by the model is approved once it is written.',
+  tag: 'Remediations',
+  access: { kind: 'scope', scope: 'remediations:approve' },
+  params: RemediationParams,
+  body: ApprovalCreate,
+  errors: [409, 503],
+  success: { status: 200, description: 'The approved remediation.', schema: RemediationResponse },
+  handler: async (ctx) =>
+    move(ctx, ctx.params.workspace_id, ctx.params.remediation_id, 'approved', ctx.body.rationale),
+});
+
+export const transitionRemediation = defineOperation({
+  operationId: 'transitionRemediation',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/transitions',
+  summary: 'Move a remediation',
+  description:
+    'Moves: proposed -> rejected (needs remediations:approve as well); approved -> in_progress; in_progress -> done; not_verified -> in_progress. Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
+  tag: 'Remediations',
+  access: { kind: 'scope', scope: 'remediations:write' },
+  params: RemediationParams,
+  body: RemediationTransition,
+  errors: [409, 503],
+  success: { status: 200, description: 'The moved remediation.', schema: RemediationResponse },
+  handler: async (ctx) => {
+    if (ctx.body.status === 'rejected' && !ctx.principal.scopes.has('remediations:approve'))
+      throw problems.insufficientScope(
+        ['remediations:approve'],
+        'Rejecting a remediation requires the scope remediations:approve.',
+      );
+    return move(
+      ctx,
+      ctx.params.workspace_id,
+      ctx.params.remediation_id,
+      ctx.body.status,
+      ctx.body.rationale,
+    );
+  },
+});

@@ -1,0 +1,183 @@
+/** Remediations: plans for findings, their approvals and verification by a later audit. */
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  APPROVAL_OUTCOMES,
+  REMEDIATION_EFFORTS,
+  REMEDIATION_RISKS,
+  REMEDIATION_SOURCES,
+  REMEDIATION_STATES,
+} from '../../domain/contract/values';
+import {
+  CursorPage,
+  DateTime,
+  LiteralUnion,
+  named,
+  Nullable,
+  pageFields,
+  Strict,
+  Uuid,
+  Version,
+} from '../schema-kit';
+
+export const RemediationState = named(
+  'RemediationState',
+  LiteralUnion(REMEDIATION_STATES, { description: 'Lifecycle state of a remediation.' }),
+);
+
+const rationale = (description: string) =>
+  Type.String({ minLength: 3, maxLength: 4000, description });
+
+export const RemediationStep = Strict(
+  'RemediationStep',
+  {
+    title: Type.String({ minLength: 1, maxLength: 500 }),
+    detail: Type.String({ minLength: 1, maxLength: 4000 }),
+  },
+  { description: 'One ordered step of a remediation plan.' },
+);
+
+export const RemediationPlan = Strict(
+  'RemediationPlan',
+  {
+    summary: Type.String({ minLength: 3, maxLength: 4000, description: 'What the fix achieves.' }),
+    steps: Type.Array(RemediationStep, { minItems: 1, maxItems: 50 }),
+    affected_entity_keys: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 500 }), {
+        maxItems: 500,
+        uniqueItems: true,
+        description:
+          'Canonical keys of the entities the fix changes (default: the entities of the findings).',
+      }),
+    ),
+    risk: LiteralUnion(REMEDIATION_RISKS, { description: 'Risk of leaving it unfixed.' }),
+    effort: LiteralUnion(REMEDIATION_EFFORTS, { description: 'Expected size of the work.' }),
+  },
+  { description: 'A remediation plan written by a person.' },
+);
+
+export const RemediationCreate = Strict(
+  'RemediationCreate',
+  {
+    finding_ids: Type.Array(Uuid(), {
+      minItems: 1,
+      maxItems: 50,
+      uniqueItems: true,
+      description: 'The findings the plan fixes, all of one repository (or of one upload audit).',
+    }),
+    title: Type.Optional(Type.String({ minLength: 3, maxLength: 500 })),
+    plan: Type.Optional(RemediationPlan),
+  },
+  {
+    description:
+      'Request to plan the fix of findings. Without `plan` the remediation agent writes it: from a template per control, then (when a model is configured) rewritten by the model.',
+  },
+);
+export type RemediationCreate = Static<typeof RemediationCreate>;
+
+export const ApprovalCreate = Strict(
+  'ApprovalCreate',
+  { rationale: rationale('Why it is approved (kept with the approval).') },
+  { description: 'Request to approve a remediation or a workflow action.' },
+);
+export type ApprovalCreate = Static<typeof ApprovalCreate>;
+
+export const RemediationTransition = Strict(
+  'RemediationTransition',
+  {
+    status: LiteralUnion(['rejected', 'in_progress', 'done'] as const, {
+      description:
+        'rejected (from proposed; needs remediations:approve), in_progress (from approved or not_verified), done (from in_progress).',
+    }),
+    rationale: rationale('Why the move is made.'),
+  },
+  { description: 'Request to move a remediation.' },
+);
+export type RemediationTransition = Static<typeof RemediationTransition>;
+
+export const RemediationApprovalResponse = Strict(
+  'RemediationApprovalResponse',
+  {
+    id: Uuid(),
+    actor_id: Uuid(),
+    actor_role: Type.String(),
+    authorization_scope: Type.String({ description: 'Scope the approval was made under.' }),
+    outcome: LiteralUnion(APPROVAL_OUTCOMES),
+    rationale: Type.String(),
+    created_at: DateTime(),
+  },
+  { description: 'One approval or rejection of a remediation.' },
+);
+
+export const RemediationVerification = Strict(
+  'RemediationVerification',
+  {
+    audit_id: Uuid({ description: 'The completed audit the findings were checked against.' }),
+    outcome: LiteralUnion(['verified', 'not_verified'] as const),
+    resolved_finding_ids: Type.Array(Uuid()),
+    open_finding_ids: Type.Array(Uuid(), { description: 'Findings that audit still observed.' }),
+    evaluated_at: DateTime(),
+  },
+  { description: 'Result of checking a done remediation against a later audit.' },
+);
+
+export const RemediationResponse = Strict(
+  'RemediationResponse',
+  {
+    id: Uuid(),
+    workspace_id: Uuid(),
+    repository_id: Nullable(Uuid({ description: 'Null for findings of an upload audit.' })),
+    audit_id: Nullable(
+      Uuid({ description: 'The audit that last observed the findings when the plan was made.' }),
+    ),
+    finding_ids: Type.Array(Uuid()),
+    title: Type.String(),
+    summary: Type.String(),
+    steps: Type.Array(RemediationStep),
+    affected_entity_keys: Type.Array(Type.String()),
+    risk: LiteralUnion(REMEDIATION_RISKS),
+    effort: LiteralUnion(REMEDIATION_EFFORTS),
+    source: LiteralUnion(REMEDIATION_SOURCES, {
+      description: 'Who wrote the plan: a person, a template, or the model.',
+    }),
+    agent_run_id: Nullable(Uuid({ description: 'The model run that wrote the plan.' })),
+    status: RemediationState,
+    created_by: Uuid(),
+    approved_by: Nullable(Uuid()),
+    approved_at: Nullable(DateTime()),
+    rejected_at: Nullable(DateTime()),
+    started_at: Nullable(DateTime()),
+    done_at: Nullable(DateTime()),
+    verified_at: Nullable(DateTime()),
+    verification: Nullable(RemediationVerification),
+    latest_rationale: Nullable(Type.String()),
+    approvals: Type.Array(RemediationApprovalResponse),
+    workflow_id: Type.String({ description: 'The RemediationWorkflow, `remediation-<id>`.' }),
+    version: Version({ description: 'Revision counter.' }),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { description: 'A plan to fix one or more findings, and where it stands.' },
+);
+export type RemediationResponse = Static<typeof RemediationResponse>;
+
+export const RemediationPage = CursorPage('RemediationPage', RemediationResponse);
+
+export const RemediationParams = Type.Object(
+  {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    remediation_id: Uuid({ description: 'The remediation.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const RemediationListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      LiteralUnion(REMEDIATION_STATES, { description: 'Only remediations in this state.' }),
+    ),
+    repository_id: Type.Optional(Uuid({ description: 'Only remediations of this repository.' })),
+    finding_id: Type.Optional(Uuid({ description: 'Only remediations that fix this finding.' })),
+    ...pageFields(),
+  },
+  { additionalProperties: false },
+);

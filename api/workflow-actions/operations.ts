@@ -1,0 +1,322 @@
+/**
+ * Workflow actions: request a privileged action (starts a WorkflowActionWorkflow
+ * `workflow-action-<id>` that waits for approval or expiry), read, list, approve or reject.
+ */
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import type { Knex } from 'knex';
+import { findAudit } from '../../db/audits';
+import { keysetPage } from '../../db/paginate';
+import { findRepository } from '../../db/repositories';
+import {
+  deleteUnstartedWorkflowAction,
+  findWorkflowAction,
+  insertWorkflowAction,
+  workflowActionsQuery,
+  type WorkflowActionRow,
+} from '../../db/workflow-actions';
+import { findMember, memberById } from '../../db/workspaces';
+import { policyProblems, type GatePolicy } from '../../domain/changes/gate';
+import { workflowActionWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
+import {
+  checkDecision,
+  targetProblems,
+  type DecisionRefusal,
+  type WorkflowActionTarget,
+} from '../../domain/workflow-actions/rules';
+import { WORKSPACE_ID } from '../../domain/workflow-starts';
+import {
+  decideUpdate,
+  type WorkflowActionWorkflow,
+  type WorkflowActionWorkflowInput,
+} from '../../workflows/workflow-actions';
+import { ApprovalCreate } from '../remediations/schemas';
+import { problems, type ApiError, type FieldError } from '../errors';
+import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+import { WorkspaceParams } from '../schema-kit';
+import {
+  commitThenStart,
+  discardUnstarted,
+  iso,
+  isoOrNull,
+  pageRequest,
+  recordPrincipalWrite,
+  runWorkflowUpdate,
+} from '../shared';
+import {
+  WorkflowActionCreate,
+  WorkflowActionListQuery,
+  WorkflowActionPage,
+  WorkflowActionParams,
+  WorkflowActionResponse,
+} from './schemas';
+
+function presentAction(row: WorkflowActionRow) {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    kind: row.kind,
+    target: row.target as WorkflowActionResponse['target'],
+    reason: row.reason,
+    status: row.status,
+    requested_by: row.requested_by,
+    decided_by: row.decided_by,
+    decided_by_role: row.decided_by_role,
+    decided_at: isoOrNull(row.decided_at),
+    decision_rationale: row.decision_rationale,
+    expires_at: iso(row.expires_at),
+    executed_at: isoOrNull(row.executed_at),
+    outcome: row.outcome,
+    error_code: row.error_code,
+    workflow_id: row.workflow_id,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+async function loadAction(db: Knex, workspaceId: string, id: string) {
+  const row = await findWorkflowAction(db, workspaceId, id);
+  if (!row) throw problems.notFound(`Workflow action ${id}`);
+  return row;
+}
+
+/** Problems of a request's target beyond its schema: the fields its kind takes, what they name. */
+async function checkTarget(
+  db: Knex,
+  workspaceId: string,
+  body: WorkflowActionCreate,
+): Promise<void> {
+  const target = body.target as WorkflowActionTarget;
+  const errors: FieldError[] = targetProblems(body.kind, target).map((p) => ({
+    in: 'body',
+    ...p,
+  }));
+  // Fields that do not belong are named alone: what they point at does not matter.
+  if (errors.length) throw problems.validationFailed(errors);
+  const missing = (path: string, what: string) =>
+    errors.push({ in: 'body', path, message: `no such ${what} in this workspace` });
+  if (target.repository_id && !(await findRepository(db, workspaceId, target.repository_id)))
+    missing('/target/repository_id', 'repository');
+  if (target.audit_id && !(await findAudit(db, workspaceId, target.audit_id)))
+    missing('/target/audit_id', 'audit');
+  if (target.member_id && !(await findMember(db, workspaceId, target.member_id)))
+    missing('/target/member_id', 'member');
+  if (target.gate_policy)
+    for (const p of policyProblems(target.gate_policy as unknown as GatePolicy))
+      errors.push({ in: 'body', path: `/target/gate_policy${p.pointer}`, message: p.message });
+  if (errors.length) throw problems.validationFailed(errors);
+}
+
+function refusedDecision(r: DecisionRefusal): ApiError {
+  switch (r.code) {
+    case 'self_approval':
+      return problems.forbidden(
+        'self_approval',
+        'The member who requested a workflow action cannot approve it.',
+        'Ask another member holding workflow_actions:approve to approve it.',
+      );
+    case 'action_expired':
+      return problems.conflict(
+        'action_expired',
+        'This workflow action expired before it was approved; it will never execute.',
+        'Request it again (requestWorkflowAction) if it is still needed.',
+      );
+    case 'already_decided':
+      return problems.conflict(
+        'already_decided',
+        `This workflow action is ${r.current}; only a pending action can be approved or rejected.`,
+        'Read it (getWorkflowAction) to see who decided and what happened.',
+        { current_status: r.current },
+      );
+  }
+}
+
+async function decide(
+  ctx: OperationContext<{ workspace_id: string; action_id: string }, undefined, ApprovalCreate>,
+  outcome: 'approved' | 'rejected',
+) {
+  const { db, params, principal } = ctx;
+  const row = await loadAction(db, params.workspace_id, params.action_id);
+  const early = checkDecision(
+    { status: row.status, requestedBy: row.requested_by, expiresAt: row.expires_at },
+    { outcome, actorId: principal.memberId },
+    new Date(),
+  );
+  if (early) throw refusedDecision(early);
+  await runWorkflowUpdate(
+    ctx.services,
+    row.workflow_id,
+    decideUpdate,
+    {
+      outcome,
+      rationale: ctx.body.rationale,
+      actor: {
+        id: principal.memberId,
+        login: principal.memberLogin,
+        role: (await memberById(db, principal.memberId))?.role ?? 'member',
+        tokenId: principal.tokenId,
+        requestId: ctx.requestId,
+      },
+    },
+    {
+      refused: (r) => refusedDecision(r as DecisionRefusal),
+      ended: async () => {
+        const now = await loadAction(db, params.workspace_id, params.action_id);
+        return refusedDecision(
+          now.status === 'expired'
+            ? { code: 'action_expired' }
+            : { code: 'already_decided', current: now.status },
+        );
+      },
+      resource: { action_id: row.id },
+    },
+  );
+  return presentAction(await loadAction(db, params.workspace_id, params.action_id));
+}
+
+export const listWorkflowActions = defineOperation({
+  operationId: 'listWorkflowActions',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/workflow-actions',
+  summary: 'List workflow actions',
+  description:
+    'Newest first; filter by state or kind (`status=pending` is what waits for approval).',
+  tag: 'Workflow actions',
+  access: { kind: 'scope', scope: 'workflow_actions:read' },
+  params: WorkspaceParams,
+  query: WorkflowActionListQuery,
+  success: { status: 200, description: 'A page of workflow actions.', schema: WorkflowActionPage },
+  handler: async ({ db, params, query }) => {
+    const page = await keysetPage(
+      workflowActionsQuery(db, params.workspace_id, { status: query.status, kind: query.kind }),
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(presentAction) };
+  },
+});
+
+export const requestWorkflowAction = defineOperation({
+  operationId: 'requestWorkflowAction',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/workflow-actions',
+  summary: 'Request a privileged action',
+  description:
+    'The action waits, `pending`, for another member holding workflow_actions:approve (the requester cannot approve it) until `expires_at` (WORKFLOW_ACTION_TTL_HOURS after the request); then it expires and never executes. Once approved it executes exactly once in its `WorkflowActionWorkflow` (`workflow-action-<id>`) and records the outcome. The target takes the fields of its kind only: delete_repository `repository_id` (the repository and its history: findings, remediations, uncertainty cases and finished audits not cited by a decision); purge_attachments `audit_id` (every available attachment of the audit, before its retention); deep_review_audit `repository_id` and optional `branch_ref` (starts an audit with deep_review); change_gate_policy `gate_policy` (replaces the gate policy); revoke_member_tokens `member_id` (revokes every live token of the member). An unknown kind or a target field that does not apply is 400 validation_failed naming the field.',
+  tag: 'Workflow actions',
+  access: { kind: 'scope', scope: 'workflow_actions:request' },
+  params: WorkspaceParams,
+  body: WorkflowActionCreate,
+  idempotent: true,
+  errors: [503],
+  success: {
+    status: 201,
+    description: 'The pending action.',
+    schema: WorkflowActionResponse,
+    headers: { Location: LOCATION_HEADER },
+  },
+  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
+    await checkTarget(db, params.workspace_id, body);
+    const id = newId();
+    const workflowId = workflowActionWorkflowId(id);
+    const row = await commitThenStart(services.log, 'workflow_action', {
+      commit: () =>
+        db.transaction(async (trx) => {
+          const earlier = await findWorkflowAction(trx, params.workspace_id, id);
+          if (earlier) return earlier;
+          const created = await insertWorkflowAction(trx, {
+            id,
+            workspace_id: params.workspace_id,
+            kind: body.kind,
+            target: body.target as WorkflowActionTarget,
+            reason: body.reason,
+            requested_by: principal.memberId,
+            workflow_id: workflowId,
+            ttlSeconds: services.config.workflowActionTtlSeconds,
+          });
+          await recordPrincipalWrite(trx, principal, requestId, {
+            action: 'workflow_action.requested',
+            resourceType: 'workflow_action',
+            resourceId: id,
+            details: {
+              kind: body.kind,
+              target: body.target,
+              reason: body.reason,
+              expires_at: created.expires_at.toISOString(),
+            },
+          });
+          return created;
+        }),
+      needsStart: (created) => created.status === 'pending',
+      start: async (created) => {
+        const input: WorkflowActionWorkflowInput = {
+          actionId: created.id,
+          requestedBy: created.requested_by,
+          expiresAt: created.expires_at.toISOString(),
+        };
+        const client = await services.temporal.client();
+        await client.workflow.start<typeof WorkflowActionWorkflow>(WORKFLOW_TYPES.workflowAction, {
+          workflowId,
+          taskQueue: services.config.taskQueue,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [input],
+          typedSearchAttributes: [{ key: WORKSPACE_ID, value: params.workspace_id }],
+        });
+      },
+      ifStartFails: (created) =>
+        discardUnstarted(db, principal, requestId, {
+          resourceType: 'workflow_action',
+          resourceId: created.id,
+          discard: (trx) => deleteUnstartedWorkflowAction(trx, created.id),
+          details: { kind: created.kind },
+        }),
+      unavailable:
+        'The workflow action could not be started, so the request was discarded. Request it again later.',
+    });
+    koa.set('Location', `/v1/workspaces/${params.workspace_id}/workflow-actions/${row.id}`);
+    return presentAction(row);
+  },
+});
+
+export const getWorkflowAction = defineOperation({
+  operationId: 'getWorkflowAction',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}',
+  summary: 'Get a workflow action',
+  tag: 'Workflow actions',
+  access: { kind: 'scope', scope: 'workflow_actions:read' },
+  params: WorkflowActionParams,
+  success: { status: 200, description: 'The workflow action.', schema: WorkflowActionResponse },
+  handler: async ({ db, params }) =>
+    presentAction(await loadAction(db, params.workspace_id, params.action_id)),
+});
+
+export const approveWorkflowAction = defineOperation({
+  operationId: 'approveWorkflowAction',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval',
+  summary: 'Approve a workflow action',
+  description:
+    'Approves a pending action; it then executes once (read it with getWorkflowAction until `executed` or `failed`). The requester cannot approve it (403 `self_approval`); an expired action is 409 `action_expired`; one already approved, rejected or executed is 409 `already_decided`.',
+  tag: 'Workflow actions',
+  access: { kind: 'scope', scope: 'workflow_actions:approve' },
+  params: WorkflowActionParams,
+  body: ApprovalCreate,
+  errors: [409, 503],
+  success: { status: 200, description: 'The approved action.', schema: WorkflowActionResponse },
+  handler: async (ctx) => decide(ctx, 'approved'),
+});
+
+export const rejectWorkflowAction = defineOperation({
+  operationId: 'rejectWorkflowAction',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection',
+  summary: 'Reject a workflow action',
+  description:
+    'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `action_expired`; one already decided 409 `already_decided`.',
+  tag: 'Workflow actions',
+  access: { kind: 'scope', scope: 'workflow_actions:approve' },
+  params: WorkflowActionParams,
+  body: ApprovalCreate,
+  errors: [409, 503],
+  success: { status: 200, description: 'The rejected action.', schema: WorkflowActionResponse },
+  handler: async (ctx) => decide(ctx, 'rejected'),
+});
