@@ -892,6 +892,98 @@ export interface paths {
         patch: operations["updateFinding"];
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/remediations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List remediations
+         * @description Newest first; filter by state, repository or finding (the remediations of a finding).
+         *
+         *     Requires scope `remediations:read`.
+         */
+        get: operations["listRemediations"];
+        put?: never;
+        /**
+         * Plan the fix of findings
+         * @description Every finding must exist in this workspace (else 422 `unknown_finding` naming each unknown one), be unresolved (422 `finding_resolved`) and belong to one repository (422 `findings_span_repositories`). With `plan` the plan is the caller's (`source: manual`); without it the remediation agent writes one from the template of each control (`source: template`) and, when the worker has a model configured, asks the model to improve it (`source: model`; the call is an agent run of the audit that last observed the findings, and its cost is that audit's `remediation_cost_usd`). The remediation starts `proposed` and is owned by a `RemediationWorkflow` with workflow id `remediation-<id>`.
+         *
+         *     Requires scope `remediations:write`.
+         */
+        post: operations["createRemediation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/remediations/{remediation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a remediation
+         * @description Requires scope `remediations:read`.
+         */
+        get: operations["getRemediation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a remediation
+         * @description Moves a proposed remediation to approved, recording the approver, role, scope and rationale. The member who created it cannot approve it (403 `self_approval`); approving one already approved (or further along) is 409 `already_approved`; a rejected one 409 `invalid_transition`. A plan still being written by the model is approved once it is written.
+         *
+         *     Requires scope `remediations:approve`.
+         */
+        post: operations["approveRemediation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/remediations/{remediation_id}/transitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a remediation
+         * @description Moves: proposed -> rejected (needs remediations:approve as well); approved -> in_progress; in_progress -> done; not_verified -> in_progress. Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.
+         *
+         *     Requires scope `remediations:write`.
+         */
+        post: operations["transitionRemediation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/decisions": {
         parameters: {
             query?: never;
@@ -1348,6 +1440,98 @@ export interface paths {
          *     Requires scope `audits:write`.
          */
         post: operations["triggerAuditSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/workflow-actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List workflow actions
+         * @description Newest first; filter by state or kind (`status=pending` is what waits for approval).
+         *
+         *     Requires scope `workflow_actions:read`.
+         */
+        get: operations["listWorkflowActions"];
+        put?: never;
+        /**
+         * Request a privileged action
+         * @description The action waits, `pending`, for another member holding workflow_actions:approve (the requester cannot approve it) until `expires_at` (WORKFLOW_ACTION_TTL_HOURS after the request); then it expires and never executes. Once approved it executes exactly once in its `WorkflowActionWorkflow` (`workflow-action-<id>`) and records the outcome. The target takes the fields of its kind only: delete_repository `repository_id` (the repository and its history: findings, remediations, uncertainty cases and finished audits not cited by a decision); purge_attachments `audit_id` (every available attachment of the audit, before its retention); deep_review_audit `repository_id` and optional `branch_ref` (starts an audit with deep_review); change_gate_policy `gate_policy` (replaces the gate policy); revoke_member_tokens `member_id` (revokes every live token of the member). An unknown kind or a target field that does not apply is 400 validation_failed naming the field.
+         *
+         *     Requires scope `workflow_actions:request`.
+         */
+        post: operations["requestWorkflowAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/workflow-actions/{action_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a workflow action
+         * @description Requires scope `workflow_actions:read`.
+         */
+        get: operations["getWorkflowAction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a workflow action
+         * @description Approves a pending action; it then executes once (read it with getWorkflowAction until `executed` or `failed`). The requester cannot approve it (403 `self_approval`); an expired action is 409 `action_expired`; one already approved, rejected or executed is 409 `already_decided`.
+         *
+         *     Requires scope `workflow_actions:approve`.
+         */
+        post: operations["approveWorkflowAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a workflow action
+         * @description Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `action_expired`; one already decided 409 `already_decided`.
+         *
+         *     Requires scope `workflow_actions:approve`.
+         */
+        post: operations["rejectWorkflowAction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3391,6 +3575,195 @@ export interface components {
             weekday?: number | null;
             /** @description What to do with runs missed while nothing could run. */
             missed_run_policy?: "skip" | "run_once";
+        };
+        RemediationPage: {
+            items: components["schemas"]["RemediationResponse"][];
+            /** @default false */
+            has_more?: boolean;
+            next_cursor?: string | null;
+        };
+        /** @description A plan to fix one or more findings, and where it stands. */
+        RemediationResponse: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            repository_id: string | null;
+            audit_id: string | null;
+            finding_ids: string[];
+            title: string;
+            summary: string;
+            steps: components["schemas"]["RemediationStep"][];
+            affected_entity_keys: string[];
+            risk: "low" | "medium" | "high";
+            effort: "small" | "medium" | "large";
+            /** @description Who wrote the plan: a person, a template, or the model. */
+            source: "manual" | "template" | "model";
+            agent_run_id: string | null;
+            status: components["schemas"]["RemediationState"];
+            /** Format: uuid */
+            created_by: string;
+            approved_by: string | null;
+            approved_at: string | null;
+            rejected_at: string | null;
+            started_at: string | null;
+            done_at: string | null;
+            verified_at: string | null;
+            verification: components["schemas"]["RemediationVerification"] | null;
+            latest_rationale: string | null;
+            approvals: components["schemas"]["RemediationApprovalResponse"][];
+            /** @description The RemediationWorkflow, `remediation-<id>`. */
+            workflow_id: string;
+            /** @description Revision counter. */
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description One ordered step of a remediation plan. */
+        RemediationStep: {
+            title: string;
+            detail: string;
+        };
+        /** @description Lifecycle state of a remediation. */
+        RemediationState: "proposed" | "approved" | "rejected" | "in_progress" | "done" | "verified" | "not_verified";
+        /** @description Result of checking a done remediation against a later audit. */
+        RemediationVerification: {
+            /**
+             * Format: uuid
+             * @description The completed audit the findings were checked against.
+             */
+            audit_id: string;
+            outcome: "verified" | "not_verified";
+            resolved_finding_ids: string[];
+            /** @description Findings that audit still observed. */
+            open_finding_ids: string[];
+            /** Format: date-time */
+            evaluated_at: string;
+        };
+        /** @description One approval or rejection of a remediation. */
+        RemediationApprovalResponse: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            actor_id: string;
+            actor_role: string;
+            /** @description Scope the approval was made under. */
+            authorization_scope: string;
+            outcome: "approved" | "rejected";
+            rationale: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description Request to plan the fix of findings. Without `plan` the remediation agent writes it: from a template per control, then (when a model is configured) rewritten by the model. */
+        RemediationCreate: {
+            /** @description The findings the plan fixes, all of one repository (or of one upload audit). */
+            finding_ids: string[];
+            title?: string;
+            plan?: components["schemas"]["RemediationPlan"];
+        };
+        /** @description A remediation plan written by a person. */
+        RemediationPlan: {
+            /** @description What the fix achieves. */
+            summary: string;
+            steps: components["schemas"]["RemediationStep"][];
+            /** @description Canonical keys of the entities the fix changes (default: the entities of the findings). */
+            affected_entity_keys?: string[];
+            /** @description Risk of leaving it unfixed. */
+            risk: "low" | "medium" | "high";
+            /** @description Expected size of the work. */
+            effort: "small" | "medium" | "large";
+        };
+        /** @description Request to approve a remediation or a workflow action. */
+        ApprovalCreate: {
+            /** @description Why it is approved (kept with the approval). */
+            rationale: string;
+        };
+        /** @description Request to move a remediation. */
+        RemediationTransition: {
+            /** @description rejected (from proposed; needs remediations:approve), in_progress (from approved or not_verified), done (from in_progress). */
+            status: "rejected" | "in_progress" | "done";
+            /** @description Why the move is made. */
+            rationale: string;
+        };
+        WorkflowActionPage: {
+            items: components["schemas"]["WorkflowActionResponse"][];
+            /** @default false */
+            has_more?: boolean;
+            next_cursor?: string | null;
+        };
+        /** @description A privileged action, who asked, who decided, and what happened. */
+        WorkflowActionResponse: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            /** @description What the action does. */
+            kind: "delete_repository" | "purge_attachments" | "deep_review_audit" | "change_gate_policy" | "revoke_member_tokens";
+            target: components["schemas"]["WorkflowActionTarget"];
+            reason: string;
+            /** @description pending -> approved -> executed | failed; pending -> rejected; pending -> expired. */
+            status: "pending" | "approved" | "rejected" | "expired" | "executed" | "failed";
+            /** Format: uuid */
+            requested_by: string;
+            decided_by: string | null;
+            decided_by_role: string | null;
+            decided_at: string | null;
+            decision_rationale: string | null;
+            /**
+             * Format: date-time
+             * @description Pending past this instant, it expires.
+             */
+            expires_at: string;
+            executed_at: string | null;
+            outcome: {
+                [key: string]: unknown;
+            } | null;
+            error_code: string | null;
+            /** @description The WorkflowActionWorkflow, `workflow-action-<id>`. */
+            workflow_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description What the action acts on; each kind takes its own fields and no others. */
+        WorkflowActionTarget: {
+            /**
+             * Format: uuid
+             * @description delete_repository and deep_review_audit: the repository.
+             */
+            repository_id?: string;
+            /**
+             * Format: uuid
+             * @description purge_attachments: the audit.
+             */
+            audit_id?: string;
+            /**
+             * Format: uuid
+             * @description revoke_member_tokens: the member.
+             */
+            member_id?: string;
+            /** @description deep_review_audit: the branch (default: the repository default branch). */
+            branch_ref?: string;
+            gate_policy?: components["schemas"]["WorkflowActionGatePolicy"];
+        };
+        /** @description The gate policy a change_gate_policy action puts in place (as updateGatePolicy). */
+        WorkflowActionGatePolicy: {
+            /** @description When false every change is informational and the gate passes on evidence alone. */
+            enabled: boolean;
+            /** @description A reviewed or blocked change whose confidence is below this floor makes the gate insufficient_evidence. */
+            confidence_floor: number;
+            rules: components["schemas"]["GatePolicyRule"][];
+        };
+        /** @description Request a privileged action that another member must approve. */
+        WorkflowActionCreate: {
+            /** @description delete_repository (with its history), purge_attachments (of an audit, before their retention), deep_review_audit (an audit with deep_review), change_gate_policy, revoke_member_tokens (every live token of a member). */
+            kind: "delete_repository" | "purge_attachments" | "deep_review_audit" | "change_gate_policy" | "revoke_member_tokens";
+            target: components["schemas"]["WorkflowActionTarget"];
+            /** @description Why it is needed (shown to the approver). */
+            reason: string;
         };
     };
     responses: never;
@@ -9140,6 +9513,707 @@ export interface operations {
             };
         };
     };
+    listRemediations: {
+        parameters: {
+            query?: {
+                /** @description Only remediations in this state. */
+                status?: "proposed" | "approved" | "rejected" | "in_progress" | "done" | "verified" | "not_verified";
+                /** @description Only remediations of this repository. */
+                repository_id?: string;
+                /** @description Only remediations that fix this finding. */
+                finding_id?: string;
+                /** @description Items per page. */
+                limit?: number;
+                /** @description The next_cursor of the previous page (opaque). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of remediations. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemediationPage"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    createRemediation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+                /** @description Repeating a request with the same key and body returns the first result (`Idempotent-Replayed: true`); while the first is still being processed, 409 idempotency_in_progress with Retry-After; a different body with the same key is 422 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemediationCreate"];
+            };
+        };
+        responses: {
+            /** @description The proposed remediation. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Path of the created (or started) resource. */
+                    Location?: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemediationResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request (idempotency_key_reused). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getRemediation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The remediation. */
+                remediation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The remediation. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemediationResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    approveRemediation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The remediation. */
+                remediation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalCreate"];
+            };
+        };
+        responses: {
+            /** @description The approved remediation. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemediationResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    transitionRemediation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The remediation. */
+                remediation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemediationTransition"];
+            };
+        };
+        responses: {
+            /** @description The moved remediation. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemediationResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listDecisions: {
         parameters: {
             query?: {
@@ -12640,6 +13714,705 @@ export interface operations {
             };
             /** @description The Idempotency-Key was used with a different request (idempotency_key_reused). */
             422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listWorkflowActions: {
+        parameters: {
+            query?: {
+                /** @description Only actions in this state. */
+                status?: "pending" | "approved" | "rejected" | "expired" | "executed" | "failed";
+                /** @description Only actions of this kind. */
+                kind?: "delete_repository" | "purge_attachments" | "deep_review_audit" | "change_gate_policy" | "revoke_member_tokens";
+                /** @description Items per page. */
+                limit?: number;
+                /** @description The next_cursor of the previous page (opaque). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of workflow actions. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowActionPage"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    requestWorkflowAction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+                /** @description Repeating a request with the same key and body returns the first result (`Idempotent-Replayed: true`); while the first is still being processed, 409 idempotency_in_progress with Retry-After; a different body with the same key is 422 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowActionCreate"];
+            };
+        };
+        responses: {
+            /** @description The pending action. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Path of the created (or started) resource. */
+                    Location?: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowActionResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request (idempotency_key_reused). */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getWorkflowAction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The workflow action. */
+                action_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow action. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowActionResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    approveWorkflowAction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The workflow action. */
+                action_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalCreate"];
+            };
+        };
+        responses: {
+            /** @description The approved action. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowActionResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    rejectWorkflowAction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The workflow action. */
+                action_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalCreate"];
+            };
+        };
+        responses: {
+            /** @description The rejected action. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowActionResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
