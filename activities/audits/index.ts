@@ -57,6 +57,7 @@ import { scopeFilter } from '../../domain/audits/source-scope';
 import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
 import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
 import type { BlobStore } from '../../platform/blob-store';
+import { agentAttempts, agentCost, agentTokens, stageDuration } from '../../platform/metrics';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import { sourcePolicyOf } from '../../platform/source-access';
@@ -137,7 +138,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     const level =
       outcome.status === 'failed' ? 'error' : outcome.status === 'completed' ? 'info' : 'warning';
     const message = `stage ${key} ${outcome.status}${outcome.errorCode ? ` (${outcome.errorCode})` : ''}${outcome.summary ? `: ${outcome.summary}` : ''}`;
-    await markStageEnded(db, auditId, key, outcome, { level, message });
+    const move = await markStageEnded(db, auditId, key, outcome, { level, message });
+    if (move.moved && move.seconds !== null)
+      stageDuration.observe({ stage: key, status: outcome.status }, move.seconds);
   };
 
   /** Applies stage marks in order; `own` is the summary of the step that just succeeded. */
@@ -579,6 +582,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             cache_hit: true,
             artifact_id: artifactId,
           });
+          agentAttempts.inc({ agent: agent.key, outcome: 'cached' });
           await log(auditId, {
             level,
             source: 'scanner',
@@ -675,7 +679,14 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             cost_usd: cost,
             model_id: usedModel,
           });
-          if (agent.modelBacked) await updateAudit(db, auditId, { scanner_only: false });
+          agentAttempts.inc({ agent: agent.key, outcome: 'succeeded' });
+          if (agent.modelBacked) {
+            agentCost.inc({ agent: agent.key, model: usedModel }, Number(cost));
+            agentTokens.inc({ agent: agent.key, kind: 'input' }, usage.inputTokens);
+            agentTokens.inc({ agent: agent.key, kind: 'cached_input' }, usage.cachedInputTokens);
+            agentTokens.inc({ agent: agent.key, kind: 'output' }, usage.outputTokens);
+            await updateAudit(db, auditId, { scanner_only: false });
+          }
           return { summary: result.summary };
         } catch (err) {
           const cancelled = ctx.cancellationSignal.aborted;
@@ -691,6 +702,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             error_code: code,
             error_message: message.slice(0, 2000),
           });
+          agentAttempts.inc({ agent: agent.key, outcome: cancelled ? 'cancelled' : 'failed' });
           await log(auditId, {
             level: retryable && !cancelled ? 'warning' : 'error',
             source: 'scanner',
