@@ -352,6 +352,7 @@ async function idempotently(
       scope,
       requestSha256,
       config.idempotencyClaimTimeoutSeconds,
+      config.idempotencyKeyTtlHours,
     );
     if (claim.kind === 'mismatch') throw problems.idempotencyKeyReused(key);
     if (claim.kind === 'completed') {
