@@ -65,6 +65,31 @@ export async function startAgentRun(
   >,
 ): Promise<AgentRunRow> {
   return db.transaction(async (trx) => {
+    // Earlier attempts with no row at all (their worker died before writing it, or the database
+    // was down) are recorded as lost, so the trail has every attempt.
+    if (run.attempt > 1) {
+      await trx.raw(
+        `INSERT INTO agent_runs (id, audit_id, workspace_id, stage, agent_key, agent_version,
+                                 model_id, reasoning_effort, attempt, status, model_backed,
+                                 cost_kind, context_hash, error_code, error_message, completed_at)
+         SELECT gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, n, 'failed', ?, ?, '', 'attempt_lost', ?, now()
+           FROM generate_series(1, ?) AS n
+         ON CONFLICT (audit_id, agent_key, attempt) DO NOTHING`,
+        [
+          run.audit_id,
+          run.workspace_id,
+          run.stage,
+          run.agent_key,
+          run.agent_version,
+          run.model_id,
+          run.reasoning_effort,
+          run.model_backed,
+          run.cost_kind,
+          'This attempt left no record: its worker stopped (or lost the database) before writing it.',
+          run.attempt - 1,
+        ],
+      );
+    }
     await trx('agent_runs')
       .where({ audit_id: run.audit_id, agent_key: run.agent_key, status: 'running' })
       .andWhere('attempt', '<', run.attempt)
@@ -195,9 +220,80 @@ export async function earlierSuccess(
     .first('attempt', 'artifact_id');
 }
 
-/** Agent runs of an audit still marked running end cancelled now. */
-export async function cancelRunningAgentRuns(db: Knex, auditId: string): Promise<void> {
+/**
+ * Agent runs of an audit still marked running end now: `cancelled` when the audit was cancelled,
+ * `abandoned` (with the audit's failure as the reason) when it failed under them.
+ */
+export async function closeRunningAgentRuns(
+  db: Knex,
+  auditId: string,
+  end: { status: 'cancelled' | 'abandoned'; errorCode: string; message: string },
+): Promise<void> {
   await db('agent_runs')
     .where({ audit_id: auditId, status: 'running' })
-    .update({ status: 'cancelled', completed_at: db.fn.now(), error_code: 'cancelled' });
+    .update({
+      status: end.status,
+      completed_at: db.fn.now(),
+      error_code: end.errorCode,
+      error_message: storableText(end.message),
+    });
+}
+
+/** The context hash of a run, known once its input files were read. */
+export async function setAgentRunContextHash(
+  db: Knex,
+  id: string,
+  contextHash: string,
+): Promise<void> {
+  await db('agent_runs').where({ id }).update({ context_hash: contextHash });
+}
+
+/**
+ * Records an attempt the database outage interrupted, once the database answers again: its row
+ * (inserted if the outage kept it from being written, else the one still `running`) ends
+ * `failed` with `code`. A row that already ended is left alone.
+ */
+export async function recordInterruptedAttempt(
+  db: Knex,
+  run: Pick<
+    AgentRunRow,
+    | 'audit_id'
+    | 'workspace_id'
+    | 'stage'
+    | 'agent_key'
+    | 'agent_version'
+    | 'model_id'
+    | 'reasoning_effort'
+    | 'attempt'
+    | 'model_backed'
+    | 'cost_kind'
+  >,
+  code: string,
+  message: string,
+): Promise<void> {
+  await db.raw(
+    `INSERT INTO agent_runs AS r (id, audit_id, workspace_id, stage, agent_key, agent_version,
+                                  model_id, reasoning_effort, attempt, status, model_backed,
+                                  cost_kind, context_hash, error_code, error_message, completed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed', ?, ?, '', ?, ?, now())
+     ON CONFLICT (audit_id, agent_key, attempt) DO UPDATE
+        SET status = 'failed', error_code = EXCLUDED.error_code,
+            error_message = EXCLUDED.error_message, completed_at = now()
+      WHERE r.status = 'running'`,
+    [
+      crypto.randomUUID(),
+      run.audit_id,
+      run.workspace_id,
+      run.stage,
+      run.agent_key,
+      run.agent_version,
+      run.model_id,
+      run.reasoning_effort,
+      run.attempt,
+      run.model_backed,
+      run.cost_kind,
+      code,
+      storableText(message),
+    ],
+  );
 }

@@ -18,7 +18,9 @@ import { architectureStatus } from '../../analysis/uncertainty';
 import {
   artifactsOfAudit,
   earlierSuccess,
-  cancelRunningAgentRuns,
+  closeRunningAgentRuns,
+  recordInterruptedAttempt,
+  setAgentRunContextHash,
   findCachedArtifact,
   finishAgentRun,
   insertArtifact,
@@ -51,6 +53,7 @@ import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
 import { findWorkspace } from '../../db/workspaces';
 import { classifyPath, type SourceType } from '../../domain/audits/classify';
+import { isDatabaseUnavailable } from '../../db/errors';
 import { costUsd } from '../../domain/audits/pricing';
 import { SourceError } from '../../domain/audits/source-error';
 import { scopeFilter } from '../../domain/audits/source-scope';
@@ -221,7 +224,17 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           status === 'cancelled' ? 'cancelled' : 'failed',
           status === 'cancelled' ? 'cancelled' : errorCode,
         );
-        await cancelRunningAgentRuns(trx, auditId);
+        await closeRunningAgentRuns(
+          trx,
+          auditId,
+          status === 'cancelled'
+            ? { status: 'cancelled', errorCode: 'cancelled', message: 'The audit was cancelled.' }
+            : {
+                status: 'abandoned',
+                errorCode: 'audit_failed',
+                message: `The audit failed (${errorCode ?? 'unknown'}) while this attempt was running; it was abandoned.`,
+              },
+        );
       }
       await updateAudit(trx, auditId, {
         status,
@@ -240,7 +253,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   };
 
   /** Runs `work`; when the database is unreachable, waits for it before failing the attempt. */
-  const outageAware = async <T>(work: () => Promise<T>): Promise<T> => {
+  const outageAware = async <T>(
+    work: () => Promise<T>,
+    afterOutage?: () => Promise<void>,
+  ): Promise<T> => {
     try {
       return await work();
     } catch (err) {
@@ -249,6 +265,13 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         log: deps.log,
         boundSeconds: config.dependencyOutageBoundSeconds,
       });
+      // The database answers again (or the error was another): what the outage kept from being
+      // written goes on record before the attempt fails.
+      if (afterOutage && isDatabaseUnavailable(err)) {
+        await afterOutage().catch((e: unknown) =>
+          deps.log.warn({ err: e }, 'could not record the attempt the outage interrupted'),
+        );
+      }
       throw err;
     }
   };
@@ -262,6 +285,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     auditId: string,
     marks: StepMarks | undefined,
     work: () => Promise<StageOutcome>,
+    afterOutage?: () => Promise<void>,
   ): Promise<StageOutcome> => {
     return outageAware(async () => {
       if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
@@ -269,7 +293,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
       if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
       if (marks?.finishAudit) await finish(auditId, 'completed', null);
       return outcome;
-    });
+    }, afterOutage);
   };
 
   return {
@@ -532,187 +556,220 @@ export function createAuditActivities(deps: AuditActivityDeps) {
 
     /** One attempt of one agent: cached artifact, or a run recorded with timings, tokens and cost. */
     async runAgent(auditId: string, agentKey: string, marks?: StepMarks): Promise<StageOutcome> {
-      return step(auditId, marks, async () => {
+      /** Who this attempt is, once the audit was read: what an outage's record needs. */
+      let identity: Parameters<typeof recordInterruptedAttempt>[1] | undefined;
+      /** The database went away under this attempt and is back: the attempt goes on record. */
+      const afterOutage = async () => {
+        const attempt = Context.current().info.attempt;
         const agent = agentsByKey.get(agentKey);
-        if (!agent)
-          fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
-        const ctx = Context.current();
-        const attempt = ctx.info.attempt;
-        const audit = await getAuditById(db, auditId);
-        const files =
-          agent.input === 'all'
-            ? await sourceFiles(db, auditId)
-            : await sourceFiles(db, auditId, agent.input);
-        const modelId = agent.modelBacked
-          ? (deps.model?.modelId ?? 'unconfigured')
-          : 'deterministic';
-        const inputHash = crypto
-          .createHash('sha256')
-          .update(
-            files
-              .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
-              .join('\n'),
-          )
-          .digest('hex');
-        const contextHash = crypto
-          .createHash('sha256')
-          .update(
-            JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
-          )
-          .digest('hex');
-
-        const run = await startAgentRun(db, {
+        if (!agent) return;
+        identity ??= {
           audit_id: auditId,
-          workspace_id: audit.workspace_id,
+          workspace_id: (await getAuditById(db, auditId)).workspace_id,
           stage: agent.stage,
           agent_key: agent.key,
           agent_version: agent.version,
-          model_id: modelId,
+          model_id: agent.modelBacked ? (deps.model?.modelId ?? 'unconfigured') : 'deterministic',
           reasoning_effort: agent.reasoningEffort,
           attempt,
           model_backed: agent.modelBacked,
           cost_kind: agent.costKind,
-          context_hash: contextHash,
-        });
-
-        /** Ends this attempt with an existing artifact (no run, no cost) and says why. */
-        const reuse = async (artifactId: string, level: 'info' | 'warning', message: string) => {
-          await finishAgentRun(db, run.id, {
-            status: 'succeeded',
-            cache_hit: true,
-            artifact_id: artifactId,
-          });
-          agentAttempts.inc({ agent: agent.key, outcome: 'cached' });
-          await log(auditId, {
-            level,
-            source: 'scanner',
-            message: `${agent.key}: ${message}`,
-            details: { artifact_id: artifactId },
-          });
         };
-
-        // An earlier attempt already succeeded and only its report to Temporal was lost: its
-        // result stands (no second run, no second cost).
-        const done = await earlierSuccess(db, auditId, agent.key, attempt);
-        if (done?.artifact_id) {
-          await reuse(
-            done.artifact_id,
-            'warning',
-            `attempt ${done.attempt} had succeeded but its completion was lost; its result is kept`,
-          );
-          return { summary: `${agent.key}: result of attempt ${done.attempt}` };
-        }
-
-        if (agent.cacheable) {
-          const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
-          if (cached) {
-            await reuse(cached.id, 'info', 'reused the artifact of an identical earlier run');
-            return { summary: `${agent.key}: cached` };
-          }
-        }
-
-        try {
-          const result = await withHeartbeat(() =>
-            agent.run({
-              audit,
-              files,
-              readFile: (sha) => blobs.get(sha),
-              priorArtifacts: async () =>
-                (await artifactsOfAudit(db, auditId)).map((a) => ({
-                  agentKey: a.agent_key,
-                  stage: a.stage,
-                  artifact: a.artifact.artifact,
-                })),
-              snapshot: async () => {
-                const snap = await snapshotOfAudit(db, auditId);
-                if (!snap) return null;
-                const rows = await evidenceOf(db, snap.id);
-                return {
-                  entities: snap.entities as unknown as Entity[],
-                  relationships: snap.relationships as unknown as Relationship[],
-                  evidence: rows.map((e) => ({
-                    id: e.id,
-                    source_type: e.source_type as StoredEvidence['source_type'],
-                    provider: e.provider,
-                    evidence_kind: e.evidence_kind,
-                    subject_key: e.subject_key,
-                    relationship_kind: e.relationship_kind,
-                    object_key: e.object_key,
-                    location: e.location as unknown as StoredEvidence['location'],
-                    summary: e.summary,
-                    content_sha256: e.content_sha256,
-                    attributes: e.attributes,
-                  })),
-                };
-              },
-              model: deps.model,
-              attempt,
-              signal: ctx.cancellationSignal,
-              log: (level, message, details) =>
-                log(auditId, {
-                  level,
-                  source: 'scanner',
-                  message: `${agent.key}: ${message}`,
-                  details,
-                }),
-            }),
-          );
-          const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
-          const usedModel = result.modelId ?? modelId;
-          const cost = agent.modelBacked
-            ? costUsd(usage, deps.prices[usedModel] ?? deps.prices[modelId])
-            : '0';
-          const artifact = await insertArtifact(db, {
+        await recordInterruptedAttempt(
+          db,
+          identity,
+          'database_unavailable',
+          `Attempt ${attempt} lost the database while it ran; the next attempt runs it again.`,
+        );
+      };
+      return step(
+        auditId,
+        marks,
+        async () => {
+          const agent = agentsByKey.get(agentKey);
+          if (!agent)
+            fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
+          const ctx = Context.current();
+          const attempt = ctx.info.attempt;
+          const audit = await getAuditById(db, auditId);
+          const modelId = agent.modelBacked
+            ? (deps.model?.modelId ?? 'unconfigured')
+            : 'deterministic';
+          identity = {
+            audit_id: auditId,
             workspace_id: audit.workspace_id,
-            kind: result.kind,
-            title: result.title,
-            artifact: result.artifact,
-            evidence_ids: result.evidenceIds ?? [],
-            confidence: result.confidence,
-          });
-          await finishAgentRun(db, run.id, {
-            status: 'succeeded',
-            artifact_id: artifact.id,
-            input_tokens: usage.inputTokens,
-            cached_input_tokens: usage.cachedInputTokens,
-            output_tokens: usage.outputTokens,
-            cost_usd: cost,
-            model_id: usedModel,
-          });
-          agentAttempts.inc({ agent: agent.key, outcome: 'succeeded' });
-          if (agent.modelBacked) {
-            agentCost.inc({ agent: agent.key, model: usedModel }, Number(cost));
-            agentTokens.inc({ agent: agent.key, kind: 'input' }, usage.inputTokens);
-            agentTokens.inc({ agent: agent.key, kind: 'cached_input' }, usage.cachedInputTokens);
-            agentTokens.inc({ agent: agent.key, kind: 'output' }, usage.outputTokens);
-            await updateAudit(db, auditId, { scanner_only: false });
+            stage: agent.stage,
+            agent_key: agent.key,
+            agent_version: agent.version,
+            model_id: modelId,
+            reasoning_effort: agent.reasoningEffort,
+            attempt,
+            model_backed: agent.modelBacked,
+            cost_kind: agent.costKind,
+          };
+          // The attempt is on record before any work (its context hash follows once known).
+          const run = await startAgentRun(db, { ...identity, context_hash: '' });
+          const files =
+            agent.input === 'all'
+              ? await sourceFiles(db, auditId)
+              : await sourceFiles(db, auditId, agent.input);
+          const inputHash = crypto
+            .createHash('sha256')
+            .update(
+              files
+                .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
+                .join('\n'),
+            )
+            .digest('hex');
+          const contextHash = crypto
+            .createHash('sha256')
+            .update(
+              JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
+            )
+            .digest('hex');
+
+          await setAgentRunContextHash(db, run.id, contextHash);
+
+          /** Ends this attempt with an existing artifact (no run, no cost) and says why. */
+          const reuse = async (artifactId: string, level: 'info' | 'warning', message: string) => {
+            await finishAgentRun(db, run.id, {
+              status: 'succeeded',
+              cache_hit: true,
+              artifact_id: artifactId,
+            });
+            agentAttempts.inc({ agent: agent.key, outcome: 'cached' });
+            await log(auditId, {
+              level,
+              source: 'scanner',
+              message: `${agent.key}: ${message}`,
+              details: { artifact_id: artifactId },
+            });
+          };
+
+          // An earlier attempt already succeeded and only its report to Temporal was lost: its
+          // result stands (no second run, no second cost).
+          const done = await earlierSuccess(db, auditId, agent.key, attempt);
+          if (done?.artifact_id) {
+            await reuse(
+              done.artifact_id,
+              'warning',
+              `attempt ${done.attempt} had succeeded but its completion was lost; its result is kept`,
+            );
+            return { summary: `${agent.key}: result of attempt ${done.attempt}` };
           }
-          return { summary: result.summary };
-        } catch (err) {
-          const cancelled = ctx.cancellationSignal.aborted;
-          const code = cancelled
-            ? 'cancelled'
-            : err instanceof AgentError
-              ? err.code
-              : 'agent_crashed';
-          const retryable = err instanceof AgentError ? err.retryable : true;
-          const message = err instanceof Error ? err.message : String(err);
-          await finishAgentRun(db, run.id, {
-            status: cancelled ? 'cancelled' : 'failed',
-            error_code: code,
-            error_message: message.slice(0, 2000),
-          });
-          agentAttempts.inc({ agent: agent.key, outcome: cancelled ? 'cancelled' : 'failed' });
-          await log(auditId, {
-            level: retryable && !cancelled ? 'warning' : 'error',
-            source: 'scanner',
-            message: `${agent.key} attempt ${attempt} failed: ${code}`,
-            details: { error: message.slice(0, 500) },
-          });
-          if (cancelled) throw err;
-          fail(code, message, retryable);
-        }
-      });
+
+          if (agent.cacheable) {
+            const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
+            if (cached) {
+              await reuse(cached.id, 'info', 'reused the artifact of an identical earlier run');
+              return { summary: `${agent.key}: cached` };
+            }
+          }
+
+          try {
+            const result = await withHeartbeat(() =>
+              agent.run({
+                audit,
+                files,
+                readFile: (sha) => blobs.get(sha),
+                priorArtifacts: async () =>
+                  (await artifactsOfAudit(db, auditId)).map((a) => ({
+                    agentKey: a.agent_key,
+                    stage: a.stage,
+                    artifact: a.artifact.artifact,
+                  })),
+                snapshot: async () => {
+                  const snap = await snapshotOfAudit(db, auditId);
+                  if (!snap) return null;
+                  const rows = await evidenceOf(db, snap.id);
+                  return {
+                    entities: snap.entities as unknown as Entity[],
+                    relationships: snap.relationships as unknown as Relationship[],
+                    evidence: rows.map((e) => ({
+                      id: e.id,
+                      source_type: e.source_type as StoredEvidence['source_type'],
+                      provider: e.provider,
+                      evidence_kind: e.evidence_kind,
+                      subject_key: e.subject_key,
+                      relationship_kind: e.relationship_kind,
+                      object_key: e.object_key,
+                      location: e.location as unknown as StoredEvidence['location'],
+                      summary: e.summary,
+                      content_sha256: e.content_sha256,
+                      attributes: e.attributes,
+                    })),
+                  };
+                },
+                model: deps.model,
+                attempt,
+                signal: ctx.cancellationSignal,
+                log: (level, message, details) =>
+                  log(auditId, {
+                    level,
+                    source: 'scanner',
+                    message: `${agent.key}: ${message}`,
+                    details,
+                  }),
+              }),
+            );
+            const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+            const usedModel = result.modelId ?? modelId;
+            const cost = agent.modelBacked
+              ? costUsd(usage, deps.prices[usedModel] ?? deps.prices[modelId])
+              : '0';
+            const artifact = await insertArtifact(db, {
+              workspace_id: audit.workspace_id,
+              kind: result.kind,
+              title: result.title,
+              artifact: result.artifact,
+              evidence_ids: result.evidenceIds ?? [],
+              confidence: result.confidence,
+            });
+            await finishAgentRun(db, run.id, {
+              status: 'succeeded',
+              artifact_id: artifact.id,
+              input_tokens: usage.inputTokens,
+              cached_input_tokens: usage.cachedInputTokens,
+              output_tokens: usage.outputTokens,
+              cost_usd: cost,
+              model_id: usedModel,
+            });
+            agentAttempts.inc({ agent: agent.key, outcome: 'succeeded' });
+            if (agent.modelBacked) {
+              agentCost.inc({ agent: agent.key, model: usedModel }, Number(cost));
+              agentTokens.inc({ agent: agent.key, kind: 'input' }, usage.inputTokens);
+              agentTokens.inc({ agent: agent.key, kind: 'cached_input' }, usage.cachedInputTokens);
+              agentTokens.inc({ agent: agent.key, kind: 'output' }, usage.outputTokens);
+              await updateAudit(db, auditId, { scanner_only: false });
+            }
+            return { summary: result.summary };
+          } catch (err) {
+            const cancelled = ctx.cancellationSignal.aborted;
+            const code = cancelled
+              ? 'cancelled'
+              : err instanceof AgentError
+                ? err.code
+                : 'agent_crashed';
+            const retryable = err instanceof AgentError ? err.retryable : true;
+            const message = err instanceof Error ? err.message : String(err);
+            await finishAgentRun(db, run.id, {
+              status: cancelled ? 'cancelled' : 'failed',
+              error_code: code,
+              error_message: message.slice(0, 2000),
+            });
+            agentAttempts.inc({ agent: agent.key, outcome: cancelled ? 'cancelled' : 'failed' });
+            await log(auditId, {
+              level: retryable && !cancelled ? 'warning' : 'error',
+              source: 'scanner',
+              message: `${agent.key} attempt ${attempt} failed: ${code}`,
+              details: { error: message.slice(0, 500) },
+            });
+            if (cancelled) throw err;
+            fail(code, message, retryable);
+          }
+        },
+        afterOutage,
+      );
     },
 
     /**
