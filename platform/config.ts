@@ -268,7 +268,7 @@ export const CONFIG_VARIABLES = [
     default: '`60`',
     usedBy: 'worker, npm start',
     description:
-      'how often the `retention-sweep` schedule removes attachments past `retained_until`',
+      'how often the `retention-sweep` schedule removes attachments past `retained_until`, prunes old audits and expired Idempotency-Keys',
   },
   {
     name: 'RETENTION_AUDIT_DAYS',
