@@ -78,6 +78,8 @@ export default tseslint.config(
       '.tools/**',
       '.test-data/**',
       'eslint.config.mjs',
+      // Plain configuration (ava's), outside the TypeScript project.
+      'test/faults/ava.config.mjs',
       // Third-party files copied verbatim for the accuracy benchmark (bench/accuracy.ts).
     ],
   },

@@ -80,7 +80,13 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
         const done = await deps.db.transaction(async (trx) => {
           const removed = await pruneAudit(trx, audit);
           if (!removed) return null;
-          const { shas, ...counts } = removed;
+          const counts = {
+            logs: removed.logs,
+            agent_runs: removed.agentRuns,
+            artifacts: removed.artifacts,
+            source_files: removed.sourceFiles,
+            evidence: removed.evidence,
+          };
           await recordWrite(trx, {
             workspaceId: audit.workspace_id,
             actorId: null,
