@@ -252,6 +252,32 @@ async function main(): Promise<void> {
       `SELECT relname AS name, round(pg_total_relation_size(relid) / 1048576.0, 2) AS mb
          FROM pg_stat_user_tables ORDER BY pg_total_relation_size(relid) DESC LIMIT 8`,
     );
+    // Live bytes an audit holds (row sizes, without indexes and free space), pruned or not.
+    const perAudit = await db.raw<{ rows: Array<{ pruned: boolean; audits: number; kb: number }> }>(
+      `WITH per AS (
+         SELECT a.id, a.retention_pruned_at IS NOT NULL AS pruned,
+                pg_column_size(a.*)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM audit_logs x WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM audit_stages x WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM audit_source_files x WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM agent_runs x WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(f.*)) FROM agent_artifacts f
+                             WHERE f.id IN (SELECT artifact_id FROM agent_runs x WHERE x.audit_id = a.id)), 0)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM control_assessments x WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM architecture_snapshots x WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(e.*)) FROM architecture_evidence e
+                             JOIN architecture_snapshots x ON x.id = e.snapshot_id WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM change_sets x WHERE x.audit_id = a.id), 0)
+                + coalesce((SELECT sum(pg_column_size(x.*)) FROM audit_gates x WHERE x.audit_id = a.id), 0)
+                AS bytes
+           FROM audits a WHERE a.workspace_id = ? AND a.status = 'completed')
+       SELECT pruned, count(*) AS audits, round(avg(bytes) / 1024.0, 1) AS kb FROM per GROUP BY pruned`,
+      [workspace.id],
+    );
+    for (const r of perAudit.rows)
+      console.log(
+        `live data per ${r.pruned ? 'pruned' : 'unpruned'} audit: ${r.kb} KB (${r.audits} audits)`,
+      );
     console.log(
       '\nseconds  api MB  worker MB  api fds  worker fds  db MB  conns  done  failed  pruned',
     );

@@ -49,56 +49,21 @@ export interface ArtifactRow {
  */
 export async function startAgentRun(
   db: Knex,
-  run: Pick<
-    AgentRunRow,
-    | 'audit_id'
-    | 'workspace_id'
-    | 'stage'
-    | 'agent_key'
-    | 'agent_version'
-    | 'model_id'
-    | 'reasoning_effort'
-    | 'attempt'
-    | 'model_backed'
-    | 'cost_kind'
-    | 'context_hash'
-  >,
+  run: AttemptIdentity & Pick<AgentRunRow, 'attempt' | 'context_hash'>,
 ): Promise<AgentRunRow> {
   return db.transaction(async (trx) => {
-    // Earlier attempts with no row at all (their worker died before writing it, or the database
-    // was down) are recorded as lost, so the trail has every attempt.
+    // Earlier attempts still running were lost with their worker; those with no row at all
+    // (their worker died, or the database went away, before writing it) are recorded lost too,
+    // so the trail has every attempt.
     if (run.attempt > 1) {
-      await trx.raw(
-        `INSERT INTO agent_runs (id, audit_id, workspace_id, stage, agent_key, agent_version,
-                                 model_id, reasoning_effort, attempt, status, model_backed,
-                                 cost_kind, context_hash, error_code, error_message, completed_at)
-         SELECT gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, n, 'failed', ?, ?, '', 'attempt_lost', ?, now()
-           FROM generate_series(1, ?) AS n
-         ON CONFLICT (audit_id, agent_key, attempt) DO NOTHING`,
-        [
-          run.audit_id,
-          run.workspace_id,
-          run.stage,
-          run.agent_key,
-          run.agent_version,
-          run.model_id,
-          run.reasoning_effort,
-          run.model_backed,
-          run.cost_kind,
-          'This attempt left no record: its worker stopped (or lost the database) before writing it.',
-          run.attempt - 1,
-        ],
+      await failAttempts(
+        trx,
+        run,
+        [1, run.attempt - 1],
+        'attempt_lost',
+        'The worker running this attempt stopped before it finished (or before it could record it).',
       );
     }
-    await trx('agent_runs')
-      .where({ audit_id: run.audit_id, agent_key: run.agent_key, status: 'running' })
-      .andWhere('attempt', '<', run.attempt)
-      .update({
-        status: 'failed',
-        error_code: 'attempt_lost',
-        error_message: 'The worker running this attempt stopped before it finished.',
-        completed_at: trx.fn.now(),
-      });
     const [row] = await trx<AgentRunRow>('agent_runs')
       .insert({
         id: crypto.randomUUID(),
@@ -255,19 +220,35 @@ export async function setAgentRunContextHash(
  */
 export async function recordInterruptedAttempt(
   db: Knex,
-  run: Pick<
-    AgentRunRow,
-    | 'audit_id'
-    | 'workspace_id'
-    | 'stage'
-    | 'agent_key'
-    | 'agent_version'
-    | 'model_id'
-    | 'reasoning_effort'
-    | 'attempt'
-    | 'model_backed'
-    | 'cost_kind'
-  >,
+  run: AttemptIdentity & Pick<AgentRunRow, 'attempt'>,
+  code: string,
+  message: string,
+): Promise<void> {
+  await failAttempts(db, run, [run.attempt, run.attempt], code, message);
+}
+
+/** What identifies and describes an agent's attempts, before any outcome. */
+type AttemptIdentity = Pick<
+  AgentRunRow,
+  | 'audit_id'
+  | 'workspace_id'
+  | 'stage'
+  | 'agent_key'
+  | 'agent_version'
+  | 'model_id'
+  | 'reasoning_effort'
+  | 'model_backed'
+  | 'cost_kind'
+>;
+
+/**
+ * Attempts `first..last` of `run`'s agent end `failed` with `code`: inserted where they have no
+ * row, closed where they are still `running`; attempts that ended are left alone.
+ */
+async function failAttempts(
+  db: Knex,
+  run: AttemptIdentity,
+  [first, last]: [number, number],
   code: string,
   message: string,
 ): Promise<void> {
@@ -275,13 +256,13 @@ export async function recordInterruptedAttempt(
     `INSERT INTO agent_runs AS r (id, audit_id, workspace_id, stage, agent_key, agent_version,
                                   model_id, reasoning_effort, attempt, status, model_backed,
                                   cost_kind, context_hash, error_code, error_message, completed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed', ?, ?, '', ?, ?, now())
+     SELECT gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, n, 'failed', ?, ?, '', ?, ?, now()
+       FROM generate_series(?::integer, ?::integer) AS n
      ON CONFLICT (audit_id, agent_key, attempt) DO UPDATE
         SET status = 'failed', error_code = EXCLUDED.error_code,
             error_message = EXCLUDED.error_message, completed_at = now()
       WHERE r.status = 'running'`,
     [
-      crypto.randomUUID(),
       run.audit_id,
       run.workspace_id,
       run.stage,
@@ -289,11 +270,12 @@ export async function recordInterruptedAttempt(
       run.agent_version,
       run.model_id,
       run.reasoning_effort,
-      run.attempt,
       run.model_backed,
       run.cost_kind,
       code,
       storableText(message),
+      first,
+      last,
     ],
   );
 }

@@ -12,14 +12,7 @@ import { LOCAL_TEST_WORKSPACES } from '../helpers/factories';
 import { call } from '../helpers/http';
 import { spawnApi, stopProcess } from '../helpers/worker-process';
 import { WORKFLOW_TYPES } from '../../domain/contract/workflows';
-import {
-  checkInvariants,
-  makeWorld,
-  snapshotDigest,
-  startAudit,
-  waitAll,
-  type World,
-} from './support';
+import { checkInvariants, faultFreeSnapshot, makeWorld, waitAll, type World } from './support';
 
 let h: AuditHarness;
 let w: World;
@@ -50,9 +43,7 @@ test.after.always(async () => {
 });
 
 test('the API killed during idempotent POSTs: one audit per key, none stuck, snapshots as without the fault', async (t) => {
-  const reference = await startAudit(w);
-  await waitAll(w, [reference]);
-  const expected = await snapshotDigest(w, reference);
+  const expected = await faultFreeSnapshot(w);
 
   const keys = Array.from({ length: 16 }, () => `fault-${crypto.randomUUID()}`);
   const answers = new Map<string, string>();

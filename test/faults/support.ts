@@ -49,8 +49,23 @@ export async function waitAll(w: World, ids: string[], timeoutMs = 240_000): Pro
     await waitForAudit(w.url, w.tenant.token, w.tenant.workspaceId, id, timeoutMs);
 }
 
-/** Resolves once some agent attempt of these audits is running (the moment to strike). */
-export async function attemptsRunning(db: Knex, ids: string[], timeoutMs = 120_000) {
+/** A fault-free audit of the repository's head: the snapshot every faulted audit must equal. */
+export async function faultFreeSnapshot(w: World): Promise<{ hash: string; evidence: number }> {
+  const id = await startAudit(w);
+  await waitAll(w, [id]);
+  return snapshotDigest(w, id);
+}
+
+/** Starts `n` audits; resolves with their ids once one of their attempts runs (time to strike). */
+export async function auditsInFlight(w: World, n = 3): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push(await startAudit(w));
+  await attemptsRunning(w.h.app.services.db, ids);
+  return ids;
+}
+
+/** Resolves once some agent attempt of these audits is running. */
+async function attemptsRunning(db: Knex, ids: string[], timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const row = await db('agent_runs')
