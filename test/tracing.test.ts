@@ -110,7 +110,7 @@ test('one trace spans the API request, the workflow start, the workflow and its 
   t.is(server!.name, 'POST createAudit');
   t.is(attribute(server!, 'archaudit.operation_id'), 'createAudit');
   t.is(attribute(server!, 'http.response.status_code'), 202);
-  t.false(server!.parentSpanId ? true : false, 'the request span is the root');
+  t.falsy(server!.parentSpanId, 'the request span is the root');
 
   const spans = inTrace();
   const names = new Set(spans.map((s) => s.name));

@@ -284,9 +284,13 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   const step = async (
     auditId: string,
     marks: StepMarks | undefined,
-    work: () => Promise<StageOutcome>,
-    afterOutage?: () => Promise<void>,
+    ...rest:
+      | [work: () => Promise<StageOutcome>]
+      | [afterOutage: () => Promise<void>, work: () => Promise<StageOutcome>]
   ): Promise<StageOutcome> => {
+    // `afterOutage` (before the work, so the work's function stays the last argument): what to
+    // record once the database is back, when an outage interrupted the work.
+    const [afterOutage, work] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return outageAware(async () => {
       if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
       const outcome = await work();
@@ -582,194 +586,189 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           `Attempt ${attempt} lost the database while it ran; the next attempt runs it again.`,
         );
       };
-      return step(
-        auditId,
-        marks,
-        async () => {
-          const agent = agentsByKey.get(agentKey);
-          if (!agent)
-            fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
-          const ctx = Context.current();
-          const attempt = ctx.info.attempt;
-          const audit = await getAuditById(db, auditId);
-          const modelId = agent.modelBacked
-            ? (deps.model?.modelId ?? 'unconfigured')
-            : 'deterministic';
-          identity = {
-            audit_id: auditId,
-            workspace_id: audit.workspace_id,
-            stage: agent.stage,
-            agent_key: agent.key,
-            agent_version: agent.version,
-            model_id: modelId,
-            reasoning_effort: agent.reasoningEffort,
-            attempt,
-            model_backed: agent.modelBacked,
-            cost_kind: agent.costKind,
-          };
-          // The attempt is on record before any work (its context hash follows once known).
-          const run = await startAgentRun(db, { ...identity, context_hash: '' });
-          const files =
-            agent.input === 'all'
-              ? await sourceFiles(db, auditId)
-              : await sourceFiles(db, auditId, agent.input);
-          const inputHash = crypto
-            .createHash('sha256')
-            .update(
-              files
-                .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
-                .join('\n'),
-            )
-            .digest('hex');
-          const contextHash = crypto
-            .createHash('sha256')
-            .update(
-              JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
-            )
-            .digest('hex');
+      return step(auditId, marks, afterOutage, async () => {
+        const agent = agentsByKey.get(agentKey);
+        if (!agent)
+          fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
+        const ctx = Context.current();
+        const attempt = ctx.info.attempt;
+        const audit = await getAuditById(db, auditId);
+        const modelId = agent.modelBacked
+          ? (deps.model?.modelId ?? 'unconfigured')
+          : 'deterministic';
+        identity = {
+          audit_id: auditId,
+          workspace_id: audit.workspace_id,
+          stage: agent.stage,
+          agent_key: agent.key,
+          agent_version: agent.version,
+          model_id: modelId,
+          reasoning_effort: agent.reasoningEffort,
+          attempt,
+          model_backed: agent.modelBacked,
+          cost_kind: agent.costKind,
+        };
+        // The attempt is on record before any work (its context hash follows once known).
+        const run = await startAgentRun(db, { ...identity, context_hash: '' });
+        const files =
+          agent.input === 'all'
+            ? await sourceFiles(db, auditId)
+            : await sourceFiles(db, auditId, agent.input);
+        const inputHash = crypto
+          .createHash('sha256')
+          .update(
+            files
+              .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
+              .join('\n'),
+          )
+          .digest('hex');
+        const contextHash = crypto
+          .createHash('sha256')
+          .update(
+            JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
+          )
+          .digest('hex');
 
-          await setAgentRunContextHash(db, run.id, contextHash);
+        await setAgentRunContextHash(db, run.id, contextHash);
 
-          /** Ends this attempt with an existing artifact (no run, no cost) and says why. */
-          const reuse = async (artifactId: string, level: 'info' | 'warning', message: string) => {
-            await finishAgentRun(db, run.id, {
-              status: 'succeeded',
-              cache_hit: true,
-              artifact_id: artifactId,
-            });
-            agentAttempts.inc({ agent: agent.key, outcome: 'cached' });
-            await log(auditId, {
-              level,
-              source: 'scanner',
-              message: `${agent.key}: ${message}`,
-              details: { artifact_id: artifactId },
-            });
-          };
+        /** Ends this attempt with an existing artifact (no run, no cost) and says why. */
+        const reuse = async (artifactId: string, level: 'info' | 'warning', message: string) => {
+          await finishAgentRun(db, run.id, {
+            status: 'succeeded',
+            cache_hit: true,
+            artifact_id: artifactId,
+          });
+          agentAttempts.inc({ agent: agent.key, outcome: 'cached' });
+          await log(auditId, {
+            level,
+            source: 'scanner',
+            message: `${agent.key}: ${message}`,
+            details: { artifact_id: artifactId },
+          });
+        };
 
-          // An earlier attempt already succeeded and only its report to Temporal was lost: its
-          // result stands (no second run, no second cost).
-          const done = await earlierSuccess(db, auditId, agent.key, attempt);
-          if (done?.artifact_id) {
-            await reuse(
-              done.artifact_id,
-              'warning',
-              `attempt ${done.attempt} had succeeded but its completion was lost; its result is kept`,
-            );
-            return { summary: `${agent.key}: result of attempt ${done.attempt}` };
+        // An earlier attempt already succeeded and only its report to Temporal was lost: its
+        // result stands (no second run, no second cost).
+        const done = await earlierSuccess(db, auditId, agent.key, attempt);
+        if (done?.artifact_id) {
+          await reuse(
+            done.artifact_id,
+            'warning',
+            `attempt ${done.attempt} had succeeded but its completion was lost; its result is kept`,
+          );
+          return { summary: `${agent.key}: result of attempt ${done.attempt}` };
+        }
+
+        if (agent.cacheable) {
+          const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
+          if (cached) {
+            await reuse(cached.id, 'info', 'reused the artifact of an identical earlier run');
+            return { summary: `${agent.key}: cached` };
           }
+        }
 
-          if (agent.cacheable) {
-            const cached = await findCachedArtifact(db, audit.workspace_id, contextHash);
-            if (cached) {
-              await reuse(cached.id, 'info', 'reused the artifact of an identical earlier run');
-              return { summary: `${agent.key}: cached` };
-            }
-          }
-
-          try {
-            const result = await withHeartbeat(() =>
-              agent.run({
-                audit,
-                files,
-                readFile: (sha) => blobs.get(sha),
-                priorArtifacts: async () =>
-                  (await artifactsOfAudit(db, auditId)).map((a) => ({
-                    agentKey: a.agent_key,
-                    stage: a.stage,
-                    artifact: a.artifact.artifact,
+        try {
+          const result = await withHeartbeat(() =>
+            agent.run({
+              audit,
+              files,
+              readFile: (sha) => blobs.get(sha),
+              priorArtifacts: async () =>
+                (await artifactsOfAudit(db, auditId)).map((a) => ({
+                  agentKey: a.agent_key,
+                  stage: a.stage,
+                  artifact: a.artifact.artifact,
+                })),
+              snapshot: async () => {
+                const snap = await snapshotOfAudit(db, auditId);
+                if (!snap) return null;
+                const rows = await evidenceOf(db, snap.id);
+                return {
+                  entities: snap.entities as unknown as Entity[],
+                  relationships: snap.relationships as unknown as Relationship[],
+                  evidence: rows.map((e) => ({
+                    id: e.id,
+                    source_type: e.source_type as StoredEvidence['source_type'],
+                    provider: e.provider,
+                    evidence_kind: e.evidence_kind,
+                    subject_key: e.subject_key,
+                    relationship_kind: e.relationship_kind,
+                    object_key: e.object_key,
+                    location: e.location as unknown as StoredEvidence['location'],
+                    summary: e.summary,
+                    content_sha256: e.content_sha256,
+                    attributes: e.attributes,
                   })),
-                snapshot: async () => {
-                  const snap = await snapshotOfAudit(db, auditId);
-                  if (!snap) return null;
-                  const rows = await evidenceOf(db, snap.id);
-                  return {
-                    entities: snap.entities as unknown as Entity[],
-                    relationships: snap.relationships as unknown as Relationship[],
-                    evidence: rows.map((e) => ({
-                      id: e.id,
-                      source_type: e.source_type as StoredEvidence['source_type'],
-                      provider: e.provider,
-                      evidence_kind: e.evidence_kind,
-                      subject_key: e.subject_key,
-                      relationship_kind: e.relationship_kind,
-                      object_key: e.object_key,
-                      location: e.location as unknown as StoredEvidence['location'],
-                      summary: e.summary,
-                      content_sha256: e.content_sha256,
-                      attributes: e.attributes,
-                    })),
-                  };
-                },
-                model: deps.model,
-                attempt,
-                signal: ctx.cancellationSignal,
-                log: (level, message, details) =>
-                  log(auditId, {
-                    level,
-                    source: 'scanner',
-                    message: `${agent.key}: ${message}`,
-                    details,
-                  }),
-              }),
-            );
-            const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
-            const usedModel = result.modelId ?? modelId;
-            const cost = agent.modelBacked
-              ? costUsd(usage, deps.prices[usedModel] ?? deps.prices[modelId])
-              : '0';
-            const artifact = await insertArtifact(db, {
-              workspace_id: audit.workspace_id,
-              kind: result.kind,
-              title: result.title,
-              artifact: result.artifact,
-              evidence_ids: result.evidenceIds ?? [],
-              confidence: result.confidence,
-            });
-            await finishAgentRun(db, run.id, {
-              status: 'succeeded',
-              artifact_id: artifact.id,
-              input_tokens: usage.inputTokens,
-              cached_input_tokens: usage.cachedInputTokens,
-              output_tokens: usage.outputTokens,
-              cost_usd: cost,
-              model_id: usedModel,
-            });
-            agentAttempts.inc({ agent: agent.key, outcome: 'succeeded' });
-            if (agent.modelBacked) {
-              agentCost.inc({ agent: agent.key, model: usedModel }, Number(cost));
-              agentTokens.inc({ agent: agent.key, kind: 'input' }, usage.inputTokens);
-              agentTokens.inc({ agent: agent.key, kind: 'cached_input' }, usage.cachedInputTokens);
-              agentTokens.inc({ agent: agent.key, kind: 'output' }, usage.outputTokens);
-              await updateAudit(db, auditId, { scanner_only: false });
-            }
-            return { summary: result.summary };
-          } catch (err) {
-            const cancelled = ctx.cancellationSignal.aborted;
-            const code = cancelled
-              ? 'cancelled'
-              : err instanceof AgentError
-                ? err.code
-                : 'agent_crashed';
-            const retryable = err instanceof AgentError ? err.retryable : true;
-            const message = err instanceof Error ? err.message : String(err);
-            await finishAgentRun(db, run.id, {
-              status: cancelled ? 'cancelled' : 'failed',
-              error_code: code,
-              error_message: message.slice(0, 2000),
-            });
-            agentAttempts.inc({ agent: agent.key, outcome: cancelled ? 'cancelled' : 'failed' });
-            await log(auditId, {
-              level: retryable && !cancelled ? 'warning' : 'error',
-              source: 'scanner',
-              message: `${agent.key} attempt ${attempt} failed: ${code}`,
-              details: { error: message.slice(0, 500) },
-            });
-            if (cancelled) throw err;
-            fail(code, message, retryable);
+                };
+              },
+              model: deps.model,
+              attempt,
+              signal: ctx.cancellationSignal,
+              log: (level, message, details) =>
+                log(auditId, {
+                  level,
+                  source: 'scanner',
+                  message: `${agent.key}: ${message}`,
+                  details,
+                }),
+            }),
+          );
+          const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+          const usedModel = result.modelId ?? modelId;
+          const cost = agent.modelBacked
+            ? costUsd(usage, deps.prices[usedModel] ?? deps.prices[modelId])
+            : '0';
+          const artifact = await insertArtifact(db, {
+            workspace_id: audit.workspace_id,
+            kind: result.kind,
+            title: result.title,
+            artifact: result.artifact,
+            evidence_ids: result.evidenceIds ?? [],
+            confidence: result.confidence,
+          });
+          await finishAgentRun(db, run.id, {
+            status: 'succeeded',
+            artifact_id: artifact.id,
+            input_tokens: usage.inputTokens,
+            cached_input_tokens: usage.cachedInputTokens,
+            output_tokens: usage.outputTokens,
+            cost_usd: cost,
+            model_id: usedModel,
+          });
+          agentAttempts.inc({ agent: agent.key, outcome: 'succeeded' });
+          if (agent.modelBacked) {
+            agentCost.inc({ agent: agent.key, model: usedModel }, Number(cost));
+            agentTokens.inc({ agent: agent.key, kind: 'input' }, usage.inputTokens);
+            agentTokens.inc({ agent: agent.key, kind: 'cached_input' }, usage.cachedInputTokens);
+            agentTokens.inc({ agent: agent.key, kind: 'output' }, usage.outputTokens);
+            await updateAudit(db, auditId, { scanner_only: false });
           }
-        },
-        afterOutage,
-      );
+          return { summary: result.summary };
+        } catch (err) {
+          const cancelled = ctx.cancellationSignal.aborted;
+          const code = cancelled
+            ? 'cancelled'
+            : err instanceof AgentError
+              ? err.code
+              : 'agent_crashed';
+          const retryable = err instanceof AgentError ? err.retryable : true;
+          const message = err instanceof Error ? err.message : String(err);
+          await finishAgentRun(db, run.id, {
+            status: cancelled ? 'cancelled' : 'failed',
+            error_code: code,
+            error_message: message.slice(0, 2000),
+          });
+          agentAttempts.inc({ agent: agent.key, outcome: cancelled ? 'cancelled' : 'failed' });
+          await log(auditId, {
+            level: retryable && !cancelled ? 'warning' : 'error',
+            source: 'scanner',
+            message: `${agent.key} attempt ${attempt} failed: ${code}`,
+            details: { error: message.slice(0, 500) },
+          });
+          if (cancelled) throw err;
+          fail(code, message, retryable);
+        }
+      });
     },
 
     /**

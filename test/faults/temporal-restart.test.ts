@@ -10,7 +10,12 @@ import path from 'node:path';
 import test from 'ava';
 import { Connection } from '@temporalio/client';
 import { startAuditHarness, type AuditHarness } from '../helpers/audit-harness';
-import { freePort, startTemporalDevServer, type DevTemporal } from '../../platform/dev-services';
+import {
+  ensureTemporalCli,
+  freePort,
+  startTemporalDevServer,
+  type DevTemporal,
+} from '../../platform/dev-services';
 import { ensureSearchAttributes } from '../../platform/temporal';
 import {
   auditsInFlight,
@@ -21,7 +26,8 @@ import {
   type World,
 } from './support';
 
-const CLI = path.resolve(__dirname, '..', '..', '.tools', 'bin', 'temporal');
+/** The Temporal CLI as `npm test` finds it: on PATH, else in .tools. */
+const CLI = ensureTemporalCli(path.resolve(__dirname, '..', '..', '.tools'));
 let dir: string;
 let port: number;
 let temporal: DevTemporal;
