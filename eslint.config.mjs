@@ -82,6 +82,8 @@ export default tseslint.config(
       'cli/generated/**',
       // The three-line launcher of the bin (CommonJS, outside the TypeScript project).
       'cli/bin.cjs',
+      // Plain configuration (ava's), outside the TypeScript project.
+      'test/faults/ava.config.mjs',
       // Third-party files copied verbatim for the accuracy benchmark (bench/accuracy.ts).
     ],
   },

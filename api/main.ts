@@ -7,6 +7,8 @@ import { TemporalGateway } from '../platform/temporal';
 import { createServices } from './services';
 import { startApi } from './server';
 import { onShutdown } from '../platform/shutdown';
+import { serveMetrics } from '../platform/metrics';
+import { startTracing } from '../platform/tracing';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -15,6 +17,8 @@ async function main(): Promise<void> {
     throw new Error('DATABASE_URL is required (npm start provides one in development).');
   if (!config.temporalAddress)
     throw new Error('TEMPORAL_ADDRESS is required (npm start provides one in development).');
+  // Before anything that makes spans (the request middleware, the Temporal client).
+  const tracing = startTracing(config.otlpEndpoint, 'archaudit-api');
   const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
   if (config.migrateOnStart) await migrateLatest(db);
   const temporal = new TemporalGateway(config.temporalAddress, config.temporalNamespace);
@@ -23,9 +27,12 @@ async function main(): Promise<void> {
     config.port,
     config.host,
   );
+  const closeMetrics = await serveMetrics(config.metricsPort, config.metricsHost, log);
   log.info({ url: api.url }, 'api listening');
   onShutdown(log, async () => {
     await api.close();
+    await closeMetrics();
+    await tracing?.shutdown();
     await temporal.close();
     await db.destroy();
   });

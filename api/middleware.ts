@@ -13,6 +13,9 @@ import { RateLimiter } from './rate-limit';
 import type { Principal } from './registry/operation';
 import type { Logger } from '../platform/logger';
 import { isDatabaseUnavailable } from '../db/errors';
+import { httpDuration, httpRequests } from '../platform/metrics';
+import { activeTracing } from '../platform/tracing';
+import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 
 export interface RequestState {
   requestId: string;
@@ -20,6 +23,8 @@ export interface RequestState {
   principal?: Principal;
   authError?: ApiError;
   replayed?: number;
+  /** The operation the request was routed to (set by the router). */
+  operationId?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
@@ -32,6 +37,7 @@ class RequestStateImpl implements RequestState {
   principal?: Principal;
   authError?: ApiError;
   replayed?: number;
+  operationId?: string;
   private child: Logger | undefined;
 
   constructor(
@@ -66,7 +72,7 @@ export function frontDoor(services: AppServices) {
   const checkProblem = services.config.validateResponses
     ? compileResponseValidator(ProblemDetails)
     : undefined;
-  return async (ctx: Context, next: Next) => {
+  const handle = async (ctx: Context, next: Next) => {
     const state = assignRequestId(ctx, services);
     const started = process.hrtime.bigint();
     try {
@@ -115,13 +121,17 @@ export function frontDoor(services: AppServices) {
       ctx.type = 'application/problem+json';
       ctx.body = body;
     }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const operation = state.operationId ?? 'unmatched';
+    const status = String(ctx.status);
+    httpRequests.inc({ operation, method: ctx.method, status });
+    httpDuration.observe({ operation, status }, ms / 1000);
     // A client that went away gets no response: its request is logged at debug only.
     // (The socket, not the request: a request stream is destroyed once fully read.)
     const aborted = ctx.req.socket?.destroyed === true;
     const level = aborted ? 'debug' : 'info';
     // Checked on the root logger: reading state.log would make the request's child logger.
     if (!services.log.isLevelEnabled(level)) return;
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
     state.log[level](
       {
         method: ctx.method,
@@ -134,6 +144,32 @@ export function frontDoor(services: AppServices) {
       aborted ? 'request aborted by the client' : 'request',
     );
   };
+  const tracing = activeTracing();
+  if (!tracing) return handle;
+  // Tracing on: one server span per request, a child of the caller's `traceparent` when sent;
+  // the workflow start a handler makes is its child (Temporal's client interceptor).
+  return (ctx: Context, next: Next) =>
+    tracing.tracer.startActiveSpan(
+      ctx.method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } },
+      propagation.extract(context.active(), ctx.req.headers),
+      async (span) => {
+        try {
+          await handle(ctx, next);
+        } finally {
+          const state = ctx.state as RequestState;
+          if (state.operationId) span.updateName(`${ctx.method} ${state.operationId}`);
+          span.setAttributes({
+            'http.response.status_code': ctx.status,
+            'url.path': ctx.path,
+            'archaudit.request_id': state.requestId,
+            'archaudit.operation_id': state.operationId ?? 'unmatched',
+          });
+          if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+        }
+      },
+    );
 }
 
 function toApiError(err: unknown, state: RequestState, ctx: Context): ApiError {

@@ -10,6 +10,9 @@ import type { Logger } from '../platform/logger';
 import { createApp } from './app';
 import type { AppServices } from './services';
 import { ensureCatalog } from '../db/controls';
+import { answerProbe } from './probes';
+import { countAuditsWith, watchPool } from '../platform/metrics';
+import { countAuditsByStatus } from '../db/audits';
 
 export interface RunningApi {
   url: string;
@@ -25,8 +28,14 @@ export async function startApi(
   // Reference data the API serves: the built-in control catalog of this version (idempotent), so
   // that reads never write.
   await ensureCatalog(services.db);
+  watchPool('api', services.db);
+  countAuditsWith(() => countAuditsByStatus(services.db));
   const app = createApp(services);
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  let closing: Promise<void> | undefined;
+  const server = http.createServer((req, res) => {
+    if (!answerProbe(req, res, services, () => closing !== undefined)) void handle(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
     answerClientError(err, socket, services.log),
@@ -37,7 +46,6 @@ export async function startApi(
   });
   const address = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
-  let closing: Promise<void> | undefined;
   return {
     url: `http://${shownHost}:${address.port}`,
     port: address.port,

@@ -49,31 +49,21 @@ export interface ArtifactRow {
  */
 export async function startAgentRun(
   db: Knex,
-  run: Pick<
-    AgentRunRow,
-    | 'audit_id'
-    | 'workspace_id'
-    | 'stage'
-    | 'agent_key'
-    | 'agent_version'
-    | 'model_id'
-    | 'reasoning_effort'
-    | 'attempt'
-    | 'model_backed'
-    | 'cost_kind'
-    | 'context_hash'
-  >,
+  run: AttemptIdentity & Pick<AgentRunRow, 'attempt' | 'context_hash'>,
 ): Promise<AgentRunRow> {
   return db.transaction(async (trx) => {
-    await trx('agent_runs')
-      .where({ audit_id: run.audit_id, agent_key: run.agent_key, status: 'running' })
-      .andWhere('attempt', '<', run.attempt)
-      .update({
-        status: 'failed',
-        error_code: 'attempt_lost',
-        error_message: 'The worker running this attempt stopped before it finished.',
-        completed_at: trx.fn.now(),
-      });
+    // Earlier attempts still running were lost with their worker; those with no row at all
+    // (their worker died, or the database went away, before writing it) are recorded lost too,
+    // so the trail has every attempt.
+    if (run.attempt > 1) {
+      await failAttempts(
+        trx,
+        run,
+        [1, run.attempt - 1],
+        'attempt_lost',
+        'The worker running this attempt stopped before it finished (or before it could record it).',
+      );
+    }
     const [row] = await trx<AgentRunRow>('agent_runs')
       .insert({
         id: crypto.randomUUID(),
@@ -195,9 +185,97 @@ export async function earlierSuccess(
     .first('attempt', 'artifact_id');
 }
 
-/** Agent runs of an audit still marked running end cancelled now. */
-export async function cancelRunningAgentRuns(db: Knex, auditId: string): Promise<void> {
+/**
+ * Agent runs of an audit still marked running end now: `cancelled` when the audit was cancelled,
+ * `abandoned` (with the audit's failure as the reason) when it failed under them.
+ */
+export async function closeRunningAgentRuns(
+  db: Knex,
+  auditId: string,
+  end: { status: 'cancelled' | 'abandoned'; errorCode: string; message: string },
+): Promise<void> {
   await db('agent_runs')
     .where({ audit_id: auditId, status: 'running' })
-    .update({ status: 'cancelled', completed_at: db.fn.now(), error_code: 'cancelled' });
+    .update({
+      status: end.status,
+      completed_at: db.fn.now(),
+      error_code: end.errorCode,
+      error_message: storableText(end.message),
+    });
+}
+
+/** The context hash of a run, known once its input files were read. */
+export async function setAgentRunContextHash(
+  db: Knex,
+  id: string,
+  contextHash: string,
+): Promise<void> {
+  await db('agent_runs').where({ id }).update({ context_hash: contextHash });
+}
+
+/**
+ * Records an attempt the database outage interrupted, once the database answers again: its row
+ * (inserted if the outage kept it from being written, else the one still `running`) ends
+ * `failed` with `code`. A row that already ended is left alone.
+ */
+export async function recordInterruptedAttempt(
+  db: Knex,
+  run: AttemptIdentity & Pick<AgentRunRow, 'attempt'>,
+  code: string,
+  message: string,
+): Promise<void> {
+  await failAttempts(db, run, [run.attempt, run.attempt], code, message);
+}
+
+/** What identifies and describes an agent's attempts, before any outcome. */
+type AttemptIdentity = Pick<
+  AgentRunRow,
+  | 'audit_id'
+  | 'workspace_id'
+  | 'stage'
+  | 'agent_key'
+  | 'agent_version'
+  | 'model_id'
+  | 'reasoning_effort'
+  | 'model_backed'
+  | 'cost_kind'
+>;
+
+/**
+ * Attempts `first..last` of `run`'s agent end `failed` with `code`: inserted where they have no
+ * row, closed where they are still `running`; attempts that ended are left alone.
+ */
+async function failAttempts(
+  db: Knex,
+  run: AttemptIdentity,
+  [first, last]: [number, number],
+  code: string,
+  message: string,
+): Promise<void> {
+  await db.raw(
+    `INSERT INTO agent_runs AS r (id, audit_id, workspace_id, stage, agent_key, agent_version,
+                                  model_id, reasoning_effort, attempt, status, model_backed,
+                                  cost_kind, context_hash, error_code, error_message, completed_at)
+     SELECT gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, n, 'failed', ?, ?, '', ?, ?, now()
+       FROM generate_series(?::integer, ?::integer) AS n
+     ON CONFLICT (audit_id, agent_key, attempt) DO UPDATE
+        SET status = 'failed', error_code = EXCLUDED.error_code,
+            error_message = EXCLUDED.error_message, completed_at = now()
+      WHERE r.status = 'running'`,
+    [
+      run.audit_id,
+      run.workspace_id,
+      run.stage,
+      run.agent_key,
+      run.agent_version,
+      run.model_id,
+      run.reasoning_effort,
+      run.model_backed,
+      run.cost_kind,
+      code,
+      storableText(message),
+      first,
+      last,
+    ],
+  );
 }

@@ -272,19 +272,27 @@ async function moveStage(
   set: string,
   setBindings: Knex.RawBinding[],
   line: StageLine,
-): Promise<boolean> {
-  const result = await db.raw<{ rows: unknown[] }>(
+): Promise<StageMove> {
+  const result = await db.raw<{ rows: Array<{ seconds: number | null }> }>(
     `WITH moved AS (
        UPDATE audit_stages SET ${set}
         WHERE audit_id = ? AND key = ? AND status = ANY(?::text[])
-       RETURNING 1
+       RETURNING extract(epoch FROM completed_at - started_at)::float8 AS seconds
+     ), logged AS (
+       INSERT INTO audit_logs (audit_id, level, source, message)
+       SELECT ?, ?, 'stage', ? FROM moved
      )
-     INSERT INTO audit_logs (audit_id, level, source, message)
-     SELECT ?, ?, 'stage', ? FROM moved
-     RETURNING seq`,
+     SELECT seconds FROM moved`,
     [...setBindings, auditId, key, from, auditId, line.level, storableText(line.message)],
   );
-  return result.rows.length > 0;
+  const row = result.rows[0];
+  return { moved: row !== undefined, seconds: row?.seconds ?? null };
+}
+
+/** Whether a stage moved and, once ended, how long it ran (null: it never ran). */
+export interface StageMove {
+  moved: boolean;
+  seconds: number | null;
 }
 
 /** pending -> running (one more attempt), logged; a stage that is not pending is left alone. */
@@ -294,7 +302,7 @@ export async function markStageRunning(
   key: string,
   line: StageLine,
 ): Promise<boolean> {
-  return moveStage(
+  const move = await moveStage(
     db,
     auditId,
     key,
@@ -304,6 +312,7 @@ export async function markStageRunning(
     [],
     line,
   );
+  return move.moved;
 }
 
 /** pending or running -> `end.status`, logged; an ended stage is left alone. */
@@ -313,7 +322,7 @@ export async function markStageEnded(
   key: string,
   end: { status: string; summary: string | null; errorCode: string | null },
   line: StageLine,
-): Promise<boolean> {
+): Promise<StageMove> {
   return moveStage(
     db,
     auditId,
@@ -435,4 +444,14 @@ export async function auditLogs(
   if (filter.levels) q.whereIn('level', [...filter.levels]);
   if (filter.since) q.andWhere('occurred_at', '>', filter.since);
   return q;
+}
+
+/** How many audits there are in each status (every workspace): the metrics' gauge. */
+export async function countAuditsByStatus(
+  db: Knex,
+): Promise<Array<{ status: string; count: number }>> {
+  return db('audits')
+    .select('status')
+    .count<Array<{ status: string; count: number }>>('* as count')
+    .groupBy('status');
 }

@@ -29,6 +29,7 @@ interface KeyRow {
   state: 'in_progress' | 'completed';
   status: number | null;
   response: unknown;
+  expired: boolean;
 }
 
 const pk = (s: IdempotencyScope) => ({
@@ -47,6 +48,7 @@ export async function claimIdempotencyKey(
   scope: IdempotencyScope,
   requestSha256: string,
   staleAfterSeconds: number,
+  ttlHours: number,
 ): Promise<Claim> {
   // A claim released between our insert and our read lets the insert win on the next turn.
   for (let turn = 0; turn < 3; turn++) {
@@ -74,11 +76,26 @@ export async function claimIdempotencyKey(
     if (taken[0])
       return { kind: 'claimed', claimId, resourceId: taken[0].resource_id, takenOver: true };
 
-    const row = await db<KeyRow>('idempotency_keys')
-      .select('request_sha256', 'state', 'status', 'response')
+    const row = (await db('idempotency_keys')
+      .select(
+        'request_sha256',
+        'state',
+        'status',
+        'response',
+        db.raw('created_at < now() - make_interval(hours => ?) AS expired', [ttlHours]),
+      )
       .where(pk(scope))
-      .first();
+      .first()) as KeyRow | undefined;
     if (!row) continue;
+    // A completed key past its time to live (IDEMPOTENCY_KEY_TTL_HOURS) is free again, whether
+    // or not the retention sweep has removed it yet.
+    if (row.state === 'completed' && row.expired) {
+      await db('idempotency_keys')
+        .where({ ...pk(scope), state: 'completed' })
+        .andWhere('created_at', '<', db.raw('now() - make_interval(hours => ?)', [ttlHours]))
+        .delete();
+      continue;
+    }
     if (row.request_sha256 !== requestSha256) return { kind: 'mismatch' };
     if (row.state === 'completed')
       return { kind: 'completed', status: row.status!, response: row.response };

@@ -157,6 +157,40 @@ export const CONFIG_VARIABLES = [
     description: 'check every response against its schema',
   },
   {
+    name: 'METRICS_PORT',
+    default: '— (off)',
+    usedBy: 'api, npm start',
+    description:
+      "port of the API's Prometheus `/metrics` (on `METRICS_HOST`); unset or `0`: no metrics server",
+  },
+  {
+    name: 'WORKER_METRICS_PORT',
+    default: '— (off)',
+    usedBy: 'worker',
+    description:
+      "port of the worker's Prometheus `/metrics` (on `METRICS_HOST`); unset or `0`: none",
+  },
+  {
+    name: 'TEMPORAL_METRICS_PORT',
+    default: '— (off)',
+    usedBy: 'worker',
+    description:
+      "port on which the Temporal SDK's own Prometheus metrics (pollers, task latencies, slots) are served (on `METRICS_HOST`); unset: not exported",
+  },
+  {
+    name: 'METRICS_HOST',
+    default: '`127.0.0.1`',
+    usedBy: 'api, worker, npm start',
+    description: 'address the metrics servers listen on (`0.0.0.0` in containers)',
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    default: '— (no traces)',
+    usedBy: 'api, worker, npm start',
+    description:
+      'OpenTelemetry collector base URL (`http://host:4318`); traces go to `<it>/v1/traces` as OTLP/HTTP JSON',
+  },
+  {
     name: 'DATA_DIR',
     default: '`.data`',
     usedBy: 'npm start',
@@ -234,7 +268,21 @@ export const CONFIG_VARIABLES = [
     default: '`60`',
     usedBy: 'worker, npm start',
     description:
-      'how often the `retention-sweep` schedule removes attachments past `retained_until`',
+      'how often the `retention-sweep` schedule removes attachments past `retained_until`, prunes old audits and expired Idempotency-Keys',
+  },
+  {
+    name: 'RETENTION_AUDIT_DAYS',
+    default: '`90`',
+    usedBy: 'worker',
+    description:
+      'finished audits older than this lose their logs, agent runs and (snapshot not kept) evidence; `0`: kept forever',
+  },
+  {
+    name: 'RETENTION_KEEP_SNAPSHOTS',
+    default: '`10`',
+    usedBy: 'worker',
+    description:
+      "a repository's latest snapshots whose evidence is always kept, whatever their age",
   },
   {
     name: 'DEPENDENCY_OUTAGE_BOUND_SECONDS',
@@ -269,6 +317,13 @@ export const CONFIG_VARIABLES = [
     usedBy: 'api',
     description:
       'after this, an Idempotency-Key whose request never finished (its process died) is taken over by a retry',
+  },
+  {
+    name: 'IDEMPOTENCY_KEY_TTL_HOURS',
+    default: '`24`',
+    usedBy: 'api, worker',
+    description:
+      'a completed Idempotency-Key replays its response this long; then the retention sweep removes it and the key is free again',
   },
   {
     name: 'SCHEDULE_MISSED_GRACE_SECONDS',
@@ -389,6 +444,15 @@ export interface Config {
   demoPublicRead: boolean;
   demoPublicReadQuota: number;
   validateResponses: boolean;
+  /** The API's Prometheus port (null: no metrics server). */
+  metricsPort: number | null;
+  /** The worker's Prometheus port (null: none). */
+  workerMetricsPort: number | null;
+  /** The Temporal SDK's own Prometheus port in the worker (null: not exported). */
+  temporalMetricsPort: number | null;
+  metricsHost: string;
+  /** OTLP/HTTP collector base URL; null: no tracing. */
+  otlpEndpoint: string | null;
   publicBaseUrl: string | undefined;
   /** Trust `X-Forwarded-*` headers (the API runs behind a proxy). */
   trustProxy: boolean;
@@ -406,6 +470,10 @@ export interface Config {
   agentMaxAttempts: number;
   /** How often the `retention-sweep` schedule removes expired attachments. */
   retentionSweepIntervalMinutes: number;
+  /** Finished audits older than this lose logs, agent runs and unkept evidence (0: never). */
+  retentionAuditDays: number;
+  /** A repository's latest snapshots kept whole whatever their age. */
+  retentionKeepSnapshots: number;
   /** How long an audit step waits for an unreachable database before it fails. */
   dependencyOutageBoundSeconds: number;
   /** How often the `audit-recovery` schedule looks for queued audits without a workflow. */
@@ -416,6 +484,8 @@ export interface Config {
   idempotencyWaitMs: number;
   /** An unfinished Idempotency-Key claim older than this is taken over by a retry. */
   idempotencyClaimTimeoutSeconds: number;
+  /** A completed Idempotency-Key is removed (and free again) after this. */
+  idempotencyKeyTtlHours: number;
   /** A schedule occurrence older than this when dispatch becomes possible counts as missed. */
   scheduleMissedGraceSeconds: number;
   /** Consecutive failed dispatches after which a schedule's state becomes `error`. */
@@ -487,6 +557,11 @@ function oneOf<T extends string>(
     throw new Error(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(text)}`);
   }
   return text as T;
+}
+
+/** A port, or null when unset or 0 (the feature it serves is off). */
+function optionalPort(env: NodeJS.ProcessEnv, name: ConfigVariableName): number | null {
+  return int(env, name, 0, 0, PORT_MAX) || null;
 }
 
 /** A comma-separated list, entries trimmed, empty ones dropped. */
@@ -594,6 +669,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoPublicRead: bool(env, 'DEMO_PUBLIC_READ', false),
     demoPublicReadQuota: int(env, 'DEMO_PUBLIC_READ_QUOTA', 60, 1),
     validateResponses: bool(env, 'VALIDATE_RESPONSES', false),
+    metricsPort: optionalPort(env, 'METRICS_PORT'),
+    workerMetricsPort: optionalPort(env, 'WORKER_METRICS_PORT'),
+    temporalMetricsPort: optionalPort(env, 'TEMPORAL_METRICS_PORT'),
+    metricsHost: raw(env, 'METRICS_HOST') ?? '127.0.0.1',
+    otlpEndpoint: raw(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')?.replace(/\/+$/, '') ?? null,
     publicBaseUrl: raw(env, 'PUBLIC_BASE_URL'),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     migrateOnStart: bool(env, 'MIGRATE_ON_START', true),
@@ -605,11 +685,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentHeartbeatTimeoutSeconds: int(env, 'AGENT_HEARTBEAT_TIMEOUT_SECONDS', 30, 1),
     agentMaxAttempts: int(env, 'AGENT_MAX_ATTEMPTS', 4, 1),
     retentionSweepIntervalMinutes: int(env, 'RETENTION_SWEEP_INTERVAL_MINUTES', 60, 1),
+    retentionAuditDays: int(env, 'RETENTION_AUDIT_DAYS', 90, 0),
+    retentionKeepSnapshots: int(env, 'RETENTION_KEEP_SNAPSHOTS', 10, 1),
     dependencyOutageBoundSeconds: int(env, 'DEPENDENCY_OUTAGE_BOUND_SECONDS', 600, 1),
     auditRecoveryIntervalMinutes: int(env, 'AUDIT_RECOVERY_INTERVAL_MINUTES', 2, 1),
     auditStartGraceSeconds: int(env, 'AUDIT_START_GRACE_SECONDS', 120, 0),
     idempotencyWaitMs: int(env, 'IDEMPOTENCY_WAIT_MS', 2000, 0),
     idempotencyClaimTimeoutSeconds: int(env, 'IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS', 60, 1),
+    idempotencyKeyTtlHours: int(env, 'IDEMPOTENCY_KEY_TTL_HOURS', 24, 1),
     scheduleMissedGraceSeconds: int(env, 'SCHEDULE_MISSED_GRACE_SECONDS', 300, 0),
     scheduleMaxFailures: int(env, 'SCHEDULE_MAX_FAILURES', 3, 1),
     decisionHistoryLimit: int(env, 'DECISION_HISTORY_LIMIT', 10_000, 100),

@@ -4,6 +4,8 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { activeTracing } from './tracing';
 
 /** Custom search attributes operators filter on in the Temporal UI. */
 export const SEARCH_ATTRIBUTES = {
@@ -28,7 +30,15 @@ export class TemporalGateway {
     this.connecting ??= (async () => {
       try {
         this.connection = await Connection.connect({ address: this.address, connectTimeout: '3s' });
-        this.clientValue = new Client({ connection: this.connection, namespace: this.namespace });
+        this.clientValue = new Client({
+          connection: this.connection,
+          namespace: this.namespace,
+          // Tracing on: a workflow start is a span of the request that made it, and the workflow
+          // continues its trace.
+          interceptors: activeTracing()
+            ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] }
+            : undefined,
+        });
         return this.clientValue;
       } finally {
         this.connecting = undefined;

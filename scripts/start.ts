@@ -4,6 +4,8 @@
  * CLI dev server; migrations, search attributes, one worker, the API, and a demo workspace.
  * Ctrl-C stops everything in order: API, worker, Temporal, PostgreSQL.
  */
+import { serveMetrics } from '../platform/metrics';
+import { startTracing } from '../platform/tracing';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -81,6 +83,9 @@ async function main(): Promise<void> {
     }
     const runtimeConfig = { ...config, databaseUrl, temporalAddress };
 
+    // API and worker in one process: one tracer, one metrics registry (METRICS_PORT).
+    const tracing = startTracing(config.otlpEndpoint, 'archaudit');
+    if (tracing) stops.push(() => tracing.shutdown());
     const db = createDb(databaseUrl, { max: config.dbPoolMax });
     stops.push(() => db.destroy());
     await migrateLatest(db);
@@ -116,6 +121,7 @@ async function main(): Promise<void> {
       config.host,
     );
     stops.push(() => api.close());
+    stops.push(await serveMetrics(config.metricsPort, config.metricsHost, log));
 
     const demo = await ensureDemo(
       db,

@@ -435,7 +435,7 @@ test.serial('one sweep works through every due attachment in batches', async (t)
     taskQueue: h.app.services.config.taskQueue,
     args: [{ batchSize: 2 }],
   });
-  t.deepEqual(result, { removed: 4, blobsRemoved: 4 });
+  t.like(result, { removed: 4, blobsRemoved: 4 });
   for (const { up, a } of made.slice(0, 4)) {
     t.is(await statusOf(a.id), 'expired');
     t.false(blobs.has(up.sha256));

@@ -214,12 +214,13 @@ test('the review wait survives a killed worker: reminders while waiting, the app
     t.like(first[0].details, { quorum: 1, approvals: 0, reminder_interval_seconds: 2 });
     t.is(first[0].actor_login, 'system');
 
+    // The new worker is production-shaped: its workflow code is the pre-built bundle (built
+    // first: bundling takes long enough under load to outlast the move's 30 s wait).
+    const bundle = path.join(h.dir, 'workflow-bundle.js');
+    fs.writeFileSync(bundle, await buildWorkflowBundle());
     await stopProcess(worker, 'SIGKILL');
     // The approval is asked for while no worker runs; it lands once one is back.
     const approving = move(w, id, 'approved', w.bob.token, { selected_option_id: 'dynamo' });
-    // The new worker is production-shaped: its workflow code is the pre-built bundle.
-    const bundle = path.join(h.dir, 'workflow-bundle.js');
-    fs.writeFileSync(bundle, await buildWorkflowBundle());
     t.is((await getDecision(w, id)).body.status, 'in_review', 'nothing moves without a worker');
     worker = await spawnWorker(h, { WORKFLOW_BUNDLE: bundle });
     const approved = await approving;

@@ -13,41 +13,7 @@ import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/au
 import { createTenant, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
-
-/** A TCP proxy to `target` on a fixed local port that can be cut and restored. */
-class CuttableProxy {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  /** Resets every open connection and refuses new ones. */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.resetAndDestroy();
-    await new Promise((resolve) => server?.close(resolve));
-  }
-}
+import { proxyToTestDatabase, routedThrough, type CuttableProxy } from './helpers/proxy';
 
 let h: AuditHarness;
 let app: TestApp;
@@ -56,17 +22,10 @@ let tenant: Tenant;
 let repo: TestRepo;
 
 /** The test database's URL with the proxy as its host. */
-function viaProxy(url: string): string {
-  const routed = new URL(url);
-  routed.hostname = '127.0.0.1';
-  routed.port = String(proxy.port);
-  return routed.toString();
-}
+const viaProxy = (url: string) => routedThrough(proxy, url);
 
 test.before(async () => {
-  const server = new URL(process.env.TEST_PG_SERVER_URL!);
-  proxy = new CuttableProxy({ host: server.hostname, port: Number(server.port || 5432) });
-  await proxy.open();
+  proxy = await proxyToTestDatabase();
   h = await startAuditHarness({
     config: { authCacheTtlMs: 60_000, dependencyOutageBoundSeconds: 120 },
     route: viaProxy,

@@ -15,12 +15,29 @@ import { BUILTIN_AGENTS } from '../activities/audits/agents/builtin';
 import type { Agent } from '../activities/audits/agents/types';
 import { providerFromConfig, type ModelProvider } from '../activities/audits/agents/model';
 import type { ModelPrice } from '../domain/audits/pricing';
-import { WORKFLOWS_PATH } from './bundle';
+import { TRACING_INTERCEPTORS, WORKFLOWS_PATH } from './bundle';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Resource } from '@opentelemetry/resources';
+import { activeTracing } from '../platform/tracing';
+import { watchPool } from '../platform/metrics';
 
 let runtimeInstalled = false;
 
-/** Routes the SDK's own logs through our pino logger (once per process). */
-function installRuntime(log: Logger, handleSignals: boolean): void {
+/**
+ * Routes the SDK's own logs through our pino logger and, when TEMPORAL_METRICS_PORT is set,
+ * serves the SDK's metrics (pollers, task slots, schedule-to-start latencies) for Prometheus
+ * (once per process: the first worker's settings hold).
+ */
+function installRuntime(
+  log: Logger,
+  handleSignals: boolean,
+  metrics: { host: string; port: number | null },
+): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   Runtime.install({
@@ -32,6 +49,17 @@ function installRuntime(log: Logger, handleSignals: boolean): void {
     ...(handleSignals ? {} : { shutdownSignals: [] }),
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...(metrics.port
+        ? {
+            metrics: {
+              prometheus: {
+                bindAddress: `${metrics.host}:${metrics.port}`,
+                countersTotalSuffix: true,
+                useSecondsForDurations: true,
+              },
+            },
+          }
+        : {}),
     },
   });
 }
@@ -51,7 +79,24 @@ export async function createWorker(deps: {
   worker: Worker;
   connection: NativeConnection;
 }> {
-  installRuntime(deps.log, deps.handleSignals ?? true);
+  installRuntime(deps.log, deps.handleSignals ?? true, {
+    host: deps.config.metricsHost,
+    port: deps.config.temporalMetricsPort,
+  });
+  watchPool('worker', deps.db);
+  const tracing = activeTracing();
+  // Workflow spans reach the exporter through a sink. A pre-built bundle always holds the
+  // workflow interceptors, so its worker always registers the sink (spans dropped when off).
+  const bundled = Boolean(deps.config.workflowBundlePath);
+  const sinks =
+    tracing || bundled
+      ? {
+          exporter: makeWorkflowExporter(
+            tracing?.spanProcessor ?? new NoopSpanProcessor(),
+            tracing?.resource ?? Resource.empty(),
+          ),
+        }
+      : undefined;
   const connection = await NativeConnection.connect({ address: deps.address });
   const worker = await Worker.create({
     connection,
@@ -60,6 +105,18 @@ export async function createWorker(deps: {
     ...(deps.config.workflowBundlePath
       ? { workflowBundle: { codePath: deps.config.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH }),
+    sinks,
+    interceptors: tracing
+      ? {
+          ...(bundled ? {} : { workflowModules: [TRACING_INTERCEPTORS] }),
+          activity: [
+            (ctx) => ({
+              inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+              outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+            }),
+          ],
+        }
+      : undefined,
     activities: createActivities({
       db: deps.db,
       log: deps.log,

@@ -7,12 +7,15 @@ import { Client, Connection } from '@temporalio/client';
 import { ensureSweepSchedules } from '../platform/retention-schedule';
 import { ensureSearchAttributes } from '../platform/temporal';
 import { closeAnalysisPool } from '../analysis/pool';
+import { serveMetrics } from '../platform/metrics';
+import { startTracing } from '../platform/tracing';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required.');
+  const tracing = startTracing(config.otlpEndpoint, 'archaudit-worker');
   const db = createDb(config.databaseUrl, { max: config.dbPoolMax });
   // Register the custom search attributes (idempotent); a cluster that forbids it keeps working.
   try {
@@ -47,10 +50,13 @@ async function main(): Promise<void> {
     log,
     address: config.temporalAddress,
   });
+  const closeMetrics = await serveMetrics(config.workerMetricsPort, config.metricsHost, log);
   log.info({ taskQueue: config.taskQueue }, 'worker running');
   // Worker.run() handles SIGINT/SIGTERM itself: it stops polling and drains running tasks.
   await worker.run();
   await connection.close();
+  await closeMetrics();
+  await tracing?.shutdown();
   await closeAnalysisPool();
   await db.destroy();
   log.info('worker stopped');

@@ -1,16 +1,21 @@
 /**
- * RetentionWorkflow: one sweep of expired attachments, started by the `retention-sweep`
- * Temporal Schedule. Batches until a short one (or `maxBatches`, so one run's history stays
- * small; the next run continues).
+ * RetentionWorkflow: one sweep, started by the `retention-sweep` Temporal Schedule: expired
+ * attachments, then old audits' bulk (RETENTION_AUDIT_DAYS), then expired Idempotency-Keys. Each
+ * batches until a short batch (or `maxBatches`, so one run's history stays small; the next run
+ * continues).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
 
-const { sweepExpiredAttachments } = proxyActivities<RetentionActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '5 seconds', maximumAttempts: 5 },
-});
+const { sweepExpiredAttachments, pruneOldAudits, purgeIdempotencyKeys } =
+  proxyActivities<RetentionActivities>({
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '2 minutes',
+    retry: { initialInterval: '5 seconds', maximumAttempts: 5 },
+  });
+
+/** Audits pruned per activity (each in its own transaction). */
+const AUDIT_BATCH = 20;
 
 export interface RetentionWorkflowInput {
   batchSize?: number;
@@ -19,7 +24,7 @@ export interface RetentionWorkflowInput {
 
 export async function RetentionWorkflow(
   input: RetentionWorkflowInput = {},
-): Promise<{ removed: number; blobsRemoved: number }> {
+): Promise<{ removed: number; blobsRemoved: number; auditsPruned?: number; keysRemoved?: number }> {
   const batchSize = input.batchSize ?? 100;
   const maxBatches = input.maxBatches ?? 50;
   let removed = 0;
@@ -30,5 +35,19 @@ export async function RetentionWorkflow(
     blobsRemoved += batch.blobsRemoved;
     if (batch.removed < batchSize) break;
   }
-  return { removed, blobsRemoved };
+  // Sweeps started before audit retention existed replay without these steps.
+  if (!patched('audit-retention')) return { removed, blobsRemoved };
+  let auditsPruned = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const batch = await pruneOldAudits({ batchSize: AUDIT_BATCH });
+    auditsPruned += batch.pruned;
+    if (batch.pruned < AUDIT_BATCH) break;
+  }
+  let keysRemoved = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const batch = await purgeIdempotencyKeys({ batchSize: 1000 });
+    keysRemoved += batch.removed;
+    if (batch.removed < 1000) break;
+  }
+  return { removed, blobsRemoved, auditsPruned, keysRemoved };
 }

@@ -18,7 +18,9 @@ import { architectureStatus } from '../../analysis/uncertainty';
 import {
   artifactsOfAudit,
   earlierSuccess,
-  cancelRunningAgentRuns,
+  closeRunningAgentRuns,
+  recordInterruptedAttempt,
+  setAgentRunContextHash,
   findCachedArtifact,
   finishAgentRun,
   insertArtifact,
@@ -51,12 +53,14 @@ import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
 import { findWorkspace } from '../../db/workspaces';
 import { classifyPath, type SourceType } from '../../domain/audits/classify';
+import { isDatabaseUnavailable } from '../../db/errors';
 import { costUsd } from '../../domain/audits/pricing';
 import { SourceError } from '../../domain/audits/source-error';
 import { scopeFilter } from '../../domain/audits/source-scope';
 import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
 import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
 import type { BlobStore } from '../../platform/blob-store';
+import { agentAttempts, agentCost, agentTokens, stageDuration } from '../../platform/metrics';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import { sourcePolicyOf } from '../../platform/source-access';
@@ -137,7 +141,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     const level =
       outcome.status === 'failed' ? 'error' : outcome.status === 'completed' ? 'info' : 'warning';
     const message = `stage ${key} ${outcome.status}${outcome.errorCode ? ` (${outcome.errorCode})` : ''}${outcome.summary ? `: ${outcome.summary}` : ''}`;
-    await markStageEnded(db, auditId, key, outcome, { level, message });
+    const move = await markStageEnded(db, auditId, key, outcome, { level, message });
+    if (move.moved && move.seconds !== null)
+      stageDuration.observe({ stage: key, status: outcome.status }, move.seconds);
   };
 
   /** Applies stage marks in order; `own` is the summary of the step that just succeeded. */
@@ -218,7 +224,17 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           status === 'cancelled' ? 'cancelled' : 'failed',
           status === 'cancelled' ? 'cancelled' : errorCode,
         );
-        await cancelRunningAgentRuns(trx, auditId);
+        await closeRunningAgentRuns(
+          trx,
+          auditId,
+          status === 'cancelled'
+            ? { status: 'cancelled', errorCode: 'cancelled', message: 'The audit was cancelled.' }
+            : {
+                status: 'abandoned',
+                errorCode: 'audit_failed',
+                message: `The audit failed (${errorCode ?? 'unknown'}) while this attempt was running; it was abandoned.`,
+              },
+        );
       }
       await updateAudit(trx, auditId, {
         status,
@@ -237,7 +253,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   };
 
   /** Runs `work`; when the database is unreachable, waits for it before failing the attempt. */
-  const outageAware = async <T>(work: () => Promise<T>): Promise<T> => {
+  const outageAware = async <T>(
+    work: () => Promise<T>,
+    afterOutage?: () => Promise<void>,
+  ): Promise<T> => {
     try {
       return await work();
     } catch (err) {
@@ -246,6 +265,13 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         log: deps.log,
         boundSeconds: config.dependencyOutageBoundSeconds,
       });
+      // The database answers again (or the error was another): what the outage kept from being
+      // written goes on record before the attempt fails.
+      if (afterOutage && isDatabaseUnavailable(err)) {
+        await afterOutage().catch((e: unknown) =>
+          deps.log.warn({ err: e }, 'could not record the attempt the outage interrupted'),
+        );
+      }
       throw err;
     }
   };
@@ -258,15 +284,20 @@ export function createAuditActivities(deps: AuditActivityDeps) {
   const step = async (
     auditId: string,
     marks: StepMarks | undefined,
-    work: () => Promise<StageOutcome>,
+    ...rest:
+      | [work: () => Promise<StageOutcome>]
+      | [afterOutage: () => Promise<void>, work: () => Promise<StageOutcome>]
   ): Promise<StageOutcome> => {
+    // `afterOutage` (before the work, so the work's function stays the last argument): what to
+    // record once the database is back, when an outage interrupted the work.
+    const [afterOutage, work] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return outageAware(async () => {
       if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
       const outcome = await work();
       if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
       if (marks?.finishAudit) await finish(auditId, 'completed', null);
       return outcome;
-    });
+    }, afterOutage);
   };
 
   return {
@@ -529,20 +560,60 @@ export function createAuditActivities(deps: AuditActivityDeps) {
 
     /** One attempt of one agent: cached artifact, or a run recorded with timings, tokens and cost. */
     async runAgent(auditId: string, agentKey: string, marks?: StepMarks): Promise<StageOutcome> {
-      return step(auditId, marks, async () => {
+      /** Who this attempt is, once the audit was read: what an outage's record needs. */
+      let identity: Parameters<typeof recordInterruptedAttempt>[1] | undefined;
+      /** The database went away under this attempt and is back: the attempt goes on record. */
+      const afterOutage = async () => {
+        const attempt = Context.current().info.attempt;
+        const agent = agentsByKey.get(agentKey);
+        if (!agent) return;
+        identity ??= {
+          audit_id: auditId,
+          workspace_id: (await getAuditById(db, auditId)).workspace_id,
+          stage: agent.stage,
+          agent_key: agent.key,
+          agent_version: agent.version,
+          model_id: agent.modelBacked ? (deps.model?.modelId ?? 'unconfigured') : 'deterministic',
+          reasoning_effort: agent.reasoningEffort,
+          attempt,
+          model_backed: agent.modelBacked,
+          cost_kind: agent.costKind,
+        };
+        await recordInterruptedAttempt(
+          db,
+          identity,
+          'database_unavailable',
+          `Attempt ${attempt} lost the database while it ran; the next attempt runs it again.`,
+        );
+      };
+      return step(auditId, marks, afterOutage, async () => {
         const agent = agentsByKey.get(agentKey);
         if (!agent)
           fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
         const ctx = Context.current();
         const attempt = ctx.info.attempt;
         const audit = await getAuditById(db, auditId);
+        const modelId = agent.modelBacked
+          ? (deps.model?.modelId ?? 'unconfigured')
+          : 'deterministic';
+        identity = {
+          audit_id: auditId,
+          workspace_id: audit.workspace_id,
+          stage: agent.stage,
+          agent_key: agent.key,
+          agent_version: agent.version,
+          model_id: modelId,
+          reasoning_effort: agent.reasoningEffort,
+          attempt,
+          model_backed: agent.modelBacked,
+          cost_kind: agent.costKind,
+        };
+        // The attempt is on record before any work (its context hash follows once known).
+        const run = await startAgentRun(db, { ...identity, context_hash: '' });
         const files =
           agent.input === 'all'
             ? await sourceFiles(db, auditId)
             : await sourceFiles(db, auditId, agent.input);
-        const modelId = agent.modelBacked
-          ? (deps.model?.modelId ?? 'unconfigured')
-          : 'deterministic';
         const inputHash = crypto
           .createHash('sha256')
           .update(
@@ -558,19 +629,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           )
           .digest('hex');
 
-        const run = await startAgentRun(db, {
-          audit_id: auditId,
-          workspace_id: audit.workspace_id,
-          stage: agent.stage,
-          agent_key: agent.key,
-          agent_version: agent.version,
-          model_id: modelId,
-          reasoning_effort: agent.reasoningEffort,
-          attempt,
-          model_backed: agent.modelBacked,
-          cost_kind: agent.costKind,
-          context_hash: contextHash,
-        });
+        await setAgentRunContextHash(db, run.id, contextHash);
 
         /** Ends this attempt with an existing artifact (no run, no cost) and says why. */
         const reuse = async (artifactId: string, level: 'info' | 'warning', message: string) => {
@@ -579,6 +638,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             cache_hit: true,
             artifact_id: artifactId,
           });
+          agentAttempts.inc({ agent: agent.key, outcome: 'cached' });
           await log(auditId, {
             level,
             source: 'scanner',
@@ -675,7 +735,14 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             cost_usd: cost,
             model_id: usedModel,
           });
-          if (agent.modelBacked) await updateAudit(db, auditId, { scanner_only: false });
+          agentAttempts.inc({ agent: agent.key, outcome: 'succeeded' });
+          if (agent.modelBacked) {
+            agentCost.inc({ agent: agent.key, model: usedModel }, Number(cost));
+            agentTokens.inc({ agent: agent.key, kind: 'input' }, usage.inputTokens);
+            agentTokens.inc({ agent: agent.key, kind: 'cached_input' }, usage.cachedInputTokens);
+            agentTokens.inc({ agent: agent.key, kind: 'output' }, usage.outputTokens);
+            await updateAudit(db, auditId, { scanner_only: false });
+          }
           return { summary: result.summary };
         } catch (err) {
           const cancelled = ctx.cancellationSignal.aborted;
@@ -691,6 +758,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             error_code: code,
             error_message: message.slice(0, 2000),
           });
+          agentAttempts.inc({ agent: agent.key, outcome: cancelled ? 'cancelled' : 'failed' });
           await log(auditId, {
             level: retryable && !cancelled ? 'warning' : 'error',
             source: 'scanner',

@@ -1,6 +1,8 @@
 /**
  * Retention: removes attachments whose retention has passed, in batches, recording an audit
- * event and an activity item per removal, and releases their blobs when nothing else holds them.
+ * event and an activity item per removal, and releases their blobs when nothing else holds them;
+ * prunes old audits' logs, agent runs, source manifests and evidence (db/retention.ts says which
+ * audits), releasing the source blobs nothing else holds; removes expired Idempotency-Keys.
  */
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
@@ -8,11 +10,15 @@ import { recordWrite } from '../../db/activity';
 import { expireDueAttachments, releaseBlobs } from '../../db/attachments';
 import type { BlobStore } from '../../platform/blob-store';
 import type { Logger } from '../../platform/logger';
+import type { Config } from '../../platform/config';
+import { auditsToPrune, pruneAudit, purgeExpiredIdempotencyKeys } from '../../db/retention';
+import { retentionRemoved } from '../../platform/metrics';
 
 export interface RetentionActivityDeps {
   db: Knex;
   log: Logger;
   blobs: BlobStore;
+  config: Pick<Config, 'retentionAuditDays' | 'retentionKeepSnapshots' | 'idempotencyKeyTtlHours'>;
 }
 
 /** Who the retention sweep's write records name as the actor. */
@@ -58,6 +64,64 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
           'retention sweep removed expired attachments',
         );
       return { removed: expired.length, blobsRemoved: blobsRemoved.length };
+    },
+
+    /**
+     * Prunes up to `batchSize` audits past RETENTION_AUDIT_DAYS that nothing needs whole; returns
+     * how many. Each audit in its own transaction, with an audit event and an activity item.
+     */
+    async pruneOldAudits(input: { batchSize: number }): Promise<{ pruned: number }> {
+      const { retentionAuditDays: days, retentionKeepSnapshots: keepSnapshots } = deps.config;
+      if (days === 0) return { pruned: 0 };
+      const candidates = await auditsToPrune(deps.db, { days, keepSnapshots }, input.batchSize);
+      let pruned = 0;
+      const totals = { logs: 0, agentRuns: 0, artifacts: 0, sourceFiles: 0, evidence: 0 };
+      for (const audit of candidates) {
+        const done = await deps.db.transaction(async (trx) => {
+          const removed = await pruneAudit(trx, audit);
+          if (!removed) return null;
+          const counts = {
+            logs: removed.logs,
+            agent_runs: removed.agentRuns,
+            artifacts: removed.artifacts,
+            source_files: removed.sourceFiles,
+            evidence: removed.evidence,
+          };
+          await recordWrite(trx, {
+            workspaceId: audit.workspace_id,
+            actorId: null,
+            actorLogin: RETENTION_ACTOR,
+            tokenId: null,
+            requestId: null,
+            action: 'audit.pruned',
+            resourceType: 'audit',
+            resourceId: audit.id,
+            details: { retention_days: days, snapshot_id: audit.snapshot_id, removed: counts },
+          });
+          return removed;
+        });
+        Context.current().heartbeat({ pruned });
+        if (!done) continue;
+        pruned++;
+        for (const key of Object.keys(totals) as Array<keyof typeof totals>) {
+          totals[key] += done[key];
+          retentionRemoved.inc({ kind: key }, done[key]);
+        }
+        await releaseBlobs(deps.db, deps.blobs, done.shas);
+      }
+      if (pruned) deps.log.info({ audits: pruned, ...totals }, 'retention sweep pruned old audits');
+      return { pruned };
+    },
+
+    /** Removes up to `batchSize` completed Idempotency-Keys past IDEMPOTENCY_KEY_TTL_HOURS. */
+    async purgeIdempotencyKeys(input: { batchSize: number }): Promise<{ removed: number }> {
+      const removed = await purgeExpiredIdempotencyKeys(
+        deps.db,
+        deps.config.idempotencyKeyTtlHours,
+        input.batchSize,
+      );
+      retentionRemoved.inc({ kind: 'idempotencyKeys' }, removed);
+      return { removed };
     },
   };
 }

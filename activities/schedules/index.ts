@@ -3,6 +3,7 @@
  * wake next), dispatch one occurrence exactly once, and record what happened on the schedule.
  * The calendar comes from domain/schedules/rules.ts, the same function the preview endpoint uses.
  */
+import { scheduleDispatchLag } from '../../platform/metrics';
 import type { Knex } from 'knex';
 import { recordWrite } from '../../db/activity';
 import { createAuditRecord, failQueuedAudit } from '../../db/audits';
@@ -228,6 +229,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
           { schedule_id: row.id, audit_id: audit.id, occurrence, kind },
           'schedule dispatched an audit',
         );
+        scheduleDispatchLag.observe(Math.max(0, (Date.now() - at.getTime()) / 1000));
         return {
           outcome: 'dispatched' as const,
           audit: start(audit.id, audit.workflow_id!),

@@ -207,6 +207,7 @@ function operationHandler(op: AnyOperation, services: AppServices): Koa.Middlewa
   );
   return async (ctx: Context) => {
     const state = ctx.state as RequestState;
+    state.operationId = op.operationId;
     const principal = authorize(op, state);
 
     const params: Record<string, unknown> = { ...ctx.params };
@@ -351,6 +352,7 @@ async function idempotently(
       scope,
       requestSha256,
       config.idempotencyClaimTimeoutSeconds,
+      config.idempotencyKeyTtlHours,
     );
     if (claim.kind === 'mismatch') throw problems.idempotencyKeyReused(key);
     if (claim.kind === 'completed') {

@@ -134,7 +134,18 @@ export const STAGE_STATUSES = [
 ] as const;
 
 /** Ours: agent run and assistant run status (the schemas keep `status` a plain string). */
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+/**
+ * Agent run statuses (the spec leaves the values open). `abandoned`: the attempt was still
+ * running when its audit failed (docs/decisions.md).
+ */
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'abandoned',
+] as const;
 
 /** Ours: schedule state (the schema keeps `state` a plain string). */
 export const SCHEDULE_STATES = ['active', 'paused', 'error'] as const;
