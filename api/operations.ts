@@ -23,6 +23,7 @@ import * as changes from './changes/operations';
 import * as comparisons from './comparisons/operations';
 import * as changeSets from './changes/change-set-operations';
 import * as exceptions from './controls/exception-operations';
+import * as reports from './reports/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -67,6 +68,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   architectureGraph.getAuditArchitectureBundle,
   diagram.getAuditArchitectureDiagram,
   changes.getAuditGate,
+  reports.getAuditReport,
+  reports.approveAuditReport,
   comparisons.createAuditComparison,
   comparisons.listAuditComparisons,
   comparisons.getAuditComparison,
