@@ -4,6 +4,7 @@ import { createRecoveryActivities } from './audits/recovery';
 import { createRetentionActivities } from './retention';
 import { createDecisionActivities } from './decisions';
 import { createScheduleActivities } from './schedules';
+import { createExportActivities } from './exports';
 
 export type ActivityDeps = AuditActivityDeps;
 
@@ -14,5 +15,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createRecoveryActivities(deps),
     ...createDecisionActivities(deps),
     ...createScheduleActivities(deps),
+    ...createExportActivities(deps),
   };
 }

@@ -24,6 +24,7 @@ import * as comparisons from './comparisons/operations';
 import * as changeSets from './changes/change-set-operations';
 import * as exceptions from './controls/exception-operations';
 import * as reports from './reports/operations';
+import * as exportsOps from './exports/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -70,6 +71,10 @@ export const OPERATIONS: readonly AnyOperation[] = [
   changes.getAuditGate,
   reports.getAuditReport,
   reports.approveAuditReport,
+  exportsOps.exportAudit,
+  exportsOps.listExports,
+  exportsOps.getExport,
+  exportsOps.getExportContent,
   comparisons.createAuditComparison,
   comparisons.listAuditComparisons,
   comparisons.getAuditComparison,

@@ -27,6 +27,12 @@ export const iso = (d: Date): string => d.toISOString();
 export const isoOrNull = (d: Date | null | undefined): string | null =>
   d ? d.toISOString() : null;
 
+/** `Content-Disposition: attachment` (RFC 6266): an ASCII fallback plus the exact name (RFC 5987). */
+export function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
 /** Records the audit event and activity item of a write made by `principal`. */
 export async function recordPrincipalWrite(
   db: Knex,
@@ -53,7 +59,7 @@ export async function recordPrincipalWrite(
 }
 
 /**
- * The one rule for a resource a workflow owns (audit, schedule, decision): its rows are
+ * The one rule for a resource a workflow owns (audit, schedule, decision, export): its rows are
  * committed first, then its workflow is started, so the workflow's first activity always finds
  * them. The workflow id derives from the row id and a start that finds the workflow already
  * there counts as done, so finishing the start of a row committed by an earlier (crashed)
@@ -64,7 +70,7 @@ export async function recordPrincipalWrite(
  */
 export async function commitThenStart<Row extends { id: string }>(
   log: Logger,
-  resource: 'audit' | 'schedule' | 'decision',
+  resource: 'audit' | 'schedule' | 'decision' | 'export',
   steps: {
     commit: () => Promise<Row>;
     /** False when the committed row needs no start (an earlier request's workflow runs it). */

@@ -109,7 +109,7 @@ export async function lockBlob(trx: Knex, sha256: string): Promise<void> {
 }
 
 /**
- * Whether anything still needs the blob: an available attachment, an audit's source file, an
+ * Whether anything still needs the blob: an available attachment or export, an audit's source file, an
  * upload an audit ran on (a retry reads it again), or an upload never attached (it waits to be
  * used). An upload that only served attachments lives as long as they do.
  */
@@ -117,6 +117,7 @@ export async function blobIsHeld(db: Knex, sha256: string): Promise<boolean> {
   const result = await db.raw<{ rows: Array<{ held: boolean }> }>(
     `SELECT
        EXISTS (SELECT 1 FROM audit_attachments WHERE sha256 = :sha AND status = 'available')
+       OR EXISTS (SELECT 1 FROM audit_exports WHERE sha256 = :sha AND status = 'available')
        OR EXISTS (SELECT 1 FROM audit_source_files WHERE sha256 = :sha)
        OR EXISTS (
          SELECT 1 FROM uploads u WHERE u.sha256 = :sha AND u.status = 'ready' AND (

@@ -7,3 +7,4 @@ export { RetentionWorkflow } from './retention';
 export { DecisionWorkflow } from './decisions';
 export { ScheduleWorkflow } from './schedules';
 export { AuditRecoveryWorkflow } from './recovery';
+export { ExportWorkflow } from './exports';

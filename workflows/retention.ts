@@ -1,12 +1,12 @@
 /**
- * RetentionWorkflow: one sweep of expired attachments, started by the `retention-sweep`
- * Temporal Schedule. Batches until a short one (or `maxBatches`, so one run's history stays
- * small; the next run continues).
+ * RetentionWorkflow: one sweep of expired attachments and exports, started by the
+ * `retention-sweep` Temporal Schedule. Batches until a short one (or `maxBatches`, so one run's
+ * history stays small; the next run continues).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
 
-const { sweepExpiredAttachments } = proxyActivities<RetentionActivities>({
+const { sweepExpiredAttachments, sweepExpiredExports } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '2 minutes',
   retry: { initialInterval: '5 seconds', maximumAttempts: 5 },
@@ -30,5 +30,13 @@ export async function RetentionWorkflow(
     blobsRemoved += batch.blobsRemoved;
     if (batch.removed < batchSize) break;
   }
+  // Runs recorded before exports existed swept attachments only (docs/decisions.md, versioning).
+  if (patched('export-retention'))
+    for (let i = 0; i < maxBatches; i++) {
+      const batch = await sweepExpiredExports({ batchSize });
+      removed += batch.removed;
+      blobsRemoved += batch.blobsRemoved;
+      if (batch.removed < batchSize) break;
+    }
   return { removed, blobsRemoved };
 }

@@ -1,11 +1,13 @@
 /**
- * Retention: removes attachments whose retention has passed, in batches, recording an audit
- * event and an activity item per removal, and releases their blobs when nothing else holds them.
+ * Retention: removes attachments and exports whose retention has passed, in batches, recording
+ * an audit event and an activity item per removal, and releases their blobs when nothing else
+ * holds them.
  */
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { recordWrite } from '../../db/activity';
 import { expireDueAttachments, releaseBlobs } from '../../db/attachments';
+import { expireDueExports } from '../../db/exports';
 import type { BlobStore } from '../../platform/blob-store';
 import type { Logger } from '../../platform/logger';
 
@@ -58,6 +60,45 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
           'retention sweep removed expired attachments',
         );
       return { removed: expired.length, blobsRemoved: blobsRemoved.length };
+    },
+
+    /** Expires up to `batchSize` exports past their retention; returns how many it removed. */
+    async sweepExpiredExports(input: {
+      batchSize: number;
+    }): Promise<{ removed: number; blobsRemoved: number }> {
+      const expired = await deps.db.transaction(async (trx) => {
+        const rows = await expireDueExports(trx, input.batchSize);
+        for (const row of rows)
+          await recordWrite(trx, {
+            workspaceId: row.workspace_id,
+            actorId: null,
+            actorLogin: RETENTION_ACTOR,
+            tokenId: null,
+            requestId: null,
+            action: 'export.expired',
+            resourceType: 'export',
+            resourceId: row.id,
+            details: {
+              audit_id: row.audit_id,
+              format: row.format,
+              sha256: row.sha256,
+              retained_until: row.retained_until?.toISOString() ?? null,
+            },
+          });
+        return rows;
+      });
+      Context.current().heartbeat({ expired: expired.length });
+      const removed = await releaseBlobs(
+        deps.db,
+        deps.blobs,
+        expired.map((r) => r.sha256).filter((s): s is string => !!s),
+      );
+      if (expired.length)
+        deps.log.info(
+          { exports: expired.length, blobs: removed.length },
+          'retention sweep removed expired exports',
+        );
+      return { removed: expired.length, blobsRemoved: removed.length };
     },
   };
 }

@@ -22,7 +22,7 @@ import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { contentDisposition, iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentAttachment } from './present';
 import {
   AttachmentCreate,
@@ -185,12 +185,6 @@ export const getAttachmentContent = defineOperation({
     return handle.createReadStream();
   },
 });
-
-/** RFC 6266: an ASCII fallback plus the exact name in RFC 5987 encoding. */
-function contentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-}
 
 export const deleteAttachment = defineOperation({
   operationId: 'deleteAttachment',

@@ -10,6 +10,7 @@ export const WORKFLOW_TYPES = {
   schedule: 'ScheduleWorkflow',
   retention: 'RetentionWorkflow',
   auditRecovery: 'AuditRecoveryWorkflow',
+  export: 'ExportWorkflow',
 } as const;
 
 /** One audit's workflow. */
@@ -18,6 +19,8 @@ export const auditWorkflowId = (auditId: string): string => `audit-${auditId}`;
 export const decisionWorkflowId = (decisionId: string): string => `decision-${decisionId}`;
 /** One audit schedule's workflow (also its `scheduler_schedule_id`). */
 export const scheduleWorkflowId = (scheduleId: string): string => `schedule-${scheduleId}`;
+/** One audit export's rendering. */
+export const exportWorkflowId = (exportId: string): string => `export-${exportId}`;
 /** The Temporal Schedule that starts the retention sweep (and the id of the runs it starts). */
 export const RETENTION_SCHEDULE_ID = 'retention-sweep';
 /** The Temporal Schedule that starts the audit recovery sweep (and the id of its runs). */
