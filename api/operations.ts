@@ -25,6 +25,7 @@ import * as changeSets from './changes/change-set-operations';
 import * as exceptions from './controls/exception-operations';
 import * as reports from './reports/operations';
 import * as exportsOps from './exports/operations';
+import * as ingestion from './ingestion/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -50,6 +51,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   changeSets.createChangeSet,
   changeSets.getChangeSet,
   changeSets.reconcileChangeSet,
+  ingestion.ingestEvidence,
+  ingestion.listIngestions,
+  ingestion.getIngestion,
   architectureGraph.getArchitectureDependencies,
   uploads.createUpload,
   uploads.getUpload,
