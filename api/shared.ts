@@ -1,6 +1,9 @@
 /** Small helpers the resource modules share: paging input, timestamps, write records. */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Context } from 'koa';
 import type { Knex } from 'knex';
+import fs from 'node:fs';
+import { BlobStore } from '../platform/blob-store';
 import { recordWrite } from '../db/activity';
 import type { PageRequest } from '../db/paginate';
 import { decodeCursor } from '../domain/pagination';
@@ -31,6 +34,34 @@ export const isoOrNull = (d: Date | null | undefined): string | null =>
 export function contentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/**
+ * Answers a stored blob as a download with its type, length, `Content-Disposition`,
+ * `X-Content-SHA256`. The file is opened before answering, so a missing blob is an error
+ * response, not a broken stream; `whenMissing` explains a blob removed since the row was read
+ * (it throws the resource's problem) and otherwise the error stands.
+ */
+export async function serveBlob(
+  koa: Context,
+  blobDir: string,
+  file: { sha256: string; content_type: string; size_bytes: string | number; filename: string },
+  whenMissing: () => Promise<void>,
+): Promise<fs.ReadStream> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(new BlobStore(blobDir).pathOf(file.sha256), 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await whenMissing();
+    throw err;
+  }
+  koa.type = file.content_type;
+  koa.length = Number(file.size_bytes);
+  koa.set('Content-Disposition', contentDisposition(file.filename));
+  koa.set('X-Content-SHA256', file.sha256);
+  koa.set('X-Content-Type-Options', 'nosniff');
+  return handle.createReadStream();
 }
 
 /** Records the audit event and activity item of a write made by `principal`. */

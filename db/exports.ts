@@ -3,6 +3,8 @@
  * Rows stay after expiry (status `expired`) as the record of what was handed out and when.
  */
 import type { Knex } from 'knex';
+import type { ExportDecision } from '../domain/exports/render';
+import { expireDue } from './attachments';
 import { keyset, type Keyset } from './paginate';
 
 export const EXPORT_STATUSES = ['queued', 'running', 'available', 'failed', 'expired'] as const;
@@ -125,21 +127,9 @@ export async function markExportFailed(
   return row as ExportRow | undefined;
 }
 
-/** Marks up to `limit` exports past their retention `expired` and returns them (SKIP LOCKED). */
-export async function expireDueExports(db: Knex, limit: number): Promise<ExportRow[]> {
-  const result = await db.raw<{ rows: ExportRow[] }>(
-    `UPDATE audit_exports SET status = 'expired', removed_at = ${NOW}
-     WHERE id IN (
-       SELECT id FROM audit_exports
-       WHERE status = 'available' AND retained_until <= now()
-       ORDER BY retained_until, id
-       LIMIT ?
-       FOR UPDATE SKIP LOCKED)
-     RETURNING *`,
-    [limit],
-  );
-  return result.rows;
-}
+/** Exports past their retention, marked `expired` (see expireDue). */
+export const expireDueExports = (db: Knex, limit: number) =>
+  expireDue<ExportRow>(db, 'audit_exports', limit);
 
 /** A repository's decisions with the logins of their approvers, for the MADR export. */
 export async function decisionsForExport(
@@ -147,26 +137,13 @@ export async function decisionsForExport(
   workspaceId: string,
   repositoryId: string,
 ): Promise<
-  Array<{
-    number: number;
-    title: string;
-    status: string;
-    question: string;
-    context: string;
-    options: Array<{
-      id: string;
-      title: string;
-      description: string;
-      benefits?: string[];
-      tradeoffs?: string[];
-    }>;
-    selected_option_id: string | null;
-    latest_rationale: string | null;
-    affected_entity_keys: string[];
-    created_at: Date;
-    approved_at: Date | null;
-    approvers: string[];
-  }>
+  Array<
+    Omit<ExportDecision, 'deciders' | 'date'> & {
+      created_at: Date;
+      approved_at: Date | null;
+      approvers: string[];
+    }
+  >
 > {
   return db('decisions as d')
     .where({ 'd.workspace_id': workspaceId, 'd.repository_id': repositoryId })

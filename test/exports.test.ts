@@ -24,7 +24,7 @@ import { extract } from 'tar-stream';
 import { parseAllDocuments } from 'yaml';
 import { readXml } from '../analysis/code/xml';
 import { BlobStore } from '../platform/blob-store';
-import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
+import { runAudit, startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { addMember, type Member } from './helpers/decisions';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
 import { createRepo, type TestRepo } from './helpers/git';
@@ -81,13 +81,11 @@ test.before(async () => {
     body: { name: 'orders-system', url: `file://${repo.dir}` },
   });
   repositoryId = created.body.id;
-  const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
-    token: tenant.token,
-    body: { repository_id: repositoryId },
+  const done = await runAudit(h.app.url, tenant.token, tenant.workspaceId, {
+    repository_id: repositoryId,
   });
-  const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
-  if (done.body.status !== 'completed') throw new Error(JSON.stringify(done.body.stages));
-  auditId = started.body.id;
+  if (done.status !== 'completed') throw new Error(`audit ${done.id} ${done.status}`);
+  auditId = done.id;
   // A decision of the repository, approved by bob, for the MADR export.
   const arch = await get(`/audits/${auditId}/architecture`);
   const evidenceId = arch.body.evidence[0].id;
@@ -361,13 +359,12 @@ test('requests: idempotent, listed, recorded; bad ones refused', async (t) => {
 });
 
 test('an audit that did not complete cannot be exported', async (t) => {
-  const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
-    token: tenant.token,
-    body: { repository_id: repositoryId, branch_ref: 'no-such-branch' },
+  const failed = await runAudit(h.app.url, tenant.token, tenant.workspaceId, {
+    repository_id: repositoryId,
+    branch_ref: 'no-such-branch',
   });
-  const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
-  t.is(done.body.status, 'failed');
-  const r = await call(h.app.url, 'POST', `${ws()}/audits/${started.body.id}/exports`, {
+  t.is(failed.status, 'failed');
+  const r = await call(h.app.url, 'POST', `${ws()}/audits/${failed.id}/exports`, {
     token: tenant.token,
     body: { format: 'svg' },
   });

@@ -8,7 +8,7 @@
  */
 import crypto from 'node:crypto';
 import test from 'ava';
-import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
+import { runAudit, startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
 import { createRepo, type TestRepo } from './helpers/git';
 import { call, isProblem } from './helpers/http';
@@ -45,20 +45,11 @@ const call_ = (
 });
 
 async function audit(): Promise<string> {
-  const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
-    token: tenant.token,
-    body: { repository_id: repositoryId },
+  const done = await runAudit(h.app.url, tenant.token, tenant.workspaceId, {
+    repository_id: repositoryId,
   });
-  if (started.status !== 202) throw new Error(started.text);
-  const done = await waitForAudit(
-    h.app.url,
-    tenant.token,
-    tenant.workspaceId,
-    started.body.id,
-    120_000,
-  );
-  if (done.body.status !== 'completed') throw new Error(JSON.stringify(done.body.stages));
-  return started.body.id;
+  if (done.status !== 'completed') throw new Error(`audit ${done.id} ${done.status}`);
+  return done.id;
 }
 
 test.before(async () => {
@@ -81,60 +72,32 @@ test.after.always(async () => {
 
 test('every invalid record is reported with its index, and nothing is stored', async (t) => {
   const now = new Date().toISOString();
+  const invalid = [
+    call_('service:orders', 'datastore:orders-db', now),
+    { ...call_('service:a', 'service:b', now), kind: 'log_line' },
+    { ...call_('orders', 'service:b', now) },
+    {
+      kind: 'cicd_run',
+      provider: 'github-actions',
+      source_type: 'cloud',
+      subject_key: 'pipeline:ci',
+      observed_at: now,
+    },
+    {
+      kind: 'runtime_call',
+      provider: 'otel',
+      source_type: 'cloud',
+      subject_key: 'service:a',
+      observed_at: new Date(Date.now() + 3_600_000).toISOString(),
+    },
+  ];
+  // Six records over a limit of five: the size is refused before the records are read.
   const r = await ingest({
     batch_key: 'invalid-1',
-    records: [
-      call_('service:orders', 'datastore:orders-db', now),
-      { ...call_('service:a', 'service:b', now), kind: 'log_line' },
-      { ...call_('orders', 'service:b', now) },
-      {
-        kind: 'cicd_run',
-        provider: 'github-actions',
-        source_type: 'cloud',
-        subject_key: 'pipeline:ci',
-        observed_at: now,
-      },
-      {
-        kind: 'runtime_call',
-        provider: 'otel',
-        source_type: 'cloud',
-        subject_key: 'service:a',
-        observed_at: new Date(Date.now() + 3_600_000).toISOString(),
-      },
-      {
-        kind: 'cloud_resource',
-        provider: 'aws-config',
-        source_type: 'cloud',
-        subject_key: 'datastore:x',
-        object_key: 'service:y',
-        observed_at: now,
-      },
-    ],
+    records: [...invalid, call_('service:a', 'service:b', now)],
   });
-  // Six records over a limit of five: the size is refused first.
   t.is(r.status, 413);
-  const bad = await ingest({
-    batch_key: 'invalid-2',
-    records: [
-      call_('service:orders', 'datastore:orders-db', now),
-      { ...call_('service:a', 'service:b', now), kind: 'log_line' },
-      { ...call_('orders', 'service:b', now) },
-      {
-        kind: 'cicd_run',
-        provider: 'github-actions',
-        source_type: 'cloud',
-        subject_key: 'pipeline:ci',
-        observed_at: now,
-      },
-      {
-        kind: 'runtime_call',
-        provider: 'otel',
-        source_type: 'cloud',
-        subject_key: 'service:a',
-        observed_at: new Date(Date.now() + 3_600_000).toISOString(),
-      },
-    ],
-  });
+  const bad = await ingest({ batch_key: 'invalid-2', records: invalid });
   t.is(bad.status, 422, bad.text);
   t.true(isProblem(bad));
   t.is(bad.body.code, 'invalid_evidence_records');

@@ -10,7 +10,7 @@ import test from 'ava';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { readXml } from '../analysis/code/xml';
-import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
+import { runAudit, startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { addMember, type Member } from './helpers/decisions';
 import { createTenant, createToken, type Tenant } from './helpers/factories';
 import { createRepo, type TestRepo } from './helpers/git';
@@ -30,21 +30,8 @@ const get = (path: string, token = tenant.token) =>
 const approve = (body: Record<string, unknown>, token = bob.token, id = auditId) =>
   call(h.app.url, 'POST', `${ws()}/audits/${id}/report/approval`, { token, body });
 
-async function audit(body: Record<string, unknown> = {}): Promise<{ id: string; status: string }> {
-  const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
-    token: tenant.token,
-    body: { repository_id: repositoryId, ...body },
-  });
-  if (started.status !== 202) throw new Error(started.text);
-  const done = await waitForAudit(
-    h.app.url,
-    tenant.token,
-    tenant.workspaceId,
-    started.body.id,
-    120_000,
-  );
-  return { id: started.body.id, status: done.body.status };
-}
+const audit = (body: Record<string, unknown> = {}) =>
+  runAudit(h.app.url, tenant.token, tenant.workspaceId, { repository_id: repositoryId, ...body });
 
 test.before(async () => {
   h = await startAuditHarness();

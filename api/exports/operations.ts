@@ -5,7 +5,6 @@
  */
 import { Type } from '@sinclair/typebox';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
-import fs from 'node:fs';
 import { findAudit } from '../../db/audits';
 import {
   exportsQuery,
@@ -18,7 +17,6 @@ import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import { exportWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import { EXPORT_FILES, slug } from '../../domain/exports/render';
-import { BlobStore } from '../../platform/blob-store';
 import type { ExportWorkflow } from '../../workflows/exports';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
@@ -26,11 +24,11 @@ import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { auditNotCompleted } from '../reports/operations';
 import {
   commitThenStart,
-  contentDisposition,
   iso,
   isoOrNull,
   pageRequest,
   recordPrincipalWrite,
+  serveBlob,
 } from '../shared';
 import {
   ExportCreate,
@@ -230,27 +228,22 @@ export const getExportContent = defineOperation({
       'X-Content-SHA256': { description: 'SHA-256 (hex) of the file.' },
     },
   },
-  handler: async ({ db, params, services, koa }) => {
+  handler: async ({ db, params, services, koa, log }) => {
     const row = await findExport(db, params.workspace_id, params.export_id);
     if (!row) throw problems.notFound(`Export ${params.export_id}`);
     if (row.status !== 'available' || !row.sha256) throw unavailableProblem(row);
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(new BlobStore(services.config.blobDir).pathOf(row.sha256));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      // Removed between the read and the open (the retention sweep)?
-      const now = await findExport(db, params.workspace_id, params.export_id);
-      if (now && now.status !== 'available') throw unavailableProblem(now);
-      throw err;
-    }
-    koa.type = row.content_type;
-    koa.length = Number(row.size_bytes);
-    koa.set('Content-Disposition', contentDisposition(row.filename));
-    koa.set('X-Content-SHA256', row.sha256);
-    koa.set('X-Content-Type-Options', 'nosniff');
     if (row.format === 'svg')
       koa.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-    return handle.createReadStream();
+    return serveBlob(
+      koa,
+      services.config.blobDir,
+      { ...row, sha256: row.sha256, size_bytes: row.size_bytes ?? 0 },
+      async () => {
+        // Removed between the read and the open (the retention sweep)?
+        const now = await findExport(db, params.workspace_id, params.export_id);
+        if (now && now.status !== 'available') throw unavailableProblem(now);
+        log.error({ export_id: row.id, sha256: row.sha256 }, 'export blob is missing');
+      },
+    );
   },
 });

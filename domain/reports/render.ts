@@ -12,7 +12,8 @@ import {
 } from 'node-sarif-builder';
 import type { Log, Result } from 'sarif';
 import { diagramGraphOf, svg, xmlEscape } from '../../analysis/diagram';
-import { isOpenFinding, SEVERITIES, type AuditReportContent } from './report';
+import { CONTROL_SEVERITIES } from '../contract/values';
+import { isOpenFinding, type AuditReportContent } from './report';
 
 /** Who approved the report, as renderings show it. */
 export interface RenderedApproval {
@@ -66,7 +67,7 @@ export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext):
       .join(' | ')} |`,
     `| count | ${Object.values(s.assessments).join(' | ')} |`,
     '',
-    `Open findings: ${SEVERITIES.map((k) => `${s.open_findings[k] ?? 0} ${k}`).join(', ')}. Open uncertainty cases: ${s.open_uncertainty_cases} (${s.blocking_uncertainty_cases} blocking). Gate: ${s.gate_outcome ?? 'not evaluated'}.`,
+    `Open findings: ${CONTROL_SEVERITIES.map((k) => `${s.open_findings[k] ?? 0} ${k}`).join(', ')}. Open uncertainty cases: ${s.open_uncertainty_cases} (${s.blocking_uncertainty_cases} blocking). Gate: ${s.gate_outcome ?? 'not evaluated'}.`,
     '',
     '## Findings',
     '',
@@ -218,7 +219,6 @@ export function renderReportHtml(r: AuditReportContent, ctx: RenderContext): str
 }
 
 const LEVEL: Record<string, Result.level> = {
-  critical: 'error',
   high: 'error',
   medium: 'warning',
   low: 'note',

@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { ASSESSMENT_STATUSES, CONTROL_SEVERITIES } from '../contract/values';
 
 export interface ReportLocation {
   path: string;
@@ -121,15 +122,7 @@ export interface ReportInput {
   gate: { outcome: string; reasons: ReadonlyArray<{ text: string }> } | null;
 }
 
-export const ASSESSMENT_STATUSES = [
-  'pass',
-  'fail',
-  'partial',
-  'not_applicable',
-  'insufficient_evidence',
-] as const;
-export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
-const SEVERITY_RANK = new Map<string, number>(SEVERITIES.map((s, i) => [s, i]));
+const SEVERITY_RANK = new Map<string, number>(CONTROL_SEVERITIES.map((s, i) => [s, i]));
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const byKey = <T extends { canonical_key: string }>(a: T, b: T) =>
@@ -182,7 +175,7 @@ export function buildReport(input: ReportInput): AuditReportContent {
       ),
       open_findings: counts(
         findings.filter(isOpenFinding).map((f) => f.severity),
-        SEVERITIES,
+        CONTROL_SEVERITIES,
       ),
       open_uncertainty_cases: open.length,
       blocking_uncertainty_cases: open.filter((u) => u.blocking).length,
