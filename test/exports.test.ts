@@ -26,7 +26,8 @@ import { readXml } from '../analysis/code/xml';
 import { BlobStore } from '../platform/blob-store';
 import { runAudit, startAuditHarness, type AuditHarness } from './helpers/audit-harness';
 import { addMember, type Member } from './helpers/decisions';
-import { createTenant, createToken, type Tenant } from './helpers/factories';
+import { createTenant, createToken, queuedAudit, type Tenant } from './helpers/factories';
+import { updateAudit } from '../db/audits';
 import { createRepo, type TestRepo } from './helpers/git';
 import { call, type Reply } from './helpers/http';
 import { CHANGES_V1 } from './fixtures/changes-repo';
@@ -408,4 +409,23 @@ test('the retention sweep expires an export past retained_until and removes its 
         x.action === 'export.expired' && x.resource_id === e.done.body.id,
     ),
   );
+});
+
+test('an export that cannot be rendered fails, says why, and has no file', async (t) => {
+  // A completed audit without a snapshot (stored directly): it has no report to render.
+  const broken = await queuedAudit(h.app.services.db, tenant, repositoryId);
+  await updateAudit(h.app.services.db, broken.id, {
+    status: 'completed',
+    completed_at: new Date(),
+  });
+  const started = await call(h.app.url, 'POST', `${ws()}/audits/${broken.id}/exports`, {
+    token: tenant.token,
+    body: { format: 'sarif' },
+  });
+  t.is(started.status, 202, started.text);
+  const done = await settled(started.body.id);
+  t.like(done.body, { status: 'failed', error_code: 'report_missing', sha256: null });
+  const content = await get(`/exports/${started.body.id}/content`);
+  t.is(content.status, 409);
+  t.is(content.body.code, 'export_failed');
 });

@@ -133,6 +133,12 @@ const exportWrite = (db: Knex, row: ExportRow, action: string, details: Record<s
 
 export function createExportActivities(deps: ExportActivityDeps) {
   const { db, blobs } = deps;
+  const failExport = async (exportId: string, code: string, message: string): Promise<void> => {
+    await db.transaction(async (trx) => {
+      const failed = await markExportFailed(trx, exportId, code, message);
+      if (failed) await exportWrite(trx, failed, 'export.failed', { error_code: code });
+    });
+  };
   return {
     /**
      * Renders the export and stores its file; idempotent (a finished export is left as it is).
@@ -146,7 +152,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
       const audit = await getAuditById(db, row.audit_id);
       const report = await currentReport(db, audit);
       if (!report) {
-        await this.failExport(exportId, 'report_missing', `Audit ${audit.id} has no report.`);
+        await failExport(exportId, 'report_missing', `Audit ${audit.id} has no report.`);
         return { status: 'failed', sha256: null };
       }
       const input = await exportInputOf(db, blobs, audit, report.content);
@@ -177,12 +183,7 @@ export function createExportActivities(deps: ExportActivityDeps) {
     },
 
     /** Marks the export failed (a render that kept failing), once. */
-    async failExport(exportId: string, code: string, message: string): Promise<void> {
-      await db.transaction(async (trx) => {
-        const failed = await markExportFailed(trx, exportId, code, message);
-        if (failed) await exportWrite(trx, failed, 'export.failed', { error_code: code });
-      });
-    },
+    failExport,
   };
 }
 
