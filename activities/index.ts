@@ -7,6 +7,7 @@ import { createScheduleActivities } from './schedules';
 import { createAssistantActivities } from './assistant';
 import { createRemediationActivities } from './remediations';
 import { createWorkflowActionActivities } from './workflow-actions';
+import { createExportActivities } from './exports';
 
 export type ActivityDeps = AuditActivityDeps;
 
@@ -20,5 +21,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createAssistantActivities(deps),
     ...createRemediationActivities(deps),
     ...createWorkflowActionActivities(deps),
+    ...createExportActivities(deps),
   };
 }

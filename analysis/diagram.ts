@@ -31,6 +31,31 @@ export interface DiagramGraph {
   relationships: readonly DiagramRelationship[];
 }
 
+/**
+ * A stored snapshot's entities and relationships (free JSON objects) as the renderers read
+ * them; a missing text field becomes ''.
+ */
+export function diagramGraphOf(snapshot: {
+  entities: ReadonlyArray<object>;
+  relationships: ReadonlyArray<object>;
+}): DiagramGraph {
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  type Fields = Partial<Record<keyof DiagramRelationship | 'name', unknown>>;
+  return {
+    entities: (snapshot.entities as Fields[]).map((e) => ({
+      canonical_key: text(e.canonical_key),
+      kind: text(e.kind),
+      name: text(e.name),
+    })),
+    relationships: (snapshot.relationships as Fields[]).map((r) => ({
+      canonical_key: text(r.canonical_key),
+      source_key: text(r.source_key),
+      target_key: text(r.target_key),
+      kind: text(r.kind),
+    })),
+  };
+}
+
 interface KindStyle {
   /** The Mermaid subgraph title. */
   group: string;

@@ -15,6 +15,9 @@
  * - `ambiguous_identity` (scope `entity`, subject: the first of the entities kept apart): an
  *   identity conflict of reconcile, two deployables that evidence would have merged. Not
  *   blocking; the snapshot is `partial` (architectureStatus).
+ * - `conflicting_evidence` (scope `relationship`, subject `calls:<source>-><target>`): a runtime
+ *   call observed by ingested evidence that no code or configuration declares
+ *   (domain/architecture/ingested.ts). Not blocking.
  */
 import crypto from 'node:crypto';
 import { uniqueSorted } from './shared/text';
@@ -100,12 +103,22 @@ export function architectureStatus(input: {
     : 'complete';
 }
 
+/** A runtime call seen by ingested evidence that nothing declares. */
+export interface UndeclaredCall {
+  source_key: string;
+  target_key: string;
+  evidence_ids: string[];
+  providers: string[];
+  last_observed_at: string;
+}
+
 export function uncertaintyCandidates(input: {
   entities: SnapshotItem[];
   relationships: SnapshotItem[];
   evidence: SnapshotEvidence[];
   missingSources: string[];
   conflicts?: SnapshotConflict[];
+  undeclaredCalls?: UndeclaredCall[];
 }): CaseCandidate[] {
   const byId = new Map(input.evidence.map((e) => [e.id, e]));
   const cited = (ids: string[]) =>
@@ -220,6 +233,22 @@ export function uncertaintyCandidates(input: {
       evidence_ids: ids,
       alternatives: [],
       fingerprint: fingerprint(ids, c.keys),
+    });
+  }
+
+  for (const c of input.undeclaredCalls ?? []) {
+    const ids = uniqueSorted(c.evidence_ids);
+    out.push({
+      reason: 'conflicting_evidence',
+      scope: 'relationship',
+      subject_key: `calls:${c.source_key}->${c.target_key}`,
+      field: null,
+      detail: `Runtime evidence (${c.providers.join(', ')}) observed ${c.source_key} calling ${c.target_key} (last at ${c.last_observed_at}), but no code or configuration declares a relationship from ${c.source_key} to ${c.target_key}.`,
+      blocking: false,
+      source_keys: [...c.providers].sort(),
+      evidence_ids: ids,
+      alternatives: [],
+      fingerprint: fingerprint(ids, ['runtime-call', c.source_key, c.target_key]),
     });
   }
 

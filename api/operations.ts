@@ -27,6 +27,9 @@ import * as assistant from './assistant/operations';
 import * as assistantUsage from './assistant/usage-operations';
 import * as remediations from './remediations/operations';
 import * as workflowActions from './workflow-actions/operations';
+import * as reports from './reports/operations';
+import * as exportsOps from './exports/operations';
+import * as ingestion from './ingestion/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -52,6 +55,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   changeSets.createChangeSet,
   changeSets.getChangeSet,
   changeSets.reconcileChangeSet,
+  ingestion.ingestEvidence,
+  ingestion.listIngestions,
+  ingestion.getIngestion,
   architectureGraph.getArchitectureDependencies,
   uploads.createUpload,
   uploads.getUpload,
@@ -71,6 +77,12 @@ export const OPERATIONS: readonly AnyOperation[] = [
   architectureGraph.getAuditArchitectureBundle,
   diagram.getAuditArchitectureDiagram,
   changes.getAuditGate,
+  reports.getAuditReport,
+  reports.approveAuditReport,
+  exportsOps.exportAudit,
+  exportsOps.listExports,
+  exportsOps.getExport,
+  exportsOps.getExportContent,
   comparisons.createAuditComparison,
   comparisons.listAuditComparisons,
   comparisons.getAuditComparison,

@@ -5,7 +5,10 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import type { Context } from 'koa';
 import type { Knex } from 'knex';
+import fs from 'node:fs';
+import { BlobStore } from '../platform/blob-store';
 import { recordWrite } from '../db/activity';
 import type { PageRequest } from '../db/paginate';
 import { decodeCursor } from '../domain/pagination';
@@ -33,6 +36,40 @@ export const iso = (d: Date): string => d.toISOString();
 export const isoOrNull = (d: Date | null | undefined): string | null =>
   d ? d.toISOString() : null;
 
+/** `Content-Disposition: attachment` (RFC 6266): an ASCII fallback plus the exact name (RFC 5987). */
+export function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/**
+ * Answers a stored blob as a download with its type, length, `Content-Disposition`,
+ * `X-Content-SHA256`. The file is opened before answering, so a missing blob is an error
+ * response, not a broken stream; `whenMissing` explains a blob removed since the row was read
+ * (it throws the resource's problem) and otherwise the error stands.
+ */
+export async function serveBlob(
+  koa: Context,
+  blobDir: string,
+  file: { sha256: string; content_type: string; size_bytes: string | number; filename: string },
+  whenMissing: () => Promise<void>,
+): Promise<fs.ReadStream> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(new BlobStore(blobDir).pathOf(file.sha256), 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await whenMissing();
+    throw err;
+  }
+  koa.type = file.content_type;
+  koa.length = Number(file.size_bytes);
+  koa.set('Content-Disposition', contentDisposition(file.filename));
+  koa.set('X-Content-SHA256', file.sha256);
+  koa.set('X-Content-Type-Options', 'nosniff');
+  return handle.createReadStream();
+}
+
 /** Records the audit event and activity item of a write made by `principal`. */
 export async function recordPrincipalWrite(
   db: Knex,
@@ -59,7 +96,7 @@ export async function recordPrincipalWrite(
 }
 
 /**
- * The one rule for a resource a workflow owns (audit, schedule, decision): its rows are
+ * The one rule for a resource a workflow owns (audit, schedule, decision, export): its rows are
  * committed first, then its workflow is started, so the workflow's first activity always finds
  * them. The workflow id derives from the row id and a start that finds the workflow already
  * there counts as done, so finishing the start of a row committed by an earlier (crashed)
@@ -70,7 +107,14 @@ export async function recordPrincipalWrite(
  */
 export async function commitThenStart<Row extends { id: string }>(
   log: Logger,
-  resource: 'audit' | 'schedule' | 'decision' | 'assistant_run' | 'remediation' | 'workflow_action',
+  resource:
+    | 'audit'
+    | 'schedule'
+    | 'decision'
+    | 'assistant_run'
+    | 'remediation'
+    | 'workflow_action'
+    | 'export',
   steps: {
     commit: () => Promise<Row>;
     /** False when the committed row needs no start (an earlier request's workflow runs it). */

@@ -85,23 +85,32 @@ export async function markAttachmentDeleted(
 }
 
 /**
- * Marks up to `limit` attachments past their retention `expired` and returns them. SKIP LOCKED
- * lets two sweeps (or a sweep and a user's delete) share the work without waiting or doubling.
+ * Marks up to `limit` rows of a retained table (attachments, exports) past their retention
+ * `expired` and returns them. SKIP LOCKED lets two sweeps (or a sweep and a user's delete) share
+ * the work without waiting or doubling.
  */
-export async function expireDueAttachments(db: Knex, limit: number): Promise<AttachmentRow[]> {
-  const result = await db.raw<{ rows: AttachmentRow[] }>(
-    `UPDATE audit_attachments SET status = 'expired', removed_at = ${NOW}
+export async function expireDue<Row>(
+  db: Knex,
+  table: 'audit_attachments' | 'audit_exports',
+  limit: number,
+): Promise<Row[]> {
+  const result = await db.raw<{ rows: Row[] }>(
+    `UPDATE ?? SET status = 'expired', removed_at = ${NOW}
      WHERE id IN (
-       SELECT id FROM audit_attachments
+       SELECT id FROM ??
        WHERE status = 'available' AND retained_until <= now()
        ORDER BY retained_until, id
        LIMIT ?
        FOR UPDATE SKIP LOCKED)
      RETURNING *`,
-    [limit],
+    [table, table, limit],
   );
   return result.rows;
 }
+
+/** Attachments past their retention, marked `expired` (see expireDue). */
+export const expireDueAttachments = (db: Knex, limit: number) =>
+  expireDue<AttachmentRow>(db, 'audit_attachments', limit);
 
 /** Serialises everything that adds or removes a holder of one blob (in a transaction). */
 export async function lockBlob(trx: Knex, sha256: string): Promise<void> {
@@ -109,7 +118,7 @@ export async function lockBlob(trx: Knex, sha256: string): Promise<void> {
 }
 
 /**
- * Whether anything still needs the blob: an available attachment, an audit's source file, an
+ * Whether anything still needs the blob: an available attachment or export, an audit's source file, an
  * upload an audit ran on (a retry reads it again), or an upload never attached (it waits to be
  * used). An upload that only served attachments lives as long as they do.
  */
@@ -117,6 +126,7 @@ export async function blobIsHeld(db: Knex, sha256: string): Promise<boolean> {
   const result = await db.raw<{ rows: Array<{ held: boolean }> }>(
     `SELECT
        EXISTS (SELECT 1 FROM audit_attachments WHERE sha256 = :sha AND status = 'available')
+       OR EXISTS (SELECT 1 FROM audit_exports WHERE sha256 = :sha AND status = 'available')
        OR EXISTS (SELECT 1 FROM audit_source_files WHERE sha256 = :sha)
        OR EXISTS (
          SELECT 1 FROM uploads u WHERE u.sha256 = :sha AND u.status = 'ready' AND (

@@ -268,7 +268,7 @@ export const CONFIG_VARIABLES = [
     default: '`60`',
     usedBy: 'worker, npm start',
     description:
-      'how often the `retention-sweep` schedule removes attachments past `retained_until`, prunes old audits and expired Idempotency-Keys',
+      'how often the `retention-sweep` schedule removes attachments and exports past `retained_until`, prunes old audits and expired Idempotency-Keys',
   },
   {
     name: 'RETENTION_AUDIT_DAYS',
@@ -283,6 +283,40 @@ export const CONFIG_VARIABLES = [
     usedBy: 'worker',
     description:
       "a repository's latest snapshots whose evidence is always kept, whatever their age",
+  },
+  {
+    name: 'EXPORT_RETENTION_DAYS',
+    default: '`30`',
+    usedBy: 'api',
+    description:
+      "how long an export's file is kept when the request names no `retention_days` (1..365)",
+  },
+  {
+    name: 'INGESTION_MAX_RECORDS',
+    default: '`1000`',
+    usedBy: 'api',
+    description: 'records one evidence batch may hold (more: 413 `batch_too_large`)',
+  },
+  {
+    name: 'INGESTION_MAX_BYTES',
+    default: '`524288`',
+    usedBy: 'api',
+    description:
+      'bytes of JSON one evidence batch may take, at most `BODY_LIMIT_BYTES` (more: 413 `batch_too_large`)',
+  },
+  {
+    name: 'INGESTED_EVIDENCE_WINDOW_DAYS',
+    default: '`90`',
+    usedBy: 'worker',
+    description:
+      "an audit's reconcile reads the repository's ingested evidence observed within this many days before it",
+  },
+  {
+    name: 'EVIDENCE_STALE_AFTER_DAYS',
+    default: '`30`',
+    usedBy: 'worker',
+    description:
+      'evidence observed longer ago than this is listed in the `stale_evidence_ids` of the assessments that use it',
   },
   {
     name: 'DEPENDENCY_OUTAGE_BOUND_SECONDS',
@@ -474,6 +508,15 @@ export interface Config {
   retentionAuditDays: number;
   /** A repository's latest snapshots kept whole whatever their age. */
   retentionKeepSnapshots: number;
+  /** Days an export's file is kept when the request names none. */
+  exportRetentionDays: number;
+  /** Records and JSON bytes one evidence batch may hold. */
+  ingestionMaxRecords: number;
+  ingestionMaxBytes: number;
+  /** Days before an audit within which ingested evidence is reconciled by it. */
+  ingestedEvidenceWindowDays: number;
+  /** Evidence older than this (days) is stale in the assessments that use it. */
+  evidenceStaleAfterDays: number;
   /** How long an audit step waits for an unreachable database before it fails. */
   dependencyOutageBoundSeconds: number;
   /** How often the `audit-recovery` schedule looks for queued audits without a workflow. */
@@ -687,6 +730,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retentionSweepIntervalMinutes: int(env, 'RETENTION_SWEEP_INTERVAL_MINUTES', 60, 1),
     retentionAuditDays: int(env, 'RETENTION_AUDIT_DAYS', 90, 0),
     retentionKeepSnapshots: int(env, 'RETENTION_KEEP_SNAPSHOTS', 10, 1),
+    exportRetentionDays: int(env, 'EXPORT_RETENTION_DAYS', 30, 1, 365),
+    ingestionMaxRecords: int(env, 'INGESTION_MAX_RECORDS', 1000, 1),
+    ingestionMaxBytes: int(env, 'INGESTION_MAX_BYTES', 512 * 1024, 1),
+    ingestedEvidenceWindowDays: int(env, 'INGESTED_EVIDENCE_WINDOW_DAYS', 90, 1),
+    evidenceStaleAfterDays: int(env, 'EVIDENCE_STALE_AFTER_DAYS', 30, 1),
     dependencyOutageBoundSeconds: int(env, 'DEPENDENCY_OUTAGE_BOUND_SECONDS', 600, 1),
     auditRecoveryIntervalMinutes: int(env, 'AUDIT_RECOVERY_INTERVAL_MINUTES', 2, 1),
     auditStartGraceSeconds: int(env, 'AUDIT_START_GRACE_SECONDS', 120, 0),

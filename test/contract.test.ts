@@ -12,6 +12,7 @@ import { NAME_KEYWORD } from '../api/schema-kit';
 import { startTestApp, type TestApp } from './helpers/app';
 import { call } from './helpers/http';
 import { CONTRACT_SCHEMAS } from '../api/schemas';
+import { SCOPES } from '../domain/contract/values';
 
 type Doc = {
   openapi: string;
@@ -200,4 +201,28 @@ test('spec bounds appear in the document as stated', (t) => {
   t.is(s.AuditCreate.properties.commit_sha.anyOf[0].pattern, '^[0-9a-fA-F]{40}$');
   t.like(s.AttachmentCreate.properties.retention_days, { minimum: 1, maximum: 365, default: 90 });
   t.is(s.ApiTokenResponse.properties.token, undefined, 'ApiTokenResponse carries no token');
+});
+
+test('every one of the 25 scopes authorizes at least one operation', (t) => {
+  t.is(SCOPES.length, 25);
+  const required = new Set(
+    OPERATIONS.flatMap((op) => (op.access.kind === 'scope' ? [op.access.scope] : [])),
+  );
+  // decisions:approve is checked inside transitionDecision (approved and rejected moves).
+  const transition = OPERATIONS.find((op) => op.operationId === 'transitionDecision')!;
+  t.regex(transition.description ?? '', /decisions:approve/);
+  required.add('decisions:approve');
+  t.deepEqual(
+    SCOPES.filter((s) => !required.has(s)),
+    [],
+    'a scope that authorizes nothing is a promise the API does not keep',
+  );
+  for (const scope of [
+    'reports:read',
+    'reports:approve',
+    'exports:write',
+    'evidence:write',
+    'ingestion:read',
+  ])
+    t.true(required.has(scope as (typeof SCOPES)[number]), scope);
 });

@@ -22,7 +22,7 @@ import type { AnyOperation } from '../api/registry/operation';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
 import { tarGz } from './helpers/archives';
 import { startTestApp, type TestApp } from './helpers/app';
-import { createTenant, createToken, type Tenant } from './helpers/factories';
+import { completedAudit, createTenant, createToken, type Tenant } from './helpers/factories';
 import { requestArb, valueArb, type FuzzRequest } from './helpers/hostile';
 import { call, isProblem, type Reply } from './helpers/http';
 
@@ -124,6 +124,27 @@ async function seed(tenant: Tenant): Promise<Seeded> {
     reason: 'seeded',
   });
   await updateWorkflowAction(db, action.id, { status: 'expired' });
+  // A completed audit (stored directly: no worker here) for the report and export operations,
+  // an export of it (its workflow waits for a worker that never comes) and an evidence batch.
+  const completed = await completedAudit(app.services.db, tenant, repository.id);
+  const exported = await post(`/audits/${completed.id}/exports`, { format: 'mermaid' }, 202);
+  const ingested = await post(
+    `/repositories/${repository.id}/evidence`,
+    {
+      batch_key: 'seed',
+      records: [
+        {
+          kind: 'runtime_call',
+          provider: 'opentelemetry',
+          source_type: 'cloud',
+          subject_key: 'service:a',
+          object_key: 'service:b',
+          observed_at: new Date().toISOString(),
+        },
+      ],
+    },
+    202,
+  );
   const token = await post('/tokens', {
     name: 'seeded',
     scopes: ['audits:read'],
@@ -144,7 +165,9 @@ async function seed(tenant: Tenant): Promise<Seeded> {
       run_id: [run],
       repository_id: [repository.id],
       upload_id: [uploaded.body.id],
-      audit_id: [audit.id],
+      audit_id: [audit.id, completed.id],
+      export_id: [exported.id],
+      ingestion_id: [ingested.id],
       attachment_id: [attachment.id],
       profile_id: [profile.id],
       schedule_id: [schedule.id],

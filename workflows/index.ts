@@ -10,3 +10,4 @@ export { AuditRecoveryWorkflow } from './recovery';
 export { AssistantRunWorkflow } from './assistant';
 export { RemediationWorkflow } from './remediations';
 export { WorkflowActionWorkflow } from './workflow-actions';
+export { ExportWorkflow } from './exports';

@@ -1,13 +1,13 @@
 /**
  * RetentionWorkflow: one sweep, started by the `retention-sweep` Temporal Schedule: expired
- * attachments, then old audits' bulk (RETENTION_AUDIT_DAYS), then expired Idempotency-Keys. Each
- * batches until a short batch (or `maxBatches`, so one run's history stays small; the next run
- * continues).
+ * attachments and exports, then old audits' bulk (RETENTION_AUDIT_DAYS), then expired
+ * Idempotency-Keys. Each batches until a short batch (or `maxBatches`, so one run's history stays
+ * small; the next run continues).
  */
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
 
-const { sweepExpiredAttachments, pruneOldAudits, purgeIdempotencyKeys } =
+const { sweepExpiredAttachments, sweepExpiredExports, pruneOldAudits, purgeIdempotencyKeys } =
   proxyActivities<RetentionActivities>({
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: '2 minutes',
@@ -35,6 +35,14 @@ export async function RetentionWorkflow(
     blobsRemoved += batch.blobsRemoved;
     if (batch.removed < batchSize) break;
   }
+  // Runs recorded before exports existed swept attachments only (docs/decisions.md, versioning).
+  if (patched('export-retention'))
+    for (let i = 0; i < maxBatches; i++) {
+      const batch = await sweepExpiredExports({ batchSize });
+      removed += batch.removed;
+      blobsRemoved += batch.blobsRemoved;
+      if (batch.removed < batchSize) break;
+    }
   // Sweeps started before audit retention existed replay without these steps.
   if (!patched('audit-retention')) return { removed, blobsRemoved };
   let auditsPruned = 0;

@@ -49,6 +49,7 @@ import {
   type LogInput,
   type SourceFileRow,
 } from '../../db/audits';
+import { ingestedEvidenceOf } from '../../db/ingestion';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
 import { findWorkspace } from '../../db/workspaces';
@@ -58,6 +59,7 @@ import { costUsd } from '../../domain/audits/pricing';
 import { SourceError } from '../../domain/audits/source-error';
 import { scopeFilter } from '../../domain/audits/source-scope';
 import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
+import { applyIngested, localIngestedId, NO_LOCATION } from '../../domain/architecture/ingested';
 import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
 import type { BlobStore } from '../../platform/blob-store';
 import { agentAttempts, agentCost, agentTokens, stageDuration } from '../../platform/metrics';
@@ -694,7 +696,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                     subject_key: e.subject_key,
                     relationship_kind: e.relationship_kind,
                     object_key: e.object_key,
-                    location: e.location as unknown as StoredEvidence['location'],
+                    // Ingested evidence may have no location (a runtime trace).
+                    location: (e.location ?? {
+                      ...NO_LOCATION,
+                    }) as unknown as StoredEvidence['location'],
                     summary: e.summary,
                     content_sha256: e.content_sha256,
                     attributes: e.attributes,
@@ -800,6 +805,20 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         const previous = audit.repository_id
           ? await latestSnapshot(db, audit.workspace_id, audit.repository_id, auditId)
           : undefined;
+        // Evidence from outside the repository (ingestEvidence) corroborates or contradicts what
+        // the files declare (domain/architecture/ingested.ts); coverage stays the files' own.
+        const ingestedUntil = new Date();
+        const ingestedRecords = audit.repository_id
+          ? await ingestedEvidenceOf(
+              db,
+              audit.repository_id,
+              new Date(ingestedUntil.getTime() - config.ingestedEvidenceWindowDays * 86_400_000),
+              ingestedUntil,
+            )
+          : [];
+        const ingested = applyIngested(graph, ingestedRecords);
+        const ingestedAt = new Map(ingestedRecords.map((r) => [localIngestedId(r.id), r] as const));
+        const allEvidence = [...graph.evidence, ...ingested.evidence];
         const firstSeen = new Map<string, string>();
         for (const item of [...(previous?.entities ?? []), ...(previous?.relationships ?? [])]) {
           firstSeen.set(item.canonical_key as string, item.first_observed_at as string);
@@ -877,10 +896,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             sources,
             missing_sources: missing,
             source_coverage: (sources.length / requested.length).toFixed(4),
-            entity_count: graph.entities.length,
-            relationship_count: graph.relationships.length,
-            entities: graph.entities.map(withIds),
-            relationships: graph.relationships.map((r) => ({
+            entity_count: ingested.entities.length,
+            relationship_count: ingested.relationships.length,
+            entities: ingested.entities.map(withIds),
+            relationships: ingested.relationships.map((r) => ({
               ...withIds(r),
               supersedes_id: null,
               superseded_at: null,
@@ -889,7 +908,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           });
           await insertEvidence(
             trx,
-            graph.evidence.map((e, position) => ({
+            allEvidence.map((e, position) => ({
               id: uuidOf(e.id),
               snapshot_id: snapshotId,
               workspace_id: audit.workspace_id,
@@ -899,12 +918,14 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               subject_key: e.subject_key,
               relationship_kind: e.relationship_kind,
               object_key: e.object_key,
-              location: e.location,
-              source_ref: sourceRef,
+              location: ingestedAt.has(e.id) ? ingestedAt.get(e.id)!.location : e.location,
+              source_ref: ingestedAt.has(e.id)
+                ? `ingestion:${ingestedAt.get(e.id)!.ingestion_id}`
+                : sourceRef,
               summary: e.summary,
               content_sha256: e.content_sha256,
               attributes: e.attributes ?? {},
-              observed_at: now,
+              observed_at: ingestedAt.get(e.id)?.observed_at ?? now,
               position,
             })),
           );
@@ -914,17 +935,25 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             repositoryId: audit.repository_id,
             snapshotId,
             observedAt: now,
-            entities: graph.entities.map(withIds),
-            relationships: graph.relationships.map(withIds),
-            evidence: graph.evidence.map((e) => ({ ...e, id: uuidOf(e.id) })),
+            entities: ingested.entities.map(withIds),
+            relationships: ingested.relationships.map(withIds),
+            evidence: allEvidence.map((e) => ({
+              ...e,
+              id: uuidOf(e.id),
+              location: ingestedAt.get(e.id)?.location === null ? null : e.location,
+            })),
             missingSources: missing,
             conflicts,
+            undeclaredCalls: ingested.uncorroborated.map((c) => ({
+              ...c,
+              evidence_ids: ids(c.evidence_ids),
+            })),
           });
         });
         await log(auditId, {
           level: 'info',
           source: 'architecture',
-          message: `architecture snapshot ${version}: ${graph.entities.length} entities, ${graph.relationships.length} relationships, ${graph.evidence.length} evidence; sources ${sources.join(', ') || 'none'}${missing.length ? `; missing ${missing.join(', ')}` : ''}; uncertainty cases: ${cases.opened} opened, ${cases.updated} updated`,
+          message: `architecture snapshot ${version}: ${graph.entities.length} entities, ${graph.relationships.length} relationships, ${graph.evidence.length} evidence${ingestedRecords.length ? ` (+${ingestedRecords.length} ingested: ${ingested.corroborated.relationships} relationships and ${ingested.corroborated.entities} entities corroborated, ${ingested.uncorroborated.length} undeclared calls)` : ''}; sources ${sources.join(', ') || 'none'}${missing.length ? `; missing ${missing.join(', ')}` : ''}; uncertainty cases: ${cases.opened} opened, ${cases.updated} updated`,
         });
         return { summary: `snapshot ${version} stored (${graph.evidence.length} evidence)` };
       });
@@ -932,7 +961,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
 
     /** Stage `controls`: stores the controls agent's assessments and findings. */
     async persistControls(auditId: string, marks?: StepMarks): Promise<StageOutcome> {
-      return step(auditId, marks, () => persistControls(db, auditId));
+      return step(auditId, marks, () =>
+        persistControls(db, auditId, { staleAfterDays: config.evidenceStaleAfterDays }),
+      );
     },
 
     /** Stage `changes`: the gate against the previous snapshot of the repository and branch. */

@@ -27,7 +27,12 @@ import {
 } from '../../domain/changes/service';
 import type { BlobStore } from '../../platform/blob-store';
 
-async function ownersOf(db: Knex, blobs: BlobStore, auditId: string): Promise<OwnerIndex | null> {
+/** The owners index of the CODEOWNERS file the audit read, if it had one. */
+export async function ownersOf(
+  db: Knex,
+  blobs: BlobStore,
+  auditId: string,
+): Promise<OwnerIndex | null> {
   const files = await sourceFiles(db, auditId);
   for (const candidate of CODEOWNERS_PATHS) {
     const file = files.find((f) => f.path === candidate && f.sha256 && f.stored);

@@ -7,6 +7,8 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/activity';
 import { artifactsOfAudit } from '../../db/agents';
+import { snapshotOfAudit } from '../../db/architecture';
+import { evidenceObservedBefore } from '../../db/ingestion';
 import { appendLog, auditsCreatedAt, getAuditById, type AuditRow } from '../../db/audits';
 import {
   assessmentCount,
@@ -26,6 +28,37 @@ import { recordWrite } from '../../db/activity';
 import { exceptionsForAudit } from '../../db/exceptions';
 import { coveringException } from '../../domain/controls/exceptions';
 import { describeAssessments, type ControlArtifact } from '../audits/agents/controls';
+
+/**
+ * Which evidence of an assessment is stale: of the ids it cites and the evidence of the
+ * relationships it names, those observed more than `days` before now (ingested evidence keeps
+ * its observation time; what the audit read from files is observed by the audit).
+ */
+async function staleEvidence(
+  db: Knex,
+  auditId: string,
+  days: number,
+): Promise<(a: { evidence_ids: string[]; architecture_relationship_ids: string[] }) => string[]> {
+  const snapshot = await snapshotOfAudit(db, auditId);
+  if (!snapshot) return () => [];
+  const old = await evidenceObservedBefore(
+    db,
+    snapshot.id,
+    new Date(Date.now() - days * 86_400_000),
+  );
+  if (old.size === 0) return () => [];
+  const relEvidence = new Map(
+    snapshot.relationships.map((r) => [
+      r.canonical_key as string,
+      Array.isArray(r.evidence_ids) ? (r.evidence_ids as string[]) : [],
+    ]),
+  );
+  return (a) =>
+    [
+      ...a.evidence_ids,
+      ...a.architecture_relationship_ids.flatMap((k) => relEvidence.get(k) ?? []),
+    ].filter((id) => old.has(id));
+}
 
 /** Findings are per repository; an upload audit's findings stand alone. */
 export const scopeKeyOf = (audit: Pick<AuditRow, 'id' | 'repository_id'>) =>
@@ -57,8 +90,16 @@ const systemWrite = (
     },
   });
 
-/** Stores the controls artifact of the audit as assessments and findings, in one transaction. */
-export async function persistControls(db: Knex, auditId: string): Promise<{ summary: string }> {
+/**
+ * Stores the controls artifact of the audit as assessments and findings, in one transaction.
+ * `staleAfterDays`: evidence an assessment uses (its own, and that of the relationships it
+ * rests on) observed longer ago than this is listed in its stale_evidence_ids.
+ */
+export async function persistControls(
+  db: Knex,
+  auditId: string,
+  options: { staleAfterDays: number },
+): Promise<{ summary: string }> {
   const existing = await assessmentCount(db, auditId);
   if (existing > 0) return { summary: `${existing} assessments already stored` };
   const audit = await getAuditById(db, auditId);
@@ -72,6 +113,7 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
       nonRetryable: true,
     });
   const artifact = produced.artifact.artifact as unknown as ControlArtifact;
+  const staleOf = await staleEvidence(db, auditId, options.staleAfterDays);
   const scopeKey = scopeKeyOf(audit);
   let created = 0;
   let reopened = 0;
@@ -225,7 +267,7 @@ export async function persistControls(db: Knex, auditId: string): Promise<{ summ
         evidence_ids: a.evidence_ids,
         finding_ids: findingIds,
         architecture_relationship_ids: a.architecture_relationship_ids,
-        stale_evidence_ids: a.stale_evidence_ids,
+        stale_evidence_ids: [...new Set([...a.stale_evidence_ids, ...staleOf(a)])].sort(),
         conflicting_evidence_ids: a.conflicting_evidence_ids,
         missing_requirement_keys: a.missing_requirement_keys,
         exception_id: exception?.id ?? null,

@@ -1,13 +1,15 @@
 /**
- * Retention: removes attachments whose retention has passed, in batches, recording an audit
- * event and an activity item per removal, and releases their blobs when nothing else holds them;
- * prunes old audits' logs, agent runs, source manifests and evidence (db/retention.ts says which
- * audits), releasing the source blobs nothing else holds; removes expired Idempotency-Keys.
+ * Retention: removes attachments and exports whose retention has passed, in batches, recording
+ * an audit event and an activity item per removal, and releases their blobs when nothing else
+ * holds them; prunes old audits' logs, agent runs, source manifests and evidence
+ * (db/retention.ts says which audits), releasing the source blobs nothing else holds; removes
+ * expired Idempotency-Keys.
  */
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { recordWrite } from '../../db/activity';
 import { expireDueAttachments, releaseBlobs } from '../../db/attachments';
+import { expireDueExports } from '../../db/exports';
 import type { BlobStore } from '../../platform/blob-store';
 import type { Logger } from '../../platform/logger';
 import type { Config } from '../../platform/config';
@@ -24,46 +26,81 @@ export interface RetentionActivityDeps {
 /** Who the retention sweep's write records name as the actor. */
 export const RETENTION_ACTOR = 'system:retention';
 
+/**
+ * One batch of a sweep: rows past their retention marked `expired` with a write record each (one
+ * transaction), then their blobs released when nothing else holds them.
+ */
+async function sweep<Row extends { id: string; workspace_id: string; sha256: string | null }>(
+  deps: RetentionActivityDeps,
+  batchSize: number,
+  what: {
+    expire: (trx: Knex, limit: number) => Promise<Row[]>;
+    resourceType: string;
+    details: (row: Row) => Record<string, unknown>;
+  },
+): Promise<{ removed: number; blobsRemoved: number }> {
+  const expired = await deps.db.transaction(async (trx) => {
+    const rows = await what.expire(trx, batchSize);
+    for (const row of rows)
+      await recordWrite(trx, {
+        workspaceId: row.workspace_id,
+        actorId: null,
+        actorLogin: RETENTION_ACTOR,
+        tokenId: null,
+        requestId: null,
+        action: `${what.resourceType}.expired`,
+        resourceType: what.resourceType,
+        resourceId: row.id,
+        details: what.details(row),
+      });
+    return rows;
+  });
+  Context.current().heartbeat({ expired: expired.length });
+  const blobsRemoved = await releaseBlobs(
+    deps.db,
+    deps.blobs,
+    expired.map((r) => r.sha256).filter((s): s is string => !!s),
+  );
+  if (expired.length)
+    deps.log.info(
+      { [`${what.resourceType}s`]: expired.length, blobs: blobsRemoved.length },
+      `retention sweep removed expired ${what.resourceType}s`,
+    );
+  return { removed: expired.length, blobsRemoved: blobsRemoved.length };
+}
+
 export function createRetentionActivities(deps: RetentionActivityDeps) {
   return {
     /** Expires up to `batchSize` due attachments; returns how many it removed. */
     async sweepExpiredAttachments(input: {
       batchSize: number;
     }): Promise<{ removed: number; blobsRemoved: number }> {
-      const expired = await deps.db.transaction(async (trx) => {
-        const rows = await expireDueAttachments(trx, input.batchSize);
-        for (const row of rows) {
-          await recordWrite(trx, {
-            workspaceId: row.workspace_id,
-            actorId: null,
-            actorLogin: RETENTION_ACTOR,
-            tokenId: null,
-            requestId: null,
-            action: 'attachment.expired',
-            resourceType: 'attachment',
-            resourceId: row.id,
-            details: {
-              audit_id: row.audit_id,
-              filename: row.filename,
-              sha256: row.sha256,
-              retained_until: row.retained_until.toISOString(),
-            },
-          });
-        }
-        return rows;
+      return sweep(deps, input.batchSize, {
+        expire: expireDueAttachments,
+        resourceType: 'attachment',
+        details: (row) => ({
+          audit_id: row.audit_id,
+          filename: row.filename,
+          sha256: row.sha256,
+          retained_until: row.retained_until.toISOString(),
+        }),
       });
-      Context.current().heartbeat({ expired: expired.length });
-      const blobsRemoved = await releaseBlobs(
-        deps.db,
-        deps.blobs,
-        expired.map((r) => r.sha256),
-      );
-      if (expired.length)
-        deps.log.info(
-          { attachments: expired.length, blobs: blobsRemoved.length },
-          'retention sweep removed expired attachments',
-        );
-      return { removed: expired.length, blobsRemoved: blobsRemoved.length };
+    },
+
+    /** Expires up to `batchSize` exports past their retention; returns how many it removed. */
+    async sweepExpiredExports(input: {
+      batchSize: number;
+    }): Promise<{ removed: number; blobsRemoved: number }> {
+      return sweep(deps, input.batchSize, {
+        expire: expireDueExports,
+        resourceType: 'export',
+        details: (row) => ({
+          audit_id: row.audit_id,
+          format: row.format,
+          sha256: row.sha256,
+          retained_until: row.retained_until?.toISOString() ?? null,
+        }),
+      });
     },
 
     /**

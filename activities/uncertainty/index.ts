@@ -9,6 +9,7 @@ import {
   type SnapshotConflict,
   type SnapshotEvidence,
   type SnapshotItem,
+  type UndeclaredCall,
 } from '../../analysis/uncertainty';
 import { recordWrite } from '../../db/activity';
 import { observeCases, type ObserveResult } from '../../db/uncertainty';
@@ -26,6 +27,7 @@ export async function recordUncertainty(
     evidence: SnapshotEvidence[];
     missingSources: string[];
     conflicts?: SnapshotConflict[];
+    undeclaredCalls?: UndeclaredCall[];
   },
 ): Promise<ObserveResult & { observed: number }> {
   const candidates = uncertaintyCandidates(input);

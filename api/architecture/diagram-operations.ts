@@ -1,8 +1,8 @@
 /** An audit's architecture snapshot drawn as a diagram: Mermaid source or a standalone SVG. */
 import { Type } from '@sinclair/typebox';
 import { LRUCache } from 'lru-cache';
-import { mermaid, svg, type DiagramGraph } from '../../analysis/diagram';
-import { snapshotOfAudit, snapshotRefOfAudit, type SnapshotRow } from '../../db/architecture';
+import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
+import { snapshotOfAudit, snapshotRefOfAudit } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
@@ -22,24 +22,6 @@ const drawn = new LRUCache<string, string>({
   maxSize: 32 * 1024 * 1024,
   sizeCalculation: (text) => Math.max(1, text.length),
 });
-
-/** The snapshot's stored entities and relationships, as the diagram renderers read them. */
-function graphOf(snapshot: SnapshotRow): DiagramGraph {
-  const text = (v: unknown) => (typeof v === 'string' ? v : '');
-  return {
-    entities: snapshot.entities.map((e) => ({
-      canonical_key: text(e.canonical_key),
-      kind: text(e.kind),
-      name: text(e.name),
-    })),
-    relationships: snapshot.relationships.map((r) => ({
-      canonical_key: text(r.canonical_key),
-      source_key: text(r.source_key),
-      target_key: text(r.target_key),
-      kind: text(r.kind),
-    })),
-  };
-}
 
 export const getAuditArchitectureDiagram = defineOperation({
   operationId: 'getAuditArchitectureDiagram',
@@ -80,7 +62,7 @@ export const getAuditArchitectureDiagram = defineOperation({
     if (text === undefined) {
       const snapshot = await snapshotOfAudit(db, audit.id);
       if (!snapshot) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
-      const graph = graphOf(snapshot);
+      const graph = diagramGraphOf(snapshot);
       text =
         format === 'svg'
           ? svg(graph, {

@@ -5,7 +5,6 @@
  * nothing else holds the same content-addressed blob.
  */
 import { Type } from '@sinclair/typebox';
-import fs from 'node:fs';
 import {
   attachmentsQuery,
   findAttachment,
@@ -22,7 +21,7 @@ import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, isoOrNull, pageRequest, recordPrincipalWrite, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
   AttachmentCreate,
@@ -164,33 +163,14 @@ export const getAttachmentContent = defineOperation({
     const row = await findAttachment(db, params.workspace_id, params.attachment_id);
     if (!row) throw problems.notFound(`Attachment ${params.attachment_id}`);
     if (row.status !== 'available') throw removedProblem(row);
-    const file = new BlobStore(services.config.blobDir).pathOf(row.sha256);
-    // Opened before answering: a missing blob is an error response, not a broken stream.
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(file, 'r');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return serveBlob(koa, services.config.blobDir, row, async () => {
       // Removed between the read and the open (a concurrent delete or sweep)?
       const now = await findAttachment(db, params.workspace_id, params.attachment_id);
       if (now && now.status !== 'available') throw removedProblem(now);
       log.error({ attachment_id: row.id, sha256: row.sha256 }, 'attachment blob is missing');
-      throw err;
-    }
-    koa.type = row.content_type;
-    koa.length = Number(row.size_bytes);
-    koa.set('Content-Disposition', contentDisposition(row.filename));
-    koa.set('X-Content-SHA256', row.sha256);
-    koa.set('X-Content-Type-Options', 'nosniff');
-    return handle.createReadStream();
+    });
   },
 });
-
-/** RFC 6266: an ASCII fallback plus the exact name in RFC 5987 encoding. */
-function contentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-}
 
 export const deleteAttachment = defineOperation({
   operationId: 'deleteAttachment',

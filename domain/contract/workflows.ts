@@ -13,6 +13,7 @@ export const WORKFLOW_TYPES = {
   assistantRun: 'AssistantRunWorkflow',
   remediation: 'RemediationWorkflow',
   workflowAction: 'WorkflowActionWorkflow',
+  export: 'ExportWorkflow',
 } as const;
 
 /** One audit's workflow. */
@@ -27,6 +28,8 @@ export const workflowActionWorkflowId = (id: string): string => `workflow-action
 export const scheduleWorkflowId = (scheduleId: string): string => `schedule-${scheduleId}`;
 /** One assistant run (one question). */
 export const assistantRunWorkflowId = (runId: string): string => `assistant-run-${runId}`;
+/** One audit export's rendering. */
+export const exportWorkflowId = (exportId: string): string => `export-${exportId}`;
 /** The Temporal Schedule that starts the retention sweep (and the id of the runs it starts). */
 export const RETENTION_SCHEDULE_ID = 'retention-sweep';
 /** The Temporal Schedule that starts the audit recovery sweep (and the id of its runs). */

@@ -116,3 +116,20 @@ export async function waitForAudit(
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** Starts an audit of `body` (createAudit) and waits until it ends: its id and final status. */
+export async function runAudit(
+  base: string,
+  token: string,
+  workspaceId: string,
+  body: Record<string, unknown>,
+  timeoutMs = 120_000,
+): Promise<{ id: string; status: string }> {
+  const started = await call(base, 'POST', `/v1/workspaces/${workspaceId}/audits`, {
+    token,
+    body,
+  });
+  if (started.status !== 202) throw new Error(started.text);
+  const done = await waitForAudit(base, token, workspaceId, started.body.id, timeoutMs);
+  return { id: started.body.id, status: done.body.status };
+}

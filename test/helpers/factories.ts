@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { createWorkspaceWithOwner, issueToken } from '../../platform/bootstrap';
 import { SCOPES, type ScopeName } from '../../domain/contract/values';
-import { createAuditRecord } from '../../db/audits';
+import { insertSnapshot } from '../../db/architecture';
+import { createAuditRecord, updateAudit } from '../../db/audits';
 
 export interface Tenant {
   workspaceId: string;
@@ -88,4 +89,30 @@ export async function queuedAudit(db: Knex, tenant: Tenant, repositoryId: string
     },
     { actorId: tenant.memberId, actorLogin: 'owner', tokenId: null, requestId: null },
   );
+}
+
+/**
+ * A completed audit of `repositoryId` with an empty architecture snapshot, stored directly: what
+ * report and export operations need, for tests that run no worker.
+ */
+export async function completedAudit(db: Knex, tenant: Tenant, repositoryId: string) {
+  const audit = await queuedAudit(db, tenant, repositoryId);
+  await updateAudit(db, audit.id, { status: 'completed', completed_at: new Date() });
+  await insertSnapshot(db, {
+    id: crypto.randomUUID(),
+    audit_id: audit.id,
+    workspace_id: tenant.workspaceId,
+    repository_id: repositoryId,
+    version: '1',
+    status: 'complete',
+    sources: [],
+    missing_sources: [],
+    source_coverage: '0.0000',
+    entity_count: 0,
+    relationship_count: 0,
+    entities: [],
+    relationships: [],
+    generated_at: new Date().toISOString(),
+  });
+  return audit;
 }

@@ -1,0 +1,335 @@
+/**
+ * An audit report as Markdown, self-contained HTML (printable, the diagram inline as SVG),
+ * SARIF 2.1.0 of its findings and JUnit XML of its control assessments. Each rendering reads the
+ * report document alone, so an approved report renders the same bytes whenever it is asked for.
+ */
+import builder from 'junit-report-builder';
+import {
+  SarifBuilder,
+  SarifResultBuilder,
+  SarifRuleBuilder,
+  SarifRunBuilder,
+} from 'node-sarif-builder';
+import type { Log, Result } from 'sarif';
+import { diagramGraphOf, svg, xmlEscape } from '../../analysis/diagram';
+import { CONTROL_SEVERITIES } from '../contract/values';
+import { isOpenFinding, type AuditReportContent } from './report';
+
+/** Who approved the report, as renderings show it. */
+export interface RenderedApproval {
+  actor_login: string;
+  actor_role: string;
+  rationale: string;
+  created_at: string;
+}
+
+export interface RenderContext {
+  content_sha256: string;
+  approval: RenderedApproval | null;
+}
+
+const TOOL = { name: 'archaudit', version: '1', url: 'https://example.invalid/archaudit' };
+
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+const where = (l: { path: string; start_line: number; end_line: number }) =>
+  l.start_line === l.end_line
+    ? `${l.path}:${l.start_line}`
+    : `${l.path}:${l.start_line}-${l.end_line}`;
+
+function title(r: AuditReportContent): string {
+  return `Architecture audit report: ${r.repository?.name ?? `audit ${r.audit_id}`}`;
+}
+
+function statusLine(r: AuditReportContent, ctx: RenderContext): string {
+  return ctx.approval
+    ? `Approved by ${ctx.approval.actor_login} (${ctx.approval.actor_role}) at ${ctx.approval.created_at}: ${ctx.approval.rationale}`
+    : 'Draft: not approved.';
+}
+
+export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext): string {
+  const s = r.summary;
+  const out = [
+    `# ${title(r)}`,
+    '',
+    `- Audit: \`${r.audit_id}\`, report version ${r.report_version}`,
+    `- Source: ${r.repository ? `${r.repository.url}` : 'upload'}${r.branch_ref ? ` @ ${r.branch_ref}` : ''}${r.commit_sha ? ` (\`${r.commit_sha.slice(0, 12)}\`)` : ''}`,
+    `- Audited: ${r.audited_at}${r.completed_at ? `, completed ${r.completed_at}` : ''}`,
+    `- Status: ${statusLine(r, ctx)}`,
+    `- Content SHA-256: \`${ctx.content_sha256}\``,
+    '',
+    '## Summary',
+    '',
+    `${s.entity_count} entities and ${s.relationship_count} relationships from ${s.sources.join(', ') || 'no source'} (coverage ${s.source_coverage}${s.missing_sources.length ? `; missing ${s.missing_sources.join(', ')}` : ''}).`,
+    '',
+    `| controls | ${Object.keys(s.assessments).join(' | ')} |`,
+    `| --- | ${Object.keys(s.assessments)
+      .map(() => '---')
+      .join(' | ')} |`,
+    `| count | ${Object.values(s.assessments).join(' | ')} |`,
+    '',
+    `Open findings: ${CONTROL_SEVERITIES.map((k) => `${s.open_findings[k] ?? 0} ${k}`).join(', ')}. Open uncertainty cases: ${s.open_uncertainty_cases} (${s.blocking_uncertainty_cases} blocking). Gate: ${s.gate_outcome ?? 'not evaluated'}.`,
+    '',
+    '## Findings',
+    '',
+  ];
+  if (r.findings.length === 0) out.push('No findings.', '');
+  else {
+    out.push(
+      '| severity | control | finding | location | status |',
+      '| --- | --- | --- | --- | --- |',
+    );
+    for (const f of r.findings)
+      out.push(
+        `| ${f.severity} | ${f.control_key} | ${cell(f.title)} | ${f.locations[0] ? `\`${where(f.locations[0])}\`` : '—'} | ${f.status} |`,
+      );
+    out.push('');
+  }
+  out.push(
+    '## Controls',
+    '',
+    '| control | status | confidence | rationale |',
+    '| --- | --- | --- | --- |',
+  );
+  for (const a of r.assessments)
+    out.push(`| ${a.control_key} | ${a.status} | ${a.confidence} | ${cell(a.rationale)} |`);
+  out.push(
+    '',
+    '## Architecture',
+    '',
+    `Snapshot ${r.architecture.snapshot_version} (${r.architecture.status}).`,
+    '',
+  );
+  out.push('| entity | kind | confidence |', '| --- | --- | --- |');
+  for (const e of r.architecture.entities)
+    out.push(`| \`${e.canonical_key}\` | ${e.kind} | ${e.confidence} |`);
+  out.push('', '| relationship | kind | confidence |', '| --- | --- | --- |');
+  for (const x of r.architecture.relationships)
+    out.push(`| \`${x.source_key}\` → \`${x.target_key}\` | ${x.kind} | ${x.confidence} |`);
+  out.push('', '## Uncertainty', '');
+  if (r.uncertainty_cases.length === 0) out.push('No uncertainty cases.');
+  for (const u of r.uncertainty_cases)
+    out.push(`- ${u.blocking ? '**blocking** ' : ''}${u.reason} (${u.state}): ${u.detail}`);
+  if (r.gate) {
+    out.push('', `## Change gate: ${r.gate.outcome}`, '');
+    for (const reason of r.gate.reasons) out.push(`- ${reason}`);
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+const h = xmlEscape;
+
+function table(head: string[], rows: string[][]): string {
+  return [
+    '<table><thead><tr>',
+    ...head.map((x) => `<th>${h(x)}</th>`),
+    '</tr></thead><tbody>',
+    ...rows.map((row) => `<tr>${row.map((c) => `<td>${c}</td>`).join('')}</tr>`),
+    '</tbody></table>',
+  ].join('');
+}
+
+const STYLE = `
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#0f172a;margin:2rem auto;max-width:60rem;padding:0 1rem;line-height:1.45}
+h1{font-size:1.6rem}h2{font-size:1.2rem;border-bottom:1px solid #cbd5e1;padding-bottom:.2rem;margin-top:2rem}
+table{border-collapse:collapse;width:100%;margin:.5rem 0;font-size:.9rem}th,td{border:1px solid #cbd5e1;padding:.25rem .4rem;text-align:left;vertical-align:top}
+th{background:#f1f5f9}code{font-family:ui-monospace,monospace;font-size:.85em}.meta{color:#475569}
+.sev-critical,.sev-high{color:#b91c1c;font-weight:600}.sev-medium{color:#b45309}.approved{color:#15803d;font-weight:600}.draft{color:#b45309;font-weight:600}
+figure{margin:1rem 0;overflow:auto}figure svg{max-width:100%;height:auto}
+@media print{body{margin:0;max-width:none}h2{break-after:avoid}tr,figure{break-inside:avoid}a{color:inherit}}
+`;
+
+/** One HTML document with everything inline (style, diagram): it opens and prints offline. */
+export function renderReportHtml(r: AuditReportContent, ctx: RenderContext): string {
+  const s = r.summary;
+  const diagram = svg(diagramGraphOf(r.architecture), {
+    title: `Architecture of audit ${r.audit_id} (snapshot version ${r.architecture.snapshot_version})`,
+  });
+  const code = (x: string) => `<code>${h(x)}</code>`;
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en"><head><meta charset="utf-8">',
+    `<title>${h(title(r))}</title>`,
+    `<style>${STYLE}</style></head><body>`,
+    `<h1>${h(title(r))}</h1>`,
+    '<p class="meta">',
+    `Audit ${code(r.audit_id)}, report version ${h(r.report_version)}<br>`,
+    `Source: ${h(r.repository?.url ?? 'upload')}${r.branch_ref ? ` @ ${h(r.branch_ref)}` : ''}${r.commit_sha ? ` (${code(r.commit_sha.slice(0, 12))})` : ''}<br>`,
+    `Audited ${h(r.audited_at)}${r.completed_at ? `, completed ${h(r.completed_at)}` : ''}<br>`,
+    `Content SHA-256 ${code(ctx.content_sha256)}`,
+    '</p>',
+    `<p class="${ctx.approval ? 'approved' : 'draft'}">${h(statusLine(r, ctx))}</p>`,
+    '<h2>Summary</h2>',
+    `<p>${s.entity_count} entities and ${s.relationship_count} relationships from ${h(s.sources.join(', ') || 'no source')} (coverage ${h(s.source_coverage)}${s.missing_sources.length ? `; missing ${h(s.missing_sources.join(', '))}` : ''}). Gate: ${h(s.gate_outcome ?? 'not evaluated')}. Open uncertainty cases: ${s.open_uncertainty_cases} (${s.blocking_uncertainty_cases} blocking).</p>`,
+    table(
+      ['controls', ...Object.keys(s.assessments)],
+      [['count', ...Object.values(s.assessments).map(String)]],
+    ),
+    '<h2>Architecture</h2>',
+    `<figure>${diagram}</figure>`,
+    '<h2>Findings</h2>',
+    r.findings.length === 0
+      ? '<p>No findings.</p>'
+      : table(
+          ['severity', 'control', 'finding', 'location', 'status'],
+          r.findings.map((f) => [
+            `<span class="sev-${h(f.severity)}">${h(f.severity)}</span>`,
+            code(f.control_key),
+            `${h(f.title)}<br><small>${h(f.detail)}</small>`,
+            f.locations.map((l) => code(where(l))).join('<br>') || '—',
+            h(f.status),
+          ]),
+        ),
+    '<h2>Controls</h2>',
+    table(
+      ['control', 'status', 'confidence', 'rationale'],
+      r.assessments.map((a) => [code(a.control_key), h(a.status), h(a.confidence), h(a.rationale)]),
+    ),
+    '<h2>Relationships</h2>',
+    table(
+      ['source', 'target', 'kind', 'confidence'],
+      r.architecture.relationships.map((x) => [
+        code(x.source_key),
+        code(x.target_key),
+        h(x.kind),
+        h(x.confidence),
+      ]),
+    ),
+    '<h2>Uncertainty</h2>',
+    r.uncertainty_cases.length === 0
+      ? '<p>No uncertainty cases.</p>'
+      : table(
+          ['reason', 'subject', 'state', 'detail'],
+          r.uncertainty_cases.map((u) => [
+            h(u.reason) + (u.blocking ? ' <strong>(blocking)</strong>' : ''),
+            code(u.subject_key),
+            h(u.state),
+            h(u.detail),
+          ]),
+        ),
+    ...(r.gate
+      ? [
+          `<h2>Change gate: ${h(r.gate.outcome)}</h2>`,
+          `<ul>${r.gate.reasons.map((x) => `<li>${h(x)}</li>`).join('')}</ul>`,
+        ]
+      : []),
+    '</body></html>',
+    '',
+  ].join('\n');
+}
+
+const LEVEL: Record<string, Result.level> = {
+  high: 'error',
+  medium: 'warning',
+  low: 'note',
+};
+
+/**
+ * SARIF 2.1.0: one rule per control, one result per finding not resolved. A finding set aside
+ * (accepted_risk, false_positive) is a suppressed result; `partialFingerprints` carries the
+ * finding's fingerprint, so code-scanning tools follow it across audits. Every result names a
+ * file: the finding's locations, else the repository root.
+ */
+export function renderReportSarif(r: AuditReportContent): Log {
+  const run = new SarifRunBuilder().initSimple({
+    toolDriverName: TOOL.name,
+    toolDriverVersion: TOOL.version,
+    url: TOOL.url,
+  });
+  for (const a of r.assessments)
+    run.addRule(
+      new SarifRuleBuilder().initSimple({ ruleId: a.control_key, shortDescriptionText: a.title }),
+    );
+  for (const f of r.findings) {
+    if (f.status === 'resolved') continue;
+    const first = f.locations[0];
+    const result = new SarifResultBuilder().initSimple({
+      level: LEVEL[f.severity] ?? 'warning',
+      messageText: `${f.title}: ${f.detail}`,
+      ruleId: f.control_key,
+      fileUri: first?.path ?? '.',
+      ...(first
+        ? { startLine: Math.max(1, first.start_line), endLine: Math.max(1, first.end_line) }
+        : {}),
+    });
+    const more = f.locations.slice(1).map((l) => ({
+      physicalLocation: {
+        artifactLocation: { uri: l.path },
+        region: { startLine: Math.max(1, l.start_line), endLine: Math.max(1, l.end_line) },
+      },
+    }));
+    if (more.length) result.result.locations = [...(result.result.locations ?? []), ...more];
+    result.result.partialFingerprints = { 'archauditFinding/v1': f.fingerprint };
+    if (!isOpenFinding(f))
+      result.result.suppressions = [
+        { kind: 'external', status: 'accepted', justification: f.status },
+      ];
+    result.result.properties = {
+      finding_id: f.id,
+      severity: f.severity,
+      status: f.status,
+      entity_key: f.entity_key,
+      evidence_ids: f.evidence_ids,
+    };
+    run.addResult(result);
+  }
+  const sarif = new SarifBuilder();
+  sarif.addRun(run);
+  const log = sarif.buildSarifOutput();
+  const runOut = log.runs[0]!;
+  runOut.automationDetails = { id: `archaudit/${r.audit_id}` };
+  if (r.commit_sha && r.repository)
+    runOut.versionControlProvenance = [
+      {
+        repositoryUri: r.repository.url,
+        revisionId: r.commit_sha,
+        ...(r.branch_ref ? { branch: r.branch_ref } : {}),
+      },
+    ];
+  return log;
+}
+
+/**
+ * JUnit XML: one test suite of the controls, one test case per assessment; a failing control is
+ * a failure naming its findings, a partial one too, and a control that could not be assessed
+ * (not_applicable, insufficient_evidence) is skipped.
+ */
+export function renderReportJunit(r: AuditReportContent): string {
+  const report = builder.newBuilder();
+  const suite = report.testSuite().name(`archaudit controls (${r.repository?.name ?? r.audit_id})`);
+  const byId = new Map(r.findings.map((f) => [f.id, f]));
+  for (const a of r.assessments) {
+    const tc = suite.testCase().className(`archaudit.controls.${a.domain}`).name(a.control_key);
+    if (a.status === 'fail' || a.status === 'partial') {
+      const found = a.finding_ids
+        .map((id) => byId.get(id))
+        .filter((f) => f !== undefined)
+        .map((f) => `${f.title}${f.locations[0] ? ` (${where(f.locations[0])})` : ''}`);
+      tc.failure([a.rationale, ...found].join('\n'), a.status);
+    } else if (a.status !== 'pass') tc.skipped();
+  }
+  return report.build();
+}
+
+/** The report's representations, by `format`. */
+export const REPORT_FORMATS = ['json', 'markdown', 'html', 'sarif', 'junit'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+export const REPORT_CONTENT_TYPES = {
+  markdown: 'text/markdown',
+  html: 'text/html',
+  sarif: 'application/sarif+json',
+  junit: 'application/xml',
+} as const;
+
+/** The report rendered as `format` (every format but json, which is the document itself). */
+export function renderReport(
+  format: Exclude<ReportFormat, 'json'>,
+  content: AuditReportContent,
+  ctx: RenderContext,
+): string | Log {
+  if (format === 'markdown') return renderReportMarkdown(content, ctx);
+  if (format === 'html') return renderReportHtml(content, ctx);
+  if (format === 'sarif') return renderReportSarif(content);
+  return renderReportJunit(content);
+}
