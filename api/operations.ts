@@ -23,6 +23,7 @@ import * as changes from './changes/operations';
 import * as comparisons from './comparisons/operations';
 import * as changeSets from './changes/change-set-operations';
 import * as exceptions from './controls/exception-operations';
+import * as oauthGrants from './oauth/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -36,6 +37,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   tokens.createApiToken,
   tokens.getApiToken,
   tokens.revokeApiToken,
+  oauthGrants.listOAuthGrants,
+  oauthGrants.revokeOAuthGrant,
   repositories.listRepositories,
   repositories.createRepository,
   repositories.getRepository,

@@ -6,7 +6,7 @@ import type { PageRequest } from '../db/paginate';
 import { decodeCursor } from '../domain/pagination';
 import type { Logger } from '../platform/logger';
 import { problems } from './errors';
-import type { Principal } from './registry/operation';
+import { auditTokenId, type Principal } from './registry/operation';
 import type { PageQuery } from './schema-kit';
 
 /** Turns validated `limit`/`cursor` query parameters into a page request (400 for a bad cursor). */
@@ -43,12 +43,14 @@ export async function recordPrincipalWrite(
     workspaceId: principal.workspaceId,
     actorId: principal.memberId,
     actorLogin: principal.memberLogin,
-    tokenId: principal.tokenId,
+    tokenId: auditTokenId(principal),
     requestId,
     action: what.action,
     resourceType: what.resourceType,
     resourceId: what.resourceId,
-    details: what.details ?? {},
+    details: principal.oauth
+      ? { ...what.details, oauth_client_id: principal.oauth.clientId }
+      : (what.details ?? {}),
   });
 }
 

@@ -4,6 +4,7 @@
  *   npm run admin -- create-workspace --name "Acme" --slug acme --login alice [--days 90] [--scopes a,b]
  *   npm run admin -- create-token --workspace acme --login alice --name ci [--days 30] [--scopes a,b]
  *   npm run admin -- set-decision-policy --workspace acme [--quorum 2] [--reminder-hours 72]
+ *   npm run admin -- set-password --login alice [--password-stdin]
  *
  * The token is printed once; only its SHA-256 is stored.
  */
@@ -16,11 +17,25 @@ import { findMemberByLogin, findWorkspaceBySlug } from '../db/workspaces';
 import { MAX_TOKEN_DAYS } from '../domain/tokens/rules';
 import { setPolicy } from '../db/decisions';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
+import { loginExists, setPasswordHash } from '../db/sessions';
+import {
+  generatePassword,
+  hashPassword,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+} from '../domain/sessions/password';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 const USAGE = `usage:
   npm run admin -- create-workspace --name NAME --slug SLUG --login LOGIN [--days N] [--scopes s1,s2]
   npm run admin -- create-token --workspace SLUG --login LOGIN --name NAME [--days N] [--scopes s1,s2]
   npm run admin -- set-decision-policy --workspace SLUG [--quorum N] [--reminder-hours H]
+  npm run admin -- set-password --login LOGIN [--password-stdin]   (else a generated one is printed)
 DATABASE_URL selects the database.`;
 
 function fail(message: string): never {
@@ -59,6 +74,7 @@ async function main(): Promise<void> {
       scopes: { type: 'string' },
       quorum: { type: 'string' },
       'reminder-hours': { type: 'string' },
+      'password-stdin': { type: 'boolean' },
     },
     strict: true,
   });
@@ -118,6 +134,22 @@ async function main(): Promise<void> {
       });
       process.stdout.write(
         `quorum=${policy.quorum}\nreminder_interval_hours=${policy.reminder_interval_seconds / 3600}\npolicy_version=${policy.version}\n`,
+      );
+    } else if (command === 'set-password') {
+      if (!values.login) fail('set-password needs --login');
+      if (!(await loginExists(db, values.login))) fail(`no member has the login ${values.login}`);
+      const given = values['password-stdin'] ? (await readStdin()).replace(/\r?\n$/, '') : null;
+      if (
+        given !== null &&
+        (given.length < MIN_PASSWORD_LENGTH || given.length > MAX_PASSWORD_LENGTH)
+      )
+        fail(`the password must have ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`);
+      const password = given ?? generatePassword();
+      await setPasswordHash(db, values.login, await hashPassword(password));
+      process.stdout.write(
+        given === null
+          ? `login=${values.login}\npassword=${password}\n`
+          : `login=${values.login}\npassword set\n`,
       );
     } else {
       fail(command ? `unknown command ${command}` : 'no command');
