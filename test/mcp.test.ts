@@ -111,5 +111,132 @@ test('an MCP client connects through discovery, registration, sign-in and consen
     (listed.structuredContent as { items: Array<{ id: string }> }).items.map((r) => r.id),
     [repositoryId],
   );
+
+  // A real audit through Temporal, with progress notifications while it runs.
+  const progress: Array<{ progress: number; total?: number }> = [];
+  const audited = await connected.callTool(
+    { name: 'audit_repository', arguments: { repository_id: repositoryId } },
+    undefined,
+    { onprogress: (p) => progress.push(p), timeout: 180_000, resetTimeoutOnProgress: true },
+  );
+  t.falsy(audited.isError, JSON.stringify(audited.content));
+  const audit = audited.structuredContent as { id: string; status: string; stages: unknown[] };
+  t.is(audit.status, 'completed');
+  t.true(progress.length >= 2, `progress notifications: ${JSON.stringify(progress)}`);
+  t.is(progress.at(-1)!.progress, audit.stages.length);
+
+  const gate = await connected.callTool({ name: 'gate_status', arguments: { audit_id: audit.id } });
+  t.falsy(gate.isError, JSON.stringify(gate.content));
+  t.is((gate.structuredContent as { audit_status: string }).audit_status, 'completed');
+
+  const truth = await connected.callTool({
+    name: 'get_repository_architecture',
+    arguments: { repository_id: repositoryId },
+  });
+  const entities = (truth.structuredContent as { entities: Array<{ canonical_key: string; evidence_ids: string[] }> }).entities;
+  const entity = entities.find((e) => e.evidence_ids.length > 0)!;
+  const explained = await connected.callTool({
+    name: 'explain_entity',
+    arguments: { repository_id: repositoryId, entity_key: entity.canonical_key },
+  });
+  t.falsy(explained.isError, JSON.stringify(explained.content));
+  const explanation = explained.structuredContent as {
+    entity: { canonical_key: string };
+    evidence: Array<{ id: string }>;
+    dependencies: { upstream: unknown[]; downstream: unknown[] };
+  };
+  t.is(explanation.entity.canonical_key, entity.canonical_key);
+  t.deepEqual(explanation.evidence.map((e) => e.id).sort(), [...entity.evidence_ids].sort());
+  t.true(Array.isArray(explanation.dependencies.downstream));
+
+  // Resources: the truth, the Mermaid diagram.
+  const { resources } = await connected.listResources();
+  t.true(resources.some((r) => r.uri === `archaudit://repositories/${repositoryId}/diagram`));
+  const diagram = await connected.readResource({ uri: `archaudit://repositories/${repositoryId}/diagram` });
+  t.is(diagram.contents[0]!.mimeType, 'text/vnd.mermaid');
+  t.regex(String(diagram.contents[0]!.text), /^flowchart/m);
+
+  // Every tool call is an audit event naming the client.
+  const events = await call(h.app.url, 'GET', `/v1/workspaces/${tenant.workspaceId}/audit-events?limit=200`, { token: tenant.token });
+  const calls = events.body.items.filter((e: { action: string }) => e.action === 'mcp.tool_called');
+  t.deepEqual(
+    calls.map((e: { details: { tool: string } }) => e.details.tool).sort(),
+    ['audit_repository', 'explain_entity', 'gate_status', 'get_repository_architecture', 'list_repositories'],
+  );
+  t.true(calls.every((e: { details: Record<string, unknown> }) => e.details.oauth_client_id === provider.info!.client_id));
   await connected.close();
+
+  // Refresh: a new access token and a rotated refresh token; the new token works.
+  const before = { ...provider.saved! };
+  t.is(await auth(provider, { serverUrl: mcpUrl() }), 'AUTHORIZED');
+  t.not(provider.saved!.access_token, before.access_token);
+  t.not(provider.saved!.refresh_token, before.refresh_token);
+  const again = await connect(provider);
+  t.falsy((await again.callTool({ name: 'list_repositories', arguments: {} })).isError);
+  await again.close();
+
+  // The member lists and revokes the grant: the client's tokens stop working at once.
+  const grants = await call(h.app.url, 'GET', `/v1/workspaces/${tenant.workspaceId}/oauth-grants`, { token: tenant.token });
+  const grant = grants.body.items.find((g: { client_id: string }) => g.client_id === provider.info!.client_id);
+  t.deepEqual(grant.scopes, ['repositories:read', 'audits:read', 'audits:write']);
+  t.is(grant.redirect_host, '127.0.0.1:9');
+  t.is(grant.revoked_at, null);
+  const revoked = await call(h.app.url, 'DELETE', `/v1/workspaces/${tenant.workspaceId}/oauth-grants/${grant.id}`, { token: tenant.token });
+  t.is(revoked.status, 200);
+  t.truthy(revoked.body.revoked_at);
+  const refused = await rawMcp(provider.saved!.access_token);
+  t.is(refused.status, 401);
+  t.regex(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+  const refresh = await tokenEndpoint({
+    grant_type: 'refresh_token',
+    refresh_token: provider.saved!.refresh_token!,
+    client_id: String(provider.info!.client_id),
+  });
+  t.is(refresh.status, 400);
+  t.is(refresh.body.error, 'invalid_grant');
 });
+
+test('discovery: protected resource metadata and RFC 8414 metadata name each other', async (t) => {
+  const prm = await call(h.app.url, 'GET', '/.well-known/oauth-protected-resource/mcp');
+  t.is(prm.status, 200);
+  t.is(prm.body.resource, `${h.app.url}/mcp`);
+  t.deepEqual(prm.body.authorization_servers, [`${h.app.url}/oauth`]);
+  t.true(prm.body.scopes_supported.includes('audits:read'));
+  for (const path of ['/.well-known/oauth-authorization-server/oauth', '/.well-known/oauth-authorization-server']) {
+    const as = await call(h.app.url, 'GET', path);
+    t.is(as.status, 200, path);
+    t.is(as.body.issuer, `${h.app.url}/oauth`);
+    t.deepEqual(as.body.code_challenge_methods_supported, ['S256']);
+    t.is(as.body.registration_endpoint, `${h.app.url}/oauth/reg`);
+    t.deepEqual(as.body.response_types_supported, ['code']);
+  }
+  const unauthenticated = await rawMcp(undefined);
+  t.is(unauthenticated.status, 401);
+  t.is(
+    unauthenticated.headers.get('www-authenticate'),
+    `Bearer resource_metadata="${h.app.url}/.well-known/oauth-protected-resource/mcp"`,
+  );
+});
+
+/** A JSON-RPC `tools/list` POSTed to /mcp with a bearer token (or none). */
+async function rawMcp(token: string | undefined) {
+  return fetch(mcpUrl(), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  });
+}
+
+async function tokenEndpoint(form: Record<string, string>) {
+  const res = await fetch(`${h.app.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
+}
