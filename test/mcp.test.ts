@@ -60,7 +60,7 @@ async function authorized(scopes: string[], provider = new MemoryOAuthProvider()
     new Browser(),
     provider.authorizationUrl!,
     { login, password },
-    { scopes },
+    { scopes, memberId: tenant.memberId },
   );
   const code = back.searchParams.get('code');
   if (!code) throw new Error(`no code: ${back.href}`);
@@ -89,7 +89,7 @@ test('an MCP client connects through discovery, registration, sign-in and consen
     browser,
     url,
     { login, password },
-    { scopes: ['repositories:read', 'audits:read', 'audits:write'] },
+    { scopes: ['repositories:read', 'audits:read', 'audits:write'], memberId: tenant.memberId },
   );
   await transport.finishAuth(back.searchParams.get('code')!);
   t.truthy(provider.saved?.access_token);
@@ -133,7 +133,11 @@ test('an MCP client connects through discovery, registration, sign-in and consen
     name: 'get_repository_architecture',
     arguments: { repository_id: repositoryId },
   });
-  const entities = (truth.structuredContent as { entities: Array<{ canonical_key: string; evidence_ids: string[] }> }).entities;
+  const entities = (
+    truth.structuredContent as {
+      entities: Array<{ canonical_key: string; evidence_ids: string[] }>;
+    }
+  ).entities;
   const entity = entities.find((e) => e.evidence_ids.length > 0)!;
   const explained = await connected.callTool({
     name: 'explain_entity',
@@ -152,18 +156,31 @@ test('an MCP client connects through discovery, registration, sign-in and consen
   // Resources: the truth, the Mermaid diagram.
   const { resources } = await connected.listResources();
   t.true(resources.some((r) => r.uri === `archaudit://repositories/${repositoryId}/diagram`));
-  const diagram = await connected.readResource({ uri: `archaudit://repositories/${repositoryId}/diagram` });
+  const diagram = await connected.readResource({
+    uri: `archaudit://repositories/${repositoryId}/diagram`,
+  });
   t.is(diagram.contents[0]!.mimeType, 'text/vnd.mermaid');
   t.regex(String(diagram.contents[0]!.text), /^flowchart/m);
 
   // Every tool call is an audit event naming the client.
-  const events = await call(h.app.url, 'GET', `/v1/workspaces/${tenant.workspaceId}/audit-events?limit=200`, { token: tenant.token });
-  const calls = events.body.items.filter((e: { action: string }) => e.action === 'mcp.tool_called');
-  t.deepEqual(
-    calls.map((e: { details: { tool: string } }) => e.details.tool).sort(),
-    ['audit_repository', 'explain_entity', 'gate_status', 'get_repository_architecture', 'list_repositories'],
+  const events = await call(
+    h.app.url,
+    'GET',
+    `/v1/workspaces/${tenant.workspaceId}/audit-events?limit=200`,
+    { token: tenant.token },
   );
-  t.true(calls.every((e: { details: Record<string, unknown> }) => e.details.oauth_client_id === provider.info!.client_id));
+  const calls = events.body.items.filter(
+    (e: { action: string; details: Record<string, unknown> }) =>
+      e.action === 'mcp.tool_called' && e.details.oauth_client_id === provider.info!.client_id,
+  );
+  t.deepEqual(calls.map((e: { details: { tool: string } }) => e.details.tool).sort(), [
+    'audit_repository',
+    'explain_entity',
+    'gate_status',
+    'get_repository_architecture',
+    'list_repositories',
+  ]);
+  t.true(calls.every((e: { details: Record<string, unknown> }) => e.details.outcome === 'ok'));
   await connected.close();
 
   // Refresh: a new access token and a rotated refresh token; the new token works.
@@ -176,12 +193,21 @@ test('an MCP client connects through discovery, registration, sign-in and consen
   await again.close();
 
   // The member lists and revokes the grant: the client's tokens stop working at once.
-  const grants = await call(h.app.url, 'GET', `/v1/workspaces/${tenant.workspaceId}/oauth-grants`, { token: tenant.token });
-  const grant = grants.body.items.find((g: { client_id: string }) => g.client_id === provider.info!.client_id);
+  const grants = await call(h.app.url, 'GET', `/v1/workspaces/${tenant.workspaceId}/oauth-grants`, {
+    token: tenant.token,
+  });
+  const grant = grants.body.items.find(
+    (g: { client_id: string }) => g.client_id === provider.info!.client_id,
+  );
   t.deepEqual(grant.scopes, ['repositories:read', 'audits:read', 'audits:write']);
   t.is(grant.redirect_host, '127.0.0.1:9');
   t.is(grant.revoked_at, null);
-  const revoked = await call(h.app.url, 'DELETE', `/v1/workspaces/${tenant.workspaceId}/oauth-grants/${grant.id}`, { token: tenant.token });
+  const revoked = await call(
+    h.app.url,
+    'DELETE',
+    `/v1/workspaces/${tenant.workspaceId}/oauth-grants/${grant.id}`,
+    { token: tenant.token },
+  );
   t.is(revoked.status, 200);
   t.truthy(revoked.body.revoked_at);
   const refused = await rawMcp(provider.saved!.access_token);
@@ -202,7 +228,10 @@ test('discovery: protected resource metadata and RFC 8414 metadata name each oth
   t.is(prm.body.resource, `${h.app.url}/mcp`);
   t.deepEqual(prm.body.authorization_servers, [`${h.app.url}/oauth`]);
   t.true(prm.body.scopes_supported.includes('audits:read'));
-  for (const path of ['/.well-known/oauth-authorization-server/oauth', '/.well-known/oauth-authorization-server']) {
+  for (const path of [
+    '/.well-known/oauth-authorization-server/oauth',
+    '/.well-known/oauth-authorization-server',
+  ]) {
     const as = await call(h.app.url, 'GET', path);
     t.is(as.status, 200, path);
     t.is(as.body.issuer, `${h.app.url}/oauth`);
@@ -240,3 +269,297 @@ async function tokenEndpoint(form: Record<string, string>) {
   });
   return { status: res.status, body: (await res.json()) as Record<string, string> };
 }
+
+// ---- Bad input: each refused in the protocol's own form, nothing changed ----
+
+/** A public client registered directly (RFC 7591). */
+async function register(metadata: Record<string, unknown> = {}) {
+  const res = await fetch(`${h.app.url}/oauth/reg`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Raw client',
+      redirect_uris: ['http://127.0.0.1:9/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...metadata,
+    }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
+}
+
+/** An authorization code for a raw client, with its verifier. */
+async function codeFor(clientId: string, scopes = ['repositories:read']) {
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  const url = new URL(`${h.app.url}/oauth/auth`);
+  url.search = new URLSearchParams({
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: 'http://127.0.0.1:9/callback',
+    scope: scopes.join(' '),
+    resource: `${h.app.url}/mcp`,
+    state: 'xyz',
+    code_challenge: crypto.hash('sha256', verifier, 'base64url'),
+    code_challenge_method: 'S256',
+  }).toString();
+  const back = await authorizeInBrowser(
+    new Browser(),
+    url,
+    { login, password },
+    { scopes, memberId: tenant.memberId },
+  );
+  return { code: back.searchParams.get('code')!, verifier };
+}
+
+function exchange(clientId: string, code: string, verifier: string) {
+  return tokenEndpoint({
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: 'http://127.0.0.1:9/callback',
+    resource: `${h.app.url}/mcp`,
+  });
+}
+
+async function auditCount(): Promise<number> {
+  const audits = await call(
+    h.app.url,
+    'GET',
+    `/v1/workspaces/${tenant.workspaceId}/audits?limit=200`,
+    { token: tenant.token },
+  );
+  return audits.body.items.length;
+}
+
+test('an unknown tool and schema-invalid arguments are JSON-RPC invalid params, and run nothing', async (t) => {
+  const client = await connect(
+    await authorized(['repositories:read', 'audits:read', 'audits:write']),
+  );
+  const before = await auditCount();
+  const unknown = await t.throwsAsync(client.callTool({ name: 'drop_database', arguments: {} }));
+  t.is((unknown as { code?: number }).code, -32602);
+  t.regex(unknown!.message, /Unknown tool: drop_database/);
+  const badId = await t.throwsAsync(
+    client.callTool({ name: 'get_repository', arguments: { repository_id: 'not-a-uuid' } }),
+  );
+  t.is((badId as { code?: number }).code, -32602);
+  t.regex(badId!.message, /repository_id/);
+  const extra = await t.throwsAsync(
+    client.callTool({
+      name: 'audit_repository',
+      arguments: { repository_id: repositoryId, branch: 'main' },
+    }),
+  );
+  t.is((extra as { code?: number }).code, -32602);
+  const missing = await t.throwsAsync(client.callTool({ name: 'get_audit', arguments: {} }));
+  t.is((missing as { code?: number }).code, -32602);
+  t.is(await auditCount(), before, 'no audit was started');
+  await client.close();
+});
+
+test('an expired access token is refused with WWW-Authenticate and resource_metadata', async (t) => {
+  const provider = await authorized(['repositories:read']);
+  const token = provider.saved!.access_token;
+  t.is((await rawMcp(token)).status, 200);
+  await h.app.services
+    .db('oauth_models')
+    .where({ model: 'AccessToken', id: token })
+    .update({
+      payload: h.app.services.db.raw(
+        "jsonb_set(payload, '{exp}', to_jsonb(extract(epoch from now())::int - 120))",
+      ),
+    });
+  const refused = await rawMcp(token);
+  t.is(refused.status, 401);
+  const header = refused.headers.get('www-authenticate') ?? '';
+  t.regex(header, /^Bearer /);
+  t.regex(header, /error="invalid_token"/);
+  t.true(
+    header.includes(`resource_metadata="${h.app.url}/.well-known/oauth-protected-resource/mcp"`),
+  );
+});
+
+test('a token revoked at the revocation endpoint (RFC 7009) is refused', async (t) => {
+  const provider = await authorized(['repositories:read']);
+  const token = provider.saved!.access_token;
+  const res = await fetch(`${h.app.url}/oauth/token/revocation`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token, client_id: String(provider.info!.client_id) }).toString(),
+  });
+  t.is(res.status, 200);
+  t.is((await rawMcp(token)).status, 401);
+});
+
+test('a token of this server for another resource (audience mismatch) and an API token are refused', async (t) => {
+  const provider = await authorized(['repositories:read']);
+  const db = h.app.services.db;
+  const row = await db('oauth_models')
+    .where({ model: 'AccessToken', id: provider.saved!.access_token })
+    .first();
+  const forged = crypto.randomBytes(32).toString('base64url');
+  await db('oauth_models').insert({
+    ...row,
+    id: forged,
+    payload: JSON.stringify({ ...row.payload, jti: forged, aud: 'https://elsewhere.example/mcp' }),
+  });
+  const refused = await rawMcp(forged);
+  t.is(refused.status, 401);
+  t.regex(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+  t.regex(
+    ((await refused.json()) as { error_description: string }).error_description,
+    /not issued for/,
+  );
+  t.is((await rawMcp(tenant.token)).status, 401, 'REST API tokens are not MCP credentials');
+  // And the authorization server issues no token for a resource other than /mcp.
+  const client = await register();
+  const url = new URL(`${h.app.url}/oauth/auth`);
+  url.search = new URLSearchParams({
+    client_id: client.body.client_id!,
+    response_type: 'code',
+    redirect_uri: 'http://127.0.0.1:9/callback',
+    scope: 'repositories:read',
+    resource: 'https://elsewhere.example/mcp',
+    code_challenge: crypto.hash('sha256', 'x'.repeat(43), 'base64url'),
+    code_challenge_method: 'S256',
+  }).toString();
+  const back = await new Browser().follow(url.href);
+  t.is(back.redirected?.searchParams.get('error'), 'invalid_target');
+});
+
+test('a replayed authorization code is invalid_grant and ends the tokens it gave', async (t) => {
+  const client = await register();
+  const { code, verifier } = await codeFor(client.body.client_id!);
+  const first = await exchange(client.body.client_id!, code, verifier);
+  t.is(first.status, 200);
+  t.is((await rawMcp(first.body.access_token)).status, 200);
+  const replay = await exchange(client.body.client_id!, code, verifier);
+  t.is(replay.status, 400);
+  t.is(replay.body.error, 'invalid_grant');
+  t.is((await rawMcp(first.body.access_token)).status, 401, 'the replay revoked the grant');
+});
+
+test('a wrong PKCE verifier is invalid_grant and issues nothing', async (t) => {
+  const client = await register();
+  const { code } = await codeFor(client.body.client_id!);
+  const wrong = await exchange(
+    client.body.client_id!,
+    code,
+    crypto.randomBytes(32).toString('base64url'),
+  );
+  t.is(wrong.status, 400);
+  t.is(wrong.body.error, 'invalid_grant');
+  t.is(wrong.body.access_token, undefined);
+});
+
+test('plain PKCE and a request without PKCE are refused at the authorization endpoint', async (t) => {
+  const client = await register();
+  for (const pkce of [
+    { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
+    {} as Record<string, string>,
+  ]) {
+    const url = new URL(`${h.app.url}/oauth/auth`);
+    url.search = new URLSearchParams({
+      client_id: client.body.client_id!,
+      response_type: 'code',
+      redirect_uri: 'http://127.0.0.1:9/callback',
+      scope: 'repositories:read',
+      state: 's1',
+      ...pkce,
+    }).toString();
+    const back = await new Browser().follow(url.href);
+    t.is(back.redirected?.searchParams.get('error'), 'invalid_request', JSON.stringify(pkce));
+    t.is(back.redirected?.searchParams.get('code'), null);
+  }
+});
+
+test('registration takes public clients with https or loopback redirect URIs only', async (t) => {
+  const web = await register({ redirect_uris: ['http://example.com/callback'] });
+  t.is(web.status, 400);
+  t.is(web.body.error, 'invalid_redirect_uri');
+  const confidential = await register({ token_endpoint_auth_method: 'client_secret_basic' });
+  t.is(confidential.status, 400);
+  t.is(confidential.body.error, 'invalid_client_metadata');
+  const ok = await register({
+    redirect_uris: ['https://agent.example/callback', 'http://[::1]:8976/cb'],
+  });
+  t.is(ok.status, 201);
+  t.is(ok.body.token_endpoint_auth_method, 'none');
+  t.is(ok.body.client_secret, undefined);
+});
+
+test('an MCP tool cannot reach another workspace nor exceed the grant', async (t) => {
+  const client = await connect(await authorized(['repositories:read']));
+  const names = (await client.listTools()).tools.map((x) => x.name);
+  t.false(names.includes('audit_repository'));
+  t.false(names.includes('create_repository'));
+  const theirs = await client.callTool({
+    name: 'get_repository',
+    arguments: { repository_id: otherRepositoryId },
+  });
+  t.true(theirs.isError);
+  t.regex(String((theirs.content as Array<{ text: string }>)[0]!.text), /"code": "not_found"/);
+  const ours = await client.callTool({
+    name: 'get_repository',
+    arguments: { repository_id: repositoryId },
+  });
+  t.falsy(ours.isError);
+  // A write tool the grant lacks is not there to call; a read tool outside the grant is 403.
+  const write = await t.throwsAsync(
+    client.callTool({
+      name: 'create_repository',
+      arguments: { body: { name: 'x', url: 'https://example.com/x.git' } },
+    }),
+  );
+  t.is((write as { code?: number }).code, -32602);
+  const outside = await client.callTool({ name: 'list_audits', arguments: {} });
+  t.true(outside.isError);
+  t.regex(
+    String((outside.content as Array<{ text: string }>)[0]!.text),
+    /"code": "insufficient_scope"/,
+  );
+  await client.close();
+});
+
+test('consent never grants more than the role allows, nor a workspace the member is not in', async (t) => {
+  const db = h.app.services.db;
+  // alice is a plain member of bob's workspace.
+  const [membership] = await db('members')
+    .insert({ id: crypto.randomUUID(), workspace_id: other.workspaceId, login, role: 'member' })
+    .returning('id');
+  const provider = new MemoryOAuthProvider();
+  t.is(await auth(provider, { serverUrl: mcpUrl() }), 'REDIRECT');
+  const browser = new Browser();
+  await t.throwsAsync(
+    authorizeInBrowser(
+      browser,
+      provider.authorizationUrl!,
+      { login, password },
+      {
+        memberId: membership.id,
+        scopes: ['repositories:read', 'policies:write'],
+      },
+    ),
+    { message: /Not grantable in .* with your role member: policies:write/ },
+  );
+  const [bobs] = await db('members')
+    .where({ workspace_id: other.workspaceId })
+    .whereNot({ login })
+    .select('id');
+  await t.throwsAsync(
+    authorizeInBrowser(
+      new Browser(),
+      provider.authorizationUrl!,
+      { login, password },
+      {
+        memberId: bobs.id,
+        scopes: ['repositories:read'],
+      },
+    ),
+    { message: /Pick one of your workspaces/ },
+  );
+  const grants = await db('oauth_grants').where({ client_id: provider.info!.client_id });
+  t.is(grants.length, 0, 'no grant recorded');
+});

@@ -179,7 +179,15 @@ export async function createProvider(deps: {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false },
-      revocation: { enabled: true },
+      revocation: {
+        enabled: true,
+        // A public client may revoke only its own tokens.
+        allowedPolicy: async (
+          _ctx: unknown,
+          client: { clientId: string },
+          token: { clientId: string },
+        ) => token.clientId === client.clientId,
+      },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       resourceIndicators: {

@@ -191,7 +191,9 @@ export async function authorizeInBrowser(
       decision: choice.decision ?? 'allow',
     },
   });
-  if (!done.redirected)
-    throw new Error(`consent did not redirect: ${done.status} ${done.text.slice(0, 500)}`);
+  if (!done.redirected) {
+    const alert = /role="alert">([^<]*)</.exec(done.text)?.[1];
+    throw new Error(`consent did not redirect: ${done.status} ${alert ?? done.text.slice(0, 500)}`);
+  }
   return done.redirected;
 }
