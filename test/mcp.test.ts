@@ -160,7 +160,7 @@ test('an MCP client connects through discovery, registration, sign-in and consen
     uri: `archaudit://repositories/${repositoryId}/diagram`,
   });
   t.is(diagram.contents[0]!.mimeType, 'text/vnd.mermaid');
-  t.regex(String(diagram.contents[0]!.text), /^flowchart/m);
+  t.regex(String((diagram.contents[0] as { text: string }).text), /^flowchart/m);
 
   // Every tool call is an audit event naming the client.
   const events = await call(

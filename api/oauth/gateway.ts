@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
-import { ensureKey, insertGrant } from '../../db/oauth';
+import { ensureKey, insertGrant, sweepExpiredModels } from '../../db/oauth';
 import { membershipsOf } from '../../db/sessions';
 import { SCOPES, type ScopeName } from '../../domain/contract/values';
 import { roleScopes } from '../../domain/tokens/roles';
@@ -82,6 +82,13 @@ export class OAuthGateway {
         urls,
         cookieKeys: await this.keys(),
       });
+      // Expired codes, tokens and interactions are never read; drop them now and then.
+      const sweep = () =>
+        sweepExpiredModels(this.db).catch((err: unknown) =>
+          this.log.warn({ err }, 'could not sweep expired OAuth artifacts'),
+        );
+      void sweep();
+      setInterval(sweep, 3_600_000).unref();
       return { provider, urls };
     })().catch((err: unknown) => {
       this.ready = undefined;
