@@ -69,6 +69,14 @@ export class Browser {
   /** Every page fetched, by URL (the last HTML of each). */
   pages = new Map<string, string>();
 
+  /** `headers`: sent with every request (e.g. X-Forwarded-For behind TRUST_PROXY). */
+  constructor(private readonly headers: Record<string, string> = {}) {}
+
+  /** The value of a cookie this browser holds, if any. */
+  cookie(name: string): string | undefined {
+    return this.cookies.find((c) => c.name === name)?.value;
+  }
+
   private cookieHeader(url: URL): string {
     return this.cookies
       .filter(
@@ -100,7 +108,7 @@ export class Browser {
     init: { method?: string; form?: Record<string, string | string[]> } = {},
   ) {
     const target = new URL(url);
-    const headers: Record<string, string> = { cookie: this.cookieHeader(target) };
+    const headers: Record<string, string> = { ...this.headers, cookie: this.cookieHeader(target) };
     let body: string | undefined;
     if (init.form) {
       const params = new URLSearchParams();
