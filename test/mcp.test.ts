@@ -289,20 +289,31 @@ async function register(metadata: Record<string, unknown> = {}) {
   return { status: res.status, body: (await res.json()) as Record<string, string> };
 }
 
-/** An authorization code for a raw client, with its verifier. */
-async function codeFor(clientId: string, scopes = ['repositories:read']) {
-  const verifier = crypto.randomBytes(32).toString('base64url');
+/** An authorization request of a raw client (S256 PKCE for `verifier`, resource /mcp). */
+function authorizeUrl(
+  clientId: string,
+  params: Record<string, string> = {},
+  verifier = 'x'.repeat(43),
+) {
   const url = new URL(`${h.app.url}/oauth/auth`);
   url.search = new URLSearchParams({
     client_id: clientId,
     response_type: 'code',
     redirect_uri: 'http://127.0.0.1:9/callback',
-    scope: scopes.join(' '),
+    scope: 'repositories:read',
     resource: `${h.app.url}/mcp`,
     state: 'xyz',
     code_challenge: crypto.hash('sha256', verifier, 'base64url'),
     code_challenge_method: 'S256',
+    ...params,
   }).toString();
+  return url;
+}
+
+/** An authorization code for a raw client, with its verifier. */
+async function codeFor(clientId: string, scopes = ['repositories:read']) {
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  const url = authorizeUrl(clientId, { scope: scopes.join(' ') }, verifier);
   const back = await authorizeInBrowser(
     new Browser(),
     url,
@@ -415,16 +426,7 @@ test('a token of this server for another resource (audience mismatch) and an API
   t.is((await rawMcp(tenant.token)).status, 401, 'REST API tokens are not MCP credentials');
   // And the authorization server issues no token for a resource other than /mcp.
   const client = await register();
-  const url = new URL(`${h.app.url}/oauth/auth`);
-  url.search = new URLSearchParams({
-    client_id: client.body.client_id!,
-    response_type: 'code',
-    redirect_uri: 'http://127.0.0.1:9/callback',
-    scope: 'repositories:read',
-    resource: 'https://elsewhere.example/mcp',
-    code_challenge: crypto.hash('sha256', 'x'.repeat(43), 'base64url'),
-    code_challenge_method: 'S256',
-  }).toString();
+  const url = authorizeUrl(client.body.client_id!, { resource: 'https://elsewhere.example/mcp' });
   const back = await new Browser().follow(url.href);
   t.is(back.redirected?.searchParams.get('error'), 'invalid_target');
 });
@@ -456,21 +458,16 @@ test('a wrong PKCE verifier is invalid_grant and issues nothing', async (t) => {
 
 test('plain PKCE and a request without PKCE are refused at the authorization endpoint', async (t) => {
   const client = await register();
-  for (const pkce of [
-    { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
-    {} as Record<string, string>,
-  ]) {
-    const url = new URL(`${h.app.url}/oauth/auth`);
-    url.search = new URLSearchParams({
-      client_id: client.body.client_id!,
-      response_type: 'code',
-      redirect_uri: 'http://127.0.0.1:9/callback',
-      scope: 'repositories:read',
-      state: 's1',
-      ...pkce,
-    }).toString();
+  const plain = authorizeUrl(client.body.client_id!, {
+    code_challenge: 'a'.repeat(43),
+    code_challenge_method: 'plain',
+  });
+  const none = authorizeUrl(client.body.client_id!);
+  none.searchParams.delete('code_challenge');
+  none.searchParams.delete('code_challenge_method');
+  for (const url of [plain, none]) {
     const back = await new Browser().follow(url.href);
-    t.is(back.redirected?.searchParams.get('error'), 'invalid_request', JSON.stringify(pkce));
+    t.is(back.redirected?.searchParams.get('error'), 'invalid_request', url.search);
     t.is(back.redirected?.searchParams.get('code'), null);
   }
 });
@@ -562,4 +559,21 @@ test('consent never grants more than the role allows, nor a workspace the member
   );
   const grants = await db('oauth_grants').where({ client_id: provider.info!.client_id });
   t.is(grants.length, 0, 'no grant recorded');
+});
+
+test('a member who denies sends the client access_denied and records no grant', async (t) => {
+  const client = await register();
+  const back = await authorizeInBrowser(
+    new Browser(),
+    authorizeUrl(client.body.client_id!),
+    { login, password },
+    { scopes: ['repositories:read'], memberId: tenant.memberId, decision: 'deny' },
+  );
+  t.is(back.searchParams.get('error'), 'access_denied');
+  t.is(back.searchParams.get('code'), null);
+  t.is(back.searchParams.get('state'), 'xyz');
+  const grants = await h.app.services
+    .db('oauth_grants')
+    .where({ client_id: client.body.client_id });
+  t.is(grants.length, 0);
 });

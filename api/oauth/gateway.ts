@@ -182,17 +182,28 @@ export class OAuthGateway {
   }
 
   async signOut(ctx: Context): Promise<void> {
-    const form = await this.sessions.readForm(ctx);
-    if (!(await this.sessions.csrfValid(ctx, form.get('csrf')))) {
-      return this.html(
-        ctx,
-        403,
-        messagePage('Not signed out', 'The form expired; reload the page and try again.'),
-      );
-    }
+    const form = await this.checkedForm(ctx, 'Not signed out', 'reload the page and try again.');
+    if (!form) return;
     await this.sessions.signOut(ctx);
     ctx.status = 303;
     ctx.redirect('/session/sign-in');
+  }
+
+  /** A posted form whose CSRF token holds; otherwise a 403 page and undefined. */
+  private async checkedForm(ctx: Context, title: string, next: string) {
+    const form = await this.sessions.readForm(ctx);
+    if (await this.sessions.csrfValid(ctx, form.get('csrf'))) return form;
+    this.html(
+      ctx,
+      403,
+      messagePage(title, `The form expired or did not come from this site; ${next}`),
+    );
+    return undefined;
+  }
+
+  private toSignIn(ctx: Context): void {
+    ctx.status = 303;
+    ctx.redirect(`/session/sign-in?return_to=${encodeURIComponent(ctx.path)}`);
   }
 
   // ---- /oauth/interaction/:uid (consent) ----
@@ -219,10 +230,7 @@ export class OAuthGateway {
     const found = await this.interaction(ctx);
     if (!found) return;
     const session = await this.sessions.current(ctx);
-    if (!session) {
-      ctx.status = 303;
-      return ctx.redirect(`/session/sign-in?return_to=${encodeURIComponent(ctx.path)}`);
-    }
+    if (!session) return this.toSignIn(ctx);
     const { provider, details, urls } = found;
     const client = await provider.Client.find(details.params.client_id ?? '');
     if (!client)
@@ -238,7 +246,7 @@ export class OAuthGateway {
         login: session.login,
         clientName: client.clientName ?? client.clientId,
         clientId: client.clientId,
-        redirectHost: URL.canParse(redirect) ? new URL(redirect).host : redirect,
+        redirectHost: hostOf(redirect),
         resource: urls.resource,
         workspaces: memberships.map((m) => ({
           memberId: m.id,
@@ -254,22 +262,10 @@ export class OAuthGateway {
   }
 
   async decide(ctx: Context): Promise<void> {
-    const form = await this.sessions.readForm(ctx);
-    if (!(await this.sessions.csrfValid(ctx, form.get('csrf')))) {
-      return this.html(
-        ctx,
-        403,
-        messagePage(
-          'Not authorized',
-          'The form expired or did not come from this site; start again from the application.',
-        ),
-      );
-    }
+    const form = await this.checkedForm(ctx, 'Not authorized', 'start again from the application.');
+    if (!form) return;
     const session = await this.sessions.current(ctx);
-    if (!session) {
-      ctx.status = 303;
-      return ctx.redirect(`/session/sign-in?return_to=${encodeURIComponent(ctx.path)}`);
-    }
+    if (!session) return this.toSignIn(ctx);
     const found = await this.interaction(ctx);
     if (!found) return;
     const { provider, details, urls } = found;
@@ -324,7 +320,7 @@ export class OAuthGateway {
       member_id: membership.id,
       client_id: clientId,
       client_name: client.clientName ?? null,
-      redirect_host: URL.canParse(redirect) ? new URL(redirect).host : redirect,
+      redirect_host: hostOf(redirect),
       resource,
       scopes: chosen,
       expires_at: new Date(Date.now() + this.config.oauthRefreshTokenTtlDays * 86_400_000),
@@ -346,6 +342,10 @@ export class OAuthGateway {
       { mergeWithLastSubmission: false },
     );
   }
+}
+
+function hostOf(uri: string): string {
+  return URL.canParse(uri) ? new URL(uri).host : uri;
 }
 
 /** The known scopes among a space-separated `scope` parameter. */
