@@ -21,6 +21,7 @@ const AUTHORIZATION_SERVER = new Set([
   '/.well-known/openid-configuration/oauth',
 ]);
 const INTERACTION = /^\/oauth\/interaction\/([A-Za-z0-9_-]{1,64})$/;
+const REVOKE_GRANT = /^\/session\/grants\/([A-Za-z0-9_-]{1,64})\/revoke$/;
 
 export function gatewayMiddleware(services: AppServices, mcp: McpGateway): Koa.Middleware {
   const oauth = services.oauth;
@@ -38,6 +39,8 @@ export function gatewayMiddleware(services: AppServices, mcp: McpGateway): Koa.M
     if (p === '/session/sign-in' && ctx.method === 'GET') return oauth.signInForm(ctx);
     if (p === '/session/sign-in' && ctx.method === 'POST') return oauth.signIn(ctx);
     if (p === '/session/sign-out' && ctx.method === 'POST') return oauth.signOut(ctx);
+    const revoke = REVOKE_GRANT.exec(p);
+    if (revoke && ctx.method === 'POST') return oauth.revokeFromSession(ctx, revoke[1]!);
     if (INTERACTION.test(p) && ctx.method === 'GET') return oauth.consent(ctx);
     if (INTERACTION.test(p) && ctx.method === 'POST') return oauth.decide(ctx);
     if (p.startsWith('/oauth/')) return oauth.runProvider(ctx, ctx.url.slice('/oauth'.length));

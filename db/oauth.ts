@@ -120,6 +120,20 @@ export function memberGrantsQuery(
   );
 }
 
+/** The live grants of some memberships (a person's, for the session page), newest first. */
+export async function liveGrantsOf(
+  db: Knex,
+  memberIds: readonly string[],
+): Promise<Array<OAuthGrantRow & { workspace_name: string }>> {
+  return db('oauth_grants')
+    .join('workspaces', 'workspaces.id', 'oauth_grants.workspace_id')
+    .whereIn('oauth_grants.member_id', [...memberIds])
+    .whereNull('oauth_grants.revoked_at')
+    .where('oauth_grants.expires_at', '>', db.fn.now())
+    .orderBy('oauth_grants.created_at', 'desc')
+    .select('oauth_grants.*', 'workspaces.name as workspace_name');
+}
+
 /** A stored key (made on first start), or the one `make` gives, stored if none was. */
 export async function ensureKey<T>(db: Knex, kind: string, make: () => T): Promise<T> {
   await db('oauth_keys')

@@ -239,6 +239,12 @@ test('discovery: protected resource metadata and RFC 8414 metadata name each oth
     t.is(as.body.registration_endpoint, `${h.app.url}/oauth/reg`);
     t.deepEqual(as.body.response_types_supported, ['code']);
   }
+  const preflight = await fetch(mcpUrl(), {
+    method: 'OPTIONS',
+    headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST' },
+  });
+  t.is(preflight.status, 204);
+  t.regex(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization/);
   const unauthenticated = await rawMcp(undefined);
   t.is(unauthenticated.status, 401);
   t.is(
@@ -576,4 +582,32 @@ test('a member who denies sends the client access_denied and records no grant', 
     .db('oauth_grants')
     .where({ client_id: client.body.client_id });
   t.is(grants.length, 0);
+});
+
+test('a member sees their grants on the session page and revokes one there', async (t) => {
+  const provider = new MemoryOAuthProvider({ client_name: 'Session page agent' });
+  t.is(await auth(provider, { serverUrl: mcpUrl() }), 'REDIRECT');
+  const browser = new Browser();
+  const back = await authorizeInBrowser(
+    browser,
+    provider.authorizationUrl!,
+    { login, password },
+    { scopes: ['repositories:read'], memberId: tenant.memberId },
+  );
+  await auth(provider, { serverUrl: mcpUrl(), authorizationCode: back.searchParams.get('code')! });
+  t.is((await rawMcp(provider.saved!.access_token)).status, 200);
+
+  const home = await browser.request(`${h.app.url}/session`);
+  t.regex(home.text, /Session page agent/);
+  const action =
+    /action="(\/session\/grants\/[^"]+\/revoke)"[^]*?name="csrf" value="([^"]+)"[^]*?<\/form><\/li>/.exec(
+      home.text.slice(home.text.indexOf('Session page agent')),
+    )!;
+  const forged = await new Browser().request(`${h.app.url}${action[1]}`, { form: { csrf: 'x' } });
+  t.is(forged.status, 403, 'no CSRF token, no revocation');
+  t.is((await rawMcp(provider.saved!.access_token)).status, 200);
+  const revoked = await browser.request(`${h.app.url}${action[1]}`, { form: { csrf: action[2]! } });
+  t.is(revoked.status, 303);
+  t.is((await rawMcp(provider.saved!.access_token)).status, 401);
+  t.notRegex((await browser.request(`${h.app.url}/session`)).text, /Session page agent/);
 });

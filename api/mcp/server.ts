@@ -83,6 +83,23 @@ export class McpGateway {
   }
 
   async handle(ctx: Context): Promise<void> {
+    // Browser-based MCP clients: the credential is a bearer token, never a cookie, so any origin
+    // may call (the token is what is checked).
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set(
+      'Access-Control-Expose-Headers',
+      'WWW-Authenticate, Mcp-Session-Id, RateLimit, RateLimit-Policy, Retry-After',
+    );
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
+      ctx.set(
+        'Access-Control-Allow-Headers',
+        'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+      );
+      ctx.set('Access-Control-Max-Age', '3600');
+      return;
+    }
     const ready = await this.services.oauth.provider(ctx);
     const auth = await authenticateMcp(
       this.services.db,

@@ -10,7 +10,14 @@ import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
-import { ensureKey, insertGrant, sweepExpiredModels } from '../../db/oauth';
+import {
+  ensureKey,
+  findGrant,
+  insertGrant,
+  liveGrantsOf,
+  sweepExpiredModels,
+} from '../../db/oauth';
+import { revokeGrant } from './revoke';
 import { membershipsOf } from '../../db/sessions';
 import { SCOPES, type ScopeName } from '../../domain/contract/values';
 import { roleScopes } from '../../domain/tokens/roles';
@@ -170,6 +177,11 @@ export class OAuthGateway {
   async sessionHome(ctx: Context): Promise<void> {
     const session = await this.sessions.current(ctx);
     if (!session) return ctx.redirect('/session/sign-in');
+    const memberships = await membershipsOf(this.db, session.login);
+    const grants = await liveGrantsOf(
+      this.db,
+      memberships.map((m) => m.id),
+    );
     this.html(
       ctx,
       200,
@@ -177,8 +189,38 @@ export class OAuthGateway {
         login: session.login,
         expiresAt: session.expires_at,
         csrf: await this.sessions.csrfToken(ctx),
+        grants: grants.map((g) => ({
+          id: g.id,
+          clientName: g.client_name ?? g.client_id,
+          workspaceName: g.workspace_name,
+          scopes: g.scopes,
+          createdAt: g.created_at,
+        })),
       }),
     );
+  }
+
+  /** POST /session/grants/:id/revoke: a member ends one of their grants from the browser. */
+  async revokeFromSession(ctx: Context, grantId: string): Promise<void> {
+    const form = await this.checkedForm(ctx, 'Not revoked', 'reload the page and try again.');
+    if (!form) return;
+    const session = await this.sessions.current(ctx);
+    if (!session) return this.toSignIn(ctx);
+    const memberships = await membershipsOf(this.db, session.login);
+    const grant = await findGrant(this.db, grantId);
+    const member = memberships.find((m) => m.id === grant?.member_id);
+    if (!grant || !member) {
+      return this.html(ctx, 404, messagePage('Not found', 'You have no such grant.'));
+    }
+    await revokeGrant(this.db, grant, {
+      actorId: member.id,
+      actorLogin: member.login,
+      tokenId: null,
+      requestId: null,
+      via: 'session',
+    });
+    ctx.status = 303;
+    ctx.redirect('/session');
   }
 
   async signOut(ctx: Context): Promise<void> {

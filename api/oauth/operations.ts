@@ -3,17 +3,12 @@
  * member (any of their tokens). Revoking ends the grant's access and refresh tokens at once.
  */
 import { keysetPage } from '../../db/paginate';
-import {
-  destroyByGrant,
-  findGrant,
-  markGrantRevoked,
-  memberGrantsQuery,
-  type OAuthGrantRow,
-} from '../../db/oauth';
+import { findGrant, memberGrantsQuery, type OAuthGrantRow } from '../../db/oauth';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { auditTokenId, defineOperation } from '../registry/operation';
+import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, pageRequest } from '../shared';
 import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
 
 function present(row: OAuthGrantRow): OAuthGrantResponse {
@@ -74,22 +69,12 @@ export const revokeOAuthGrant = defineOperation({
       grant.member_id !== principal.memberId
     )
       throw problems.notFound(`OAuth grant ${params.grant_id}`);
-    const row = await db.transaction(async (trx) => {
-      await destroyByGrant(trx, grant.id);
-      const revoked = await markGrantRevoked(trx, grant.id);
-      if (!grant.revoked_at) {
-        await recordPrincipalWrite(trx, principal, requestId, {
-          action: 'oauth_grant.revoked',
-          resourceType: 'oauth_grant',
-          resourceId: null,
-          details: {
-            grant_id: grant.id,
-            client_id: grant.client_id,
-            client_name: grant.client_name,
-          },
-        });
-      }
-      return revoked!;
+    const row = await revokeGrant(db, grant, {
+      actorId: principal.memberId,
+      actorLogin: principal.memberLogin,
+      tokenId: auditTokenId(principal),
+      requestId,
+      via: 'api',
     });
     return present(row);
   },

@@ -46,11 +46,33 @@ ${input.error ? `<p class="error" role="alert">${esc(input.error)}</p>` : ''}
   );
 }
 
-export function sessionPage(input: { login: string; expiresAt: Date; csrf: string }): string {
+export interface GrantView {
+  id: string;
+  clientName: string;
+  workspaceName: string;
+  scopes: string[];
+  createdAt: Date;
+}
+
+export function sessionPage(input: {
+  login: string;
+  expiresAt: Date;
+  csrf: string;
+  grants: GrantView[];
+}): string {
+  const grants = input.grants
+    .map(
+      (g) =>
+        `<li><strong>${esc(g.clientName)}</strong> in ${esc(g.workspaceName)} <span class="muted">since ${esc(g.createdAt.toISOString())}</span><br><span class="muted">${g.scopes.map((s) => `<code>${esc(s)}</code>`).join(' ')}</span>
+<form method="post" action="/session/grants/${esc(g.id)}/revoke"><input type="hidden" name="csrf" value="${esc(input.csrf)}"><button class="secondary" type="submit">Revoke</button></form></li>`,
+    )
+    .join('\n');
   return page(
     'Session',
     `<h1>Signed in as ${esc(input.login)}</h1>
 <p class="muted">This session ends at ${esc(input.expiresAt.toISOString())}.</p>
+<h2>Applications you authorized</h2>
+${grants ? `<ul>${grants}</ul>` : '<p class="muted">None.</p>'}
 <form method="post" action="/session/sign-out"><input type="hidden" name="csrf" value="${esc(input.csrf)}"><button type="submit">Sign out</button></form>`,
   );
 }
