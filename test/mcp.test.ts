@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { startAuditHarness, type AuditHarness } from './helpers/audit-harness';
+import { startTestApp } from './helpers/app';
 import { createTenant, type Tenant } from './helpers/factories';
 import { createRepo, SAMPLE_FILES, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
@@ -50,21 +51,25 @@ test.after.always(async () => {
   repo?.remove();
 });
 
-const mcpUrl = () => new URL(`${h.app.url}/mcp`);
+const mcpUrl = (base = h.app.url) => new URL(`${base}/mcp`);
 
 /** Discovery, registration, sign-in and consent, code exchange: a provider holding tokens. */
-async function authorized(scopes: string[], provider = new MemoryOAuthProvider()) {
-  const first = await auth(provider, { serverUrl: mcpUrl() });
+async function authorized(
+  scopes: string[],
+  provider = new MemoryOAuthProvider(),
+  at: { base: string; memberId: string } = { base: h.app.url, memberId: tenant.memberId },
+) {
+  const first = await auth(provider, { serverUrl: mcpUrl(at.base) });
   if (first !== 'REDIRECT') throw new Error(`expected a redirect, got ${first}`);
   const back = await authorizeInBrowser(
     new Browser(),
     provider.authorizationUrl!,
     { login, password },
-    { scopes, memberId: tenant.memberId },
+    { scopes, memberId: at.memberId },
   );
   const code = back.searchParams.get('code');
   if (!code) throw new Error(`no code: ${back.href}`);
-  await auth(provider, { serverUrl: mcpUrl(), authorizationCode: code });
+  await auth(provider, { serverUrl: mcpUrl(at.base), authorizationCode: code });
   return provider;
 }
 
@@ -254,8 +259,8 @@ test('discovery: protected resource metadata and RFC 8414 metadata name each oth
 });
 
 /** A JSON-RPC `tools/list` POSTed to /mcp with a bearer token (or none). */
-async function rawMcp(token: string | undefined) {
-  return fetch(mcpUrl(), {
+async function rawMcp(token: string | undefined, base = h.app.url) {
+  return fetch(mcpUrl(base), {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -610,4 +615,27 @@ test('a member sees their grants on the session page and revokes one there', asy
   t.is(revoked.status, 303);
   t.is((await rawMcp(provider.saved!.access_token)).status, 401);
   t.notRegex((await browser.request(`${h.app.url}/session`)).text, /Session page agent/);
+});
+
+test("MCP requests count against the grant's quota, tool calls too, with 429 and Retry-After", async (t) => {
+  const small = await startTestApp({ rateLimitQuota: 3 });
+  try {
+    const mine = await createTenant(small.services.db, { login });
+    await setPasswordHash(small.services.db, login, await hashPassword(password));
+    const provider = await authorized(['repositories:read'], new MemoryOAuthProvider(), {
+      base: small.url,
+      memberId: mine.memberId,
+    });
+    const token = provider.saved!.access_token;
+    const replies = [];
+    for (let i = 0; i < 4; i++) replies.push(await rawMcp(token, small.url));
+    t.deepEqual(
+      replies.map((r) => r.status),
+      [200, 200, 200, 429],
+    );
+    t.truthy(replies[3]!.headers.get('retry-after'));
+    t.regex(replies[0]!.headers.get('ratelimit-policy') ?? '', /q=3/);
+  } finally {
+    await small.close();
+  }
 });
