@@ -617,7 +617,7 @@ test('a member sees their grants on the session page and revokes one there', asy
   t.notRegex((await browser.request(`${h.app.url}/session`)).text, /Session page agent/);
 });
 
-test("MCP requests count against the grant's quota, tool calls too, with 429 and Retry-After", async (t) => {
+test("MCP requests count against the grant's quota: 429 with Retry-After beyond it", async (t) => {
   const small = await startTestApp({ rateLimitQuota: 3 });
   try {
     const mine = await createTenant(small.services.db, { login });
