@@ -164,3 +164,26 @@ test('with an https PUBLIC_BASE_URL the cookies are Secure and __Host- prefixed'
     await secure.close();
   }
 });
+
+test('after sign-in the member returns only to a path of this site', async (t) => {
+  for (const [returnTo, expected] of [
+    ['/oauth/interaction/abc', '/oauth/interaction/abc'],
+    ['//evil.example/x', '/session'],
+    ['/\t/evil.example', '/session'],
+    ['/\\evil.example', '/session'],
+    ['https://evil.example/', '/session'],
+  ] as const) {
+    const b = browser();
+    const form = await b.request(`${app.url}/session/sign-in`);
+    const done = await b.request(`${app.url}/session/sign-in`, {
+      // A login each: the per-login attempt limit of this app is 3.
+      form: {
+        csrf: hiddenField(form.text, 'csrf'),
+        return_to: returnTo,
+        login: await member(),
+        password,
+      },
+    });
+    t.is(done.location, expected, JSON.stringify(returnTo));
+  }
+});

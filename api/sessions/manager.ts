@@ -140,7 +140,8 @@ export class MemberSessions {
 
 /** A same-site path to return to after sign-in (never another origin: no open redirect). */
 export function safeReturnTo(value: string | null | undefined): string {
-  if (!value || !value.startsWith('/') || value.startsWith('//') || value.includes('\\'))
-    return '/session';
+  // Visible ASCII only (browsers drop tabs and newlines, so `/\t/evil` would become `//evil`),
+  // a path, and not protocol-relative.
+  if (!value || !/^\/(?![/\\])[\x21-\x7e]*$/.test(value) || value.includes('\\')) return '/session';
   return value;
 }
