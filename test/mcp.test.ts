@@ -159,6 +159,15 @@ test('an MCP client connects through discovery, registration, sign-in and consen
   t.true(Array.isArray(explanation.dependencies.downstream));
 
   // Resources: the truth, the Mermaid diagram.
+  const { resourceTemplates } = await connected.listResourceTemplates();
+  t.deepEqual(
+    resourceTemplates.map((r) => r.uriTemplate),
+    [
+      'archaudit://repositories/{repository_id}/architecture',
+      'archaudit://repositories/{repository_id}/diagram',
+      'archaudit://decisions/{decision_id}/brief',
+    ],
+  );
   const { resources } = await connected.listResources();
   t.true(resources.some((r) => r.uri === `archaudit://repositories/${repositoryId}/diagram`));
   const diagram = await connected.readResource({

@@ -72,11 +72,6 @@ export class OAuthGateway {
     return `${ctx.protocol}://${host}:${socket.localPort}`;
   }
 
-  /** The provider once a request made it (tests reach its models through this). */
-  get started(): Promise<ReadyProvider> | undefined {
-    return this.ready;
-  }
-
   /** The provider (made once; the first request's base URL is the issuer's). */
   provider(ctx: Context): Promise<ReadyProvider> {
     this.ready ??= (async () => {
