@@ -30,6 +30,13 @@ export interface RequestState {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
 /**
+ * Where an in-process request (an MCP tool call, api/mcp/dispatch.ts) carries the principal its
+ * gateway authenticated. A symbol on the Node request object: nothing that arrives over the
+ * network can set it.
+ */
+export const INJECTED_PRINCIPAL = Symbol('injected principal');
+
+/**
  * Koa's `ctx.state` for our requests. The request's child logger is made on first use: most
  * requests log one line, at the end, and an access log at `warn` logs none.
  */
@@ -77,7 +84,10 @@ export function frontDoor(services: AppServices) {
     const started = process.hrtime.bigint();
     try {
       // Credentials: failures are kept and raised only by operations that need a token.
-      const result = await services.auth.authenticate(ctx.get('Authorization') || undefined);
+      const injected = (ctx.req as { [INJECTED_PRINCIPAL]?: Principal })[INJECTED_PRINCIPAL];
+      const result = injected
+        ? ({ ok: true, principal: injected } as const)
+        : await services.auth.authenticate(ctx.get('Authorization') || undefined);
       if (result?.ok) state.principal = result.principal;
       else if (result) state.authError = result.error;
       // No credentials at all: a read of the demo workspace, when the operator allows it, is

@@ -30,6 +30,7 @@ import * as workflowActions from './workflow-actions/operations';
 import * as reports from './reports/operations';
 import * as exportsOps from './exports/operations';
 import * as ingestion from './ingestion/operations';
+import * as oauthGrants from './oauth/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -43,6 +44,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   tokens.createApiToken,
   tokens.getApiToken,
   tokens.revokeApiToken,
+  oauthGrants.listOAuthGrants,
+  oauthGrants.revokeOAuthGrant,
   repositories.listRepositories,
   repositories.createRepository,
   repositories.getRepository,

@@ -6,6 +6,7 @@ import type { TemporalGateway } from '../platform/temporal';
 import { TokenAuthenticator } from './auth';
 import { DemoReadAccess } from './demo-read';
 import { RateLimiter } from './rate-limit';
+import { OAuthGateway } from './oauth/gateway';
 
 export interface AppServices {
   config: Config;
@@ -16,6 +17,8 @@ export interface AppServices {
   rateLimiter: RateLimiter;
   /** Tokenless reads of the demo workspace, when DEMO_PUBLIC_READ is on. */
   demoRead: DemoReadAccess | null;
+  /** The MCP gateway's authorization server and the customer session. */
+  oauth: OAuthGateway;
 }
 
 export function createServices(deps: {
@@ -29,5 +32,6 @@ export function createServices(deps: {
     auth: new TokenAuthenticator(deps.db, deps.config.authCacheTtlMs, deps.log),
     rateLimiter: new RateLimiter(deps.config.rateLimitQuota, deps.config.rateLimitWindowSeconds),
     demoRead: deps.config.demoPublicRead ? new DemoReadAccess(deps.db, deps.config) : null,
+    oauth: new OAuthGateway(deps.db, deps.config, deps.log),
   };
 }

@@ -14,7 +14,7 @@ import type { PageRequest } from '../db/paginate';
 import { decodeCursor } from '../domain/pagination';
 import type { Logger } from '../platform/logger';
 import { problems, type ApiError } from './errors';
-import type { Principal } from './registry/operation';
+import { auditTokenId, type Principal } from './registry/operation';
 import type { AppServices } from './services';
 import type { PageQuery } from './schema-kit';
 
@@ -86,12 +86,14 @@ export async function recordPrincipalWrite(
     workspaceId: principal.workspaceId,
     actorId: principal.memberId,
     actorLogin: principal.memberLogin,
-    tokenId: principal.tokenId,
+    tokenId: auditTokenId(principal),
     requestId,
     action: what.action,
     resourceType: what.resourceType,
     resourceId: what.resourceId,
-    details: what.details ?? {},
+    details: principal.oauth
+      ? { ...what.details, oauth_client_id: principal.oauth.clientId }
+      : (what.details ?? {}),
   });
 }
 

@@ -16,6 +16,8 @@ import {
 import { findRepositoryByName, insertRepository } from '../db/repositories';
 import { recordWrite } from '../db/activity';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
+import { passwordHashOf, setPasswordHash } from '../db/sessions';
+import { generatePassword, hashPassword, verifyPassword } from '../domain/sessions/password';
 
 export interface IssuedToken {
   id: string;
@@ -183,4 +185,19 @@ async function tokenWorks(db: Knex, text: string): Promise<boolean> {
     !row.revoked_at &&
     row.expires_at.getTime() > Date.now() + DAY
   );
+}
+
+/**
+ * The demo member's password, for the sign-in page of the MCP consent flow: generated once,
+ * kept (like the token) in <dataDir>/demo-password, and set again if the stored hash no longer
+ * matches the file.
+ */
+export async function ensureDemoPassword(db: Knex, dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'demo-password');
+  const saved = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  if (saved && (await verifyPassword(saved, await passwordHashOf(db, 'demo')))) return saved;
+  const password = generatePassword();
+  await setPasswordHash(db, 'demo', await hashPassword(password));
+  fs.writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  return password;
 }

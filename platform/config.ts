@@ -136,13 +136,45 @@ export const CONFIG_VARIABLES = [
     name: 'PUBLIC_BASE_URL',
     default: '—',
     usedBy: 'api',
-    description: 'server URL written into the contract',
+    description:
+      'server URL written into the contract; also the OAuth issuer (`<url>/oauth`) and the MCP resource (`<url>/mcp`), and https here makes session cookies `Secure` (unset: the listening address)',
   },
   {
     name: 'TRUST_PROXY',
     default: '`false`',
     usedBy: 'api',
     description: 'trust `X-Forwarded-For` (behind a proxy)',
+  },
+  {
+    name: 'SESSION_TTL_HOURS',
+    default: '`12`',
+    usedBy: 'api',
+    description: 'lifetime of a member session (sign-in page, consent) before signing in again',
+  },
+  {
+    name: 'LOGIN_RATE_LIMIT',
+    default: '`10`',
+    usedBy: 'api',
+    description: 'sign-in attempts per 15 minutes per login and per IP (in memory per API process)',
+  },
+  {
+    name: 'OAUTH_ACCESS_TOKEN_TTL_SECONDS',
+    default: '`3600`',
+    usedBy: 'api',
+    description: 'lifetime of an MCP access token',
+  },
+  {
+    name: 'OAUTH_REFRESH_TOKEN_TTL_DAYS',
+    default: '`30`',
+    usedBy: 'api',
+    description: 'lifetime of a grant and its refresh tokens (rotated on each use)',
+  },
+  {
+    name: 'OAUTH_COOKIE_KEYS',
+    default: 'generated, kept in the database',
+    usedBy: 'api',
+    description:
+      "comma-separated secrets (32+ characters each, newest first) signing the authorization server's cookies and the CSRF tokens",
   },
   {
     name: 'MIGRATE_ON_START',
@@ -490,6 +522,13 @@ export interface Config {
   publicBaseUrl: string | undefined;
   /** Trust `X-Forwarded-*` headers (the API runs behind a proxy). */
   trustProxy: boolean;
+  sessionTtlHours: number;
+  /** Sign-in attempts per 15 minutes, per login and per IP. */
+  loginRateLimit: number;
+  oauthAccessTokenTtlSeconds: number;
+  oauthRefreshTokenTtlDays: number;
+  /** Empty: keys generated on first start and kept in the database. */
+  oauthCookieKeys: string[];
   /** The API applies pending migrations when it starts. */
   migrateOnStart: boolean;
   /** Content-addressed store of source files and uploads (shared by API and workers). */
@@ -658,6 +697,13 @@ function sshWorkspaces(env: NodeJS.ProcessEnv): Record<string, SshAccess> {
   return out;
 }
 
+function cookieKeys(env: NodeJS.ProcessEnv): string[] {
+  const keys = list(env, 'OAUTH_COOKIE_KEYS');
+  if (keys.some((k) => k.length < 32))
+    throw new Error('OAUTH_COOKIE_KEYS: each key must be at least 32 characters');
+  return keys;
+}
+
 const PORT_MAX = 65535;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -719,6 +765,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpEndpoint: raw(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')?.replace(/\/+$/, '') ?? null,
     publicBaseUrl: raw(env, 'PUBLIC_BASE_URL'),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
+    loginRateLimit: int(env, 'LOGIN_RATE_LIMIT', 10, 1),
+    oauthAccessTokenTtlSeconds: int(env, 'OAUTH_ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
+    oauthRefreshTokenTtlDays: int(env, 'OAUTH_REFRESH_TOKEN_TTL_DAYS', 30, 1, 366),
+    oauthCookieKeys: cookieKeys(env),
     migrateOnStart: bool(env, 'MIGRATE_ON_START', true),
     blobDir: path.resolve(raw(env, 'BLOB_DIR') ?? path.join(dataDir, 'blobs')),
     workDir: path.resolve(raw(env, 'WORK_DIR') ?? path.join(os.tmpdir(), 'archaudit-work')),

@@ -7,6 +7,7 @@
  *   npm run admin -- set-assistant-limits --workspace acme [--user-daily 50] [--workspace-daily 500]
  *       [--monthly-usd 50] [--max-output-tokens 1024] [--max-active-user 2] [--max-active-workspace 10]
  *       [--time-zone Europe/Berlin]
+ *   npm run admin -- set-password --login alice [--password-stdin]
  *
  * The token is printed once; only its SHA-256 is stored.
  */
@@ -24,6 +25,19 @@ import { recordWrite } from '../db/activity';
 import { LIMIT_BOUNDS, limitsProblems, type AssistantLimits } from '../domain/assistant/limits';
 import { formatMicros, parseMicros } from '../domain/audits/pricing';
 import type { Knex } from 'knex';
+import { loginExists, setPasswordHash } from '../db/sessions';
+import {
+  generatePassword,
+  hashPassword,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+} from '../domain/sessions/password';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 const USAGE = `usage:
   npm run admin -- create-workspace --name NAME --slug SLUG --login LOGIN [--days N] [--scopes s1,s2]
@@ -32,6 +46,7 @@ const USAGE = `usage:
   npm run admin -- set-assistant-limits --workspace SLUG [--user-daily N] [--workspace-daily N]
       [--monthly-usd USD] [--max-output-tokens N] [--max-active-user N] [--max-active-workspace N]
       [--time-zone ZONE]   (omitted values keep their current setting)
+  npm run admin -- set-password --login LOGIN [--password-stdin]   (else a generated one is printed)
 DATABASE_URL selects the database.`;
 
 function fail(message: string): never {
@@ -149,6 +164,7 @@ async function main(): Promise<void> {
       'max-active-user': { type: 'string' },
       'max-active-workspace': { type: 'string' },
       'time-zone': { type: 'string' },
+      'password-stdin': { type: 'boolean' },
     },
     strict: true,
   });
@@ -218,6 +234,22 @@ async function main(): Promise<void> {
         `${Object.entries(limits)
           .map(([k, v]) => `${k}=${String(v)}`)
           .join('\n')}\n`,
+      );
+    } else if (command === 'set-password') {
+      if (!values.login) fail('set-password needs --login');
+      if (!(await loginExists(db, values.login))) fail(`no member has the login ${values.login}`);
+      const given = values['password-stdin'] ? (await readStdin()).replace(/\r?\n$/, '') : null;
+      if (
+        given !== null &&
+        (given.length < MIN_PASSWORD_LENGTH || given.length > MAX_PASSWORD_LENGTH)
+      )
+        fail(`the password must have ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`);
+      const password = given ?? generatePassword();
+      await setPasswordHash(db, values.login, await hashPassword(password));
+      process.stdout.write(
+        given === null
+          ? `login=${values.login}\npassword=${password}\n`
+          : `login=${values.login}\npassword set\n`,
       );
     } else {
       fail(command ? `unknown command ${command}` : 'no command');

@@ -23,7 +23,7 @@ import {
   type DevPostgres,
   type DevTemporal,
 } from '../platform/dev-services';
-import { ensureDemo } from '../platform/bootstrap';
+import { ensureDemo, ensureDemoPassword } from '../platform/bootstrap';
 import { ensureSweepSchedules } from '../platform/retention-schedule';
 import { ensureDemoRepo } from '../platform/demo-repo';
 import { createServices } from '../api/services';
@@ -128,6 +128,7 @@ async function main(): Promise<void> {
       config.dataDir,
       ensureDemoRepo(path.join(config.dataDir, 'demo-repo')),
     );
+    const demoPassword = await ensureDemoPassword(db, config.dataDir);
     if (stopping) return;
     say('');
     say('Architecture audit service is running.');
@@ -136,6 +137,10 @@ async function main(): Promise<void> {
     say(`  Database:     ${databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}`);
     say(`  Demo token:   ${demo.token}   (also in ${path.join(config.dataDir, 'demo-token')})`);
     say(`  Workspace:    ${demo.workspaceId}   repository: ${demo.repositoryId}`);
+    say(`  Sign-in:      login demo, password ${demoPassword}   (${api.url}/session/sign-in)`);
+    say(
+      `  MCP:          ${api.url}/mcp   (OAuth: ${api.url}/.well-known/oauth-protected-resource/mcp)`,
+    );
     say('');
     say(`  curl -H "Authorization: Bearer ${demo.token}" ${api.url}/v1/workspaces`);
     say('');

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { freePort } from '../platform/dev-services';
+import { Browser, hiddenField } from './helpers/oauth-flow';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -172,6 +173,21 @@ test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running
     );
 
     await demoChecks(t, `http://127.0.0.1:${ports.api}`, first.token, dataDir);
+
+    // The printed demo password signs the demo member in (the MCP consent flow's first step).
+    const password = /Sign-in:\s+login demo, password (\S+)/.exec(first.output())?.[1] ?? '';
+    t.is(fs.readFileSync(path.join(dataDir, 'demo-password'), 'utf8').trim(), password);
+    const browser = new Browser();
+    const form = await browser.request(`http://127.0.0.1:${ports.api}/session/sign-in`);
+    const signedIn = await browser.request(`http://127.0.0.1:${ports.api}/session/sign-in`, {
+      form: {
+        csrf: hiddenField(form.text, 'csrf'),
+        return_to: '/session',
+        login: 'demo',
+        password,
+      },
+    });
+    t.is(signedIn.status, 303);
 
     t.true(await ctrlC(first.child));
     t.deepEqual(await waitForNoProcesses(dataDir), [], 'no process left behind');

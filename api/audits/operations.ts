@@ -29,7 +29,12 @@ import { auditStartOptions } from '../../domain/workflow-starts';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
 import { profileSnapshot, versionMismatch } from '../profiles/operations';
-import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
+import {
+  auditTokenId,
+  defineOperation,
+  LOCATION_HEADER,
+  type Principal,
+} from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
 import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
@@ -169,7 +174,7 @@ export async function startAudit(
           {
             actorId: principal.memberId,
             actorLogin: principal.memberLogin,
-            tokenId: principal.tokenId,
+            tokenId: auditTokenId(principal),
             requestId,
           },
           id,

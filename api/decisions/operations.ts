@@ -39,7 +39,12 @@ import {
   type DecisionWorkflowInput,
 } from '../../workflows/decisions';
 import { problems, type ApiError, type FieldError } from '../errors';
-import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
+import {
+  auditTokenId,
+  defineOperation,
+  LOCATION_HEADER,
+  type Principal,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentDecision } from './present';
@@ -391,7 +396,7 @@ export const transitionDecision = defineOperation({
         login: principal.memberLogin,
         role: await roleOf(db, principal),
         scopes: [...principal.scopes],
-        tokenId: principal.tokenId,
+        tokenId: auditTokenId(principal),
         requestId,
       },
     };

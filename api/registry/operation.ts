@@ -35,6 +35,16 @@ export interface Principal {
   workspace: { id: string; name: string; slug: string; createdAt: string; updatedAt: string };
   /** No token: a tokenless read of the demo workspace (api/demo-read.ts); GET operations only. */
   anonymous?: true;
+  /**
+   * An MCP client's OAuth access token (api/mcp/auth.ts): `tokenId` is then `oauth:<grant id>`,
+   * no API token row; audit events name the client instead (auditTokenId, recordPrincipalWrite).
+   */
+  oauth?: { clientId: string; grantId: string };
+}
+
+/** The API token id an audit event may reference (none for an OAuth client's token). */
+export function auditTokenId(principal: Principal): string | null {
+  return principal.oauth ? null : principal.tokenId;
 }
 
 export interface OperationContext<P, Q, B> {

@@ -1,0 +1,2 @@
+// oidc-provider ships no type declarations; api/oauth/provider.ts types the parts it uses.
+declare module 'oidc-provider';

@@ -1,0 +1,81 @@
+/**
+ * The grants a member gave MCP clients through the consent page: listed and revoked by the
+ * member (any of their tokens). Revoking ends the grant's access and refresh tokens at once.
+ */
+import { keysetPage } from '../../db/paginate';
+import { findGrant, memberGrantsQuery, type OAuthGrantRow } from '../../db/oauth';
+import { problems } from '../errors';
+import { auditTokenId, defineOperation } from '../registry/operation';
+import { revokeGrant } from './revoke';
+import { PageQuery, WorkspaceParams } from '../schema-kit';
+import { iso, pageRequest } from '../shared';
+import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
+
+function present(row: OAuthGrantRow): OAuthGrantResponse {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    member_id: row.member_id,
+    client_id: row.client_id,
+    client_name: row.client_name,
+    redirect_host: row.redirect_host,
+    resource: row.resource,
+    scopes: row.scopes,
+    expires_at: iso(row.expires_at),
+    revoked_at: row.revoked_at ? iso(row.revoked_at) : null,
+    created_at: iso(row.created_at),
+  };
+}
+
+const OWN = "a member's own grants: any token acting for the member.";
+
+export const listOAuthGrants = defineOperation({
+  operationId: 'listOAuthGrants',
+  method: 'get',
+  path: '/v1/workspaces/{workspace_id}/oauth-grants',
+  summary: 'List the OAuth grants you gave MCP clients',
+  description:
+    'The authorizations the calling member gave MCP clients for this workspace on the consent page, newest first, revoked ones included (revoked_at set).',
+  tag: 'OAuth grants',
+  access: { kind: 'token', rule: OWN },
+  params: WorkspaceParams,
+  query: PageQuery,
+  success: { status: 200, description: 'A page of grants.', schema: OAuthGrantPage },
+  handler: async ({ db, params, query, principal }) => {
+    const page = await keysetPage(
+      memberGrantsQuery(db, params.workspace_id, principal.memberId),
+      pageRequest(query),
+    );
+    return { ...page, items: page.items.map(present) };
+  },
+});
+
+export const revokeOAuthGrant = defineOperation({
+  operationId: 'revokeOAuthGrant',
+  method: 'delete',
+  path: '/v1/workspaces/{workspace_id}/oauth-grants/{grant_id}',
+  summary: 'Revoke an OAuth grant',
+  description:
+    "Ends the grant: its access tokens stop working at once and its refresh tokens cannot be used. Idempotent: a second call answers the grant with its first revoked_at. Another member's grant is 404.",
+  tag: 'OAuth grants',
+  access: { kind: 'token', rule: OWN },
+  params: OAuthGrantParams,
+  success: { status: 200, description: 'The revoked grant.', schema: OAuthGrantResponse },
+  handler: async ({ db, params, principal, requestId }) => {
+    const grant = await findGrant(db, params.grant_id);
+    if (
+      !grant ||
+      grant.workspace_id !== params.workspace_id ||
+      grant.member_id !== principal.memberId
+    )
+      throw problems.notFound(`OAuth grant ${params.grant_id}`);
+    const row = await revokeGrant(db, grant, {
+      actorId: principal.memberId,
+      actorLogin: principal.memberLogin,
+      tokenId: auditTokenId(principal),
+      requestId,
+      via: 'api',
+    });
+    return present(row);
+  },
+});
