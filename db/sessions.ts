@@ -17,7 +17,7 @@ export async function setPasswordHash(db: Knex, login: string, hash: string): Pr
 
 /** Whether any workspace has a member with this login. */
 export async function loginExists(db: Knex, login: string): Promise<boolean> {
-  return !!(await db('members').where({ login }).first('id'));
+  return !!(await db('members').where({ login }).whereNull('removed_at').first('id'));
 }
 
 export interface SessionRow {
@@ -65,6 +65,7 @@ export async function membershipsOf(
   const rows = await db('members')
     .join('workspaces', 'workspaces.id', 'members.workspace_id')
     .where('members.login', login)
+    .whereNull('members.removed_at')
     .orderBy('workspaces.name')
     .select(
       'members.*',
@@ -80,6 +81,7 @@ export async function membershipsOf(
     display_name: r.display_name as string | null,
     role: r.role as string,
     created_at: r.created_at as Date,
+    removed_at: null,
     workspace: {
       id: r.workspace_id as string,
       name: r.ws_name as string,

@@ -72,6 +72,7 @@ export async function findTokenByPrefix(
       'workspaces.updated_at as workspace_updated_at',
     )
     .where('api_tokens.prefix', prefix)
+    .whereNull('members.removed_at')
     .first();
 }
 

@@ -18,6 +18,8 @@ export interface MemberRow {
   display_name: string | null;
   role: string;
   created_at: Date;
+  /** Set when the member was removed; the row stays so history keeps naming who acted. */
+  removed_at: Date | null;
 }
 
 export async function insertWorkspace(
@@ -62,11 +64,20 @@ export async function findMemberByLogin(
   workspaceId: string,
   login: string,
 ): Promise<MemberRow | undefined> {
-  return db<MemberRow>('members').where({ workspace_id: workspaceId, login }).first();
+  return db<MemberRow>('members')
+    .where({ workspace_id: workspaceId, login })
+    .whereNull('removed_at')
+    .first();
 }
 
 export function membersQuery(db: Knex, workspaceId: string): Keyset<MemberRow> {
-  return keyset(db('members').select('*').where('members.workspace_id', workspaceId), 'members');
+  return keyset(
+    db('members')
+      .select('*')
+      .where('members.workspace_id', workspaceId)
+      .whereNull('members.removed_at'),
+    'members',
+  );
 }
 
 /** A member of the workspace by id. */
@@ -89,4 +100,70 @@ export async function memberLogins(db: Knex, ids: readonly string[]): Promise<Ma
     .whereIn('id', [...new Set(ids)])
     .select('id', 'login');
   return new Map(rows.map((m) => [m.id, m.login]));
+}
+
+/**
+ * Adds a member, or brings back a removed one with the same login (its history stays linked).
+ * Returns undefined when a current member already has the login.
+ */
+export async function addMember(
+  db: Knex,
+  input: { workspaceId: string; login: string; role: string; displayName?: string | null },
+): Promise<{ member: MemberRow; restored: boolean } | undefined> {
+  const existing = await db<MemberRow>('members')
+    .where({ workspace_id: input.workspaceId, login: input.login })
+    .forUpdate()
+    .first();
+  if (existing && !existing.removed_at) return undefined;
+  if (existing) {
+    const [row] = await db<MemberRow>('members')
+      .where({ id: existing.id })
+      .update({
+        role: input.role,
+        display_name: input.displayName ?? existing.display_name,
+        removed_at: null,
+      })
+      .returning('*');
+    return { member: row!, restored: true };
+  }
+  return { member: await insertMember(db, input), restored: false };
+}
+
+/** Locks the workspace row for the transaction (membership changes take turns). */
+export async function lockWorkspace(db: Knex, id: string): Promise<void> {
+  await db('workspaces').where({ id }).forUpdate().first('id');
+}
+
+/** Current members of the workspace holding the role (to keep the last owner from leaving). */
+export async function countMembersWithRole(
+  db: Knex,
+  workspaceId: string,
+  role: string,
+): Promise<number> {
+  const row = await db('members')
+    .where({ workspace_id: workspaceId, role })
+    .whereNull('removed_at')
+    .count<{ count: string }>('id as count')
+    .first();
+  return Number(row?.count ?? 0);
+}
+
+/**
+ * Removes a member: marks the row, revokes the member's live API tokens and OAuth grants. Sessions
+ * are per login; they stop reaching this workspace because memberships skip removed rows.
+ */
+export async function removeMember(
+  db: Knex,
+  memberId: string,
+): Promise<{ revokedTokens: number; revokedGrants: number }> {
+  await db('members').where({ id: memberId }).update({ removed_at: db.fn.now() });
+  const revokedTokens = await db('api_tokens')
+    .where({ member_id: memberId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: db.fn.now() });
+  const revokedGrants = await db('oauth_grants')
+    .where({ member_id: memberId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: db.fn.now() });
+  return { revokedTokens, revokedGrants };
 }

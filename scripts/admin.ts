@@ -8,6 +8,8 @@
  *       [--monthly-usd 50] [--max-output-tokens 1024] [--max-active-user 2] [--max-active-workspace 10]
  *       [--time-zone Europe/Berlin]
  *   npm run admin -- set-password --login alice [--password-stdin]
+ *   npm run admin -- add-member --workspace acme --login bob [--role member|admin|owner] [--password-stdin]
+ *   npm run admin -- remove-member --workspace acme --login bob
  *
  * The token is printed once; only its SHA-256 is stored.
  */
@@ -16,7 +18,14 @@ import { loadConfig } from '../platform/config';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
 import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
-import { findMemberByLogin, findWorkspaceBySlug } from '../db/workspaces';
+import {
+  addMember,
+  countMembersWithRole,
+  findMemberByLogin,
+  findWorkspaceBySlug,
+  lockWorkspace,
+  removeMember,
+} from '../db/workspaces';
 import { MAX_TOKEN_DAYS } from '../domain/tokens/rules';
 import { setPolicy } from '../db/decisions';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
@@ -25,7 +34,7 @@ import { recordWrite } from '../db/activity';
 import { LIMIT_BOUNDS, limitsProblems, type AssistantLimits } from '../domain/assistant/limits';
 import { formatMicros, parseMicros } from '../domain/audits/pricing';
 import type { Knex } from 'knex';
-import { loginExists, setPasswordHash } from '../db/sessions';
+import { loginExists, passwordHashOf, setPasswordHash } from '../db/sessions';
 import {
   generatePassword,
   hashPassword,
@@ -47,6 +56,9 @@ const USAGE = `usage:
       [--monthly-usd USD] [--max-output-tokens N] [--max-active-user N] [--max-active-workspace N]
       [--time-zone ZONE]   (omitted values keep their current setting)
   npm run admin -- set-password --login LOGIN [--password-stdin]   (else a generated one is printed)
+  npm run admin -- add-member --workspace SLUG --login LOGIN [--role member|admin|owner]
+      [--display-name NAME] [--password-stdin]   (a login without a password gets one, printed once)
+  npm run admin -- remove-member --workspace SLUG --login LOGIN
 DATABASE_URL selects the database.`;
 
 function fail(message: string): never {
@@ -144,30 +156,139 @@ async function setAssistantLimits(
   });
 }
 
+const ROLES = ['member', 'admin', 'owner'] as const;
+const LOGIN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
+
+/** A password from stdin, checked against the bounds; null when none was piped. */
+async function passwordFromStdin(wanted: boolean | undefined): Promise<string | null> {
+  if (!wanted) return null;
+  const given = (await readStdin()).replace(/\r?\n$/, '');
+  if (given.length < MIN_PASSWORD_LENGTH || given.length > MAX_PASSWORD_LENGTH)
+    fail(`the password must have ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`);
+  return given;
+}
+
+/**
+ * Adds a member to a workspace (approvals need a second person). A login that has no password
+ * yet gets one: read from stdin, else generated and printed once; a login that already signs in
+ * (a member elsewhere) keeps its password unless one is piped.
+ */
+async function addMemberCommand(
+  db: Knex,
+  values: Record<string, string | boolean | undefined>,
+): Promise<string> {
+  const slug = values.workspace as string | undefined;
+  const login = values.login as string | undefined;
+  if (!slug || !login) fail('add-member needs --workspace and --login');
+  if (!LOGIN.test(login))
+    fail(
+      '--login: 1 to 100 letters, digits, dots, dashes, underscores or @, starting with a letter or digit',
+    );
+  const role = (values.role as string | undefined) ?? 'member';
+  if (!(ROLES as readonly string[]).includes(role))
+    fail(`--role must be one of ${ROLES.join(', ')}`);
+  const displayName = values['display-name'] as string | undefined;
+  if (displayName !== undefined && (displayName.length < 1 || displayName.length > 200))
+    fail('--display-name must have 1 to 200 characters');
+  const ws = await findWorkspaceBySlug(db, slug);
+  if (!ws) fail(`no workspace with slug ${slug}`);
+  const piped = await passwordFromStdin(values['password-stdin'] as boolean | undefined);
+  return db.transaction(async (trx) => {
+    const added = await addMember(trx, { workspaceId: ws.id, login, role, displayName });
+    if (!added) fail(`${login} is already a member of ${slug}`);
+    const hasPassword = (await passwordHashOf(trx, login)) !== null;
+    const password = piped ?? (hasPassword ? null : generatePassword());
+    if (password !== null) await setPasswordHash(trx, login, await hashPassword(password));
+    await recordWrite(trx, {
+      workspaceId: ws.id,
+      actorId: null,
+      actorLogin: 'system:admin',
+      tokenId: null,
+      requestId: null,
+      action: added.restored ? 'member.restored' : 'member.added',
+      resourceType: 'member',
+      resourceId: added.member.id,
+      details: { login, role },
+    });
+    const lines = [`member_id=${added.member.id}`, `login=${login}`, `role=${role}`];
+    if (password !== null && piped === null) lines.push(`password=${password}`);
+    else if (password !== null) lines.push('password set');
+    else lines.push('password unchanged (the login already signs in)');
+    return `${lines.join('\n')}\n`;
+  });
+}
+
+/** Removes a member: history keeps its name; its tokens, grants and access end now. */
+async function removeMemberCommand(
+  db: Knex,
+  values: Record<string, string | boolean | undefined>,
+): Promise<string> {
+  const slug = values.workspace as string | undefined;
+  const login = values.login as string | undefined;
+  if (!slug || !login) fail('remove-member needs --workspace and --login');
+  const ws = await findWorkspaceBySlug(db, slug);
+  if (!ws) fail(`no workspace with slug ${slug}`);
+  return db.transaction(async (trx) => {
+    await lockWorkspace(trx, ws.id);
+    const member = await findMemberByLogin(trx, ws.id, login);
+    if (!member) fail(`no member ${login} in ${slug}`);
+    if (member.role === 'owner' && (await countMembersWithRole(trx, ws.id, 'owner')) <= 1)
+      fail(`${login} is the last owner of ${slug}; add another owner first`);
+    const revoked = await removeMember(trx, member.id);
+    await recordWrite(trx, {
+      workspaceId: ws.id,
+      actorId: null,
+      actorLogin: 'system:admin',
+      tokenId: null,
+      requestId: null,
+      action: 'member.removed',
+      resourceType: 'member',
+      resourceId: member.id,
+      details: {
+        login,
+        revoked_tokens: revoked.revokedTokens,
+        revoked_grants: revoked.revokedGrants,
+      },
+    });
+    return `member_id=${member.id}\nremoved=${login}\nrevoked_tokens=${revoked.revokedTokens}\nrevoked_grants=${revoked.revokedGrants}\n`;
+  });
+}
+
+/** Flags parsed strictly; a wrong flag is a usage error (exit 2) like every other. */
+function parseFlags(rest: string[]) {
+  try {
+    return parseArgs({
+      args: rest,
+      options: {
+        name: { type: 'string' },
+        slug: { type: 'string' },
+        login: { type: 'string' },
+        workspace: { type: 'string' },
+        days: { type: 'string' },
+        scopes: { type: 'string' },
+        quorum: { type: 'string' },
+        'reminder-hours': { type: 'string' },
+        'user-daily': { type: 'string' },
+        'workspace-daily': { type: 'string' },
+        'monthly-usd': { type: 'string' },
+        'max-output-tokens': { type: 'string' },
+        'max-active-user': { type: 'string' },
+        'max-active-workspace': { type: 'string' },
+        'time-zone': { type: 'string' },
+        'password-stdin': { type: 'boolean' },
+        role: { type: 'string' },
+        'display-name': { type: 'string' },
+      },
+      strict: true,
+    });
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      name: { type: 'string' },
-      slug: { type: 'string' },
-      login: { type: 'string' },
-      workspace: { type: 'string' },
-      days: { type: 'string' },
-      scopes: { type: 'string' },
-      quorum: { type: 'string' },
-      'reminder-hours': { type: 'string' },
-      'user-daily': { type: 'string' },
-      'workspace-daily': { type: 'string' },
-      'monthly-usd': { type: 'string' },
-      'max-output-tokens': { type: 'string' },
-      'max-active-user': { type: 'string' },
-      'max-active-workspace': { type: 'string' },
-      'time-zone': { type: 'string' },
-      'password-stdin': { type: 'boolean' },
-    },
-    strict: true,
-  });
+  const { values } = parseFlags(rest);
   const url = loadConfig().databaseUrl;
   if (!url)
     fail('DATABASE_URL is required (the URL npm start prints in its log, or your own server).');
@@ -251,6 +372,10 @@ async function main(): Promise<void> {
           ? `login=${values.login}\npassword=${password}\n`
           : `login=${values.login}\npassword set\n`,
       );
+    } else if (command === 'add-member') {
+      process.stdout.write(await addMemberCommand(db, values));
+    } else if (command === 'remove-member') {
+      process.stdout.write(await removeMemberCommand(db, values));
     } else {
       fail(command ? `unknown command ${command}` : 'no command');
     }

@@ -50,7 +50,8 @@ export async function authenticateMcp(
   if (!oidcGrant || !grant || grant.revoked_at)
     return refuse('The grant of this token was revoked.');
   const member = await memberById(db, token.accountId);
-  if (!member || member.id !== grant.member_id) return refuse('The member of this grant is gone.');
+  if (!member || member.removed_at || member.id !== grant.member_id)
+    return refuse('The member of this grant is gone.');
   const workspace = await findWorkspace(db, member.workspace_id);
   if (!workspace) return refuse('The workspace of this grant is gone.');
   const role = new Set(roleScopes(member.role));
