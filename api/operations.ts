@@ -110,6 +110,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   controls.listControls,
   changes.getGatePolicy,
   changes.updateGatePolicy,
+  changes.resetGatePolicy,
   exceptions.createControlException,
   exceptions.listControlExceptions,
   exceptions.getControlException,

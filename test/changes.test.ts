@@ -264,6 +264,12 @@ test.serial(
     const updated = await put(body);
     t.is(updated.status, 200, updated.text);
     t.like(updated.body, { version: 1, is_default: false, updated_by: tenant.memberId });
+    t.deepEqual(
+      updated.body.missing_default_rules,
+      ['service-added'],
+      'the dropped default is named',
+    );
+    t.deepEqual(initial.body.missing_default_rules, []);
     const stale = await put(body);
     t.is(stale.status, 409);
     t.like(stale.body, { code: 'version_mismatch', current_version: 1 });
@@ -303,9 +309,19 @@ test.serial(
     );
     const reports = r.body.changes.find((c: any) => c.key === 'service:reports');
     t.is(reports.consequence, 'informational');
-    // Put the default back for the tests that follow.
-    const restored = await put({ ...body, rules: initial.body.rules, expected_version: 1 });
-    t.is(restored.body.version, 2);
+    // Put the default back (for the tests that follow): a reset, at the version last read.
+    const reset = (expected_version: number, token = tenant.token) =>
+      call(h.app.url, 'POST', `${ws()}/policies/gate/reset`, { token, body: { expected_version } });
+    t.is((await reset(1, readOnly.token)).status, 403);
+    const staleReset = await reset(0);
+    t.is(staleReset.status, 409);
+    t.like(staleReset.body, { code: 'version_mismatch', current_version: 1 });
+    const restored = await reset(1);
+    t.is(restored.status, 200, restored.text);
+    t.like(restored.body, { version: 2, is_default: true, enabled: true, confidence_floor: 0.5 });
+    t.deepEqual(restored.body.rules, initial.body.rules);
+    t.deepEqual(restored.body.missing_default_rules, []);
+    t.like((await get('/policies/gate')).body, { version: 2, is_default: true });
   },
 );
 

@@ -13,11 +13,17 @@ import {
 } from '../../db/changes';
 import { latestSnapshotId } from '../../db/architecture';
 import { findRepository } from '../../db/repositories';
-import { policyProblems, type GatePolicy } from '../../domain/changes/gate';
+import type { Knex } from 'knex';
+import {
+  DEFAULT_GATE_POLICY,
+  isDefaultGatePolicy,
+  policyProblems,
+  type GatePolicy,
+} from '../../domain/changes/gate';
 import { evaluateChanges, presentChangeItem, presentGate } from '../../domain/changes/service';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, type Principal } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
@@ -26,6 +32,7 @@ import { GATE_CONTENT_TYPES, GATE_FORMATS, renderGate } from './render';
 import {
   ArchitectureChangeResponse,
   AuditGateResponse,
+  GatePolicyReset,
   GatePolicyResponse,
   GatePolicyUpdate,
 } from './schemas';
@@ -122,16 +129,65 @@ export const getArchitectureChanges = defineOperation({
 });
 
 function presentPolicy(workspaceId: string, stored: StoredGatePolicy) {
+  const ids = new Set(stored.policy.rules.map((r) => r.id));
   return {
     workspace_id: workspaceId,
     enabled: stored.policy.enabled,
     confidence_floor: stored.policy.confidence_floor,
     rules: stored.policy.rules,
     version: stored.version,
-    is_default: stored.version === 0,
+    is_default: stored.version === 0 || isDefaultGatePolicy(stored.policy),
+    missing_default_rules: DEFAULT_GATE_POLICY.rules.map((r) => r.id).filter((id) => !ids.has(id)),
     updated_by: stored.updated_by,
     updated_at: isoOrNull(stored.updated_at),
   };
+}
+
+/** Replaces the policy at `expectedVersion` (409 version_mismatch otherwise), with an audit event. */
+async function storePolicy(
+  db: Knex,
+  workspaceId: string,
+  expectedVersion: number,
+  principal: Principal,
+  requestId: string,
+  policy: GatePolicy,
+  action = 'gate_policy.updated',
+): Promise<StoredGatePolicy> {
+  const wrong = policyProblems(policy);
+  if (wrong.length > 0)
+    throw problems.validationFailed(
+      wrong.map((w) => ({ in: 'body', path: w.pointer, message: w.message })),
+    );
+  const stored = await db.transaction(async (trx) => {
+    const before = await gatePolicyOf(trx, workspaceId);
+    const after = await replaceGatePolicy(
+      trx,
+      workspaceId,
+      expectedVersion,
+      policy,
+      principal.memberId,
+    );
+    if (!after) {
+      const current = await gatePolicyOf(trx, workspaceId);
+      throw problems.conflict(
+        'version_mismatch',
+        `The gate policy is at version ${current.version}, not ${expectedVersion}.`,
+        'Read the policy again (getGatePolicy) and retry with its current version.',
+        { current_version: current.version },
+      );
+    }
+    await recordPrincipalWrite(trx, principal, requestId, {
+      action,
+      resourceType: 'gate_policy',
+      resourceId: workspaceId,
+      details: {
+        before: { version: before.version, ...before.policy },
+        after: { version: after.version, ...after.policy },
+      },
+    });
+    return after;
+  });
+  return stored;
 }
 
 export const getGatePolicy = defineOperation({
@@ -162,48 +218,47 @@ export const updateGatePolicy = defineOperation({
   body: GatePolicyUpdate,
   errors: [409],
   success: { status: 200, description: 'The new policy.', schema: GatePolicyResponse },
-  handler: async ({ db, params, body, principal, requestId }) => {
-    const policy: GatePolicy = {
-      enabled: body.enabled,
-      confidence_floor: body.confidence_floor,
-      rules: body.rules,
-    };
-    const wrong = policyProblems(policy);
-    if (wrong.length > 0)
-      throw problems.validationFailed(
-        wrong.map((w) => ({ in: 'body', path: w.pointer, message: w.message })),
-      );
-    const stored = await db.transaction(async (trx) => {
-      const before = await gatePolicyOf(trx, params.workspace_id);
-      const after = await replaceGatePolicy(
-        trx,
+  handler: async ({ db, params, body, principal, requestId }) =>
+    presentPolicy(
+      params.workspace_id,
+      await storePolicy(db, params.workspace_id, body.expected_version, principal, requestId, {
+        enabled: body.enabled,
+        confidence_floor: body.confidence_floor,
+        rules: body.rules,
+      }),
+    ),
+});
+
+export const resetGatePolicy = defineOperation({
+  operationId: 'resetGatePolicy',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/policies/gate/reset',
+  summary: 'Put the built-in default gate policy back in effect',
+  description:
+    'Stores the built-in default policy (every default rule, floor 0.5, enabled) as the next version, so later gates record which version they applied. `expected_version` must be the current version: otherwise 409 version_mismatch with current_version, and nothing changes. Recorded as an audit event with the policy before and after.',
+  tag: 'Policies',
+  access: { kind: 'scope', scope: 'policies:write' },
+  params: WorkspaceParams,
+  body: GatePolicyReset,
+  errors: [409],
+  success: {
+    status: 200,
+    description: 'The default policy, in effect.',
+    schema: GatePolicyResponse,
+  },
+  handler: async ({ db, params, body, principal, requestId }) =>
+    presentPolicy(
+      params.workspace_id,
+      await storePolicy(
+        db,
         params.workspace_id,
         body.expected_version,
-        policy,
-        principal.memberId,
-      );
-      if (!after) {
-        const current = await gatePolicyOf(trx, params.workspace_id);
-        throw problems.conflict(
-          'version_mismatch',
-          `The gate policy is at version ${current.version}, not ${body.expected_version}.`,
-          'Read the policy again (getGatePolicy) and retry with its current version.',
-          { current_version: current.version },
-        );
-      }
-      await recordPrincipalWrite(trx, principal, requestId, {
-        action: 'gate_policy.updated',
-        resourceType: 'gate_policy',
-        resourceId: params.workspace_id,
-        details: {
-          before: { version: before.version, ...before.policy },
-          after: { version: after.version, ...after.policy },
-        },
-      });
-      return after;
-    });
-    return presentPolicy(params.workspace_id, stored);
-  },
+        principal,
+        requestId,
+        DEFAULT_GATE_POLICY,
+        'gate_policy.reset',
+      ),
+    ),
 });
 
 export const getAuditGate = defineOperation({

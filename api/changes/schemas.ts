@@ -247,6 +247,19 @@ export const GatePolicyUpdate = Strict(
 );
 export type GatePolicyUpdate = Static<typeof GatePolicyUpdate>;
 
+export const GatePolicyReset = Strict(
+  'GatePolicyReset',
+  {
+    expected_version: Type.Integer({
+      minimum: 0,
+      maximum: 2147483647,
+      description: 'The policy version the client last read (0 for the default policy).',
+    }),
+  },
+  { description: 'Request to put the built-in default gate policy back in effect.' },
+);
+export type GatePolicyReset = Static<typeof GatePolicyReset>;
+
 export const GatePolicyResponse = Strict(
   'GatePolicy',
   {
@@ -256,7 +269,15 @@ export const GatePolicyResponse = Strict(
       minimum: 0,
       description: 'Revision counter; 0 while the workspace runs on the default policy.',
     }),
-    is_default: Type.Boolean({ description: 'Whether this is the built-in default policy.' }),
+    is_default: Type.Boolean({
+      description:
+        'Whether the policy in effect is the built-in default (never replaced, or reset to it).',
+    }),
+    missing_default_rules: Type.Array(Type.String({ maxLength: 64 }), {
+      maxItems: 100,
+      description:
+        'Ids of built-in default rules this policy does not contain (a replacement states every rule; resetGatePolicy restores the defaults).',
+    }),
     updated_by: Nullable(Uuid()),
     updated_at: Nullable(DateTime()),
   },

@@ -9,6 +9,7 @@
  * decision names (or whose audit carries the decision's candidate change id) is allowed, and a
  * change that leaves an approved decision's success criterion unmet is blocked. Pure.
  */
+import canonicalize from 'canonicalize';
 import type {
   ArchitectureChangeType,
   ChangeConsequence,
@@ -103,6 +104,18 @@ export const DEFAULT_GATE_POLICY: GatePolicy = {
     },
   ],
 };
+
+/**
+ * Whether a policy is the built-in default: same switch, floor and rules (rule order included;
+ * key order not, as stored JSON reorders keys).
+ */
+export function isDefaultGatePolicy(policy: GatePolicy): boolean {
+  return (
+    policy.enabled === DEFAULT_GATE_POLICY.enabled &&
+    policy.confidence_floor === DEFAULT_GATE_POLICY.confidence_floor &&
+    canonicalize(policy.rules) === canonicalize(DEFAULT_GATE_POLICY.rules)
+  );
+}
 
 /** What is wrong with a policy beyond its schema, each with the JSON pointer of the field. */
 export function policyProblems(policy: GatePolicy): Array<{ pointer: string; message: string }> {
