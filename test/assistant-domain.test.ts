@@ -185,3 +185,52 @@ test('admission: each limit admits at its bound minus one and refuses at the bou
   t.is(over.retryAfter, 86_400, 'nothing held: wait for the month');
   t.is(admission(l, counts({ questions_today_user: 3 }), '0')!.retryAfter, 3600);
 });
+
+test('entity resolution: "the ledger database" is the datastore, not the service of the same word', (t) => {
+  const keys = (q: string) =>
+    matchEntities(q, ctx.snapshot.graph.entities).map((e) => e.canonical_key);
+  t.deepEqual(keys('What breaks if the ledger database goes away?'), ['datastore:ledger-db']);
+  t.deepEqual(keys('who writes the ledger db'), ['datastore:ledger-db']);
+  t.deepEqual(keys('what does the ledger service depend on'), ['service:ledger']);
+  t.deepEqual(keys('what breaks if the api database goes away'), ['service:api'], 'no such store');
+  const answer = answerFromGraph(
+    ctx,
+    'What breaks if the ledger database goes away?',
+    routeQuestion('What breaks if the ledger database goes away?'),
+  );
+  if (answer.kind !== 'answer') return t.fail();
+  t.regex(answer.text, /^If datastore:ledger-db goes away/);
+});
+
+test('datastore clients are counted once per client, whatever number of relationships join them', (t) => {
+  const dependsOn = {
+    ...rel('service:ledger', 'datastore:ledger-db'),
+    canonical_key: 'depends_on:service:ledger->datastore:ledger-db',
+    kind: 'depends_on',
+    evidence_ids: ['e-depends'],
+  };
+  const withTwo: AssistantContext = {
+    ...ctx,
+    snapshot: {
+      ...ctx.snapshot,
+      graph: {
+        ...ctx.snapshot.graph,
+        relationships: [
+          ...ctx.snapshot.graph.relationships,
+          dependsOn,
+          rel('service:api', 'datastore:ledger-db'),
+        ],
+      },
+    },
+  };
+  const q = 'Who reads or writes ledger-db?';
+  const answer = answerFromGraph(withTwo, q, routeQuestion(q));
+  if (answer.kind !== 'answer') return t.fail();
+  t.regex(answer.text, /^2 client\(s\) of datastore:ledger-db/);
+  t.regex(
+    answer.text,
+    /- service:ledger via connects_to:service:ledger->datastore:ledger-db, depends_on:service:ledger->datastore:ledger-db/,
+  );
+  t.is(answer.text.split('\n').filter((l) => l.startsWith('- ')).length, 2);
+  t.true(answer.grounding.evidence_ids.includes('e-depends'));
+});

@@ -124,7 +124,7 @@ export function answerFromGraph(
     const f = datastoreClients(ctx, key);
     const lines = f.data.clients.map(
       (c) =>
-        `- ${c.entity_key} via ${c.relationship_key} (access ${c.access}, since ${c.since} in snapshot ${c.since_snapshot_id})${ids(c.evidence_ids)}`,
+        `- ${c.entity_key} via ${c.relationship_keys.join(', ')} (access ${c.access}, since ${c.since} in snapshot ${c.since_snapshot_id})${ids(c.evidence_ids)}`,
     );
     return answer(
       lines.length

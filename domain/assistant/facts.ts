@@ -134,8 +134,10 @@ export function dependencyFacts(
 
 export interface DatastoreClient {
   entity_key: string;
+  /** The first of its relationships (by key); `relationship_keys` lists them all. */
   relationship_key: string;
   relationship_kind: string;
+  relationship_keys: string[];
   /** `write`, `read`, `read_write` when the evidence says so; else `unknown`. */
   access: string;
   evidence_ids: string[];
@@ -144,34 +146,59 @@ export interface DatastoreClient {
   since: string;
 }
 
-/** The entities with a relationship into a datastore (its writers and readers). */
+/**
+ * The entities with a relationship into a datastore (its writers and readers): one client per
+ * entity, however many relationships (a connection and a start-up dependency) join them.
+ */
 export function datastoreClients(
   ctx: AssistantContext,
   key: string,
 ): Fact<{ datastore: string; clients: DatastoreClient[] }> {
-  const clients = ctx.snapshot.graph.relationships
+  const bySource = new Map<string, DatastoreClient>();
+  const relationships = ctx.snapshot.graph.relationships
     .filter((r) => r.target_key === key && !r.superseded_at)
-    .map((r) => {
-      const since = firstSeen(ctx, r.canonical_key);
-      return {
+    .sort((a, b) => (a.canonical_key < b.canonical_key ? -1 : 1));
+  for (const r of relationships) {
+    const since = firstSeen(ctx, r.canonical_key);
+    const access = accessOf(r.attributes);
+    const seen = bySource.get(r.source_key);
+    if (!seen) {
+      bySource.set(r.source_key, {
         entity_key: r.source_key,
         relationship_key: r.canonical_key,
         relationship_kind: r.kind,
-        access: accessOf(r.attributes),
+        relationship_keys: [r.canonical_key],
+        access,
         evidence_ids: [...r.evidence_ids].sort(),
         since_snapshot_id: since.snapshot_id,
         since: since.generated_at,
-      };
-    })
-    .sort((a, b) => (a.relationship_key < b.relationship_key ? -1 : 1));
+      });
+      continue;
+    }
+    seen.relationship_keys.push(r.canonical_key);
+    seen.evidence_ids = [...new Set([...seen.evidence_ids, ...r.evidence_ids])].sort();
+    seen.access = combineAccess(seen.access, access);
+    if (since.generated_at < seen.since) {
+      seen.since = since.generated_at;
+      seen.since_snapshot_id = since.snapshot_id;
+    }
+  }
+  const clients = [...bySource.values()].sort((a, b) => (a.entity_key < b.entity_key ? -1 : 1));
   return {
     data: { datastore: key, clients },
     grounding: ground({
       entity_keys: [key, ...clients.map((c) => c.entity_key)],
-      relationship_keys: clients.map((c) => c.relationship_key),
+      relationship_keys: clients.flatMap((c) => c.relationship_keys),
       evidence_ids: clients.flatMap((c) => c.evidence_ids),
     }),
   };
+}
+
+/** Two relationships of one client: a known access wins over unknown; read and write make both. */
+function combineAccess(a: string, b: string): string {
+  if (a === 'unknown') return b;
+  if (b === 'unknown' || a === b) return a;
+  return 'read_write';
 }
 
 function accessOf(attributes: Record<string, unknown>): string {

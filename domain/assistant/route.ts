@@ -102,12 +102,12 @@ const WORD = '[a-z0-9]';
  * (`orders-db`) as a whole word; a longer name wins over one it contains (`orders-db` over
  * `orders`). Sorted by where they appear in the question.
  */
-export function matchEntities<E extends { canonical_key: string; name: string }>(
+export function matchEntities<E extends { canonical_key: string; name: string; kind: string }>(
   question: string,
   entities: readonly E[],
 ): E[] {
   const q = normalizeQuestion(question);
-  const hits: Array<{ entity: E; at: number; end: number }> = [];
+  const hits: Array<{ entity: E; at: number; end: number }> = kindPhrases(q, entities);
   for (const entity of entities) {
     for (const needle of [entity.canonical_key.toLowerCase(), entity.name.toLowerCase()]) {
       if (needle.length < 2) continue;
@@ -125,6 +125,50 @@ export function matchEntities<E extends { canonical_key: string; name: string }>
       !hits.some((o) => o !== h && o.at <= h.at && o.end >= h.end && o.end - o.at > h.end - h.at),
   );
   return kept.sort((a, b) => a.at - b.at).map((h) => h.entity);
+}
+
+/** Words that name a kind of entity after a name ("the orders database", "the billing queue"). */
+const KIND_WORDS: Array<[string, ReadonlySet<string>]> = [
+  ['databases?|dbs?|datastores?|data stores?|stores?|storage', new Set(['datastore', 'cache'])],
+  ['caches?', new Set(['cache', 'datastore'])],
+  ['queues?|brokers?|topics?|streams?|bus', new Set(['queue', 'topic'])],
+  ['buckets?', new Set(['bucket'])],
+];
+
+/**
+ * "The orders database" names the datastore whose name has the word `orders` (`orders-db`,
+ * `orders_postgres`), not the service `orders`: a name followed by a kind word resolves among
+ * the entities of that kind, the one with the fewest other words first. The hit spans both
+ * words, so it wins over the bare name inside it.
+ */
+function kindPhrases<E extends { canonical_key: string; name: string; kind: string }>(
+  q: string,
+  entities: readonly E[],
+): Array<{ entity: E; at: number; end: number }> {
+  const out: Array<{ entity: E; at: number; end: number }> = [];
+  for (const [words, kinds] of KIND_WORDS) {
+    const re = new RegExp(`(?<!${WORD})(${WORD}+) (?:${words})(?!${WORD})`, 'g');
+    for (const m of q.matchAll(re)) {
+      const word = m[1]!;
+      const candidates = entities
+        .filter((e) => kinds.has(e.kind))
+        .map((e) => ({
+          e,
+          words: e.name
+            .toLowerCase()
+            .split(/[^a-z0-9]+/)
+            .filter(Boolean),
+        }))
+        .filter((c) => c.words.includes(word))
+        .sort(
+          (a, b) =>
+            a.words.length - b.words.length || (a.e.canonical_key < b.e.canonical_key ? -1 : 1),
+        );
+      if (candidates[0])
+        out.push({ entity: candidates[0].e, at: m.index, end: m.index + m[0].length });
+    }
+  }
+  return out;
 }
 
 function escape(text: string): string {
