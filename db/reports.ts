@@ -63,9 +63,11 @@ export async function reportInputOf(db: Knex, audit: AuditRow): Promise<ReportIn
       'findings.evidence_ids',
       'findings.locations',
     );
-  const uncertainty = await db('uncertainty_cases')
+  // The cases as this snapshot observed them (a later audit moves a case row on, not this view).
+  const uncertainty = await db('uncertainty_observations')
     .where({ snapshot_id: snapshot.id })
-    .select('id', 'reason', 'subject_key', 'detail', 'blocking', 'state');
+    .orderBy([{ column: 'subject_key' }, { column: 'case_id' }])
+    .select('case_id as id', 'reason', 'subject_key', 'detail', 'blocking', 'state');
   const gate = await db('audit_gates').where({ audit_id: audit.id }).first('result');
   const stored = gate?.result as
     { response?: { outcome: string; reasons: Array<{ text: string }> } } | undefined;

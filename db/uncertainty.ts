@@ -82,11 +82,12 @@ export async function observeCases(
         ?::timestamptz, ?::timestamptz, DEFAULT, DEFAULT)`;
     if (input.repositoryId === null) {
       await db.raw(insert, values);
+      await recordObservation(db, input.snapshotId, values[0] as string, c, 'open');
       result.opened++;
       continue;
     }
     const reopen = `u.state IN ('resolved', 'dismissed') AND u.evidence_fingerprint <> EXCLUDED.evidence_fingerprint`;
-    const res = await db.raw<{ rows: Array<{ inserted: boolean }> }>(
+    const res = await db.raw<{ rows: Array<{ id: string; state: string; inserted: boolean }> }>(
       `${insert}
       ON CONFLICT (workspace_id, repository_id, reason, scope, subject_key, (coalesce(field, '')))
         WHERE repository_id IS NOT NULL
@@ -104,15 +105,52 @@ export async function observeCases(
         resolution_summary = CASE WHEN ${reopen} THEN NULL ELSE u.resolution_summary END,
         updated_at = date_trunc('milliseconds', now())
       WHERE u.last_observed_at <= EXCLUDED.last_observed_at
-      RETURNING (xmax = 0) AS inserted`,
+      RETURNING u.id, u.state, (xmax = 0) AS inserted`,
       values,
     );
     const row = res.rows[0];
-    if (!row) continue; // a newer snapshot already observed it
+    if (!row) {
+      // A newer snapshot already observed it: the case keeps that, this snapshot its own view.
+      const known = await db('uncertainty_cases')
+        .where({
+          workspace_id: input.workspaceId,
+          repository_id: input.repositoryId,
+          reason: c.reason,
+          scope: c.scope,
+          subject_key: c.subject_key,
+        })
+        .whereRaw("coalesce(field, '') = ?", [c.field ?? ''])
+        .first('id', 'state');
+      if (known) await recordObservation(db, input.snapshotId, known.id, c, known.state);
+      continue;
+    }
+    await recordObservation(db, input.snapshotId, row.id, c, row.state);
     if (row.inserted) result.opened++;
     else result.updated++;
   }
   return result;
+}
+
+/** One snapshot's view of one case (its report shows the case as that snapshot saw it). */
+async function recordObservation(
+  db: Knex,
+  snapshotId: string,
+  caseId: string,
+  c: CaseCandidate,
+  state: string,
+): Promise<void> {
+  await db('uncertainty_observations')
+    .insert({
+      snapshot_id: snapshotId,
+      case_id: caseId,
+      reason: c.reason,
+      subject_key: c.subject_key,
+      detail: c.detail,
+      blocking: c.blocking,
+      state,
+    })
+    .onConflict(['snapshot_id', 'case_id'])
+    .merge();
 }
 
 export interface CaseFilter {

@@ -152,6 +152,17 @@ test.serial(
       (await get(`${ws()}/uncertainty-cases/${conflict.id}`)).body.last_observed_at,
       conflict2.last_observed_at,
     );
+    // Each audit's report shows the cases as its own snapshot observed them: the first report
+    // keeps its three cases although a later audit has moved the case rows on.
+    for (const run of [first, second]) {
+      const report = await get(`${ws()}/audits/${run.audit.id}/report`);
+      t.is(report.status, 200, report.text);
+      t.deepEqual(
+        report.body.content.uncertainty_cases.map((c: any) => c.id).sort(),
+        page.items.map((c: any) => c.id).sort(),
+        `report of audit ${run.audit.id}`,
+      );
+    }
   },
 );
 
