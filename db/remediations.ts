@@ -1,4 +1,6 @@
 /** Remediations, the findings they cover and their approvals. */
+import { coversWholeRepository } from '../domain/audits/source-scope';
+import { SOURCE_TYPES } from '../domain/contract/values';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { keyset, type Keyset } from './paginate';
@@ -219,20 +221,29 @@ export async function findingsOfRemediation(
 }
 
 /** The newest audit of a repository that completed at or after `since`. */
+/**
+ * The newest audit of the repository completed since `since` that read the whole repository
+ * (a scoped audit neither verifies nor un-verifies: it did not look everywhere).
+ */
 export async function latestAuditCompletedSince(
   db: Knex,
   workspaceId: string,
   repositoryId: string,
   since: Date,
 ): Promise<{ id: string } | undefined> {
-  return db('audits')
+  const rows = await db('audits')
     .where({ workspace_id: workspaceId, repository_id: repositoryId, status: 'completed' })
     .where('completed_at', '>=', since)
     .orderBy([
       { column: 'completed_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .first('id');
+    .limit(100)
+    .select<Array<{ id: string; source_scope: Record<string, unknown> | null }>>(
+      'id',
+      'source_scope',
+    );
+  return rows.find((r) => coversWholeRepository(r.source_scope ?? {}, SOURCE_TYPES));
 }
 
 /** Workflow ids of a repository's remediations waiting for an audit to verify them. */

@@ -249,6 +249,19 @@ test.serial(
       [agent.body.id],
     );
 
+    // An audit of part of the repository (one source type) did not look everywhere: it neither
+    // verifies nor un-verifies; both stay done.
+    await auditRepository(
+      { h, tenant: w.tenant, ws: w.ws, repositoryId: w.repositoryId },
+      { source_scope: { source_types: ['cloud'] } },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    for (const r of [agent.body, manual.body]) {
+      const still = await api(w, 'GET', `/remediations/${r.id}`, w.alice.token);
+      t.is(still.body.status, 'done', 'a scoped audit does not verify');
+      t.is(still.body.verification, null);
+    }
+
     // The fix lands in a second commit; the next audit verifies one and not the other.
     w.repo.commit({ '.github/CODEOWNERS': '* @acme/platform\n' }, 'declare owners');
     const second = await auditRepository({

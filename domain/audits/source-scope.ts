@@ -18,3 +18,17 @@ export function scopeFilter(scope: ScopeInput): ScopeFilter {
   const exclude = scope.exclude?.length ? picomatch(scope.exclude, opts) : () => false;
   return { accepts: (p) => include(p) && !exclude(p), maxFiles: scope.max_files ?? null };
 }
+
+/**
+ * Whether an audit with this scope read the whole repository: no include or exclude globs, every
+ * source type, no file cap. Only such an audit can say a finding is gone everywhere (or still
+ * there for the same reason), so only it verifies a remediation.
+ */
+export function coversWholeRepository(
+  scope: ScopeInput & { source_types?: readonly string[] },
+  allSourceTypes: readonly string[],
+): boolean {
+  if (scope.include?.length || scope.exclude?.length || scope.max_files !== undefined) return false;
+  const types = scope.source_types;
+  return !types || allSourceTypes.every((t) => types.includes(t));
+}
