@@ -68,6 +68,9 @@ const DISTINCTIVE = [
   'event-statistics',
   'fights-kafka',
   'langfuse',
+  // DeathStarBench hotel reservation
+  'hotel-reserv',
+  'hotelreservation',
 ];
 
 /** The searched terms: every corpus repository name and owner (but platforms), and DISTINCTIVE. */
