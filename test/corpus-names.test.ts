@@ -22,6 +22,8 @@ const ANALYZERS = ['analysis', 'domain/audits'];
  * searched. Every other owner and every repository name is.
  */
 const PLATFORM_OWNERS = new Set(['dotnet', 'microsoft', 'azure', 'open-telemetry', 'aws-samples']);
+/** Repository names that are ordinary words (`getsentry/self-hosted`): its owner and DISTINCTIVE stand for it. */
+const GENERIC_PROJECTS = new Set(['self-hosted']);
 
 /**
  * Service names that occur in one corpus system and in no generic idiom (generic words such as
@@ -68,6 +70,9 @@ const DISTINCTIVE = [
   'event-statistics',
   'fights-kafka',
   'langfuse',
+  // Sentry self-hosted
+  'snuba',
+  'symbolicator',
   // DeathStarBench hotel reservation
   'hotel-reserv',
   'hotelreservation',
@@ -81,7 +86,7 @@ function corpusTerms(): string[] {
     if (!repo) continue;
     const [owner, project] = repo.toLowerCase().split('/') as [string, string];
     if (!PLATFORM_OWNERS.has(owner)) terms.add(owner);
-    terms.add(project);
+    if (!GENERIC_PROJECTS.has(project)) terms.add(project);
   }
   return [...terms];
 }
