@@ -11,6 +11,7 @@
  * `<checkouts>` (or ACCURACY_CHECKOUTS) is a folder holding a git checkout of each repository as
  * `<owner>__<repo>/` (the `repository` of expected.json; several systems may share one checkout,
  * each with its own `subdir`); systems without one are listed as skipped.
+ * `bench/corpus-checkouts.sh [folder]` builds that folder (default /tmp/corpus) from the pins.
  *
  * expected.json:
  *   {
