@@ -35,6 +35,9 @@ export async function reportInputOf(db: Knex, audit: AuditRow): Promise<ReportIn
   const repository = audit.repository_id
     ? await db('repositories').where({ id: audit.repository_id }).first('id', 'name', 'url')
     : undefined;
+  const upload = audit.upload_id
+    ? await db('uploads').where({ id: audit.upload_id }).first('id', 'filename')
+    : undefined;
   const assessments = await db('control_assessments')
     .where({ audit_id: audit.id })
     .select(
@@ -74,6 +77,7 @@ export async function reportInputOf(db: Knex, audit: AuditRow): Promise<ReportIn
   return {
     audit,
     repository: repository ?? null,
+    upload: upload ?? null,
     snapshot,
     assessments,
     findings,

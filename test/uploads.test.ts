@@ -272,6 +272,24 @@ test('an audit of a tar.gz upload completes every stage and counts the archive b
   // README.md and the symlink are of no source type.
   t.deepEqual(audit.source_manifest.by_source_type, { cicd: 1, cloud: 1, code: 2, other: 2 });
   t.deepEqual(audit.coverage_gaps, []);
+  // Its report is titled by the archive's name, never by a bare id.
+  const report = await call(
+    h.app.url,
+    'GET',
+    `${auditsPath(tenant.workspaceId)}/${audit.id}/report`,
+    {
+      token: tenant.token,
+    },
+  );
+  t.deepEqual(report.body.content.upload, { id: made.body.id, filename: made.body.filename });
+  const markdown = await call(
+    h.app.url,
+    'GET',
+    `${auditsPath(tenant.workspaceId)}/${audit.id}/report?format=markdown`,
+    { token: tenant.token },
+  );
+  t.true(markdown.text.includes(`${made.body.filename} (upload)`), markdown.text.slice(0, 200));
+  t.false(markdown.text.includes(`audit ${audit.id}`));
 });
 
 test('an audit of a zip upload completes every stage and counts the archive by source type', async (t) => {

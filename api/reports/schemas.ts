@@ -21,6 +21,18 @@ export const AuditReportContent = Strict(
     repository: Nullable(
       Strict('ReportRepository', { id: Uuid(), name: Type.String(), url: Type.String() }),
     ),
+    upload: Type.Optional(
+      Nullable(
+        Strict(
+          'ReportUpload',
+          { id: Uuid(), filename: Type.String() },
+          {
+            description:
+              'The uploaded archive an upload audit read (null for repository audits; absent from reports approved before it existed).',
+          },
+        ),
+      ),
+    ),
     branch_ref: Nullable(Type.String()),
     commit_sha: Nullable(Type.String()),
     audited_at: DateTime(),

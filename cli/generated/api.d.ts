@@ -3966,6 +3966,7 @@ export interface components {
             /** @description The version of the audit's architecture snapshot: each audit has its own. */
             report_version: string;
             repository: components["schemas"]["ReportRepository"] | null;
+            upload?: components["schemas"]["ReportUpload"] | null;
             branch_ref: string | null;
             commit_sha: string | null;
             /** Format: date-time */
@@ -3983,6 +3984,12 @@ export interface components {
             id: string;
             name: string;
             url: string;
+        };
+        /** @description The uploaded archive an upload audit read (null for repository audits; absent from reports approved before it existed). */
+        ReportUpload: {
+            /** Format: uuid */
+            id: string;
+            filename: string;
         };
         ReportSummary: {
             entity_count: number;

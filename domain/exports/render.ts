@@ -93,7 +93,9 @@ export function slug(text: string, max = 63): string {
 }
 
 const systemName = (input: ExportInput) =>
-  input.report.repository?.name ?? `audit-${input.report.audit_id.slice(0, 8)}`;
+  input.report.repository?.name ??
+  input.report.upload?.filename.replace(/\.(tar\.gz|tgz|zip)$/i, '') ??
+  `audit-${input.report.audit_id.slice(0, 8)}`;
 
 const dsl = (s: string) =>
   `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\s+/g, ' ')}"`;

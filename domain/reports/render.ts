@@ -13,7 +13,7 @@ import {
 import type { Log, Result } from 'sarif';
 import { diagramGraphOf, svg, xmlEscape } from '../../analysis/diagram';
 import { CONTROL_SEVERITIES } from '../contract/values';
-import { isOpenFinding, type AuditReportContent } from './report';
+import { isOpenFinding, reportSubject, type AuditReportContent } from './report';
 
 /** Who approved the report, as renderings show it. */
 export interface RenderedApproval {
@@ -37,7 +37,7 @@ const where = (l: { path: string; start_line: number; end_line: number }) =>
     : `${l.path}:${l.start_line}-${l.end_line}`;
 
 function title(r: AuditReportContent): string {
-  return `Architecture audit report: ${r.repository?.name ?? `audit ${r.audit_id}`}`;
+  return `Architecture audit report: ${reportSubject(r)}`;
 }
 
 function statusLine(r: AuditReportContent, ctx: RenderContext): string {
@@ -296,7 +296,7 @@ export function renderReportSarif(r: AuditReportContent): Log {
  */
 export function renderReportJunit(r: AuditReportContent): string {
   const report = builder.newBuilder();
-  const suite = report.testSuite().name(`archaudit controls (${r.repository?.name ?? r.audit_id})`);
+  const suite = report.testSuite().name(`archaudit controls (${reportSubject(r)})`);
   const byId = new Map(r.findings.map((f) => [f.id, f]));
   for (const a of r.assessments) {
     const tc = suite.testCase().className(`archaudit.controls.${a.domain}`).name(a.control_key);

@@ -68,6 +68,7 @@ export interface AuditReportContent {
   audit_id: string;
   report_version: string;
   repository: { id: string; name: string; url: string } | null;
+  upload?: { id: string; filename: string } | null;
   branch_ref: string | null;
   commit_sha: string | null;
   audited_at: string;
@@ -106,6 +107,7 @@ export interface ReportInput {
     completed_at: Date | null;
   };
   repository: { id: string; name: string; url: string } | null;
+  upload: { id: string; filename: string } | null;
   snapshot: {
     id: string;
     version: string;
@@ -159,6 +161,7 @@ export function buildReport(input: ReportInput): AuditReportContent {
     audit_id: input.audit.id,
     report_version: input.snapshot.version,
     repository: input.repository,
+    upload: input.upload,
     branch_ref: input.audit.branch_ref,
     commit_sha: input.audit.commit_sha,
     audited_at: input.audit.created_at.toISOString(),
@@ -210,6 +213,11 @@ export function buildReport(input: ReportInput): AuditReportContent {
       ? { outcome: input.gate.outcome, reasons: input.gate.reasons.map((r) => r.text) }
       : null,
   };
+}
+
+/** What the report is of, for titles: the repository's name, else the uploaded archive's. */
+export function reportSubject(r: Pick<AuditReportContent, 'repository' | 'upload' | 'audit_id'>) {
+  return r.repository?.name ?? (r.upload ? `${r.upload.filename} (upload)` : `audit ${r.audit_id}`);
 }
 
 /** SHA-256 (hex) of the report's canonical JSON (RFC 8785): the version's identity. */
