@@ -4,6 +4,11 @@
  * graph. Identity resolution merges the names one thing has in different files (a compose
  * service, a Kubernetes Deployment and its Service, a source directory, an image name).
  */
+import {
+  addressRole,
+  isIdentityProviderImage,
+  isIdentityProviderPackage,
+} from './code/address-roles';
 import { isConnectionEnvName } from './code/connections';
 import type { Evidence, SourceType } from './evidence';
 import { keyKind, keyName, normalizeName } from './evidence';
@@ -420,8 +425,10 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     string,
     { kind: string; source: string; target: string; ev: StoredEvidence[] }
   >();
+  const handed = handedAddresses(evidence, rep);
   for (const e of evidence) {
     if (!e.relationship_kind || !e.object_key) continue;
+    if (handed(e)) continue;
     if (!GRAPH.has(keyKind(e.subject_key)) || !GRAPH.has(keyKind(e.object_key))) continue;
     if (!placed(e.subject_key) || !placed(e.object_key)) continue;
     if (
@@ -450,7 +457,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     if (read.evidence_kind !== 'env-read' && !imageDefault) continue;
     if (typeof read.attributes.variable !== 'string') continue;
     if (typeof read.attributes.default !== 'string') continue;
-    if (!GRAPH.has(keyKind(read.subject_key))) continue;
+    if (!GRAPH.has(keyKind(read.subject_key)) || handed(read)) continue;
     const source = rep(read.subject_key);
     const slot = `${source}\u0000${read.attributes.variable}`;
     if (configured.has(slot) || (!imageDefault && imageDefaults.has(slot))) continue;
@@ -716,6 +723,42 @@ function receivedOnlyEdges(
     else if (read) out.set(key, 'received');
   }
   return out;
+}
+
+/**
+ * The role of an address (analysis/code/address-roles.ts): a record that hands its subject an
+ * address to recognise or send browsers to (a redirect, a callback, an allow-list, an issuer, a
+ * client registered with an identity provider) makes no edge from that subject. The code
+ * analyzer marks such URLs `address_role`; variables (compose, Kubernetes, Aspire
+ * `WithEnvironment`) are judged by their name here, where the receiver's whole evidence says
+ * whether it is an identity provider.
+ */
+function handedAddresses(
+  evidence: StoredEvidence[],
+  rep: (key: string) => string,
+): (e: StoredEvidence) => boolean {
+  const idps = new Set<string>();
+  for (const e of evidence) {
+    const pkg = e.evidence_kind === 'dependency-declared' ? e.attributes.package : null;
+    const img = e.attributes.image;
+    // Compose records the image parsed (`{ raw, repo, ... }`), Aspire and Kubernetes as written.
+    const image =
+      typeof img === 'string'
+        ? img
+        : img && typeof img === 'object'
+          ? (img as Record<string, unknown>).repo
+          : null;
+    if (
+      (typeof pkg === 'string' && isIdentityProviderPackage(pkg)) ||
+      (typeof image === 'string' && isIdentityProviderImage(image))
+    )
+      idps.add(rep(e.subject_key));
+  }
+  return (e) => {
+    if (typeof e.attributes.address_role === 'string') return true;
+    const v = e.attributes.variable;
+    return typeof v === 'string' && addressRole(v, idps.has(rep(e.subject_key))) !== null;
+  };
 }
 
 function orderKey(e: StoredEvidence): string {

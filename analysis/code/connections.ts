@@ -33,6 +33,7 @@ import {
   type HostPort,
   type ParsedUrl,
 } from '../shared/urls';
+import { addressKey, addressRole, isIdentityProviderPackage } from './address-roles';
 import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
 import { classifyClient } from './clients';
 import { isLockfile, manifestKindOf } from './manifests';
@@ -518,6 +519,19 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     const quoted = /['"`]$/.test(before);
     const inCall = ctx.kind.code && quoted && CALL_RE.test(before.slice(0, -1));
     if (!inCall && looksLikeDocs(parsed)) continue;
+    // An address given for a redirect, callback, allow-list or issuer (or a client registered
+    // with this identity provider) is a fact about the unit, not a call it makes.
+    const role = inCall
+      ? null
+      : addressRole(addressKey(code, m.index) ?? '', identityProvider(unit));
+    if (role !== null) {
+      push(ctx, line, `role\u0000${host}`, () => ({
+        kind: 'address-handed',
+        summary: `${unit.name} is given ${host} as a ${role} address, not an address it calls`,
+        attributes: { address_role: role, host, port: hp.port, in_test: ctx.inTest },
+      }));
+      continue;
+    }
     const base = {
       scheme: parsed.scheme,
       host,
@@ -555,6 +569,11 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
       }));
     }
   }
+}
+
+/** The unit depends on an identity provider / authorization server package. */
+function identityProvider(unit: Unit): boolean {
+  return unit.manifests.some((m) => m.dependencies.some((d) => isIdentityProviderPackage(d.name)));
 }
 
 /**
