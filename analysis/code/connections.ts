@@ -65,7 +65,7 @@ const CONFIG_DIRS = new Set([
   'environments',
 ]);
 
-function scanKindOf(path: string, unit: Unit): ScanKind | null {
+function scanKindOf(path: string, unit: Unit, served = false): ScanKind | null {
   if (manifestKindOf(path) || isLockfile(path)) return null;
   const base = basename(path);
   if (/\.min\.(js|css)$/.test(base) || /\.d\.[cm]?ts$/.test(base)) return null;
@@ -86,6 +86,7 @@ function scanKindOf(path: string, unit: Unit): ScanKind | null {
     .split('/')
     .some((s) => CONFIG_DIRS.has(s.toLowerCase()));
   const named =
+    served ||
     /^(application|bootstrap|appsettings|config|settings)([-._][\w.-]+)?\.[a-z]+$/i.test(base);
   const ext = base.slice(base.lastIndexOf('.') + 1).toLowerCase();
   if (!inConfigDir && !named) return null;
@@ -874,6 +875,10 @@ function scanClientHosts(ctx: Ctx, code: string, mask: Uint8Array, idx: LineInde
 function scanConfig(ctx: Ctx, code: string): void {
   const lines = code.split('\n');
   const dotenv = ctx.kind.provider === 'dotenv';
+  // YAML keys are read with their parents (`spring:` / `data:` / `mongodb:` / `host:` is
+  // `spring.data.mongodb.host`), so a nested key names its engine as a flat one does.
+  const yaml = ctx.kind.provider === 'yaml-config';
+  const parents: { indent: number; key: string }[] = [];
   lines.forEach((raw, i) => {
     const line = i + 1;
     const text = raw.replace(/\r$/, '');
@@ -893,8 +898,15 @@ function scanConfig(ctx: Ctx, code: string): void {
       scanDsn(ctx, text, line);
       return;
     }
-    const key = kv[1] ?? '';
     const value = (kv[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
+    let key = kv[1] ?? '';
+    if (yaml) {
+      const indent = /^[\s-]*/.exec(text)?.[0].length ?? 0;
+      while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
+      const own = key;
+      key = [...parents.map((p) => p.key), own].join('.');
+      if (value === '') parents.push({ indent, key: own });
+    }
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
@@ -932,7 +944,7 @@ export function analyzeConnections(model: CodeModel): {
   const gaps: AnalyzerGap[] = [];
   for (const unit of model.units) {
     for (const file of model.filesByUnit.get(unit.key) ?? []) {
-      const kind = scanKindOf(file.path, unit);
+      const kind = scanKindOf(file.path, unit, model.servedConfig?.has(file.path) ?? false);
       if (!kind) continue;
       if (file.text.length > MAX_FILE_CHARS) {
         gaps.push({

@@ -20,6 +20,7 @@ import { discoveryEvidence } from './discovery';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
+import { serveSpringConfig } from './spring-cloud';
 import { detectUnits } from './units';
 
 export type { CodeModel, Unit } from './model';
@@ -82,8 +83,20 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
   const prepared = prepare(files, gaps);
   const detection = guarded(gaps, '', 'unit detection', () => detectUnits(prepared), null);
   if (detection) {
-    const { model } = detection;
     evidence.push(...detection.evidence);
+    // Spring identities, and config-server files moved to the units they configure.
+    const spring = guarded(
+      gaps,
+      '',
+      'Spring Cloud configuration',
+      () => serveSpringConfig(detection.model),
+      {
+        model: detection.model,
+        evidence: [],
+      },
+    );
+    const { model } = spring;
+    evidence.push(...spring.evidence);
     gaps.push(...detection.gaps);
     for (const unit of model.units) {
       evidence.push(

@@ -90,6 +90,11 @@ export interface CodeModel {
   unitByDir: Map<string, Unit>;
   /** Files owned by each unit (by unit key), sorted by path. */
   filesByUnit: Map<string, SourceFile[]>;
+  /**
+   * Files a Spring Cloud config server serves to other units (analysis/code/spring-cloud.ts):
+   * listed under the units they configure and read as application configuration there.
+   */
+  servedConfig?: ReadonlySet<string>;
   /** The deepest unit whose directory contains `path` (a file or a directory). */
   ownerOf(path: string): Unit | null;
 }
