@@ -17,6 +17,7 @@ import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
 import { analyzeConnections } from './connections';
 import { discoveryEvidence } from './discovery';
+import { embeddedStoreEvidence } from './embedded';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
@@ -119,6 +120,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
   }
   const sortedGaps = [...gaps]
     .sort(compareGaps)
