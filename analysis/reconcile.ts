@@ -15,6 +15,7 @@ import { keyKind, keyName, normalizeName } from './evidence';
 import { classifyImage } from './cloud/common';
 import { isJobName } from './code/classify';
 import { parseImageRef } from './shared/images';
+import { isPlaceholderName } from './shared/placeholders';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
 
 export interface StoredEvidence extends Evidence {
@@ -601,6 +602,11 @@ function identitySets(
       (classes.length > 0 || charts.length > 0) &&
       classes.every((c) => NOT_DEPLOYABLE.has(c))
     ) {
+      dropped.add(r);
+      continue;
+    }
+    // A template's placeholder (`SERVICE_NAME`, `<your-app>`) is no entity, whatever declares it.
+    if ([...keys].every((k) => isPlaceholderName(keyName(k)))) {
       dropped.add(r);
       continue;
     }
