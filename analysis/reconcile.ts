@@ -161,10 +161,52 @@ class UnionFind {
   }
 }
 
-/** Evidence kinds by strength: a declaration in configuration beats a reference or an inference. */
-function strength(kind: string): number {
+/**
+ * How strongly one record supports what it states (docs/decisions.md, "Edge confidence"):
+ * - 0.75: the unit's own code or settings establish the connection: a datastore/broker URL or
+ *   DSN, a client built with a literal host, a literal URL passed to an HTTP client, a service
+ *   called by its registry id (Feign, Dapr, discovery), an embedded store it opens, an Aspire
+ *   client integration, a config client;
+ * - 0.6: a declaration (a compose service, a workload, a unit), an AppHost reference, and code
+ *   reading an address variable (its default, or the value configuration sets);
+ * - 0.55: a service-internal http(s) URL written in the unit's code or settings outside a call;
+ * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
+ *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
+ * - 0.4: anything else, such as an external URL written outside a call;
+ * - 0.35: a record of a non-primary deployment variant (`variant` attribute set).
+ * An address the service only receives and never reads counts RECEIVED_ONLY_STRENGTH (0.3).
+ */
+const CODE_ESTABLISHED = new Set([
+  'external-api-call',
+  'service-id-reference',
+  'embedded-store',
+  'config-client',
+]);
+const VARIANT_STRENGTH = 0.35;
+
+function strength(e: StoredEvidence): number {
+  const kind = e.evidence_kind;
+  if (
+    e.attributes.variant !== undefined &&
+    e.attributes.variant !== null &&
+    e.attributes.variant !== false
+  )
+    return VARIANT_STRENGTH;
+  if (e.source_type === 'code') {
+    if (CODE_ESTABLISHED.has(kind)) return 0.75;
+    if (kind === 'resource-reference' && e.attributes.apphost === undefined) return 0.75;
+    if (kind === 'connection-string') {
+      if (e.attributes.category === 'datastore' || e.attributes.category === 'queue') return 0.75;
+      if (e.attributes.detected_by === 'http-call') return 0.75;
+      if (e.attributes.internal_host === true) return 0.55;
+      return 0.4;
+    }
+    if (kind === 'env-read') return 0.6;
+  }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
-  if (/reference|depends-on|route|import|exposed|push|deploys|uses/.test(kind)) return 0.5;
+  if (kind === 'resource-reference') return 0.6;
+  if (/reference|depends-on|route|import|exposed|push|deploys|uses|scope|registry/.test(kind))
+    return 0.5;
   return 0.4;
 }
 
@@ -174,7 +216,9 @@ const RECEIVED_ONLY_STRENGTH = 0.3;
 /**
  * Deterministic confidence: documented in docs/decisions.md. `receivedOnly`: the evidence is an
  * address the service only receives (configuration indirection), so it counts at
- * RECEIVED_ONLY_STRENGTH whatever its kinds.
+ * RECEIVED_ONLY_STRENGTH whatever its kinds. Independent corroboration raises it: +0.15 per
+ * further source type (code, cloud, cicd), +0.05 per further record (at most +0.15); each
+ * contradiction lowers it by 0.2.
  */
 export function confidence(
   evidence: StoredEvidence[],
@@ -182,9 +226,7 @@ export function confidence(
   receivedOnly = false,
 ): string {
   const sources = new Set(evidence.map((e) => e.source_type)).size;
-  const base = receivedOnly
-    ? RECEIVED_ONLY_STRENGTH
-    : Math.max(...evidence.map((e) => strength(e.evidence_kind)));
+  const base = receivedOnly ? RECEIVED_ONLY_STRENGTH : Math.max(...evidence.map(strength));
   const extra = Math.min(0.15, 0.05 * (evidence.length - 1));
   const value = base + 0.15 * (sources - 1) + extra - 0.2 * contradictions;
   return Math.min(0.99, Math.max(0.05, value)).toFixed(2);
