@@ -173,7 +173,7 @@ class UnionFind {
  * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
  * - 0.4: anything else, such as an external URL written outside a call;
- * - 0.35: a record of a non-primary deployment variant (`variant` attribute set).
+ * - 0.35: a record of a non-primary deployment variant (`variant_primary: false`).
  * An address the service only receives and never reads counts RECEIVED_ONLY_STRENGTH (0.3).
  */
 const CODE_ESTABLISHED = new Set([
@@ -186,12 +186,8 @@ const VARIANT_STRENGTH = 0.35;
 
 function strength(e: StoredEvidence): number {
   const kind = e.evidence_kind;
-  if (
-    e.attributes.variant !== undefined &&
-    e.attributes.variant !== null &&
-    e.attributes.variant !== false
-  )
-    return VARIANT_STRENGTH;
+  // A record of a deployment variant that is not the primary one (the variant reader marks it).
+  if (e.attributes.variant_primary === false) return VARIANT_STRENGTH;
   if (e.source_type === 'code') {
     if (CODE_ESTABLISHED.has(kind)) return 0.75;
     if (kind === 'resource-reference' && e.attributes.apphost === undefined) return 0.75;

@@ -76,7 +76,7 @@ test('a record of a non-primary deployment variant is weak; a second source corr
     ...over,
   });
   const variant = reconcile([
-    base({ id: 'v', attributes: { variable: 'DB_HOST', variant: 'alt' } }),
+    base({ id: 'v', attributes: { variable: 'DB_HOST', variant: 'alt', variant_primary: false } }),
   ]);
   t.true(Number(variant.relationships[0]!.confidence) < FLOOR);
   const one = reconcile([base({ id: 'a' })]);

@@ -341,6 +341,12 @@ const ENV_PATTERNS: Record<string, EnvPattern[]> = {
   // `os.` is required unless the file does `from os import environ/getenv` (a bare `environ` is
   // often a WSGI request environ, not the process environment).
   python: [
+    // `os.getenv("X") or "http://x:8080"`: the literal after `or` is the default.
+    {
+      re: /\bos\.(?:environ\.get|getenv)\(\s*(['"])([A-Za-z_]\w*)\1\s*\)\s+or\s+(['"])([^'"\n]*)\3/g,
+      group: 2,
+      defaultGroup: 4,
+    },
     { re: /\bos\.environ\[\s*(['"])([A-Za-z_]\w*)\1\s*\]/g, group: 2 },
     {
       re: /\bos\.(?:environ\.get|environ\.setdefault|getenv)\(\s*(['"])([A-Za-z_]\w*)\1(?:\s*,\s*(['"])([^'"\n]*)\3)?/g,
@@ -389,7 +395,11 @@ const ENV_PATTERNS: Record<string, EnvPattern[]> = {
     { re: /\b(?:option_)?env!\(\s*"([A-Za-z_]\w*)"/g, group: 1 },
   ],
   ruby: [
-    { re: /\bENV\[\s*(['"])([A-Za-z_]\w*)\1\s*\]/g, group: 2 },
+    {
+      re: /\bENV\[\s*(['"])([A-Za-z_]\w*)\1\s*\](?:\s*(?:\|\||\bor\b)\s*(['"])([^'"\n]*)\3)?/g,
+      group: 2,
+      defaultGroup: 4,
+    },
     {
       re: /\bENV\.fetch\(\s*(['"])([A-Za-z_]\w*)\1(?:\s*,\s*(['"])([^'"\n]*)\3)?/g,
       group: 2,

@@ -4,7 +4,7 @@
  */
 import type { AnalyzerGap, SourceFile } from '../evidence';
 
-export type Ecosystem = 'npm' | 'go' | 'pypi' | 'maven' | 'cargo' | 'nuget';
+export type Ecosystem = 'npm' | 'go' | 'pypi' | 'maven' | 'cargo' | 'nuget' | 'composer';
 
 export type ManifestKind =
   | 'package.json'
@@ -16,7 +16,8 @@ export type ManifestKind =
   | 'pom.xml'
   | 'build.gradle'
   | 'Cargo.toml'
-  | 'csproj';
+  | 'csproj'
+  | 'composer.json';
 
 export interface DeclaredDependency {
   ecosystem: Ecosystem;
