@@ -46,6 +46,18 @@ conn = sqlite3.connect("app.db")
   // Only a commented-out store: none.
   'legacy/requirements.txt': 'flask==3.0\n',
   'legacy/app.py': '# conn = sqlite3.connect("legacy.db")\nprint("no store")\n',
+  // An in-memory fallback beside a MySQL driver: the server is the store, the fallback no edge.
+  'inventory/go.mod':
+    'module example.com/inventory\n\ngo 1.22\n\nrequire (\n\tgorm.io/driver/mysql v1.5.0\n\tgorm.io/driver/sqlite v1.5.0\n)\n',
+  'inventory/main.go': `package main
+func open(kind string) {
+	if kind == "mysql" {
+		db, _ = gorm.Open(mysql.Open(dsn))
+	} else {
+		db, _ = gorm.Open(sqlite.Open("file::memory:?cache=shared"))
+	}
+}
+`,
   // A unit with a real database server: not embedded.
   'billing/package.json': JSON.stringify({ name: 'billing', dependencies: { pg: '8.0.0' } }),
   'billing/index.js':
@@ -75,6 +87,7 @@ test('a database a unit opens in its own process is its embedded datastore', asy
   t.is(new Set(stores.map((r) => r.target_key)).size, stores.length);
   t.is(entity('datastore:catalog-in-memory'), undefined);
   t.is(entity('datastore:legacy-sqlite'), undefined);
+  t.is(entity('datastore:inventory-sqlite'), undefined);
   t.is(graph.entities.filter((x) => x.canonical_key.startsWith('datastore:reports-')).length, 2);
   t.not(entity('datastore:billing-db')?.attributes.embedded, true);
   t.false(

@@ -156,21 +156,17 @@ export function classifyUnit(
       'test',
       `${npm?.path} depends only on test runners and browser drivers (a test suite)`,
     );
-  // Generated code (protobuf / gRPC stubs): a folder named for it, or only generated sources.
+  // Generated code (protobuf / gRPC stubs): a folder named for it (its Dockerfile, if any, is
+  // the generator's image), or a unit whose sources are all generated.
   const code = owned.filter((f) => /\.(go|py|pyi|[cm]?[jt]sx?|cs|java|kt|rs|cc|h)$/.test(f.path));
   const genDir = segments.find((s) => GENERATED_DIR.test(s));
+  if (genDir !== undefined) return is('library', `lies in a generated-code folder (${genDir}/)`);
   if (
     !hasDockerfile &&
     code.length > 0 &&
-    (genDir !== undefined ||
-      code.every((f) => GENERATED_FILE.test(f.path) || GENERATED_HEADER.test(f.text.slice(0, 400))))
+    code.every((f) => GENERATED_FILE.test(f.path) || GENERATED_HEADER.test(f.text.slice(0, 400)))
   )
-    return is(
-      'library',
-      genDir !== undefined
-        ? `lies in a generated-code folder (${genDir}/)`
-        : 'holds only generated code (protobuf / gRPC stubs, generator headers)',
-    );
+    return is('library', 'holds only generated code (protobuf / gRPC stubs, generator headers)');
   // UI component libraries: imported by apps, never run on their own.
   const storybook = deps.find((d) => STORYBOOK_NPM.test(d));
   const uiName = names.find((n) => UI_LIBRARY_NAME.test(n));

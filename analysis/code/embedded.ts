@@ -10,11 +10,16 @@
  * `sqlite:///x.db` (SQLAlchemy, any driver suffix), `django.db.backends.sqlite3`,
  * `sqlite3.connect(`, `duckdb.connect(`, `sql.Open("sqlite3", ...)`, `sqlite.Open(` (GORM),
  * `new sqlite3.Database(`, `UseInMemoryDatabase(`.
+ *
+ * An embedded SQL store in a unit that also has a client of a SQL server (a MySQL or PostgreSQL
+ * driver) is that unit's fallback or development store (`if type == "mysql" { ... } else {
+ * sqlite in memory }`): it stays evidence (`embedded-store-alternative`), no datastore, no edge.
  */
 import { entityKey, type Evidence, type SourceFile } from '../evidence';
 import { evidence } from '../shared/evidence';
 import { basename } from '../shared/paths';
 import { LineIndex } from '../shared/text';
+import { classifyClient } from './clients';
 import { isTestPath, languageOf } from './common';
 import type { CodeModel, Unit } from './model';
 
@@ -50,6 +55,10 @@ const FORMS: Form[] = [
   { re: /\bUseInMemoryDatabase\s*\(/g, engine: 'in-memory' },
 ];
 
+/** Server SQL engines, and the embedded SQL engines that stand in for them in development. */
+const SQL_SERVERS = new Set(['postgres', 'mysql', 'mariadb', 'mssql', 'oracle']);
+const SQL_EMBEDDED = new Set(['sqlite', 'h2', 'hsqldb', 'derby', 'in-memory']);
+
 function scannable(path: string): boolean {
   if (isTestPath(path)) return false;
   return languageOf(path) !== null || /\.php$/i.test(path) || CONFIG.test(basename(path));
@@ -84,10 +93,31 @@ function unitStores(unit: Unit, files: SourceFile[]): Evidence[] {
       }
     }
   }
+  const servers = [
+    ...new Set(
+      unit.manifests
+        .flatMap((m) => m.dependencies)
+        .map((d) => classifyClient(d.ecosystem, d.name)?.engine)
+        .filter((e): e is string => e !== undefined && SQL_SERVERS.has(e)),
+    ),
+  ].sort();
   const out: Evidence[] = [];
   for (const [engine, at] of [...first].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const key = entityKey('datastore', `${unit.name}-${engine}`);
     const span = { start: at.line, end: at.line };
+    if (servers.length > 0 && SQL_EMBEDDED.has(engine)) {
+      out.push(
+        evidence(at.file, span, {
+          source: 'code',
+          provider: 'embedded-store',
+          kind: 'embedded-store-alternative',
+          subject: unit.key,
+          summary: `${unit.name} can open an embedded ${engine} database, an alternative to its ${servers.join(', ')} server (${at.form})`,
+          attributes: { engine, embedded: true, alternative_to: servers },
+        }),
+      );
+      continue;
+    }
     out.push(
       evidence(at.file, span, {
         source: 'code',
