@@ -556,7 +556,7 @@ export function formatScore(s: CorpusScore): string {
   return lines.join('\n');
 }
 
-export function calibrationText(c: Calibration): string {
+function calibrationText(c: Calibration): string {
   return `confidence >= 0.7: ${c.high.true}/${c.high.edges} true (${f3(ratio(c.high.true, c.high.edges))}); < 0.5: ${c.low.edges} edges, ${c.low.true} true (${f3(ratio(c.low.true, c.low.edges))})`;
 }
 

@@ -33,7 +33,7 @@ const ALWAYS = [
  */
 const CLIENT_REGISTRATION = /(client|clients)(_?(url|uri|urls|uris|origin|address))?$/i;
 
-export type AddressRole = 'callback' | 'redirect' | 'allow-list' | 'issuer' | 'client-registration';
+type AddressRole = 'callback' | 'redirect' | 'allow-list' | 'issuer' | 'client-registration';
 
 /** The role of an address given under `name`, or null when it may be an address the receiver calls. */
 export function addressRole(name: string, receiverIsIdentityProvider: boolean): AddressRole | null {

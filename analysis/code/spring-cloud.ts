@@ -36,7 +36,7 @@ interface Setting {
 }
 
 /** A dotted key's value in a YAML or properties file (nested or flat YAML keys both read). */
-export function springSetting(file: SourceFile, key: string): Setting | null {
+function springSetting(file: SourceFile, key: string): Setting | null {
   if (/\.properties$/i.test(file.path)) {
     const re = new RegExp(
       `^[ \\t]*${key.replace(/[.-]/g, (c) => `\\${c}`)}[ \\t]*[=:][ \\t]*(.+?)[ \\t]*$`,
@@ -93,7 +93,7 @@ function ownSpringFiles(files: SourceFile[]): SourceFile[] {
 }
 
 /** Each Spring unit's `spring.application.name`, with where it is written. */
-export function springApplicationNames(model: CodeModel): Map<string, Setting & { name: string }> {
+function springApplicationNames(model: CodeModel): Map<string, Setting & { name: string }> {
   const out = new Map<string, Setting & { name: string }>();
   for (const unit of model.units) {
     if (!unit.ecosystems.includes('maven')) continue;
@@ -146,7 +146,7 @@ function searchFolders(model: CodeModel, server: Unit): string[] {
   return out;
 }
 
-export interface ServedConfig {
+interface ServedConfig {
   /** The model with each served file moved to the units it configures (`servedConfig` set). */
   model: CodeModel;
   evidence: Evidence[];
