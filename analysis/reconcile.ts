@@ -4,12 +4,18 @@
  * graph. Identity resolution merges the names one thing has in different files (a compose
  * service, a Kubernetes Deployment and its Service, a source directory, an image name).
  */
+import {
+  addressRole,
+  isIdentityProviderImage,
+  isIdentityProviderPackage,
+} from './code/address-roles';
 import { isConnectionEnvName } from './code/connections';
 import type { Evidence, SourceType } from './evidence';
 import { keyKind, keyName, normalizeName } from './evidence';
 import { classifyImage } from './cloud/common';
 import { isJobName } from './code/classify';
 import { parseImageRef } from './shared/images';
+import { isPlaceholderName } from './shared/placeholders';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
 
 export interface StoredEvidence extends Evidence {
@@ -155,10 +161,48 @@ class UnionFind {
   }
 }
 
-/** Evidence kinds by strength: a declaration in configuration beats a reference or an inference. */
-function strength(kind: string): number {
+/**
+ * How strongly one record supports what it states (docs/decisions.md, "Edge confidence"):
+ * - 0.75: the unit's own code or settings establish the connection: a datastore/broker URL or
+ *   DSN, a client built with a literal host, a literal URL passed to an HTTP client, a service
+ *   called by its registry id (Feign, Dapr, discovery), an embedded store it opens, an Aspire
+ *   client integration, a config client;
+ * - 0.6: a declaration (a compose service, a workload, a unit), an AppHost reference, and code
+ *   reading an address variable (its default, or the value configuration sets);
+ * - 0.55: a service-internal http(s) URL written in the unit's code or settings outside a call;
+ * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
+ *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
+ * - 0.4: anything else, such as an external URL written outside a call;
+ * - 0.35: a record of a non-primary deployment variant (`variant_primary: false`).
+ * An address the service only receives and never reads counts RECEIVED_ONLY_STRENGTH (0.3).
+ */
+const CODE_ESTABLISHED = new Set([
+  'external-api-call',
+  'service-id-reference',
+  'embedded-store',
+  'config-client',
+]);
+const VARIANT_STRENGTH = 0.35;
+
+function strength(e: StoredEvidence): number {
+  const kind = e.evidence_kind;
+  // A record of a deployment variant that is not the primary one (the variant reader marks it).
+  if (e.attributes.variant_primary === false) return VARIANT_STRENGTH;
+  if (e.source_type === 'code') {
+    if (CODE_ESTABLISHED.has(kind)) return 0.75;
+    if (kind === 'resource-reference' && e.attributes.apphost === undefined) return 0.75;
+    if (kind === 'connection-string') {
+      if (e.attributes.category === 'datastore' || e.attributes.category === 'queue') return 0.75;
+      if (e.attributes.detected_by === 'http-call') return 0.75;
+      if (e.attributes.internal_host === true) return 0.55;
+      return 0.4;
+    }
+    if (kind === 'env-read') return 0.6;
+  }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
-  if (/reference|depends-on|route|import|exposed|push|deploys|uses/.test(kind)) return 0.5;
+  if (kind === 'resource-reference') return 0.6;
+  if (/reference|depends-on|route|import|exposed|push|deploys|uses|scope|registry/.test(kind))
+    return 0.5;
   return 0.4;
 }
 
@@ -168,7 +212,9 @@ const RECEIVED_ONLY_STRENGTH = 0.3;
 /**
  * Deterministic confidence: documented in docs/decisions.md. `receivedOnly`: the evidence is an
  * address the service only receives (configuration indirection), so it counts at
- * RECEIVED_ONLY_STRENGTH whatever its kinds.
+ * RECEIVED_ONLY_STRENGTH whatever its kinds. Independent corroboration raises it: +0.15 per
+ * further source type (code, cloud, cicd), +0.05 per further record (at most +0.15); each
+ * contradiction lowers it by 0.2.
  */
 export function confidence(
   evidence: StoredEvidence[],
@@ -176,9 +222,7 @@ export function confidence(
   receivedOnly = false,
 ): string {
   const sources = new Set(evidence.map((e) => e.source_type)).size;
-  const base = receivedOnly
-    ? RECEIVED_ONLY_STRENGTH
-    : Math.max(...evidence.map((e) => strength(e.evidence_kind)));
+  const base = receivedOnly ? RECEIVED_ONLY_STRENGTH : Math.max(...evidence.map(strength));
   const extra = Math.min(0.15, 0.05 * (evidence.length - 1));
   const value = base + 0.15 * (sources - 1) + extra - 0.2 * contradictions;
   return Math.min(0.99, Math.max(0.05, value)).toFixed(2);
@@ -420,8 +464,10 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     string,
     { kind: string; source: string; target: string; ev: StoredEvidence[] }
   >();
+  const handed = handedAddresses(evidence, rep);
   for (const e of evidence) {
     if (!e.relationship_kind || !e.object_key) continue;
+    if (handed(e)) continue;
     if (!GRAPH.has(keyKind(e.subject_key)) || !GRAPH.has(keyKind(e.object_key))) continue;
     if (!placed(e.subject_key) || !placed(e.object_key)) continue;
     if (
@@ -450,7 +496,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     if (read.evidence_kind !== 'env-read' && !imageDefault) continue;
     if (typeof read.attributes.variable !== 'string') continue;
     if (typeof read.attributes.default !== 'string') continue;
-    if (!GRAPH.has(keyKind(read.subject_key))) continue;
+    if (!GRAPH.has(keyKind(read.subject_key)) || handed(read)) continue;
     const source = rep(read.subject_key);
     const slot = `${source}\u0000${read.attributes.variable}`;
     if (configured.has(slot) || (!imageDefault && imageDefaults.has(slot))) continue;
@@ -597,6 +643,11 @@ function identitySets(
       dropped.add(r);
       continue;
     }
+    // A template's placeholder (`SERVICE_NAME`, `<your-app>`) is no entity, whatever declares it.
+    if ([...keys].every((k) => isPlaceholderName(keyName(k)))) {
+      dropped.add(r);
+      continue;
+    }
     if (deployments.length === 0 && isImageRecipe(ev)) {
       dropped.add(r);
       continue;
@@ -716,6 +767,42 @@ function receivedOnlyEdges(
     else if (read) out.set(key, 'received');
   }
   return out;
+}
+
+/**
+ * The role of an address (analysis/code/address-roles.ts): a record that hands its subject an
+ * address to recognise or send browsers to (a redirect, a callback, an allow-list, an issuer, a
+ * client registered with an identity provider) makes no edge from that subject. The code
+ * analyzer marks such URLs `address_role`; variables (compose, Kubernetes, Aspire
+ * `WithEnvironment`) are judged by their name here, where the receiver's whole evidence says
+ * whether it is an identity provider.
+ */
+function handedAddresses(
+  evidence: StoredEvidence[],
+  rep: (key: string) => string,
+): (e: StoredEvidence) => boolean {
+  const idps = new Set<string>();
+  for (const e of evidence) {
+    const pkg = e.evidence_kind === 'dependency-declared' ? e.attributes.package : null;
+    const img = e.attributes.image;
+    // Compose records the image parsed (`{ raw, repo, ... }`), Aspire and Kubernetes as written.
+    const image =
+      typeof img === 'string'
+        ? img
+        : img && typeof img === 'object'
+          ? (img as Record<string, unknown>).repo
+          : null;
+    if (
+      (typeof pkg === 'string' && isIdentityProviderPackage(pkg)) ||
+      (typeof image === 'string' && isIdentityProviderImage(image))
+    )
+      idps.add(rep(e.subject_key));
+  }
+  return (e) => {
+    if (typeof e.attributes.address_role === 'string') return true;
+    const v = e.attributes.variable;
+    return typeof v === 'string' && addressRole(v, idps.has(rep(e.subject_key))) !== null;
+  };
 }
 
 function orderKey(e: StoredEvidence): string {

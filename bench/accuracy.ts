@@ -120,6 +120,17 @@ export interface CorpusScore {
   relationshipEvidence: number;
   locatedEvidence: number;
   seconds: number;
+  calibration: Calibration;
+}
+
+/**
+ * Whether confidence means something (docs/decisions.md, "Edge confidence"): of the predicted
+ * edges at confidence >= 0.7, how many are true; of those below the gate floor 0.5, how many
+ * there are and how many are true. Edges the ground truth leaves open count in neither share.
+ */
+export interface Calibration {
+  high: { edges: number; true: number };
+  low: { edges: number; true: number };
 }
 
 /** Systems with a ground truth, sorted. */
@@ -233,7 +244,9 @@ const edgeId = (e: Edge) => `${e.from} -> ${e.to}`;
 const ratio = (a: number, b: number) => (b === 0 ? 1 : a / b);
 
 /** The graph's runtime edges, each endpoint with every key it is known by (canonical + aliases). */
-export function predictedEdges(graph: Graph): Array<{ from: string[]; to: string[] }> {
+export function predictedEdges(
+  graph: Graph,
+): Array<{ from: string[]; to: string[]; confidence: number }> {
   const keys = entityKeys(graph);
   return graph.relationships
     .filter(
@@ -245,6 +258,7 @@ export function predictedEdges(graph: Graph): Array<{ from: string[]; to: string
     .map((r) => ({
       from: keys.get(r.source_key) ?? [r.source_key],
       to: keys.get(r.target_key) ?? [r.target_key],
+      confidence: Number(r.confidence),
     }));
 }
 
@@ -321,6 +335,7 @@ export function score(
       to: to[0] ?? p.to[0]!,
       froms: from.length ? from : [p.from[0]!],
       tos: to.length ? to : [p.to[0]!],
+      confidence: p.confidence,
     };
   });
   const ambiguousIds = new Set(exp.ambiguousEdges.map(edgeId));
@@ -344,8 +359,14 @@ export function score(
     ...classes.service.truePositives.map(edgeId),
     ...classes.data.truePositives.map(edgeId),
   ]);
+  // Per predicted edge: true (matched or repeating a match), false, or left open.
+  const verdict = new Map<number, boolean | null>([...matched].map((j) => [j, true]));
   predicted.forEach((p, j) => {
-    if (matched.has(j) || seen.has(edgeId(p))) return;
+    if (matched.has(j)) return;
+    if (seen.has(edgeId(p))) {
+      verdict.set(j, verdict.get(predicted.findIndex((q) => edgeId(q) === edgeId(p))) ?? true);
+      return;
+    }
     seen.add(edgeId(p));
     const edge = { from: p.from, to: p.to };
     const c = classes[classOf(p.from, p.to)];
@@ -353,8 +374,19 @@ export function score(
       p.froms.some((f) => p.tos.some((t) => ambiguousIds.has(edgeId({ from: f, to: t })))) ||
       p.froms.some((f) => ambiguousEntities.has(f)) ||
       p.tos.some((t) => ambiguousEntities.has(t));
+    verdict.set(j, open ? null : false);
     if (open) c.ambiguous.push(edge);
     else c.falsePositives.push(edge);
+  });
+  const calibration: Calibration = { high: { edges: 0, true: 0 }, low: { edges: 0, true: 0 } };
+  predicted.forEach((p, j) => {
+    const t = verdict.get(j);
+    if (t === null || t === undefined) return;
+    const band =
+      p.confidence >= 0.7 ? calibration.high : p.confidence < 0.5 ? calibration.low : null;
+    if (!band) return;
+    band.edges += 1;
+    if (t) band.true += 1;
   });
   for (const c of Object.values(classes)) {
     c.precision = ratio(c.truePositives.length, c.truePositives.length + c.falsePositives.length);
@@ -403,6 +435,7 @@ export function score(
     relationshipEvidence: relationshipEvidence.length,
     locatedEvidence,
     seconds: extra.seconds ?? 0,
+    calibration,
   };
 }
 
@@ -519,8 +552,13 @@ export function formatScore(s: CorpusScore): string {
     `  merged entities (one entity for several expected things): ${s.mergedEntities.length}${s.mergedEntities.length ? ` (${s.mergedEntities.join(', ')})` : ''}`,
     `  relationship evidence with location and content hash: ${s.locatedEvidence}/${s.relationshipEvidence} (${f3(ratio(s.locatedEvidence, s.relationshipEvidence))})`,
     `  all edges: precision ${f3(s.precision)}  recall ${f3(s.recall)}`,
+    `  calibration: ${calibrationText(s.calibration)}`,
   ];
   return lines.join('\n');
+}
+
+function calibrationText(c: Calibration): string {
+  return `confidence >= 0.7: ${c.high.true}/${c.high.edges} true (${f3(ratio(c.high.true, c.high.edges))}); < 0.5: ${c.low.edges} edges, ${c.low.true} true (${f3(ratio(c.low.true, c.low.edges))})`;
 }
 
 /** The figures over several systems (edges pooled). */
@@ -531,6 +569,7 @@ export function overall(scores: CorpusScore[]): {
   mergedEntities: number;
   located: number;
   seconds: number;
+  calibration: Calibration;
 } {
   const pool = (k: 'service' | 'data') => {
     const tp = scores.reduce((n, s) => n + s[k].truePositives.length, 0);
@@ -548,6 +587,16 @@ export function overall(scores: CorpusScore[]): {
       scores.reduce((n, s) => n + s.relationshipEvidence, 0),
     ),
     seconds: scores.reduce((n, s) => n + s.seconds, 0),
+    calibration: {
+      high: {
+        edges: scores.reduce((n, s) => n + s.calibration.high.edges, 0),
+        true: scores.reduce((n, s) => n + s.calibration.high.true, 0),
+      },
+      low: {
+        edges: scores.reduce((n, s) => n + s.calibration.low.edges, 0),
+        true: scores.reduce((n, s) => n + s.calibration.low.true, 0),
+      },
+    },
   };
 }
 
@@ -594,6 +643,7 @@ async function main(): Promise<void> {
   console.log(
     `| overall (${scores.length} systems) | | ${scores.reduce((n, s) => n + s.files, 0)} | ${f3(o.service.precision)} / ${f3(o.service.recall)} | ${f3(o.data.precision)} / ${f3(o.data.recall)} | ${o.falseEntities}${o.mergedEntities ? ` + ${o.mergedEntities} merged` : ''} | ${f3(o.located)} | ${o.seconds.toFixed(1)} |`,
   );
+  console.log(`\nCalibration over ${scores.length} systems: ${calibrationText(o.calibration)}`);
 }
 
 if (require.main === module) {

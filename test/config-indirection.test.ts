@@ -297,7 +297,7 @@ test('precision rule: an address set for a service whose code reads others but n
   const received = edge(graph, 'web', 'service:legacy')!;
   t.is(read.attributes.received_only, undefined);
   t.is(received.attributes.received_only, true);
-  t.is(read.confidence, '0.70');
+  t.is(read.confidence, '0.80');
   t.is(received.confidence, '0.30');
 });
 

@@ -10,6 +10,7 @@ import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
 import { asArray, asString, isRecord } from '../shared/values';
 import type { PathItem } from '../shared/yaml';
 import { classifyDeclared, classifyImage, redact, singlePort } from './common';
+import { daprComponentEvidence } from './dapr';
 import { envReferences, type HostResolver } from './env';
 import {
   Cluster,
@@ -609,80 +610,5 @@ function networkPolicyEvidence(np: K8sObject, cluster: Cluster): Evidence[] {
       });
     });
   }
-  return out;
-}
-
-/** Dapr component types (`state.redis`, `pubsub.kafka`...) -> entity kind and engine. */
-const DAPR_ENGINES: [RegExp, string][] = [
-  [/^(redis)$/, 'redis'],
-  [/^(postgresql|postgres)(\.v\d+)?$/, 'postgres'],
-  [/^mysql$/, 'mysql'],
-  [/^mongodb$/, 'mongodb'],
-  [/^(cassandra)$/, 'cassandra'],
-  [/^(memcached)$/, 'memcached'],
-  [/^(kafka)$/, 'kafka'],
-  [/^(rabbitmq)$/, 'rabbitmq'],
-  [/^(jetstream|natsstreaming)$/, 'nats'],
-  [/^(azure\.servicebus(\.(queues|topics))?)$/, 'azure-service-bus'],
-  [/^(aws\.snssqs)$/, 'sqs'],
-  [/^(gcp\.pubsub)$/, 'pubsub'],
-  [/^(aws\.dynamodb)$/, 'dynamodb'],
-  [/^(azure\.cosmosdb)$/, 'cosmosdb'],
-  [/^(azure\.blobstorage)$/, 'azure-blob'],
-];
-/** Metadata items that hold the backing server's address. */
-const DAPR_HOST_ITEMS =
-  /^(redisHost|host|brokers|connectionString|url|servers|natsURL|server|endpoint)$/i;
-
-/**
- * A Dapr component (`kind: Component`, apiVersion `dapr.io/...`): a state store is a datastore
- * and a pub/sub component a queue, named as the applications use it (`statestore`), with the
- * engine its type names and the backing host its metadata gives. Its `scopes` list the app ids
- * allowed to use it: each connects to it.
- */
-function daprComponentEvidence(c: K8sObject, cluster: Cluster): Evidence[] {
-  const spec = isRecord(c.obj.spec) ? c.obj.spec : {};
-  const type = asString(spec.type) ?? '';
-  const [block = '', ...rest] = type.split('.');
-  const kind = block === 'state' ? 'datastore' : block === 'pubsub' ? 'queue' : null;
-  if (!kind) return [];
-  const impl = rest.join('.');
-  const engine = DAPR_ENGINES.find(([re]) => re.test(impl))?.[1] ?? impl;
-  const subject = entityKey(kind, c.name);
-  const resolve = cluster.resolver(c.namespace);
-  const hosts = asArray(spec.metadata)
-    .filter(isRecord)
-    .filter((m) => DAPR_HOST_ITEMS.test(asString(m.name) ?? ''))
-    .flatMap((m) => envReferences(`${asString(m.name) ?? ''}_HOST`, m.value, resolve, 'dapr'))
-    .filter((r) => r.kind === 'env-reference' && typeof r.attributes.host === 'string')
-    .map((r) => String(r.attributes.host));
-  const out: Evidence[] = [
-    cite(c, [], {
-      kind: `${kind}-declared`,
-      subject,
-      summary: `Dapr component ${c.name} (${type}) is a ${engine} ${kind === 'queue' ? 'pub/sub' : 'state store'}${hosts.length ? ` at ${hosts.join(', ')}` : ''}`,
-      attributes: {
-        engine,
-        dapr_type: type,
-        namespace: c.namespace,
-        backing_hosts: hosts,
-        scopes: asArray(c.obj.scopes).map(String),
-      },
-    }),
-  ];
-  asArray(c.obj.scopes).forEach((app, i) => {
-    const id = asString(app);
-    if (!id) return;
-    out.push(
-      cite(c, ['scopes', i], {
-        kind: 'dapr-scope',
-        subject: entityKey('service', id),
-        relationship: 'connects_to',
-        object: subject,
-        summary: `Dapr app ${id} is scoped to use component ${c.name}`,
-        attributes: { component: c.name, dapr_type: type, app_id: id },
-      }),
-    );
-  });
   return out;
 }

@@ -218,6 +218,12 @@ const RULES: Record<Ecosystem, Rule[]> = {
   maven: MAVEN,
   cargo: CARGO,
   nuget: NUGET,
+  composer: [
+    [/^predis\/predis$/, 'redis', 'datastore'],
+    [/^php-amqplib\/php-amqplib$/, 'rabbitmq', 'queue'],
+    [/^mongodb\/mongodb$/, 'mongodb', 'datastore'],
+    [/^(elasticsearch|elastic)\/elasticsearch(-php)?$/, 'elasticsearch', 'search'],
+  ],
 };
 
 /** PEP 503: lowercase, runs of '-', '_', '.' become '-'. */

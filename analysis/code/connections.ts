@@ -33,6 +33,7 @@ import {
   type HostPort,
   type ParsedUrl,
 } from '../shared/urls';
+import { addressKey, addressRole, isIdentityProviderPackage } from './address-roles';
 import { isTestPath, languageOf, lex, lexStyleOf, STRING, type LexStyle } from './common';
 import { classifyClient } from './clients';
 import { isLockfile, manifestKindOf } from './manifests';
@@ -64,7 +65,7 @@ const CONFIG_DIRS = new Set([
   'environments',
 ]);
 
-function scanKindOf(path: string, unit: Unit): ScanKind | null {
+function scanKindOf(path: string, unit: Unit, served = false): ScanKind | null {
   if (manifestKindOf(path) || isLockfile(path)) return null;
   const base = basename(path);
   if (/\.min\.(js|css)$/.test(base) || /\.d\.[cm]?ts$/.test(base)) return null;
@@ -85,6 +86,7 @@ function scanKindOf(path: string, unit: Unit): ScanKind | null {
     .split('/')
     .some((s) => CONFIG_DIRS.has(s.toLowerCase()));
   const named =
+    served ||
     /^(application|bootstrap|appsettings|config|settings)([-._][\w.-]+)?\.[a-z]+$/i.test(base);
   const ext = base.slice(base.lastIndexOf('.') + 1).toLowerCase();
   if (!inConfigDir && !named) return null;
@@ -339,6 +341,12 @@ const ENV_PATTERNS: Record<string, EnvPattern[]> = {
   // `os.` is required unless the file does `from os import environ/getenv` (a bare `environ` is
   // often a WSGI request environ, not the process environment).
   python: [
+    // `os.getenv("X") or "http://x:8080"`: the literal after `or` is the default.
+    {
+      re: /\bos\.(?:environ\.get|getenv)\(\s*(['"])([A-Za-z_]\w*)\1\s*\)\s+or\s+(['"])([^'"\n]*)\3/g,
+      group: 2,
+      defaultGroup: 4,
+    },
     { re: /\bos\.environ\[\s*(['"])([A-Za-z_]\w*)\1\s*\]/g, group: 2 },
     {
       re: /\bos\.(?:environ\.get|environ\.setdefault|getenv)\(\s*(['"])([A-Za-z_]\w*)\1(?:\s*,\s*(['"])([^'"\n]*)\3)?/g,
@@ -387,7 +395,11 @@ const ENV_PATTERNS: Record<string, EnvPattern[]> = {
     { re: /\b(?:option_)?env!\(\s*"([A-Za-z_]\w*)"/g, group: 1 },
   ],
   ruby: [
-    { re: /\bENV\[\s*(['"])([A-Za-z_]\w*)\1\s*\]/g, group: 2 },
+    {
+      re: /\bENV\[\s*(['"])([A-Za-z_]\w*)\1\s*\](?:\s*(?:\|\||\bor\b)\s*(['"])([^'"\n]*)\3)?/g,
+      group: 2,
+      defaultGroup: 4,
+    },
     {
       re: /\bENV\.fetch\(\s*(['"])([A-Za-z_]\w*)\1(?:\s*,\s*(['"])([^'"\n]*)\3)?/g,
       group: 2,
@@ -518,6 +530,19 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     const quoted = /['"`]$/.test(before);
     const inCall = ctx.kind.code && quoted && CALL_RE.test(before.slice(0, -1));
     if (!inCall && looksLikeDocs(parsed)) continue;
+    // An address given for a redirect, callback, allow-list or issuer (or a client registered
+    // with this identity provider) is a fact about the unit, not a call it makes.
+    const role = inCall
+      ? null
+      : addressRole(addressKey(code, m.index) ?? '', identityProvider(unit));
+    if (role !== null) {
+      push(ctx, line, `role\u0000${host}`, () => ({
+        kind: 'address-handed',
+        summary: `${unit.name} is given ${host} as a ${role} address, not an address it calls`,
+        attributes: { address_role: role, host, port: hp.port, in_test: ctx.inTest },
+      }));
+      continue;
+    }
     const base = {
       scheme: parsed.scheme,
       host,
@@ -555,6 +580,11 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
       }));
     }
   }
+}
+
+/** The unit depends on an identity provider / authorization server package. */
+function identityProvider(unit: Unit): boolean {
+  return unit.manifests.some((m) => m.dependencies.some((d) => isIdentityProviderPackage(d.name)));
 }
 
 /**
@@ -855,6 +885,10 @@ function scanClientHosts(ctx: Ctx, code: string, mask: Uint8Array, idx: LineInde
 function scanConfig(ctx: Ctx, code: string): void {
   const lines = code.split('\n');
   const dotenv = ctx.kind.provider === 'dotenv';
+  // YAML keys are read with their parents (`spring:` / `data:` / `mongodb:` / `host:` is
+  // `spring.data.mongodb.host`), so a nested key names its engine as a flat one does.
+  const yaml = ctx.kind.provider === 'yaml-config';
+  const parents: { indent: number; key: string }[] = [];
   lines.forEach((raw, i) => {
     const line = i + 1;
     const text = raw.replace(/\r$/, '');
@@ -874,8 +908,15 @@ function scanConfig(ctx: Ctx, code: string): void {
       scanDsn(ctx, text, line);
       return;
     }
-    const key = kv[1] ?? '';
     const value = (kv[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
+    let key = kv[1] ?? '';
+    if (yaml) {
+      const indent = /^[\s-]*/.exec(text)?.[0].length ?? 0;
+      while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
+      const own = key;
+      key = [...parents.map((p) => p.key), own].join('.');
+      if (value === '') parents.push({ indent, key: own });
+    }
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
@@ -913,7 +954,7 @@ export function analyzeConnections(model: CodeModel): {
   const gaps: AnalyzerGap[] = [];
   for (const unit of model.units) {
     for (const file of model.filesByUnit.get(unit.key) ?? []) {
-      const kind = scanKindOf(file.path, unit);
+      const kind = scanKindOf(file.path, unit, model.servedConfig?.has(file.path) ?? false);
       if (!kind) continue;
       if (file.text.length > MAX_FILE_CHARS) {
         gaps.push({

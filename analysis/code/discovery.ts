@@ -68,7 +68,7 @@ const PATTERNS: IdPattern[] = [
   // Dapr service invocation: up to two arguments (a context, an HTTP method) before the app id.
   {
     re: new RegExp(
-      String.raw`\b(?:InvokeMethod(?:Async|WithContent|WithCustomContent)?|CreateInvokeMethodRequest|CreateInvokeHttpClient|invoke_method|invoker\.invoke)\s*(?:<[^<>()]*>)?\(\s*(?:appId\s*:\s*)?(?:[\w.]+\s*,\s*){0,2}${Q}${ID}\1`,
+      String.raw`\b(?:InvokeMethod(?:Async|WithContent|WithCustomContent)?|invokeMethod|CreateInvokeMethodRequest|CreateInvokeHttpClient|invoke_method|invoker\.invoke)\s*(?:<[^<>()]*>)?\(\s*(?:appId\s*:\s*)?(?:[\w.]+\s*,\s*){0,2}${Q}${ID}\1`,
       'g',
     ),
     group: 2,
@@ -78,6 +78,16 @@ const PATTERNS: IdPattern[] = [
   {
     re: new RegExp(String.raw`/v1\.0/invoke/${ID}/method/`, 'g'),
     group: 1,
+    kind: 'service',
+    via: 'dapr-invoke',
+  },
+  // Dapr service invocation over HTTP through the sidecar with the app id in a header.
+  {
+    re: new RegExp(
+      String.raw`["'\`]?dapr-app-id["'\`]?\s*[:,=]\s*(?:new\s+[\w.]+\(\s*)?${Q}${ID}\1`,
+      'gi',
+    ),
+    group: 2,
     kind: 'service',
     via: 'dapr-invoke',
   },
@@ -107,6 +117,21 @@ const PATTERNS: IdPattern[] = [
     via: 'dapr-pubsub',
   },
   {
+    re: new RegExp(
+      String.raw`\b(?:GetConfiguration(?:Async)?|SubscribeConfiguration(?:Async)?|get_configuration|subscribe_configuration|getConfiguration|subscribeConfiguration)\s*\(\s*(?:(?:storeName|store_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${Q}${ID}\1`,
+      'g',
+    ),
+    group: 2,
+    kind: 'datastore',
+    via: 'dapr-configuration',
+  },
+  {
+    re: new RegExp(String.raw`/v1\.0(?:-alpha1)?/configuration/${ID}(?=[/"'\`?])`, 'g'),
+    group: 1,
+    kind: 'datastore',
+    via: 'dapr-configuration',
+  },
+  {
     re: new RegExp(String.raw`/v1\.0(?:-alpha1)?/publish/${ID}/`, 'g'),
     group: 1,
     kind: 'queue',
@@ -118,7 +143,7 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
   const lang = languageOf(file.path);
   if (!lang) return [];
   if (
-    !/getInstances|FeignClient|lb:\/\/|Invoke|invoke|State|state|Publish|publish|Topic/.test(
+    !/getInstances|FeignClient|lb:\/\/|Invoke|invoke|State|state|Publish|publish|Topic|dapr-app-id|onfiguration/.test(
       file.text,
     )
   )

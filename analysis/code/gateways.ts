@@ -67,6 +67,22 @@ function springYaml(file: SourceFile): Target[] {
         });
       });
     }
+    // Netflix Zuul: `zuul.routes.<name>.serviceId` (a registry id) or `.url`.
+    const zuul = dig(doc.value, ['zuul', 'routes']);
+    if (zuul && isRecord(zuul[0])) {
+      for (const [name, route] of Object.entries(zuul[0])) {
+        if (!isRecord(route)) continue;
+        const id = typeof route.serviceId === 'string' ? route.serviceId : null;
+        const url = typeof route.url === 'string' ? route.url : null;
+        const value = id !== null ? `lb://${id}` : url;
+        if (value === null) continue;
+        out.push({
+          span: doc.span([...zuul[1], name, id !== null ? 'serviceId' : 'url']),
+          route: name,
+          value,
+        });
+      }
+    }
   }
   return out;
 }
@@ -79,6 +95,11 @@ function springProperties(file: SourceFile): Target[] {
         line,
       );
     if (m) out.push({ span: { start: i + 1, end: i + 1 }, route: m[1] ?? '', value: m[2] ?? '' });
+    const zuul = /^\s*zuul\.routes\.([\w-]+)\.(serviceId|url)\s*[=:]\s*(\S+)\s*$/.exec(line);
+    if (zuul) {
+      const value = zuul[2] === 'serviceId' ? `lb://${zuul[3] ?? ''}` : (zuul[3] ?? '');
+      out.push({ span: { start: i + 1, end: i + 1 }, route: zuul[1] ?? '', value });
+    }
   });
   return out;
 }
@@ -113,8 +134,12 @@ function yarp(file: SourceFile): Target[] {
   return out;
 }
 
-function gatewayOf(path: string): { provider: string; read: (f: SourceFile) => Target[] } | null {
-  const base = basename(path);
+function gatewayOf(
+  path: string,
+  served: boolean,
+): { provider: string; read: (f: SourceFile) => Target[] } | null {
+  // A file a config server serves (`shared/gateway.yml`) is the unit's application settings.
+  const base = served ? basename(path).replace(/^[^.]*/, 'application') : basename(path);
   if (/^appsettings([-.][\w.-]+)?\.json$/i.test(base)) return { provider: 'yarp', read: yarp };
   if (/^(application|bootstrap)([-.][\w.-]+)?\.ya?ml$/i.test(base))
     return { provider: 'spring-cloud-gateway', read: springYaml };
@@ -123,11 +148,11 @@ function gatewayOf(path: string): { provider: string; read: (f: SourceFile) => T
   return null;
 }
 
-function unitRoutes(unit: Unit, files: SourceFile[]): Evidence[] {
+function unitRoutes(unit: Unit, files: SourceFile[], served?: ReadonlySet<string>): Evidence[] {
   const out: Evidence[] = [];
   for (const file of files) {
-    const gateway = gatewayOf(file.path);
-    if (!gateway || !/ReverseProxy|spring\.cloud\.gateway|gateway/.test(file.text)) continue;
+    const gateway = gatewayOf(file.path, served?.has(file.path) ?? false);
+    if (!gateway || !/ReverseProxy|spring\.cloud\.gateway|gateway|zuul/.test(file.text)) continue;
     for (const t of gateway.read(file)) {
       const hp = targetHost(t.value);
       const object = hp ? targetKeyOf(hp.host) : null;
@@ -158,5 +183,7 @@ function unitRoutes(unit: Unit, files: SourceFile[]): Evidence[] {
 
 /** proxy-route evidence of every unit whose settings configure a gateway. */
 export function gatewayEvidence(model: CodeModel): Evidence[] {
-  return model.units.flatMap((u) => unitRoutes(u, model.filesByUnit.get(u.key) ?? []));
+  return model.units.flatMap((u) =>
+    unitRoutes(u, model.filesByUnit.get(u.key) ?? [], model.servedConfig),
+  );
 }

@@ -17,9 +17,11 @@ import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
 import { analyzeConnections } from './connections';
 import { discoveryEvidence } from './discovery';
+import { embeddedStoreEvidence } from './embedded';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
+import { serveSpringConfig } from './spring-cloud';
 import { detectUnits } from './units';
 
 export type { CodeModel, Unit } from './model';
@@ -82,8 +84,20 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
   const prepared = prepare(files, gaps);
   const detection = guarded(gaps, '', 'unit detection', () => detectUnits(prepared), null);
   if (detection) {
-    const { model } = detection;
     evidence.push(...detection.evidence);
+    // Spring identities, and config-server files moved to the units they configure.
+    const spring = guarded(
+      gaps,
+      '',
+      'Spring Cloud configuration',
+      () => serveSpringConfig(detection.model),
+      {
+        model: detection.model,
+        evidence: [],
+      },
+    );
+    const { model } = spring;
+    evidence.push(...spring.evidence);
     gaps.push(...detection.gaps);
     for (const unit of model.units) {
       evidence.push(
@@ -106,6 +120,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
   }
   const sortedGaps = [...gaps]
     .sort(compareGaps)

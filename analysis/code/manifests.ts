@@ -44,6 +44,7 @@ export function manifestKindOf(path: string): ManifestKind | null {
     case 'Pipfile':
     case 'pom.xml':
     case 'Cargo.toml':
+    case 'composer.json':
       return base;
     case 'build.gradle':
     case 'build.gradle.kts':
@@ -66,6 +67,7 @@ const ECOSYSTEM: Record<ManifestKind, Ecosystem> = {
   'build.gradle': 'maven',
   'Cargo.toml': 'cargo',
   csproj: 'nuget',
+  'composer.json': 'composer',
 };
 
 const PROVIDER: Record<ManifestKind, string> = {
@@ -79,6 +81,7 @@ const PROVIDER: Record<ManifestKind, string> = {
   'build.gradle': 'gradle',
   'Cargo.toml': 'cargo',
   csproj: 'nuget',
+  'composer.json': 'composer',
 };
 
 const LOCKFILES = new Set([
@@ -150,6 +153,47 @@ const NPM_SECTIONS: [string, Record<string, unknown>, boolean][] = [
   ['peerDependencies', { peer: true }, false],
   ['optionalDependencies', { optional: true }, false],
 ];
+
+/**
+ * PHP's composer.json: the package name and `require` / `require-dev` (platform requirements
+ * such as `php` and `ext-*` are no packages). Its directory is a unit, so a PHP service's code and
+ * settings are read for connections.
+ */
+function parseComposer(file: SourceFile, m: ParsedManifest): void {
+  const parsed = parseJsonWithLines(file.text);
+  if (!parsed.ok || parsed.node.type !== 'object') {
+    m.gaps.push(parseGap(file.path, 'composer.json is not a JSON object'));
+    return;
+  }
+  const root = parsed.node;
+  const name = member(root, 'name');
+  const nameText = stringValue(name?.value);
+  if (name && nameText && nameText.trim() !== '') {
+    // `vendor/package`: the unit is known by the package part.
+    m.name = nameText.trim().split('/').pop() ?? nameText.trim();
+    m.nameLine = name.line;
+  }
+  for (const [section, dev] of [
+    ['require', false],
+    ['require-dev', true],
+  ] as const) {
+    const deps = member(root, section)?.value;
+    if (!deps || deps.type !== 'object') continue;
+    for (const entry of deps.entries) {
+      if (entry.key === 'php' || /^(ext|lib)-/.test(entry.key)) continue;
+      m.dependencies.push({
+        ecosystem: 'composer',
+        name: entry.key,
+        version: stringValue(entry.value),
+        dev,
+        path: file.path,
+        line: entry.line,
+        endLine: entry.value.endLine,
+        attributes: { section },
+      });
+    }
+  }
+}
 
 function parsePackageJson(file: SourceFile, m: ParsedManifest): void {
   const parsed = parseJsonWithLines(file.text);
@@ -981,6 +1025,9 @@ export function parseManifest(file: SourceFile, kind: ManifestKind): ParsedManif
         break;
       case 'build.gradle':
         parseGradle(file, m);
+        break;
+      case 'composer.json':
+        parseComposer(file, m);
         break;
     }
   } catch (err) {

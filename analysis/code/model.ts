@@ -4,7 +4,7 @@
  */
 import type { AnalyzerGap, SourceFile } from '../evidence';
 
-export type Ecosystem = 'npm' | 'go' | 'pypi' | 'maven' | 'cargo' | 'nuget';
+export type Ecosystem = 'npm' | 'go' | 'pypi' | 'maven' | 'cargo' | 'nuget' | 'composer';
 
 export type ManifestKind =
   | 'package.json'
@@ -16,7 +16,8 @@ export type ManifestKind =
   | 'pom.xml'
   | 'build.gradle'
   | 'Cargo.toml'
-  | 'csproj';
+  | 'csproj'
+  | 'composer.json';
 
 export interface DeclaredDependency {
   ecosystem: Ecosystem;
@@ -90,6 +91,11 @@ export interface CodeModel {
   unitByDir: Map<string, Unit>;
   /** Files owned by each unit (by unit key), sorted by path. */
   filesByUnit: Map<string, SourceFile[]>;
+  /**
+   * Files a Spring Cloud config server serves to other units (analysis/code/spring-cloud.ts):
+   * listed under the units they configure and read as application configuration there.
+   */
+  servedConfig?: ReadonlySet<string>;
   /** The deepest unit whose directory contains `path` (a file or a directory). */
   ownerOf(path: string): Unit | null;
 }

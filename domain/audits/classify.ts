@@ -120,6 +120,9 @@ const CODE_MANIFESTS = new Set([
  */
 const CODE_CONFIG = /^(application|bootstrap|appsettings)([-.][\w.-]+)?\.(properties|ya?ml|json)$/i;
 
+/** Top-level Spring Boot / Spring Cloud keys (`spring:`, `spring.datasource.url=`, `eureka:`, `zuul:`). */
+const SPRING_CONFIG_HEAD = /^(spring|eureka|zuul|feign|ribbon|hystrix)(:|\.[\w.-]+\s*[:=])/m;
+
 /** Classifies by path alone; `head` (the first bytes of a YAML file) refines unknown YAML. */
 export function classifyPath(filePath: string, head?: string): SourceType | null {
   if (CICD_PATTERNS.some((p) => p.test(filePath))) return 'cicd';
@@ -127,6 +130,14 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   const base = path.posix.basename(filePath);
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
+  // Spring classpath resources and config-server backends (`shared/orders.yml`, a config repo):
+  // settings an application reads (analysis/code/spring-cloud.ts).
+  if (
+    /\.(ya?ml|properties)$/i.test(base) &&
+    (/(^|\/)src\/main\/resources\//.test(filePath) ||
+      (head !== undefined && SPRING_CONFIG_HEAD.test(head)))
+  )
+    return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
   if (

@@ -1,0 +1,143 @@
+/**
+ * Embedded stores (docs/decisions.md, "Embedded stores"): a database the unit opens inside its
+ * own process or from a file (SQLite, LiteDB, H2, HSQLDB, Derby, DuckDB, an in-memory EF Core
+ * provider) is a datastore of that unit, `embedded: true`, never a shared service: its key is
+ * the unit's (`datastore:<unit>-<engine>`), so two units opening `app.db` never share one.
+ *
+ * Read from the unit's code and application settings (tests excluded):
+ * `UseSqlite(` / `Data Source=x.db` (with an SQLite provider) / `Filename=x.db`,
+ * `new LiteDatabase(`, `jdbc:h2:` / `jdbc:sqlite:` / `jdbc:hsqldb:` / `jdbc:derby:`,
+ * `sqlite:///x.db` (SQLAlchemy, any driver suffix), `django.db.backends.sqlite3`,
+ * `sqlite3.connect(`, `duckdb.connect(`, `sql.Open("sqlite3", ...)`, `sqlite.Open(` (GORM),
+ * `new sqlite3.Database(`, `UseInMemoryDatabase(`.
+ *
+ * An embedded SQL store in a unit that also has a client of a SQL server (a MySQL or PostgreSQL
+ * driver) is that unit's fallback or development store (`if type == "mysql" { ... } else {
+ * sqlite in memory }`): it stays evidence (`embedded-store-alternative`), no datastore, no edge.
+ */
+import { entityKey, type Evidence, type SourceFile } from '../evidence';
+import { evidence } from '../shared/evidence';
+import { basename } from '../shared/paths';
+import { LineIndex } from '../shared/text';
+import { classifyClient } from './clients';
+import { isTestPath, languageOf } from './common';
+import type { CodeModel, Unit } from './model';
+
+const MAX_CHARS = 1_000_000;
+const CONFIG = /\.(ya?ml|json|properties|toml|ini|cfg|conf|env)$|^\.env/i;
+
+interface Form {
+  re: RegExp;
+  engine: string;
+  /** Only in a unit whose manifests or code show this engine (an ADO `Data Source=` is generic). */
+  needs?: RegExp;
+}
+
+const FORMS: Form[] = [
+  { re: /\bUseSqlite\s*\(/g, engine: 'sqlite' },
+  {
+    re: /\b(?:Data Source|DataSource|Filename)\s*=\s*[^;"'\n]*\.(?:db|sqlite|sqlite3)\b/gi,
+    engine: 'sqlite',
+    needs: /sqlite/i,
+  },
+  { re: /\bnew\s+LiteDatabase\s*\(/g, engine: 'litedb' },
+  { re: /\bjdbc:h2:/g, engine: 'h2' },
+  { re: /\bjdbc:sqlite:/g, engine: 'sqlite' },
+  { re: /\bjdbc:hsqldb:/g, engine: 'hsqldb' },
+  { re: /\bjdbc:derby:/g, engine: 'derby' },
+  { re: /\bsqlite(?:\+\w+)?:\/\/\//g, engine: 'sqlite' },
+  { re: /\bdjango\.db\.backends\.sqlite3\b/g, engine: 'sqlite' },
+  { re: /\bsqlite3\.connect\s*\(/g, engine: 'sqlite' },
+  { re: /\bnew\s+sqlite3\.Database\s*\(/g, engine: 'sqlite' },
+  { re: /\bsql\.Open\s*\(\s*"sqlite3?"/g, engine: 'sqlite' },
+  { re: /\bsqlite\.Open\s*\(/g, engine: 'sqlite', needs: /gorm|sqlite/i },
+  { re: /\bduckdb\.connect\s*\(/g, engine: 'duckdb' },
+  { re: /\bUseInMemoryDatabase\s*\(/g, engine: 'in-memory' },
+];
+
+/** Server SQL engines, and the embedded SQL engines that stand in for them in development. */
+const SQL_SERVERS = new Set(['postgres', 'mysql', 'mariadb', 'mssql', 'oracle']);
+const SQL_EMBEDDED = new Set(['sqlite', 'h2', 'hsqldb', 'derby', 'in-memory']);
+
+function scannable(path: string): boolean {
+  if (isTestPath(path)) return false;
+  return languageOf(path) !== null || /\.php$/i.test(path) || CONFIG.test(basename(path));
+}
+
+/** `datastore-declared` (embedded) and `embedded-store` evidence of every unit. */
+export function embeddedStoreEvidence(model: CodeModel): Evidence[] {
+  const out: Evidence[] = [];
+  for (const unit of model.units)
+    out.push(...unitStores(unit, model.filesByUnit.get(unit.key) ?? []));
+  return out;
+}
+
+function unitStores(unit: Unit, files: SourceFile[]): Evidence[] {
+  const deps = unit.manifests.flatMap((m) => m.dependencies.map((d) => d.name)).join('\n');
+  const first = new Map<string, { file: SourceFile; line: number; form: string }>();
+  for (const file of files) {
+    if (!scannable(file.path) || file.text.length > MAX_CHARS) continue;
+    let idx: LineIndex | null = null;
+    for (const form of FORMS) {
+      if (first.has(form.engine)) continue;
+      if (form.needs && !form.needs.test(deps) && !form.needs.test(file.text)) continue;
+      form.re.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = form.re.exec(file.text)) !== null) {
+        // A commented-out line is no store: the line must not start with a comment marker.
+        idx ??= new LineIndex(file.text);
+        const line = idx.lineAt(m.index);
+        if (/^\s*(\/\/|#|--|\*|<!--)/.test(file.text.slice(idx.lineStart(line), m.index))) continue;
+        first.set(form.engine, { file, line, form: m[0].trim() });
+        break;
+      }
+    }
+  }
+  const servers = [
+    ...new Set(
+      unit.manifests
+        .flatMap((m) => m.dependencies)
+        .map((d) => classifyClient(d.ecosystem, d.name)?.engine)
+        .filter((e): e is string => e !== undefined && SQL_SERVERS.has(e)),
+    ),
+  ].sort();
+  const out: Evidence[] = [];
+  for (const [engine, at] of [...first].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const key = entityKey('datastore', `${unit.name}-${engine}`);
+    const span = { start: at.line, end: at.line };
+    if (servers.length > 0 && SQL_EMBEDDED.has(engine)) {
+      out.push(
+        evidence(at.file, span, {
+          source: 'code',
+          provider: 'embedded-store',
+          kind: 'embedded-store-alternative',
+          subject: unit.key,
+          summary: `${unit.name} can open an embedded ${engine} database, an alternative to its ${servers.join(', ')} server (${at.form})`,
+          attributes: { engine, embedded: true, alternative_to: servers },
+        }),
+      );
+      continue;
+    }
+    out.push(
+      evidence(at.file, span, {
+        source: 'code',
+        provider: 'embedded-store',
+        kind: 'datastore-declared',
+        subject: key,
+        summary: `${unit.name} opens an embedded ${engine} database in its own process (${at.form})`,
+        attributes: { engine, embedded: true, owner: unit.key },
+      }),
+      evidence(at.file, span, {
+        source: 'code',
+        provider: 'embedded-store',
+        kind: 'embedded-store',
+        subject: unit.key,
+        relationship: 'connects_to',
+        object: key,
+        summary: `${unit.name} stores data in its embedded ${engine} database`,
+        attributes: { engine, embedded: true },
+      }),
+    );
+  }
+  return out;
+}
