@@ -12,6 +12,7 @@ import type { AnyOperation } from '../registry/operation';
 import { compileValidator, type Validator } from '../registry/validation';
 import type { ScopeName } from '../../domain/contract/values';
 import type { DispatchRequest } from './dispatch';
+import { TOOL_DEFAULT_PAGE_SIZE } from './bounds';
 
 /** Operations no MCP client gets: credentials and grants are managed by people, not agents. */
 const NOT_TOOLS = new Set([
@@ -83,6 +84,9 @@ function generate(op: AnyOperation): GeneratedTool {
   const description = [
     op.summary,
     op.description,
+    'limit' in query
+      ? `Pages of ${TOOL_DEFAULT_PAGE_SIZE} items unless limit says otherwise; pass next_cursor as cursor for the next page.`
+      : undefined,
     scope ? `Scope: ${scope}.` : undefined,
     `REST: ${op.method.toUpperCase()} ${op.path} (${op.operationId}).`,
   ]
@@ -116,6 +120,8 @@ function generate(op: AnyOperation): GeneratedTool {
         const value = args[key];
         if (value !== undefined && value !== null) q[key] = String(value);
       }
+      // AI clients hold small answers: a list without a limit is a short page (bounds.ts).
+      if ('limit' in query && q.limit === undefined) q.limit = String(TOOL_DEFAULT_PAGE_SIZE);
       return { method: op.method, path, query: q, body: op.body ? args.body : undefined };
     },
   };
