@@ -53,6 +53,7 @@ import {
   type Verdict,
 } from './controls/check';
 import { containersNonRoot, outOfScopeDockerfiles } from './controls/effective';
+import { imagesToJudge, isSecretPlaceholder, placeholderNote } from './controls/placeholders';
 
 export const CONTROL_CATALOG_VERSION = '2026.11.1';
 
@@ -547,7 +548,7 @@ function storageEncrypted(ctx: Context): Check[] {
 }
 
 function noCommittedSecrets(ctx: Context): Check[] {
-  const secrets = ofKind(ctx, 'literal-secret');
+  const secrets = ofKind(ctx, 'literal-secret').filter((e) => !isSecretPlaceholder(e));
   if (secrets.length === 0) {
     if (ctx.evidence.length === 0 && ctx.files.length === 0) return [];
     return [
@@ -591,7 +592,7 @@ function lockfilePresent(ctx: Context): Check[] {
 
 function imagesPinned(ctx: Context): Check[] {
   const out: Check[] = [];
-  for (const e of ofKind(ctx, 'image-reference')) {
+  for (const e of imagesToJudge(ctx).judged) {
     const a = e.attributes;
     const image = String(a.image ?? e.object_key ?? '');
     const digest = typeof a.digest === 'string' ? a.digest : null;
@@ -816,7 +817,7 @@ const NOT_APPLICABLE_WHY: Record<string, string> = {
 
 /** What a control leaves out on purpose, said in its applicability (empty when nothing). */
 function scopeNote(key: string, ctx: Context): string {
-  if (key !== 'containers-non-root') return '';
+  if (key !== 'containers-non-root') return placeholderNote(key, ctx);
   const out = outOfScopeDockerfiles(ctx);
   return out.length === 0 ? '' : `; not deployed, so out of scope: ${out.join(', ')}`;
 }
