@@ -52,8 +52,9 @@ import {
   type Context,
   type Verdict,
 } from './controls/check';
-import { containersNonRoot, outOfScopeDockerfiles } from './controls/effective';
-import { imagesToJudge, isSecretPlaceholder, placeholderNote } from './controls/placeholders';
+import { containersNonRoot } from './controls/effective';
+import { scopeNote } from './controls/notes';
+import { imagesToJudge, isSecretPlaceholder } from './controls/placeholders';
 
 export const CONTROL_CATALOG_VERSION = '2026.11.1';
 
@@ -814,13 +815,6 @@ const NOT_APPLICABLE_WHY: Record<string, string> = {
   'no-service-dependency-cycle': 'no service found',
   'owners-declared': 'no file list available',
 };
-
-/** What a control leaves out on purpose, said in its applicability (empty when nothing). */
-function scopeNote(key: string, ctx: Context): string {
-  if (key !== 'containers-non-root') return placeholderNote(key, ctx);
-  const out = outOfScopeDockerfiles(ctx);
-  return out.length === 0 ? '' : `; not deployed, so out of scope: ${out.join(', ')}`;
-}
 
 const fixed2 = (n: number): string => (Math.round(n * 100) / 100).toFixed(2);
 

@@ -16,6 +16,7 @@
 import { parseImageRef } from '../shared/images';
 import { basename, dirname } from '../shared/paths';
 import { uniqueSorted } from '../shared/text';
+import { isRecord } from '../shared/values';
 import { NO_VARIABLES, expandVariables, isDynamic } from '../shared/variables';
 import type { StoredEvidence } from '../reconcile';
 import { bool, containers, ofKind, onEvidence, type Check, type Context } from './check';
@@ -161,8 +162,13 @@ export function containersNonRoot(ctx: Context): Check[] {
     }
     // A container that sets nothing runs as its image's user: the image's check judges it.
     if (user === null && img) continue;
+    const written = isRecord(c.image) ? c.image.raw : c.image;
     const imageDefault =
-      user === null && typeof c.image === 'string' ? imageDefaultUser(c.image) : null;
+      user === null && typeof written === 'string' ? imageDefaultUser(written) : null;
+    // A compose service that sets no user and runs an image built elsewhere is judged by that
+    // image's own Dockerfile, which is not here: nothing to say (as for any third-party image).
+    if (user === null && e.evidence_kind === 'service-declared' && imageDefault !== 'non-root')
+      continue;
     const verdict =
       user === 'root'
         ? 'fail'
@@ -179,7 +185,7 @@ export function containersNonRoot(ctx: Context): Check[] {
               ? `${label} runs as user ${String(c.user)}`
               : `${label} may run as root (runAsNonRoot false or runAsUser 0)`
             : verdict === 'pass'
-              ? `${label} runs as non-root${user === null ? ` (image ${String(c.image)})` : ''}`
+              ? `${label} runs as non-root${user === null ? ` (image ${String(written)})` : ''}`
               : `${label} does not set ${e.evidence_kind === 'service-declared' ? 'user' : 'runAsNonRoot or runAsUser'} and its image's user is unknown`,
         facts: {
           user: c.user ?? null,

@@ -107,6 +107,18 @@ const CODE_MANIFESTS = new Set([
   'Cargo.lock',
   'Gemfile',
   'Gemfile.lock',
+  // Lockfiles of every ecosystem (lockfile-present reads them; issue 30).
+  'npm-shrinkwrap.json',
+  'bun.lock',
+  'Pipfile.lock',
+  'pdm.lock',
+  'uv.lock',
+  'packages.lock.json',
+  'gradle.lockfile',
+  'libs.versions.toml',
+  'go.work',
+  'go.work.sum',
+  'composer.lock',
   'composer.json',
   'mix.exs',
   'tsconfig.json',
@@ -126,6 +138,8 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   if (CLOUD_PATTERNS.some((p) => p.test(filePath))) return 'cloud';
   const base = path.posix.basename(filePath);
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
+  // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
+  if (base.endsWith('.lockfile')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
