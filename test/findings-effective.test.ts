@@ -78,18 +78,22 @@ test('dockerfile: only the final stage counts; distroless nonroot and numeric us
       'FROM golang:1.22 AS build\nRUN go build\nFROM gcr.io/distroless/static:nonroot\nCOPY --from=build /a /a\n',
     'b/Dockerfile': 'FROM node:20-alpine\nUSER 10001:10001\n',
     'c/Dockerfile': 'FROM alpine:3.20 AS base\nUSER 1000\nFROM base\nRUN true\n',
+    // A published image whose own default user is not root.
+    'd/Dockerfile': 'FROM grafana/grafana:10.4.2\nCOPY dashboards /etc/grafana\n',
   });
   t.is(pass.a.status, 'pass', pass.titles.join('\n'));
   const fail = await nonRoot({
     'a/Dockerfile': ROOTFUL,
     'b/Dockerfile': 'FROM node:20-alpine\nUSER 0:0\n',
     'c/Dockerfile': 'FROM gcr.io/distroless/static:latest\n',
+    'd/Dockerfile': 'FROM nginx:1.27-alpine\nCOPY site /usr/share/nginx/html\n',
   });
   t.is(fail.a.status, 'fail');
   t.deepEqual(fail.a.findings.map((f) => f.location?.path).sort(), [
     'a/Dockerfile',
     'b/Dockerfile',
     'c/Dockerfile',
+    'd/Dockerfile',
   ]);
 });
 

@@ -53,6 +53,14 @@ export function userOf(written: string): User {
   return name === 'root' || name === '0' ? 'root' : 'non-root';
 }
 
+/**
+ * Published images whose own Dockerfile ends with a non-root USER (their documentation says so):
+ * Grafana (472), Prometheus and its exporters (nobody), k6 (k6), NGINX's unprivileged build
+ * (101), Bitnami images (1001). Repository paths without registry, as parseImageRef gives them.
+ */
+const NON_ROOT_IMAGES =
+  /^(grafana\/grafana(-oss|-enterprise)?|grafana\/k6|prom\/(prometheus|alertmanager|node-exporter|pushgateway)|nginxinc\/nginx-unprivileged|bitnami\/[\w.-]+)$/;
+
 /** Base images whose default user is not root (so a Dockerfile without USER is not root). */
 export function imageDefaultUser(image: string): User {
   const ref = parseImageRef(image);
@@ -61,6 +69,7 @@ export function imageDefaultUser(image: string): User {
   if (/(^|\/)distroless\//.test(ref.repo) && /(^|-)nonroot$/.test(tag)) return 'non-root';
   if (/^mcr\.microsoft\.com\/dotnet\//.test(ref.repo) && /chiseled/.test(tag)) return 'non-root';
   if (/^cgr\.dev\/chainguard\//.test(ref.repo) && !/-dev$|^dev$/.test(tag)) return 'non-root';
+  if (NON_ROOT_IMAGES.test(ref.repo)) return 'non-root';
   return 'root';
 }
 
