@@ -123,6 +123,10 @@ test('images: a bare image nobody builds, latest, an untagged base or chart with
     'k8s/cart.yaml': deployment('nginx'),
     'kustomize/kustomization.yaml': 'images:\n  - name: cart\n    newTag: latest\n',
     'docker-compose.yml': 'services:\n  web:\n    image: redis:latest\n',
+    // Compose variants and Swarm stack files are compose files too.
+    'docker-compose-o11y.yaml':
+      'services:\n  jaeger:\n    image: jaegertracing/all-in-one:latest\n',
+    'docker-stack.yml': 'services:\n  vote:\n    image: dockersamples/examplevotingapp_vote\n',
     'charts/cart/Chart.yaml': 'apiVersion: v2\nname: cart\nversion: 1.6.2\n',
     'charts/cart/values.yaml': 'image:\n  repository: public.ecr.aws/acme/cart\n  tag:\n',
     'charts/cart/templates/deployment.yaml':
@@ -132,7 +136,9 @@ test('images: a bare image nobody builds, latest, an untagged base or chart with
   t.is(a.status, 'fail');
   t.deepEqual([...new Set(a.findings.map((f) => f.location?.path))].sort(), [
     'charts/cart/values.yaml',
+    'docker-compose-o11y.yaml',
     'docker-compose.yml',
+    'docker-stack.yml',
     'k8s/cart.yaml',
     'kustomize/kustomization.yaml',
     'src/cart/Dockerfile',

@@ -22,7 +22,8 @@ const CICD_PATTERNS: RegExp[] = [
 const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)Dockerfile(\.[\w.-]+)?$/,
   /(^|\/)[\w.-]*\.Dockerfile$/,
-  /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/,
+  // Compose files, their variants (`docker-compose-o11y.yaml`) and Swarm stack files (compose format).
+  /(^|\/)((docker-)?compose|docker-stack)([.-][\w.-]+)?\.ya?ml$/,
   // The .env file Compose interpolates compose files from.
   /(^|\/)\.env$/,
   // Environment files a compose `env_file:` names (`common.env`, `.env.production`); an
