@@ -40,8 +40,21 @@ import { keyKind, type EvidenceLocation } from './evidence';
 import { isSha256Digest } from './shared/images';
 import { CODEOWNERS_PATHS } from './shared/paths';
 import { compareStrings, uniqueSorted } from './shared/text';
-import { isRecord } from './shared/values';
 import type { Entity, Relationship, StoredEvidence } from './reconcile';
+import { isRecord } from './shared/values';
+import {
+  bool,
+  compareLocation,
+  containers,
+  ofKind,
+  onEvidence,
+  type Check,
+  type Context,
+  type Verdict,
+} from './controls/check';
+import { containersNonRoot } from './controls/effective';
+import { scopeNote } from './controls/notes';
+import { imagesToJudge, isSecretPlaceholder } from './controls/placeholders';
 
 export const CONTROL_CATALOG_VERSION = '2026.11.1';
 
@@ -290,31 +303,6 @@ export const CONTROLS: Control[] = [
   },
 ];
 
-type Verdict = 'pass' | 'fail' | 'unknown';
-
-interface Check {
-  requirement: string;
-  verdict: Verdict;
-  evidence_ids: string[];
-  /** The facts the verdict used (hashed into input_hash). */
-  facts: unknown;
-  /** What was observed about this subject (finding title when it fails). */
-  title: string;
-  /** Stable subject, the fingerprint input (never ids or line numbers). */
-  subject: string;
-  entity_key: string | null;
-  location: EvidenceLocation | null;
-}
-
-interface Context {
-  evidence: StoredEvidence[];
-  byId: Map<string, StoredEvidence>;
-  entityOf: Map<string, string>;
-  entities: Entity[];
-  relationships: Relationship[];
-  files: string[];
-}
-
 const sha256 = (s: string): string => crypto.createHash('sha256').update(s).digest('hex');
 
 /** JSON with object keys sorted, so equal facts always hash the same. */
@@ -329,47 +317,6 @@ function canonical(v: unknown): string {
       .join(',')}}`;
   }
   return v === undefined ? 'null' : JSON.stringify(v);
-}
-
-const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-
-function compareLocation(a: EvidenceLocation, b: EvidenceLocation): number {
-  return compareStrings(a.path, b.path) || a.start_line - b.start_line || a.end_line - b.end_line;
-}
-
-/** A check on one piece of evidence; `extra` evidence ids and the discriminator are optional. */
-function onEvidence(
-  ctx: Context,
-  e: StoredEvidence,
-  c: {
-    requirement: string;
-    verdict: Verdict;
-    title: string;
-    facts: unknown;
-    discriminator?: string;
-    extra?: string[];
-  },
-): Check {
-  return {
-    requirement: c.requirement,
-    verdict: c.verdict,
-    evidence_ids: uniqueSorted([e.id, ...(c.extra ?? [])]),
-    facts: c.facts,
-    title: c.title,
-    subject: [
-      e.location.path,
-      e.evidence_kind,
-      e.subject_key,
-      e.object_key ?? '',
-      c.discriminator ?? '',
-    ].join('\u0000'),
-    entity_key: ctx.entityOf.get(e.id) ?? null,
-    location: { ...e.location },
-  };
-}
-
-function ofKind(ctx: Context, ...kinds: string[]): StoredEvidence[] {
-  return ctx.evidence.filter((e) => kinds.includes(e.evidence_kind));
 }
 
 const GITHUB = 'github-actions';
@@ -489,29 +436,6 @@ function unguardedNames(jobs: StoredEvidence[]): string {
   return uniqueSorted(jobs.map((j) => j.subject_key)).join(', ');
 }
 
-/** Containers as (evidence, container facts, discriminator) from compose and Kubernetes. */
-function containers(
-  ctx: Context,
-): Array<{ e: StoredEvidence; c: Record<string, unknown>; name: string; label: string }> {
-  const out: Array<{ e: StoredEvidence; c: Record<string, unknown>; name: string; label: string }> =
-    [];
-  for (const e of ofKind(ctx, 'service-declared')) {
-    if (e.provider !== 'docker-compose') continue;
-    out.push({ e, c: e.attributes, name: '', label: `compose service ${e.subject_key}` });
-  }
-  for (const e of ofKind(ctx, 'workload-declared')) {
-    for (const group of ['containers', 'init_containers'] as const) {
-      const list = e.attributes[group];
-      if (!Array.isArray(list)) continue;
-      list.filter(isRecord).forEach((c, i) => {
-        const name = typeof c.name === 'string' ? c.name : `#${i}`;
-        out.push({ e, c, name: `${group}/${name}`, label: `${e.subject_key} container ${name}` });
-      });
-    }
-  }
-  return out;
-}
-
 function containersNotPrivileged(ctx: Context): Check[] {
   return containers(ctx).map(({ e, c, name, label }) => {
     const p = bool(c.privileged);
@@ -536,68 +460,6 @@ function containersResourceLimits(ctx: Context): Check[] {
       discriminator: name,
     });
   });
-}
-
-const ROOT_USER = (u: string): boolean => {
-  const name = u.split(':')[0] ?? '';
-  return name === 'root' || name === '0';
-};
-
-function containersNonRoot(ctx: Context): Check[] {
-  const out: Check[] = [];
-  for (const e of ofKind(ctx, 'runs-as-root', 'user-declared')) {
-    if (e.provider !== 'dockerfile') continue;
-    const root = e.evidence_kind === 'runs-as-root';
-    out.push(
-      onEvidence(ctx, e, {
-        requirement: 'dockerfile-non-root-user',
-        verdict: root ? 'fail' : 'pass',
-        title: `${e.location.path} ${root ? 'runs as root' : `runs as user ${String(e.attributes.user)}`}`,
-        facts: { runs_as_root: root, user: e.attributes.user ?? null },
-        discriminator: 'user',
-      }),
-    );
-  }
-  for (const { e, c, name, label } of containers(ctx)) {
-    if (e.evidence_kind === 'service-declared') {
-      // A compose service without `user:` runs as its image's user (judged by the Dockerfile).
-      if (typeof c.user !== 'string' || c.user === '') continue;
-      const root = ROOT_USER(c.user);
-      out.push(
-        onEvidence(ctx, e, {
-          requirement: 'runtime-non-root',
-          verdict: root ? 'fail' : 'pass',
-          title: `${label} runs as user ${c.user}`,
-          facts: { user: c.user },
-          discriminator: name,
-        }),
-      );
-      continue;
-    }
-    const nonRoot = bool(c.run_as_non_root);
-    const uid = typeof c.run_as_user === 'number' ? c.run_as_user : null;
-    const verdict: Verdict =
-      nonRoot === true || (uid !== null && uid > 0)
-        ? 'pass'
-        : nonRoot === false || uid === 0
-          ? 'fail'
-          : 'unknown';
-    out.push(
-      onEvidence(ctx, e, {
-        requirement: 'runtime-non-root',
-        verdict,
-        title:
-          verdict === 'fail'
-            ? `${label} may run as root (runAsNonRoot false or runAsUser 0)`
-            : verdict === 'pass'
-              ? `${label} runs as non-root`
-              : `${label} does not set runAsNonRoot or runAsUser`,
-        facts: { run_as_non_root: nonRoot, run_as_user: uid },
-        discriminator: name,
-      }),
-    );
-  }
-  return out;
 }
 
 const STORAGE_KINDS = new Set(['datastore', 'queue', 'bucket']);
@@ -687,7 +549,7 @@ function storageEncrypted(ctx: Context): Check[] {
 }
 
 function noCommittedSecrets(ctx: Context): Check[] {
-  const secrets = ofKind(ctx, 'literal-secret');
+  const secrets = ofKind(ctx, 'literal-secret').filter((e) => !isSecretPlaceholder(e));
   if (secrets.length === 0) {
     if (ctx.evidence.length === 0 && ctx.files.length === 0) return [];
     return [
@@ -731,7 +593,7 @@ function lockfilePresent(ctx: Context): Check[] {
 
 function imagesPinned(ctx: Context): Check[] {
   const out: Check[] = [];
-  for (const e of ofKind(ctx, 'image-reference')) {
+  for (const e of imagesToJudge(ctx).judged) {
     const a = e.attributes;
     const image = String(a.image ?? e.object_key ?? '');
     const digest = typeof a.digest === 'string' ? a.digest : null;
@@ -1059,9 +921,10 @@ function assessOne(control: Control, ctx: Context): Assessment {
     rationale,
     applicability: status === 'not_applicable' ? 'not_applicable' : 'applicable',
     applicability_rationale:
-      status === 'not_applicable'
+      (status === 'not_applicable'
         ? (NOT_APPLICABLE_WHY[control.key] ?? 'nothing to check')
-        : `${checks.length} check(s) on subjects this control covers`,
+        : `${checks.length} check(s) on subjects this control covers`) +
+      scopeNote(control.key, ctx),
     evidence_ids: uniqueSorted(checks.flatMap((c) => c.evidence_ids)),
     failing_evidence_ids: uniqueSorted(fails.flatMap((c) => c.evidence_ids)),
     requirements: control.requirements.map((r) => requirementOf(r, checks)),

@@ -62,6 +62,11 @@ export interface IdentityConflict {
   /** The record that would have merged them, then the deployment declarations of each side. */
   evidence_ids: string[];
   detail: string;
+  /**
+   * The identity both sides claimed (the unit a build or image names, the name an alias gives):
+   * the shared cause, by which uncertainty groups conflicts into one question.
+   */
+  shared?: string;
 }
 
 export interface Graph {
@@ -308,14 +313,17 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     uf.declare(e.subject_key, group);
     declarations.set(e.subject_key, [...(declarations.get(e.subject_key) ?? []), e.id]);
   }
-  const clashes = new Map<string, { keys: string[]; rule: string; ids: string[] }>();
+  const clashes = new Map<
+    string,
+    { keys: string[]; rule: string; ids: string[]; shared: string }
+  >();
   const join = (a: string, b: string, rule: string, cause: StoredEvidence) => {
     const kept = uf.union(a, b);
     if (!kept) return;
     const id = kept.join('\u0000');
     if (clashes.has(id)) return;
     const ids = [cause.id, ...kept.flatMap((k) => declarations.get(k) ?? [])];
-    clashes.set(id, { keys: kept, rule, ids: [...new Set(ids)] });
+    clashes.set(id, { keys: kept, rule, ids: [...new Set(ids)], shared: a });
   };
 
   // 1. Names declared as aliases of a subject (k8s Service names, directory vs manifest names).
@@ -554,6 +562,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
         keys,
         rule: c.rule,
         evidence_ids: c.ids,
+        shared: c.shared,
         detail: `${keys.join(' and ')} are distinct deployables that ${RULE_TEXT[c.rule] ?? c.rule}; they were kept apart, and only one of them took the shared identity.`,
       };
     })

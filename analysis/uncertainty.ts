@@ -12,9 +12,11 @@
  *   references (a URL, a dependency, a route) but that no file declares. Not blocking.
  * - `missing_source` (scope `source`, subject `source:<type>`): a source type the audit asked
  *   for and found no evidence of. Blocking: the architecture is known only in part.
- * - `ambiguous_identity` (scope `entity`, subject: the first of the entities kept apart): an
- *   identity conflict of reconcile, two deployables that evidence would have merged. Not
- *   blocking; the snapshot is `partial` (architectureStatus).
+ * - `ambiguous_identity` (scope `entity`): identity conflicts of reconcile, deployables that
+ *   evidence would have merged. One case per shared cause (the identity they all claim: one
+ *   build context, one image, one alias), subject that identity, listing every deployable it
+ *   affects (as alternatives); a lone conflict keeps the first entity kept apart as subject.
+ *   Not blocking; the snapshot is `partial` (architectureStatus).
  * - `conflicting_evidence` (scope `relationship`, subject `calls:<source>-><target>`): a runtime
  *   call observed by ingested evidence that no code or configuration declares
  *   (domain/architecture/ingested.ts). Not blocking.
@@ -88,6 +90,8 @@ export interface SnapshotConflict {
   rule: string;
   evidence_ids: string[];
   detail: string;
+  /** The identity both sides claimed (reconcile's shared cause); conflicts sharing it are one case. */
+  shared?: string;
 }
 
 /**
@@ -220,19 +224,46 @@ export function uncertaintyCandidates(input: {
     });
   }
 
+  // One question per shared cause: every conflict over the same claimed identity (one build
+  // context, one image, one alias) is one case listing every deployable it affects.
+  const groups = new Map<string, SnapshotConflict[]>();
   for (const c of input.conflicts ?? []) {
-    const ids = uniqueSorted(c.evidence_ids);
+    const cause = `${c.rule}\u0000${c.shared ?? c.keys.join('\u0000')}`;
+    groups.set(cause, [...(groups.get(cause) ?? []), c]);
+  }
+  for (const list of groups.values()) {
+    const first = list[0]!;
+    const ids = uniqueSorted(list.flatMap((c) => c.evidence_ids));
+    const subjects = uniqueSorted(list.flatMap((c) => c.keys));
+    const affected = first.shared ? subjects.filter((k) => k !== first.shared) : subjects;
     out.push({
       reason: 'ambiguous_identity',
       scope: 'entity',
-      subject_key: c.keys[0] ?? 'unknown',
+      subject_key: (list.length > 1 ? first.shared : undefined) ?? first.keys[0] ?? 'unknown',
       field: null,
-      detail: `${c.detail} (${uniqueSorted(cited(ids).map(where)).join(', ')})`,
+      detail:
+        list.length === 1
+          ? `${first.detail} (${uniqueSorted(cited(ids).map(where)).join(', ')})`
+          : `${affected.length} deployables claim the identity of ${first.shared} (rule ${first.rule}): ${affected.join(', ')}. They were kept apart, and only one of them took it. One question for all of them: which deployable is ${first.shared}? (${uniqueSorted(cited(ids).map(where)).join(', ')})`,
       blocking: false,
       source_keys: paths(ids),
       evidence_ids: ids,
-      alternatives: [],
-      fingerprint: fingerprint(ids, c.keys),
+      alternatives:
+        list.length === 1
+          ? []
+          : affected.map((key) => {
+              const mine = uniqueSorted(
+                list.filter((c) => c.keys.includes(key)).flatMap((c) => c.evidence_ids),
+              );
+              const ev = cited(mine);
+              return {
+                value: key,
+                confidence: ev.length ? confidence(ev as unknown as StoredEvidence[], 0) : '0.05',
+                evidence_ids: mine,
+                sources: uniqueSorted(ev.map((e) => e.source_type)),
+              };
+            }),
+      fingerprint: fingerprint(ids, list.length === 1 ? first.keys : [first.shared, subjects]),
     });
   }
 

@@ -393,13 +393,13 @@ test('images-pinned: latest or missing tag fails, a tag passes, digest is adviso
     ).status,
     'fail',
   );
-  t.is(
-    get(
-      run({ evidence: [img({ image: '${IMG}', tag: null, digest: null, unresolved: true })] }),
-      'images-pinned',
-    ).status,
-    'insufficient_evidence',
+  // A variable is decided at deploy time: not applicable, with the reason (issue 30).
+  const variable = get(
+    run({ evidence: [img({ image: '${IMG}', tag: null, digest: null, unresolved: true })] }),
+    'images-pinned',
   );
+  t.is(variable.status, 'not_applicable');
+  t.regex(variable.applicability_rationale, /\$\{IMG\}: a variable set at deploy time/);
 });
 
 test('no-shared-database and no-service-dependency-cycle from the graph', (t) => {

@@ -91,7 +91,12 @@ test.serial('Markdown and printable HTML with the diagram inline', async (t) => 
   t.is(md.status, 200);
   t.regex(md.headers.get('content-type') ?? '', /^text\/markdown/);
   t.regex(md.text, /^# Architecture audit report: orders-system/);
-  t.regex(md.text, /## Findings\n\n\| severity \| control \| finding \| location \| status \|/);
+  // Findings grouped by control (issue 30): a section per control, its rationale once, then rows.
+  t.regex(
+    md.text,
+    /## Findings\n\n### \w+: .+ \(`[a-z-]+`, \d+ finding\(s\), \d+ open\)\n\n.+\n\n\| finding \| location \| status \|/,
+  );
+  t.true(md.text.indexOf('## Summary') < md.text.indexOf('## Findings'));
   t.regex(md.text, /Status: Draft: not approved\./);
 
   const html = await get(`/audits/${auditId}/report?format=html`);

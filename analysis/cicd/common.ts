@@ -13,7 +13,7 @@ import {
 } from '../evidence';
 import { evidence, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { isLiteralValue, isSecretName } from '../shared/secrets';
+import { isLiteralValue, isSecretName, placeholderReason } from '../shared/secrets';
 import { isDynamic } from '../shared/variables';
 import {
   asMap,
@@ -266,13 +266,16 @@ export function keepVariable(
     vars[v.name] = v.value;
     return;
   }
+  const placeholder = placeholderReason(v.value);
   sink.add(
     v.lines,
     'literal-secret',
     owner.key,
     null,
     null,
-    `${v.phrase} ${v.name} of ${owner.label} holds a literal value (possible committed secret)`,
-    { variable: v.name, scope: v.scope },
+    placeholder
+      ? `${v.phrase} ${v.name} of ${owner.label} holds a placeholder (${placeholder}), not a secret`
+      : `${v.phrase} ${v.name} of ${owner.label} holds a literal value (possible committed secret)`,
+    { variable: v.name, scope: v.scope, ...(placeholder ? { placeholder } : {}) },
   );
 }

@@ -3,7 +3,12 @@
  * whether a secret is written down literally. Secret values never leave this module.
  */
 import { entityKey } from '../evidence';
-import { isLiteralValue, isSecretName, looksLikeSecretValue } from '../shared/secrets';
+import {
+  isLiteralValue,
+  isSecretName,
+  looksLikeSecretValue,
+  placeholderReason,
+} from '../shared/secrets';
 import { asString } from '../shared/values';
 import { extractHosts, hasEmbeddedCredentials, redact } from './common';
 
@@ -44,14 +49,18 @@ export function envReferences(
   const secretValue = looksLikeSecretValue(str.trim());
   if (isSecretName(name) || secretValue) {
     if (isLiteralValue(value)) {
+      const placeholder = secretValue ? null : placeholderReason(str);
       out.push({
         kind: 'literal-secret',
         relationship: null,
         object: null,
-        summary: `sets ${name} to a literal secret value`,
+        summary: placeholder
+          ? `sets ${name} to a placeholder (${placeholder}), not a secret`
+          : `sets ${name} to a literal secret value`,
         attributes: {
           variable: name,
           source,
+          ...(placeholder ? { placeholder } : {}),
           ...(secretValue ? { detected_by: 'value-pattern' } : {}),
         },
       });

@@ -51,7 +51,16 @@ interface Chart {
   name: string;
   dependencies: string[];
   appVersion: string | null;
+  version: string | null;
+  /**
+   * The tag an empty `image.tag` takes once rendered: `appVersion`, unless a template writes
+   * `.Values...tag | default .Chart.Version` (then the chart's version).
+   */
+  defaultTag: string | null;
 }
+
+/** A template that fills an empty image tag with the chart's version rather than its appVersion. */
+const TAG_FROM_CHART_VERSION = /\.Values\.[\w.]*tag\s*\|\s*default\s+\.Chart\.Version\b/i;
 
 /** Analyzes the files of Helm charts (those `helmRole` recognizes). */
 export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
@@ -75,7 +84,14 @@ export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
       name: asString(v.name) ?? (basename(role.chart) || 'root'),
       dependencies: deps.map((d) => asString(d.alias) ?? asString(d.name) ?? ''),
       appVersion: asString(v.appVersion),
+      version: asString(v.version),
+      defaultTag: asString(v.appVersion),
     });
+  }
+  for (const file of files) {
+    const role = helmRole(file.path, charts);
+    const chart = role?.role === 'template' ? meta.get(role.chart) : undefined;
+    if (chart && TAG_FROM_CHART_VERSION.test(file.text)) chart.defaultTag = chart.version;
   }
   const defaults = new Map<string, unknown>();
   for (const file of files) {
@@ -301,10 +317,10 @@ function imageEvidence(
   if (path.join('.') === 'image') attributes.image_tag = image.tag;
   if (tagFromAppVersion) {
     Object.assign(attributes, {
-      ...(attributes.image_tag === undefined ? {} : { image_tag: chart.appVersion }),
-      tag: chart.appVersion,
+      ...(attributes.image_tag === undefined ? {} : { image_tag: chart.defaultTag }),
+      tag: chart.defaultTag,
       tag_from_app_version: true,
-      latest: chart.appVersion === null,
+      latest: chart.defaultTag === null,
     });
   }
   const e = evidence(file, doc.span(path), {
@@ -314,7 +330,7 @@ function imageEvidence(
     subject: entityKey('service', owner),
     relationship: 'uses_image',
     object: imageKey(image),
-    summary: `Helm values of chart ${chart.name} set ${path.join('.')} to image ${raw}${tagFromAppVersion ? ` (tag from appVersion ${chart.appVersion ?? 'unset'})` : ''}`,
+    summary: `Helm values of chart ${chart.name} set ${path.join('.')} to image ${raw}${tagFromAppVersion ? ` (tag from the chart: ${chart.defaultTag ?? 'unset'})` : ''}`,
     attributes,
   });
   return [e];

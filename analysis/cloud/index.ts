@@ -17,7 +17,7 @@ import { analyzeTerraform } from './terraform';
 export type CloudFormat =
   'compose' | 'dotenv' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes' | 'proxy';
 
-const COMPOSE = /^(docker-)?compose([.-][^/]*)?\.ya?ml$/i;
+const COMPOSE = /^((docker-)?compose|docker-stack)([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
 /** CI definitions belong to the CI analyzers. */
 const CI_PATHS = /(^|\/)(\.github|\.circleci|\.gitlab)\/|(^|\/)\.gitlab-ci\.ya?ml$/;

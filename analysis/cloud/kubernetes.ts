@@ -6,7 +6,7 @@
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
 import { evidence, type EvidenceFields } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
+import { isSecretName, looksLikeSecretValue, placeholderReason } from '../shared/secrets';
 import { asArray, asString, isRecord } from '../shared/values';
 import type { PathItem } from '../shared/yaml';
 import { classifyDeclared, classifyImage, redact, singlePort } from './common';
@@ -521,13 +521,21 @@ function secretEvidence(s: K8sObject): Evidence[] {
     ['stringData', stringData],
   ] as const) {
     for (const [k, v] of Object.entries(map)) {
-      if (asString(v) === null || asString(v) === '') continue;
+      const written = asString(v);
+      if (written === null || written === '') continue;
+      // `data` is base64: the placeholder test reads what it decodes to.
+      const plain = field === 'data' ? Buffer.from(written, 'base64').toString('utf8') : written;
+      const placeholder = looksLikeSecretValue(plain) ? null : placeholderReason(plain);
       out.push(
         cite(s, [field, k], {
           kind: 'literal-secret',
           subject,
-          summary: `Secret ${s.name} commits a value for ${k}`,
-          attributes: { variable: k, source: 'secret-manifest' },
+          summary: `Secret ${s.name} commits a ${placeholder ? 'placeholder ' : ''}value for ${k}`,
+          attributes: {
+            variable: k,
+            source: 'secret-manifest',
+            ...(placeholder ? { placeholder } : {}),
+          },
         }),
       );
     }

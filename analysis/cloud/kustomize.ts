@@ -12,7 +12,7 @@ import {
 import { evidence } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname } from '../shared/paths';
-import { isLiteralValue } from '../shared/secrets';
+import { isLiteralValue, placeholderReason } from '../shared/secrets';
 import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type YamlDoc } from '../shared/yaml';
 
@@ -124,14 +124,19 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
       const eq = s.indexOf('=');
       if (eq < 0 || !isLiteralValue(s.slice(eq + 1))) return;
       const variable = s.slice(0, eq);
+      const placeholder = placeholderReason(s.slice(eq + 1));
       out.push(
         evidence(file, doc.span(['secretGenerator', i, 'literals', j]), {
           source: 'cloud',
           provider: PROVIDER,
           kind: 'literal-secret',
           subject: entityKey('secret', asString(g.name) ?? variable),
-          summary: `kustomization ${dir} generates secret ${String(g.name)} with a literal value for ${variable}`,
-          attributes: { variable, source: 'secretGenerator' },
+          summary: `kustomization ${dir} generates secret ${String(g.name)} with a ${placeholder ? 'placeholder' : 'literal'} value for ${variable}`,
+          attributes: {
+            variable,
+            source: 'secretGenerator',
+            ...(placeholder ? { placeholder } : {}),
+          },
         }),
       );
     });

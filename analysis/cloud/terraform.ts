@@ -14,7 +14,12 @@ import {
 import { evidence, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname } from '../shared/paths';
-import { isLiteralValue, isSecretName, looksLikeSecretValue } from '../shared/secrets';
+import {
+  isLiteralValue,
+  isSecretName,
+  looksLikeSecretValue,
+  placeholderReason,
+} from '../shared/secrets';
 import { errorMessage } from '../shared/text';
 import { isRecord } from '../shared/values';
 import { attributeSpan, findLine, topLevelBlocks } from './hcl-text';
@@ -406,15 +411,21 @@ function literalSecrets(r: TfResource, index: Index): Evidence[] {
       ([path, v]) =>
         (isSecretName(path.split('.').pop() ?? '') || looksLikeSecretValue(v)) && isLiteralValue(v),
     )
-    .map(([path]) => {
+    .map(([path, v]) => {
       const arg = path.split('.').pop() ?? path;
+      const placeholder = looksLikeSecretValue(v) ? null : placeholderReason(v);
       return evidence(r.file, attributeSpan(r.lines, r.span, arg), {
         source: 'cloud',
         provider: PROVIDER,
         kind: 'literal-secret',
         subject: index.keyOf(r),
-        summary: `Terraform ${r.address} sets ${path} to a literal secret value`,
-        attributes: { variable: path, source: 'terraform', address: r.address },
+        summary: `Terraform ${r.address} sets ${path} to a ${placeholder ? `placeholder (${placeholder})` : 'literal secret value'}`,
+        attributes: {
+          variable: path,
+          source: 'terraform',
+          address: r.address,
+          ...(placeholder ? { placeholder } : {}),
+        },
       });
     });
 }

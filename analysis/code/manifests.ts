@@ -99,12 +99,15 @@ const LOCKFILES = new Set([
   'Cargo.lock',
   'packages.lock.json',
   'gradle.lockfile',
+  'go.work.sum',
+  // A Gradle version catalog pins every version a build uses (issue 30 counts it).
+  'libs.versions.toml',
   'composer.lock',
   'Gemfile.lock',
 ]);
 
 export function isLockfile(path: string): boolean {
-  return LOCKFILES.has(basename(path));
+  return LOCKFILES.has(basename(path)) || basename(path).endsWith('.lockfile');
 }
 
 // ---------------------------------------------------------------------------------------------

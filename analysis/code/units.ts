@@ -27,6 +27,7 @@ import { uniqueSorted } from '../shared/text';
 import { asArray, isRecord } from '../shared/values';
 import { parseYamlDocuments } from '../shared/yaml';
 import { classifyUnit } from './classify';
+import { lockStatus } from './lockfiles';
 import { isLockfile, manifestKindOf, parseManifest } from './manifests';
 import type { CodeModel, Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
 
@@ -303,10 +304,11 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
 
   const model: CodeModel = { files, fileByPath, units, unitByDir, filesByUnit, ownerOf };
   const out: Evidence[] = [];
+  const allLockfiles = files.map((f) => f.path).filter(isLockfile);
   for (const u of units) {
     const file = fileByPath.get(u.citation.path);
     if (!file) continue;
-    const hasManifest = u.manifests.length > 0;
+    const lock = lockStatus(u.manifests, u.lockfiles, allLockfiles, fileByPath);
     const where = u.dir === '' ? 'the repository root' : u.dir;
     // What the unit is (service, library, test...): only a service is an entity by itself.
     const cls = classifyUnit(u, fileByPath, filesByUnit.get(u.key) ?? []);
@@ -329,8 +331,9 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
             dockerfiles: u.dockerfiles,
             has_dockerfile: u.dockerfiles.length > 0,
             aliases: u.aliases,
-            lockfiles: u.lockfiles,
-            lockfile_present: hasManifest ? u.lockfiles.length > 0 : null,
+            lockfiles: lock.lockfiles,
+            lockfile_present: lock.present,
+            ...(lock.not_applicable ? { lockfile_not_applicable: lock.not_applicable } : {}),
             unit_class: cls.unit_class,
             class_reason: cls.class_reason,
             ...(u.npmName ? { npm_name: u.npmName } : {}),

@@ -114,3 +114,29 @@ export function isLiteralValue(value: unknown): boolean {
   if (v.startsWith('$') || v.startsWith('%')) return false;
   return !v.includes('${') && !v.includes('{{') && !v.includes('<<');
 }
+
+/** Words that stand for a value still to be filled in, never a real credential. */
+const PLACEHOLDER_WORDS =
+  /^(change[-_ .]?me|replace[-_ .]?me|placeholder|dummy|fake|example|sample|todo|tbd|fixme|redacted|none|null|undefined|x{3,}|\*{3,}|\.{3,})$/i;
+/** References a secret manager resolves at deploy or run time (the value lives elsewhere). */
+const SECRET_MANAGER_REF =
+  /^(arn:aws[\w-]*:(secretsmanager|ssm):|\{\{resolve:(secretsmanager|ssm-secure|ssm):|projects\/[^/]+\/secrets\/|(sm|gsm|gcpsm|vault|akv|awssm|awsssm|op|doppler|infisical|bws):\/\/|vault:|ref\+\w+:\/\/|@Microsoft\.KeyVault\(|secretref:|keyvaultref:)/i;
+
+/**
+ * Why a value written in place of a secret is a placeholder rather than a secret (null: it may
+ * be one): `<your key>`, `[TOKEN]`, `GOOGLE_API_KEY_VAL` (an upper-case name ending `_VAL`/
+ * `_VALUE`/`_PLACEHOLDER`, replaced at deploy time), `changeme`, `dummy`, `your-api-key`, `xxx`,
+ * or a secret manager reference (`arn:aws:secretsmanager:...`, `projects/p/secrets/s`,
+ * `vault:...`, `{{resolve:secretsmanager:...}}`, `@Microsoft.KeyVault(...)`).
+ */
+export function placeholderReason(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const v = value.trim();
+  if (/^<[^<>]+>$/.test(v) || /^\[[^[\]]+\]$/.test(v)) return 'a <...> placeholder';
+  if (/^[A-Z][A-Z0-9_]*_(VAL|VALUE|PLACEHOLDER)$/.test(v))
+    return 'an upper-case placeholder replaced at deploy time';
+  if (PLACEHOLDER_WORDS.test(v) || /^(your|insert|enter|put)[-_ ][\w -]*$/i.test(v))
+    return 'a placeholder word';
+  if (SECRET_MANAGER_REF.test(v)) return 'a secret manager reference';
+  return null;
+}

@@ -22,7 +22,8 @@ const CICD_PATTERNS: RegExp[] = [
 const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)Dockerfile(\.[\w.-]+)?$/,
   /(^|\/)[\w.-]*\.Dockerfile$/,
-  /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/,
+  // Compose files, their variants (`docker-compose-o11y.yaml`) and Swarm stack files (compose format).
+  /(^|\/)((docker-)?compose|docker-stack)([.-][\w.-]+)?\.ya?ml$/,
   // The .env file Compose interpolates compose files from.
   /(^|\/)\.env$/,
   // Environment files a compose `env_file:` names (`common.env`, `.env.production`); an
@@ -107,6 +108,18 @@ const CODE_MANIFESTS = new Set([
   'Cargo.lock',
   'Gemfile',
   'Gemfile.lock',
+  // Lockfiles of every ecosystem (lockfile-present reads them; issue 30).
+  'npm-shrinkwrap.json',
+  'bun.lock',
+  'Pipfile.lock',
+  'pdm.lock',
+  'uv.lock',
+  'packages.lock.json',
+  'gradle.lockfile',
+  'libs.versions.toml',
+  'go.work',
+  'go.work.sum',
+  'composer.lock',
   'composer.json',
   'mix.exs',
   'tsconfig.json',
@@ -129,6 +142,8 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   if (CLOUD_PATTERNS.some((p) => p.test(filePath))) return 'cloud';
   const base = path.posix.basename(filePath);
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
+  // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
+  if (base.endsWith('.lockfile')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
   // Spring classpath resources and config-server backends (`shared/orders.yml`, a config repo):
   // settings an application reads (analysis/code/spring-cloud.ts).

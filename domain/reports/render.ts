@@ -14,6 +14,7 @@ import type { Log, Result } from 'sarif';
 import { diagramGraphOf, svg, xmlEscape } from '../../analysis/diagram';
 import { CONTROL_SEVERITIES } from '../contract/values';
 import { isOpenFinding, reportSubject, type AuditReportContent } from './report';
+import { blockingQuestions, findingGroups, topFindings } from './sections';
 
 /** Who approved the report, as renderings show it. */
 export interface RenderedApproval {
@@ -69,18 +70,42 @@ export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext):
     '',
     `Open findings: ${CONTROL_SEVERITIES.map((k) => `${s.open_findings[k] ?? 0} ${k}`).join(', ')}. Open uncertainty cases: ${s.open_uncertainty_cases} (${s.blocking_uncertainty_cases} blocking). Gate: ${s.gate_outcome ?? 'not evaluated'}.`,
     '',
-    '## Findings',
-    '',
   ];
-  if (r.findings.length === 0) out.push('No findings.', '');
-  else {
-    out.push(
-      '| severity | control | finding | location | status |',
-      '| --- | --- | --- | --- | --- |',
-    );
-    for (const f of r.findings)
+  // The summary a reader stops at: the gate and the changes behind it, the top findings, the
+  // questions that block a decision.
+  if (r.gate) {
+    out.push(`**Change gate: ${r.gate.outcome}.**`, '');
+    for (const reason of r.gate.reasons) out.push(`- ${cell(reason)}`);
+    if (r.gate.reasons.length) out.push('');
+  }
+  const top = topFindings(r);
+  if (top.length) {
+    out.push('**Top findings**', '');
+    for (const f of top)
       out.push(
-        `| ${f.severity} | ${f.control_key} | ${cell(f.title)} | ${f.locations[0] ? `\`${where(f.locations[0])}\`` : '—'} | ${f.status} |`,
+        `- ${f.severity}: ${cell(f.title)}${f.locations[0] ? ` (\`${where(f.locations[0])}\`)` : ''}`,
+      );
+    out.push('');
+  }
+  const blocking = blockingQuestions(r);
+  out.push(blocking.length ? '**Open blocking questions**' : 'No open blocking question.', '');
+  for (const u of blocking) out.push(`- ${u.reason} on \`${u.subject_key}\`: ${cell(u.detail)}`);
+  if (blocking.length) out.push('');
+  out.push('## Findings', '');
+  if (r.findings.length === 0) out.push('No findings.', '');
+  // One section per control: its rationale once, then where it fails.
+  for (const g of findingGroups(r)) {
+    out.push(
+      `### ${g.severity}: ${cell(g.title)} (\`${g.control_key}\`, ${g.findings.length} finding(s), ${g.open} open)`,
+      '',
+      cell(g.rationale),
+      '',
+      '| finding | location | status |',
+      '| --- | --- | --- |',
+    );
+    for (const f of g.findings)
+      out.push(
+        `| ${cell(f.title)}${f.detail !== g.rationale ? `: ${cell(f.detail)}` : ''} | ${f.locations.map((l) => `\`${where(l)}\``).join(', ') || '—'} | ${f.status} |`,
       );
     out.push('');
   }
@@ -109,10 +134,6 @@ export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext):
   if (r.uncertainty_cases.length === 0) out.push('No uncertainty cases.');
   for (const u of r.uncertainty_cases)
     out.push(`- ${u.blocking ? '**blocking** ' : ''}${u.reason} (${u.state}): ${u.detail}`);
-  if (r.gate) {
-    out.push('', `## Change gate: ${r.gate.outcome}`, '');
-    for (const reason of r.gate.reasons) out.push(`- ${reason}`);
-  }
   out.push('');
   return out.join('\n');
 }
@@ -135,8 +156,9 @@ h1{font-size:1.6rem}h2{font-size:1.2rem;border-bottom:1px solid #cbd5e1;padding-
 table{border-collapse:collapse;width:100%;margin:.5rem 0;font-size:.9rem}th,td{border:1px solid #cbd5e1;padding:.25rem .4rem;text-align:left;vertical-align:top}
 th{background:#f1f5f9}code{font-family:ui-monospace,monospace;font-size:.85em}.meta{color:#475569}
 .sev-critical,.sev-high{color:#b91c1c;font-weight:600}.sev-medium{color:#b45309}.approved{color:#15803d;font-weight:600}.draft{color:#b45309;font-weight:600}
-figure{margin:1rem 0;overflow:auto}figure svg{max-width:100%;height:auto}
-@media print{body{margin:0;max-width:none}h2{break-after:avoid}tr,figure{break-inside:avoid}a{color:inherit}}
+figure{margin:1rem 0;overflow:auto;max-height:85vh;border:1px solid #e2e8f0}figure svg{max-width:none;height:auto}
+h3{font-size:1rem;margin:1.2rem 0 .3rem}.rationale{color:#334155;margin:.2rem 0}section.control{break-inside:avoid-page}
+@media print{body{margin:0;max-width:none}h2,h3{break-after:avoid}tr,figure{break-inside:avoid}figure{max-height:none;overflow:visible;border:0}figure svg{max-width:100%}a{color:inherit}}
 `;
 
 /** One HTML document with everything inline (style, diagram): it opens and prints offline. */
@@ -146,6 +168,8 @@ export function renderReportHtml(r: AuditReportContent, ctx: RenderContext): str
     title: `Architecture of audit ${r.audit_id} (snapshot version ${r.architecture.snapshot_version})`,
   });
   const code = (x: string) => `<code>${h(x)}</code>`;
+  const top = topFindings(r);
+  const blocking = blockingQuestions(r);
   return [
     '<!DOCTYPE html>',
     '<html lang="en"><head><meta charset="utf-8">',
@@ -165,21 +189,43 @@ export function renderReportHtml(r: AuditReportContent, ctx: RenderContext): str
       ['controls', ...Object.keys(s.assessments)],
       [['count', ...Object.values(s.assessments).map(String)]],
     ),
-    '<h2>Architecture</h2>',
-    `<figure>${diagram}</figure>`,
+    ...(r.gate
+      ? [
+          `<p><strong>Change gate: ${h(r.gate.outcome)}</strong></p>`,
+          r.gate.reasons.length
+            ? `<ul>${r.gate.reasons.map((x) => `<li>${h(x)}</li>`).join('')}</ul>`
+            : '',
+        ]
+      : []),
+    ...(top.length
+      ? [
+          '<h3>Top findings</h3>',
+          `<ol>${top.map((f) => `<li><span class="sev-${h(f.severity)}">${h(f.severity)}</span> ${h(f.title)}${f.locations[0] ? ` ${code(where(f.locations[0]))}` : ''}</li>`).join('')}</ol>`,
+        ]
+      : []),
+    blocking.length
+      ? `<h3>Open blocking questions</h3><ul>${blocking.map((u) => `<li>${h(u.reason)} on ${code(u.subject_key)}: ${h(u.detail)}</li>`).join('')}</ul>`
+      : '<p>No open blocking question.</p>',
     '<h2>Findings</h2>',
-    r.findings.length === 0
-      ? '<p>No findings.</p>'
-      : table(
-          ['severity', 'control', 'finding', 'location', 'status'],
-          r.findings.map((f) => [
-            `<span class="sev-${h(f.severity)}">${h(f.severity)}</span>`,
-            code(f.control_key),
-            `${h(f.title)}<br><small>${h(f.detail)}</small>`,
+    r.findings.length === 0 ? '<p>No findings.</p>' : '',
+    // One section per control: the rationale once, then its locations.
+    ...findingGroups(r).map((g) =>
+      [
+        `<section class="control"><h3><span class="sev-${h(g.severity)}">${h(g.severity)}</span> ${h(g.title)} ${code(g.control_key)} <small>${g.findings.length} finding(s), ${g.open} open</small></h3>`,
+        `<p class="rationale">${h(g.rationale)}</p>`,
+        table(
+          ['finding', 'location', 'status'],
+          g.findings.map((f) => [
+            `${h(f.title)}${f.detail !== g.rationale ? `<br><small>${h(f.detail)}</small>` : ''}`,
             f.locations.map((l) => code(where(l))).join('<br>') || '—',
             h(f.status),
           ]),
         ),
+        '</section>',
+      ].join(''),
+    ),
+    '<h2>Architecture</h2>',
+    `<figure>${diagram}</figure>`,
     '<h2>Controls</h2>',
     table(
       ['control', 'status', 'confidence', 'rationale'],
@@ -207,12 +253,6 @@ export function renderReportHtml(r: AuditReportContent, ctx: RenderContext): str
             h(u.detail),
           ]),
         ),
-    ...(r.gate
-      ? [
-          `<h2>Change gate: ${h(r.gate.outcome)}</h2>`,
-          `<ul>${r.gate.reasons.map((x) => `<li>${h(x)}</li>`).join('')}</ul>`,
-        ]
-      : []),
     '</body></html>',
     '',
   ].join('\n');
