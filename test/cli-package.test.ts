@@ -1,11 +1,12 @@
 /**
  * The CLI as someone without this checkout gets it: `npm run build:cli` makes the tarball, which
- * is installed with npm into an empty folder (offline: it has no dependencies) and run from there
+ * the API serves and npm installs from there into an empty folder; it is run from that folder
  * with a PATH that holds no tsx, against the real stack: README's CLI commands, the GitHub Actions
  * step (`--branch` with `--commit`), and the gate's loud failures (an empty, malformed or unknown
  * id, an ended audit without a gate, an answer that is not the API's).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -56,20 +57,27 @@ const show = (r: Run) => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
 
 test.before(async () => {
   execFileSync('npm', ['run', '--silent', 'build:cli'], { cwd: ROOT, stdio: 'ignore' });
-  const tarball = path.join(ROOT, 'dist', 'archaudit-cli.tgz');
-  execFileSync(
+  h = await startAuditHarness();
+  tenant = await createTenant(h.app.services.db);
+  repo = createRepo(CHANGES_V1);
+  // As README says: from the server itself, never from a public registry (asynchronously: the
+  // server answering npm runs in this process).
+  await promisify(execFile)(
     'npm',
-    ['install', '--offline', '--no-audit', '--no-fund', '--prefix', folder, tarball],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefix',
+      folder,
+      `${h.app.url}/cli/archaudit-cli.tgz`,
+    ],
     {
       cwd: folder,
-      stdio: 'ignore',
       env: { ...process.env, npm_config_cache: path.join(folder, '.npm') },
     },
   );
   bin = path.join(folder, 'node_modules', '.bin', 'archaudit');
-  h = await startAuditHarness();
-  tenant = await createTenant(h.app.services.db);
-  repo = createRepo(CHANGES_V1);
 });
 
 test.after.always(async () => {
@@ -201,6 +209,23 @@ test.serial(
     );
     t.is(unknown.code, 1, show(unknown));
     t.is((await cli('decisions', 'show', '')).code, 2);
+    // An audit that failed (no such branch) has no gate: exit 1 even when --fail-on leaves
+    // insufficient_evidence out.
+    const failed = await cli(
+      'audit',
+      'run',
+      '--repo',
+      'orders',
+      '--branch',
+      'no-such-branch',
+      '--wait',
+      '--json',
+    );
+    t.is(failed.code, 1, show(failed));
+    const failedId = JSON.parse(failed.stdout).audit.id as string;
+    const noGate = await cli('audit', 'gate', failedId, '--fail-on', 'blocked');
+    t.is(noGate.code, 1, show(noGate));
+    t.regex(noGate.stderr, /failed without a change gate/);
     t.is((await cli('audit', 'run', '--repo', 'orders', '--commit', 'abc')).code, 2);
     t.is((await cli('audit', 'run', '--repo', 'orders', '--branch', '')).code, 2);
 
