@@ -127,7 +127,13 @@ function allOrFirstFailure<T>(results: PromiseSettledResult<T>[]): T[] {
 /** One work step of a stage, given the marks it applies. */
 type Step = (marks: StepMarks) => Promise<StageOutcome>;
 
-function stepsOf(auditId: string, stage: PlannedStage, work: Work, book: Book): Step[] {
+function stepsOf(
+  auditId: string,
+  stage: PlannedStage,
+  work: Work,
+  book: Book,
+  needsBaseline: boolean,
+): Step[] {
   const steps: Step[] = [];
   if (stage.key === 'source') steps.push((m) => work.acquireSource(auditId, m));
   for (const agent of stage.agents) steps.push((m) => work.runAgent(auditId, agent, m));
@@ -137,7 +143,7 @@ function stepsOf(auditId: string, stage: PlannedStage, work: Work, book: Book): 
   if (stage.key === 'changes' && patched('changes-gate')) {
     // An audit of another branch is gated against the default branch at the merge-base, audited
     // first when it never was (audits recorded before this ran no such step).
-    const baseline = patched('baseline-audit');
+    const baseline = needsBaseline && patched('baseline-audit');
     steps.push(async (m) => {
       if (baseline) await runBaseline(auditId, work, book);
       return work.evaluateChanges(auditId, m);
@@ -189,6 +195,7 @@ async function runStages(auditId: string, book: Book, work: Work): Promise<void>
   // The first step begins the audit: no local activity before it, so the first workflow task
   // only schedules it. It returns the plan (which stages and agents run).
   let plan: AuditPlan;
+  let needsBaseline = false;
   try {
     const first = await work.acquireSource(auditId, {
       beginAudit: true,
@@ -196,6 +203,7 @@ async function runStages(auditId: string, book: Book, work: Work): Promise<void>
       after: [{ key: 'source', status: 'completed', summaries: [] }],
     });
     plan = first.plan!;
+    needsBaseline = first.baseline === true;
   } catch (err) {
     const failed = stageFailure(err, 'source');
     await book.stageFinished(auditId, 'source', {
@@ -215,7 +223,7 @@ async function runStages(auditId: string, book: Book, work: Work): Promise<void>
     endsAudit: boolean,
   ): Promise<{ carry: StageMark[]; ended: boolean }> => {
     if (s.skip) return { carry: carried, ended: false };
-    const steps = stepsOf(auditId, s, work, book);
+    const steps = stepsOf(auditId, s, work, book, needsBaseline);
     if (steps.length === 0) {
       const empty: StageMark[] = [
         { key: s.key, status: 'running' },

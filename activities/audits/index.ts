@@ -565,8 +565,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           coverage_gaps: gaps,
           context_hash: contextHash,
         });
+        const base = (source as { base?: { merge_base_sha: string | null } }).base;
         return {
           summary: `${rows.length} files, ${bytes} bytes, manifest ${manifestSha256.slice(0, 12)}`,
+          ...(base?.merge_base_sha ? { baseline: true } : {}),
         };
       });
       return plan ? { ...outcome, plan } : outcome;
