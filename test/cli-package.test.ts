@@ -116,6 +116,26 @@ test.serial("README's CLI commands run from the installed package", async (t) =>
   const run = await ok('audit', 'run', '--repo', 'orders', '--branch', 'main', '--wait', '--json');
   const auditId = JSON.parse(run.stdout).audit.id as string;
   await ok('audit', 'logs', auditId);
+  await ok('audit', 'logs', auditId, '--follow');
+  await ok(
+    'audit',
+    'run',
+    '--repo',
+    'orders',
+    '--commit',
+    repo.git('rev-parse', 'HEAD'),
+    '--deep-review',
+  );
+  // A folder, packed (.gitignore applied) and uploaded by the bundled CLI.
+  fs.mkdirSync(path.join(folder, 'src'));
+  for (const [p, content] of Object.entries(CHANGES_V1)) {
+    fs.mkdirSync(path.dirname(path.join(folder, 'src', p)), { recursive: true });
+    fs.writeFileSync(path.join(folder, 'src', p), content);
+  }
+  fs.writeFileSync(path.join(folder, 'src', '.gitignore'), 'secrets.env\n');
+  fs.writeFileSync(path.join(folder, 'src', 'secrets.env'), 'X=1\n');
+  const packed = await ok('audit', 'run', '--path', 'src', '--wait', '--timeout', '900');
+  t.regex(packed.stderr + packed.stdout, /packed \d+ files/);
   // The first audit has no baseline: insufficient_evidence, exit 12 by default.
   t.is((await cli('audit', 'gate', auditId)).code, 12);
   await ok(
