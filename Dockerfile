@@ -30,6 +30,10 @@ COPY . .
 RUN npm run --silent bundle:workflows -- /app/dist/workflow-bundle.js
 ENV WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 
+# The CLI as a dependency-free package: `archaudit` in the image, and the tarball the API serves
+# at /cli/archaudit-cli.tgz for CI jobs (README, the command-line client).
+RUN npm run --silent build:cli && npm install -g --offline /app/dist/archaudit-cli.tgz
+
 # DATA_DIR (blobs) is shared by the API and the worker through a volume mounted here; a new
 # named volume takes this folder's owner, so the unprivileged user can write to it.
 RUN mkdir -p /data && chown node:node /data

@@ -11,6 +11,7 @@ import { createApp } from './app';
 import type { AppServices } from './services';
 import { ensureCatalog } from '../db/controls';
 import { answerProbe } from './probes';
+import { answerCliDownload } from './cli-download';
 import { countAuditsWith, watchPool } from '../platform/metrics';
 import { countAuditsByStatus } from '../db/audits';
 
@@ -34,7 +35,8 @@ export async function startApi(
   const handle = app.callback();
   let closing: Promise<void> | undefined;
   const server = http.createServer((req, res) => {
-    if (!answerProbe(req, res, services, () => closing !== undefined)) void handle(req, res);
+    if (answerProbe(req, res, services, () => closing !== undefined)) return;
+    if (!answerCliDownload(req, res)) void handle(req, res);
   });
   server.keepAliveTimeout = 65_000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>

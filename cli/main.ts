@@ -101,9 +101,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Runs the CLI on `argv` (as process.argv) and sets the exit code. */
+/** Runs the CLI on `argv` (as process.argv) and sets the exit code (bin.cjs and the bundle call it). */
 export async function run(argv: string[]): Promise<void> {
   process.exitCode = await main(argv);
 }
-
-if (require.main === module) void run(process.argv);

@@ -64,25 +64,53 @@ export function completedSnapshots(db: Knex, workspaceId: string, repositoryId: 
     ]);
 }
 
-/** The newest snapshot of a repository whose audit completed (optionally before another audit's). */
+/**
+ * A repository's "latest architecture": its snapshots whose audit completed, the default branch's
+ * full audits first (an audit of the default branch, or of a commit with no branch named, whose
+ * source scope narrows nothing), then the others; newest first within each. A feature-branch or
+ * scoped audit is the latest only while the default branch has no full one.
+ */
+function latestFirst(db: Knex, workspaceId: string, repositoryId: string) {
+  return db('architecture_snapshots as s')
+    .join('audits as a', 'a.id', 's.audit_id')
+    .join('repositories as r', 'r.id', 's.repository_id')
+    .where({
+      's.workspace_id': workspaceId,
+      's.repository_id': repositoryId,
+      'a.status': 'completed',
+    })
+    .orderByRaw(
+      `(a.branch_ref IS NULL OR a.branch_ref = r.default_branch OR a.branch_ref = 'refs/heads/' || r.default_branch)
+        AND coalesce(a.source_scope->'include', '[]'::jsonb) = '[]'::jsonb
+        AND coalesce(a.source_scope->'exclude', '[]'::jsonb) = '[]'::jsonb
+        AND coalesce(jsonb_array_length(a.source_scope->'source_types'), 3) = 3
+        AND a.source_scope->'max_files' IS NULL DESC`,
+    )
+    .orderBy([
+      { column: 's.generated_at', order: 'desc' },
+      { column: 's.id', order: 'desc' },
+    ]);
+}
+
+/** The repository's latest architecture (see latestFirst), optionally not that of one audit. */
 export async function latestSnapshot(
   db: Knex,
   workspaceId: string,
   repositoryId: string,
   exceptAuditId?: string,
 ): Promise<SnapshotRow | undefined> {
-  const q = completedSnapshots(db, workspaceId, repositoryId).select('s.*').first();
+  const q = latestFirst(db, workspaceId, repositoryId).select('s.*').first();
   if (exceptAuditId) q.whereNot('s.audit_id', exceptAuditId);
   return q as Promise<SnapshotRow | undefined>;
 }
 
-/** The id of that newest snapshot, without its graph. */
+/** The id of that snapshot, without its graph. */
 export async function latestSnapshotId(
   db: Knex,
   workspaceId: string,
   repositoryId: string,
 ): Promise<string | undefined> {
-  const row = await completedSnapshots(db, workspaceId, repositoryId).first('s.id');
+  const row = await latestFirst(db, workspaceId, repositoryId).first('s.id');
   return row?.id;
 }
 

@@ -157,6 +157,12 @@ export async function getAuditById(db: Knex, id: string): Promise<AuditRow> {
   return row;
 }
 
+/** An audit's status, or undefined when it no longer exists. */
+export async function auditStatusById(db: Knex, id: string): Promise<string | undefined> {
+  const row = await db<AuditRow>('audits').where({ id }).first('status');
+  return row?.status;
+}
+
 export async function stagesOf(db: Knex, auditIds: string[]): Promise<Map<string, StageRow[]>> {
   const rows = auditIds.length
     ? await db<StageRow>('audit_stages')

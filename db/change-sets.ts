@@ -54,6 +54,34 @@ export async function insertChangeSet(
   return inserted as ChangeSetRow | undefined;
 }
 
+/**
+ * Inserts an observed set, or brings the one with the same key up to date (a pull request or a
+ * branch re-evaluated at its new head keeps one set: docs/decisions.md, issue 25).
+ */
+export async function upsertObservedChangeSet(
+  db: Knex,
+  row: Omit<ChangeSetRow, 'created_at' | 'updated_at'>,
+): Promise<ChangeSetRow> {
+  const [saved] = await db('change_sets')
+    .insert(encode(row))
+    .onConflict(['repository_id', 'state', 'change_key'])
+    .merge([
+      'source_ref',
+      'trigger',
+      'reason',
+      'audit_id',
+      'baseline_snapshot_id',
+      'result_snapshot_id',
+      'normalized_changes',
+      'impact_result',
+      'gate_result',
+      'occurred_at',
+      'updated_at',
+    ])
+    .returning('*');
+  return saved as ChangeSetRow;
+}
+
 export async function findChangeSet(
   db: Knex,
   workspaceId: string,

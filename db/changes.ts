@@ -119,6 +119,41 @@ export async function previousSnapshotIdOnBranch(
   return (await q)?.id;
 }
 
+/**
+ * The baseline of an audit of another branch: the default branch's snapshot at the merge-base
+ * (the newest of its completed audits of that commit), else the default branch's newest completed
+ * snapshot generated before `current` (`at_merge_base` false: the gate says so).
+ */
+export async function defaultBranchBaseline(
+  db: Knex,
+  current: SnapshotPlace,
+  defaultBranch: string,
+  mergeBaseSha: string | null,
+): Promise<{ id: string; commit_sha: string | null; at_merge_base: boolean } | undefined> {
+  if (!current.repository_id) return undefined;
+  const base = () =>
+    db('architecture_snapshots as s')
+      .join('audits as a', 'a.id', 's.audit_id')
+      .where({
+        's.workspace_id': current.workspace_id,
+        's.repository_id': current.repository_id,
+        'a.status': 'completed',
+      })
+      .whereIn('a.branch_ref', [defaultBranch, `refs/heads/${defaultBranch}`])
+      .whereNot('s.id', current.id)
+      .orderBy([
+        { column: 's.generated_at', order: 'desc' },
+        { column: 's.id', order: 'desc' },
+      ])
+      .first('s.id', 'a.commit_sha');
+  if (mergeBaseSha) {
+    const exact = await base().where('a.commit_sha', mergeBaseSha);
+    if (exact) return { ...exact, at_merge_base: true };
+  }
+  const nearest = await base().where('s.generated_at', '<=', current.generated_at);
+  return nearest ? { ...nearest, at_merge_base: false } : undefined;
+}
+
 /** The previous snapshot on the branch (see previousSnapshotIdOnBranch), whole. */
 export async function previousSnapshotOnBranch(
   db: Knex,

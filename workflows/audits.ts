@@ -3,16 +3,21 @@
  * parallel), each agent as its own activity with a retry policy, and a final state written even
  * when the run is cancelled (in a non-cancellable scope). Deterministic: all I/O is in activities.
  */
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  ParentClosePolicy,
   patched,
   proxyActivities,
   proxyLocalActivities,
+  sleep,
+  startChild,
   TimeoutFailure,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AuditActivities } from '../activities/audits';
 import type {
@@ -22,7 +27,12 @@ import type {
   StageOutcome,
   StepMarks,
 } from '../activities/audits/types';
-import { AUDIT_STATUS, type AuditWorkflowInput } from '../domain/workflow-starts';
+import { WORKFLOW_TYPES } from '../domain/contract/workflows';
+import {
+  AUDIT_STATUS,
+  auditStartOptions,
+  type AuditWorkflowInput,
+} from '../domain/workflow-starts';
 import { notifyDecisions } from './decision-notify';
 import { notifyRemediations } from './remediation-notify';
 
@@ -117,16 +127,60 @@ function allOrFirstFailure<T>(results: PromiseSettledResult<T>[]): T[] {
 /** One work step of a stage, given the marks it applies. */
 type Step = (marks: StepMarks) => Promise<StageOutcome>;
 
-function stepsOf(auditId: string, stage: PlannedStage, work: Work): Step[] {
+function stepsOf(
+  auditId: string,
+  stage: PlannedStage,
+  work: Work,
+  book: Book,
+  needsBaseline: boolean,
+): Step[] {
   const steps: Step[] = [];
   if (stage.key === 'source') steps.push((m) => work.acquireSource(auditId, m));
   for (const agent of stage.agents) steps.push((m) => work.runAgent(auditId, agent, m));
   if (stage.key === 'reconcile') steps.push((m) => work.persistArchitecture(auditId, m));
   if (stage.key === 'controls') steps.push((m) => work.persistControls(auditId, m));
   // Audits recorded before the gate existed ran no step here (docs/decisions.md, versioning).
-  if (stage.key === 'changes' && patched('changes-gate'))
-    steps.push((m) => work.evaluateChanges(auditId, m));
+  if (stage.key === 'changes' && patched('changes-gate')) {
+    // An audit of another branch is gated against the default branch at the merge-base, audited
+    // first when it never was (audits recorded before this ran no such step).
+    const baseline = needsBaseline && patched('baseline-audit');
+    steps.push(async (m) => {
+      if (baseline) await runBaseline(auditId, work, book);
+      return work.evaluateChanges(auditId, m);
+    });
+  }
   return steps;
+}
+
+/** How long a gate waits for a baseline audit another workflow runs, polling every 10 s. */
+const BASELINE_POLLS = 360;
+
+/**
+ * Runs the default branch's audit at the merge-base as a child (its own workflow, left running
+ * if this one ends), or waits for it when another branch's audit already started it. Its failure
+ * is not this audit's: the gate then says it has no baseline at the merge-base.
+ */
+async function runBaseline(auditId: string, work: Work, book: Book): Promise<void> {
+  const start = await work.ensureBaselineAudit(auditId);
+  if (!start) return;
+  try {
+    const child = await startChild<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
+      ...auditStartOptions(start),
+      taskQueue: workflowInfo().taskQueue,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+    await child.result().catch((err: unknown) => {
+      if (isCancellation(err)) throw err;
+    });
+    return;
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  for (let i = 0; i < BASELINE_POLLS; i += 1) {
+    if (await book.auditFinished(start.auditId)) return;
+    await sleep('10 seconds');
+  }
 }
 
 /**
@@ -141,6 +195,7 @@ async function runStages(auditId: string, book: Book, work: Work): Promise<void>
   // The first step begins the audit: no local activity before it, so the first workflow task
   // only schedules it. It returns the plan (which stages and agents run).
   let plan: AuditPlan;
+  let needsBaseline = false;
   try {
     const first = await work.acquireSource(auditId, {
       beginAudit: true,
@@ -148,6 +203,7 @@ async function runStages(auditId: string, book: Book, work: Work): Promise<void>
       after: [{ key: 'source', status: 'completed', summaries: [] }],
     });
     plan = first.plan!;
+    needsBaseline = first.baseline === true;
   } catch (err) {
     const failed = stageFailure(err, 'source');
     await book.stageFinished(auditId, 'source', {
@@ -167,7 +223,7 @@ async function runStages(auditId: string, book: Book, work: Work): Promise<void>
     endsAudit: boolean,
   ): Promise<{ carry: StageMark[]; ended: boolean }> => {
     if (s.skip) return { carry: carried, ended: false };
-    const steps = stepsOf(auditId, s, work);
+    const steps = stepsOf(auditId, s, work, book, needsBaseline);
     if (steps.length === 0) {
       const empty: StageMark[] = [
         { key: s.key, status: 'running' },

@@ -57,6 +57,7 @@ import { classifyPath, type SourceType } from '../../domain/audits/classify';
 import { isDatabaseUnavailable } from '../../db/errors';
 import { costUsd } from '../../domain/audits/pricing';
 import { SourceError } from '../../domain/audits/source-error';
+import { isOtherBranch } from '../../domain/repositories/git-ref';
 import { scopeFilter } from '../../domain/audits/source-scope';
 import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
 import { applyIngested, localIngestedId, NO_LOCATION } from '../../domain/architecture/ingested';
@@ -67,6 +68,8 @@ import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import { sourcePolicyOf } from '../../platform/source-access';
 import { recordChangeGate } from '../changes';
+import { auditFinished, ensureBaselineAudit } from '../changes/baseline';
+import type { AuditStart } from '../../domain/workflow-starts';
 import { persistControls, settleFindings } from '../controls';
 import { rideOutDatabaseOutage } from '../outage';
 import { recordUncertainty } from '../uncertainty';
@@ -384,8 +387,14 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               const branchRef = audit.commit_sha
                 ? audit.branch_ref
                 : (audit.branch_ref ?? repo.default_branch);
+              // Another branch than the default is gated against the default branch at the
+              // merge-base (docs/decisions.md, pull requests gated end to end).
+              const baseRef = isOtherBranch(branchRef, repo.default_branch)
+                ? repo.default_branch
+                : null;
               const fetched = await withHeartbeat(() =>
                 fetchCommit({
+                  baseRef,
                   url: repo.url,
                   branchRef,
                   commitSha: audit.commit_sha,
@@ -436,6 +445,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                 url: repo.url,
                 branch_ref: branchRef ?? fetched.ref,
                 commit_sha: fetched.commitSha,
+                ...(baseRef
+                  ? { base: { ref: baseRef, merge_base_sha: fetched.mergeBase ?? null } }
+                  : {}),
               };
             } finally {
               await fs.promises.rm(workDir, { recursive: true, force: true });
@@ -553,8 +565,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           coverage_gaps: gaps,
           context_hash: contextHash,
         });
+        const base = (source as { base?: { merge_base_sha: string | null } }).base;
         return {
           summary: `${rows.length} files, ${bytes} bytes, manifest ${manifestSha256.slice(0, 12)}`,
+          ...(base?.merge_base_sha ? { baseline: true } : {}),
         };
       });
       return plan ? { ...outcome, plan } : outcome;
@@ -964,6 +978,22 @@ export function createAuditActivities(deps: AuditActivityDeps) {
       return step(auditId, marks, () =>
         persistControls(db, auditId, { staleAfterDays: config.evidenceStaleAfterDays }),
       );
+    },
+
+    /**
+     * Before the `changes` stage of an audit of another branch: the default branch's audit at
+     * the merge-base to run first, or null (activities/changes/baseline.ts).
+     */
+    async ensureBaselineAudit(auditId: string): Promise<AuditStart | null> {
+      return ensureBaselineAudit(db, auditId, {
+        heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
+        maxAttempts: config.agentMaxAttempts,
+      });
+    },
+
+    /** Whether an audit has ended (the baseline a gate waits for). */
+    async auditFinished(auditId: string): Promise<boolean> {
+      return auditFinished(db, auditId);
     },
 
     /** Stage `changes`: the gate against the previous snapshot of the repository and branch. */

@@ -17,6 +17,11 @@ export interface AuditPlan {
 
 export interface StageOutcome {
   summary: string;
+  /**
+   * The source step of an audit of another branch than the default, with a merge-base: its gate
+   * waits for the default branch's audit there (workflows/audits.ts, runBaseline).
+   */
+  baseline?: boolean;
 }
 
 export type AuditFinalStatus = 'completed' | 'failed' | 'cancelled';

@@ -10,10 +10,13 @@ import { appendLog, getAuditById, sourceFiles } from '../../db/audits';
 import {
   auditGateOf,
   changeStore,
+  defaultBranchBaseline,
   previousSnapshotOnBranch,
+  snapshotWithAudit,
   recordAuditGate,
 } from '../../db/changes';
-import { insertChangeSet } from '../../db/change-sets';
+import { sourceBaseOf } from './baseline';
+import { insertChangeSet, upsertObservedChangeSet } from '../../db/change-sets';
 import { impactOf, normalizeObserved } from '../../domain/changes/change-sets';
 import type { DependencyGraph } from '../../analysis/dependencies';
 import { CODEOWNERS_PATHS } from '../../analysis/shared/paths';
@@ -23,6 +26,7 @@ import {
   presentChangeItem,
   presentGate,
   type GateLocation,
+  type SnapshotRecord,
   type StoredGate,
 } from '../../domain/changes/service';
 import type { BlobStore } from '../../platform/blob-store';
@@ -41,6 +45,37 @@ export async function ownersOf(
   return null;
 }
 
+/**
+ * What the audit's snapshot is compared with: for an audit of another branch than the default,
+ * the default branch's snapshot at the merge-base (or its nearest, said in `note`); otherwise the
+ * previous snapshot of the same branch.
+ */
+async function baselineOf(
+  db: Knex,
+  audit: Awaited<ReturnType<typeof getAuditById>>,
+  current: NonNullable<Awaited<ReturnType<typeof snapshotOfAudit>>>,
+): Promise<{ previous: SnapshotRecord | null; note: string | null }> {
+  const base = sourceBaseOf(audit.source);
+  if (!base)
+    return {
+      previous: (await previousSnapshotOnBranch(db, current, audit.branch_ref)) ?? null,
+      note: null,
+    };
+  const found = await defaultBranchBaseline(db, current, base.ref, base.merge_base_sha);
+  if (!found)
+    return {
+      previous: null,
+      note: `baseline: no completed audit of the default branch ${base.ref} to compare with; audit ${base.ref}${base.merge_base_sha ? ` at the merge-base ${base.merge_base_sha}` : ''} first`,
+    };
+  const previous = (await snapshotWithAudit(db, current.workspace_id, found.id)) ?? null;
+  const where = found.at_merge_base
+    ? `at the merge-base ${base.merge_base_sha}`
+    : base.merge_base_sha
+      ? `at ${found.commit_sha ?? 'an unknown commit'}, its nearest audit: none audited the merge-base ${base.merge_base_sha}`
+      : `at ${found.commit_sha ?? 'an unknown commit'}, its nearest audit: the branch shares no history with ${base.ref}`;
+  return { previous, note: `baseline: the default branch ${base.ref} ${where}` };
+}
+
 export async function recordChangeGate(
   db: Knex,
   blobs: BlobStore,
@@ -51,7 +86,7 @@ export async function recordChangeGate(
   const audit = await getAuditById(db, auditId);
   const current = await snapshotOfAudit(db, auditId);
   if (!current) return { summary: 'no architecture snapshot: no gate' };
-  const previous = (await previousSnapshotOnBranch(db, current, audit.branch_ref)) ?? null;
+  const { previous, note } = await baselineOf(db, audit, current);
   const refs = [audit.branch_ref, audit.origin_ref].filter((r): r is string => !!r);
   const { gate, coverage_comparable } = await evaluateChanges(
     changeStore(db),
@@ -59,6 +94,14 @@ export async function recordChangeGate(
     previous,
     refs,
   );
+  if (note)
+    gate.reasons.unshift({
+      code: 'baseline',
+      text: note,
+      rule_id: null,
+      key: null,
+      evidence_ids: [],
+    });
 
   // Where each reviewed or blocked item's first evidence stands, for CI annotations and owners.
   const firstEvidence = new Map<string, string>();
@@ -125,18 +168,23 @@ export async function recordChangeGate(
     },
     summary,
     async (trx) => {
-      // What happened, as an observed change set (candidates are reconciled against it).
+      // What happened, as an observed change set (candidates are reconciled against it). An
+      // audit of another branch (a pull request) keeps one set per branch or origin ref,
+      // brought up to date at each new head.
       if (!audit.repository_id || !previous) return;
       const normalized = normalizeObserved(gate.items);
-      await insertChangeSet(trx, {
+      const perBranch = note !== null && audit.branch_ref !== null;
+      const set = {
         id: crypto.randomUUID(),
         workspace_id: audit.workspace_id,
         repository_id: audit.repository_id,
-        state: 'observed',
-        change_key: `audit:${audit.id}`,
+        state: 'observed' as const,
+        change_key: perBranch
+          ? (audit.origin_ref ?? `branch:${audit.branch_ref}`)
+          : `audit:${audit.id}`,
         source_ref: audit.commit_sha ?? 'unknown',
-        trigger: 'audit',
-        reason: `Observed by audit ${audit.id} against snapshot ${previous.id}`,
+        trigger: perBranch && audit.origin === 'webhook' ? 'webhook' : 'audit',
+        reason: `Observed by audit ${audit.id} against snapshot ${previous.id}${note ? ` (${note})` : ''}`,
         actor_id: null,
         audit_id: audit.id,
         baseline_snapshot_id: previous.id,
@@ -148,7 +196,9 @@ export async function recordChangeGate(
         gate_result: presentGate(gate),
         accuracy: null,
         occurred_at: new Date(evaluatedAt),
-      });
+      };
+      if (perBranch) await upsertObservedChangeSet(trx, set);
+      else await insertChangeSet(trx, set);
     },
   );
   await appendLog(db, auditId, {

@@ -43,7 +43,7 @@ export const getArchitectureDependencies = defineOperation({
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/dependencies',
   summary: 'Upstream or downstream dependency paths of one entity',
   description:
-    "Follows relationships from `entity_key` (downstream: source to target; upstream: target to source) and returns every maximal simple path of at most `max_depth` relationships: a path ends at `max_depth`, at an entity with no further relationship, or where the next step would revisit an entity on the path (cycles end there). Path confidence is the product of its relationships' confidences, rounded half up to two decimals. At most 1000 paths are returned. `entity_key` may be a canonical key or an alias of one. Reads the latest completed snapshot of the repository unless `snapshot_id` names another.",
+    "Follows relationships from `entity_key` (downstream: source to target; upstream: target to source) and returns every maximal simple path of at most `max_depth` relationships: a path ends at `max_depth`, at an entity with no further relationship, or where the next step would revisit an entity on the path (cycles end there). Path confidence is the product of its relationships' confidences, rounded half up to two decimals. At most 1000 paths are returned. `entity_key` may be a canonical key or an alias of one. Reads the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) unless `snapshot_id` names another.",
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: RepositoryParams,
@@ -69,7 +69,10 @@ export const getArchitectureDependencies = defineOperation({
         }),
       ),
       snapshot_id: Type.Optional(
-        Uuid({ description: 'A snapshot of this repository; default the latest completed.' }),
+        Uuid({
+          description:
+            "A snapshot of this repository; default the repository's latest architecture (its default branch's latest full audit).",
+        }),
       ),
     },
     { additionalProperties: false },

@@ -96,7 +96,9 @@ export const getRepositoryArchitecture = defineOperation({
   operationId: 'getRepositoryArchitecture',
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture',
-  summary: "A repository's architecture from its latest completed audit",
+  summary: "A repository's latest architecture: its default branch's latest full audit",
+  description:
+    "The snapshot of the newest completed audit of the repository's default branch (or of a commit with no branch named) whose source scope narrows nothing (no include, exclude, source_types or max_files). Audits of other branches and scoped audits are served only while the default branch has no full audit.",
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: RepositoryParams,

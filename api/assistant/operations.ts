@@ -69,7 +69,7 @@ export const createAssistantConversation = defineOperation({
   path: '/v1/workspaces/{workspace_id}/assistant/conversations',
   summary: 'Start an assistant conversation about a repository',
   description:
-    "Questions of the conversation are answered from `snapshot_id` when given (a snapshot of that repository), else from the repository's latest completed snapshot at the time of each question.",
+    "Questions of the conversation are answered from `snapshot_id` when given (a snapshot of that repository), else from the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) at the time of each question.",
   tag: 'Assistant',
   access: { kind: 'scope', scope: 'audits:read' },
   params: WorkspaceParams,

@@ -95,6 +95,26 @@ export const AuditSourceResponse = Strict(
     file_count: Type.Integer({ minimum: 0, description: 'Files in the source manifest.' }),
     byte_count: Type.Integer({ minimum: 0, description: 'Bytes in the source manifest.' }),
     manifest_sha256: Type.String({ description: 'SHA-256 of the source manifest.' }),
+    base: Type.Optional(
+      Nullable(
+        Strict(
+          'AuditSourceBase',
+          {
+            ref: Type.String({ description: "The repository's default branch." }),
+            merge_base_sha: Nullable(
+              CommitSha({
+                description:
+                  'Merge-base of the audited commit with the default branch; null when they share no history or the branch is missing.',
+              }),
+            ),
+          },
+          {
+            description:
+              'For an audit of another branch than the default: where it left the default branch. Its change gate compares with the default branch snapshot at this commit.',
+          },
+        ),
+      ),
+    ),
   },
   { description: 'The resolved source an audit read.' },
 );

@@ -43,7 +43,7 @@ export const getArchitectureChanges = defineOperation({
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes',
   summary: 'Changes between two architecture snapshots of a repository, with the change gate',
   description:
-    "Without parameters: the repository's latest completed snapshot against the one before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.",
+    "Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.",
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: RepositoryParams,

@@ -10,7 +10,7 @@ import { asJson, fields, printRecord, table, withWorkspace, type Ctx } from '../
 import { packFolder } from '../pack';
 import { listrSink, plainSink, watchAudit } from '../progress';
 import { resolveRepository } from './repos';
-import { parseSeconds } from './shared';
+import { parseId, parseSeconds } from './shared';
 
 type Audit = components['schemas']['AuditResponse'];
 type Gate = components['schemas']['AuditGateResponse'];
@@ -38,6 +38,13 @@ export function parseFailOn(values: string[]): Set<ChangeGateOutcome> {
     out.add(v as ChangeGateOutcome);
   }
   return out;
+}
+
+/** An answer that is not what the contract promises: a CI step must not read it as a pass. */
+function unexpectedAnswer(what: string): CliError {
+  return new CliError(
+    `${what}: the API's answer is not the one the contract describes (is ARCHAUDIT_URL the archaudit API?); no verdict.`,
+  );
 }
 
 /** The exit code for a gate outcome under --fail-on. */
@@ -108,10 +115,18 @@ interface RunOptions {
 async function startAudit(ctx: Ctx, ws: string, o: RunOptions): Promise<Audit> {
   if (!!o.repo === !!o.path)
     throw new CliError('Give exactly one of --repo NAME|ID or --path DIR.', EXIT.usage);
-  if (o.branch && o.commit) throw new CliError('Give --branch or --commit, not both.', EXIT.usage);
+  // Both: exactly that commit, recorded as on that branch (a pull request's head: its gate then
+  // compares with the default branch at the merge-base).
+  if (o.branch !== undefined && o.branch.trim() === '')
+    throw new CliError('--branch is empty: give a branch name, or leave the flag out.', EXIT.usage);
+  if (o.commit !== undefined && !/^[0-9a-f]{40}$/i.test(o.commit))
+    throw new CliError(
+      `--commit must be a full 40-hex commit sha; got ${JSON.stringify(o.commit.slice(0, 80))}.`,
+      EXIT.usage,
+    );
   const body: components['schemas']['AuditCreate'] = {
     ...(o.branch ? { branch_ref: o.branch } : {}),
-    ...(o.commit ? { commit_sha: o.commit } : {}),
+    ...(o.commit ? { commit_sha: o.commit.toLowerCase() } : {}),
     ...(o.deepReview ? { deep_review: true } : {}),
   };
   if (o.repo) body.repository_id = await resolveRepository(ctx, o.repo);
@@ -153,7 +168,7 @@ function registerRun(auditCmd: Command): void {
     .option('--repo <name|id>', 'a registered repository')
     .option('--path <dir>', 'a local folder, packed (respecting .gitignore) and uploaded')
     .option('--branch <ref>', 'branch or ref to audit')
-    .option('--commit <sha>', 'commit to audit (40 hex)')
+    .option('--commit <sha>', 'commit to audit (40 hex); with --branch, recorded as on that branch')
     .option('--deep-review', 'also run the model-backed review agents')
     .option('--wait', 'follow the stages and agent runs until the audit ends, then print a summary')
     .addOption(
@@ -274,31 +289,25 @@ function registerGate(auditCmd: Command): void {
         cmd: Command,
       ) => {
         const failOn = parseFailOn(o.failOn);
+        auditId = parseId(auditId, 'audit');
         const { ctx, ws } = await withWorkspace(cmd);
         const gate = await gateOf(ctx.api, ws, auditId);
         if (!gate) {
           const a = unwrap(await audit(ctx.api, ws, auditId));
+          if (a?.id !== auditId || typeof a.status !== 'string')
+            throw unexpectedAnswer(`GET audit ${auditId}`);
           if (a.status === 'queued' || a.status === 'running')
             throw new CliError(
               `Audit ${a.id} is ${a.status}: its gate is computed by the changes stage. Wait for it (archaudit audit run --wait) and ask again.`,
             );
-          // An ended audit without a gate: no verdict can be given, and the CLI says so.
-          ctx.note(
-            `audit ${a.id} ${a.status} without a change gate: no evidence to judge the change`,
+          // An ended audit without a gate: no verdict was given, so the step fails whatever
+          // --fail-on says (only an evaluated gate that passes exits 0).
+          throw new CliError(
+            `Audit ${a.id} ${a.status} without a change gate: no verdict on the change (exit 1 whatever --fail-on says).`,
           );
-          const outcome: ChangeGateOutcome = 'insufficient_evidence';
-          if (ctx.json || o.format === 'json')
-            ctx.out(
-              asJson({
-                audit_id: a.id,
-                outcome,
-                reasons: [`audit ${a.status} without a change gate`],
-              }),
-            );
-          else ctx.out(`gate: ${outcome} (audit ${a.status} without a change gate)`);
-          process.exitCode = gateExit(outcome, failOn);
-          return;
         }
+        if (gate?.audit_id !== auditId || !CHANGE_GATE_OUTCOMES.includes(gate.outcome))
+          throw unexpectedAnswer(`GET audit ${auditId} gate`);
         let rendering: string;
         if (o.format === 'text') rendering = ctx.json ? asJson(gate) : `${gateText(gate)}\n`;
         else if (o.format === 'json') rendering = asJson(gate);
@@ -340,6 +349,7 @@ function registerLogs(auditCmd: Command): void {
         o: { level?: 'info' | 'warning' | 'error'; follow?: boolean },
         cmd: Command,
       ) => {
+        auditId = parseId(auditId, 'audit');
         const { ctx, ws } = await withWorkspace(cmd);
         const seen = new Set<string>();
         let since: string | undefined;
@@ -393,6 +403,7 @@ export function registerAudits(program: Command): void {
     )
     .action(
       async (auditId: string, o: { format: 'mermaid' | 'svg'; output?: string }, cmd: Command) => {
+        auditId = parseId(auditId, 'audit');
         const { ctx, ws } = await withWorkspace(cmd);
         const r = await ctx.api.raw(
           'GET',

@@ -10,7 +10,7 @@ import { CliError, EXIT } from '../exit-codes';
 import type { components } from '../generated/api';
 import { asJson, printList, printRecord, withWorkspace, type Cell, type Ctx } from '../output';
 import { resolveRepository } from './repos';
-import { limitOption, parseLimit } from './shared';
+import { limitOption, parseId, parseLimit } from './shared';
 
 type Decision = components['schemas']['ArchitectureDecisionResponse'];
 
@@ -150,6 +150,7 @@ function registerDecisions(program: Command): void {
     .argument('<decision>', 'decision id')
     .addHelpText('after', '\nExample:\n  archaudit decisions show $DECISION_ID')
     .action(async (id: string, _o, cmd: Command) => {
+      id = parseId(id, 'decision');
       const { ctx, ws } = await withWorkspace(cmd);
       const d = unwrap(
         await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/decisions/{decision_id}', {
@@ -164,6 +165,7 @@ function registerDecisions(program: Command): void {
     .argument('<decision>', 'decision id')
     .addHelpText('after', '\nExample:\n  archaudit decisions brief $DECISION_ID > decision.md')
     .action(async (id: string, _o, cmd: Command) => {
+      id = parseId(id, 'decision');
       const { ctx, ws } = await withWorkspace(cmd);
       const b = unwrap(
         await ctx.api.typed.GET('/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief', {
@@ -194,6 +196,7 @@ function registerDecisions(program: Command): void {
       ) => {
         if (!(DECISION_STATES as readonly string[]).includes(status))
           throw new CliError(`The state must be one of ${DECISION_STATES.join(', ')}.`, EXIT.usage);
+        id = parseId(id, 'decision');
         const { ctx, ws } = await withWorkspace(cmd);
         const d = unwrap(
           await ctx.api.typed.POST(

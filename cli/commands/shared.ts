@@ -23,3 +23,24 @@ export function parseSeconds(name: string, text: string): number {
     throw new CliError(`${name} must be a number of seconds > 0.`, EXIT.usage);
   return n;
 }
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * An id argument (audit, decision): a UUID, else a usage error. An empty one is named as such: in
+ * CI it is an unset variable (`archaudit audit gate "$AUDIT_ID"` after a failed step), and going on
+ * would ask the API another path than the one meant.
+ */
+export function parseId(text: string, what: string): string {
+  if (text.trim() === '')
+    throw new CliError(
+      `The ${what} id is empty: is the variable that should hold it set (did the step that prints it fail)?`,
+      EXIT.usage,
+    );
+  if (!UUID_RE.test(text))
+    throw new CliError(
+      `${JSON.stringify(text.slice(0, 80))} is not a ${what} id (a UUID, as the API returns in \`id\`).`,
+      EXIT.usage,
+    );
+  return text.toLowerCase();
+}

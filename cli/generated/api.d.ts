@@ -302,8 +302,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A repository's architecture from its latest completed audit
-         * @description Requires scope `audits:read`.
+         * A repository's latest architecture: its default branch's latest full audit
+         * @description The snapshot of the newest completed audit of the repository's default branch (or of a commit with no branch named) whose source scope narrows nothing (no include, exclude, source_types or max_files). Audits of other branches and scoped audits are served only while the default branch has no full audit.
+         *
+         *     Requires scope `audits:read`.
          */
         get: operations["getRepositoryArchitecture"];
         put?: never;
@@ -343,7 +345,7 @@ export interface paths {
         };
         /**
          * Changes between two architecture snapshots of a repository, with the change gate
-         * @description Without parameters: the repository's latest completed snapshot against the one before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.
+         * @description Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.
          *
          *     Requires scope `audits:read`.
          */
@@ -499,7 +501,7 @@ export interface paths {
         };
         /**
          * Upstream or downstream dependency paths of one entity
-         * @description Follows relationships from `entity_key` (downstream: source to target; upstream: target to source) and returns every maximal simple path of at most `max_depth` relationships: a path ends at `max_depth`, at an entity with no further relationship, or where the next step would revisit an entity on the path (cycles end there). Path confidence is the product of its relationships' confidences, rounded half up to two decimals. At most 1000 paths are returned. `entity_key` may be a canonical key or an alias of one. Reads the latest completed snapshot of the repository unless `snapshot_id` names another.
+         * @description Follows relationships from `entity_key` (downstream: source to target; upstream: target to source) and returns every maximal simple path of at most `max_depth` relationships: a path ends at `max_depth`, at an entity with no further relationship, or where the next step would revisit an entity on the path (cycles end there). Path confidence is the product of its relationships' confidences, rounded half up to two decimals. At most 1000 paths are returned. `entity_key` may be a canonical key or an alias of one. Reads the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) unless `snapshot_id` names another.
          *
          *     Requires scope `audits:read`.
          */
@@ -1799,7 +1801,7 @@ export interface paths {
         put?: never;
         /**
          * Start an assistant conversation about a repository
-         * @description Questions of the conversation are answered from `snapshot_id` when given (a snapshot of that repository), else from the repository's latest completed snapshot at the time of each question.
+         * @description Questions of the conversation are answered from `snapshot_id` when given (a snapshot of that repository), else from the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) at the time of each question.
          *
          *     Requires scope `audits:read`.
          */
@@ -2421,6 +2423,13 @@ export interface components {
             byte_count: number;
             /** @description SHA-256 of the source manifest. */
             manifest_sha256: string;
+            base?: components["schemas"]["AuditSourceBase"] | null;
+        };
+        /** @description For an audit of another branch than the default: where it left the default branch. Its change gate compares with the default branch snapshot at this commit. */
+        AuditSourceBase: {
+            /** @description The repository's default branch. */
+            ref: string;
+            merge_base_sha: string | null;
         };
         UploadResponse: {
             /** Format: uuid */
@@ -7448,7 +7457,7 @@ export interface operations {
                 direction?: "upstream" | "downstream";
                 /** @description Longest path, in relationships. */
                 max_depth?: number;
-                /** @description A snapshot of this repository; default the latest completed. */
+                /** @description A snapshot of this repository; default the repository's latest architecture (its default branch's latest full audit). */
                 snapshot_id?: string;
             };
             header?: {

@@ -2,10 +2,11 @@
  * The change gate: a workspace's policy applied to the changes between two snapshots.
  *
  * Every change item gets a consequence from the policy's rules (the strictest rule that
- * matches); the gate's outcome is the strictest consequence, unless the evidence cannot carry a
- * verdict (`insufficient_evidence`): no previous snapshot, source coverage that differs between
- * the two, a reviewed or blocking change resting only on evidence below the confidence floor, or a
- * blocking uncertainty case on a changed item. Approved decisions take part: a change whose key a
+ * matches). The outcome, in order of precedence: `blocked` when a blocked change rests on
+ * evidence at or above the confidence floor (whatever the other changes say); else
+ * `insufficient_evidence` when the evidence cannot carry a verdict (no previous snapshot, source
+ * coverage that differs between the two, a reviewed or blocked change below the floor, or a
+ * blocking uncertainty case on a changed item); else `review`; else `pass`. Approved decisions take part: a change whose key a
  * decision names (or whose audit carries the decision's candidate change id) is allowed, and a
  * change that leaves an approved decision's success criterion unmet is blocked. Pure.
  */
@@ -421,35 +422,46 @@ export function evaluateGate(input: GateInput): GateResult {
     insufficientReason(
       `insufficient_evidence: source coverage differs (previous read ${[...input.previous.sources].sort().join(', ') || 'nothing'}; current read ${[...input.current.sources].sort().join(', ') || 'nothing'})`,
     );
+  /** Keys whose verdict the evidence cannot carry (below the floor, or an open blocking case). */
+  const doubtful = new Set<string>();
   for (const item of items) {
     if (item.consequence === 'informational') continue;
-    if (item.confidence < policy.confidence_floor)
+    if (item.confidence < policy.confidence_floor) {
+      doubtful.add(item.key);
       insufficientReason(
         `insufficient_evidence: ${describe(item)} rests on evidence of confidence ${item.confidence.toFixed(2)}, below the policy's floor ${policy.confidence_floor}`,
         item.key,
         item.evidence_ids.slice(0, 20),
       );
+    }
   }
-  const touched = new Set<string>();
+  const touched = new Map<string, string[]>();
+  const touch = (key: string, itemKey: string) =>
+    touched.set(key, [...(touched.get(key) ?? []), itemKey]);
   for (const item of items) {
-    touched.add(item.key);
-    if (item.source_key) touched.add(item.source_key);
-    if (item.target_key) touched.add(item.target_key);
+    touch(item.key, item.key);
+    if (item.source_key) touch(item.source_key, item.key);
+    if (item.target_key) touch(item.target_key, item.key);
   }
   for (const u of input.uncertainties) {
     if (!u.blocking || (u.state !== 'open' && u.state !== 'investigating')) continue;
-    if (!touched.has(u.subject_key)) continue;
+    const on = touched.get(u.subject_key);
+    if (!on) continue;
+    for (const k of on) doubtful.add(k);
     insufficientReason(
       `insufficient_evidence: blocking uncertainty case ${u.id} is open on changed item ${u.subject_key}`,
       u.subject_key,
     );
   }
 
+  // Precedence (docs/decisions.md, verdicts that hold): a blocked change the evidence carries
+  // blocks whatever else is unsure; doubt only wins over review and pass.
   const active = reasons.filter((r) => r.code === 'review' || r.code === 'blocked');
+  const wellEvidenced = (r: GateReason) => r.key === null || !doubtful.has(r.key);
   let outcome: ChangeGateOutcome = 'pass';
-  if (active.some((r) => r.code === 'review')) outcome = 'review';
-  if (active.some((r) => r.code === 'blocked')) outcome = 'blocked';
-  if (insufficient.length > 0) outcome = 'insufficient_evidence';
+  if (active.some((r) => r.code === 'blocked' && wellEvidenced(r))) outcome = 'blocked';
+  else if (insufficient.length > 0) outcome = 'insufficient_evidence';
+  else if (active.some((r) => r.code === 'review')) outcome = 'review';
 
   const counts: Record<string, number> = {};
   for (const item of items) counts[item.change_type] = (counts[item.change_type] ?? 0) + 1;

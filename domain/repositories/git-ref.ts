@@ -13,6 +13,11 @@ export function fullRefOf(branchRef: string): string {
   return branchRef.startsWith('refs/') ? branchRef : `refs/heads/${branchRef}`;
 }
 
+/** Whether an audited ref is another one than the repository's default branch (null: unnamed). */
+export function isOtherBranch(branchRef: string | null, defaultBranch: string): boolean {
+  return branchRef !== null && fullRefOf(branchRef) !== fullRefOf(defaultBranch);
+}
+
 /**
  * git's ref-name rules for a full ref; `branch` is the short name when the ref is a branch
  * (`refs/heads/<branch>`), which must also not be `HEAD` nor start with '-' (`--branch` rules).

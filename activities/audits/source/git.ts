@@ -42,6 +42,11 @@ export interface FetchRequest {
   lookup?: Lookup;
   /** Deadline of the whole fetch; git is killed on expiry -> SourceError('source_timeout'). */
   timeoutMs: number;
+  /**
+   * A branch to find the merge-base with (the repository's default branch, for an audit of
+   * another branch). Both histories are then fetched whole.
+   */
+  baseRef?: string | null;
 }
 
 export interface FetchedCommit {
@@ -49,6 +54,8 @@ export interface FetchedCommit {
   commitSha: string;
   /** The full ref that was fetched or recorded (refs/heads/<branch>, refs/tags/...), or null. */
   ref: string | null;
+  /** With `baseRef`: the merge-base of the commit with it, or null (no such branch, no common history). */
+  mergeBase?: string | null;
 }
 
 export interface TreeEntry {
@@ -76,6 +83,8 @@ const STDOUT_LIMIT = 64 * 1024;
 const TREE_LISTING_LIMIT = 256 * 1024 * 1024;
 /** The fetched commit is kept under this local ref (never a name chosen by the tenant). */
 const FETCHED_REF = 'refs/archaudit/fetched';
+/** The base branch's tip, when a merge-base is asked for. */
+const BASE_REF = 'refs/archaudit/base';
 
 /** The bare repository inside the caller's workDir. */
 function gitDirOf(workDir: string): string {
@@ -480,8 +489,25 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
     '--no-auto-maintenance',
     '--no-auto-gc',
   ];
+  // A merge-base needs both histories: no shallow fetch then.
+  const wantsBase = req.baseRef !== undefined && req.baseRef !== null;
   const fetch = (refspecs: string[], shallow: boolean) =>
-    runGit([...fetchArgs, ...(shallow ? ['--depth=1'] : []), 'origin', ...refspecs], opts);
+    runGit(
+      [...fetchArgs, ...(shallow && !wantsBase ? ['--depth=1'] : []), 'origin', ...refspecs],
+      opts,
+    );
+  /** The merge-base of `sha` with the base branch (checked like any ref), or null. */
+  const mergeBaseOf = async (sha: string): Promise<{ mergeBase?: string | null }> => {
+    if (!wantsBase) return {};
+    const base = checkedRef(req.baseRef!);
+    const got = await fetch([`+${base}:${BASE_REF}`], false);
+    if (got.timedOut) throw timeout(got.stderr);
+    if (got.code !== 0) return { mergeBase: null };
+    const mb = await runGit(['merge-base', sha, BASE_REF], opts);
+    if (mb.timedOut) throw timeout(mb.stderr);
+    const found = mb.stdout.trim();
+    return { mergeBase: mb.code === 0 && SHA_RE.test(found) ? found : null };
+  };
   const failure = (res: GitResult): SourceError => {
     if (res.timedOut) return timeout(res.stderr);
     if (REJECTED_RE.test(res.stderr)) {
@@ -540,7 +566,7 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
         commitSha: sha,
       });
     }
-    return { commitSha: resolved, ref };
+    return { commitSha: resolved, ref, ...(await mergeBaseOf(resolved)) };
   }
 
   // 5b. A branch or a full ref: only its tip, under a local ref name of ours.
@@ -575,7 +601,7 @@ export async function fetchCommit(req: FetchRequest): Promise<FetchedCommit> {
       ref: wanted,
     });
   }
-  return { commitSha: sha, ref: wanted };
+  return { commitSha: sha, ref: wanted, ...(await mergeBaseOf(sha)) };
 }
 
 /** One answer for every network failure (no name, refused, reset, TLS, denied, not found). */
