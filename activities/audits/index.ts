@@ -869,7 +869,11 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           reason: 'identity_conflict',
           message: c.detail,
         }));
-        const status = architectureStatus({ missingSources: missing, conflicts });
+        const status = architectureStatus({
+          missingSources: missing,
+          conflicts,
+          gaps: analyzerGaps,
+        });
         let cases = { observed: 0, opened: 0, updated: 0 };
         let version = '';
         await db.transaction(async (trx) => {
