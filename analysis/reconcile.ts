@@ -11,6 +11,7 @@ import { classifyImage } from './cloud/common';
 import { isJobName } from './code/classify';
 import { parseImageRef } from './shared/images';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
+import { selectVariants, type VariantChoice } from './variants';
 
 export interface StoredEvidence extends Evidence {
   id: string;
@@ -63,6 +64,8 @@ export interface Graph {
   relationships: Relationship[];
   /** Present when reconcile had to keep deployables apart (docs/decisions.md). */
   conflicts?: IdentityConflict[];
+  /** Present when the repository holds several deployments of one system (analysis/variants.ts). */
+  variants?: VariantChoice[];
 }
 
 /** Entity kinds that form the graph; other keys (package:, action:, image:) stay evidence only. */
@@ -241,8 +244,10 @@ function mergeAttributes(evidence: StoredEvidence[], aliases: string[]): Record<
  * evidence but shapes no entity or relationship: a URL in a test is not an architecture fact.
  */
 export function reconcile(allEvidence: StoredEvidence[]): Graph {
+  // The graph is built from the primary deployment variant; the others add no edge to it.
+  const { evidence: primary, variants } = selectVariants(allEvidence);
   // A content order, not the input order, decides ties (which value an attribute keeps).
-  const evidence = allEvidence
+  const evidence = primary
     .filter((e) => e.attributes.in_test !== true)
     .sort((a, b) => orderKey(a).localeCompare(orderKey(b)));
   const uf = new UnionFind();
@@ -512,7 +517,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       };
     })
     .sort((a, b) => a.keys.join(',').localeCompare(b.keys.join(',')));
-  return { entities, relationships, ...(conflicts.length ? { conflicts } : {}) };
+  return {
+    entities,
+    relationships,
+    ...(conflicts.length ? { conflicts } : {}),
+    ...(variants.length ? { variants } : {}),
+  };
 }
 
 const RULE_TEXT: Record<string, string> = {

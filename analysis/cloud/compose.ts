@@ -2,12 +2,7 @@
  * docker-compose files: services, their images, ports, volumes, dependencies, and the
  * environment values that point at other services or hold literal secrets.
  */
-import {
-  entityKey,
-  type AnalyzerOutput,
-  type Evidence,
-  type SourceFile,
-} from '../evidence';
+import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
 import { evidence, type EvidenceFields, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname, joinPath } from '../shared/paths';
@@ -15,6 +10,7 @@ import { asArray, asString, isRecord } from '../shared/values';
 import { expandVariables } from '../shared/variables';
 import type { PathItem } from '../shared/yaml';
 import { classifyDeclared, classifyImage, singlePort } from './common';
+import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 
@@ -34,6 +30,7 @@ export function analyzeCompose(
   const byPath = new Map([...otherFiles, ...envFiles].map((f) => [f.path, f]));
   // `include`d files, `extends` applied (compose-merge.ts); files read to nothing are gaps.
   const { parsed, gaps } = readComposeFiles(files, byPath);
+  const built = builtEngines(parsed, byPath);
   const evidence: Evidence[] = [];
   for (const cf of parsed) {
     const siblings = parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path));
@@ -44,7 +41,12 @@ export function analyzeCompose(
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
         evidence.push(
-          ...serviceEvidence(cf, name, svc, resolver, { vars, serviceNames, files: byPath }),
+          ...serviceEvidence(cf, name, svc, resolver, {
+            vars,
+            serviceNames,
+            files: byPath,
+            built,
+          }),
         );
     }
   }
@@ -89,6 +91,8 @@ interface ProjectContext {
   serviceNames: Set<string>;
   /** Files of the repository by path, for `env_file`. */
   files: Map<string, SourceFile>;
+  /** What an image this service only pulls runs, from the folder that builds it. */
+  built: BuiltEngine;
 }
 
 function serviceEvidence(
@@ -182,10 +186,16 @@ function serviceEvidence(
             env: environment(svc.environment).map((e) => e.name),
           })
         : null;
+    // An image the repository builds elsewhere (a dev compose file, Skaffold) is what its
+    // Dockerfile is built FROM (`acme/user-db` from `user-db/Dockerfile`, FROM mongo).
+    const fromBuild =
+      svc.build === undefined ? project.built(image, name, dirname(cf.file.path)) : null;
     const cls =
       classifyImage(image) ??
       (svc.build !== undefined ? classifyImage(parseImageRef(name)) : null) ??
+      fromBuild ??
       declared;
+    const clue = cls === declared ? declared?.clue : cls === fromBuild ? fromBuild?.clue : null;
     emit(
       ['image'],
       'image-reference',
@@ -199,10 +209,10 @@ function serviceEvidence(
         cite(...where(), {
           kind,
           subject: entityKey(cls.kind, name),
-          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}${cls === declared ? ` (${declared.clue})` : ''}`,
+          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}${clue ? ` (${clue})` : ''}`,
           attributes: {
             engine: cls.engine,
-            ...(cls === declared ? { engine_clue: declared.clue } : {}),
+            ...(clue ? { engine_clue: clue } : {}),
             tag: image.tag,
             service_key: subject,
             image: image.repo,

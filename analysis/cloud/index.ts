@@ -12,10 +12,19 @@ import { analyzeKubernetes } from './kubernetes';
 import { generatedObjects } from './kubernetes-cluster';
 import { analyzeKustomize, isKustomization } from './kustomize';
 import { analyzeProxies, proxyKindOf } from './proxies';
+import { analyzeSkaffold, isSkaffold } from './skaffold';
 import { analyzeTerraform } from './terraform';
 
 export type CloudFormat =
-  'compose' | 'dotenv' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes' | 'proxy';
+  | 'compose'
+  | 'dotenv'
+  | 'terraform'
+  | 'dockerfile'
+  | 'helm'
+  | 'kustomize'
+  | 'kubernetes'
+  | 'proxy'
+  | 'skaffold';
 
 const COMPOSE = /^(docker-)?compose([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -34,6 +43,8 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (isKustomization(file.path)) return 'kustomize';
   // nginx configuration (and templates) and Envoy bootstrap files: reverse-proxy routes.
   if (proxyKindOf(file)) return 'proxy';
+  // What `skaffold run` deploys and builds: read for the primary deployment variant.
+  if (isSkaffold(file.path)) return 'skaffold';
   // Other YAML is read as Kubernetes when it looks like a manifest (apiVersion and kind keys).
   if (
     YAML.test(name) &&
@@ -82,6 +93,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   await guard('helm', of('helm'), () => analyzeHelm(of('helm')));
   await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
   await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
+  await guard('skaffold', of('skaffold'), () => analyzeSkaffold(of('skaffold')));
   for (const f of of('dockerfile')) await guard('dockerfile', [f], () => analyzeDockerfile(f));
   // Proxy files are attributed to the service that mounts or builds them; Traefik routes are
   // read from compose labels, so this runs with no proxy file too.
