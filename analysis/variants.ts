@@ -1,7 +1,10 @@
 /**
  * Deployment variants (docs/decisions.md, "Deployment variants"): a repository may hold several
  * deployments of one system (a base and an alternative manifest folder, a dev and a prod compose
- * file). Two deployment roots are variants when they declare a deployable of the same name. Of
+ * folder). Two deployment roots (a manifest folder; a compose project, i.e. the compose files of
+ * one folder, which Compose layers with `-f a -f b` and override files) are variants when each
+ * declares at least two deployables and at least half of each one's are declared by the other:
+ * alternatives of the whole system, not a per-service dev stack beside the full one. Of
  * each set of variants one is primary: the one a pipeline or Skaffold deploys, else the most
  * complete (a guess, said so). The graph is built from the primary: another variant keeps only
  * the declarations of deployables the primary also declares (identity, image, build), never its
@@ -9,7 +12,7 @@
  * Pure and deterministic.
  */
 import { keyKind, keyName, type Evidence } from './evidence';
-import { basename, dirname, isWithin, normalizeDir } from './shared/paths';
+import { dirname, isWithin, normalizeDir } from './shared/paths';
 import { compareStrings, uniqueSorted } from './shared/text';
 
 type Ev = Evidence & { id: string };
@@ -37,15 +40,13 @@ const DECLARATIONS = new Set(['service-declared', 'workload-declared']);
 const KEPT_FROM_VARIANT = new Set(['service-declared', 'workload-declared', 'image-reference']);
 const FAMILIES = new Set(['kubernetes', 'docker-compose']);
 const GRAPH_KEY = /^(service|datastore|queue|bucket|external|ingress|job):/;
-const COMPOSE_OVERRIDE = /^(docker-)?compose\.override\.ya?ml$/;
-const COMPOSE_BASES = ['compose.yaml', 'compose.yml', 'docker-compose.yaml', 'docker-compose.yml'];
+/** Shared deployables, as a share of each side, from which two roots are variants. */
+const MIN_SHARED = 0.5;
 
-/** A compose file's root: itself, or for an override file the base file beside it. */
-function composeRoot(path: string, composePaths: Set<string>): string {
-  if (!COMPOSE_OVERRIDE.test(basename(path))) return path;
-  const dir = dirname(path);
-  const base = COMPOSE_BASES.map((b) => (dir ? `${dir}/${b}` : b)).find((p) => composePaths.has(p));
-  return base ?? path;
+function areVariants(a: Set<string>, b: Set<string>): boolean {
+  if (a.size < 2 || b.size < 2) return false;
+  const shared = [...a].filter((n) => b.has(n)).length;
+  return shared / a.size >= MIN_SHARED && shared / b.size >= MIN_SHARED;
 }
 
 /** Path segments of `a` shared with `b`, as a folder. */
@@ -93,18 +94,11 @@ interface Unit {
 export function selectVariants<T extends Ev>(
   evidence: T[],
 ): { evidence: T[]; variants: VariantChoice[] } {
-  const composePaths = new Set(
-    evidence.filter((e) => e.provider === 'docker-compose').map((e) => e.location.path),
-  );
-  // 1. Declaring units: a compose file (with its overrides), a manifest folder.
+  // 1. Declaring units: a compose project (the compose files of a folder), a manifest folder.
   const units = new Map<string, Unit>();
   const unitOf = (e: T): string | null => {
     if (e.source_type !== 'cloud' || !FAMILIES.has(e.provider)) return null;
-    const root =
-      e.provider === 'docker-compose'
-        ? composeRoot(e.location.path, composePaths)
-        : dirname(e.location.path);
-    return `${e.provider}\u0000${root}`;
+    return `${e.provider}\u0000${dirname(e.location.path)}`;
   };
   for (const e of evidence) {
     if (!DECLARATIONS.has(e.evidence_kind)) continue;
@@ -115,21 +109,18 @@ export function selectVariants<T extends Ev>(
     u.names.add(keyName(e.subject_key));
     units.set(id, u);
   }
-  // 2. Units sharing a deployable name form one set of variants (connected components).
+  // 2. Units that are alternatives of each other form one set of variants (connected components).
   const ids = [...units.keys()].sort(compareStrings);
   const parent = new Map(ids.map((i) => [i, i]));
   const find = (i: string): string => {
     while (parent.get(i) !== i) i = parent.get(i)!;
     return i;
   };
-  const owner = new Map<string, string>();
-  for (const id of ids) {
-    const u = units.get(id)!;
-    for (const n of u.names) {
-      const k = `${u.family}\u0000${n}`;
-      const o = owner.get(k);
-      if (o) parent.set(find(id), find(o));
-      else owner.set(k, id);
+  for (const [i, a] of ids.entries()) {
+    for (const b of ids.slice(i + 1)) {
+      const ua = units.get(a)!;
+      const ub = units.get(b)!;
+      if (ua.family === ub.family && areVariants(ua.names, ub.names)) parent.set(find(b), find(a));
     }
   }
   const components = new Map<string, string[]>();
@@ -149,7 +140,7 @@ export function selectVariants<T extends Ev>(
   for (const members of components.values()) {
     if (members.length < 2) continue;
     const family = units.get(members[0]!)!.family;
-    // Variant roots: compose files as they are; manifest folders cut below their common ancestor.
+    // Variant roots: compose projects as they are; manifest folders cut below their common ancestor.
     const roots = new Map<string, Set<string>>();
     const ancestor = members.map((m) => units.get(m)!.root).reduce((a, b) => commonDir(a, b));
     for (const m of members) {
@@ -159,9 +150,7 @@ export function selectVariants<T extends Ev>(
     }
     if (roots.size < 2) continue;
     const within = (root: string) => (p: string) =>
-      family === 'docker-compose'
-        ? p === root || composeRoot(p, composePaths) === root
-        : isWithin(dirname(p), root);
+      family === 'docker-compose' ? dirname(p) === root : isWithin(dirname(p), root);
     const inRoot = (root: string) =>
       evidence.filter((e) => e.provider === family && within(root)(e.location.path));
     const edgesOf = (root: string) =>
@@ -176,7 +165,9 @@ export function selectVariants<T extends Ev>(
       for (const p of deployPaths(d)) {
         for (const root of roots.keys()) {
           const hit =
-            family === 'docker-compose' ? p === root : isWithin(p, root) || isWithin(root, p);
+            family === 'docker-compose'
+              ? dirname(p) === root
+              : isWithin(p, root) || isWithin(root, p);
           if (hit && !(p === ancestor && roots.size > 1 && family !== 'docker-compose'))
             named.set(root, [...(named.get(root) ?? []), d.id]);
         }

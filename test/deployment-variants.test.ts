@@ -163,30 +163,46 @@ test('variants: one deployment split over folders with distinct names is no vari
   t.deepEqual(edges(graph), BASE_EDGES);
 });
 
-test('variants: a dev and a prod compose file are variants; an override file is layered, not one', async (t) => {
+test('variants: a dev and a prod compose project are variants; override and layered files are not', async (t) => {
   const files: SourceFile[] = [
     {
-      path: 'docker-compose.yml',
-      text: 'services:\n  api:\n    image: acme/api:1\n    environment:\n      DB_URL: postgres://db:5432/x\n  db:\n    image: postgres:16\n',
+      path: 'deploy/dev/docker-compose.yml',
+      text: 'services:\n  api:\n    image: acme/api:1\n    environment:\n      DB_URL: postgres://db:5432/x\n  db:\n    image: postgres:16\n  worker:\n    image: acme/worker:1\n',
     },
     {
-      path: 'docker-compose.override.yml',
+      // Layered onto the file beside it (`-f docker-compose.yml -f docker-compose.override.yml`).
+      path: 'deploy/dev/docker-compose.override.yml',
       text: 'services:\n  api:\n    environment:\n      CACHE_URL: redis://cache:6379\n  cache:\n    image: redis:7\n',
     },
     {
-      path: 'docker-compose.prod.yml',
-      text: 'services:\n  api:\n    image: acme/api:1\n    environment:\n      DB_URL: postgres://managed-db.internal:5432/x\n',
+      path: 'deploy/prod/docker-compose.yml',
+      text: 'services:\n  api:\n    image: acme/api:1\n    environment:\n      DB_URL: postgres://managed-db.internal:5432/x\n  worker:\n    image: acme/worker:1\n',
     },
   ];
   const { graph } = await analyzeFiles(files);
   t.deepEqual(edges(graph), ['service:api -> datastore:cache', 'service:api -> datastore:db']);
   t.like(graph.variants?.[0], {
     family: 'docker-compose',
-    primary: 'docker-compose.yml',
-    others: ['docker-compose.prod.yml'],
+    primary: 'deploy/dev',
+    others: ['deploy/prod'],
     guessed: true,
   });
   t.deepEqual(graph.variants?.[0]?.dropped_edges, ['service:api -> external:managed-db.internal']);
+});
+
+test('variants: a per-service dev stack beside the full compose project is no variant: both count', async (t) => {
+  const { graph } = await analyzeFiles([
+    {
+      path: 'app/docker-compose.yml',
+      text: 'services:\n  ui:\n    image: acme/ui:1\n    environment:\n      CART_URL: http://cart:8080\n  cart:\n    image: acme/cart:1\n  catalog:\n    image: acme/catalog:1\n  orders:\n    image: acme/orders:1\n',
+    },
+    {
+      path: 'src/cart/docker-compose.yml',
+      text: 'services:\n  cart:\n    image: acme/cart:1\n    environment:\n      DB_URL: postgres://carts-db:5432/carts\n  carts-db:\n    image: postgres:16\n',
+    },
+  ]);
+  t.is(graph.variants, undefined);
+  t.deepEqual(edges(graph), ['service:cart -> datastore:carts-db', 'service:ui -> service:cart']);
 });
 
 // ---------------------------------------------------------------------------------------------
