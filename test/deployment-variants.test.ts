@@ -294,3 +294,26 @@ test('images to folders: an image built FROM a runtime stays a service; an unkno
     k.join(', '),
   );
 });
+
+test('images to folders: a Kubernetes workload running an image Skaffold builds FROM redis is a datastore', async (t) => {
+  const { graph } = await analyzeFiles([
+    {
+      path: 'k8s/apps.yaml',
+      text:
+        deployment('api', 'acme/api:1', { CACHE_HOST: 'session-cache' }) +
+        deployment('session-cache', 'acme/session-cache:1') +
+        deployment('web', 'acme/web:1'),
+    },
+    {
+      path: 'skaffold.yaml',
+      text: 'apiVersion: skaffold/v4beta6\nkind: Config\nbuild:\n  artifacts:\n    - image: acme/session-cache\n      context: infra/cache\n    - image: acme/web\n      context: web\nmanifests:\n  rawYaml: [k8s/*.yaml]\n',
+    },
+    { path: 'infra/cache/Dockerfile', text: 'FROM redis:7-alpine\nCOPY redis.conf /etc/\n' },
+    { path: 'web/Dockerfile', text: 'FROM nginx:1.27\nCOPY dist /usr/share/nginx/html\n' },
+  ]);
+  const k = keys(graph);
+  t.true(k.includes('datastore:session-cache'), k.join(', '));
+  t.true(k.includes('service:web'));
+  t.false(k.includes('datastore:web'));
+  t.true(edges(graph).includes('service:api -> datastore:session-cache'), edges(graph).join(', '));
+});

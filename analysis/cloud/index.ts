@@ -5,7 +5,9 @@
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
 import { sortOutput, analyzerErrorGap } from '../shared/evidence';
 import { basename, isDockerfile, sortByPath } from '../shared/paths';
+import { builtEngines, type BuiltEngine } from './built-images';
 import { analyzeCompose } from './compose';
+import { readComposeFiles } from './compose-merge';
 import { analyzeDockerfile } from './dockerfile';
 import { analyzeHelm, chartDirs, helmRole } from './helm';
 import { analyzeKubernetes } from './kubernetes';
@@ -87,7 +89,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), (list) =>
-      analyzeKubernetes(list, generatedObjects(of('kustomize'), files)),
+      analyzeKubernetes(list, generatedObjects(of('kustomize'), files), builtImagesOf(files)),
     ),
   );
   await guard('helm', of('helm'), () => analyzeHelm(of('helm')));
@@ -105,6 +107,14 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
     }),
   );
   return sortOutput({ evidence, gaps });
+}
+
+/** What an image the repository builds runs (compose builds, Skaffold artifacts). */
+function builtImagesOf(files: SourceFile[]): BuiltEngine {
+  const charts = new Set<string>();
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const compose = files.filter((f) => cloudFormat(f, charts) === 'compose');
+  return builtEngines(readComposeFiles(compose, byPath).parsed, byPath);
 }
 
 /** Manifests with Go template syntax outside a chart cannot be read as YAML either. */
