@@ -12,6 +12,7 @@ import { isJobName } from './code/classify';
 import { parseImageRef } from './shared/images';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
 import { selectVariants, type VariantChoice } from './variants';
+import { ciBuiltClasses } from './cloud/built-images';
 
 export interface StoredEvidence extends Evidence {
   id: string;
@@ -576,6 +577,8 @@ function identitySets(
   find: (key: string) => string,
 ): { finalKey: Map<string, string>; dropped: Set<string>; engines: Map<string, string> } {
   const sets = new Map<string, { keys: Set<string>; ev: StoredEvidence[] }>();
+  // An image a CI step builds from a folder of the repository: its Dockerfile's base.
+  const ciBuilt = ciBuiltClasses(evidence);
   for (const key of subjects) {
     const r = find(key);
     const set = sets.get(r) ?? { keys: new Set<string>(), ev: [] };
@@ -637,14 +640,21 @@ function identitySets(
           (typeof e.attributes.service_key !== 'string' || keys.has(e.attributes.service_key)) &&
           !ONE_SHOT.has(String(e.attributes.workload_kind ?? '')),
       );
-      const built = ev
-        .filter((e) => e.evidence_kind === 'dockerfile-declared')
-        .map((e) =>
-          typeof e.attributes.base_image === 'string'
-            ? classifyImage(parseImageRef(e.attributes.base_image))
-            : null,
-        )
-        .find((c) => c !== null);
+      const built =
+        ev
+          .filter((e) => e.evidence_kind === 'dockerfile-declared')
+          .map((e) =>
+            typeof e.attributes.base_image === 'string'
+              ? classifyImage(parseImageRef(e.attributes.base_image))
+              : null,
+          )
+          .find((c) => c !== null) ??
+        ev
+          .filter(
+            (e) => e.evidence_kind === 'image-reference' && typeof e.attributes.repo === 'string',
+          )
+          .map((e) => ciBuilt.get(String(e.attributes.repo).toLowerCase()) ?? null)
+          .find((c) => c !== null);
       const others = [...keys]
         .map(keyKind)
         .filter((k) => !['datastore', 'queue', 'bucket'].includes(k));

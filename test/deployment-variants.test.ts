@@ -317,3 +317,40 @@ test('images to folders: a Kubernetes workload running an image Skaffold builds 
   t.false(k.includes('datastore:web'));
   t.true(edges(graph).includes('service:api -> datastore:session-cache'), edges(graph).join(', '));
 });
+
+test('images to folders: a CI docker build step links the image to its folder; FROM postgres makes a datastore, FROM node a service', async (t) => {
+  const { graph } = await analyzeFiles([
+    {
+      path: 'docker-compose.yml',
+      text: 'services:\n  orders:\n    image: acme/orders:1\n    environment:\n      DB_URL: postgres://orders-store:5432/orders\n  orders-store:\n    image: ghcr.io/acme/orders-store:1\n',
+    },
+    {
+      path: '.github/workflows/images.yml',
+      text: `on: push
+jobs:
+  images:
+    runs-on: ubuntu-latest
+    steps:
+      - run: docker build -t ghcr.io/acme/orders-store:1 -f db/store/Dockerfile.db db/store
+      - run: docker build -t acme/orders:1 services/orders
+`,
+    },
+    {
+      path: 'db/store/Dockerfile.db',
+      text: 'FROM postgres:16\nCOPY init.sql /docker-entrypoint-initdb.d/\n',
+    },
+    {
+      path: 'services/orders/Dockerfile',
+      text: 'FROM node:20\nCOPY . .\nCMD ["node", "main.js"]\n',
+    },
+  ]);
+  const k = keys(graph);
+  t.true(k.includes('datastore:orders-store'), k.join(', '));
+  t.false(k.includes('service:orders-store'));
+  t.true(k.includes('service:orders'));
+  t.false(k.includes('datastore:orders'));
+  t.true(
+    edges(graph).includes('service:orders -> datastore:orders-store'),
+    edges(graph).join(', '),
+  );
+});

@@ -72,3 +72,34 @@ export function builtEngines(parsed: ComposeFile[], files: Map<string, SourceFil
     };
   };
 }
+
+interface Recorded {
+  evidence_kind: string;
+  attributes: Record<string, unknown>;
+}
+
+/**
+ * The same link from CI: `docker build -t <image> [-f <Dockerfile>] <context>` records (the CI
+ * analyzer) and Dockerfile records (this analyzer) meet only in reconcile. Image repository ->
+ * what its Dockerfile's base runs; only images whose Dockerfile the repository holds.
+ */
+export function ciBuiltClasses(evidence: readonly Recorded[]): Map<string, ImageClass> {
+  const bases = new Map<string, string>();
+  for (const e of evidence) {
+    const { dockerfile, base_image } = e.attributes;
+    if (e.evidence_kind === 'dockerfile-declared' && typeof dockerfile === 'string')
+      if (typeof base_image === 'string') bases.set(dockerfile, base_image);
+  }
+  const out = new Map<string, ImageClass>();
+  for (const e of evidence) {
+    const { context, dockerfile, repo } = e.attributes;
+    if (e.evidence_kind !== 'image-build' || typeof repo !== 'string') continue;
+    if (typeof context !== 'string') continue;
+    const path =
+      typeof dockerfile === 'string' ? joinPath('', dockerfile) : joinPath(context, 'Dockerfile');
+    const base = path === null ? undefined : bases.get(path);
+    const cls = base ? classifyImage(parseImageRef(base)) : null;
+    if (cls && !out.has(repo.toLowerCase())) out.set(repo.toLowerCase(), cls);
+  }
+  return out;
+}
