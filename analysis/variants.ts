@@ -153,12 +153,19 @@ export function selectVariants<T extends Ev>(
       family === 'docker-compose' ? dirname(p) === root : isWithin(dirname(p), root);
     const inRoot = (root: string) =>
       evidence.filter((e) => e.provider === family && within(root)(e.location.path));
-    const edgesOf = (root: string) =>
-      uniqueSorted(
+    // Memoized: the completeness sort asks for a root's edges at every comparison.
+    const edgeCache = new Map<string, string[]>();
+    const edgesOf = (root: string): string[] => {
+      const known = edgeCache.get(root);
+      if (known) return known;
+      const found = uniqueSorted(
         inRoot(root)
           .filter((e) => e.object_key && GRAPH_KEY.test(e.object_key))
           .map((e) => `${e.subject_key} -> ${e.object_key}`),
       );
+      edgeCache.set(root, found);
+      return found;
+    };
     // 3. The primary: what a deploy step names, else the most complete.
     const named = new Map<string, string[]>();
     for (const d of deploys) {

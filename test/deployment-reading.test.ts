@@ -218,7 +218,7 @@ const UNREADABLE: Array<[string, SourceFile[], string, 'cloud' | 'cicd']> = [
     'compose_no_services',
     'cloud',
   ],
-  ['compose, empty file', [{ path: 'compose.yaml', text: '' }], 'compose_no_services', 'cloud'],
+
   [
     'compose, services as a list',
     [{ path: 'compose.yaml', text: 'services:\n  - api\n' }],
@@ -352,6 +352,20 @@ for (const [name, files, reason, source] of UNREADABLE) {
     t.is(architectureStatus({ missingSources: [], gaps: out.gaps }), 'partial');
   });
 }
+
+test('say so: a compose file of comments only (a layer left empty on purpose) is said, and hides nothing', async (t) => {
+  for (const text of ['', '# add your services here\n# services:\n#   x: {}\n']) {
+    const out = await analyzeCloud([
+      { path: 'compose.yaml', text: 'services:\n  api:\n    image: acme/api:1\n' },
+      { path: 'compose.extras.yaml', text },
+    ]);
+    t.deepEqual(
+      out.gaps.map((g) => [g.path, g.reason]),
+      [['compose.extras.yaml', 'compose_empty']],
+    );
+    t.is(architectureStatus({ missingSources: [], gaps: out.gaps }), 'complete');
+  }
+});
 
 test('say so: gaps that are not about a deployment description leave the snapshot complete', (t) => {
   t.is(architectureStatus({ missingSources: [], gaps: [] }), 'complete');

@@ -75,12 +75,23 @@ export function readComposeFiles(
       }
       parsed.push({ file, doc, services, written: services, bases: new Map() });
     }
+    // A file of comments only (a layer left empty on purpose) is said but hides nothing; a
+    // file with content and no services read to nothing, which may hide a whole system.
+    const blank = y.docs.every((d) => d.value === null || d.value === undefined);
     if (!read)
-      gaps.push({
-        path: file.path,
-        reason: 'compose_no_services',
-        message: 'the compose file declares no services and includes no other file',
-      });
+      gaps.push(
+        blank
+          ? {
+              path: file.path,
+              reason: 'compose_empty',
+              message: 'the compose file holds no content (comments only); nothing to read',
+            }
+          : {
+              path: file.path,
+              reason: 'compose_no_services',
+              message: 'the compose file declares no services and includes no other file',
+            },
+      );
   }
   gaps.push(...applyExtends(parsed, byPath));
   return { parsed, gaps };
