@@ -130,6 +130,16 @@ export function architectureStatus(input: {
     : 'complete';
 }
 
+/** A choice between deployment variants (analysis/variants.ts VariantChoice). */
+export interface SnapshotVariant {
+  family: string;
+  primary: string;
+  others: string[];
+  guessed: boolean;
+  evidence_ids: string[];
+  detail: string;
+}
+
 /** A runtime call seen by ingested evidence that nothing declares. */
 export interface UndeclaredCall {
   source_key: string;
@@ -146,6 +156,7 @@ export function uncertaintyCandidates(input: {
   missingSources: string[];
   conflicts?: SnapshotConflict[];
   undeclaredCalls?: UndeclaredCall[];
+  variants?: SnapshotVariant[];
 }): CaseCandidate[] {
   const byId = new Map(input.evidence.map((e) => [e.id, e]));
   const cited = (ids: string[]) =>
@@ -260,6 +271,29 @@ export function uncertaintyCandidates(input: {
       evidence_ids: ids,
       alternatives: [],
       fingerprint: fingerprint(ids, c.keys),
+    });
+  }
+
+  // A guessed primary deployment variant: which deployment the graph describes is a guess.
+  for (const v of input.variants ?? []) {
+    if (!v.guessed) continue;
+    const ids = uniqueSorted(v.evidence_ids);
+    out.push({
+      reason: 'conflicting_evidence',
+      scope: 'source',
+      subject_key: `deployment:${v.family}/${v.primary}`,
+      field: null,
+      detail: v.detail,
+      blocking: false,
+      source_keys: [v.primary, ...v.others],
+      evidence_ids: ids,
+      alternatives: [v.primary, ...v.others].map((root, i) => ({
+        value: root,
+        confidence: i === 0 ? '0.50' : '0.25',
+        evidence_ids: i === 0 ? ids : [],
+        sources: ['cloud'],
+      })),
+      fingerprint: fingerprint(ids, [v.family, v.primary, ...v.others]),
     });
   }
 

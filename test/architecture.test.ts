@@ -336,6 +336,21 @@ test('deployment variants are said: a guessed primary is a coverage gap and keep
       'service:users -> datastore:users-db',
     ]);
     t.false(arch.body.entities.some((e: any) => e.canonical_key.includes('pg-pool')));
+    const cases = await call(
+      h.app.url,
+      'GET',
+      `${ws()}/uncertainty-cases?repository_id=${created.body.id}`,
+      { token: tenant.token },
+    );
+    const guessed = cases.body.items.find(
+      (c: any) => c.subject_key === 'deployment:kubernetes/k8s',
+    );
+    t.truthy(guessed, JSON.stringify(cases.body.items.map((c: any) => c.subject_key)));
+    t.like(guessed, { reason: 'conflicting_evidence', scope: 'source', blocking: false });
+    t.deepEqual(
+      guessed.alternatives.map((a: any) => a.value),
+      ['k8s', 'k8s-pooled'],
+    );
   } finally {
     variants.remove();
   }

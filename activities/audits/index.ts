@@ -960,6 +960,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             })),
             missingSources: missing,
             conflicts,
+            variants: (graph.variants ?? []).map((v) => ({
+              ...v,
+              evidence_ids: ids(v.evidence_ids),
+            })),
             undeclaredCalls: ingested.uncorroborated.map((c) => ({
               ...c,
               evidence_ids: ids(c.evidence_ids),
