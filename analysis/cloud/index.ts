@@ -89,7 +89,11 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), (list) =>
-      analyzeKubernetes(list, generatedObjects(of('kustomize'), files), builtImagesOf(files)),
+      analyzeKubernetes(
+        list,
+        generatedObjects(of('kustomize'), files),
+        list.length ? builtImagesOf(files) : undefined,
+      ),
     ),
   );
   await guard('helm', of('helm'), () => analyzeHelm(of('helm')));
