@@ -354,3 +354,34 @@ jobs:
     edges(graph).join(', '),
   );
 });
+
+test('images to folders: docker/build-push-action context and file link the image to its Dockerfile', async (t) => {
+  const { graph } = await analyzeFiles([
+    {
+      path: 'docker-compose.yml',
+      text: 'services:\n  api:\n    image: acme/api:1\n    environment:\n      SEARCH_URL: http://search-index:9200\n  search-index:\n    image: ghcr.io/acme/search-index:1\n',
+    },
+    {
+      path: '.github/workflows/images.yml',
+      text: `on: push
+jobs:
+  images:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: docker/build-push-action@v6
+        with:
+          context: ./infra/search
+          file: ./infra/search/Containerfile
+          tags: ghcr.io/acme/search-index:1
+          push: true
+`,
+    },
+    {
+      path: 'infra/search/Containerfile',
+      text: 'FROM elasticsearch:8.15.0\nCOPY synonyms.txt /usr/share/elasticsearch/config/\n',
+    },
+  ]);
+  const k = keys(graph);
+  t.true(k.includes('datastore:search-index'), k.join(', '));
+  t.true(edges(graph).includes('service:api -> datastore:search-index'), edges(graph).join(', '));
+});

@@ -21,6 +21,8 @@ const CICD_PATTERNS: RegExp[] = [
 
 const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)Dockerfile(\.[\w.-]+)?$/,
+  // Podman's and Buildah's name for a Dockerfile (the cloud analyzer reads both).
+  /(^|\/)Containerfile(\.[\w.-]+)?$/,
   /(^|\/)[\w.-]*\.Dockerfile$/,
   /(^|\/)(docker-)?compose(\.[\w-]+)?\.ya?ml$/,
   // The .env file Compose interpolates compose files from.
