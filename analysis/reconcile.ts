@@ -17,6 +17,8 @@ import { isJobName } from './code/classify';
 import { parseImageRef } from './shared/images';
 import { isPlaceholderName } from './shared/placeholders';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
+import { selectVariants, type VariantChoice } from './variants';
+import { ciBuiltClasses } from './cloud/built-images';
 
 export interface StoredEvidence extends Evidence {
   id: string;
@@ -74,6 +76,8 @@ export interface Graph {
   relationships: Relationship[];
   /** Present when reconcile had to keep deployables apart (docs/decisions.md). */
   conflicts?: IdentityConflict[];
+  /** Present when the repository holds several deployments of one system (analysis/variants.ts). */
+  variants?: VariantChoice[];
 }
 
 /** Entity kinds that form the graph; other keys (package:, action:, image:) stay evidence only. */
@@ -290,8 +294,10 @@ function mergeAttributes(evidence: StoredEvidence[], aliases: string[]): Record<
  * evidence but shapes no entity or relationship: a URL in a test is not an architecture fact.
  */
 export function reconcile(allEvidence: StoredEvidence[]): Graph {
+  // The graph is built from the primary deployment variant; the others add no edge to it.
+  const { evidence: primary, variants } = selectVariants(allEvidence);
   // A content order, not the input order, decides ties (which value an attribute keeps).
-  const evidence = allEvidence
+  const evidence = primary
     .filter((e) => e.attributes.in_test !== true)
     .sort((a, b) => orderKey(a).localeCompare(orderKey(b)));
   const uf = new UnionFind();
@@ -567,7 +573,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       };
     })
     .sort((a, b) => a.keys.join(',').localeCompare(b.keys.join(',')));
-  return { entities, relationships, ...(conflicts.length ? { conflicts } : {}) };
+  return {
+    entities,
+    relationships,
+    ...(conflicts.length ? { conflicts } : {}),
+    ...(variants.length ? { variants } : {}),
+  };
 }
 
 const RULE_TEXT: Record<string, string> = {
@@ -621,6 +632,8 @@ function identitySets(
   find: (key: string) => string,
 ): { finalKey: Map<string, string>; dropped: Set<string>; engines: Map<string, string> } {
   const sets = new Map<string, { keys: Set<string>; ev: StoredEvidence[] }>();
+  // An image a CI step builds from a folder of the repository: its Dockerfile's base.
+  const ciBuilt = ciBuiltClasses(evidence);
   for (const key of subjects) {
     const r = find(key);
     const set = sets.get(r) ?? { keys: new Set<string>(), ev: [] };
@@ -687,14 +700,21 @@ function identitySets(
           (typeof e.attributes.service_key !== 'string' || keys.has(e.attributes.service_key)) &&
           !ONE_SHOT.has(String(e.attributes.workload_kind ?? '')),
       );
-      const built = ev
-        .filter((e) => e.evidence_kind === 'dockerfile-declared')
-        .map((e) =>
-          typeof e.attributes.base_image === 'string'
-            ? classifyImage(parseImageRef(e.attributes.base_image))
-            : null,
-        )
-        .find((c) => c !== null);
+      const built =
+        ev
+          .filter((e) => e.evidence_kind === 'dockerfile-declared')
+          .map((e) =>
+            typeof e.attributes.base_image === 'string'
+              ? classifyImage(parseImageRef(e.attributes.base_image))
+              : null,
+          )
+          .find((c) => c !== null) ??
+        ev
+          .filter(
+            (e) => e.evidence_kind === 'image-reference' && typeof e.attributes.repo === 'string',
+          )
+          .map((e) => ciBuilt.get(String(e.attributes.repo).toLowerCase()) ?? null)
+          .find((c) => c !== null);
       const others = [...keys]
         .map(keyKind)
         .filter((k) => !['datastore', 'queue', 'bucket'].includes(k));

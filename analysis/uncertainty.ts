@@ -95,16 +95,53 @@ export interface SnapshotConflict {
 }
 
 /**
- * The snapshot's status: `partial` when a source type is missing or reconcile had to keep
- * deployables apart (an identity conflict: the graph holds a guess), else `complete`.
+ * Analyzer gap reasons that mean a deployment or pipeline description was seen but not read, or
+ * read to nothing: the graph lacks what it declares, so the snapshot cannot be `complete`.
+ * (A binary or oversized file, or a broken package manifest, is a gap too, but says nothing
+ * about what is deployed.)
+ */
+export const UNREAD_DESCRIPTION_REASONS = new Set([
+  'yaml_parse_error',
+  'yaml_not_a_mapping',
+  'terraform_parse_error',
+  'template_not_rendered',
+  'helm_template_not_rendered',
+  'dockerfile_no_from',
+  'analyzer_error',
+  'compose_no_services',
+  'compose_invalid',
+  'compose_include_not_read',
+  'compose_extends_not_resolved',
+  'kubernetes_no_objects',
+]);
+
+/**
+ * The snapshot's status: `partial` when a source type is missing, reconcile had to keep
+ * deployables apart (an identity conflict: the graph holds a guess), it guessed which deployment
+ * variant is the primary one, or a deployment description could not be read; else `complete`.
  */
 export function architectureStatus(input: {
   missingSources: string[];
   conflicts?: SnapshotConflict[];
+  gaps?: Array<{ reason: string }>;
+  guessedVariant?: boolean;
 }): 'complete' | 'partial' {
-  return input.missingSources.length > 0 || (input.conflicts?.length ?? 0) > 0
+  return input.missingSources.length > 0 ||
+    (input.conflicts?.length ?? 0) > 0 ||
+    input.guessedVariant === true ||
+    (input.gaps ?? []).some((g) => UNREAD_DESCRIPTION_REASONS.has(g.reason))
     ? 'partial'
     : 'complete';
+}
+
+/** A choice between deployment variants (analysis/variants.ts VariantChoice). */
+export interface SnapshotVariant {
+  family: string;
+  primary: string;
+  others: string[];
+  guessed: boolean;
+  evidence_ids: string[];
+  detail: string;
 }
 
 /** A runtime call seen by ingested evidence that nothing declares. */
@@ -123,6 +160,7 @@ export function uncertaintyCandidates(input: {
   missingSources: string[];
   conflicts?: SnapshotConflict[];
   undeclaredCalls?: UndeclaredCall[];
+  variants?: SnapshotVariant[];
 }): CaseCandidate[] {
   const byId = new Map(input.evidence.map((e) => [e.id, e]));
   const cited = (ids: string[]) =>
@@ -264,6 +302,29 @@ export function uncertaintyCandidates(input: {
               };
             }),
       fingerprint: fingerprint(ids, list.length === 1 ? first.keys : [first.shared, subjects]),
+    });
+  }
+
+  // A guessed primary deployment variant: which deployment the graph describes is a guess.
+  for (const v of input.variants ?? []) {
+    if (!v.guessed) continue;
+    const ids = uniqueSorted(v.evidence_ids);
+    out.push({
+      reason: 'conflicting_evidence',
+      scope: 'source',
+      subject_key: `deployment:${v.family}/${v.primary}`,
+      field: null,
+      detail: v.detail,
+      blocking: false,
+      source_keys: [v.primary, ...v.others],
+      evidence_ids: ids,
+      alternatives: [v.primary, ...v.others].map((root, i) => ({
+        value: root,
+        confidence: i === 0 ? '0.50' : '0.25',
+        evidence_ids: i === 0 ? ids : [],
+        sources: ['cloud'],
+      })),
+      fingerprint: fingerprint(ids, [v.family, v.primary, ...v.others]),
     });
   }
 

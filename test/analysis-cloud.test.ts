@@ -1151,6 +1151,7 @@ test('dockerfile: at the repository root the final stage names the service', asy
 // Robustness
 
 test('bad input never throws: empty, garbage and odd shapes produce gaps or nothing', async (t) => {
+  // A compose file read to nothing is said (issue 23: a silent empty read must be impossible).
   const out = await analyzeCloud([
     { path: 'docker-compose.yml', text: '' },
     { path: 'compose.yaml', text: 'services: [1, 2]\n' },
@@ -1168,6 +1169,8 @@ test('bad input never throws: empty, garbage and odd shapes produce gaps or noth
       ['Dockerfile', 'dockerfile_no_from'],
       ['a/docker-compose.yml', 'yaml_parse_error'],
       ['c/Chart.yaml', 'yaml_parse_error'],
+      ['compose.yaml', 'compose_invalid'],
+      ['docker-compose.yml', 'compose_empty'],
     ],
   );
 });

@@ -228,6 +228,11 @@ test('unreadable input: malformed YAML, broken HCL, binary and invalid UTF-8 fil
     t.is(byPath['src/blob.ts'], 'binary_file');
     t.false('src/latin1.py' in byPath, 'invalid UTF-8 text is still read');
     for (const g of gaps) t.truthy(g.message);
+    // A deployment description that could not be read keeps the snapshot from `complete`.
+    const arch = await call(h.app.url, 'GET', `${ws()}/audits/${started.body.id}/architecture`, {
+      token: tenant.token,
+    });
+    t.is(arch.body.status, 'partial');
   } finally {
     bad.remove();
   }
@@ -283,5 +288,70 @@ test('an identity conflict is said: two compose services built from one unit sta
     t.true(ambiguous[0].evidence_ids.length >= 2, 'both declarations are cited');
   } finally {
     shared.remove();
+  }
+});
+
+test('deployment variants are said: a guessed primary is a coverage gap and keeps the snapshot partial; the other variant adds no edge', async (t) => {
+  const deployment = (name: string, image: string, env = '') =>
+    `---\napiVersion: apps/v1\nkind: Deployment\nmetadata: { name: ${name} }\nspec:\n  template:\n    spec:\n      containers:\n        - name: ${name}\n          image: ${image}\n${env ? `          env: [{ name: DB_HOST, value: ${env} }]\n` : ''}`;
+  const variants = createRepo({
+    'k8s/apps.yaml':
+      deployment('orders', 'acme/orders:1', 'orders-db') +
+      deployment('orders-db', 'postgres:16') +
+      deployment('users', 'acme/users:1', 'users-db') +
+      deployment('users-db', 'postgres:16'),
+    'k8s-pooled/apps.yaml':
+      deployment('orders', 'acme/orders:1', 'pg-pool') +
+      deployment('users', 'acme/users:1', 'orders-db') +
+      deployment('pg-pool', 'bitnami/pgbouncer:1'),
+    '.github/workflows/ci.yml':
+      'name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make test\n',
+  });
+  try {
+    const created = await call(h.app.url, 'POST', `${ws()}/repositories`, {
+      token: tenant.token,
+      body: { name: 'variants', url: `file://${variants.dir}` },
+    });
+    const started = await call(h.app.url, 'POST', `${ws()}/audits`, {
+      token: tenant.token,
+      body: { repository_id: created.body.id, source_scope: { source_types: ['cloud', 'cicd'] } },
+    });
+    const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+    t.is(done.body.status, 'completed', JSON.stringify(done.body.stages));
+    const gap = done.body.coverage_gaps.find((g: any) => g.reason === 'deployment_variant_guessed');
+    t.truthy(gap, JSON.stringify(done.body.coverage_gaps));
+    t.is(gap.path, 'k8s');
+    t.regex(gap.message, /k8s-pooled/);
+    const arch = await call(h.app.url, 'GET', `${ws()}/audits/${started.body.id}/architecture`, {
+      token: tenant.token,
+    });
+    t.deepEqual(arch.body.missing_sources, []);
+    t.is(arch.body.status, 'partial');
+    const edges = arch.body.relationships
+      .filter((r: any) => r.kind === 'connects_to')
+      .map((r: any) => `${r.source_key} -> ${r.target_key}`)
+      .sort();
+    t.deepEqual(edges, [
+      'service:orders -> datastore:orders-db',
+      'service:users -> datastore:users-db',
+    ]);
+    t.false(arch.body.entities.some((e: any) => e.canonical_key.includes('pg-pool')));
+    const cases = await call(
+      h.app.url,
+      'GET',
+      `${ws()}/uncertainty-cases?repository_id=${created.body.id}`,
+      { token: tenant.token },
+    );
+    const guessed = cases.body.items.find(
+      (c: any) => c.subject_key === 'deployment:kubernetes/k8s',
+    );
+    t.truthy(guessed, JSON.stringify(cases.body.items.map((c: any) => c.subject_key)));
+    t.like(guessed, { reason: 'conflicting_evidence', scope: 'source', blocking: false });
+    t.deepEqual(
+      guessed.alternatives.map((a: any) => a.value),
+      ['k8s', 'k8s-pooled'],
+    );
+  } finally {
+    variants.remove();
   }
 });

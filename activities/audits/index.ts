@@ -15,6 +15,7 @@ import type {
   StoredEvidence,
 } from '../../analysis/reconcile';
 import { architectureStatus } from '../../analysis/uncertainty';
+import type { VariantChoice } from '../../analysis/variants';
 import {
   artifactsOfAudit,
   earlierSuccess,
@@ -810,6 +811,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           evidence: StoredEvidence[];
           gaps?: Array<{ path: string; reason: string; message: string }>;
           conflicts?: IdentityConflict[];
+          variants?: VariantChoice[];
         };
         const uuidOf = (local: string) => {
           const h = crypto.createHash('sha256').update(`${auditId}:${local}`).digest('hex');
@@ -883,7 +885,21 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           reason: 'identity_conflict',
           message: c.detail,
         }));
-        const status = architectureStatus({ missingSources: missing, conflicts });
+        // A choice between deployment variants is said: a guess keeps the snapshot partial.
+        for (const v of graph.variants ?? []) {
+          reconcileGaps.push({
+            kind: 'reconcile',
+            path: v.primary,
+            reason: v.guessed ? 'deployment_variant_guessed' : 'deployment_variant_chosen',
+            message: v.detail,
+          });
+        }
+        const status = architectureStatus({
+          missingSources: missing,
+          conflicts,
+          gaps: analyzerGaps,
+          guessedVariant: (graph.variants ?? []).some((v) => v.guessed),
+        });
         let cases = { observed: 0, opened: 0, updated: 0 };
         let version = '';
         await db.transaction(async (trx) => {
@@ -958,6 +974,10 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             })),
             missingSources: missing,
             conflicts,
+            variants: (graph.variants ?? []).map((v) => ({
+              ...v,
+              evidence_ids: ids(v.evidence_ids),
+            })),
             undeclaredCalls: ingested.uncorroborated.map((c) => ({
               ...c,
               evidence_ids: ids(c.evidence_ids),

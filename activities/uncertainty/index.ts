@@ -9,6 +9,7 @@ import {
   type SnapshotConflict,
   type SnapshotEvidence,
   type SnapshotItem,
+  type SnapshotVariant,
   type UndeclaredCall,
 } from '../../analysis/uncertainty';
 import { recordWrite } from '../../db/activity';
@@ -28,6 +29,7 @@ export async function recordUncertainty(
     missingSources: string[];
     conflicts?: SnapshotConflict[];
     undeclaredCalls?: UndeclaredCall[];
+    variants?: SnapshotVariant[];
   },
 ): Promise<ObserveResult & { observed: number }> {
   const candidates = uncertaintyCandidates(input);

@@ -78,8 +78,15 @@ function docker(args: string[], base: Base): Op[] {
     const tags = flagAll(a, '-t', '--tag');
     const outputs = flagAll(a, '--output', '-o').join(',');
     const pushes = a.flags.has('--push') || /type=registry|push=true/.test(outputs);
+    // The folder the image is built from, and its Dockerfile when named: what the image runs.
+    const context = a.positional[0];
+    const file = flag(a, '-f', '--file');
+    const detail = {
+      ...(context ? { context } : {}),
+      ...(file ? { dockerfile: file } : {}),
+    };
     return tags.flatMap((image) => [
-      { kind: 'image-build' as const, tool: 'docker', action: 'build', image, ...base },
+      { kind: 'image-build' as const, tool: 'docker', action: 'build', image, detail, ...base },
       ...(pushes
         ? [{ kind: 'image-push' as const, tool: 'docker', action: 'build --push', image, ...base }]
         : []),

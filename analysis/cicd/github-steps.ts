@@ -5,6 +5,7 @@
 import type { YAMLMap } from 'yaml';
 import { imageKey, parseImageRef } from '../shared/images';
 import { stem } from '../shared/paths';
+import { isDynamic } from '../shared/variables';
 import { entries, scalarString, stringList, type YamlFile } from '../shared/yaml';
 import { pathKey } from './common';
 import type { Op } from './shell';
@@ -147,7 +148,16 @@ export function actionOps(
         byRepo.set(repo, [...(byRepo.get(repo) ?? []), t]);
       }
       return [...byRepo.values()].flatMap((group) => {
-        const detail = { tags: group, ...(push === 'conditional' ? { conditional: true } : {}) };
+        // `context` and `file` say which folder and Dockerfile the image is built from (the
+        // action's default context is the repository's git context: not a folder we can name).
+        const context = w.get('context');
+        const file = w.get('file');
+        const detail = {
+          tags: group,
+          ...(push === 'conditional' ? { conditional: true } : {}),
+          ...(context && !isDynamic(context) ? { context } : {}),
+          ...(file && !isDynamic(file) ? { dockerfile: file } : {}),
+        };
         const build: StepOp = {
           kind: 'image-build',
           tool: 'docker',

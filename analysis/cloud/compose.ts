@@ -2,29 +2,19 @@
  * docker-compose files: services, their images, ports, volumes, dependencies, and the
  * environment values that point at other services or hold literal secrets.
  */
-import {
-  entityKey,
-  type AnalyzerGap,
-  type AnalyzerOutput,
-  type Evidence,
-  type SourceFile,
-} from '../evidence';
+import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
 import { evidence, type EvidenceFields, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { expandVariables } from '../shared/variables';
-import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
+import type { PathItem } from '../shared/yaml';
 import { classifyDeclared, classifyImage, singlePort } from './common';
+import { builtEngines, type BuiltEngine } from './built-images';
+import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 
 const PROVIDER = 'docker-compose';
-
-interface ComposeFile {
-  file: SourceFile;
-  doc: YamlDoc;
-  services: Record<string, unknown>;
-}
 
 /**
  * Analyzes compose files; hosts resolve against services of every compose file in the same
@@ -38,18 +28,9 @@ export function analyzeCompose(
   otherFiles: SourceFile[] = [],
 ): AnalyzerOutput {
   const byPath = new Map([...otherFiles, ...envFiles].map((f) => [f.path, f]));
-  const gaps: AnalyzerGap[] = [];
-  const parsed: ComposeFile[] = [];
-  for (const file of files) {
-    const y = parseYamlDocuments(file);
-    for (const message of y.errors)
-      gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
-    for (const doc of y.docs) {
-      if (!isRecord(doc.value)) continue;
-      const services = doc.value.services;
-      if (isRecord(services)) parsed.push({ file, doc, services });
-    }
-  }
+  // `include`d files, `extends` applied (compose-merge.ts); files read to nothing are gaps.
+  const { parsed, gaps } = readComposeFiles(files, byPath);
+  const built = builtEngines(parsed, byPath);
   const evidence: Evidence[] = [];
   for (const cf of parsed) {
     const siblings = parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path));
@@ -60,7 +41,12 @@ export function analyzeCompose(
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
         evidence.push(
-          ...serviceEvidence(cf, name, svc, resolver, { vars, serviceNames, files: byPath }),
+          ...serviceEvidence(cf, name, svc, resolver, {
+            vars,
+            serviceNames,
+            files: byPath,
+            built,
+          }),
         );
     }
   }
@@ -105,6 +91,8 @@ interface ProjectContext {
   serviceNames: Set<string>;
   /** Files of the repository by path, for `env_file`. */
   files: Map<string, SourceFile>;
+  /** What an image this service only pulls runs, from the folder that builds it. */
+  built: BuiltEngine;
 }
 
 function serviceEvidence(
@@ -114,10 +102,13 @@ function serviceEvidence(
   resolver: HostResolver,
   project: ProjectContext,
 ): Evidence[] {
-  const { file, doc } = cf;
   const subject = entityKey('service', name);
-  const base: PathItem[] = ['services', name];
-  const at = (...p: PathItem[]) => doc.span([...base, ...p]);
+  // A value inherited through `extends` is cited where its base writes it.
+  const inherits = cf.bases.has(name);
+  const where = (...p: PathItem[]): [SourceFile, Span] => {
+    const w = inherits ? locate(cf, name, p) : { cf, name, path: p };
+    return [w.cf.file, w.cf.doc.span(['services', w.name, ...w.path])];
+  };
   const out: Evidence[] = [];
   const emit = (
     path: PathItem[],
@@ -127,7 +118,7 @@ function serviceEvidence(
     rel: [string, string | null] | null = null,
   ) =>
     out.push(
-      cite(file, at(...path), {
+      cite(...where(...path), {
         kind,
         subject,
         summary,
@@ -144,7 +135,7 @@ function serviceEvidence(
   const ports = asArray(svc.ports).map(parsePort);
   const deploy = isRecord(svc.deploy) ? svc.deploy : {};
   const limits = resourceLimits(svc, deploy);
-  const build = buildContext(file.path, svc.build);
+  const build = buildContext(cf.file.path, svc.build);
   emit([], 'service-declared', `compose service ${name} is declared`, {
     image: image
       ? { raw: image.raw, repo: image.repo, tag: image.tag, digest: image.digest }
@@ -174,6 +165,9 @@ function serviceEvidence(
     env_files: asArray(typeof svc.env_file === 'string' ? [svc.env_file] : svc.env_file).map((e) =>
       isRecord(e) ? String(e.path) : String(e),
     ),
+    // Started only with one of these profiles enabled (`--profile`); still part of the system.
+    profiles: asArray(svc.profiles).map(String),
+    ...(inherits ? { extends: (cf.bases.get(name) ?? []).map((b) => b.name) } : {}),
   });
 
   if (image) {
@@ -192,10 +186,16 @@ function serviceEvidence(
             env: environment(svc.environment).map((e) => e.name),
           })
         : null;
+    // An image the repository builds elsewhere (a dev compose file, Skaffold) is what its
+    // Dockerfile is built FROM (`acme/user-db` from `user-db/Dockerfile`, FROM mongo).
+    const fromBuild =
+      svc.build === undefined ? project.built(image, name, dirname(cf.file.path)) : null;
     const cls =
       classifyImage(image) ??
       (svc.build !== undefined ? classifyImage(parseImageRef(name)) : null) ??
+      fromBuild ??
       declared;
+    const clue = cls === declared ? declared?.clue : cls === fromBuild ? fromBuild?.clue : null;
     emit(
       ['image'],
       'image-reference',
@@ -206,13 +206,13 @@ function serviceEvidence(
     if (cls) {
       const kind = cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared';
       out.push(
-        cite(file, at(), {
+        cite(...where(), {
           kind,
           subject: entityKey(cls.kind, name),
-          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}${cls === declared ? ` (${declared.clue})` : ''}`,
+          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}${clue ? ` (${clue})` : ''}`,
           attributes: {
             engine: cls.engine,
-            ...(cls === declared ? { engine_clue: declared.clue } : {}),
+            ...(clue ? { engine_clue: clue } : {}),
             tag: image.tag,
             service_key: subject,
             image: image.repo,
@@ -277,7 +277,7 @@ function serviceEvidence(
   for (const env of environment(svc.environment)) {
     for (const r of environmentFindings(env, resolver, project)) {
       out.push(
-        cite(file, at('environment', env.key), {
+        cite(...where('environment', env.key), {
           kind: r.kind,
           subject,
           summary: `compose service ${name} ${r.summary}`,

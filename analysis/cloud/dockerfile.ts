@@ -93,6 +93,13 @@ function lineage(stage: Stage, all: Stage[]): Stage[] {
   return chain;
 }
 
+/** The image the final stage is built on, through `FROM <earlier stage>`; null without FROM. */
+export function finalBaseImage(text: string): string | null {
+  const all = stages(instructions(text));
+  const final = all[all.length - 1];
+  return final ? (lineage(final, all)[0]?.image ?? null) : null;
+}
+
 /** Layout folders that hold a service's sources but do not name it (`src/cartservice/src`). */
 const LAYOUT_DIRS = new Set(['src', 'source', 'sources', 'app', 'docker', 'build', 'code']);
 

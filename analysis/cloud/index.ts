@@ -5,17 +5,28 @@
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
 import { sortOutput, analyzerErrorGap } from '../shared/evidence';
 import { basename, isDockerfile, sortByPath } from '../shared/paths';
+import { builtEngines, type BuiltEngine } from './built-images';
 import { analyzeCompose } from './compose';
+import { readComposeFiles } from './compose-merge';
 import { analyzeDockerfile } from './dockerfile';
 import { analyzeHelm, chartDirs, helmRole } from './helm';
 import { analyzeKubernetes } from './kubernetes';
 import { generatedObjects } from './kubernetes-cluster';
 import { analyzeKustomize, isKustomization } from './kustomize';
 import { analyzeProxies, proxyKindOf } from './proxies';
+import { analyzeSkaffold, isSkaffold } from './skaffold';
 import { analyzeTerraform } from './terraform';
 
 export type CloudFormat =
-  'compose' | 'dotenv' | 'terraform' | 'dockerfile' | 'helm' | 'kustomize' | 'kubernetes' | 'proxy';
+  | 'compose'
+  | 'dotenv'
+  | 'terraform'
+  | 'dockerfile'
+  | 'helm'
+  | 'kustomize'
+  | 'kubernetes'
+  | 'proxy'
+  | 'skaffold';
 
 const COMPOSE = /^((docker-)?compose|docker-stack)([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -34,6 +45,8 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (isKustomization(file.path)) return 'kustomize';
   // nginx configuration (and templates) and Envoy bootstrap files: reverse-proxy routes.
   if (proxyKindOf(file)) return 'proxy';
+  // What `skaffold run` deploys and builds: read for the primary deployment variant.
+  if (isSkaffold(file.path)) return 'skaffold';
   // Other YAML is read as Kubernetes when it looks like a manifest (apiVersion and kind keys).
   if (
     YAML.test(name) &&
@@ -76,12 +89,17 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), (list) =>
-      analyzeKubernetes(list, generatedObjects(of('kustomize'), files)),
+      analyzeKubernetes(
+        list,
+        generatedObjects(of('kustomize'), files),
+        list.length ? builtImagesOf(files) : undefined,
+      ),
     ),
   );
   await guard('helm', of('helm'), () => analyzeHelm(of('helm')));
   await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
   await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
+  await guard('skaffold', of('skaffold'), () => analyzeSkaffold(of('skaffold')));
   for (const f of of('dockerfile')) await guard('dockerfile', [f], () => analyzeDockerfile(f));
   // Proxy files are attributed to the service that mounts or builds them; Traefik routes are
   // read from compose labels, so this runs with no proxy file too.
@@ -93,6 +111,14 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
     }),
   );
   return sortOutput({ evidence, gaps });
+}
+
+/** What an image the repository builds runs (compose builds, Skaffold artifacts). */
+function builtImagesOf(files: SourceFile[]): BuiltEngine {
+  const charts = new Set<string>();
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const compose = files.filter((f) => cloudFormat(f, charts) === 'compose');
+  return builtEngines(readComposeFiles(compose, byPath).parsed, byPath);
 }
 
 /** Manifests with Go template syntax outside a chart cannot be read as YAML either. */

@@ -50,6 +50,15 @@ export function readManifests(files: SourceFile[]): { objects: K8sObject[]; gaps
     const y = parseYamlDocuments(file);
     for (const message of y.errors)
       gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
+    // A file chosen for its `apiVersion:` and `kind:` lines that holds no object with both
+    // (they sit under another key, the documents are lists): read to nothing, so said.
+    if (y.errors.length === 0 && !y.docs.some((d) => isKubernetesObject(d.value)))
+      gaps.push({
+        path: file.path,
+        reason: 'kubernetes_no_objects',
+        message:
+          'no document of this file is a Kubernetes object (apiVersion and kind at its root)',
+      });
     for (const doc of y.docs) {
       if (!isKubernetesObject(doc.value)) continue;
       const v = doc.value as Obj;

@@ -10,6 +10,7 @@ import { isSecretName, looksLikeSecretValue, placeholderReason } from '../shared
 import { asArray, asString, isRecord } from '../shared/values';
 import type { PathItem } from '../shared/yaml';
 import { classifyDeclared, classifyImage, redact, singlePort } from './common';
+import type { BuiltEngine } from './built-images';
 import { daprComponentEvidence } from './dapr';
 import { envReferences, type HostResolver } from './env';
 import {
@@ -27,13 +28,14 @@ const PROVIDER = 'kubernetes';
 export function analyzeKubernetes(
   files: SourceFile[],
   generated: K8sObject[] = [],
+  built: BuiltEngine = () => null,
 ): AnalyzerOutput {
   const { objects, gaps } = readManifests(files);
   const cluster = new Cluster(objects, generated);
   const evidence: Evidence[] = [];
   for (const o of objects) {
     const w = cluster.workloadOf.get(o);
-    if (w) evidence.push(...workloadEvidence(w, cluster));
+    if (w) evidence.push(...workloadEvidence(w, cluster, built));
     else if (o.kind === 'Service') evidence.push(...serviceEvidence(o, cluster));
     else if (o.kind === 'Ingress') evidence.push(...ingressEvidence(o, cluster));
     else if (o.kind === 'ConfigMap') evidence.push(...configMapEvidence(o, cluster));
@@ -83,7 +85,7 @@ function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {
   };
 }
 
-function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
+function workloadEvidence(w: Workload, cluster: Cluster, built: BuiltEngine): Evidence[] {
   const subject = entityKey('service', w.name);
   const label = `${w.kind} ${w.name}`;
   const podSpec = isRecord(w.pod.spec) ? w.pod.spec : {};
@@ -157,8 +159,13 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
         );
         // An image of no well-known engine (`acme/user-db`) is typed by the container's own
         // declaration: its port names and numbers, server-only variables (classifyDeclared).
-        const declared =
+        // An image the repository builds (compose, Skaffold) is what its Dockerfile is FROM.
+        const fromBuild =
           group === 'containers' && !classified && !classifyImage(image)
+            ? built(image, w.name, '\u0000')
+            : null;
+        const declared =
+          group === 'containers' && !classified && !classifyImage(image) && !fromBuild
             ? classifyDeclared({
                 ports: asArray(c.ports).map((p) =>
                   isRecord(p) && typeof p.containerPort === 'number' ? p.containerPort : '',
@@ -170,17 +177,20 @@ function workloadEvidence(w: Workload, cluster: Cluster): Evidence[] {
               })
             : null;
         const cls =
-          group === 'containers' && !classified ? (classifyImage(image) ?? declared) : null;
+          group === 'containers' && !classified
+            ? (classifyImage(image) ?? fromBuild ?? declared)
+            : null;
+        const clue = cls === declared ? declared?.clue : cls === fromBuild ? fromBuild?.clue : null;
         if (cls) {
           classified = true;
           out.push(
             cite(w, [], {
               kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
               subject: entityKey(cls.kind, w.name),
-              summary: `${label} runs a ${cls.engine} ${cls.kind}${cls === declared ? ` (${declared.clue})` : ''}`,
+              summary: `${label} runs a ${cls.engine} ${cls.kind}${clue ? ` (${clue})` : ''}`,
               attributes: {
                 engine: cls.engine,
-                ...(cls === declared ? { engine_clue: declared.clue } : {}),
+                ...(clue ? { engine_clue: clue } : {}),
                 tag: image.tag,
                 service_key: subject,
                 image: image.repo,

@@ -81,6 +81,14 @@ export interface Entry {
   value: Node | null;
 }
 
+/**
+ * The bound on alias expansion (the `yaml` package's count: uses of an anchor times the aliases
+ * inside it). Its default (100) and the 1,000 used before refused real compose files built from
+ * shared anchors (a 57-service file needs ~2,000); 20,000 still stops an entity-expansion bomb
+ * (ten levels of ten aliases) within milliseconds.
+ */
+const MAX_ALIAS_COUNT = 20_000;
+
 /** Merges deeper than this are a loop (`&a { <<: *a }`), not configuration. */
 const MAX_MERGE_DEPTH = 10;
 
@@ -249,7 +257,7 @@ export function toJs(y: YamlFile, node: unknown): unknown {
   const n = deref(y, node);
   if (!n) return null;
   try {
-    return n.toJS(y.doc, { maxAliasCount: 1000 }) as unknown;
+    return n.toJS(y.doc, { maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
   } catch {
     return null;
   }
@@ -329,7 +337,7 @@ export function parseYamlDocuments(file: SourceFile): YamlDocuments {
     }
     let value: unknown;
     try {
-      value = doc.toJS({ maxAliasCount: 1000 });
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (err) {
       errors.push(`document ${index + 1}: ${errorMessage(err)}`);
       return;

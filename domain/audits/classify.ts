@@ -21,6 +21,8 @@ const CICD_PATTERNS: RegExp[] = [
 
 const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)Dockerfile(\.[\w.-]+)?$/,
+  // Podman's and Buildah's name for a Dockerfile (the cloud analyzer reads both).
+  /(^|\/)Containerfile(\.[\w.-]+)?$/,
   /(^|\/)[\w.-]*\.Dockerfile$/,
   // Compose files, their variants (`docker-compose-o11y.yaml`) and Swarm stack files (compose format).
   /(^|\/)((docker-)?compose|docker-stack)([.-][\w.-]+)?\.ya?ml$/,
