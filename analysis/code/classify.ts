@@ -160,7 +160,9 @@ export function classifyUnit(
   // the generator's image), or a unit whose sources are all generated.
   const code = owned.filter((f) => /\.(go|py|pyi|[cm]?[jt]sx?|cs|java|kt|rs|cc|h)$/.test(f.path));
   const genDir = segments.find((s) => GENERATED_DIR.test(s));
-  if (genDir !== undefined) return is('library', `lies in a generated-code folder (${genDir}/)`);
+  // A unit with no sources of its own there is not generated code (a generator tool named gen).
+  if (genDir !== undefined && code.length > 0)
+    return is('library', `lies in a generated-code folder (${genDir}/)`);
   if (
     !hasDockerfile &&
     code.length > 0 &&
