@@ -560,7 +560,15 @@ export function createAuditActivities(deps: AuditActivityDeps) {
 
           const contextHash = crypto
             .createHash('sha256')
-            .update(JSON.stringify([manifestSha256, fresh.source_scope, fresh.deep_review]))
+            .update(
+              JSON.stringify([
+                manifestSha256,
+                fresh.source_scope,
+                fresh.deep_review,
+                // What was read, not only what was listed.
+                { max_stored_file_bytes: config.maxStoredFileBytes, unread: unstored },
+              ]),
+            )
             .digest('hex');
           await updateAudit(trx, auditId, {
             source: {
@@ -649,14 +657,27 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           .createHash('sha256')
           .update(
             files
-              .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
+              // Whether the content was read: a result from a partial read is never reused for a
+              // full one (a file over MAX_STORED_FILE_BYTES has a hash but was not analysed).
+              .map(
+                (f) =>
+                  `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}\t${f.stored ? 'read' : 'unread'}`,
+              )
               .join('\n'),
           )
           .digest('hex');
         const contextHash = crypto
           .createHash('sha256')
           .update(
-            JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
+            JSON.stringify([
+              agent.key,
+              agent.version,
+              modelId,
+              agent.reasoningEffort,
+              inputHash,
+              // The limits under which the files were read (docs/decisions.md, durability).
+              { max_stored_file_bytes: config.maxStoredFileBytes },
+            ]),
           )
           .digest('hex');
 
