@@ -11,6 +11,7 @@ import {
   auditLogs,
   auditsQuery,
   createAuditRecord,
+  appendLog,
   failQueuedAudit,
   findAudit,
   stagesOf,
@@ -156,13 +157,19 @@ async function resolveCreate(
   };
 }
 
-/** Inserts the audit (with its write records), commits, then starts its workflow. */
+/**
+ * Inserts the audit (with its write records), commits, then starts its workflow. When the start
+ * fails, an audit whose id an Idempotency-Key reserved (`keyed`) stays queued, bound to the key:
+ * the client's retry with the key starts this same audit (the recovery sweep does, after
+ * AUDIT_START_GRACE_SECONDS, if no retry comes); an audit without a key ends failed.
+ */
 export async function startAudit(
   services: AppServices,
   principal: Principal,
   requestId: string,
   id: string,
   input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
+  keyed = false,
 ): Promise<AuditRow> {
   const { db, config } = services;
   return commitThenStart(services.log, 'audit', {
@@ -197,9 +204,20 @@ export async function startAudit(
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });
     },
-    ifStartFails: (row, cause) => failQueuedAudit(db, row.id, cause),
-    unavailable:
-      'The audit was recorded but its workflow could not be started; it is marked failed.',
+    ifStartFails: (row, cause) =>
+      keyed
+        ? appendLog(db, row.id, {
+            level: 'warning',
+            source: 'stage',
+            message: `the audit workflow could not be started yet: ${cause}`,
+            details: {
+              waiting_for: 'a retry with the same Idempotency-Key, or the recovery sweep',
+            },
+          })
+        : failQueuedAudit(db, row.id, cause),
+    unavailable: keyed
+      ? 'The audit was recorded but its workflow could not be started yet; it stays queued. Retry with the same Idempotency-Key to start this audit (no second audit is made).'
+      : 'The audit was recorded but its workflow could not be started; it is marked failed.',
   });
 }
 
@@ -222,14 +240,16 @@ export const createAudit = defineOperation({
     schema: AuditResponse,
     headers: { Location: LOCATION_HEADER },
   },
-  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
+  handler: async ({ services, db, params, body, principal, requestId, koa, newId, keyed }) => {
     const input = await resolveCreate(db, params.workspace_id, body);
-    const row = await startAudit(services, principal, requestId, newId(), {
-      ...input,
-      origin: 'manual',
-      origin_ref: null,
-      trigger_reason: null,
-    });
+    const row = await startAudit(
+      services,
+      principal,
+      requestId,
+      newId(),
+      { ...input, origin: 'manual', origin_ref: null, trigger_reason: null },
+      keyed,
+    );
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/audits/${row.id}`);
     return present(db, row);
   },
