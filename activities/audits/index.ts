@@ -111,6 +111,11 @@ function requestedTypes(audit: AuditRow): SourceType[] {
   return types?.length ? types : ALL_TYPES;
 }
 
+/** Whether `signal` was aborted because this worker is shutting down (not by the workflow). */
+function isWorkerShutdown(signal: AbortSignal): boolean {
+  return signal.aborted && (signal.reason as Error | undefined)?.message === 'WORKER_SHUTDOWN';
+}
+
 /** Heartbeats every few seconds while `work` runs, so a lost worker is noticed quickly. */
 async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
@@ -800,13 +805,18 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           }
           return { summary: result.summary };
         } catch (err) {
-          const cancelled = ctx.cancellationSignal.aborted;
+          // A worker shutting down past its grace cuts the attempt off: not a cancellation of
+          // the audit, but a failure to retry elsewhere at once (docs/decisions.md, durability).
+          const shutdown = isWorkerShutdown(ctx.cancellationSignal);
+          const cancelled = ctx.cancellationSignal.aborted && !shutdown;
           const code = cancelled
             ? 'cancelled'
-            : err instanceof AgentError
-              ? err.code
-              : 'agent_crashed';
-          const retryable = err instanceof AgentError ? err.retryable : true;
+            : shutdown
+              ? 'worker_shutdown'
+              : err instanceof AgentError
+                ? err.code
+                : 'agent_crashed';
+          const retryable = shutdown || (err instanceof AgentError ? err.retryable : true);
           const message = err instanceof Error ? err.message : String(err);
           await finishAgentRun(db, run.id, {
             status: cancelled ? 'cancelled' : 'failed',
