@@ -6,6 +6,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
+import { admissionOn } from '../../platform/config';
 import { runsOfAudit } from '../../db/agents';
 import {
   auditLogs,
@@ -198,6 +199,7 @@ export async function startAudit(
           repositoryId: row.repository_id,
           heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
           maxAttempts: config.agentMaxAttempts,
+          admission: admissionOn(config),
         }),
         taskQueue: config.taskQueue,
         // An audit id runs once: a second start (a retried request) is refused, not repeated.
