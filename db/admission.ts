@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import { appendLog } from './audits';
 
-export interface AdmissionLimits {
+interface AdmissionLimits {
   fleet: number | null;
   workspace: number | null;
 }
@@ -75,7 +75,7 @@ export async function requestAdmission(
  * under its limit, the one whose workspace runs the fewest (counting those placed before it),
  * oldest first. Audits of a workspace at its limit are left out (they wait for their own).
  */
-export function fairOrder(
+function fairOrder(
   line: ReadonlyArray<{ id: string; workspace_id: string }>,
   running: ReadonlyMap<string, number>,
   limits: AdmissionLimits,

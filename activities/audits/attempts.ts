@@ -16,9 +16,9 @@ import { claimStageAttempt, currentStageAttempt, lockStageAttempt } from '../../
 import type { Logger } from '../../platform/logger';
 
 /** The error a stale attempt ends with: retryable, so a mistaken verdict costs one retry. */
-export const ATTEMPT_SUPERSEDED = 'attempt_superseded';
+const ATTEMPT_SUPERSEDED = 'attempt_superseded';
 
-export interface AttemptGuard {
+interface AttemptGuard {
   /** Puts this attempt on the stage row; throws when a later attempt already started. */
   claim(): Promise<void>;
   /** Throws when a later attempt started since: call before every write for the audit. */
