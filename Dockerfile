@@ -1,5 +1,7 @@
-# One image for both processes: `npm run api` (the default) and `npm run worker`
-# (docker-compose.yml sets the command). TypeScript runs through tsx, as in development.
+# One image for both processes: the API (the default) and the worker (docker-compose.yml sets
+# the command). TypeScript runs through tsx's loader, as in development, in the node process
+# itself: no npm or shell in between to swallow `docker stop`'s SIGTERM (run with an init that
+# forwards signals and reaps git's children, e.g. `docker run --init` or compose's `init: true`).
 FROM node:20-bookworm-slim
 
 # The worker fetches tenants' repositories with the git CLI (https and ssh remotes).
@@ -7,10 +9,9 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 
-# NPM_CONFIG_SCRIPT_SHELL: with the default /bin/sh (dash), `npm run api` leaves a shell between
-# npm and tsx that dies on SIGTERM without passing it on, so the app never shuts down gracefully
-# (in-flight requests, running activities). bash execs a one-command script instead: npm
-# forwards the signal to tsx, tsx to the app, and npm waits for it to finish.
+# NPM_CONFIG_SCRIPT_SHELL: for `npm run ...` inside the container (the default commands do not
+# use npm). With /bin/sh (dash) a shell stays between npm and the script and dies on SIGTERM
+# without passing it on; bash execs a one-command script, so npm's forwarded signal arrives.
 ENV NODE_ENV=production \
   NPM_CONFIG_UPDATE_NOTIFIER=false \
   NPM_CONFIG_FUND=false \
@@ -40,4 +41,4 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 
 EXPOSE 8080
-CMD ["npm", "run", "api"]
+CMD ["node", "--import", "tsx", "api/main.ts"]

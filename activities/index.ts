@@ -1,5 +1,6 @@
 /** Activity implementations, built from their dependencies (`createActivities(deps)`). */
 import { createAuditActivities, type AuditActivityDeps } from './audits';
+import { createAdmissionActivities } from './audits/admission';
 import { createRecoveryActivities } from './audits/recovery';
 import { createRetentionActivities } from './retention';
 import { createDecisionActivities } from './decisions';
@@ -14,6 +15,7 @@ export type ActivityDeps = AuditActivityDeps;
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createAuditActivities(deps),
+    ...createAdmissionActivities(deps),
     ...createRetentionActivities(deps),
     ...createRecoveryActivities(deps),
     ...createDecisionActivities(deps),

@@ -313,12 +313,46 @@ export async function markStageRunning(
     auditId,
     key,
     ['pending'],
+    // GREATEST: a step's attempt may already be on the row (claimStageAttempt).
     `status = 'running', started_at = now(), completed_at = NULL, error_code = NULL,
-     attempt = attempt + 1`,
+     attempt = GREATEST(attempt, 1)`,
     [],
     line,
   );
   return move.moved;
+}
+
+/**
+ * Puts attempt `attempt` of a step of stage `key` on the stage row (the stage's attempt is the
+ * highest of its steps' attempts) and returns the stage's attempt afterwards: higher than
+ * `attempt` means a later attempt has started and this one is stale. Waits for a stale attempt
+ * that holds the row (lockStageAttempt) to finish its write.
+ */
+export async function claimStageAttempt(
+  db: Knex,
+  auditId: string,
+  key: string,
+  attempt: number,
+): Promise<number> {
+  const rows = await db('audit_stages')
+    .where({ audit_id: auditId, key })
+    .update({ attempt: db.raw('GREATEST(attempt, ?)', [attempt]) }, ['attempt']);
+  return (rows[0] as { attempt: number } | undefined)?.attempt ?? attempt;
+}
+
+/** The stage's attempt (see claimStageAttempt). */
+export async function currentStageAttempt(db: Knex, auditId: string, key: string): Promise<number> {
+  const row = await db<StageRow>('audit_stages').where({ audit_id: auditId, key }).first('attempt');
+  return row?.attempt ?? 0;
+}
+
+/** The stage's attempt, its row locked until the transaction ends (see claimStageAttempt). */
+export async function lockStageAttempt(db: Knex, auditId: string, key: string): Promise<number> {
+  const row = await db<StageRow>('audit_stages')
+    .where({ audit_id: auditId, key })
+    .forUpdate()
+    .first('attempt');
+  return row?.attempt ?? 0;
 }
 
 /** pending or running -> `end.status`, logged; an ended stage is left alone. */

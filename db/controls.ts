@@ -200,13 +200,44 @@ export function coversWholeSource(audit: { source_scope: unknown }): boolean {
   return !s.source_types?.length || ALL_TYPES.every((t) => s.source_types!.includes(t));
 }
 
+/** Coverage gaps that say a file of the source was listed but not (fully) read. */
+const UNREAD_GAPS = new Set(['truncated', 'large_files']);
+/** Analyzer gaps that say a file could not be read at all (not what it says, but whether). */
+const UNREAD_ANALYZER_REASONS = new Set([
+  'file_too_large',
+  'yaml_parse_error',
+  'terraform_parse_error',
+  'manifest_parse_error',
+  'invalid_file',
+  'invalid_input',
+  'analyzer_error',
+]);
+
+/**
+ * Whether an audit saw everything a finding could rest on: its whole source (coversWholeSource)
+ * and every file of it read (none over the size limit, none an analyzer failed to read). A
+ * partial read resolves no finding: what it did not see may still be there.
+ */
+export function readWholeSource(audit: { source_scope: unknown; coverage_gaps: unknown }): boolean {
+  if (!coversWholeSource(audit)) return false;
+  const gaps = (Array.isArray(audit.coverage_gaps) ? audit.coverage_gaps : []) as Array<{
+    kind?: string;
+    reason?: string;
+  }>;
+  return !gaps.some(
+    (g) =>
+      UNREAD_GAPS.has(g.kind ?? '') ||
+      (g.kind === 'analyzer' && UNREAD_ANALYZER_REASONS.has(g.reason ?? '')),
+  );
+}
+
 /**
  * Whether the newest completed whole-source audit of the finding's repository (that ran the
  * controls stage) observed it; true when there is none yet (nothing says it is gone).
  */
 export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<boolean> {
   const recent = (await db('audits as a')
-    .select('a.id', 'a.source_scope')
+    .select('a.id', 'a.source_scope', 'a.coverage_gaps')
     .where('a.workspace_id', f.workspace_id)
     .andWhere(
       f.repository_id ? { 'a.repository_id': f.repository_id } : { 'a.id': f.first_seen_audit_id },
@@ -217,8 +248,8 @@ export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<
       { column: 'a.created_at', order: 'desc' },
       { column: 'a.id', order: 'desc' },
     ])
-    .limit(50)) as Array<{ id: string; source_scope: unknown }>;
-  const latest = recent.find(coversWholeSource);
+    .limit(50)) as Array<{ id: string; source_scope: unknown; coverage_gaps: unknown }>;
+  const latest = recent.find(readWholeSource);
   if (!latest) return true;
   const seen = await db('audit_findings').where({ audit_id: latest.id, finding_id: f.id }).first();
   return !!seen;

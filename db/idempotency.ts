@@ -120,13 +120,22 @@ export async function completeIdempotencyKey(
     });
 }
 
-/** Gives up the claim `claimId` (its work failed): the key may be used again. */
+/**
+ * Gives up the claim `claimId` (its work failed): the key may be used again. With
+ * `keepResource` the claim stays, stale at once, so the next request with the key takes it over
+ * with the same resource id (claimIdempotencyKey) and finishes that resource.
+ */
 export async function releaseIdempotencyKey(
   db: Knex,
   scope: IdempotencyScope,
   claimId: string,
+  options: { keepResource?: boolean } = {},
 ): Promise<void> {
-  await db('idempotency_keys')
-    .where({ ...pk(scope), claim_id: claimId, state: 'in_progress' })
-    .delete();
+  const claim = db('idempotency_keys').where({
+    ...pk(scope),
+    claim_id: claimId,
+    state: 'in_progress',
+  });
+  if (options.keepResource) await claim.update({ claimed_at: new Date(0) });
+  else await claim.delete();
 }

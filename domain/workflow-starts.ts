@@ -15,6 +15,8 @@ export interface AuditWorkflowInput {
   /** Activity timing, fixed at start so replays see the same values. */
   heartbeatTimeoutSeconds: number;
   maxAttempts: number;
+  /** Wait in line for a running slot first (MAX_RUNNING_AUDITS*); absent in older histories. */
+  admission?: boolean;
 }
 
 export const WORKSPACE_ID = defineSearchAttributeKey('WorkspaceId', SearchAttributeType.KEYWORD);
@@ -28,6 +30,7 @@ export interface AuditStart {
   repositoryId: string | null;
   heartbeatTimeoutSeconds: number;
   maxAttempts: number;
+  admission: boolean;
 }
 
 export function auditStartOptions(start: AuditStart): {
@@ -42,6 +45,7 @@ export function auditStartOptions(start: AuditStart): {
         auditId: start.auditId,
         heartbeatTimeoutSeconds: start.heartbeatTimeoutSeconds,
         maxAttempts: start.maxAttempts,
+        ...(start.admission ? { admission: true } : {}),
       },
     ],
     typedSearchAttributes: [

@@ -263,7 +263,8 @@ export const CONFIG_VARIABLES = [
     name: 'WORK_DIR',
     default: '`$TMPDIR/archaudit-work`',
     usedBy: 'worker',
-    description: 'scratch folders for git fetches (one per audit, removed after)',
+    description:
+      'scratch folders for git fetches (`<audit>/<attempt>-<pid>-<random>`: one per attempt and process, removed by its owner)',
   },
   {
     name: 'UPLOAD_LIMIT_BYTES',
@@ -472,6 +473,26 @@ export const CONFIG_VARIABLES = [
     description:
       'JSON price table, USD per million tokens: `{"<model>":{"input":"2.50","cached_input":"1.25","output":"10.00"}}`',
   },
+  {
+    name: 'MAX_RUNNING_AUDITS',
+    default: '`0`',
+    usedBy: 'api, worker',
+    description:
+      'audits running at once over the whole fleet (0: no limit); more wait queued, in line, and a free slot goes first to the workspace running fewest',
+  },
+  {
+    name: 'MAX_RUNNING_AUDITS_PER_WORKSPACE',
+    default: '`0`',
+    usedBy: 'api, worker',
+    description: 'audits one workspace may run at once (0: no limit); its others wait queued',
+  },
+  {
+    name: 'SHUTDOWN_GRACE_SECONDS',
+    default: '`30`',
+    usedBy: 'worker',
+    description:
+      'on SIGTERM the worker stops polling and lets running activities finish this long; those still running then fail at once and are retried elsewhere',
+  },
 ] as const satisfies readonly ConfigVariable[];
 
 export type ConfigVariableName = (typeof CONFIG_VARIABLES)[number]['name'];
@@ -533,7 +554,7 @@ export interface Config {
   migrateOnStart: boolean;
   /** Content-addressed store of source files and uploads (shared by API and workers). */
   blobDir: string;
-  /** Scratch space for git fetches; each audit gets its own folder, removed afterwards. */
+  /** Scratch space for git fetches; each attempt gets its own folder, removed by it afterwards. */
   workDir: string;
   uploadLimitBytes: number;
   /** Files larger than this are listed in the manifest but their content is not kept. */
@@ -576,6 +597,11 @@ export interface Config {
   decisionHistoryLimit: number;
   /** How long a workflow action waits for approval before it expires (seconds; env in hours). */
   workflowActionTtlSeconds: number;
+  /** Admission: audits running at once in all and per workspace (null: no limit). */
+  maxRunningAudits: number | null;
+  maxRunningAuditsPerWorkspace: number | null;
+  /** On SIGTERM, how long running activities may finish before they are cut off (retried). */
+  shutdownGraceSeconds: number;
   /** A pre-built workflow bundle (npm run bundle:workflows); unset: bundled at worker start. */
   workflowBundlePath: string | undefined;
   /**
@@ -594,6 +620,13 @@ export interface Config {
   temporalUiPort: number;
   /** npm start: the Temporal UI to print when TEMPORAL_ADDRESS names an existing server. */
   temporalUiUrl: string | undefined;
+}
+
+/** Whether audits wait for admission (a limit of running audits is set). */
+export function admissionOn(
+  config: Pick<Config, 'maxRunningAudits' | 'maxRunningAuditsPerWorkspace'>,
+): boolean {
+  return config.maxRunningAudits !== null || config.maxRunningAuditsPerWorkspace !== null;
 }
 
 /** The value of `name`; unset and empty are the same (a compose file's `X: ${X:-}` is empty). */
@@ -799,6 +832,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workflowBundlePath: raw(env, 'WORKFLOW_BUNDLE'),
     analysisThreads: analysisThreads(env),
     processLauncher: processLauncherOn(env),
+    shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
+    maxRunningAudits: int(env, 'MAX_RUNNING_AUDITS', 0, 0, 100_000) || null,
+    maxRunningAuditsPerWorkspace:
+      int(env, 'MAX_RUNNING_AUDITS_PER_WORKSPACE', 0, 0, 100_000) || null,
     model: modelSettings(env),
     modelPrices: parsePriceTable(raw(env, 'MODEL_PRICES')),
     // 0 asks for a free port, as unset does.

@@ -71,6 +71,13 @@ export const scheduleDispatchLag = new client.Histogram({
   registers: [registry],
 });
 
+/** Audits waiting in line for a running slot (MAX_RUNNING_AUDITS*), as of the last ask. */
+export const auditsWaiting = new client.Gauge({
+  name: 'archaudit_audits_waiting_admission',
+  help: 'Audits queued in line for a running slot (admission limits)',
+  registers: [registry],
+});
+
 export const retentionRemoved = new client.Counter({
   name: 'archaudit_retention_removed_total',
   help: 'Rows removed by the retention sweep, by kind',

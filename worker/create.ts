@@ -102,6 +102,12 @@ export async function createWorker(deps: {
     connection,
     namespace: deps.config.temporalNamespace,
     taskQueue: deps.config.taskQueue,
+    // Drain on shutdown (SIGTERM): no new tasks, running activities finish within the grace
+    // (heartbeating); those still running are then cancelled with WORKER_SHUTDOWN and fail at
+    // once as retryable (activities/audits), so the next attempt starts elsewhere immediately.
+    // The force time leaves them a few seconds to report that before the process gives up.
+    shutdownGraceTime: deps.config.shutdownGraceSeconds * 1000,
+    shutdownForceTime: (deps.config.shutdownGraceSeconds + 10) * 1000,
     ...(deps.config.workflowBundlePath
       ? { workflowBundle: { codePath: deps.config.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH }),

@@ -20,6 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AuditActivities } from '../activities/audits';
+import type { AdmissionActivities } from '../activities/audits/admission';
 import type {
   AuditPlan,
   PlannedStage,
@@ -81,6 +82,9 @@ export async function AuditWorkflow(
   setStatus('running');
 
   try {
+    // Admission (MAX_RUNNING_AUDITS*): wait in line on a durable timer, holding no worker slot.
+    // Audits recorded before admission existed never asked (docs/decisions.md, versioning).
+    if (input.admission && patched('audit-admission')) await waitForAdmission(auditId);
     await runStages(auditId, book, work);
   } catch (err) {
     if (isCancellation(err)) {
@@ -102,6 +106,18 @@ export async function AuditWorkflow(
   // recorded before remediations existed did not: docs/decisions.md, workflow versioning).
   if (patched('notify-remediations')) await notifyRemediations(auditId);
   return { status: 'completed', errorCode: null };
+}
+
+/** Asks for a running slot until given one, every 2 s (a local activity: no queue round trip). */
+async function waitForAdmission(auditId: string): Promise<void> {
+  const admission = proxyLocalActivities<AdmissionActivities>({
+    startToCloseTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+  });
+  for (let first = true; ; first = false) {
+    if ((await admission.admitAudit(auditId, first)).admitted) return;
+    await sleep('2 seconds');
+  }
 }
 
 type Book = ReturnType<typeof proxyLocalActivities<AuditActivities>>;

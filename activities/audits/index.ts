@@ -7,7 +7,6 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import type {
   Entity,
   IdentityConflict,
@@ -37,6 +36,7 @@ import {
 } from '../../db/architecture';
 import {
   appendLog,
+  claimStageAttempt,
   endRunningStages,
   getAuditById,
   lockAuditStatus,
@@ -78,6 +78,7 @@ import type { ModelProvider } from './agents/model';
 import { type ModelPrice } from '../../domain/audits/pricing';
 import type { Agent } from './agents/types';
 import { AgentError } from './agents/types';
+import { attemptFolder, attemptGuard } from './attempts';
 import { fetchCommit, listTree, readBlobs } from './source/git';
 import type {
   AuditFinalStatus,
@@ -112,6 +113,11 @@ function fail(code: string, message: string, retryable: boolean, details?: unkno
 function requestedTypes(audit: AuditRow): SourceType[] {
   const types = (audit.source_scope as { source_types?: SourceType[] }).source_types;
   return types?.length ? types : ALL_TYPES;
+}
+
+/** Whether `signal` was aborted because this worker is shutting down (not by the workflow). */
+function isWorkerShutdown(signal: AbortSignal): boolean {
+  return signal.aborted && (signal.reason as Error | undefined)?.message === 'WORKER_SHUTDOWN';
 }
 
 /** Heartbeats every few seconds while `work` runs, so a lost worker is noticed quickly. */
@@ -322,6 +328,16 @@ export function createAuditActivities(deps: AuditActivityDeps) {
       marks?: StepMarks,
     ): Promise<StageOutcome & { plan?: AuditPlan }> {
       let plan: AuditPlan | undefined;
+      // A stale attempt (paused past its heartbeat timeout, then resumed) stops before writing.
+      const guard = attemptGuard(db, deps.log, {
+        auditId,
+        stage: 'source',
+        attempt: Context.current().info.attempt,
+        heartbeatTimeoutSeconds:
+          (Context.current().info.heartbeatTimeoutMs ??
+            config.agentHeartbeatTimeoutSeconds * 1000) / 1000,
+      });
+      await outageAware(() => guard.claim());
       if (marks?.beginAudit) {
         plan = await outageAware(async () => {
           const planned = await begin(auditId);
@@ -381,9 +397,12 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                 false,
               );
             const workspace = await findWorkspace(db, audit.workspace_id);
-            const workDir = path.join(config.workDir, auditId);
-            await fs.promises.rm(workDir, { recursive: true, force: true });
-            await fs.promises.mkdir(workDir, { recursive: true });
+            const folder = await attemptFolder(
+              config.workDir,
+              auditId,
+              Context.current().info.attempt,
+            );
+            const workDir = folder.dir;
             try {
               const branchRef = audit.commit_sha
                 ? audit.branch_ref
@@ -405,6 +424,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                   timeoutMs: config.gitTimeoutMs,
                 }),
               );
+              await guard.check();
               await log(auditId, {
                 level: 'info',
                 source: 'stage',
@@ -435,6 +455,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                   }
                 }),
               );
+              await guard.check();
               await updateAudit(db, auditId, {
                 commit_sha: fetched.commitSha,
                 branch_ref: branchRef ?? fetched.ref,
@@ -450,8 +471,14 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                   ? { base: { ref: baseRef, merge_base_sha: fetched.mergeBase ?? null } }
                   : {}),
               };
+            } catch (err) {
+              // git failing because its folder vanished under it says nothing about the source:
+              // retried, never a final `commit_not_found`.
+              if (err instanceof SourceError && !fs.existsSync(workDir))
+                fail('work_dir_lost', `The scratch folder vanished: ${err.message}`, true);
+              throw err;
             } finally {
-              await fs.promises.rm(workDir, { recursive: true, force: true });
+              await folder.remove();
             }
           } else {
             const upload = await findUpload(db, audit.workspace_id, audit.upload_id!);
@@ -492,6 +519,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           }
         } catch (err) {
           if (err instanceof SourceError) {
+            await guard.check();
             await log(auditId, {
               level: 'error',
               source: 'stage',
@@ -508,63 +536,75 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           .map((r) => `${r.path}\t${r.kind}\t${r.size}\t${r.sha256 ?? r.link_target ?? ''}`)
           .join('\n');
         const manifestSha256 = crypto.createHash('sha256').update(manifestText).digest('hex');
-        await replaceSourceFiles(db, auditId, rows);
         const bytes = rows.reduce((n, r) => n + r.size, 0);
         const bySourceType: Record<string, number> = {};
         for (const r of rows)
           bySourceType[r.source_type ?? 'other'] =
             (bySourceType[r.source_type ?? 'other'] ?? 0) + 1;
 
-        const fresh = await getAuditById(db, auditId);
-        const gaps = [
-          // The gaps this step writes are written afresh (a retried attempt must not repeat them).
-          ...fresh.coverage_gaps.filter(
-            (g) => !['source_type', 'truncated', 'large_files'].includes(g.kind as string),
-          ),
-        ];
-        for (const type of requestedTypes(fresh)) {
-          if (!bySourceType[type])
+        // Written whole, and only while this attempt is the current one (a stale attempt that
+        // resumed after a later one began must not replace its manifest).
+        await guard.whileCurrent(async (trx) => {
+          await replaceSourceFiles(trx, auditId, rows);
+          const fresh = await getAuditById(trx, auditId);
+          const gaps = [
+            // The gaps this step writes are written afresh (a retried attempt must not repeat them).
+            ...fresh.coverage_gaps.filter(
+              (g) => !['source_type', 'truncated', 'large_files'].includes(g.kind as string),
+            ),
+          ];
+          for (const type of requestedTypes(fresh)) {
+            if (!bySourceType[type])
+              gaps.push({
+                kind: 'source_type',
+                source_type: type,
+                reason: 'no_files',
+                message: `no ${type} files found in the source`,
+              });
+          }
+          if (truncated > 0)
             gaps.push({
-              kind: 'source_type',
-              source_type: type,
-              reason: 'no_files',
-              message: `no ${type} files found in the source`,
+              kind: 'truncated',
+              reason: 'max_files',
+              message: `${truncated} files beyond source_scope.max_files were not read`,
             });
-        }
-        if (truncated > 0)
-          gaps.push({
-            kind: 'truncated',
-            reason: 'max_files',
-            message: `${truncated} files beyond source_scope.max_files were not read`,
-          });
-        const unstored = rows.filter((r) => r.kind === 'file' && !r.stored).length;
-        if (unstored > 0)
-          gaps.push({
-            kind: 'large_files',
-            reason: 'size_limit',
-            message: `${unstored} files over ${config.maxStoredFileBytes} bytes were listed but not read`,
-          });
+          const unstored = rows.filter((r) => r.kind === 'file' && !r.stored).length;
+          if (unstored > 0)
+            gaps.push({
+              kind: 'large_files',
+              reason: 'size_limit',
+              message: `${unstored} files over ${config.maxStoredFileBytes} bytes were listed but not read`,
+            });
 
-        const contextHash = crypto
-          .createHash('sha256')
-          .update(JSON.stringify([manifestSha256, fresh.source_scope, fresh.deep_review]))
-          .digest('hex');
-        await updateAudit(db, auditId, {
-          source: {
-            ...source,
-            file_count: rows.length,
-            byte_count: bytes,
-            manifest_sha256: manifestSha256,
-          },
-          source_manifest: {
-            sha256: manifestSha256,
-            file_count: rows.length,
-            byte_count: bytes,
-            by_source_type: bySourceType,
-            truncated_files: truncated,
-          },
-          coverage_gaps: gaps,
-          context_hash: contextHash,
+          const contextHash = crypto
+            .createHash('sha256')
+            .update(
+              JSON.stringify([
+                manifestSha256,
+                fresh.source_scope,
+                fresh.deep_review,
+                // What was read, not only what was listed.
+                { max_stored_file_bytes: config.maxStoredFileBytes, unread: unstored },
+              ]),
+            )
+            .digest('hex');
+          await updateAudit(trx, auditId, {
+            source: {
+              ...source,
+              file_count: rows.length,
+              byte_count: bytes,
+              manifest_sha256: manifestSha256,
+            },
+            source_manifest: {
+              sha256: manifestSha256,
+              file_count: rows.length,
+              byte_count: bytes,
+              by_source_type: bySourceType,
+              truncated_files: truncated,
+            },
+            coverage_gaps: gaps,
+            context_hash: contextHash,
+          });
         });
         const base = (source as { base?: { merge_base_sha: string | null } }).base;
         return {
@@ -627,6 +667,8 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         };
         // The attempt is on record before any work (its context hash follows once known).
         const run = await startAgentRun(db, { ...identity, context_hash: '' });
+        // The stage's attempt is the highest of its agents' attempts (not 1 when they ran twice).
+        await claimStageAttempt(db, auditId, agent.stage, attempt);
         const files =
           agent.input === 'all'
             ? await sourceFiles(db, auditId)
@@ -635,14 +677,27 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           .createHash('sha256')
           .update(
             files
-              .map((f) => `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}`)
+              // Whether the content was read: a result from a partial read is never reused for a
+              // full one (a file over MAX_STORED_FILE_BYTES has a hash but was not analysed).
+              .map(
+                (f) =>
+                  `${f.path}\t${f.sha256 ?? f.link_target ?? ''}\t${f.source_type ?? ''}\t${f.stored ? 'read' : 'unread'}`,
+              )
               .join('\n'),
           )
           .digest('hex');
         const contextHash = crypto
           .createHash('sha256')
           .update(
-            JSON.stringify([agent.key, agent.version, modelId, agent.reasoningEffort, inputHash]),
+            JSON.stringify([
+              agent.key,
+              agent.version,
+              modelId,
+              agent.reasoningEffort,
+              inputHash,
+              // The limits under which the files were read (docs/decisions.md, durability).
+              { max_stored_file_bytes: config.maxStoredFileBytes },
+            ]),
           )
           .digest('hex');
 
@@ -765,13 +820,18 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           }
           return { summary: result.summary };
         } catch (err) {
-          const cancelled = ctx.cancellationSignal.aborted;
+          // A worker shutting down past its grace cuts the attempt off: not a cancellation of
+          // the audit, but a failure to retry elsewhere at once (docs/decisions.md, durability).
+          const shutdown = isWorkerShutdown(ctx.cancellationSignal);
+          const cancelled = ctx.cancellationSignal.aborted && !shutdown;
           const code = cancelled
             ? 'cancelled'
-            : err instanceof AgentError
-              ? err.code
-              : 'agent_crashed';
-          const retryable = err instanceof AgentError ? err.retryable : true;
+            : shutdown
+              ? 'worker_shutdown'
+              : err instanceof AgentError
+                ? err.code
+                : 'agent_crashed';
+          const retryable = shutdown || (err instanceof AgentError ? err.retryable : true);
           const message = err instanceof Error ? err.message : String(err);
           await finishAgentRun(db, run.id, {
             status: cancelled ? 'cancelled' : 'failed',

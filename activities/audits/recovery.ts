@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { staleQueuedAudits } from '../../db/audits';
 import type { AuditStart } from '../../domain/workflow-starts';
-import type { Config } from '../../platform/config';
+import { admissionOn, type Config } from '../../platform/config';
 
 export function createRecoveryActivities(deps: { db: Knex; config: Config }) {
   return {
@@ -21,6 +21,7 @@ export function createRecoveryActivities(deps: { db: Knex; config: Config }) {
         repositoryId: row.repository_id,
         heartbeatTimeoutSeconds: deps.config.agentHeartbeatTimeoutSeconds,
         maxAttempts: deps.config.agentMaxAttempts,
+        admission: admissionOn(deps.config),
       }));
     },
   };

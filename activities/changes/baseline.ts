@@ -89,6 +89,9 @@ export async function ensureBaselineAudit(
     workspaceId: row.workspace_id,
     repositoryId: row.repository_id,
     ...limits,
+    // The audit waiting for it already holds a running slot: a baseline in line behind it for
+    // one would never get one (MAX_RUNNING_AUDITS_PER_WORKSPACE=1), so it is not admitted again.
+    admission: false,
   };
 }
 

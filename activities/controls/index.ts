@@ -12,12 +12,13 @@ import { evidenceObservedBefore } from '../../db/ingestion';
 import { appendLog, auditsCreatedAt, getAuditById, type AuditRow } from '../../db/audits';
 import {
   assessmentCount,
-  coversWholeSource,
   ensureCatalog,
   insertAssessments,
   insertNewFindings,
   linkAuditFindings,
+  coversWholeSource,
   lockFindings,
+  readWholeSource,
   recordSighting,
   resolveFinding,
   staleFindings,
@@ -300,11 +301,20 @@ export async function persistControls(
 /**
  * Called as a completed audit is finished: open findings of its repository that it did not
  * observe are resolved, unless the user set them accepted_risk/false_positive, the audit looked
- * at part of the source only, or a newer audit (by creation) saw the finding last.
+ * at (or read) part of the source only, or a newer audit (by creation) saw the finding last.
  */
 export async function settleFindings(trx: Knex, auditId: string): Promise<number> {
   const audit = await getAuditById(trx, auditId);
   if ((await assessmentCount(trx, auditId)) === 0 || !coversWholeSource(audit)) return 0;
+  if (!readWholeSource(audit)) {
+    await appendLog(trx, auditId, {
+      level: 'info',
+      source: 'control',
+      message:
+        'findings not observed were left open: files of the source were not read (see coverage gaps)',
+    });
+    return 0;
+  }
   const stale = await staleFindings(trx, audit, scopeKeyOf(audit));
   for (const f of stale) {
     await resolveFinding(trx, f.id, auditId);

@@ -21,7 +21,7 @@ import { memberById } from '../../db/workspaces';
 import { auditWorkflowId } from '../../domain/contract/workflows';
 import { localDate, nextOccurrences, occurrencesBetween } from '../../domain/schedules/rules';
 import type { AuditStart } from '../../domain/workflow-starts';
-import type { Config } from '../../platform/config';
+import { admissionOn, type Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 
 export interface ScheduleActivityDeps {
@@ -170,6 +170,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
           repositoryId: row.repository_id,
           heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
           maxAttempts: config.agentMaxAttempts,
+          admission: admissionOn(config),
         });
         const existing = await findScheduleRun(trx, row.id, at);
         if (existing) {

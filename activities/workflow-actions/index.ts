@@ -30,7 +30,7 @@ import {
 } from '../../domain/workflow-actions/rules';
 import type { AuditStart } from '../../domain/workflow-starts';
 import type { BlobStore } from '../../platform/blob-store';
-import type { Config } from '../../platform/config';
+import { admissionOn, type Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import { refusal } from '../refusal';
 
@@ -67,6 +67,7 @@ export function createWorkflowActionActivities(deps: WorkflowActionActivityDeps)
     repositoryId: row.target.repository_id ?? null,
     heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
     maxAttempts: config.agentMaxAttempts,
+    admission: admissionOn(config),
   });
 
   /** The effect of an approved action, inside the transaction that marks it executed. */

@@ -6,11 +6,13 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
+import { admissionOn } from '../../platform/config';
 import { runsOfAudit } from '../../db/agents';
 import {
   auditLogs,
   auditsQuery,
   createAuditRecord,
+  appendLog,
   failQueuedAudit,
   findAudit,
   stagesOf,
@@ -156,13 +158,19 @@ async function resolveCreate(
   };
 }
 
-/** Inserts the audit (with its write records), commits, then starts its workflow. */
+/**
+ * Inserts the audit (with its write records), commits, then starts its workflow. When the start
+ * fails, an audit whose id an Idempotency-Key reserved (`keyed`) stays queued, bound to the key:
+ * the client's retry with the key starts this same audit (the recovery sweep does, after
+ * AUDIT_START_GRACE_SECONDS, if no retry comes); an audit without a key ends failed.
+ */
 export async function startAudit(
   services: AppServices,
   principal: Principal,
   requestId: string,
   id: string,
   input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
+  keyed = false,
 ): Promise<AuditRow> {
   const { db, config } = services;
   return commitThenStart(services.log, 'audit', {
@@ -191,15 +199,27 @@ export async function startAudit(
           repositoryId: row.repository_id,
           heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
           maxAttempts: config.agentMaxAttempts,
+          admission: admissionOn(config),
         }),
         taskQueue: config.taskQueue,
         // An audit id runs once: a second start (a retried request) is refused, not repeated.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });
     },
-    ifStartFails: (row, cause) => failQueuedAudit(db, row.id, cause),
-    unavailable:
-      'The audit was recorded but its workflow could not be started; it is marked failed.',
+    ifStartFails: (row, cause) =>
+      keyed
+        ? appendLog(db, row.id, {
+            level: 'warning',
+            source: 'stage',
+            message: `the audit workflow could not be started yet: ${cause}`,
+            details: {
+              waiting_for: 'a retry with the same Idempotency-Key, or the recovery sweep',
+            },
+          })
+        : failQueuedAudit(db, row.id, cause),
+    unavailable: keyed
+      ? 'The audit was recorded but its workflow could not be started yet; it stays queued. Retry with the same Idempotency-Key to start this audit (no second audit is made).'
+      : 'The audit was recorded but its workflow could not be started; it is marked failed.',
   });
 }
 
@@ -222,14 +242,16 @@ export const createAudit = defineOperation({
     schema: AuditResponse,
     headers: { Location: LOCATION_HEADER },
   },
-  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
+  handler: async ({ services, db, params, body, principal, requestId, koa, newId, keyed }) => {
     const input = await resolveCreate(db, params.workspace_id, body);
-    const row = await startAudit(services, principal, requestId, newId(), {
-      ...input,
-      origin: 'manual',
-      origin_ref: null,
-      trigger_reason: null,
-    });
+    const row = await startAudit(
+      services,
+      principal,
+      requestId,
+      newId(),
+      { ...input, origin: 'manual', origin_ref: null, trigger_reason: null },
+      keyed,
+    );
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/audits/${row.id}`);
     return present(db, row);
   },

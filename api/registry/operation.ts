@@ -64,6 +64,8 @@ export interface OperationContext<P, Q, B> {
    * creating a second; otherwise a fresh UUID.
    */
   newId(): string;
+  /** Whether newId() is the id an Idempotency-Key reserved (a retry with the key gets it again). */
+  readonly keyed: boolean;
 }
 
 /** A response header an operation declares (documented in the contract, checked in tests). */

@@ -142,6 +142,10 @@ class HandlerContext implements OperationContext<unknown, unknown, unknown> {
   // An arrow property, not a method: handlers destructure their context.
   readonly newId = (): string => this.reservedId ?? crypto.randomUUID();
 
+  get keyed(): boolean {
+    return this.reservedId !== undefined;
+  }
+
   get log(): Logger {
     return this.state.log;
   }
@@ -371,18 +375,58 @@ async function idempotently(
       try {
         result = await run(claim.resourceId);
       } catch (err) {
-        await releaseIdempotencyKey(db, scope, claim.claimId).catch(() => undefined);
+        // A dependency outage (503) keeps the key's resource id for the retry, which takes the
+        // claim over at once: it finishes the same resource (an audit recorded before Temporal
+        // went away is started by it) instead of creating a second. Any other failure frees it.
+        const outage = err instanceof ApiError && err.status === 503;
+        settleClaim(services, () =>
+          releaseIdempotencyKey(db, scope, claim.claimId, { keepResource: outage }),
+        );
         throw err;
       }
-      await completeIdempotencyKey(db, scope, claim.claimId, {
+      // The answer is stored even if the database blinks now: otherwise the key would stay
+      // in_progress and every retry would wait, then get 409, until the claim went stale.
+      const stored = completeIdempotencyKey(db, scope, claim.claimId, {
         status: op.success.status,
         response: result,
+      });
+      await stored.catch(() => {
+        settleClaim(services, () =>
+          completeIdempotencyKey(db, scope, claim.claimId, {
+            status: op.success.status,
+            response: result,
+          }),
+        );
+        throw problems.unavailable(
+          'database',
+          'The request was done but its answer could not be stored; retry with the same Idempotency-Key to get it.',
+        );
       });
       return result;
     }
     if (Date.now() >= deadline) throw problems.idempotencyInProgress(key);
     await new Promise((resolve) => setTimeout(resolve, IDEMPOTENCY_POLL_MS));
   }
+}
+
+/**
+ * Settles a claim (release or completion) now, or, while the database is unreachable, every
+ * 250 ms in the background until it answers (at most IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS, when a
+ * retry would take the claim over anyway): a retry arriving once the database is back finds the
+ * key settled instead of waiting on a claim nobody will finish.
+ */
+function settleClaim(services: AppServices, settle: () => Promise<void>): void {
+  const until = Date.now() + services.config.idempotencyClaimTimeoutSeconds * 1000;
+  const attempt = (): void => {
+    settle().catch((err: unknown) => {
+      if (Date.now() >= until) {
+        services.log.warn({ err }, 'could not settle an idempotency key; it goes stale instead');
+        return;
+      }
+      setTimeout(attempt, 250).unref();
+    });
+  };
+  attempt();
 }
 
 /** How often a request waiting on another with the same key looks again. */
