@@ -8,6 +8,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type Koa from 'koa';
+import { Readable } from 'node:stream';
 import { INJECTED_PRINCIPAL } from '../middleware';
 import type { Principal } from '../registry/operation';
 
@@ -24,6 +25,31 @@ export interface DispatchResult {
   /** The media type without parameters (application/json, application/problem+json, text/...). */
   type: string;
   body: unknown;
+}
+
+/** Largest file body (a downloaded export, say) read into a tool result. */
+export const MAX_DISPATCH_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A streamed body (a blob served from disk) read into a Buffer, since nothing reads the socket
+ * here; past MAX_DISPATCH_BODY_BYTES the stream is dropped and an error thrown.
+ */
+async function settled(body: unknown): Promise<unknown> {
+  if (!(body instanceof Readable)) return body;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+      size += b.length;
+      if (size > MAX_DISPATCH_BODY_BYTES)
+        throw new Error(`body over ${MAX_DISPATCH_BODY_BYTES} bytes: download it over REST`);
+      chunks.push(b);
+    }
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks);
 }
 
 export type Dispatch = (principal: Principal, request: DispatchRequest) => Promise<DispatchResult>;
@@ -49,6 +75,6 @@ export function inProcessDispatcher(app: Koa, handle: Koa.Middleware): Dispatch 
     const res = new http.ServerResponse(req);
     const ctx = app.createContext(req, res);
     await handle(ctx, async () => undefined);
-    return { status: ctx.status, type: ctx.response.type, body: ctx.body };
+    return { status: ctx.status, type: ctx.response.type, body: await settled(ctx.body) };
   };
 }
