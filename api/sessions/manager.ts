@@ -17,6 +17,7 @@ import {
   type SessionRow,
 } from '../../db/sessions';
 import { verifyPassword, MAX_PASSWORD_LENGTH } from '../../domain/sessions/password';
+import { UNSTORABLE_TEXT } from '../../domain/text';
 import { sha256Hex } from '../../domain/tokens/rules';
 import type { Config } from '../../platform/config';
 import { RateLimiter } from '../rate-limit';
@@ -114,8 +115,11 @@ export class MemberSessions {
         ),
       };
     }
+    // A login PostgreSQL cannot hold (NUL, lone surrogate) is nobody's: a wrong login, not a 500.
     const stored =
-      login.length > 0 && login.length <= 200 ? await passwordHashOf(this.db, login) : null;
+      login.length > 0 && login.length <= 200 && !UNSTORABLE_TEXT.test(login)
+        ? await passwordHashOf(this.db, login)
+        : null;
     const ok = password.length <= MAX_PASSWORD_LENGTH && (await verifyPassword(password, stored));
     if (!ok) return { ok: false, reason: 'invalid' };
     const secret = crypto.randomBytes(32).toString('base64url');

@@ -12,7 +12,9 @@
 import { plainLine, plainText } from './plain';
 
 /** Inline metacharacters escaped wherever they stand. */
-const INLINE = /[\\`*_[\]{}!|~@]/g;
+// `_` between letters or digits never opens or closes emphasis (CommonMark's flanking rules),
+// so `in_review` stays readable; elsewhere it is escaped.
+const INLINE = /[\\`*[\]{}!|~@]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
 const ENTITY: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;' };
 
 function escapeLine(line: string): string {
