@@ -2,9 +2,12 @@
  * `get_export_content` through the official MCP client, for every export format: the file a
  * REST download gives, as text for the textual formats and as an embedded resource (base64
  * blob, its media type) for the MADR tar.gz. It used to fail for all of them (-32602 "Invalid
- * tools/call result": the streamed file body was handed to the SDK as it was).
+ * tools/call result": the streamed file body was handed to the SDK as it was). Then a decision
+ * written by a hostile member, through the real stack: its brief over REST, MCP and the CLI.
  */
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import path from 'node:path';
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,6 +25,7 @@ let h: AuditHarness;
 let tenant: Tenant;
 let repo: TestRepo;
 let auditId: string;
+let repositoryId: string;
 let client: Client;
 const login = `alice-${crypto.randomBytes(3).toString('hex')}`;
 const password = 'correct horse battery staple';
@@ -38,8 +42,9 @@ test.before(async () => {
     token: tenant.token,
     body: { name: 'shop', url: `file://${repo.dir}` },
   });
+  repositoryId = made.body.id;
   const done = await runAudit(h.app.url, tenant.token, tenant.workspaceId, {
-    repository_id: made.body.id,
+    repository_id: repositoryId,
   });
   if (done.status !== 'completed') throw new Error(`audit ${done.id} ${done.status}`);
   auditId = done.id;
@@ -52,7 +57,7 @@ test.before(async () => {
     new Browser(),
     provider.authorizationUrl!,
     { login, password },
-    { scopes: ['reports:read', 'audits:read'], memberId: tenant.memberId },
+    { scopes: ['reports:read', 'audits:read', 'decisions:read'], memberId: tenant.memberId },
   );
   await auth(provider, { serverUrl: mcpUrl, authorizationCode: back.searchParams.get('code')! });
   client = new Client({ name: 'archaudit-test', version: '1.0.0' });
@@ -123,4 +128,95 @@ test('get_export_content of an unknown export is a tool error, not a protocol er
   t.true(result.isError);
   const text = (result.content as Array<{ text: string }>)[0]!.text;
   t.is(JSON.parse(text).status, 404);
+});
+
+const ESC = '\u001b';
+/** What a hostile member writes into a decision (REST refuses only NUL and lone surrogates). */
+const HOSTILE = `<img src=x onerror=alert(1)> [x](javascript:alert(1)) ![p](http://127.0.0.1:9/p.png) ${ESC}[2J${ESC}]0;owned\u0007${ESC}]8;;http://evil.example/${ESC}\\link${ESC}]8;;${ESC}\\ \u009b31m \u202eevil`;
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+function archaudit(...args: string[]): Promise<{ code: number | null; stdout: string }> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ARCHAUDIT_URL: h.app.url,
+    ARCHAUDIT_TOKEN: tenant.token,
+  };
+  delete env.CI;
+  const root = path.resolve(__dirname, '..');
+  const child = spawn(process.execPath, [path.join(root, 'cli', 'bin.cjs'), ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout }));
+  });
+}
+
+test('a hostile decision: its brief over REST, MCP and the CLI shows no HTML, link or escape', async (t) => {
+  const snapshots = await call(
+    h.app.url,
+    'GET',
+    `${ws()}/repositories/${repositoryId}/architecture/snapshots`,
+    { token: tenant.token },
+  );
+  const arch = await call(h.app.url, 'GET', `${ws()}/audits/${auditId}/architecture`, {
+    token: tenant.token,
+  });
+  const evidenceId = arch.body.evidence[0].id as string;
+  const created = await call(h.app.url, 'POST', `${ws()}/decisions`, {
+    token: tenant.token,
+    body: {
+      title: `Retire ${HOSTILE}`.slice(0, 500),
+      question: `Why ${HOSTILE}?`,
+      context: `# Owned\n${HOSTILE}\n- item`,
+      snapshot_id: snapshots.body.items[0].id,
+      owner_id: tenant.memberId,
+      options: [
+        { id: 'a', title: HOSTILE, description: HOSTILE, benefits: [HOSTILE] },
+        { id: 'b', title: 'Keep', description: 'as is' },
+      ],
+      evidence_ids: [evidenceId],
+      uncertainties: [],
+      success_criteria: [
+        { id: 'gone', description: HOSTILE, check: { kind: 'entity_absent', key: 'service:x' } },
+      ],
+    },
+  });
+  t.is(created.status, 201, created.text);
+  const id = created.body.id as string;
+
+  const rest = await call(h.app.url, 'GET', `${ws()}/decisions/${id}/brief`, {
+    token: tenant.token,
+  });
+  t.is(rest.status, 200, rest.text);
+  const md: string = rest.body.markdown;
+  for (const [what, text] of [['REST brief', md]] as const) {
+    t.false(RAW_CONTROL.test(text), `${what}: a control character`);
+    t.false(/<img|<svg/i.test(text), `${what}: raw HTML`);
+    t.false(/(^|[^\\])\]\(javascript:/im.test(text), `${what}: a javascript: link`);
+    t.false(/(^|[^\\])!\[/m.test(text), `${what}: an image`);
+    t.false(/^# Owned/m.test(text), `${what}: an injected heading`);
+  }
+
+  const tool = await client.callTool({
+    name: 'get_decision_brief',
+    arguments: { decision_id: id },
+  });
+  t.falsy(tool.isError, JSON.stringify(tool).slice(0, 300));
+  const text = (tool.content as Array<{ text: string }>)[0]!.text;
+  t.false(RAW_CONTROL.test(text), 'MCP: a control character');
+  t.is(JSON.parse(text).markdown, md, 'the same brief as over REST');
+
+  const cli = await archaudit('decisions', 'brief', id);
+  t.is(cli.code, 0);
+  t.false(cli.stdout.includes(ESC), 'CLI: an escape sequence');
+  t.false(RAW_CONTROL.test(cli.stdout.replace(/\n/g, '')), 'CLI: a control character');
+  t.true(cli.stdout.includes('[2J'), 'what was there stays visible, inert');
+  const json = await archaudit('--json', 'decisions', 'brief', id);
+  t.false(RAW_CONTROL.test(json.stdout.replace(/\n/g, '')), 'CLI --json: a control character');
+  t.is(JSON.parse(json.stdout).markdown, md, '--json still carries the same value');
 });
