@@ -15,17 +15,10 @@
 import test, { type ExecutionContext } from 'ava';
 import { parseAllDocuments } from 'yaml';
 import { readXml } from '../analysis/code/xml';
-import { renderAdr, type AdrDecision } from '../domain/decisions/adr';
-import {
-  renderMadr,
-  renderExportText,
-  type ExportDecision,
-  type ExportInput,
-} from '../domain/exports/render';
+import { renderMadr, renderExportText } from '../domain/exports/render';
 import { mdCode, mdLink, mdText } from '../domain/output/markdown';
 import { sarifUri } from '../domain/output/sarif';
 import { terminalText } from '../domain/output/terminal';
-import type { AuditReportContent } from '../domain/reports/report';
 import {
   renderReportHtml,
   renderReportJunit,
@@ -38,188 +31,11 @@ import { routeQuestion } from '../domain/assistant/route';
 import { toolResult } from '../api/mcp/server';
 import { asJson, fields, table } from '../cli/output';
 import { HOSTILE_CORPUS } from './fixtures/hostile/corpus';
-
-const REPO_URL = 'https://git.example.com/acme/shop.git';
-const ID = '3f1c2a5e-8b7d-4c6e-9a0b-1d2e3f4a5b6c';
+import { brief, exportInput, ID, report, REPO_URL } from './fixtures/hostile/documents';
 
 /** Control characters, bidi controls and unpaired surrogates: never raw in any output. */
 const RAW_CONTROL =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-function report(x: string): AuditReportContent {
-  const key = `service:${x}`;
-  return {
-    audit_id: ID,
-    report_version: '1',
-    repository: { id: ID, name: x, url: REPO_URL },
-    branch_ref: x,
-    commit_sha: '0123456789abcdef0123456789abcdef01234567',
-    audited_at: '2026-11-26T00:00:00.000Z',
-    completed_at: '2026-11-26T00:01:00.000Z',
-    summary: {
-      entity_count: 2,
-      relationship_count: 1,
-      source_coverage: 'full',
-      sources: ['code', x],
-      missing_sources: [x],
-      assessments: { pass: 1, [x]: 1 },
-      open_findings: { high: 1 },
-      open_uncertainty_cases: 1,
-      blocking_uncertainty_cases: 1,
-      gate_outcome: 'blocked',
-    },
-    architecture: {
-      snapshot_id: ID,
-      snapshot_version: '1',
-      status: 'completed',
-      entities: [
-        { canonical_key: key, kind: 'service', name: x, confidence: 'high' },
-        { canonical_key: 'datastore:db', kind: 'datastore', name: 'db', confidence: 'high' },
-      ],
-      relationships: [
-        {
-          canonical_key: `${key}->datastore:db`,
-          source_key: key,
-          target_key: 'datastore:db',
-          kind: x,
-          confidence: 'high',
-        },
-      ],
-    },
-    assessments: [
-      {
-        control_key: 'sec.secrets',
-        title: x,
-        domain: 'security',
-        severity: 'high',
-        status: 'fail',
-        confidence: 'high',
-        rationale: x,
-        finding_ids: [ID],
-        stale_evidence_ids: [],
-      },
-    ],
-    findings: [
-      {
-        id: ID,
-        control_key: 'sec.secrets',
-        severity: 'high',
-        title: x,
-        detail: x,
-        fingerprint: 'f'.repeat(64),
-        status: 'open',
-        entity_key: key,
-        evidence_ids: [ID],
-        locations: [
-          { path: x, start_line: 1, end_line: 2 },
-          { path: `src/${x}/a.ts`, start_line: 3, end_line: 3 },
-        ],
-      },
-    ],
-    uncertainty_cases: [
-      { id: ID, reason: 'conflict', subject_key: key, detail: x, blocking: true, state: 'open' },
-    ],
-    gate: { outcome: 'blocked', reasons: [x] },
-  };
-}
-
-function decision(x: string): ExportDecision {
-  return {
-    number: 1,
-    title: x,
-    status: 'approved',
-    question: x,
-    context: x,
-    options: [
-      { id: 'a', title: x, description: x, benefits: [x], tradeoffs: [x] },
-      { id: 'b', title: 'Keep', description: 'as is' },
-    ],
-    selected_option_id: 'a',
-    latest_rationale: x,
-    affected_entity_keys: [`service:${x}`],
-    deciders: [x],
-    date: '2026-11-26',
-  };
-}
-
-function exportInput(x: string): ExportInput {
-  const r = report(x);
-  return {
-    report: r,
-    entities: r.architecture.entities.map((e) => ({
-      ...e,
-      attributes: { engine: x },
-      owners: [`@${x}`],
-    })),
-    relationships: r.architecture.relationships.map((rel) => ({
-      ...rel,
-      attributes: { via: [x] },
-    })),
-    decisions: [decision(x)],
-  };
-}
-
-function brief(x: string): string {
-  const d = decision(x);
-  const adr: AdrDecision = {
-    id: ID,
-    number: 1,
-    title: x,
-    question: x,
-    context: x,
-    status: 'approved',
-    owner_id: ID,
-    created_by: ID,
-    snapshot_id: ID,
-    options: d.options.map((o) => ({ ...o, evidence_ids: [ID] })),
-    selected_option_id: 'a',
-    evidence_ids: [ID, 'missing'],
-    uncertainties: [{ subject_key: x, description: x, blocking: true }],
-    success_criteria: [
-      {
-        id: x,
-        description: x,
-        check: { kind: 'entity_absent', key: x },
-        status: 'unmet',
-        evidence_ids: [ID],
-        evaluated_at: null,
-      } as unknown as AdrDecision['success_criteria'][number],
-    ],
-    latest_rationale: x,
-    superseded_at: null,
-    verification_result: null,
-    supersedes_id: null,
-    created_at: new Date('2026-11-26T00:00:00Z'),
-  };
-  return renderAdr({
-    decision: adr,
-    approvals: [
-      {
-        actor_id: ID,
-        actor_role: 'maintainer',
-        authorization_scope: 'decisions:approve',
-        policy_version: null,
-        outcome: 'approved',
-        rationale: x,
-        created_at: new Date('2026-11-26T00:00:00Z'),
-      },
-    ],
-    history: [
-      {
-        from_status: 'in_review',
-        to_status: 'approved',
-        actor_id: ID,
-        actor_login: x,
-        rationale: x,
-        created_at: new Date('2026-11-26T00:00:00Z'),
-      },
-    ],
-    logins: new Map([[ID, x]]),
-    evidence: new Map([
-      [ID, { source_type: 'code', provider: x, summary: x, location: { path: x, start_line: 1 } }],
-    ]),
-  });
-}
 
 /** Asserts `text` does not match `re`, showing only the text around the match when it does. */
 function no(t: ExecutionContext, text: string, re: RegExp, what?: string): void {
