@@ -3,6 +3,7 @@
  * laid out by dagre. Pure and deterministic: the same entities and relationships (in any order)
  * always give the same text.
  */
+import { plainLine } from '../domain/output/plain';
 import type * as Dagre from '@dagrejs/dagre' with { 'resolution-mode': 'import' };
 import { compareStrings } from './shared/text';
 
@@ -200,7 +201,7 @@ const MERMAID_CODES: Record<string, string> = {
 
 /** A label as Mermaid's `"..."` quoted text: specials as entity codes, line breaks as spaces. */
 export function mermaidLabel(text: string): string {
-  const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ');
+  const flat = plainLine(text);
   return `"${flat.replace(/[#"&<>[\](){}|`]/g, (c) => MERMAID_CODES[c] ?? c)}"`;
 }
 
@@ -245,8 +246,10 @@ const PAD = 20;
 
 /** Text safe in XML content and attribute values; characters XML 1.0 forbids are dropped. */
 export function xmlEscape(text: string): string {
+  // DEL, C1 and the bidi controls (which reorder what a reader sees) are dropped too.
   return text
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '')
+    .replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
     .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')

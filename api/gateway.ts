@@ -54,11 +54,40 @@ export function gatewayMiddleware(services: AppServices, mcp: McpGateway): Koa.M
     try {
       await route(ctx, next);
     } catch (err) {
+      // A client's fault (a form over its size limit, a body that is not one: raw-body's
+      // http-errors) is its 4xx, logged as what it is, not as a server error.
+      const status = clientErrorStatus(err);
+      if (status) {
+        services.log.info(
+          { path: ctx.path, request_id: requestId, status, reason: (err as Error).message },
+          'gateway request refused',
+        );
+        // `respond` is undefined unless a handler gave the response away (set it to false).
+        if (ctx.respond === false || ctx.res.headersSent) return;
+        ctx.status = status;
+        ctx.type = 'html';
+        ctx.body = messagePage(
+          status === 413 ? 'Request too large' : 'Bad request',
+          status === 413
+            ? 'The form is larger than this page accepts.'
+            : 'The request could not be read.',
+        );
+        return;
+      }
       services.log.error({ err, path: ctx.path, request_id: requestId }, 'gateway error');
-      if (!ctx.respond || ctx.res.headersSent) return;
+      if (ctx.respond === false || ctx.res.headersSent) return;
       ctx.status = 500;
       ctx.type = 'html';
       ctx.body = messagePage('Something went wrong', `The server failed (request ${requestId}).`);
     }
   };
+}
+
+/** The 4xx of an error that exposes one (http-errors, as raw-body throws), else undefined. */
+function clientErrorStatus(err: unknown): number | undefined {
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown };
+  const status = typeof e?.status === 'number' ? e.status : e?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 && e.expose === true
+    ? status
+    : undefined;
 }

@@ -3,6 +3,7 @@
  * (ARCHAUDIT_URL, ARCHAUDIT_TOKEN); a token given as an argument is refused before anything runs.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { terminalText } from '../domain/output/terminal';
 import { containsTokenText } from '../domain/tokens/rules';
 import { registerApi } from './commands/api';
 import { registerAudits } from './commands/audits';
@@ -80,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
   redactOutput(process.env.ARCHAUDIT_TOKEN?.trim());
   const refused = refusedArgument(argv.slice(2));
   if (refused) {
-    process.stderr.write(`archaudit: ${refused}\n`);
+    process.stderr.write(`archaudit: ${terminalText(refused)}\n`);
     return EXIT.usage;
   }
   try {
@@ -92,11 +93,13 @@ async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`archaudit: ${err.message}\n`);
+      process.stderr.write(`archaudit: ${terminalText(err.message)}\n`);
       return err.exitCode;
     }
     // Never a stack trace: the message is enough to report.
-    process.stderr.write(`archaudit: unexpected error: ${(err as Error).message ?? String(err)}\n`);
+    process.stderr.write(
+      `archaudit: unexpected error: ${terminalText((err as Error).message ?? String(err))}\n`,
+    );
     return EXIT.failure;
   }
 }

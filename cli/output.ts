@@ -1,6 +1,11 @@
-/** What the CLI prints: JSON for machines (--json), aligned tables for people, notes on stderr. */
+/**
+ * What the CLI prints: JSON for machines (--json), aligned tables for people, notes on stderr.
+ * Everything printed passes through domain/output/terminal: text from the server (repository
+ * paths, finding titles, decision text) never reaches the terminal with an escape sequence.
+ */
 import type { Command } from 'commander';
 import { Api, DEFAULT_BOUNDS, readEnvironment, type Bounds } from './client';
+import { terminalCell, terminalJson, terminalText } from '../domain/output/terminal';
 import { CliError, EXIT } from './exit-codes';
 
 export interface Ctx {
@@ -51,11 +56,14 @@ export function contextOf(cmd: Command): Ctx {
       Math.max(1, positive('--page-size', o.pageSize, DEFAULT_BOUNDS.pageSize)),
     ),
   };
-  const note = (text: string) => process.stderr.write(`${text}\n`);
+  const note = (text: string) => process.stderr.write(`${terminalText(text)}\n`);
   return {
     api: new Api(readEnvironment(process.env), bounds, note),
     json: o.json === true,
-    out: (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    out: (text: string) => {
+      const safe = terminalText(text);
+      process.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
+    },
     note,
   };
 }
@@ -69,7 +77,7 @@ export async function withWorkspace(cmd: Command): Promise<{ ctx: Ctx; ws: strin
 
 /** Pretty JSON, the --json form of every command. */
 export function asJson(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+  return terminalJson(value);
 }
 
 export type Cell = string | number | boolean | null | undefined;
@@ -77,7 +85,9 @@ export type Cell = string | number | boolean | null | undefined;
 /** An aligned text table; `(none)` for no rows. */
 export function table(headers: string[], rows: Cell[][]): string {
   if (rows.length === 0) return '(none)\n';
-  const text = rows.map((r) => r.map((c) => (c === null || c === undefined ? '-' : String(c))));
+  const text = rows.map((r) =>
+    r.map((c) => (c === null || c === undefined ? '-' : terminalCell(String(c)))),
+  );
   const widths = headers.map((h, i) => Math.max(h.length, ...text.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -105,7 +115,7 @@ export function printRecord<T>(ctx: Ctx, record: T, pairs: (r: T) => Array<[stri
 /** `key: value` lines, aligned. */
 export function fields(pairs: Array<[string, Cell]>): string {
   const width = Math.max(...pairs.map(([k]) => k.length));
-  return `${pairs.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v ?? '-'}`).join('\n')}\n`;
+  return `${pairs.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v === null || v === undefined ? '-' : terminalCell(String(v))}`).join('\n')}\n`;
 }
 
 /** Replaces every occurrence of `secret` in what the process writes (a last line of defence). */

@@ -5,6 +5,7 @@
  */
 import { Listr } from 'listr2';
 import type { components } from './generated/api';
+import { terminalCell } from '../domain/output/terminal';
 import { unwrap, type Api } from './client';
 
 type Audit = components['schemas']['AuditResponse'];
@@ -37,14 +38,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function stageText(s: Stage): string {
   const extra = s.status === 'failed' ? (s.error_code ?? s.summary) : s.summary;
-  return `${s.key}: ${s.status}${extra ? ` (${extra})` : ''}`;
+  // The summary carries repository text (a path): made inert for the terminal.
+  return terminalCell(`${s.key}: ${s.status}${extra ? ` (${extra})` : ''}`);
 }
 
 function agentText(r: AgentRun): string {
   const model = r.model_id ? `, ${r.model_id}` : '';
   const cost = r.cost_usd && Number(r.cost_usd) > 0 ? `, $${r.cost_usd}` : '';
   const err = r.error_code ? `, ${r.error_code}` : '';
-  return `agent ${r.agent_key}: ${r.status}${model}${cost}${err}`;
+  return terminalCell(`agent ${r.agent_key}: ${r.status}${model}${cost}${err}`);
 }
 
 /** One line per change, with the time: for logs. */

@@ -155,7 +155,8 @@ export const CONFIG_VARIABLES = [
     name: 'LOGIN_RATE_LIMIT',
     default: '`10`',
     usedBy: 'api',
-    description: 'sign-in attempts per 15 minutes per login and per IP (in memory per API process)',
+    description:
+      'failed sign-ins per login-and-address and per address before each waits (30 s, doubling to 15 min; in memory per API process)',
   },
   {
     name: 'OAUTH_ACCESS_TOKEN_TTL_SECONDS',

@@ -1,6 +1,7 @@
 /**
  * The customer session: sign-in with a password set by the operator command, the cookie's
- * flags, CSRF on every form, per-login and per-IP attempt limits, expiry and sign-out.
+ * flags, CSRF on every form, sign-in throttling per login-and-address and per address (without
+ * lockout), expiry and sign-out.
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -23,10 +24,10 @@ test.after.always(async () => {
 });
 
 /** A browser from its own address (TRUST_PROXY), so per-IP limits of tests stay apart. */
-function browser(): Browser {
-  return new Browser({
-    'X-Forwarded-For': `10.${crypto.randomInt(255)}.${crypto.randomInt(255)}.${crypto.randomInt(1, 255)}`,
-  });
+function browser(
+  address = `10.${crypto.randomInt(255)}.${crypto.randomInt(255)}.${crypto.randomInt(1, 255)}`,
+): Browser {
+  return new Browser({ 'X-Forwarded-For': address });
 }
 
 async function member(): Promise<string> {
@@ -102,14 +103,29 @@ test("a form without its CSRF token, or with another browser's, is refused", asy
   t.is(await app.services.db('member_sessions').where({ login }).first(), undefined);
 });
 
-test('sign-in attempts are limited per login (even from other addresses) and per address', async (t) => {
+test("the probe's lockout attempt: failures from one address slow that address, never the owner elsewhere", async (t) => {
   const login = await member();
-  for (let i = 0; i < 3; i++) t.is((await signIn(browser(), login, 'wrong')).status, 401);
-  const limited = await signIn(browser(), login, password);
-  t.is(limited.status, 429);
-  t.truthy(limited.headers.get('retry-after'));
-  t.regex(limited.text, /Too many sign-in attempts for this login or from this address/);
+  // The attacker: ten wrong passwords from address A (LOGIN_RATE_LIMIT is 3 here).
+  const a = browser();
+  const answers: number[] = [];
+  for (let i = 0; i < 10; i++) answers.push((await signIn(a, login, 'wrong')).status);
+  t.deepEqual(answers, [401, 401, 401, 429, 429, 429, 429, 429, 429, 429]);
+  // A is slowed, even with the right password.
+  const slowed = await signIn(a, login, password);
+  t.is(slowed.status, 429);
+  const retry = Number(slowed.headers.get('retry-after'));
+  t.true(retry >= 1 && retry <= 30, `Retry-After ${retry}`);
+  t.regex(slowed.text, /Too many sign-in attempts for this login or from this address/);
+  // The owner, from address B (a new browser each time, as each sign-in ends signed in):
+  // signs in again and again (successes never count), and a typo does not undo that.
+  const b = '192.0.2.77';
+  for (let i = 0; i < 5; i++)
+    t.is((await signIn(browser(b), login, password)).status, 303, `sign-in ${i}`);
+  t.is((await signIn(browser(b), login, 'typo')).status, 401);
+  t.is((await signIn(browser(b), login, password)).status, 303);
+});
 
+test('failed sign-ins from one address are limited across logins', async (t) => {
   const b = browser();
   for (let i = 0; i < 3; i++) t.is((await signIn(b, await member(), 'wrong')).status, 401);
   t.is(
@@ -117,6 +133,8 @@ test('sign-in attempts are limited per login (even from other addresses) and per
     429,
     'the fourth attempt from one address',
   );
+  // Another address is not concerned.
+  t.is((await signIn(browser(), await member(), password)).status, 303);
 });
 
 test('passwords are stored as salted scrypt with their parameters', async (t) => {

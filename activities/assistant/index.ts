@@ -23,6 +23,7 @@ import {
 import type { SnapshotRow } from '../../db/architecture';
 import { previousSnapshotOnBranch, snapshotWithAudit } from '../../db/changes';
 import { answerFromGraph, NEEDS_MODEL_TEXT } from '../../domain/assistant/answers';
+import { plainText } from '../../domain/output/plain';
 import {
   emptyGrounding,
   mergeGrounding,
@@ -257,7 +258,8 @@ export function createAssistantActivities(deps: AssistantActivityDeps) {
         status: 'completed',
         droppedCitations: checked.dropped,
         answer: {
-          content: checked.text || 'The model gave no answer.',
+          // The model may repeat repository text: plain text, no control characters.
+          content: plainText(checked.text) || 'The model gave no answer.',
           structured: {
             route: run.route,
             specialist: run.specialist,

@@ -28,18 +28,47 @@ import { authenticateMcp, type McpPrincipal } from './auth';
 import { generateTools, toolVisible } from './tools';
 import { COMPOSITE_TOOLS, listResources, readResource, RESOURCE_TEMPLATES } from './composite';
 import type { Dispatch, DispatchResult } from './dispatch';
+import { plainText, safeJson } from '../../domain/output/plain';
 
 const INSTRUCTIONS =
   'archaudit: evidence-based architecture audits. The workspace is fixed by your grant. Start with list_repositories, then audit_repository or get_repository_architecture; explain_entity cites the evidence behind an entity; gate_status gives the change gate of an audit.';
 
-function toolResult(result: DispatchResult): CallToolResult {
-  const text = typeof result.body === 'string' ? result.body : JSON.stringify(result.body, null, 2);
+/** Media types whose bytes are text a model can read (the rest travel as a base64 blob). */
+const TEXTUAL = /^(text\/|application\/(json|yaml|xml|[a-z.+-]+\+(json|xml))$|image\/svg\+xml$)/;
+
+/**
+ * A tool's answer. Text is plain text with control characters removed (domain/output/plain);
+ * JSON is escaped so none shows raw. A file (an export's bytes) is text when its media type is
+ * textual, else an embedded resource holding the bytes, named by the REST path it came from.
+ */
+export function toolResult(result: DispatchResult, path: string): CallToolResult {
   const isError = result.status >= 400;
+  if (Buffer.isBuffer(result.body)) {
+    if (TEXTUAL.test(result.type))
+      return {
+        content: [{ type: 'text', text: plainText(result.body.toString('utf8')) }],
+        isError,
+      };
+    return {
+      content: [
+        {
+          type: 'resource',
+          resource: {
+            uri: `archaudit:${path}`,
+            mimeType: result.type || 'application/octet-stream',
+            blob: result.body.toString('base64'),
+          },
+        },
+      ],
+      isError,
+    };
+  }
+  const text = typeof result.body === 'string' ? plainText(result.body) : safeJson(result.body, 2);
   const structured =
     !isError && result.body && typeof result.body === 'object' && !Array.isArray(result.body)
       ? { structuredContent: result.body as Record<string, unknown> }
       : {};
-  return { content: [{ type: 'text', text: text ?? '' }], isError, ...structured };
+  return { content: [{ type: 'text', text }], isError, ...structured };
 }
 
 function invalidParams(tool: string, errors: FieldError[]): McpError {
@@ -210,7 +239,10 @@ export class McpGateway {
             requestId,
           });
       await record(result.status < 400 ? 'ok' : 'error', result.status);
-      return toolResult(result);
+      return toolResult(
+        result,
+        composite ? `/tools/${name}` : generated!.request(principal.workspaceId, args).path,
+      );
     });
 
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
@@ -228,8 +260,8 @@ export class McpGateway {
       }
       const text =
         typeof read.result.body === 'string'
-          ? read.result.body
-          : JSON.stringify(read.result.body, null, 2);
+          ? plainText(read.result.body)
+          : safeJson(read.result.body, 2);
       return { contents: [{ uri, mimeType: read.mimeType, text }] };
     });
     return server;

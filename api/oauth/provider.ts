@@ -21,6 +21,7 @@ import {
 } from '../../db/oauth';
 import { memberById } from '../../db/workspaces';
 import { SCOPES } from '../../domain/contract/values';
+import { UNSTORABLE_TEXT } from '../../domain/text';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
 import { isAllowedRedirectUri } from '../../domain/tokens/redirects';
@@ -85,32 +86,81 @@ export interface OidcProvider {
   Client: { find(id: string): Promise<OidcClient | undefined> };
 }
 
-/** The oidc-provider adapter over db/oauth.ts: one class per model name. */
-function knexAdapter(db: Knex) {
+/** Whether a value (any depth) holds a string PostgreSQL cannot store (NUL, lone surrogate). */
+function unstorable(value: unknown): boolean {
+  if (typeof value === 'string') return UNSTORABLE_TEXT.test(value);
+  if (Array.isArray(value)) return value.some(unstorable);
+  if (value && typeof value === 'object')
+    return Object.entries(value).some(([k, v]) => UNSTORABLE_TEXT.test(k) || unstorable(v));
+  return false;
+}
+
+/**
+ * The oidc-provider adapter over db/oauth.ts: one class per model name. An id PostgreSQL cannot
+ * store (a NUL in `client_id`, say) names nothing: found as nothing, so the provider answers its
+ * own 4xx (invalid_client, invalid_grant...) instead of a database error; a payload it cannot
+ * store is the client's invalid request.
+ */
+function knexAdapter(db: Knex, refuse: (message: string) => Error) {
   return class KnexAdapter {
     constructor(private readonly model: string) {}
     async upsert(id: string, payload: Payload, expiresIn?: number) {
+      if (unstorable(id) || unstorable(payload))
+        throw refuse('a parameter holds a NUL character or an unpaired UTF-16 surrogate');
       await upsertModel(db, this.model, id, payload, expiresIn);
     }
-    find(id: string) {
-      return findModel(db, this.model, id);
+    async find(id: string) {
+      return unstorable(id) ? undefined : findModel(db, this.model, id);
     }
-    findByUid(uid: string) {
-      return findModelByUid(db, this.model, uid);
+    async findByUid(uid: string) {
+      return unstorable(uid) ? undefined : findModelByUid(db, this.model, uid);
     }
-    findByUserCode(userCode: string) {
-      return findModelByUserCode(db, this.model, userCode);
+    async findByUserCode(userCode: string) {
+      return unstorable(userCode) ? undefined : findModelByUserCode(db, this.model, userCode);
     }
     async consume(id: string) {
-      await consumeModel(db, this.model, id);
+      if (!unstorable(id)) await consumeModel(db, this.model, id);
     }
-    destroy(id: string) {
-      return destroyModel(db, this.model, id);
+    async destroy(id: string) {
+      if (!unstorable(id)) await destroyModel(db, this.model, id);
     }
-    revokeByGrantId(grantId: string) {
-      return destroyByGrant(db, grantId);
+    async revokeByGrantId(grantId: string) {
+      if (!unstorable(grantId)) await destroyByGrant(db, grantId);
     }
   };
+}
+
+/** Bounds of dynamic client registration (RFC 7591): a registration is a row anyone can add. */
+export const REGISTRATION_BOUNDS = {
+  redirectUris: 10,
+  uriLength: 2000,
+  nameLength: 200,
+  /** Any other string of the metadata (contacts, software_id, software_version...). */
+  textLength: 2000,
+  /** Entries of any other list (contacts, grant_types...). */
+  listLength: 10,
+} as const;
+
+/** The first registration rule `metadata` breaks, or null. */
+export function registrationProblem(metadata: Payload): string | null {
+  const b = REGISTRATION_BOUNDS;
+  for (const [key, value] of Object.entries(metadata)) {
+    if (unstorable(value)) return `${key} holds a NUL character or an unpaired UTF-16 surrogate`;
+    const limit =
+      key === 'client_name' ? b.nameLength : key.endsWith('_uri') ? b.uriLength : b.textLength;
+    if (typeof value === 'string' && value.length > limit)
+      return `${key} is longer than ${limit} characters`;
+    if (Array.isArray(value) && key !== 'redirect_uris' && value.length > b.listLength)
+      return `${key} lists more than ${b.listLength} entries`;
+  }
+  const uris = metadata.redirect_uris;
+  if (!Array.isArray(uris) || uris.some((u) => typeof u !== 'string'))
+    return 'redirect_uris must be an array of strings';
+  if (uris.length === 0) return 'redirect_uris must name at least one URI';
+  if (uris.length > b.redirectUris) return `redirect_uris lists more than ${b.redirectUris} URIs`;
+  const long = (uris as string[]).find((u) => u.length > b.uriLength);
+  if (long !== undefined) return `a redirect URI is longer than ${b.uriLength} characters`;
+  return null;
 }
 
 export interface ProviderUrls {
@@ -163,7 +213,7 @@ export async function createProvider(deps: {
 
   const refreshTtl = config.oauthRefreshTokenTtlDays * 86_400;
   const provider: OidcProvider = new Provider(urls.issuer, {
-    adapter: knexAdapter(db),
+    adapter: knexAdapter(db, (message) => new errors.InvalidRequest(message)),
     clients: [],
     async findAccount(_ctx: unknown, id: string) {
       const member = await memberById(db, id);
@@ -224,7 +274,12 @@ export async function createProvider(deps: {
             'only public clients register here: token_endpoint_auth_method must be none',
           );
         }
-        const uris = (metadata.redirect_uris as string[] | undefined) ?? [];
+        const problem = registrationProblem(metadata);
+        if (problem)
+          throw problem.includes('redirect')
+            ? new errors.InvalidRedirectUri(problem)
+            : new errors.InvalidClientMetadata(problem);
+        const uris = metadata.redirect_uris as string[];
         const bad = uris.filter((u) => !isAllowedRedirectUri(u));
         if (bad.length > 0) {
           throw new errors.InvalidRedirectUri(

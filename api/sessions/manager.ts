@@ -2,8 +2,8 @@
  * The customer session: members sign in with their login and password on a server-rendered
  * page; a session is a row (SHA-256 of the cookie's secret, expiry, sign-out time) and an
  * HttpOnly, SameSite=Lax cookie, Secure when PUBLIC_BASE_URL is https. Every form carries a
- * CSRF token: an HMAC of a per-browser random cookie (signed double submit). Sign-in attempts
- * are limited per login and per IP in memory per API process (LOGIN_RATE_LIMIT per 15 min).
+ * CSRF token: an HMAC of a per-browser random cookie (signed double submit). Failed sign-ins
+ * are throttled per login-and-address and per address, with backoff (throttle.ts).
  */
 import crypto from 'node:crypto';
 import type { Context } from 'koa';
@@ -17,9 +17,10 @@ import {
   type SessionRow,
 } from '../../db/sessions';
 import { verifyPassword, MAX_PASSWORD_LENGTH } from '../../domain/sessions/password';
+import { UNSTORABLE_TEXT } from '../../domain/text';
 import { sha256Hex } from '../../domain/tokens/rules';
 import type { Config } from '../../platform/config';
-import { RateLimiter } from '../rate-limit';
+import { SignInThrottle } from './throttle';
 
 const FORM_LIMIT = 16 * 1024;
 const LOGIN_WINDOW_SECONDS = 900;
@@ -29,8 +30,7 @@ export type SignInResult =
   | { ok: false; reason: 'invalid' | 'rate_limited'; retryAfterSeconds?: number };
 
 export class MemberSessions {
-  private readonly perLogin: RateLimiter;
-  private readonly perIp: RateLimiter;
+  private readonly throttle: SignInThrottle;
   readonly secure: boolean;
 
   constructor(
@@ -39,8 +39,7 @@ export class MemberSessions {
     /** The HMAC key of CSRF tokens (one of the installation's cookie keys). */
     private readonly csrfKey: () => Promise<string>,
   ) {
-    this.perLogin = new RateLimiter(config.loginRateLimit, LOGIN_WINDOW_SECONDS);
-    this.perIp = new RateLimiter(config.loginRateLimit, LOGIN_WINDOW_SECONDS);
+    this.throttle = new SignInThrottle(config.loginRateLimit, LOGIN_WINDOW_SECONDS);
     this.secure = (config.publicBaseUrl ?? '').startsWith('https:');
   }
 
@@ -102,22 +101,19 @@ export class MemberSessions {
   }
 
   async signIn(ctx: Context, login: string, password: string): Promise<SignInResult> {
-    const byLogin = this.perLogin.hit(`login:${login.toLowerCase()}`);
-    const byIp = this.perIp.hit(`ip:${ctx.ip}`);
-    if (!byLogin.allowed || !byIp.allowed) {
-      return {
-        ok: false,
-        reason: 'rate_limited',
-        retryAfterSeconds: Math.max(
-          byLogin.allowed ? 0 : byLogin.resetSeconds,
-          byIp.allowed ? 0 : byIp.resetSeconds,
-        ),
-      };
-    }
+    const wait = this.throttle.waitSeconds(login, ctx.ip);
+    if (wait > 0) return { ok: false, reason: 'rate_limited', retryAfterSeconds: wait };
+    // A login PostgreSQL cannot hold (NUL, lone surrogate) is nobody's: a wrong login, not a 500.
     const stored =
-      login.length > 0 && login.length <= 200 ? await passwordHashOf(this.db, login) : null;
+      login.length > 0 && login.length <= 200 && !UNSTORABLE_TEXT.test(login)
+        ? await passwordHashOf(this.db, login)
+        : null;
     const ok = password.length <= MAX_PASSWORD_LENGTH && (await verifyPassword(password, stored));
-    if (!ok) return { ok: false, reason: 'invalid' };
+    if (!ok) {
+      this.throttle.failed(login, ctx.ip);
+      return { ok: false, reason: 'invalid' };
+    }
+    this.throttle.succeeded(login, ctx.ip);
     const secret = crypto.randomBytes(32).toString('base64url');
     const ttlMs = this.config.sessionTtlHours * 3_600_000;
     const session = await insertSession(this.db, {

@@ -15,6 +15,7 @@ import {
   type AssistantContext,
   type Grounding,
 } from './facts';
+import { plainLine } from '../output/plain';
 import { matchEntities, settleRoute, type AssistantRoute, type RoutedQuestion } from './route';
 
 export type GraphAnswer =
@@ -23,6 +24,11 @@ export type GraphAnswer =
   | { kind: 'needs_model'; routed: RoutedQuestion };
 
 const ids = (list: string[]) => (list.length ? ` [${list.join(', ')}]` : '');
+/**
+ * Repository- or member-written text quoted in an answer: one line, control characters removed,
+ * between quotes, so it cannot pose as a line of the answer or carry an escape sequence.
+ */
+const q = (text: string) => JSON.stringify(plainLine(text));
 
 /** Answers `question` from the graph when its family allows; else `needs_model`. */
 export function answerFromGraph(
@@ -67,10 +73,10 @@ export function answerFromGraph(
         (d) => d.status === 'in_review' || d.status === 'proposed',
       );
       const lines = f.data.cases.map(
-        (c) => `- case ${c.id} (${c.state}, ${c.reason}) on ${c.subject_key}: ${c.detail}`,
+        (c) => `- case ${c.id} (${c.state}, ${c.reason}) on ${q(c.subject_key)}: ${q(c.detail)}`,
       );
       const pending = decisions.map(
-        (d) => `- decision ${d.id} (#${d.number} "${d.title}", ${d.status}) waits on them`,
+        (d) => `- decision ${d.id} (#${d.number} ${q(d.title)}, ${d.status}) waits on them`,
       );
       const g: Grounding = {
         ...f.grounding,
@@ -90,7 +96,7 @@ export function answerFromGraph(
     if (route === 'decisions') {
       const f = decisionsAffecting(ctx, key);
       const lines = f.data.decisions.map(
-        (d) => `- decision ${d.id} (#${d.number} "${d.title}", ${d.status})`,
+        (d) => `- decision ${d.id} (#${d.number} ${q(d.title)}, ${d.status})`,
       );
       return answer(
         lines.length
@@ -101,7 +107,8 @@ export function answerFromGraph(
     }
     const f = findingsFor(ctx, key);
     const lines = f.data.findings.map(
-      (x) => `- finding ${x.id} (${x.severity}, ${x.control_key}) ${x.title}${ids(x.evidence_ids)}`,
+      (x) =>
+        `- finding ${x.id} (${x.severity}, ${x.control_key}) ${q(x.title)}${ids(x.evidence_ids)}`,
     );
     return answer(
       lines.length

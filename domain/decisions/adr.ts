@@ -2,7 +2,10 @@
  * A decision as a Markdown ADR: context, question, options, the decision and its rationale,
  * evidence with file locations, uncertainties, success criteria and their verification,
  * approvals and status history. Pure: the caller reads the members and evidence it names.
+ * Member- and repository-written text goes through domain/output/markdown (no raw HTML, links,
+ * images or structure).
  */
+import { mdBlock, mdCode, mdText } from '../output/markdown';
 import type { DecisionStatus, EvaluatedCriterion, Verification } from './rules';
 
 export interface AdrDecision {
@@ -97,45 +100,53 @@ export function renderAdr(input: {
 }): string {
   const { decision: row, approvals, history, logins, evidence } = input;
   const iso = (d: Date) => d.toISOString();
-  const who = (id: string | null) => (id ? (logins.get(id) ?? id) : 'system');
+  const who = (id: string | null) => mdText(id ? (logins.get(id) ?? id) : 'system');
+  const t = mdText;
+  const code = (x: string) => mdCode(x);
   const cite = (id: string): string => {
     const e = evidence.get(id);
-    if (!e) return `\`${id}\``;
+    if (!e) return code(id);
     const loc = e.location as { path?: string; start_line?: number; end_line?: number } | null;
     const where = loc?.path
-      ? `\`${loc.path}${loc.start_line ? `:${loc.start_line}${loc.end_line && loc.end_line !== loc.start_line ? `-${loc.end_line}` : ''}` : ''}\``
+      ? code(
+          `${loc.path}${loc.start_line ? `:${loc.start_line}${loc.end_line && loc.end_line !== loc.start_line ? `-${loc.end_line}` : ''}` : ''}`,
+        )
       : '(no file location)';
-    return `${where} — ${e.summary} (${e.source_type}/${e.provider}, \`${id}\`)`;
+    return `${where} — ${t(e.summary)} (${t(`${e.source_type}/${e.provider}`)}, ${code(id)})`;
   };
   const selected = row.options.find((o) => o.id === row.selected_option_id);
   const lines: string[] = [];
   const p = (...text: string[]) => lines.push(...text);
-  p(`# ${String(row.number).padStart(4, '0')}. ${row.title}`, '');
+  p(`# ${String(row.number).padStart(4, '0')}. ${t(row.title)}`, '');
   p(`- Status: **${row.status}**`);
   p(`- Owner: ${who(row.owner_id)}; proposed by ${who(row.created_by)} on ${iso(row.created_at)}`);
-  p(`- Decision id: \`${row.id}\`; snapshot \`${row.snapshot_id}\``);
-  if (row.supersedes_id) p(`- Supersedes: \`${row.supersedes_id}\``);
+  p(`- Decision id: ${code(row.id)}; snapshot ${code(row.snapshot_id)}`);
+  if (row.supersedes_id) p(`- Supersedes: ${code(row.supersedes_id)}`);
   if (row.superseded_at) p(`- Superseded on ${iso(row.superseded_at)}`);
-  p('', '## Context', '', row.context, '', '## Question', '', row.question, '', '## Options', '');
+  p('', '## Context', '', mdBlock(row.context), '', '## Question', '', mdBlock(row.question));
+  p('', '## Options', '');
   for (const o of row.options) {
-    p(`### ${o.title} (\`${o.id}\`)${o.id === row.selected_option_id ? ' — selected' : ''}`, '');
-    p(o.description, '');
+    p(
+      `### ${t(o.title)} (${code(o.id)})${o.id === row.selected_option_id ? ' — selected' : ''}`,
+      '',
+    );
+    p(mdBlock(o.description), '');
     p(
       'Benefits:',
-      ...(o.benefits?.length ? o.benefits.map((b) => `- ${b}`) : ['- (none listed)']),
+      ...(o.benefits?.length ? o.benefits.map((b) => `- ${t(b)}`) : ['- (none listed)']),
       '',
     );
     p(
       'Tradeoffs:',
-      ...(o.tradeoffs?.length ? o.tradeoffs.map((b) => `- ${b}`) : ['- (none listed)']),
+      ...(o.tradeoffs?.length ? o.tradeoffs.map((b) => `- ${t(b)}`) : ['- (none listed)']),
       '',
     );
     if (o.evidence_ids?.length) p('Evidence:', ...o.evidence_ids.map((id) => `- ${cite(id)}`), '');
   }
   p('## Decision', '');
   if (selected) {
-    p(`Selected option: **${selected.title}** (\`${selected.id}\`).`, '');
-    p(`Rationale: ${row.latest_rationale ?? '(none given)'}`, '');
+    p(`Selected option: **${t(selected.title)}** (${code(selected.id)}).`, '');
+    p(`Rationale: ${t(row.latest_rationale ?? '(none given)')}`, '');
   } else {
     p(`No option selected yet (status ${row.status}).`, '');
   }
@@ -144,26 +155,24 @@ export function renderAdr(input: {
     p('## Uncertainties', '');
     p(
       ...row.uncertainties.map(
-        (u) => `- \`${u.subject_key}\`${u.blocking ? ' (blocking)' : ''}: ${u.description}`,
+        (u) => `- ${code(u.subject_key)}${u.blocking ? ' (blocking)' : ''}: ${t(u.description)}`,
       ),
       '',
     );
   }
   p('## Success criteria', '');
   for (const c of row.success_criteria) {
-    const check = `${c.check.kind} \`${c.check.key}\`${c.check.field ? ` ${c.check.field} = ${JSON.stringify(c.check.value)}` : ''}`;
-    const evid = c.evidence_ids.length
-      ? `; evidence ${c.evidence_ids.map((e) => `\`${e}\``).join(', ')}`
-      : '';
+    const check = `${t(c.check.kind)} ${code(c.check.key)}${c.check.field ? ` ${t(c.check.field)} = ${code(JSON.stringify(c.check.value) ?? '')}` : ''}`;
+    const evid = c.evidence_ids.length ? `; evidence ${c.evidence_ids.map(code).join(', ')}` : '';
     p(
-      `- **${c.status}** ${c.id}: ${c.description} (${check}${c.evaluated_at ? `; evaluated ${c.evaluated_at}` : ''}${evid})`,
+      `- **${t(c.status)}** ${t(c.id)}: ${t(c.description)} (${check}${c.evaluated_at ? `; evaluated ${t(c.evaluated_at)}` : ''}${evid})`,
     );
   }
   p('', '## Verification', '');
   if (row.verification_result) {
     const v = row.verification_result;
     p(
-      `Outcome **${v.outcome}** against snapshot \`${v.snapshot_id}\` on ${v.evaluated_at}: ${v.criteria.filter((c) => c.status === 'met').length} of ${v.criteria.length} criteria met.`,
+      `Outcome **${t(v.outcome)}** against snapshot ${code(v.snapshot_id)} on ${t(v.evaluated_at)}: ${v.criteria.filter((c) => c.status === 'met').length} of ${v.criteria.length} criteria met.`,
     );
   } else {
     p(
@@ -174,7 +183,7 @@ export function renderAdr(input: {
   if (approvals.length === 0) p('None yet.');
   for (const a of approvals)
     p(
-      `- ${a.outcome} by ${who(a.actor_id)} (role ${a.actor_role}, scope \`${a.authorization_scope}\`, policy version ${a.policy_version ?? 'default'}) on ${iso(a.created_at)}: ${a.rationale}`,
+      `- ${t(a.outcome)} by ${who(a.actor_id)} (role ${t(a.actor_role)}, scope ${code(a.authorization_scope)}, policy version ${a.policy_version ?? 'default'}) on ${iso(a.created_at)}: ${t(a.rationale)}`,
     );
   p(
     '',
@@ -183,10 +192,10 @@ export function renderAdr(input: {
     '| When | From | To | By | Rationale |',
     '| --- | --- | --- | --- | --- |',
   );
-  const cell = (s: string | null) => (s ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  const cell = (s: string | null) => t(s ?? '');
   for (const h of history)
     p(
-      `| ${iso(h.created_at)} | ${h.from_status ?? '—'} | ${h.to_status} | ${cell(h.actor_login ?? who(h.actor_id))} | ${cell(h.rationale)} |`,
+      `| ${iso(h.created_at)} | ${cell(h.from_status ?? '—')} | ${cell(h.to_status)} | ${h.actor_login ? cell(h.actor_login) : who(h.actor_id)} | ${cell(h.rationale)} |`,
     );
   return lines.join('\n') + '\n';
 }

@@ -6,6 +6,8 @@
  */
 import { stringify } from 'yaml';
 import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
+import { mdBlock, mdCode, mdText } from '../output/markdown';
+import { plainJson, plainLine } from '../output/plain';
 import type { AuditReportContent } from '../reports/report';
 import { renderReportJunit, renderReportSarif } from '../reports/render';
 
@@ -98,7 +100,7 @@ const systemName = (input: ExportInput) =>
   `audit-${input.report.audit_id.slice(0, 8)}`;
 
 const dsl = (s: string) =>
-  `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\s+/g, ' ')}"`;
+  `"${plainLine(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\s+/g, ' ')}"`;
 
 /** Kinds that are parts of the system (Structurizr containers, Backstage components/resources). */
 const CONTAINER_KINDS = new Set(['service', 'job', 'ingress', 'datastore', 'queue', 'bucket']);
@@ -273,7 +275,8 @@ export function renderBackstage(input: ExportInput): string {
       },
     });
   }
-  return docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+  // YAML escapes C0 but leaves DEL, C1 and the bidi controls raw: replaced first.
+  return docs.map((d) => stringify(plainJson(d), { lineWidth: 0 })).join('---\n');
 }
 
 const MADR_STATUS: Record<string, string> = {
@@ -286,7 +289,15 @@ const MADR_STATUS: Record<string, string> = {
   superseded: 'superseded',
 };
 
-/** MADR 4 files, one per decision (`NNNN-title.md`), and an index. */
+/** A YAML front-matter value on one line (plain text, quoted when YAML would read it otherwise). */
+function yamlLine(text: string): string {
+  return stringify(plainLine(text), { lineWidth: 0 }).trimEnd();
+}
+
+/**
+ * MADR 4 files, one per decision (`NNNN-title.md`), and an index. Decision text goes through
+ * domain/output/markdown; the index's links are to its own sibling files (slugs).
+ */
 export function renderMadr(input: ExportInput): ExportFile[] {
   const files: ExportFile[] = [];
   const decisions = [...input.decisions].sort((a, b) => a.number - b.number);
@@ -297,51 +308,53 @@ export function renderMadr(input: ExportInput): ExportFile[] {
     const lines = [
       '---',
       `status: ${MADR_STATUS[d.status] ?? 'proposed'}`,
-      `date: ${d.date}`,
-      ...(d.deciders.length ? [`decision-makers: ${d.deciders.join(', ')}`] : []),
+      `date: ${yamlLine(d.date)}`,
+      ...(d.deciders.length ? [`decision-makers: ${yamlLine(d.deciders.join(', '))}`] : []),
       '---',
       '',
-      `# ${d.title}`,
+      `# ${mdText(d.title)}`,
       '',
       '## Context and Problem Statement',
       '',
-      d.context,
+      mdBlock(d.context),
       '',
-      d.question,
+      mdBlock(d.question),
       '',
     ];
     if (d.affected_entity_keys.length)
       lines.push(
         '## Decision Drivers',
         '',
-        ...d.affected_entity_keys.map((k) => `* affects \`${k}\``),
+        ...d.affected_entity_keys.map((k) => `* affects ${mdCode(k)}`),
         '',
       );
-    lines.push('## Considered Options', '', ...d.options.map((o) => `* ${o.title}`), '');
+    lines.push('## Considered Options', '', ...d.options.map((o) => `* ${mdText(o.title)}`), '');
     lines.push('## Decision Outcome', '');
     lines.push(
       chosen
-        ? `Chosen option: "${chosen.title}", because ${d.latest_rationale ?? 'it was selected'}.`
-        : `No option chosen yet (status: ${d.status}).`,
+        ? `Chosen option: "${mdText(chosen.title)}", because ${mdText(d.latest_rationale ?? 'it was selected')}.`
+        : `No option chosen yet (status: ${mdText(d.status)}).`,
       '',
       '## Pros and Cons of the Options',
       '',
     );
     for (const o of d.options) {
-      lines.push(`### ${o.title}`, '', o.description, '');
-      for (const b of o.benefits ?? []) lines.push(`* Good, because ${b}`);
-      for (const t of o.tradeoffs ?? []) lines.push(`* Bad, because ${t}`);
+      lines.push(`### ${mdText(o.title)}`, '', mdBlock(o.description), '');
+      for (const b of o.benefits ?? []) lines.push(`* Good, because ${mdText(b)}`);
+      for (const t of o.tradeoffs ?? []) lines.push(`* Bad, because ${mdText(t)}`);
       if ((o.benefits?.length ?? 0) + (o.tradeoffs?.length ?? 0) > 0) lines.push('');
     }
     files.push({ path: `decisions/${fileOf(d)}`, text: lines.join('\n') });
   }
   const index = [
-    `# Architecture decisions of ${systemName(input)}`,
+    `# Architecture decisions of ${mdText(systemName(input))}`,
     '',
     decisions.length === 0
       ? 'No decisions recorded.'
       : decisions
-          .map((d) => `* [${d.title}](${fileOf(d)}) (${MADR_STATUS[d.status] ?? 'proposed'})`)
+          .map(
+            (d) => `* [${mdText(d.title)}](${fileOf(d)}) (${MADR_STATUS[d.status] ?? 'proposed'})`,
+          )
           .join('\n'),
     '',
   ];

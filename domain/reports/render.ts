@@ -13,6 +13,9 @@ import {
 import type { Log, Result } from 'sarif';
 import { diagramGraphOf, svg, xmlEscape } from '../../analysis/diagram';
 import { CONTROL_SEVERITIES } from '../contract/values';
+import { httpHost, mdCode, mdLink, mdText } from '../output/markdown';
+import { plainJson, plainText } from '../output/plain';
+import { SRCROOT, sarifUri } from '../output/sarif';
 import { isOpenFinding, reportSubject, type AuditReportContent } from './report';
 import { blockingQuestions, findingGroups, topFindings } from './sections';
 
@@ -31,7 +34,6 @@ export interface RenderContext {
 
 const TOOL = { name: 'archaudit', version: '1', url: 'https://example.invalid/archaudit' };
 
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 const where = (l: { path: string; start_line: number; end_line: number }) =>
   l.start_line === l.end_line
     ? `${l.path}:${l.start_line}`
@@ -47,35 +49,45 @@ function statusLine(r: AuditReportContent, ctx: RenderContext): string {
     : 'Draft: not approved.';
 }
 
+/**
+ * The report as Markdown. Every string that came from the repository or a member goes through
+ * domain/output/markdown (escaped text, code spans that cannot be broken, the only link the
+ * repository's own URL).
+ */
 export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext): string {
   const s = r.summary;
+  const t = mdText;
+  const c = (x: string) => mdCode(x, true);
+  const source = r.repository
+    ? mdLink(r.repository.url, r.repository.url, httpHost(r.repository.url))
+    : 'upload';
   const out = [
-    `# ${title(r)}`,
+    `# ${t(title(r))}`,
     '',
-    `- Audit: \`${r.audit_id}\`, report version ${r.report_version}`,
-    `- Source: ${r.repository ? `${r.repository.url}` : 'upload'}${r.branch_ref ? ` @ ${r.branch_ref}` : ''}${r.commit_sha ? ` (\`${r.commit_sha.slice(0, 12)}\`)` : ''}`,
-    `- Audited: ${r.audited_at}${r.completed_at ? `, completed ${r.completed_at}` : ''}`,
-    `- Status: ${statusLine(r, ctx)}`,
-    `- Content SHA-256: \`${ctx.content_sha256}\``,
+    `- Audit: ${mdCode(r.audit_id)}, report version ${t(String(r.report_version))}`,
+    `- Source: ${source}${r.branch_ref ? ` @ ${mdCode(r.branch_ref)}` : ''}${r.commit_sha ? ` (${mdCode(r.commit_sha.slice(0, 12))})` : ''}`,
+    `- Audited: ${t(r.audited_at)}${r.completed_at ? `, completed ${t(r.completed_at)}` : ''}`,
+    `- Status: ${t(statusLine(r, ctx))}`,
+    `- Content SHA-256: ${mdCode(ctx.content_sha256)}`,
     '',
     '## Summary',
     '',
-    `${s.entity_count} entities and ${s.relationship_count} relationships from ${s.sources.join(', ') || 'no source'} (coverage ${s.source_coverage}${s.missing_sources.length ? `; missing ${s.missing_sources.join(', ')}` : ''}).`,
+    `${s.entity_count} entities and ${s.relationship_count} relationships from ${t(s.sources.join(', ') || 'no source')} (coverage ${t(String(s.source_coverage))}${s.missing_sources.length ? `; missing ${t(s.missing_sources.join(', '))}` : ''}).`,
     '',
-    `| controls | ${Object.keys(s.assessments).join(' | ')} |`,
+    `| controls | ${Object.keys(s.assessments).map(t).join(' | ')} |`,
     `| --- | ${Object.keys(s.assessments)
       .map(() => '---')
       .join(' | ')} |`,
     `| count | ${Object.values(s.assessments).join(' | ')} |`,
     '',
-    `Open findings: ${CONTROL_SEVERITIES.map((k) => `${s.open_findings[k] ?? 0} ${k}`).join(', ')}. Open uncertainty cases: ${s.open_uncertainty_cases} (${s.blocking_uncertainty_cases} blocking). Gate: ${s.gate_outcome ?? 'not evaluated'}.`,
+    `Open findings: ${CONTROL_SEVERITIES.map((k) => `${s.open_findings[k] ?? 0} ${k}`).join(', ')}. Open uncertainty cases: ${s.open_uncertainty_cases} (${s.blocking_uncertainty_cases} blocking). Gate: ${t(s.gate_outcome ?? 'not evaluated')}.`,
     '',
   ];
   // The summary a reader stops at: the gate and the changes behind it, the top findings, the
   // questions that block a decision.
   if (r.gate) {
-    out.push(`**Change gate: ${r.gate.outcome}.**`, '');
-    for (const reason of r.gate.reasons) out.push(`- ${cell(reason)}`);
+    out.push(`**Change gate: ${t(r.gate.outcome)}.**`, '');
+    for (const reason of r.gate.reasons) out.push(`- ${t(reason)}`);
     if (r.gate.reasons.length) out.push('');
   }
   const top = topFindings(r);
@@ -83,29 +95,29 @@ export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext):
     out.push('**Top findings**', '');
     for (const f of top)
       out.push(
-        `- ${f.severity}: ${cell(f.title)}${f.locations[0] ? ` (\`${where(f.locations[0])}\`)` : ''}`,
+        `- ${t(f.severity)}: ${t(f.title)}${f.locations[0] ? ` (${c(where(f.locations[0]))})` : ''}`,
       );
     out.push('');
   }
   const blocking = blockingQuestions(r);
   out.push(blocking.length ? '**Open blocking questions**' : 'No open blocking question.', '');
-  for (const u of blocking) out.push(`- ${u.reason} on \`${u.subject_key}\`: ${cell(u.detail)}`);
+  for (const u of blocking) out.push(`- ${t(u.reason)} on ${c(u.subject_key)}: ${t(u.detail)}`);
   if (blocking.length) out.push('');
   out.push('## Findings', '');
   if (r.findings.length === 0) out.push('No findings.', '');
   // One section per control: its rationale once, then where it fails.
   for (const g of findingGroups(r)) {
     out.push(
-      `### ${g.severity}: ${cell(g.title)} (\`${g.control_key}\`, ${g.findings.length} finding(s), ${g.open} open)`,
+      `### ${t(g.severity)}: ${t(g.title)} (${c(g.control_key)}, ${g.findings.length} finding(s), ${g.open} open)`,
       '',
-      cell(g.rationale),
+      t(g.rationale),
       '',
       '| finding | location | status |',
       '| --- | --- | --- |',
     );
     for (const f of g.findings)
       out.push(
-        `| ${cell(f.title)}${f.detail !== g.rationale ? `: ${cell(f.detail)}` : ''} | ${f.locations.map((l) => `\`${where(l)}\``).join(', ') || '—'} | ${f.status} |`,
+        `| ${t(f.title)}${f.detail !== g.rationale ? `: ${t(f.detail)}` : ''} | ${f.locations.map((l) => c(where(l))).join(', ') || '—'} | ${t(f.status)} |`,
       );
     out.push('');
   }
@@ -116,24 +128,30 @@ export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext):
     '| --- | --- | --- | --- |',
   );
   for (const a of r.assessments)
-    out.push(`| ${a.control_key} | ${a.status} | ${a.confidence} | ${cell(a.rationale)} |`);
+    out.push(
+      `| ${t(a.control_key)} | ${t(a.status)} | ${t(String(a.confidence))} | ${t(a.rationale)} |`,
+    );
   out.push(
     '',
     '## Architecture',
     '',
-    `Snapshot ${r.architecture.snapshot_version} (${r.architecture.status}).`,
+    `Snapshot ${t(String(r.architecture.snapshot_version))} (${t(r.architecture.status)}).`,
     '',
   );
   out.push('| entity | kind | confidence |', '| --- | --- | --- |');
   for (const e of r.architecture.entities)
-    out.push(`| \`${e.canonical_key}\` | ${e.kind} | ${e.confidence} |`);
+    out.push(`| ${c(e.canonical_key)} | ${t(e.kind)} | ${t(String(e.confidence))} |`);
   out.push('', '| relationship | kind | confidence |', '| --- | --- | --- |');
   for (const x of r.architecture.relationships)
-    out.push(`| \`${x.source_key}\` → \`${x.target_key}\` | ${x.kind} | ${x.confidence} |`);
+    out.push(
+      `| ${c(x.source_key)} → ${c(x.target_key)} | ${t(x.kind)} | ${t(String(x.confidence))} |`,
+    );
   out.push('', '## Uncertainty', '');
   if (r.uncertainty_cases.length === 0) out.push('No uncertainty cases.');
   for (const u of r.uncertainty_cases)
-    out.push(`- ${u.blocking ? '**blocking** ' : ''}${u.reason} (${u.state}): ${u.detail}`);
+    out.push(
+      `- ${u.blocking ? '**blocking** ' : ''}${t(u.reason)} (${t(u.state)}): ${t(u.detail)}`,
+    );
   out.push('');
   return out.join('\n');
 }
@@ -278,7 +296,10 @@ export function renderReportSarif(r: AuditReportContent): Log {
   });
   for (const a of r.assessments)
     run.addRule(
-      new SarifRuleBuilder().initSimple({ ruleId: a.control_key, shortDescriptionText: a.title }),
+      new SarifRuleBuilder().initSimple({
+        ruleId: a.control_key,
+        shortDescriptionText: a.title,
+      }),
     );
   for (const f of r.findings) {
     if (f.status === 'resolved') continue;
@@ -287,17 +308,19 @@ export function renderReportSarif(r: AuditReportContent): Log {
       level: LEVEL[f.severity] ?? 'warning',
       messageText: `${f.title}: ${f.detail}`,
       ruleId: f.control_key,
-      fileUri: first?.path ?? '.',
+      fileUri: sarifUri(first?.path ?? '.'),
       ...(first
         ? { startLine: Math.max(1, first.start_line), endLine: Math.max(1, first.end_line) }
         : {}),
     });
     const more = f.locations.slice(1).map((l) => ({
       physicalLocation: {
-        artifactLocation: { uri: l.path },
+        artifactLocation: { uri: sarifUri(l.path), uriBaseId: SRCROOT },
         region: { startLine: Math.max(1, l.start_line), endLine: Math.max(1, l.end_line) },
       },
     }));
+    const firstArtifact = result.result.locations?.[0]?.physicalLocation?.artifactLocation;
+    if (firstArtifact) firstArtifact.uriBaseId = SRCROOT;
     if (more.length) result.result.locations = [...(result.result.locations ?? []), ...more];
     result.result.partialFingerprints = { 'archauditFinding/v1': f.fingerprint };
     if (!isOpenFinding(f))
@@ -326,7 +349,8 @@ export function renderReportSarif(r: AuditReportContent): Log {
         ...(r.branch_ref ? { branch: r.branch_ref } : {}),
       },
     ];
-  return log;
+  // Every string of the log (messages, branch, keys) without a control character raw.
+  return plainJson(log) as Log;
 }
 
 /**
@@ -336,7 +360,8 @@ export function renderReportSarif(r: AuditReportContent): Log {
  */
 export function renderReportJunit(r: AuditReportContent): string {
   const report = builder.newBuilder();
-  const suite = report.testSuite().name(`archaudit controls (${reportSubject(r)})`);
+  // XML 1.0 cannot carry most control characters at all: replaced, as everywhere.
+  const suite = report.testSuite().name(plainText(`archaudit controls (${reportSubject(r)})`));
   const byId = new Map(r.findings.map((f) => [f.id, f]));
   for (const a of r.assessments) {
     const tc = suite.testCase().className(`archaudit.controls.${a.domain}`).name(a.control_key);
@@ -345,7 +370,7 @@ export function renderReportJunit(r: AuditReportContent): string {
         .map((id) => byId.get(id))
         .filter((f) => f !== undefined)
         .map((f) => `${f.title}${f.locations[0] ? ` (${where(f.locations[0])})` : ''}`);
-      tc.failure([a.rationale, ...found].join('\n'), a.status);
+      tc.failure(plainText([a.rationale, ...found].join('\n')), a.status);
     } else if (a.status !== 'pass') tc.skipped();
   }
   return report.build();
