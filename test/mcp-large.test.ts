@@ -46,6 +46,7 @@ test.before(async () => {
   const audit = await queuedAudit(db, tenant, repositoryId);
   auditId = audit.id;
   await updateAudit(db, audit.id, { status: 'completed', completed_at: new Date() });
+  const seen = new Date().toISOString();
   const entities = Array.from({ length: ENTITIES }, (_, i) => ({
     canonical_key: `${i % 5 === 0 ? 'datastore' : 'service'}:unit-${i}`,
     kind: i % 5 === 0 ? 'datastore' : 'service',
@@ -55,6 +56,8 @@ test.before(async () => {
     evidence_ids: [crypto.randomUUID(), crypto.randomUUID()],
     sources: ['cloud', 'code'],
     contradictions: [],
+    first_observed_at: seen,
+    last_observed_at: seen,
   }));
   const relationships = Array.from({ length: 2000 }, (_, i) => {
     const source = entities[i % ENTITIES]!.canonical_key;
@@ -69,6 +72,10 @@ test.before(async () => {
       evidence_ids: [crypto.randomUUID()],
       sources: ['cloud'],
       contradictions: [],
+      first_observed_at: seen,
+      last_observed_at: seen,
+      supersedes_id: null,
+      superseded_at: null,
     };
   });
   await insertSnapshot(db, {

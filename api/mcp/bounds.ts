@@ -111,24 +111,23 @@ function boundGraph(
   return summary(ne, nr);
 }
 
-/** The lists of an object, at its top level and one level down, with their paths. */
-function listsOf(body: Json): Array<{ path: string[]; list: unknown[] }> {
+/** The lists of an object, at any depth up to four objects down, with their paths. */
+function listsOf(body: Json, prefix: string[] = []): Array<{ path: string[]; list: unknown[] }> {
   const out: Array<{ path: string[]; list: unknown[] }> = [];
   for (const [k, v] of Object.entries(body)) {
-    if (Array.isArray(v) && v.length) out.push({ path: [k], list: v });
-    else if (isObject(v))
-      for (const [k2, v2] of Object.entries(v))
-        if (Array.isArray(v2) && v2.length) out.push({ path: [k, k2], list: v2 });
+    if (Array.isArray(v) && v.length) out.push({ path: [...prefix, k], list: v });
+    else if (isObject(v) && prefix.length < 4) out.push(...listsOf(v, [...prefix, k]));
   }
   return out;
 }
 
 function withList(body: Json, path: string[], list: unknown[]): Json {
-  if (path.length === 1) return { ...body, [path[0]!]: list };
-  return { ...body, [path[0]!]: { ...(body[path[0]!] as Json), [path[1]!]: list } };
+  const [head, ...rest] = path;
+  if (!rest.length) return { ...body, [head!]: list };
+  return { ...body, [head!]: withList(body[head!] as Json, rest, list) };
 }
 
-/** Cuts the longest lists of an object (top level and one down) until it fits, naming each cut. */
+/** Cuts the longest lists of an object (at any depth) until it fits, naming each cut. */
 function boundObject(body: Json, max: number): Json {
   let out: Json = { ...body };
   const cuts: string[] = [];

@@ -29,6 +29,7 @@ import { generateTools, toolVisible } from './tools';
 import { COMPOSITE_TOOLS, listResources, readResource, RESOURCE_TEMPLATES } from './composite';
 import type { Dispatch, DispatchResult } from './dispatch';
 import { plainText, safeJson } from '../../domain/output/plain';
+import { boundText, boundToolBody, TOOL_RESULT_MAX_CHARS } from './bounds';
 
 const INSTRUCTIONS =
   'archaudit: evidence-based architecture audits. The workspace is fixed by your grant. Start with list_repositories, then audit_repository or get_repository_architecture; explain_entity cites the evidence behind an entity; gate_status gives the change gate of an audit.';
@@ -46,7 +47,17 @@ export function toolResult(result: DispatchResult, path: string): CallToolResult
   if (Buffer.isBuffer(result.body)) {
     if (TEXTUAL.test(result.type))
       return {
-        content: [{ type: 'text', text: plainText(result.body.toString('utf8')) }],
+        content: [{ type: 'text', text: boundText(plainText(result.body.toString('utf8'))) }],
+        isError,
+      };
+    if (result.body.length * 4 > TOOL_RESULT_MAX_CHARS * 3)
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `The file is ${result.body.length} bytes, over what a tool result carries (${TOOL_RESULT_MAX_CHARS} characters): download it over REST, GET ${path}.`,
+          },
+        ],
         isError,
       };
     return {
@@ -63,10 +74,15 @@ export function toolResult(result: DispatchResult, path: string): CallToolResult
       isError,
     };
   }
-  const text = typeof result.body === 'string' ? plainText(result.body) : safeJson(result.body, 2);
+  // Bounded for AI clients (bounds.ts): a long page, a whole graph or a long list is summarized.
+  const body = boundToolBody(result.body);
+  const pretty = typeof body === 'string' ? plainText(body) : safeJson(body, 2);
+  const text = boundText(
+    pretty.length <= TOOL_RESULT_MAX_CHARS || typeof body === 'string' ? pretty : safeJson(body),
+  );
   const structured =
-    !isError && result.body && typeof result.body === 'object' && !Array.isArray(result.body)
-      ? { structuredContent: result.body as Record<string, unknown> }
+    !isError && body && typeof body === 'object' && !Array.isArray(body)
+      ? { structuredContent: body as Record<string, unknown> }
       : {};
   return { content: [{ type: 'text', text }], isError, ...structured };
 }
@@ -258,10 +274,11 @@ export class McpGateway {
       if (read.result.status >= 400) {
         throw new McpError(-32002, `Resource not available: ${uri}`, read.result.body);
       }
-      const text =
+      const text = boundText(
         typeof read.result.body === 'string'
           ? plainText(read.result.body)
-          : safeJson(read.result.body, 2);
+          : safeJson(boundToolBody(read.result.body)),
+      );
       return { contents: [{ uri, mimeType: read.mimeType, text }] };
     });
     return server;

@@ -64,6 +64,9 @@ function generate(op: AnyOperation): GeneratedTool {
   );
   const query = propertiesOf(op.query);
   const properties: Record<string, TSchema> = { ...params, ...query };
+  // AI clients hold small answers: a list without a limit is a short page (bounds.ts). The
+  // validator fills defaults, so the tool's own schema carries this one.
+  if (query.limit) properties.limit = { ...query.limit, default: TOOL_DEFAULT_PAGE_SIZE };
   const required = [
     ...Object.keys(params),
     ...((op.query?.required as string[] | undefined) ?? []),
@@ -120,7 +123,6 @@ function generate(op: AnyOperation): GeneratedTool {
         const value = args[key];
         if (value !== undefined && value !== null) q[key] = String(value);
       }
-      // AI clients hold small answers: a list without a limit is a short page (bounds.ts).
       if ('limit' in query && q.limit === undefined) q.limit = String(TOOL_DEFAULT_PAGE_SIZE);
       return { method: op.method, path, query: q, body: op.body ? args.body : undefined };
     },
