@@ -221,7 +221,7 @@ export function entries(y: YamlFile, map: YAMLMap | null): Entry[] {
 }
 
 export function entry(y: YamlFile, map: YAMLMap | null, key: string): Entry | undefined {
-  return entries(y, map).find((e) => e.key === key);
+  return map ? entryIndex(y.doc, map).get(key) : undefined;
 }
 
 export function get(y: YamlFile, map: YAMLMap | null, key: string): Node | null {
@@ -339,13 +339,27 @@ export function parseYamlDocuments(file: SourceFile): YamlDocuments {
   return { docs, errors };
 }
 
+/**
+ * A map's entries by key, built once per map node: a span lookup in a map of n keys is then
+ * O(1), not O(n), so citing every service of a 10,000-service file stays linear (issue 24).
+ */
+const entryIndexes = new WeakMap<YAMLMap, Map<string, Entry>>();
+function entryIndex(doc: Document, map: YAMLMap): Map<string, Entry> {
+  let index = entryIndexes.get(map);
+  if (!index) {
+    index = new Map(mapEntries(doc, map).map((e) => [e.key, e]));
+    entryIndexes.set(map, index);
+  }
+  return index;
+}
+
 function spanAt(text: string, lc: LineCounter, doc: Document, path: readonly PathItem[]): Span {
   let best: Span | null = nodeSpan(text, lc, doc.contents);
   let cur: Node | null = resolve(doc, doc.contents);
   for (const key of path) {
     if (isMap(cur)) {
       // Through `<<` merges: the key is cited where the anchor writes it.
-      const e = mapEntries(doc, cur).find((x) => x.key === String(key));
+      const e = entryIndex(doc, cur).get(String(key));
       if (!e) break;
       best = pairSpan(text, lc, e.pair);
       cur = e.value;
