@@ -91,14 +91,18 @@ export interface SnapshotConflict {
 }
 
 /**
- * The snapshot's status: `partial` when a source type is missing or reconcile had to keep
- * deployables apart (an identity conflict: the graph holds a guess), else `complete`.
+ * The snapshot's status: `partial` when a source type is missing, reconcile had to keep
+ * deployables apart (an identity conflict: the graph holds a guess) or a budget left files
+ * unread (`budgetCut`), else `complete`.
  */
 export function architectureStatus(input: {
   missingSources: string[];
   conflicts?: SnapshotConflict[];
+  budgetCut?: boolean;
 }): 'complete' | 'partial' {
-  return input.missingSources.length > 0 || (input.conflicts?.length ?? 0) > 0
+  return input.missingSources.length > 0 ||
+    (input.conflicts?.length ?? 0) > 0 ||
+    input.budgetCut === true
     ? 'partial'
     : 'complete';
 }

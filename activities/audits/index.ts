@@ -44,6 +44,7 @@ import {
   replaceSourceFiles,
   skipPendingStages,
   sourceFiles,
+  stagesOf,
   updateAudit,
   type AuditRow,
   type LogInput,
@@ -58,6 +59,13 @@ import { isDatabaseUnavailable } from '../../db/errors';
 import { costUsd } from '../../domain/audits/pricing';
 import { SourceError } from '../../domain/audits/source-error';
 import { scopeFilter } from '../../domain/audits/source-scope';
+import {
+  artifactOverflow,
+  budgetCut,
+  filesBudgetGap,
+  timeOverflow,
+  type BudgetOverflow,
+} from '../../domain/audits/budgets';
 import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
 import { applyIngested, localIngestedId, NO_LOCATION } from '../../domain/architecture/ingested';
 import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
@@ -95,6 +103,8 @@ export interface AuditActivityDeps {
 }
 
 const ALL_TYPES: SourceType[] = ['code', 'cloud', 'cicd'];
+/** Stages whose deterministic agents count against the analysis-time budget. */
+const ANALYSIS_STAGES = new Set<string>(['code', 'cloud', 'cicd', 'reconcile', 'controls']);
 
 function fail(code: string, message: string, retryable: boolean, details?: unknown): never {
   throw ApplicationFailure.create({
@@ -337,10 +347,15 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         );
         const rows: SourceFileRow[] = [];
         let truncated = 0;
+        let overBudget = 0;
         const accept = (p: string) => {
           if (!scope.accepts(p)) return false;
           if (scope.maxFiles !== null && rows.length >= scope.maxFiles) {
             truncated += 1;
+            return false;
+          }
+          if (rows.length >= config.auditBudgets.maxFiles) {
+            overBudget += 1;
             return false;
           }
           return true;
@@ -506,7 +521,8 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         const gaps = [
           // The gaps this step writes are written afresh (a retried attempt must not repeat them).
           ...fresh.coverage_gaps.filter(
-            (g) => !['source_type', 'truncated', 'large_files'].includes(g.kind as string),
+            (g) =>
+              !['source_type', 'truncated', 'large_files', 'budget'].includes(g.kind as string),
           ),
         ];
         for (const type of requestedTypes(fresh)) {
@@ -524,6 +540,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
             reason: 'max_files',
             message: `${truncated} files beyond source_scope.max_files were not read`,
           });
+        if (overBudget > 0) gaps.push(filesBudgetGap(config.auditBudgets.maxFiles, overBudget));
         const unstored = rows.filter((r) => r.kind === 'file' && !r.stored).length;
         if (unstored > 0)
           gaps.push({
@@ -669,7 +686,31 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           }
         }
 
+        // The analysis-time budget runs from the first analysis stage's start; past it this
+        // attempt does not start, and a running analysis is aborted (its pool thread ended).
+        let budgetSignal: AbortSignal | undefined;
+        let overTime: BudgetOverflow | null = null;
+        if (!agent.modelBacked && ANALYSIS_STAGES.has(agent.stage)) {
+          const stages = (await stagesOf(db, [auditId])).get(auditId) ?? [];
+          const started = Math.min(
+            Date.now(),
+            ...stages
+              .filter((st) => ANALYSIS_STAGES.has(st.key) && st.started_at)
+              .map((st) => st.started_at!.getTime()),
+          );
+          const elapsed = Date.now() - started;
+          overTime = timeOverflow(elapsed, config.auditBudgets.analysisSeconds);
+          if (!overTime)
+            budgetSignal = AbortSignal.timeout(
+              config.auditBudgets.analysisSeconds * 1000 - elapsed,
+            );
+        }
+
         try {
+          if (overTime) throw new AgentError(overTime.code, overTime.message, false);
+          const signal = budgetSignal
+            ? AbortSignal.any([ctx.cancellationSignal, budgetSignal])
+            : ctx.cancellationSignal;
           const result = await withHeartbeat(() =>
             agent.run({
               audit,
@@ -708,7 +749,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               },
               model: deps.model,
               attempt,
-              signal: ctx.cancellationSignal,
+              signal,
               log: (level, message, details) =>
                 log(auditId, {
                   level,
@@ -718,6 +759,13 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                 }),
             }),
           );
+          // Budgets on what the step produced: deterministic, so the failure is not retried.
+          const overflow = artifactOverflow(
+            result.artifact,
+            Buffer.byteLength(JSON.stringify(result.artifact)),
+            config.auditBudgets,
+          );
+          if (overflow) throw new AgentError(overflow.code, overflow.message, false);
           const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
           const usedModel = result.modelId ?? modelId;
           const cost = agent.modelBacked
@@ -751,13 +799,24 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           return { summary: result.summary };
         } catch (err) {
           const cancelled = ctx.cancellationSignal.aborted;
+          // The budget's timer ended the analysis: that is the failure, not the abort it caused.
+          const timedOut =
+            !cancelled && budgetSignal?.aborted === true && !(err instanceof AgentError)
+              ? timeOverflow(Infinity, config.auditBudgets.analysisSeconds)
+              : null;
           const code = cancelled
             ? 'cancelled'
-            : err instanceof AgentError
-              ? err.code
-              : 'agent_crashed';
-          const retryable = err instanceof AgentError ? err.retryable : true;
-          const message = err instanceof Error ? err.message : String(err);
+            : timedOut
+              ? timedOut.code
+              : err instanceof AgentError
+                ? err.code
+                : 'agent_crashed';
+          const retryable = timedOut ? false : err instanceof AgentError ? err.retryable : true;
+          const message = timedOut
+            ? timedOut.message
+            : err instanceof Error
+              ? err.message
+              : String(err);
           await finishAgentRun(db, run.id, {
             status: cancelled ? 'cancelled' : 'failed',
             error_code: code,
@@ -869,7 +928,11 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           reason: 'identity_conflict',
           message: c.detail,
         }));
-        const status = architectureStatus({ missingSources: missing, conflicts });
+        const status = architectureStatus({
+          missingSources: missing,
+          conflicts,
+          budgetCut: budgetCut(audit.coverage_gaps),
+        });
         let cases = { observed: 0, opened: 0, updated: 0 };
         let version = '';
         await db.transaction(async (trx) => {
