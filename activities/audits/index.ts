@@ -348,16 +348,20 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         const rows: SourceFileRow[] = [];
         let truncated = 0;
         let overBudget = 0;
+        // Paths accepted so far: a git tree is filtered before any row is read, so the bounds
+        // count acceptances, not rows.
+        let accepted = 0;
         const accept = (p: string) => {
           if (!scope.accepts(p)) return false;
-          if (scope.maxFiles !== null && rows.length >= scope.maxFiles) {
+          if (scope.maxFiles !== null && accepted >= scope.maxFiles) {
             truncated += 1;
             return false;
           }
-          if (rows.length >= config.auditBudgets.maxFiles) {
+          if (accepted >= config.auditBudgets.maxFiles) {
             overBudget += 1;
             return false;
           }
+          accepted += 1;
           return true;
         };
         const addFile = async (p: string, data: Buffer | null, size: number) => {
@@ -419,7 +423,11 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               const tree = await listTree(workDir, fetched.commitSha);
               const wanted = tree.filter((e) => e.kind !== 'submodule' && accept(e.path));
               const byId = new Map<string, typeof wanted>();
-              for (const e of wanted) byId.set(e.objectId, [...(byId.get(e.objectId) ?? []), e]);
+              for (const e of wanted) {
+                const same = byId.get(e.objectId);
+                if (same) same.push(e);
+                else byId.set(e.objectId, [e]);
+              }
               await withHeartbeat(() =>
                 readBlobs(workDir, [...byId.keys()], async (objectId, data) => {
                   for (const e of byId.get(objectId) ?? []) {

@@ -1,7 +1,8 @@
 /**
  * The hostile probe's system (issue 24): one docker-compose.yml declaring `services` services,
  * each naming another in an environment URL and in `depends_on`. At 10,000 services it is about
- * the probe's 1.8 MB file. The dependency chain `svcN -> svcN+1` closes into one cycle through
+ * the probe's 1.8 MB file (1.9 MB: under MAX_STORED_FILE_BYTES, so an audit reads it). The
+ * dependency chain `svcN -> svcN+1` closes into one cycle through
  * every service, so anything that walks dependencies recursively sees a path as deep as the file
  * is long; the URL names a service further away (`url target`), so calls do not mirror the chain.
  */
@@ -28,7 +29,7 @@ export function largeComposeText(services: number): string {
     const name = largeServiceName(i);
     lines.push(
       `  ${name}:`,
-      `    image: registry.example.com/${name}:1.0.${i % 10}`,
+      `    image: ${name}:1.0.${i % 10}`,
       `    environment:`,
       `      UPSTREAM_URL: http://${largeServiceName(urlTarget(i, services))}:8080/api/v1`,
       `      LOG_LEVEL: info`,
