@@ -186,6 +186,14 @@ test.serial(
   "the probe's repository: 10,000 services audited to the end, no stack overflow, the cycle found",
   async (t) => {
     budgets({});
+    // The production heartbeat timeout (the harness's 5 s is for fast failover tests): on a
+    // loaded 2-core machine, handing 50,000 evidence records between steps takes seconds.
+    const config = h.app.services.config;
+    const heartbeat = config.agentHeartbeatTimeoutSeconds;
+    config.agentHeartbeatTimeoutSeconds = 30;
+    t.teardown(() => {
+      config.agentHeartbeatTimeoutSeconds = heartbeat;
+    });
     const run = await audit(large.dir, 900_000);
     const logs = await run.logs();
     t.false(

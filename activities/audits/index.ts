@@ -305,7 +305,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     const [afterOutage, work] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return outageAware(async () => {
       if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
-      const outcome = await work();
+      // Every step heartbeats while it works: writing a 50,000-evidence snapshot takes longer
+      // than the heartbeat timeout, and a silent step would be timed out and run again.
+      const outcome = await withHeartbeat(work);
       if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
       if (marks?.finishAudit) await finish(auditId, 'completed', null);
       return outcome;
