@@ -170,6 +170,7 @@ test.serial(
   'analysis time: past the budget the running analysis is ended and the audit fails, tried once',
   async (t) => {
     // One second: the 10,000-service file takes the cloud analyzer many times longer.
+    t.timeout(300_000);
     budgets({ analysisSeconds: 1 });
     const run = await audit(large.dir, 300_000);
     const f = await failure(run, 'analysis_time_budget_exceeded');
@@ -185,6 +186,7 @@ test.serial(
 test.serial(
   "the probe's repository: 10,000 services audited to the end, no stack overflow, the cycle found",
   async (t) => {
+    t.timeout(900_000, 'the 10,000-service audit');
     budgets({});
     // The production heartbeat timeout (the harness's 5 s is for fast failover tests): on a
     // loaded 2-core machine, handing 50,000 evidence records between steps takes seconds.
