@@ -15,6 +15,7 @@ import {
   artifactOverflow,
   budgetCut,
   filesBudgetGap,
+  jsonBytesUpTo,
   timeOverflow,
 } from '../domain/audits/budgets';
 import {
@@ -182,4 +183,19 @@ test('budgets: analysis time at the limit passes, one millisecond past fails; th
   t.regex(String(gap.message), /3 files beyond the audit's budget of 10 files \(AUDIT_MAX_FILES\)/);
   t.true(budgetCut([{ kind: 'source_type' }, gap]));
   t.false(budgetCut([{ kind: 'source_type' }]));
+});
+
+test('budgets: the JSON size of a result is counted exactly without serializing it, and stops past the limit', (t) => {
+  const values: unknown[] = [
+    { a: 'xyz', b: [1, 2.5, true, false, null], c: {}, d: [], e: undefined, é: 'ü' },
+    [[[]], { x: { y: 'z' } }],
+    'plain',
+    0,
+  ];
+  for (const v of values) t.is(jsonBytesUpTo(v, 1_000), Buffer.byteLength(JSON.stringify(v)));
+  const big = { items: Array.from({ length: 100_000 }, (_, i) => ({ id: `e${i}` })) };
+  const size = Buffer.byteLength(JSON.stringify(big));
+  t.is(jsonBytesUpTo(big, size), size, 'at the limit: the exact size');
+  t.true(jsonBytesUpTo(big, size - 1) > size - 1, 'one byte less: over it');
+  t.true(jsonBytesUpTo(big, 1_000) < size / 10, 'counting stops soon after the limit');
 });

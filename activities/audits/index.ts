@@ -63,6 +63,7 @@ import {
   artifactOverflow,
   budgetCut,
   filesBudgetGap,
+  jsonBytesUpTo,
   timeOverflow,
   type BudgetOverflow,
 } from '../../domain/audits/budgets';
@@ -772,7 +773,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           // Budgets on what the step produced: deterministic, so the failure is not retried.
           const overflow = artifactOverflow(
             result.artifact,
-            Buffer.byteLength(JSON.stringify(result.artifact)),
+            jsonBytesUpTo(result.artifact, config.auditBudgets.maxOutputBytes),
             config.auditBudgets,
           );
           if (overflow) throw new AgentError(overflow.code, overflow.message, false);

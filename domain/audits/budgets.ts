@@ -55,7 +55,7 @@ export function budgetCut(gaps: ReadonlyArray<Record<string, unknown>>): boolean
 
 /**
  * The budget an agent's artifact goes past, or null: its evidence records, its entities (a
- * graph's), then its size as JSON (`bytes`, measured by the caller, who serializes it anyway).
+ * graph's), then its size as JSON (`bytes`, measured by the caller with jsonBytesUpTo).
  * At the limit is within the budget.
  */
 export function artifactOverflow(
@@ -91,4 +91,36 @@ export function timeOverflow(elapsedMs: number, analysisSeconds: number): Budget
     code: BUDGET_ERROR_CODES.analysisSeconds,
     message: `the analysis ran past the audit's budget of ${analysisSeconds} s (AUDIT_ANALYSIS_SECONDS)`,
   };
+}
+
+/**
+ * The bytes `value` takes as JSON, counted without building the text and given up once past
+ * `limit` (then some number above it): a result of hundreds of megabytes is refused before it is
+ * serialized, instead of exhausting the worker's heap. Exact for JSON whose strings need no
+ * escapes; escapes are not counted (a lower bound). Iterative: nesting cannot overflow the stack.
+ */
+export function jsonBytesUpTo(value: unknown, limit: number): number {
+  let bytes = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && bytes <= limit) {
+    const v = stack.pop();
+    if (typeof v === 'string') bytes += Buffer.byteLength(v) + 2;
+    else if (typeof v === 'number') bytes += Number.isFinite(v) ? String(v).length : 4;
+    else if (typeof v === 'boolean') bytes += v ? 4 : 5;
+    else if (v === null || v === undefined) bytes += 4;
+    else if (Array.isArray(v)) {
+      bytes += 2 + Math.max(0, v.length - 1);
+      for (const item of v) stack.push(item);
+    } else if (typeof v === 'object') {
+      const entries = Object.entries(v as Record<string, unknown>).filter(
+        ([, x]) => x !== undefined && typeof x !== 'function',
+      );
+      bytes += 2 + Math.max(0, entries.length - 1);
+      for (const [k, x] of entries) {
+        bytes += Buffer.byteLength(k) + 3;
+        stack.push(x);
+      }
+    }
+  }
+  return bytes;
 }
