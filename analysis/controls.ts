@@ -475,6 +475,14 @@ function datastoresNotPublic(ctx: Context): Check[] {
       e.evidence_kind === `${keyKind(e.subject_key)}-declared` &&
       STORAGE_KINDS.has(keyKind(e.subject_key)),
   );
+  // Exposures by subject: one pass, not one scan of all evidence per datastore.
+  const exposuresOf = new Map<string, StoredEvidence[]>();
+  for (const x of ctx.evidence) {
+    if (x.evidence_kind !== 'port-exposed' && x.evidence_kind !== 'service-exposed') continue;
+    const list = exposuresOf.get(x.subject_key);
+    if (list) list.push(x);
+    else exposuresOf.set(x.subject_key, [x]);
+  }
   for (const e of declared) {
     if (e.provider === 'terraform') {
       const p = bool(security(e)?.publicly_accessible);
@@ -490,12 +498,12 @@ function datastoresNotPublic(ctx: Context): Check[] {
     }
     // compose / Kubernetes: the datastore's service publishes a public port?
     const svc = typeof e.attributes.service_key === 'string' ? e.attributes.service_key : null;
-    const exposures = ctx.evidence.filter(
-      (x) =>
-        (x.evidence_kind === 'port-exposed' || x.evidence_kind === 'service-exposed') &&
-        (x.subject_key === svc || x.subject_key === e.subject_key) &&
-        x.provider === e.provider,
-    );
+    const exposures = [
+      ...new Set([
+        ...(svc === null ? [] : (exposuresOf.get(svc) ?? [])),
+        ...(exposuresOf.get(e.subject_key) ?? []),
+      ]),
+    ].filter((x) => x.provider === e.provider);
     const pub = exposures.filter((x) => x.attributes.public === true);
     out.push(
       onEvidence(ctx, e, {
@@ -664,10 +672,15 @@ function noSharedDatabase(ctx: Context): Check[] {
     ...ctx.entities.filter((e) => e.kind === 'datastore').map((e) => e.canonical_key),
     ...ctx.relationships.map((r) => r.target_key).filter((k) => kind(k) === 'datastore'),
   ]);
+  const relsTo = new Map<string, Relationship[]>();
+  for (const r of ctx.relationships) {
+    if (kind(r.source_key) !== 'service') continue;
+    const list = relsTo.get(r.target_key);
+    if (list) list.push(r);
+    else relsTo.set(r.target_key, [r]);
+  }
   return stores.map((store) => {
-    const rels = ctx.relationships.filter(
-      (r) => r.target_key === store && kind(r.source_key) === 'service',
-    );
+    const rels = relsTo.get(store) ?? [];
     const clients = uniqueSorted(rels.map((r) => r.source_key));
     const shared = clients.length >= 2;
     return graphCheck(
@@ -684,7 +697,11 @@ function noSharedDatabase(ctx: Context): Check[] {
   });
 }
 
-/** Strongly connected components (Tarjan), deterministic over sorted nodes and edges. */
+/**
+ * Strongly connected components (Tarjan), deterministic over sorted nodes and edges. Iterative,
+ * with an explicit stack of (node, next edge) frames: a dependency chain as long as the system
+ * (10,000 services) must not overflow the call stack (issue 24).
+ */
 function cycles(nodes: string[], edges: Map<string, string[]>): string[][] {
   let index = 0;
   const idx = new Map<string, number>();
@@ -692,32 +709,48 @@ function cycles(nodes: string[], edges: Map<string, string[]>): string[][] {
   const stack: string[] = [];
   const on = new Set<string>();
   const out: string[][] = [];
-  const visit = (v: string): void => {
+  const enter = (v: string) => {
     idx.set(v, index);
     low.set(v, index);
     index += 1;
     stack.push(v);
     on.add(v);
-    for (const w of edges.get(v) ?? []) {
-      if (!idx.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
-      } else if (on.has(w)) low.set(v, Math.min(low.get(v) ?? 0, idx.get(w) ?? 0));
-    }
-    if (low.get(v) === idx.get(v)) {
-      const comp: string[] = [];
-      let w: string | undefined;
-      do {
-        w = stack.pop();
-        if (w === undefined) break;
-        on.delete(w);
-        comp.push(w);
-      } while (w !== v);
-      const selfLoop = (edges.get(v) ?? []).includes(v);
-      if (comp.length > 1 || selfLoop) out.push(comp.sort(compareStrings));
-    }
   };
-  for (const n of nodes) if (!idx.has(n)) visit(n);
+  for (const root of nodes) {
+    if (idx.has(root)) continue;
+    enter(root);
+    const frames: Array<{ v: string; next: number }> = [{ v: root, next: 0 }];
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1]!;
+      const v = frame.v;
+      const succ = edges.get(v) ?? [];
+      if (frame.next < succ.length) {
+        const w = succ[frame.next]!;
+        frame.next += 1;
+        if (!idx.has(w)) {
+          enter(w);
+          frames.push({ v: w, next: 0 });
+        } else if (on.has(w)) low.set(v, Math.min(low.get(v) ?? 0, idx.get(w) ?? 0));
+        continue;
+      }
+      // All of v's edges done: close v, then report its low link to its caller.
+      frames.pop();
+      if (low.get(v) === idx.get(v)) {
+        const comp: string[] = [];
+        let w: string | undefined;
+        do {
+          w = stack.pop();
+          if (w === undefined) break;
+          on.delete(w);
+          comp.push(w);
+        } while (w !== v);
+        const selfLoop = succ.includes(v);
+        if (comp.length > 1 || selfLoop) out.push(comp.sort(compareStrings));
+      }
+      const caller = frames[frames.length - 1];
+      if (caller) low.set(caller.v, Math.min(low.get(caller.v) ?? 0, low.get(v) ?? 0));
+    }
+  }
   return out.sort((a, b) => compareStrings(a.join(','), b.join(',')));
 }
 
@@ -731,9 +764,14 @@ function noServiceCycle(ctx: Context): Check[] {
   const rels = ctx.relationships.filter(
     (r) => kind(r.source_key) === 'service' && kind(r.target_key) === 'service',
   );
+  // Targets gathered, then sorted once per node (re-sorting a copy per edge is quadratic).
   const edges = new Map<string, string[]>();
-  for (const r of rels)
-    edges.set(r.source_key, uniqueSorted([...(edges.get(r.source_key) ?? []), r.target_key]));
+  for (const r of rels) {
+    const list = edges.get(r.source_key);
+    if (list) list.push(r.target_key);
+    else edges.set(r.source_key, [r.target_key]);
+  }
+  for (const [k, list] of edges) edges.set(k, uniqueSorted(list));
   const nodes = uniqueSorted([...services, ...rels.flatMap((r) => [r.source_key, r.target_key])]);
   const found = cycles(nodes, edges);
   if (found.length === 0)
@@ -748,9 +786,16 @@ function noServiceCycle(ctx: Context): Check[] {
         { services: nodes, edges: rels.map((r) => r.canonical_key).sort(compareStrings) },
       ),
     ];
-  return found.map((members) => {
-    const set = new Set(members);
-    const inCycle = rels.filter((r) => set.has(r.source_key) && set.has(r.target_key));
+  // Each relationship inside a cycle, by cycle: one pass, not one scan of rels per cycle.
+  const cycleOf = new Map<string, number>();
+  found.forEach((members, i) => members.forEach((m) => cycleOf.set(m, i)));
+  const relsOf = found.map((): typeof rels => []);
+  for (const r of rels) {
+    const i = cycleOf.get(r.source_key);
+    if (i !== undefined && cycleOf.get(r.target_key) === i) relsOf[i]!.push(r);
+  }
+  return found.map((members, i) => {
+    const inCycle = relsOf[i]!;
     return graphCheck(
       ctx,
       'acyclic-service-graph',

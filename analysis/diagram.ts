@@ -299,32 +299,39 @@ function emptySvg(title: string): string {
   ].join('\n');
 }
 
-/**
- * A standalone SVG of the graph. dagre computes every position (left to right, sized from the
- * labels); this only draws what it computed: a rounded box per entity, a path along dagre's
- * points per relationship, with an arrowhead and its kind at dagre's label position.
- */
-export function svg(graph: DiagramGraph, options: SvgOptions = {}): string {
-  const title = options.title ?? 'Architecture diagram';
-  const { nodes, edges } = normalize(graph);
-  if (nodes.length === 0) return emptySvg(title);
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
 
+interface Drawn {
+  edge: Edge;
+  points: Point[];
+  label: Box;
+}
+
+/**
+ * Above this many entities plus relationships the SVG is not laid out by dagre: its layered
+ * layout grows much faster than the graph (130 services with 260 relationships took 15 s on a loaded 2-core machine, 500 took 90 s;
+ * issue 24),
+ * and the diagram is rendered on request. Such a graph is placed on a grid instead, in linear
+ * time; no one reads the edges of a 10,000-box drawing, but the boxes stay findable.
+ */
+export const LAYERED_MAX_ITEMS = 250;
+
+/** dagre's layered layout, left to right, sized from the labels. */
+function layeredPlacement(
+  nodes: Node[],
+  edges: Edge[],
+  widthOf: (n: Node) => number,
+): { boxes: Map<string, Box>; drawn: Drawn[] } {
   const g = new graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: 'LR', nodesep: 28, ranksep: 80, edgesep: 16, marginx: PAD, marginy: PAD });
   g.setDefaultEdgeLabel(() => ({}));
-  const shown = new Map(nodes.map((n) => [n.id, truncate(n.label)]));
-  for (const n of nodes) {
-    const width = Math.max(
-      96,
-      textWidth(shown.get(n.id)!, NAME_SIZE) + 28,
-      textWidth(n.kind, KIND_SIZE) + 28,
-    );
-    g.setNode(n.id, { width: Math.ceil(width), height: NODE_HEIGHT });
-  }
-  // dagre routes self loops oddly when laid out left to right: they are drawn from the node's box.
-  const loops = edges.filter((e) => e.source === e.target);
+  for (const n of nodes) g.setNode(n.id, { width: widthOf(n), height: NODE_HEIGHT });
   for (const e of edges) {
-    if (e.source === e.target) continue;
     g.setEdge(
       e.source.id,
       e.target.id,
@@ -337,27 +344,12 @@ export function svg(graph: DiagramGraph, options: SvgOptions = {}): string {
     );
   }
   layout(g);
-
-  interface Box {
-    x: number;
-    y: number;
-    width: number;
-    height: number;
-  }
   const box = (id: string): Box => {
     const n = g.node(id) as { x: number; y: number; width: number; height: number };
     return { x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height };
   };
   const boxes = new Map(nodes.map((n) => [n.id, box(n.id)]));
-
-  interface Drawn {
-    edge: Edge;
-    points: Point[];
-    label: Box;
-  }
-  const drawn: Drawn[] = [];
-  for (const e of edges) {
-    if (e.source === e.target) continue;
+  const drawn: Drawn[] = edges.map((e) => {
     const d = g.edge(e.source.id, e.target.id, e.key) as {
       points: Point[];
       x: number;
@@ -365,12 +357,80 @@ export function svg(graph: DiagramGraph, options: SvgOptions = {}): string {
       width: number;
       height: number;
     };
-    drawn.push({
+    return {
       edge: e,
       points: d.points,
       label: { x: d.x - d.width / 2, y: d.y - d.height / 2, width: d.width, height: d.height },
+    };
+  });
+  return { boxes, drawn };
+}
+
+/**
+ * A grid: the kinds in diagram order, each starting a new row, about as many columns as rows;
+ * each relationship a straight line from its source's right side to its target's left side.
+ */
+function gridPlacement(
+  nodes: Node[],
+  edges: Edge[],
+  widthOf: (n: Node) => number,
+): { boxes: Map<string, Box>; drawn: Drawn[] } {
+  const columns = Math.max(1, Math.ceil(Math.sqrt(nodes.length)));
+  const cellWidth = nodes.reduce((m, n) => Math.max(m, widthOf(n)), 0) + 80;
+  const cellHeight = NODE_HEIGHT + 40;
+  const boxes = new Map<string, Box>();
+  let row = 0;
+  for (const group of groups(nodes)) {
+    group.nodes.forEach((n, i) => {
+      if (i > 0 && i % columns === 0) row += 1;
+      boxes.set(n.id, {
+        x: PAD + (i % columns) * cellWidth,
+        y: PAD + row * cellHeight,
+        width: widthOf(n),
+        height: NODE_HEIGHT,
+      });
     });
+    row += 1;
   }
+  const drawn: Drawn[] = edges.map((e) => {
+    const s = boxes.get(e.source.id)!;
+    const t = boxes.get(e.target.id)!;
+    const from = { x: s.x + s.width, y: s.y + s.height / 2 };
+    const to = { x: t.x, y: t.y + t.height / 2 };
+    const width = Math.ceil(textWidth(e.kind, EDGE_SIZE) + 8);
+    const height = EDGE_SIZE + 6;
+    const mid = { x: (from.x + to.x) / 2, y: (from.y + to.y) / 2 };
+    return {
+      edge: e,
+      points: [from, to],
+      label: { x: mid.x - width / 2, y: mid.y - height / 2, width, height },
+    };
+  });
+  return { boxes, drawn };
+}
+
+/**
+ * A standalone SVG of the graph. dagre computes every position (left to right, sized from the
+ * labels); this only draws what it computed: a rounded box per entity, a path along dagre's
+ * points per relationship, with an arrowhead and its kind at dagre's label position.
+ */
+export function svg(graph: DiagramGraph, options: SvgOptions = {}): string {
+  const title = options.title ?? 'Architecture diagram';
+  const { nodes, edges } = normalize(graph);
+  if (nodes.length === 0) return emptySvg(title);
+
+  const shown = new Map(nodes.map((n) => [n.id, truncate(n.label)]));
+  const widthOf = (n: Node) =>
+    Math.ceil(
+      Math.max(96, textWidth(shown.get(n.id)!, NAME_SIZE) + 28, textWidth(n.kind, KIND_SIZE) + 28),
+    );
+  // dagre routes self loops oddly when laid out left to right: they are drawn from the node's box.
+  const loops = edges.filter((e) => e.source === e.target);
+  const straight = edges.filter((e) => e.source !== e.target);
+  const layered = nodes.length + straight.length <= LAYERED_MAX_ITEMS;
+  const { boxes, drawn } = layered
+    ? layeredPlacement(nodes, straight, widthOf)
+    : gridPlacement(nodes, straight, widthOf);
   for (const e of loops) {
     const b = boxes.get(e.source.id)!;
     const right = b.x + b.width;
@@ -414,7 +474,7 @@ export function svg(graph: DiagramGraph, options: SvgOptions = {}): string {
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="${vx} ${vy} ${vw} ${vh}" width="${vw}" height="${vh}" role="img" font-family="${FONT}">`,
     `<title>${xmlEscape(title)}</title>`,
-    `<desc>${nodes.length} entities, ${edges.length} relationships</desc>`,
+    `<desc>${nodes.length} entities, ${edges.length} relationships${layered ? '' : ' (too many for a layered layout: placed on a grid by kind)'}</desc>`,
     '<defs>',
     '<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">',
     '<path d="M0,0 L10,5 L0,10 z" fill="#475569"/>',

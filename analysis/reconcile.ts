@@ -118,13 +118,17 @@ class UnionFind {
   /** Per set (by representative): the deployables it holds, by the provider declaring them. */
   private deployed = new Map<string, Map<string, Set<string>>>();
   private declared = new Set<string>();
+  /** Iterative (a chain of merges as long as the input must not overflow the stack). */
   find(x: string): string {
-    let p = this.parent.get(x) ?? x;
-    if (p !== x) {
-      p = this.find(p);
-      this.parent.set(x, p);
+    let root = x;
+    for (let p = this.parent.get(root); p !== undefined && p !== root; p = this.parent.get(root))
+      root = p;
+    for (let cur = x; cur !== root;) {
+      const next = this.parent.get(cur)!;
+      this.parent.set(cur, root);
+      cur = next;
     }
-    return p;
+    return root;
   }
   /** `key` is a deployable declared by `provider` (docker-compose, kubernetes...). */
   declare(key: string, provider: string): void {
@@ -231,7 +235,9 @@ export function confidence(
   receivedOnly = false,
 ): string {
   const sources = new Set(evidence.map((e) => e.source_type)).size;
-  const base = receivedOnly ? RECEIVED_ONLY_STRENGTH : Math.max(...evidence.map(strength));
+  const base = receivedOnly
+    ? RECEIVED_ONLY_STRENGTH
+    : evidence.reduce((m, e) => Math.max(m, strength(e)), -Infinity);
   const extra = Math.min(0.15, 0.05 * (evidence.length - 1));
   const value = base + 0.15 * (sources - 1) + extra - 0.2 * contradictions;
   return Math.min(0.99, Math.max(0.05, value)).toFixed(2);
@@ -297,9 +303,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // The graph is built from the primary deployment variant; the others add no edge to it.
   const { evidence: primary, variants } = selectVariants(allEvidence);
   // A content order, not the input order, decides ties (which value an attribute keeps).
+  // Each record's order key is computed once, not twice per comparison.
   const evidence = primary
     .filter((e) => e.attributes.in_test !== true)
-    .sort((a, b) => orderKey(a).localeCompare(orderKey(b)));
+    .map((e) => ({ e, k: orderKey(e) }))
+    .sort((a, b) => a.k.localeCompare(b.k))
+    .map(({ e }) => e);
   const uf = new UnionFind();
   const subjects = new Set<string>();
   for (const e of evidence) {
@@ -307,7 +316,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     if (e.object_key && GRAPH.has(keyKind(e.object_key))) subjects.add(e.object_key);
   }
   const byName = new Map<string, string[]>();
-  for (const key of subjects) byName.set(keyName(key), [...(byName.get(keyName(key)) ?? []), key]);
+  for (const key of subjects) pushTo(byName, keyName(key), key);
   // Deployables: a compose service, a workload. Two of one provider never merge (docs/decisions.md).
   const declarations = new Map<string, string[]>();
   for (const e of evidence) {
@@ -317,7 +326,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const group =
       e.provider === 'docker-compose' ? `${e.provider}:${dirname(e.location.path)}` : e.provider;
     uf.declare(e.subject_key, group);
-    declarations.set(e.subject_key, [...(declarations.get(e.subject_key) ?? []), e.id]);
+    pushTo(declarations, e.subject_key, e.id);
   }
   const clashes = new Map<
     string,
@@ -364,6 +373,10 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const dir = builtDir(e);
     if (dir !== null && !unitsByDir.has(dir)) unitsByDir.set(dir, e.subject_key);
   }
+  // The first unit (in unitsByDir's order) of each name: an index, not a scan per image.
+  const unitByName = new Map<string, string>();
+  for (const u of unitsByDir.values())
+    if (!unitByName.has(keyName(u))) unitByName.set(keyName(u), u);
   for (const e of evidence) {
     const built = GRAPH.has(keyKind(e.subject_key)) ? builtDir(e) : null;
     if (built !== null) {
@@ -379,7 +392,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       const repo =
         typeof e.attributes.repo === 'string' ? e.attributes.repo : e.object_key.slice(6);
       const base = normalizeName(repo.split('/').pop() ?? '');
-      const unit = [...unitsByDir.values()].find((u) => keyName(u) === base);
+      const unit = unitByName.get(base);
       if (unit && keyKind(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
         join(unit, e.subject_key, 'image', e);
     }
@@ -401,7 +414,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   for (const e of evidence) {
     if (!GRAPH.has(keyKind(e.subject_key)) || !placed(e.subject_key)) continue;
     const r = rep(e.subject_key);
-    entityEvidence.set(r, [...(entityEvidence.get(r) ?? []), e]);
+    pushTo(entityEvidence, r, e);
   }
   // Entities only referenced as objects (an external API host) still exist, cited by the reference.
   for (const e of evidence) {
@@ -525,12 +538,14 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     entry.ev.push(read);
     relEvidence.set(key, entry);
   }
-  // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a target.
+  // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a
+  // target. Relationships are indexed by source, so each read looks only at its service's own.
+  const relsBySource = new Map<string, Array<{ ev: StoredEvidence[] }>>();
+  for (const rel of relEvidence.values()) pushTo(relsBySource, rel.source, rel);
   for (const read of evidence.filter(
     (e) => e.evidence_kind === 'env-read' && typeof e.attributes.variable === 'string',
   )) {
-    for (const rel of relEvidence.values()) {
-      if (rel.source !== rep(read.subject_key)) continue;
+    for (const rel of relsBySource.get(rep(read.subject_key)) ?? []) {
       if (
         rel.ev.some((e) => e.attributes.variable === read.attributes.variable && e.id !== read.id)
       )
@@ -832,6 +847,13 @@ function handedAddresses(
     const v = e.attributes.variable;
     return typeof v === 'string' && addressRole(v, idps.has(rep(e.subject_key))) !== null;
   };
+}
+
+/** Appends to the list under `key` (in place: spreading a copy per item is quadratic). */
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 function orderKey(e: StoredEvidence): string {

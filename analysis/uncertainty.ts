@@ -118,17 +118,20 @@ export const UNREAD_DESCRIPTION_REASONS = new Set([
 /**
  * The snapshot's status: `partial` when a source type is missing, reconcile had to keep
  * deployables apart (an identity conflict: the graph holds a guess), it guessed which deployment
- * variant is the primary one, or a deployment description could not be read; else `complete`.
+ * variant is the primary one, a deployment description could not be read, or a budget left files
+ * unread (`budgetCut`); else `complete`.
  */
 export function architectureStatus(input: {
   missingSources: string[];
   conflicts?: SnapshotConflict[];
   gaps?: Array<{ reason: string }>;
   guessedVariant?: boolean;
+  budgetCut?: boolean;
 }): 'complete' | 'partial' {
   return input.missingSources.length > 0 ||
     (input.conflicts?.length ?? 0) > 0 ||
     input.guessedVariant === true ||
+    input.budgetCut === true ||
     (input.gaps ?? []).some((g) => UNREAD_DESCRIPTION_REASONS.has(g.reason))
     ? 'partial'
     : 'complete';

@@ -278,13 +278,26 @@ export async function insertNewFindings(
   db: Knex,
   rows: readonly NewFinding[],
 ): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const inserted = await db('findings')
-    .insert(rows.map((r) => encodeJson(r, FINDING_JSON)))
-    .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
-    .ignore()
-    .returning<Array<{ fingerprint: string }>>('fingerprint');
-  return new Set(inserted.map((r) => r.fingerprint));
+  const out = new Set<string>();
+  for (const batch of batches(rows)) {
+    const inserted = await db('findings')
+      .insert(batch.map((r) => encodeJson(r, FINDING_JSON)))
+      .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
+      .ignore()
+      .returning<Array<{ fingerprint: string }>>('fingerprint');
+    for (const r of inserted) out.add(r.fingerprint);
+  }
+  return out;
+}
+
+/**
+ * Rows in batches of 1,000: one statement may bind at most 65,535 values, and a system of
+ * 10,000 services has tens of thousands of findings (issue 24).
+ */
+function batches<T>(rows: readonly T[], size = 1000): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
 }
 
 /** The scope's findings with these fingerprints, locked, in fingerprint order. */
@@ -294,11 +307,17 @@ export async function lockFindings(
   scopeKey: string,
   fingerprints: readonly string[],
 ): Promise<FindingRow[]> {
-  return db<FindingRow>('findings')
-    .where({ workspace_id: workspaceId, scope_key: scopeKey })
-    .whereIn('fingerprint', [...fingerprints])
-    .orderBy('fingerprint')
-    .forUpdate();
+  const out: FindingRow[] = [];
+  // Batches in fingerprint order, each locked in that order: the whole stays in one order.
+  for (const batch of batches([...fingerprints].sort(), 10_000)) {
+    const rows = await db<FindingRow>('findings')
+      .where({ workspace_id: workspaceId, scope_key: scopeKey })
+      .whereIn('fingerprint', batch)
+      .orderBy('fingerprint')
+      .forUpdate();
+    for (const r of rows) out.push(r);
+  }
+  return out;
 }
 
 /** Counts one more sighting of a finding at `at` and applies `changes`. */
@@ -323,17 +342,18 @@ export async function linkAuditFindings(
   audit: { id: string; workspace_id: string },
   findingIds: readonly string[],
 ): Promise<void> {
-  if (findingIds.length === 0) return;
-  await db('audit_findings')
-    .insert(
-      findingIds.map((findingId) => ({
-        audit_id: audit.id,
-        finding_id: findingId,
-        workspace_id: audit.workspace_id,
-      })),
-    )
-    .onConflict(['audit_id', 'finding_id'])
-    .ignore();
+  for (const batch of batches(findingIds)) {
+    await db('audit_findings')
+      .insert(
+        batch.map((findingId) => ({
+          audit_id: audit.id,
+          finding_id: findingId,
+          workspace_id: audit.workspace_id,
+        })),
+      )
+      .onConflict(['audit_id', 'finding_id'])
+      .ignore();
+  }
 }
 
 const ASSESSMENT_JSON = [

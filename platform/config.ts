@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import type { AuditBudgets } from '../domain/audits/budgets';
 import { parsePriceTable, type ModelPrice } from '../domain/audits/pricing';
 import { allowListEntryProblem, type SshAccess } from '../domain/repositories/source-policy';
 
@@ -494,6 +495,40 @@ export const CONFIG_VARIABLES = [
     description:
       'on SIGTERM the worker stops polling and lets running activities finish this long; those still running then fail at once and are retried elsewhere',
   },
+  {
+    name: 'AUDIT_MAX_FILES',
+    default: '`100000`',
+    usedBy: 'worker',
+    description:
+      'files one audit reads; past it the rest are not read, a `budget` coverage gap says so and the snapshot is `partial`',
+  },
+  {
+    name: 'AUDIT_ANALYSIS_SECONDS',
+    default: '`900`',
+    usedBy: 'worker',
+    description:
+      "wall time of one audit's analysis (first analyzer start to the last analysis step); past it the audit fails `analysis_time_budget_exceeded`",
+  },
+  {
+    name: 'AUDIT_MAX_EVIDENCE',
+    default: '`250000`',
+    usedBy: 'worker',
+    description:
+      'evidence records one analyzer (or reconcile over all) may produce; past it the audit fails `evidence_budget_exceeded`',
+  },
+  {
+    name: 'AUDIT_MAX_ENTITIES',
+    default: '`50000`',
+    usedBy: 'worker',
+    description: "entities of one audit's graph; past it the audit fails `entity_budget_exceeded`",
+  },
+  {
+    name: 'AUDIT_MAX_OUTPUT_BYTES',
+    default: '`134217728`',
+    usedBy: 'worker',
+    description:
+      "bytes of JSON one analysis step's result may take; past it the audit fails `output_budget_exceeded`",
+  },
 ] as const satisfies readonly ConfigVariable[];
 
 export type ConfigVariableName = (typeof CONFIG_VARIABLES)[number]['name'];
@@ -582,6 +617,8 @@ export interface Config {
   dependencyOutageBoundSeconds: number;
   /** How often the `audit-recovery` schedule looks for queued audits without a workflow. */
   auditRecoveryIntervalMinutes: number;
+  /** Per-audit analysis budgets (domain/audits/budgets.ts). */
+  auditBudgets: AuditBudgets;
   /** A queued audit older than this without a workflow is started (or failed) by the sweep. */
   auditStartGraceSeconds: number;
   /** How long a request waits on another with the same Idempotency-Key before 409. */
@@ -822,6 +859,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     evidenceStaleAfterDays: int(env, 'EVIDENCE_STALE_AFTER_DAYS', 30, 1),
     dependencyOutageBoundSeconds: int(env, 'DEPENDENCY_OUTAGE_BOUND_SECONDS', 600, 1),
     auditRecoveryIntervalMinutes: int(env, 'AUDIT_RECOVERY_INTERVAL_MINUTES', 2, 1),
+    auditBudgets: {
+      maxFiles: int(env, 'AUDIT_MAX_FILES', 100_000, 1),
+      analysisSeconds: int(env, 'AUDIT_ANALYSIS_SECONDS', 900, 1),
+      maxEvidence: int(env, 'AUDIT_MAX_EVIDENCE', 250_000, 1),
+      maxEntities: int(env, 'AUDIT_MAX_ENTITIES', 50_000, 1),
+      maxOutputBytes: int(env, 'AUDIT_MAX_OUTPUT_BYTES', 128 * 1024 * 1024, 1),
+    },
     auditStartGraceSeconds: int(env, 'AUDIT_START_GRACE_SECONDS', 120, 0),
     idempotencyWaitMs: int(env, 'IDEMPOTENCY_WAIT_MS', 2000, 0),
     idempotencyClaimTimeoutSeconds: int(env, 'IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS', 60, 1),

@@ -1,5 +1,5 @@
 /**
- * The analysis pool (analysis/pool.ts): analyzers and reconcile run in worker threads, not on the
+ * The analysis pool (analysis/pool.ts): analyzers, reconcile and controls run in worker threads, not on the
  * main thread, and answer exactly what they answer when called directly.
  */
 import test from 'ava';
@@ -10,6 +10,7 @@ import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';
 import { analyzeCicd } from '../analysis/cicd';
 import { reconcile, type StoredEvidence } from '../analysis/reconcile';
+import { assessControls } from '../analysis/controls';
 import { classifyPath } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { polyglotFiles } from './fixtures/polyglot';
@@ -29,12 +30,22 @@ test('each analyzer answers in a pool thread what it answers when called here', 
     t.not(pooled.threadId, threadId, `${kind} ran in another thread`);
     const here = await direct[kind](input);
     t.deepEqual(pooled.output, here, kind);
-    if (pooled.kind !== 'reconcile')
+    if (pooled.kind !== 'reconcile' && pooled.kind !== 'controls')
       for (const e of pooled.output.evidence) evidence.push({ ...e, id: `e${evidence.length}` });
   }
   const graph = await runInPool({ kind: 'reconcile', evidence });
   t.is(graph.kind, 'reconcile');
   t.deepEqual(graph.output, reconcile(evidence));
+  const g = reconcile(evidence);
+  const controlInput = {
+    evidence,
+    entities: g.entities,
+    relationships: g.relationships,
+    files: files.map((f) => f.path),
+  };
+  const assessed = await runInPool({ kind: 'controls', input: controlInput });
+  t.is(assessed.kind, 'controls');
+  t.deepEqual(assessed.output, assessControls(controlInput));
   t.true(isMainThread);
 });
 

@@ -45,6 +45,7 @@ import {
   replaceSourceFiles,
   skipPendingStages,
   sourceFiles,
+  stagesOf,
   updateAudit,
   type AuditRow,
   type LogInput,
@@ -60,6 +61,14 @@ import { costUsd } from '../../domain/audits/pricing';
 import { SourceError } from '../../domain/audits/source-error';
 import { isOtherBranch } from '../../domain/repositories/git-ref';
 import { scopeFilter } from '../../domain/audits/source-scope';
+import {
+  artifactOverflow,
+  budgetCut,
+  filesBudgetGap,
+  jsonBytesUpTo,
+  timeOverflow,
+  type BudgetOverflow,
+} from '../../domain/audits/budgets';
 import { STAGE_KEYS, type StageKeyName } from '../../domain/contract/values';
 import { applyIngested, localIngestedId, NO_LOCATION } from '../../domain/architecture/ingested';
 import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
@@ -100,6 +109,8 @@ export interface AuditActivityDeps {
 }
 
 const ALL_TYPES: SourceType[] = ['code', 'cloud', 'cicd'];
+/** Stages whose deterministic agents count against the analysis-time budget. */
+const ANALYSIS_STAGES = new Set<string>(['code', 'cloud', 'cicd', 'reconcile', 'controls']);
 
 function fail(code: string, message: string, retryable: boolean, details?: unknown): never {
   throw ApplicationFailure.create({
@@ -305,7 +316,9 @@ export function createAuditActivities(deps: AuditActivityDeps) {
     const [afterOutage, work] = rest.length === 1 ? [undefined, rest[0]] : rest;
     return outageAware(async () => {
       if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
-      const outcome = await work();
+      // Every step heartbeats while it works: writing a 50,000-evidence snapshot takes longer
+      // than the heartbeat timeout, and a silent step would be timed out and run again.
+      const outcome = await withHeartbeat(work);
       if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
       if (marks?.finishAudit) await finish(auditId, 'completed', null);
       return outcome;
@@ -357,12 +370,21 @@ export function createAuditActivities(deps: AuditActivityDeps) {
         );
         const rows: SourceFileRow[] = [];
         let truncated = 0;
+        let overBudget = 0;
+        // Paths accepted so far: a git tree is filtered before any row is read, so the bounds
+        // count acceptances, not rows.
+        let accepted = 0;
         const accept = (p: string) => {
           if (!scope.accepts(p)) return false;
-          if (scope.maxFiles !== null && rows.length >= scope.maxFiles) {
+          if (scope.maxFiles !== null && accepted >= scope.maxFiles) {
             truncated += 1;
             return false;
           }
+          if (accepted >= config.auditBudgets.maxFiles) {
+            overBudget += 1;
+            return false;
+          }
+          accepted += 1;
           return true;
         };
         const addFile = async (p: string, data: Buffer | null, size: number) => {
@@ -434,7 +456,11 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               const tree = await listTree(workDir, fetched.commitSha);
               const wanted = tree.filter((e) => e.kind !== 'submodule' && accept(e.path));
               const byId = new Map<string, typeof wanted>();
-              for (const e of wanted) byId.set(e.objectId, [...(byId.get(e.objectId) ?? []), e]);
+              for (const e of wanted) {
+                const same = byId.get(e.objectId);
+                if (same) same.push(e);
+                else byId.set(e.objectId, [e]);
+              }
               await withHeartbeat(() =>
                 readBlobs(workDir, [...byId.keys()], async (objectId, data) => {
                   for (const e of byId.get(objectId) ?? []) {
@@ -550,7 +576,8 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           const gaps = [
             // The gaps this step writes are written afresh (a retried attempt must not repeat them).
             ...fresh.coverage_gaps.filter(
-              (g) => !['source_type', 'truncated', 'large_files'].includes(g.kind as string),
+              (g) =>
+                !['source_type', 'truncated', 'large_files', 'budget'].includes(g.kind as string),
             ),
           ];
           for (const type of requestedTypes(fresh)) {
@@ -568,6 +595,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               reason: 'max_files',
               message: `${truncated} files beyond source_scope.max_files were not read`,
             });
+          if (overBudget > 0) gaps.push(filesBudgetGap(config.auditBudgets.maxFiles, overBudget));
           const unstored = rows.filter((r) => r.kind === 'file' && !r.stored).length;
           if (unstored > 0)
             gaps.push({
@@ -739,7 +767,31 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           }
         }
 
+        // The analysis-time budget runs from the first analysis stage's start; past it this
+        // attempt does not start, and a running analysis is aborted (its pool thread ended).
+        let budgetSignal: AbortSignal | undefined;
+        let overTime: BudgetOverflow | null = null;
+        if (!agent.modelBacked && ANALYSIS_STAGES.has(agent.stage)) {
+          const stages = (await stagesOf(db, [auditId])).get(auditId) ?? [];
+          const started = Math.min(
+            Date.now(),
+            ...stages
+              .filter((st) => ANALYSIS_STAGES.has(st.key) && st.started_at)
+              .map((st) => st.started_at!.getTime()),
+          );
+          const elapsed = Date.now() - started;
+          overTime = timeOverflow(elapsed, config.auditBudgets.analysisSeconds);
+          if (!overTime)
+            budgetSignal = AbortSignal.timeout(
+              config.auditBudgets.analysisSeconds * 1000 - elapsed,
+            );
+        }
+
         try {
+          if (overTime) throw new AgentError(overTime.code, overTime.message, false);
+          const signal = budgetSignal
+            ? AbortSignal.any([ctx.cancellationSignal, budgetSignal])
+            : ctx.cancellationSignal;
           const result = await withHeartbeat(() =>
             agent.run({
               audit,
@@ -778,7 +830,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
               },
               model: deps.model,
               attempt,
-              signal: ctx.cancellationSignal,
+              signal,
               log: (level, message, details) =>
                 log(auditId, {
                   level,
@@ -788,6 +840,13 @@ export function createAuditActivities(deps: AuditActivityDeps) {
                 }),
             }),
           );
+          // Budgets on what the step produced: deterministic, so the failure is not retried.
+          const overflow = artifactOverflow(
+            result.artifact,
+            jsonBytesUpTo(result.artifact, config.auditBudgets.maxOutputBytes),
+            config.auditBudgets,
+          );
+          if (overflow) throw new AgentError(overflow.code, overflow.message, false);
           const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
           const usedModel = result.modelId ?? modelId;
           const cost = agent.modelBacked
@@ -824,15 +883,35 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           // the audit, but a failure to retry elsewhere at once (docs/decisions.md, durability).
           const shutdown = isWorkerShutdown(ctx.cancellationSignal);
           const cancelled = ctx.cancellationSignal.aborted && !shutdown;
+          // The budget's timer ended the analysis: that is the failure, not the abort it caused.
+          const timedOut =
+            !cancelled &&
+            !shutdown &&
+            budgetSignal?.aborted === true &&
+            !(err instanceof AgentError)
+              ? timeOverflow(Infinity, config.auditBudgets.analysisSeconds)
+              : null;
           const code = cancelled
             ? 'cancelled'
             : shutdown
               ? 'worker_shutdown'
+              : timedOut
+                ? timedOut.code
+                : err instanceof AgentError
+                  ? err.code
+                  : 'agent_crashed';
+          const retryable = shutdown
+            ? true
+            : timedOut
+              ? false
               : err instanceof AgentError
-                ? err.code
-                : 'agent_crashed';
-          const retryable = shutdown || (err instanceof AgentError ? err.retryable : true);
-          const message = err instanceof Error ? err.message : String(err);
+                ? err.retryable
+                : true;
+          const message = timedOut
+            ? timedOut.message
+            : err instanceof Error
+              ? err.message
+              : String(err);
           await finishAgentRun(db, run.id, {
             status: cancelled ? 'cancelled' : 'failed',
             error_code: code,
@@ -959,6 +1038,7 @@ export function createAuditActivities(deps: AuditActivityDeps) {
           conflicts,
           gaps: analyzerGaps,
           guessedVariant: (graph.variants ?? []).some((v) => v.guessed),
+          budgetCut: budgetCut(audit.coverage_gaps),
         });
         let cases = { observed: 0, opened: 0, updated: 0 };
         let version = '';

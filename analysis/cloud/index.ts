@@ -65,13 +65,17 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   const groups = new Map<CloudFormat, SourceFile[]>();
   for (const f of sortByPath(files)) {
     const format = cloudFormat(f, charts);
-    if (format) groups.set(format, [...(groups.get(format) ?? []), f]);
+    if (!format) continue;
+    const group = groups.get(format);
+    if (group) group.push(f);
+    else groups.set(format, [f]);
   }
   const evidence: Evidence[] = [];
   const gaps: AnalyzerGap[] = [];
+  // A loop, not push(...list): spreading 100,000 records as arguments overflows the stack.
   const collect = (o: AnalyzerOutput) => {
-    evidence.push(...o.evidence);
-    gaps.push(...o.gaps);
+    for (const e of o.evidence) evidence.push(e);
+    for (const g of o.gaps) gaps.push(g);
   };
   const guard = async (
     format: CloudFormat,
@@ -129,7 +133,8 @@ function withTemplateGaps(
   const templated = files.filter((f) =>
     /\{\{[^}]*\}\}/.test(f.text.replace(/\$\{\{[^}]*\}\}/g, '')),
   );
-  const out = run(files.filter((f) => !templated.includes(f)));
+  const skip = new Set(templated);
+  const out = run(files.filter((f) => !skip.has(f)));
   return {
     evidence: out.evidence,
     gaps: [

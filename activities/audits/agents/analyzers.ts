@@ -47,7 +47,8 @@ async function analyzeInPool(
   signal: AbortSignal,
 ): Promise<AnalyzerOutput> {
   const result = await runInPool({ kind: stage, files }, signal);
-  if (result.kind === 'reconcile') throw new Error('the analysis pool answered another task');
+  if (result.kind === 'reconcile' || result.kind === 'controls')
+    throw new Error('the analysis pool answered another task');
   return result.output;
 }
 

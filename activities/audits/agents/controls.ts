@@ -5,11 +5,8 @@
  * snapshot, not only the files), and `persistControls` writes the tables from it.
  */
 import { ASSESSMENT_STATUSES } from '../../../domain/contract/values';
-import {
-  assessControls,
-  CONTROL_CATALOG_VERSION,
-  type Assessment,
-} from '../../../analysis/controls';
+import { CONTROL_CATALOG_VERSION, type Assessment } from '../../../analysis/controls';
+import { runInPool } from '../../../analysis/pool';
 import type { ConflictingClaim } from '../../../analysis/reconcile';
 import type { Agent, AgentInput, AgentResult } from './types';
 import { AgentError } from './types';
@@ -66,12 +63,21 @@ export const controlsAgent: Agent = {
         'The audit has no architecture snapshot to assess.',
         false,
       );
-    const assessed = assessControls({
-      entities: snapshot.entities,
-      relationships: snapshot.relationships,
-      evidence: snapshot.evidence,
-      files: input.files.map((f) => f.path),
-    });
+    // In the analysis pool (off the worker's main thread), like the analyzers and reconcile.
+    const result = await runInPool(
+      {
+        kind: 'controls',
+        input: {
+          entities: snapshot.entities,
+          relationships: snapshot.relationships,
+          evidence: snapshot.evidence,
+          files: input.files.map((f) => f.path),
+        },
+      },
+      input.signal,
+    );
+    if (result.kind !== 'controls') throw new Error('the analysis pool answered another task');
+    const assessed = result.output;
     const conflicting = contradictionEvidence([...snapshot.entities, ...snapshot.relationships]);
     const assessments: ControlArtifactItem[] = assessed.map((a) => {
       const used = new Set(a.evidence_ids);
