@@ -84,6 +84,7 @@ export default tseslint.config(
       'cli/bin.cjs',
       // Plain configuration (ava's), outside the TypeScript project.
       'test/faults/ava.config.mjs',
+      'test/probe/ava.config.mjs',
       // Third-party files copied verbatim for the accuracy benchmark (bench/accuracy.ts).
     ],
   },

