@@ -73,11 +73,6 @@ export function keyName(key: string): string {
   return key.slice(key.indexOf(':') + 1);
 }
 
-/** SHA-256 of lines start..end (1-based, inclusive) of `text`. */
-export function linesSha256(text: string, start: number, end: number): string {
-  return shaOfLines(text.split('\n'), start, end);
-}
-
 function shaOfLines(lines: string[], start: number, end: number): string {
   return crypto
     .createHash('sha256')
