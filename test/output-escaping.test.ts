@@ -99,7 +99,7 @@ function markdownSafe(t: ExecutionContext, md: string, what: string): void {
 }
 
 const SAFE_TAGS = new Set(
-  'html head meta title style body h1 h2 p br code table thead tbody tr th td span small strong ul li figure svg g rect text path defs marker polygon line title desc circle ellipse tspan'.split(
+  'html head meta title style body section h1 h2 h3 p br code ol table thead tbody tr th td span small strong ul li figure svg g rect text path defs marker polygon line title desc circle ellipse tspan'.split(
     ' ',
   ),
 );
