@@ -48,6 +48,8 @@ export async function startAuditHarness(
       localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES],
       agentHeartbeatTimeoutSeconds: 5,
       rateLimitQuota: 1_000_000,
+      // A test's teardown cancels what still runs at once (the drain has its own fault test).
+      shutdownGraceSeconds: 0,
       ...options.config,
     },
     { route: options.route },
@@ -79,9 +81,14 @@ export async function startAuditHarness(
   const stopWorker = async () => {
     if (stopped) return;
     stopped = true;
-    worker.shutdown();
-    await running;
-    await connection.close();
+    try {
+      worker.shutdown();
+      // A forced end (an activity that ignored its cancellation) must not leave the connection
+      // open: the test process could then never exit.
+      await running.catch((err: unknown) => console.error('worker shutdown:', err));
+    } finally {
+      await connection.close();
+    }
   };
   return {
     app,
@@ -89,9 +96,12 @@ export async function startAuditHarness(
     dir,
     stopWorker,
     async close() {
-      await stopWorker();
-      await app.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      try {
+        await stopWorker();
+      } finally {
+        await app.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }
