@@ -77,6 +77,8 @@ export default tseslint.config(
       '.data/**',
       '.tools/**',
       '.test-data/**',
+      // Built output (npm run build:cli; git-ignored).
+      'dist/**',
       'eslint.config.mjs',
       // Written by `npm run cli:generate` (openapi-typescript) from the registry.
       'cli/generated/**',
