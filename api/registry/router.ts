@@ -10,6 +10,7 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, problems } from '../errors';
+import { isDatabaseUnavailable } from '../../db/errors';
 import type { AppServices } from '../services';
 import type { RequestState } from '../middleware';
 import { compileResponseValidator, compileValidator, type Validator } from './validation';
@@ -377,8 +378,12 @@ async function idempotently(
       } catch (err) {
         // A dependency outage (503) keeps the key's resource id for the retry, which takes the
         // claim over at once: it finishes the same resource (an audit recorded before Temporal
-        // went away is started by it) instead of creating a second. Any other failure frees it.
-        const outage = err instanceof ApiError && err.status === 503;
+        // went away is started by it) instead of creating a second. A database that went away
+        // mid-request counts too, raw: its COMMIT may have landed although the answer was lost,
+        // and a retry under a new id would then make a second resource. Any other failure frees
+        // the key.
+        const outage =
+          (err instanceof ApiError && err.status === 503) || isDatabaseUnavailable(err);
         settleClaim(services, () =>
           releaseIdempotencyKey(db, scope, claim.claimId, { keepResource: outage }),
         );
