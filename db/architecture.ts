@@ -79,6 +79,7 @@ function latestFirst(db: Knex, workspaceId: string, repositoryId: string) {
       's.repository_id': repositoryId,
       'a.status': 'completed',
     })
+    // The scope part is coversWholeRepository (domain/audits/source-scope.ts) in SQL.
     .orderByRaw(
       `(a.branch_ref IS NULL OR a.branch_ref = r.default_branch OR a.branch_ref = 'refs/heads/' || r.default_branch)
         AND coalesce(a.source_scope->'include', '[]'::jsonb) = '[]'::jsonb

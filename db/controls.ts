@@ -1,4 +1,6 @@
 /** The control catalog rows, assessments per audit, and findings per repository. */
+import { coversWholeRepository } from '../domain/audits/source-scope';
+import { SOURCE_TYPES } from '../domain/contract/values';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { keyset, type Keyset } from './paginate';
@@ -183,21 +185,16 @@ export async function findFinding(
   return q as Promise<FindingRow | undefined>;
 }
 
-const ALL_TYPES = ['code', 'cloud', 'cicd'];
-
 /**
  * Whether an audit looked at its whole source: one narrowed by include/exclude, max_files or
  * fewer source types did not look everywhere a finding could be, so it never resolves findings.
+ * The rule is domain/audits/source-scope.ts's (remediation verification applies it too).
  */
 export function coversWholeSource(audit: { source_scope: unknown }): boolean {
-  const s = (audit.source_scope ?? {}) as {
-    include?: string[];
-    exclude?: string[];
-    max_files?: number;
-    source_types?: string[];
-  };
-  if (s.include?.length || s.exclude?.length || s.max_files !== undefined) return false;
-  return !s.source_types?.length || ALL_TYPES.every((t) => s.source_types!.includes(t));
+  return coversWholeRepository(
+    (audit.source_scope ?? {}) as Parameters<typeof coversWholeRepository>[0],
+    SOURCE_TYPES,
+  );
 }
 
 /** Coverage gaps that say a file of the source was listed but not (fully) read. */
