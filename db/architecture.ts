@@ -71,26 +71,28 @@ export function completedSnapshots(db: Knex, workspaceId: string, repositoryId: 
  * scoped audit is the latest only while the default branch has no full one.
  */
 function latestFirst(db: Knex, workspaceId: string, repositoryId: string) {
-  return db('architecture_snapshots as s')
-    .join('audits as a', 'a.id', 's.audit_id')
-    .join('repositories as r', 'r.id', 's.repository_id')
-    .where({
-      's.workspace_id': workspaceId,
-      's.repository_id': repositoryId,
-      'a.status': 'completed',
-    })
-    // The scope part is coversWholeRepository (domain/audits/source-scope.ts) in SQL.
-    .orderByRaw(
-      `(a.branch_ref IS NULL OR a.branch_ref = r.default_branch OR a.branch_ref = 'refs/heads/' || r.default_branch)
+  return (
+    db('architecture_snapshots as s')
+      .join('audits as a', 'a.id', 's.audit_id')
+      .join('repositories as r', 'r.id', 's.repository_id')
+      .where({
+        's.workspace_id': workspaceId,
+        's.repository_id': repositoryId,
+        'a.status': 'completed',
+      })
+      // The scope part is coversWholeRepository (domain/audits/source-scope.ts) in SQL.
+      .orderByRaw(
+        `(a.branch_ref IS NULL OR a.branch_ref = r.default_branch OR a.branch_ref = 'refs/heads/' || r.default_branch)
         AND coalesce(a.source_scope->'include', '[]'::jsonb) = '[]'::jsonb
         AND coalesce(a.source_scope->'exclude', '[]'::jsonb) = '[]'::jsonb
         AND coalesce(jsonb_array_length(a.source_scope->'source_types'), 3) = 3
         AND a.source_scope->'max_files' IS NULL DESC`,
-    )
-    .orderBy([
-      { column: 's.generated_at', order: 'desc' },
-      { column: 's.id', order: 'desc' },
-    ]);
+      )
+      .orderBy([
+        { column: 's.generated_at', order: 'desc' },
+        { column: 's.id', order: 'desc' },
+      ])
+  );
 }
 
 /** The repository's latest architecture (see latestFirst), optionally not that of one audit. */
