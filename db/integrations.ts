@@ -127,6 +127,16 @@ export async function insertDelivery(
   return rows.length > 0;
 }
 
+export async function deleteDelivery(
+  db: Knex,
+  integrationId: string,
+  deliveryId: string,
+): Promise<void> {
+  await db('integration_deliveries')
+    .where({ integration_id: integrationId, delivery_id: deliveryId })
+    .delete();
+}
+
 export async function recentDeliveries(
   db: Knex,
   integrationId: string,
@@ -217,7 +227,9 @@ export async function publicationOf(
 export async function updatePublication(
   db: Knex,
   auditId: string,
-  fields: Partial<Pick<PublicationRow, 'state' | 'status_state' | 'last_error' | 'published_at'>> & {
+  fields: Partial<
+    Pick<PublicationRow, 'state' | 'status_state' | 'last_error' | 'published_at'>
+  > & {
     attempt?: true;
   },
 ): Promise<void> {

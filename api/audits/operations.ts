@@ -192,7 +192,7 @@ export async function startAudit(
   input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
   keyed = false,
 ): Promise<AuditRow> {
-  const { db, config } = services;
+  const { db } = services;
   return commitThenStart(services.log, 'audit', {
     commit: () =>
       db.transaction((trx) =>

@@ -16,7 +16,7 @@ import {
 import { findRepository } from '../../db/repositories';
 import { apiBaseUrlProblem, normalizedBaseUrl } from '../../domain/integrations/endpoint';
 import { FAILING_OUTCOMES, type FailingOutcome } from '../../domain/integrations/publication';
-import { SecretBox } from '../../domain/integrations/sealed';
+import { SecretBox, sealContext } from '../../domain/integrations/sealed';
 import { DEFAULT_API_BASE_URL } from '../../domain/integrations/webhooks';
 import { sourcePolicyOf } from '../../platform/source-access';
 import type { Config } from '../../platform/config';
@@ -27,10 +27,6 @@ import { iso, recordPrincipalWrite } from '../shared';
 import { DeliveryPage, IntegrationResponse, IntegrationUpdate } from './schemas';
 
 const PATH = '/v1/workspaces/{workspace_id}/repositories/{repository_id}/integration';
-
-/** The sealing context of a secret: the integration and which secret it is. */
-export const sealContext = (integrationId: string, which: 'token' | 'webhook_secret'): string =>
-  `integration:${integrationId}:${which}`;
 
 export function secretBox(config: Config): SecretBox {
   const box = new SecretBox(config.integrationSecretKeys);
@@ -100,7 +96,7 @@ export const putRepositoryIntegration = defineOperation({
   path: PATH,
   summary: "Create or replace a repository's GitHub or GitLab integration",
   description:
-    "One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against the default branch at the merge-base; a push to the default branch audits it. When the audit ends, a commit status (context or name `archaudit/architecture-gate`) and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).",
+    'One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against the default branch at the merge-base; a push to the default branch audits it. When the audit ends, a commit status (context or name `archaudit/architecture-gate`) and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).',
   tag: 'Integrations',
   access: { kind: 'scope', scope: 'repositories:write' },
   params: RepositoryParams,
@@ -116,8 +112,16 @@ export const putRepositoryIntegration = defineOperation({
     if (urlProblem)
       throw problems.validationFailed([{ in: 'body', path: '/api_base_url', message: urlProblem }]);
     return db.transaction(async (trx) => {
-      const existing = await integrationOfRepository(trx, params.workspace_id, params.repository_id);
-      if (existing && body.expected_version !== undefined && body.expected_version !== existing.version)
+      const existing = await integrationOfRepository(
+        trx,
+        params.workspace_id,
+        params.repository_id,
+      );
+      if (
+        existing &&
+        body.expected_version !== undefined &&
+        body.expected_version !== existing.version
+      )
         throw problems.conflict(
           'version_mismatch',
           `The integration is at version ${existing.version}, not ${body.expected_version}.`,
@@ -128,7 +132,11 @@ export const putRepositoryIntegration = defineOperation({
         const missing = (['token', 'webhook_secret'] as const).filter((k) => !body[k]);
         if (missing.length)
           throw problems.validationFailed(
-            missing.map((k) => ({ in: 'body' as const, path: `/${k}`, message: 'is required when creating an integration' })),
+            missing.map((k) => ({
+              in: 'body' as const,
+              path: `/${k}`,
+              message: 'is required when creating an integration',
+            })),
           );
       }
       const id = existing?.id ?? newId();
@@ -137,7 +145,9 @@ export const putRepositoryIntegration = defineOperation({
         api_base_url: baseUrl,
         project: body.project,
         fail_on: [...(body.fail_on ?? FAILING_OUTCOMES)],
-        token_sealed: body.token ? box.seal(body.token, sealContext(id, 'token')) : existing!.token_sealed,
+        token_sealed: body.token
+          ? box.seal(body.token, sealContext(id, 'token'))
+          : existing!.token_sealed,
         token_last4: body.token ? body.token.slice(-4) : existing!.token_last4,
         webhook_secret_sealed: body.webhook_secret
           ? box.seal(body.webhook_secret, sealContext(id, 'webhook_secret'))

@@ -11,7 +11,9 @@ export const SECRET_MAX = 1000;
 export const WEBHOOK_SECRET_MIN = 16;
 
 const provider = () =>
-  LiteralUnion(PROVIDERS, { description: 'The forge: `github` (or GitHub Enterprise) or `gitlab`.' });
+  LiteralUnion(PROVIDERS, {
+    description: 'The forge: `github` (or GitHub Enterprise) or `gitlab`.',
+  });
 const failOn = () =>
   Type.Array(LiteralUnion(FAILING_OUTCOMES), {
     uniqueItems: true,
@@ -80,7 +82,9 @@ export const IntegrationResponse = Strict(
     fail_on: failOn(),
     token_set: Type.Boolean({ description: 'A token is stored (never returned).' }),
     token_last4: Nullable(Type.String({ description: 'Last 4 characters of the token.' })),
-    webhook_secret_set: Type.Boolean({ description: 'A webhook secret is stored (never returned).' }),
+    webhook_secret_set: Type.Boolean({
+      description: 'A webhook secret is stored (never returned).',
+    }),
     webhook_url: Type.String({
       description:
         'Where the forge sends webhooks (absolute under PUBLIC_BASE_URL, else the path). GitHub: content type application/json, events `Pull requests` and `Pushes`. GitLab: `Merge request events` and `Push events`.',
@@ -109,7 +113,8 @@ export const WebhookReceipt = Strict(
     audit_id: Nullable(Uuid()),
     reason: Type.String(),
     replayed: Type.Boolean({
-      description: 'True when this delivery id was received before: the first answer, nothing done again.',
+      description:
+        'True when this delivery id was received before: the first answer, nothing done again.',
     }),
   },
   { description: 'What a webhook delivery did.' },

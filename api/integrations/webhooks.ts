@@ -10,6 +10,7 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { createAuditRecord, failQueuedAudit, type AuditRow } from '../../db/audits';
 import {
+  deleteDelivery,
   findDelivery,
   insertDelivery,
   insertPublication,
@@ -34,7 +35,8 @@ import { ApiError, problems } from '../errors';
 import { defineOperation, type OperationContext } from '../registry/operation';
 import type { AppServices } from '../services';
 import { commitThenStart } from '../shared';
-import { sealContext, secretBox } from './operations';
+import { secretBox } from './operations';
+import { sealContext } from '../../domain/integrations/sealed';
 import { IntegrationParams, WebhookReceipt } from './schemas';
 
 interface Headers {
@@ -204,7 +206,12 @@ async function startWebhookAudit(
             trigger_reason: `${action.reason} (delivery ${deliveryId})`,
             profile_snapshot: null,
           },
-          { actorId: creator?.id ?? null, actorLogin: creator?.login ?? null, tokenId: null, requestId: null },
+          {
+            actorId: creator?.id ?? null,
+            actorLogin: creator?.login ?? null,
+            tokenId: null,
+            requestId: null,
+          },
         );
         const r = receipt('started', audit.id, action.reason);
         const fresh = await insertDelivery(trx, {
@@ -235,9 +242,7 @@ async function startWebhookAudit(
     // The delivery is forgotten with its failed audit, so that the forge's redelivery retries.
     ifStartFails: async (row, cause) => {
       await failQueuedAudit(db, row.id, cause);
-      await db('integration_deliveries')
-        .where({ integration_id: integration.id, delivery_id: deliveryId })
-        .delete();
+      await deleteDelivery(db, integration.id, deliveryId);
     },
     unavailable:
       'The audit was recorded but its workflow could not be started; it is marked failed. Redeliver the webhook to try again.',

@@ -10,7 +10,11 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('repository_integrations', (t) => {
     t.uuid('id').primary();
     t.uuid('workspace_id').notNullable().references('workspaces.id').onDelete('CASCADE');
-    t.uuid('repository_id').notNullable().unique().references('repositories.id').onDelete('CASCADE');
+    t.uuid('repository_id')
+      .notNullable()
+      .unique()
+      .references('repositories.id')
+      .onDelete('CASCADE');
     t.text('provider').notNullable();
     t.text('api_base_url').notNullable();
     t.text('project').notNullable();

@@ -9,6 +9,10 @@ import crypto from 'node:crypto';
 
 const VERSION = 'v1';
 
+/** The sealing context of an integration's secret: the integration and which secret it is. */
+export const sealContext = (integrationId: string, which: 'token' | 'webhook_secret'): string =>
+  `integration:${integrationId}:${which}`;
+
 interface Key {
   id: string;
   bytes: Buffer;
@@ -52,7 +56,11 @@ export class SecretBox {
       throw new Error('not a sealed secret');
     const key = this.keys.find((k) => k.id === id);
     if (!key) throw new Error(`the key ${id} that sealed this secret is no longer configured`);
-    const decipher = crypto.createDecipheriv('aes-256-gcm', key.bytes, Buffer.from(iv, 'base64url'));
+    const decipher = crypto.createDecipheriv(
+      'aes-256-gcm',
+      key.bytes,
+      Buffer.from(iv, 'base64url'),
+    );
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([
