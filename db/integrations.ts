@@ -48,6 +48,11 @@ export async function integrationOfRepository(
   );
 }
 
+/** Locks the repository's row: concurrent creations of its integration run one after another. */
+export async function lockRepositoryRow(trx: Knex, repositoryId: string): Promise<void> {
+  await trx('repositories').where({ id: repositoryId }).forUpdate().first();
+}
+
 export async function integrationById(
   db: Knex,
   id: string,

@@ -9,6 +9,7 @@ import {
   deleteIntegration,
   insertIntegration,
   integrationOfRepository,
+  lockRepositoryRow,
   recentDeliveries,
   updateIntegration,
   type IntegrationRow,
@@ -112,6 +113,7 @@ export const putRepositoryIntegration = defineOperation({
     if (urlProblem)
       throw problems.validationFailed([{ in: 'body', path: '/api_base_url', message: urlProblem }]);
     return db.transaction(async (trx) => {
+      await lockRepositoryRow(trx, params.repository_id);
       const existing = await integrationOfRepository(
         trx,
         params.workspace_id,
