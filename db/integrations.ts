@@ -142,16 +142,26 @@ export async function deleteDelivery(
     .delete();
 }
 
+/** The latest deliveries, with where the publication of the audit each started stands. */
 export async function recentDeliveries(
   db: Knex,
   integrationId: string,
   limit: number,
-): Promise<DeliveryRow[]> {
-  return db<DeliveryRow>('integration_deliveries')
-    .where({ integration_id: integrationId })
+): Promise<
+  Array<
+    DeliveryRow & {
+      publication_state: PublicationRow['state'] | null;
+      publication_error: string | null;
+    }
+  >
+> {
+  return db('integration_deliveries as d')
+    .leftJoin('integration_publications as p', 'p.audit_id', 'd.audit_id')
+    .where('d.integration_id', integrationId)
+    .select('d.*', 'p.state as publication_state', 'p.last_error as publication_error')
     .orderBy([
-      { column: 'received_at', order: 'desc' },
-      { column: 'delivery_id', order: 'desc' },
+      { column: 'd.received_at', order: 'desc' },
+      { column: 'd.delivery_id', order: 'desc' },
     ])
     .limit(limit);
 }

@@ -388,6 +388,10 @@ test.serial(
     t.like(closed.body, { outcome: 'closed' });
     const deliveries = await api('GET', `/repositories/${githubRepoId}/integration/deliveries`);
     t.is(deliveries.body.items[0].outcome, 'closed');
+    const retried = deliveries.body.items.find((d: any) => d.audit_id === second.id);
+    t.like(retried, { outcome: 'started', publication_state: 'published' });
+    t.regex(retried.publication_error, /answered 503/);
+    t.false(deliveries.text.includes(GITHUB_TOKEN));
   },
 );
 

@@ -72,6 +72,14 @@ async function loadRepository(db: Knex, workspaceId: string, repositoryId: strin
   return repo;
 }
 
+/** The repository's integration (404 for an unknown repository or one without). */
+async function loadIntegration(db: Knex, workspaceId: string, repositoryId: string) {
+  await loadRepository(db, workspaceId, repositoryId);
+  const row = await integrationOfRepository(db, workspaceId, repositoryId);
+  if (!row) throw problems.notFound(`The integration of repository ${repositoryId}`);
+  return row;
+}
+
 export const getRepositoryIntegration = defineOperation({
   operationId: 'getRepositoryIntegration',
   method: 'get',
@@ -84,9 +92,7 @@ export const getRepositoryIntegration = defineOperation({
   params: RepositoryParams,
   success: { status: 200, description: 'The integration.', schema: IntegrationResponse },
   handler: async ({ db, services, params }) => {
-    await loadRepository(db, params.workspace_id, params.repository_id);
-    const row = await integrationOfRepository(db, params.workspace_id, params.repository_id);
-    if (!row) throw problems.notFound(`The integration of repository ${params.repository_id}`);
+    const row = await loadIntegration(db, params.workspace_id, params.repository_id);
     return present(services.config, row);
   },
 });
@@ -218,15 +224,13 @@ export const listIntegrationDeliveries = defineOperation({
   method: 'get',
   path: `${PATH}/deliveries`,
   summary: 'The latest webhook deliveries of an integration',
-  description: `The ${DELIVERIES_SHOWN} latest deliveries, newest first: event, what was done (started, closed, ignored) and why, and the audit started.`,
+  description: `The ${DELIVERIES_SHOWN} latest deliveries, newest first: event, what was done (started, closed, ignored) and why, the audit started and where publishing its result back stands (\`publication_state\` waiting, publishing, published or failed; \`publication_error\` the last failed attempt's error).`,
   tag: 'Integrations',
   access: { kind: 'scope', scope: 'repositories:read' },
   params: RepositoryParams,
   success: { status: 200, description: 'The latest deliveries.', schema: DeliveryPage },
   handler: async ({ db, params }) => {
-    await loadRepository(db, params.workspace_id, params.repository_id);
-    const row = await integrationOfRepository(db, params.workspace_id, params.repository_id);
-    if (!row) throw problems.notFound(`The integration of repository ${params.repository_id}`);
+    const row = await loadIntegration(db, params.workspace_id, params.repository_id);
     const items = await recentDeliveries(db, row.id, DELIVERIES_SHOWN);
     return {
       items: items.map((d) => ({
@@ -236,6 +240,8 @@ export const listIntegrationDeliveries = defineOperation({
         audit_id: d.audit_id,
         reason: String(d.response.reason ?? ''),
         received_at: iso(d.received_at),
+        publication_state: d.publication_state,
+        publication_error: d.publication_error,
       })),
     };
   },

@@ -130,6 +130,12 @@ export const DeliveryPage = Strict('WebhookDeliveryPage', {
       audit_id: Nullable(Uuid()),
       reason: Type.String(),
       received_at: DateTime(),
+      publication_state: Nullable(
+        LiteralUnion(['waiting', 'publishing', 'published', 'failed'] as const, {
+          description: "Publishing the started audit's result back; null when none was started.",
+        }),
+      ),
+      publication_error: Nullable(Type.String()),
     }),
   ),
 });

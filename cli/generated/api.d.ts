@@ -337,7 +337,7 @@ export interface paths {
         };
         /**
          * The latest webhook deliveries of an integration
-         * @description The 50 latest deliveries, newest first: event, what was done (started, closed, ignored) and why, and the audit started.
+         * @description The 50 latest deliveries, newest first: event, what was done (started, closed, ignored) and why, the audit started and where publishing its result back stands (`publication_state` waiting, publishing, published or failed; `publication_error` the last failed attempt's error).
          *
          *     Requires scope `repositories:read`.
          */
@@ -4025,6 +4025,8 @@ export interface components {
             reason: string;
             /** Format: date-time */
             received_at: string;
+            publication_state: ("waiting" | "publishing" | "published" | "failed") | null;
+            publication_error: string | null;
         };
         /** @description What a webhook delivery did. */
         WebhookReceipt: {

@@ -49,20 +49,17 @@ export async function startFakeForge(tokens: {
       } catch {
         body = text;
       }
-      const reply = (status: number, payload: unknown) => {
+      const reply = (status: number, payload: unknown): true => {
         forge.calls.push({ method: req.method ?? '', path: req.url ?? '', auth, body, status });
         res.writeHead(status, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(payload));
+        return true;
       };
       if (forge.down) return reply(503, { message: 'Service Unavailable' });
       const expected = gitlab ? tokens.gitlab : `Bearer ${tokens.github}`;
       if (auth !== expected) return reply(401, { message: 'Bad credentials' });
-      const m = (re: RegExp) => re.exec(path);
-      let g: RegExpExecArray | null;
-      if (req.method === 'POST' && (g = m(/^\/repos\/[^/]+\/[^/]+\/statuses\/([0-9a-f]{40})$/)))
-        return reply(201, { id: nextId++, state: body?.state, context: body?.context });
-      if ((g = m(/^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/))) {
-        const on = `issue:${g[1]}`;
+      /** List (GET) or create (POST) the comments on one pull request; undefined otherwise. */
+      const comments = (on: string) => {
         if (req.method === 'GET')
           return reply(
             200,
@@ -70,17 +67,27 @@ export async function startFakeForge(tokens: {
               .filter(([, c]) => c.on === on)
               .map(([id, c]) => ({ id, body: c.body })),
           );
-        if (req.method === 'POST') {
-          const id = nextId++;
-          forge.comments.set(id, { on, body: body.body });
-          return reply(201, { id, body: body.body });
-        }
-      }
-      if (req.method === 'PATCH' && (g = m(/^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/))) {
-        const c = forge.comments.get(Number(g[1]));
+        if (req.method !== 'POST') return undefined;
+        const id = nextId++;
+        forge.comments.set(id, { on, body: body.body });
+        return reply(201, { id, body: body.body });
+      };
+      const edit = (id: number) => {
+        const c = forge.comments.get(id);
         if (!c) return reply(404, { message: 'Not Found' });
         c.body = body.body;
-        return reply(200, { id: Number(g[1]), body: c.body });
+        return reply(200, { id, body: c.body });
+      };
+      const m = (re: RegExp) => re.exec(path);
+      let g: RegExpExecArray | null;
+      if (req.method === 'POST' && (g = m(/^\/repos\/[^/]+\/[^/]+\/statuses\/([0-9a-f]{40})$/)))
+        return reply(201, { id: nextId++, state: body?.state, context: body?.context });
+      if ((g = m(/^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/))) {
+        const listed = comments(`issue:${g[1]}`);
+        if (listed) return listed;
+      }
+      if (req.method === 'PATCH' && (g = m(/^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/))) {
+        return edit(Number(g[1]));
       }
       if (
         req.method === 'POST' &&
@@ -88,28 +95,14 @@ export async function startFakeForge(tokens: {
       )
         return reply(201, { id: nextId++, status: body?.state, name: body?.name });
       if ((g = m(/^\/api\/v4\/projects\/([^/]+)\/merge_requests\/(\d+)\/notes$/))) {
-        const on = `mr:${decodeURIComponent(g[1]!)}!${g[2]}`;
-        if (req.method === 'GET')
-          return reply(
-            200,
-            [...forge.comments]
-              .filter(([, c]) => c.on === on)
-              .map(([id, c]) => ({ id, body: c.body })),
-          );
-        if (req.method === 'POST') {
-          const id = nextId++;
-          forge.comments.set(id, { on, body: body.body });
-          return reply(201, { id, body: body.body });
-        }
+        const listed = comments(`mr:${decodeURIComponent(g[1]!)}!${g[2]}`);
+        if (listed) return listed;
       }
       if (
         req.method === 'PUT' &&
         (g = m(/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/notes\/(\d+)$/))
       ) {
-        const c = forge.comments.get(Number(g[1]));
-        if (!c) return reply(404, { message: '404 Not found' });
-        c.body = body.body;
-        return reply(200, { id: Number(g[1]), body: c.body });
+        return edit(Number(g[1]));
       }
       return reply(404, { message: `no route ${req.method} ${path}` });
     });
