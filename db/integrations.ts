@@ -239,6 +239,17 @@ export async function publicationOf(
   return db<PublicationRow>('integration_publications').where({ audit_id: auditId }).first();
 }
 
+/** The publication, its row locked until the transaction ends (status posts are serialized). */
+export async function lockPublication(
+  trx: Knex,
+  auditId: string,
+): Promise<PublicationRow | undefined> {
+  return trx<PublicationRow>('integration_publications')
+    .where({ audit_id: auditId })
+    .forUpdate()
+    .first();
+}
+
 export async function updatePublication(
   db: Knex,
   auditId: string,

@@ -322,9 +322,19 @@ test.serial(
 
     const statusCall = await until('the commit status', () =>
       forge.calls.find(
-        (c) => c.method === 'POST' && c.path.endsWith(`/statuses/${head1}`) && c.status === 201,
+        (c) =>
+          c.path.endsWith(`/statuses/${head1}`) && c.status === 201 && c.body.state !== 'pending',
       ),
     );
+    // `pending` was posted while the audit ran, before the verdict.
+    const head1Statuses = forge.calls.filter(
+      (c) => c.path.endsWith(`/statuses/${head1}`) && c.status === 201,
+    );
+    t.deepEqual(
+      head1Statuses.map((c) => c.body.state),
+      ['pending', 'failure'],
+    );
+    t.is(head1Statuses[0]!.body.description, 'architecture audit running');
     t.is(statusCall.path, `/repos/octo/shop/statuses/${head1}`);
     t.like(statusCall.body, { state: 'failure', context: 'archaudit/architecture-gate' });
     t.regex(statusCall.body.description, /^gate blocked/);
@@ -359,7 +369,17 @@ test.serial(
     );
     forge.down = false;
     const status2 = await until('the second status', () =>
-      forge.calls.find((c) => c.path.endsWith(`/statuses/${head2}`) && c.status === 201),
+      forge.calls.find(
+        (c) =>
+          c.path.endsWith(`/statuses/${head2}`) && c.status === 201 && c.body.state !== 'pending',
+      ),
+    );
+    // Whatever the order the retries came in, the verdict is the last status of the commit.
+    await new Promise((r) => setTimeout(r, 3000));
+    t.is(
+      forge.calls.filter((c) => c.path.endsWith(`/statuses/${head2}`) && c.status === 201).at(-1)!
+        .body.state,
+      'failure',
     );
     t.is(status2.body.state, 'failure');
     const edit = await until('the edit', () =>
@@ -406,7 +426,10 @@ test.serial(
     t.is(gate.body.outcome, 'blocked');
     const status = await until('the GitLab status', () =>
       forge.calls.find(
-        (c) => c.path === `/api/v4/projects/group%2Fshop/statuses/${head1}` && c.status === 201,
+        (c) =>
+          c.path === `/api/v4/projects/group%2Fshop/statuses/${head1}` &&
+          c.status === 201 &&
+          c.body.state !== 'pending',
       ),
     );
     t.like(status.body, { state: 'failed', name: 'archaudit/architecture-gate' });

@@ -11,4 +11,4 @@ export { AssistantRunWorkflow } from './assistant';
 export { RemediationWorkflow } from './remediations';
 export { WorkflowActionWorkflow } from './workflow-actions';
 export { ExportWorkflow } from './exports';
-export { IntegrationPublishWorkflow } from './integrations';
+export { IntegrationPendingWorkflow, IntegrationPublishWorkflow } from './integrations';

@@ -3,7 +3,8 @@
  * commit status, then the pull request's one comment, each an activity retried with backoff for
  * up to a day while the forge is down or throttles (a refusal such as a revoked token ends it at
  * once). The audit workflow starts it as an abandoned child when the audit ends (publishToForge),
- * so the audit never waits on the forge. Deterministic: all I/O is in the activities.
+ * so the audit never waits on the forge; IntegrationPendingWorkflow posts `pending` meanwhile.
+ * Deterministic: all I/O is in the activities.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import {
@@ -45,6 +46,23 @@ export async function IntegrationPublishWorkflow(input: {
   }
   await book.finishIntegrationPublication(input.auditId, 'published', null);
   return { state: 'published', error: null };
+}
+
+/**
+ * The `pending` status of an audit a webhook just started (started by the webhook receiver). Best
+ * effort: retried for 30 minutes at most, and skipped once the final status is there.
+ */
+export async function IntegrationPendingWorkflow(input: { auditId: string }): Promise<void> {
+  const forge = proxyActivities<IntegrationActivities>({
+    startToCloseTimeout: '1 minute',
+    scheduleToCloseTimeout: '30 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
+  try {
+    await forge.publishIntegrationPending(input.auditId);
+  } catch {
+    // The final status follows when the audit ends; a missing pending one loses nothing.
+  }
 }
 
 /** Called by AuditWorkflow when an audit ends: starts its publication, if it has one. */

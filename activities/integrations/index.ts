@@ -12,6 +12,7 @@ import { auditGateOf } from '../../db/changes';
 import {
   findReview,
   integrationById,
+  lockPublication,
   publicationOf,
   setReviewComment,
   updatePublication,
@@ -21,6 +22,7 @@ import {
 import type { StoredGate } from '../../domain/changes/service';
 import { integrationPublishWorkflowId } from '../../domain/contract/workflows';
 import {
+  PENDING_DESCRIPTION,
   commentBody,
   commentMarker,
   statusOf,
@@ -102,13 +104,13 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
   }
 
   /** Runs one forge step; its failure is recorded, then thrown as Temporal should retry it. */
-  async function step(auditId: string, what: string, run: () => Promise<string>) {
+  async function step(auditId: string, what: string, run: () => Promise<string>, final = true) {
     try {
       return { summary: await run() };
     } catch (err) {
       if (!(err instanceof ForgeError)) throw err;
       await updatePublication(db, auditId, {
-        state: 'publishing',
+        ...(final ? { state: 'publishing' as const } : {}),
         last_error: `${what}: ${err.message}`,
         attempt: true,
       }).catch(() => undefined);
@@ -131,12 +133,35 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
     async publishIntegrationStatus(auditId: string): Promise<{ summary: string }> {
       const loaded = await load(auditId);
       if (!loaded) return { summary: 'nothing to publish' };
-      return step(auditId, 'commit status', async () => {
-        const { forge, publication, status } = loaded;
-        await forge.postStatus(publication.commit_sha, status.state, status.description);
-        await updatePublication(db, auditId, { status_state: status.state });
-        return `status ${status.state}`;
-      });
+      const { forge, publication, status } = loaded;
+      // Under the publication's row lock: a pending status is never posted after this one.
+      return step(auditId, 'commit status', () =>
+        db.transaction(async (trx) => {
+          await lockPublication(trx, auditId);
+          await forge.postStatus(publication.commit_sha, status.state, status.description);
+          await updatePublication(trx, auditId, { status_state: status.state });
+          return `status ${status.state}`;
+        }),
+      );
+    },
+
+    /** `pending` while the audit runs, unless its final status was posted first. */
+    async publishIntegrationPending(auditId: string): Promise<{ summary: string }> {
+      const loaded = await load(auditId);
+      if (!loaded) return { summary: 'nothing to publish' };
+      return step(
+        auditId,
+        'pending status',
+        () =>
+          db.transaction(async (trx) => {
+            const row = await lockPublication(trx, auditId);
+            if (!row || row.status_state !== null) return 'the final status came first';
+            await loaded.forge.postStatus(row.commit_sha, 'pending', PENDING_DESCRIPTION);
+            await updatePublication(trx, auditId, { status_state: 'pending' });
+            return 'status pending';
+          }),
+        false,
+      );
     },
 
     async publishIntegrationComment(auditId: string): Promise<{ summary: string }> {

@@ -31,6 +31,8 @@ import {
   type WebhookAction,
 } from '../../domain/integrations/webhooks';
 import { startAuditWorkflow } from '../audits/operations';
+import { WORKFLOW_TYPES, integrationPendingWorkflowId } from '../../domain/contract/workflows';
+import type { IntegrationPendingWorkflow } from '../../workflows/integrations';
 import { ApiError, problems } from '../errors';
 import { defineOperation, type OperationContext } from '../registry/operation';
 import type { AppServices } from '../services';
@@ -249,7 +251,26 @@ async function startWebhookAudit(
   }).catch((err: unknown) => {
     if (!(err instanceof ConcurrentDelivery)) throw err;
   });
-  return answer;
+  const started = answer as Receipt | null;
+  if (started?.audit_id) await startPending(services, started.audit_id);
+  return started;
+}
+
+/** Starts the `pending` status of a new audit; best effort (the final status does not need it). */
+async function startPending(services: AppServices, auditId: string): Promise<void> {
+  try {
+    const client = await services.temporal.client();
+    await client.workflow.start<typeof IntegrationPendingWorkflow>(
+      WORKFLOW_TYPES.integrationPending,
+      {
+        workflowId: integrationPendingWorkflowId(auditId),
+        args: [{ auditId }],
+        taskQueue: services.config.taskQueue,
+      },
+    );
+  } catch (err) {
+    services.log.warn({ err, audit_id: auditId }, 'could not start the pending status');
+  }
 }
 
 class ConcurrentDelivery extends Error {}

@@ -16,6 +16,9 @@ export const STATUS_CONTEXT = 'archaudit/architecture-gate';
 export const commentMarker = (integrationId: string): string =>
   `<!-- archaudit:gate integration=${integrationId} -->`;
 
+/** The description of the status posted while the audit runs. */
+export const PENDING_DESCRIPTION = 'architecture audit running';
+
 /** Gate outcomes that may fail a status (pass never does). */
 export const FAILING_OUTCOMES = ['review', 'blocked', 'insufficient_evidence'] as const;
 export type FailingOutcome = (typeof FAILING_OUTCOMES)[number];
