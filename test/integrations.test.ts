@@ -467,3 +467,33 @@ test.serial(
     );
   },
 );
+
+test.serial(
+  'a push to the default branch audits it and posts its status; other branches are left to their pull requests',
+  async (t) => {
+    const tip = repo.git('rev-parse', 'main');
+    const push = (ref: string) =>
+      githubDelivery('push', {
+        ref,
+        after: tip,
+        repository: { full_name: 'octo/shop', default_branch: 'main' },
+      });
+    const feature = await push('refs/heads/feature/reports');
+    t.like(feature.body, { outcome: 'ignored', audit_id: null });
+    const comments = forge.comments.size;
+    const main = await push('refs/heads/main');
+    t.like(main.body, { outcome: 'started' });
+    const audit = await completed(main.body.audit_id);
+    t.like(audit, { origin: 'webhook', origin_ref: null, branch_ref: 'main', commit_sha: tip });
+    const status = await until('the status of main', () =>
+      forge.calls.find(
+        (c) =>
+          c.path === `/repos/octo/shop/statuses/${tip}` &&
+          c.status === 201 &&
+          c.body.state !== 'pending',
+      ),
+    );
+    t.regex(status.body.description, /^gate /);
+    t.is(forge.comments.size, comments, 'no pull request, no comment');
+  },
+);
