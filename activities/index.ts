@@ -9,6 +9,7 @@ import { createAssistantActivities } from './assistant';
 import { createRemediationActivities } from './remediations';
 import { createWorkflowActionActivities } from './workflow-actions';
 import { createExportActivities } from './exports';
+import { createIntegrationActivities } from './integrations';
 
 export type ActivityDeps = AuditActivityDeps;
 
@@ -24,5 +25,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createRemediationActivities(deps),
     ...createWorkflowActionActivities(deps),
     ...createExportActivities(deps),
+    ...createIntegrationActivities(deps),
   };
 }

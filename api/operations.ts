@@ -31,6 +31,8 @@ import * as reports from './reports/operations';
 import * as exportsOps from './exports/operations';
 import * as ingestion from './ingestion/operations';
 import * as oauthGrants from './oauth/operations';
+import * as integrations from './integrations/operations';
+import * as webhooks from './integrations/webhooks';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
@@ -51,6 +53,12 @@ export const OPERATIONS: readonly AnyOperation[] = [
   repositories.getRepository,
   repositories.updateRepository,
   repositories.deleteRepository,
+  integrations.getRepositoryIntegration,
+  integrations.putRepositoryIntegration,
+  integrations.deleteRepositoryIntegration,
+  integrations.listIntegrationDeliveries,
+  webhooks.receiveGithubWebhook,
+  webhooks.receiveGitlabWebhook,
   architecture.getRepositoryArchitecture,
   architecture.listArchitectureSnapshots,
   changes.getArchitectureChanges,

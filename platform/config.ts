@@ -179,6 +179,13 @@ export const CONFIG_VARIABLES = [
       "comma-separated secrets (32+ characters each, newest first) signing the authorization server's cookies and the CSRF tokens",
   },
   {
+    name: 'INTEGRATION_SECRET_KEYS',
+    default: '— (integrations off)',
+    usedBy: 'api, worker',
+    description:
+      'comma-separated keys (32+ characters each, newest first) sealing the secrets of GitHub/GitLab integrations (AES-256-GCM); keep old keys until their secrets are saved again',
+  },
+  {
     name: 'MIGRATE_ON_START',
     default: '`true`',
     usedBy: 'api',
@@ -586,6 +593,8 @@ export interface Config {
   oauthRefreshTokenTtlDays: number;
   /** Empty: keys generated on first start and kept in the database. */
   oauthCookieKeys: string[];
+  /** Keys sealing integration secrets, newest first; empty: integrations are refused. */
+  integrationSecretKeys: string[];
   /** The API applies pending migrations when it starts. */
   migrateOnStart: boolean;
   /** Content-addressed store of source files and uploads (shared by API and workers). */
@@ -768,10 +777,13 @@ function sshWorkspaces(env: NodeJS.ProcessEnv): Record<string, SshAccess> {
   return out;
 }
 
-function cookieKeys(env: NodeJS.ProcessEnv): string[] {
-  const keys = list(env, 'OAUTH_COOKIE_KEYS');
+function cookieKeys(
+  env: NodeJS.ProcessEnv,
+  name: 'OAUTH_COOKIE_KEYS' | 'INTEGRATION_SECRET_KEYS' = 'OAUTH_COOKIE_KEYS',
+): string[] {
+  const keys = list(env, name);
   if (keys.some((k) => k.length < 32))
-    throw new Error('OAUTH_COOKIE_KEYS: each key must be at least 32 characters');
+    throw new Error(`${name}: each key must be at least 32 characters`);
   return keys;
 }
 
@@ -841,6 +853,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oauthAccessTokenTtlSeconds: int(env, 'OAUTH_ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
     oauthRefreshTokenTtlDays: int(env, 'OAUTH_REFRESH_TOKEN_TTL_DAYS', 30, 1, 366),
     oauthCookieKeys: cookieKeys(env),
+    integrationSecretKeys: cookieKeys(env, 'INTEGRATION_SECRET_KEYS'),
     migrateOnStart: bool(env, 'MIGRATE_ON_START', true),
     blobDir: path.resolve(raw(env, 'BLOB_DIR') ?? path.join(dataDir, 'blobs')),
     workDir: path.resolve(raw(env, 'WORK_DIR') ?? path.join(os.tmpdir(), 'archaudit-work')),

@@ -36,6 +36,7 @@ import {
 } from '../domain/workflow-starts';
 import { notifyDecisions } from './decision-notify';
 import { notifyRemediations } from './remediation-notify';
+import { publishToForge } from './integrations';
 
 /** The stable error code carried by a failed activity (its ApplicationFailure type). */
 export function errorCodeOf(err: unknown): string {
@@ -97,6 +98,7 @@ export async function AuditWorkflow(
     const code = err instanceof StageFailed ? err.code : errorCodeOf(err);
     await book.finishAudit(auditId, 'failed', code);
     setStatus('failed');
+    if (patched('integration-publish')) await publishToForge(auditId);
     return { status: 'failed', errorCode: code };
   }
   setStatus('completed');
@@ -105,6 +107,8 @@ export async function AuditWorkflow(
   // Done remediations of the repository check whether their findings are resolved (audits
   // recorded before remediations existed did not: docs/decisions.md, workflow versioning).
   if (patched('notify-remediations')) await notifyRemediations(auditId);
+  // An audit a webhook started publishes its gate back to the forge (a child left running).
+  if (patched('integration-publish')) await publishToForge(auditId);
   return { status: 'completed', errorCode: null };
 }
 

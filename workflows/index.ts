@@ -11,3 +11,4 @@ export { AssistantRunWorkflow } from './assistant';
 export { RemediationWorkflow } from './remediations';
 export { WorkflowActionWorkflow } from './workflow-actions';
 export { ExportWorkflow } from './exports';
+export { IntegrationPendingWorkflow, IntegrationPublishWorkflow } from './integrations';

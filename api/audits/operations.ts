@@ -158,6 +158,26 @@ async function resolveCreate(
   };
 }
 
+/** Starts the AuditWorkflow of a committed, queued audit row (once: a second start is refused). */
+export async function startAuditWorkflow(services: AppServices, row: AuditRow): Promise<void> {
+  const { config } = services;
+  const client = await services.temporal.client();
+  await client.workflow.start<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
+    ...auditStartOptions({
+      auditId: row.id,
+      workflowId: row.workflow_id!,
+      workspaceId: row.workspace_id,
+      repositoryId: row.repository_id,
+      heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
+      maxAttempts: config.agentMaxAttempts,
+      admission: admissionOn(config),
+    }),
+    taskQueue: config.taskQueue,
+    // An audit id runs once: a second start (a retried request) is refused, not repeated.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+  });
+}
+
 /**
  * Inserts the audit (with its write records), commits, then starts its workflow. When the start
  * fails, an audit whose id an Idempotency-Key reserved (`keyed`) stays queued, bound to the key:
@@ -172,7 +192,7 @@ export async function startAudit(
   input: Omit<NewAudit, 'workspace_id' | 'created_by'>,
   keyed = false,
 ): Promise<AuditRow> {
-  const { db, config } = services;
+  const { db } = services;
   return commitThenStart(services.log, 'audit', {
     commit: () =>
       db.transaction((trx) =>
@@ -189,23 +209,7 @@ export async function startAudit(
         ),
       ),
     needsStart: (row) => row.status === 'queued',
-    start: async (row) => {
-      const client = await services.temporal.client();
-      await client.workflow.start<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
-        ...auditStartOptions({
-          auditId: row.id,
-          workflowId: row.workflow_id!,
-          workspaceId: row.workspace_id,
-          repositoryId: row.repository_id,
-          heartbeatTimeoutSeconds: config.agentHeartbeatTimeoutSeconds,
-          maxAttempts: config.agentMaxAttempts,
-          admission: admissionOn(config),
-        }),
-        taskQueue: config.taskQueue,
-        // An audit id runs once: a second start (a retried request) is refused, not repeated.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      });
-    },
+    start: (row) => startAuditWorkflow(services, row),
     ifStartFails: (row, cause) =>
       keyed
         ? appendLog(db, row.id, {

@@ -294,6 +294,106 @@ export interface paths {
         patch: operations["updateRepository"];
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/repositories/{repository_id}/integration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a repository's GitHub or GitLab integration
+         * @description The integration without its secrets (`token_set`, `token_last4`, `webhook_secret_set`), and the `webhook_url` to give the forge. 404 when the repository has none.
+         *
+         *     Requires scope `repositories:read`.
+         */
+        get: operations["getRepositoryIntegration"];
+        /**
+         * Create or replace a repository's GitHub or GitLab integration
+         * @description One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against the default branch at the merge-base; a push to the default branch audits it. The commit status (context or name `archaudit/architecture-gate`) is `pending` while the audit runs. When the audit ends, the status and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).
+         *
+         *     Requires scope `repositories:write`.
+         */
+        put: operations["putRepositoryIntegration"];
+        post?: never;
+        /**
+         * Remove a repository's GitHub or GitLab integration
+         * @description Its secrets are deleted; webhooks to its URL are 404 from now on and audits it started publish nothing more. Audits already started keep running.
+         *
+         *     Requires scope `repositories:write`.
+         */
+        delete: operations["deleteRepositoryIntegration"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/repositories/{repository_id}/integration/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest webhook deliveries of an integration
+         * @description The 50 latest deliveries, newest first: event, what was done (started, closed, ignored) and why, the audit started and where publishing its result back stands (`publication_state` waiting, publishing, published or failed; `publication_error` the last failed attempt's error).
+         *
+         *     Requires scope `repositories:read`.
+         */
+        get: operations["listIntegrationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/github/{integration_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a GitHub webhook
+         * @description Receives a GitHub webhook for the integration (no API token: the delivery must carry X-Hub-Signature-256, the HMAC-SHA256 of the raw body under the webhook secret, checked in constant time; otherwise 401 invalid_webhook_signature and nothing is done). Events: `pull_request` (opened, synchronize, reopened: audit the head commit, gated against the default branch at the merge-base; closed: the pull request is recorded closed) and `push` (to the default branch: audit it). Any other event or action is 202 `ignored` with its reason, as is an event for another repository than the integration's `project`. Audits started have origin `webhook` and, for a pull request, origin_ref `github:<owner>/<name>#<number>` (its change set key). X-GitHub-Delivery is required: a delivery id received before answers the first answer again (`replayed`: true) and starts nothing. X-GitHub-Event is required. Body: application/json, at most 5242880 bytes (413 beyond). An unknown integration, or one of the other provider, is 404.
+         *
+         *     Public: no token needed.
+         */
+        post: operations["receiveGithubWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/gitlab/{integration_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a GitLab webhook
+         * @description Receives a GitLab webhook for the integration (no API token: the delivery must carry X-Gitlab-Token, the webhook secret, checked in constant time; otherwise 401 invalid_webhook_signature and nothing is done). Events: `Merge Request Hook` (open, reopen, update with new commits: audit the head commit, gated against the default branch at the merge-base; close, merge: recorded closed) and `Push Hook` (to the default branch: audit it). Any other event or action is 202 `ignored` with its reason, as is an event for another repository than the integration's `project`. Audits started have origin `webhook` and, for a pull request, origin_ref `gitlab:<project>!<iid>` (its change set key). X-Gitlab-Event-UUID is required: a delivery id received before answers the first answer again (`replayed`: true) and starts nothing. X-Gitlab-Event is required. Body: application/json, at most 5242880 bytes (413 beyond). An unknown integration, or one of the other provider, is 404.
+         *
+         *     Public: no token needed.
+         */
+        post: operations["receiveGitlabWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture": {
         parameters: {
             query?: never;
@@ -3871,6 +3971,74 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** @description A repository's GitHub or GitLab integration, without its secrets. */
+        RepositoryIntegrationResponse: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            /** Format: uuid */
+            repository_id: string;
+            /** @description The forge: `github` (or GitHub Enterprise) or `gitlab`. */
+            provider: "github" | "gitlab";
+            api_base_url: string;
+            project: string;
+            /** @description Gate outcomes that make the commit status fail (GitHub `failure`, GitLab `failed`); `pass` always succeeds. Default: all three. */
+            fail_on: ("review" | "blocked" | "insufficient_evidence")[];
+            /** @description A token is stored (never returned). */
+            token_set: boolean;
+            token_last4: string | null;
+            /** @description A webhook secret is stored (never returned). */
+            webhook_secret_set: boolean;
+            /** @description Where the forge sends webhooks (absolute under PUBLIC_BASE_URL, else the path). GitHub: content type application/json, events `Pull requests` and `Pushes`. GitLab: `Merge request events` and `Push events`. */
+            webhook_url: string;
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A repository's GitHub or GitLab integration. */
+        RepositoryIntegrationUpdate: {
+            /** @description The forge: `github` (or GitHub Enterprise) or `gitlab`. */
+            provider: "github" | "gitlab";
+            api_base_url?: string | null;
+            /** @description GitHub: `owner/name`. GitLab: the numeric project id or its `group/subgroup/name` path. Webhooks for another repository are ignored, and statuses and comments go to this one only. */
+            project: string;
+            /** @description Token that posts statuses and comments (GitHub: `statuses:write` and `pull_requests:write`; GitLab: `api` scope). Write-only; required when creating, kept when left out. */
+            token?: string;
+            /** @description The webhook's secret (GitHub: the HMAC key of X-Hub-Signature-256; GitLab: the X-Gitlab-Token). Write-only; required when creating, kept when left out. */
+            webhook_secret?: string;
+            /** @description Gate outcomes that make the commit status fail (GitHub `failure`, GitLab `failed`); `pass` always succeeds. Default: all three. */
+            fail_on?: ("review" | "blocked" | "insufficient_evidence")[];
+            /** @description When given, the version the client last read (else 409). */
+            expected_version?: number;
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+        };
+        WebhookDelivery: {
+            delivery_id: string;
+            event: string;
+            outcome: string;
+            audit_id: string | null;
+            reason: string;
+            /** Format: date-time */
+            received_at: string;
+            publication_state: ("waiting" | "publishing" | "published" | "failed") | null;
+            publication_error: string | null;
+        };
+        /** @description What a webhook delivery did. */
+        WebhookReceipt: {
+            delivery_id: string;
+            event: string;
+            /** @description `started`: an audit was started (`audit_id`); `closed`: the pull request closed; `ignored`: nothing to do (`reason` says why). */
+            outcome: "started" | "closed" | "ignored";
+            audit_id: string | null;
+            reason: string;
+            /** @description True when this delivery id was received before: the first answer, nothing done again. */
+            replayed: boolean;
+        };
         /** @description A stored batch. The repository's next audits reconcile its records observed within INGESTED_EVIDENCE_WINDOW_DAYS. */
         IngestionResponse: {
             /** Format: uuid */
@@ -6199,6 +6367,734 @@ export interface operations {
             };
             /** @description Unexpected server error (internal); the body carries the request_id. */
             500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getRepositoryIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The repository. */
+                repository_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integration. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryIntegrationResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    putRepositoryIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The repository. */
+                repository_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RepositoryIntegrationUpdate"];
+            };
+        };
+        responses: {
+            /** @description The integration as stored. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepositoryIntegrationResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteRepositoryIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The repository. */
+                repository_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listIntegrationDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The repository. */
+                repository_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest deliveries. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    receiveGithubWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The integration (from its webhook_url). */
+                integration_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The webhook payload as the forge sent it (its signature covers these bytes). */
+        requestBody: {
+            content: {
+                "application/json": string;
+            };
+        };
+        responses: {
+            /** @description What the delivery did. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReceipt"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    receiveGitlabWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The integration (from its webhook_url). */
+                integration_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The webhook payload as the forge sent it (its signature covers these bytes). */
+        requestBody: {
+            content: {
+                "application/json": string;
+            };
+        };
+        responses: {
+            /** @description What the delivery did. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReceipt"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

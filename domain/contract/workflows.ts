@@ -14,6 +14,8 @@ export const WORKFLOW_TYPES = {
   remediation: 'RemediationWorkflow',
   workflowAction: 'WorkflowActionWorkflow',
   export: 'ExportWorkflow',
+  integrationPublish: 'IntegrationPublishWorkflow',
+  integrationPending: 'IntegrationPendingWorkflow',
 } as const;
 
 /** One audit's workflow. */
@@ -30,6 +32,12 @@ export const scheduleWorkflowId = (scheduleId: string): string => `schedule-${sc
 export const assistantRunWorkflowId = (runId: string): string => `assistant-run-${runId}`;
 /** One audit export's rendering. */
 export const exportWorkflowId = (exportId: string): string => `export-${exportId}`;
+/** What one audit started by a webhook publishes back to its forge (status, comment). */
+export const integrationPublishWorkflowId = (auditId: string): string =>
+  `integration-publish-${auditId}`;
+/** The `pending` status of an audit a webhook started. */
+export const integrationPendingWorkflowId = (auditId: string): string =>
+  `integration-pending-${auditId}`;
 /** The Temporal Schedule that starts the retention sweep (and the id of the runs it starts). */
 export const RETENTION_SCHEDULE_ID = 'retention-sweep';
 /** The Temporal Schedule that starts the audit recovery sweep (and the id of its runs). */
