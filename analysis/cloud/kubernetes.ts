@@ -4,7 +4,6 @@
  * selects, so `redis-cart.default.svc.cluster.local:6379` becomes `service:redis-cart`.
  */
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
-import { evidence, type EvidenceFields } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { isSecretName, looksLikeSecretValue, placeholderReason } from '../shared/secrets';
 import { asArray, asString, isRecord } from '../shared/values';
@@ -14,6 +13,7 @@ import type { BuiltEngine } from './built-images';
 import { daprComponentEvidence } from './dapr';
 import { envReferences, type HostResolver } from './env';
 import {
+  cite,
   Cluster,
   readManifests,
   stringMap,
@@ -21,8 +21,6 @@ import {
   type Obj,
   type Workload,
 } from './kubernetes-cluster';
-
-const PROVIDER = 'kubernetes';
 
 /** Analyzes every manifest together so Services, workloads and ConfigMaps resolve across files. */
 export function analyzeKubernetes(
@@ -45,18 +43,6 @@ export function analyzeKubernetes(
       evidence.push(...daprComponentEvidence(o, cluster));
   }
   return { evidence, gaps };
-}
-
-function cite(
-  o: K8sObject,
-  path: PathItem[],
-  f: Omit<EvidenceFields, 'source' | 'provider'>,
-): Evidence {
-  return evidence(o.file, o.doc.span([...o.at, ...path]), {
-    source: 'cloud',
-    provider: PROVIDER,
-    ...f,
-  });
 }
 
 function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {
