@@ -14,10 +14,28 @@ import {
   insertWorkspace,
 } from '../db/workspaces';
 import { findRepositoryByName, insertRepository } from '../db/repositories';
-import { recordWrite } from '../db/activity';
+import { recordWrite, type WriteRecord } from '../db/activity';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
 import { passwordHashOf, setPasswordHash } from '../db/sessions';
 import { generatePassword, hashPassword, verifyPassword } from '../domain/sessions/password';
+
+/**
+ * The write records of a change no member made: `actor` names who did (`system` for npm start's
+ * bootstrap, `system:admin` for the admin command).
+ */
+export async function recordSystemWrite(
+  db: Knex,
+  actor: 'system' | 'system:admin',
+  write: Pick<WriteRecord, 'workspaceId' | 'action' | 'resourceType' | 'resourceId' | 'details'>,
+): Promise<void> {
+  await recordWrite(db, {
+    ...write,
+    actorId: null,
+    actorLogin: actor,
+    tokenId: null,
+    requestId: null,
+  });
+}
 
 export interface IssuedToken {
   id: string;
@@ -50,12 +68,8 @@ export async function issueToken(
     scopes: [...input.scopes],
     expiresAt: new Date(Date.now() + input.days * DAY),
   });
-  await recordWrite(db, {
+  await recordSystemWrite(db, 'system', {
     workspaceId: input.workspaceId,
-    actorId: null,
-    actorLogin: 'system',
-    tokenId: null,
-    requestId: null,
     action: 'api_token.created',
     resourceType: 'api_token',
     resourceId: row.id,
@@ -88,12 +102,8 @@ export async function createWorkspaceWithOwner(
       login: input.login,
       role: 'owner',
     });
-    await recordWrite(trx, {
+    await recordSystemWrite(trx, 'system', {
       workspaceId: workspace.id,
-      actorId: null,
-      actorLogin: 'system',
-      tokenId: null,
-      requestId: null,
       action: 'workspace.created',
       resourceType: 'workspace',
       resourceId: workspace.id,
@@ -146,12 +156,8 @@ export async function ensureDemo(db: Knex, dataDir: string, repositoryUrl: strin
         description:
           'A small demo shop (services, compose, Kubernetes, Terraform, CI), registered by npm start.',
       });
-      await recordWrite(trx, {
+      await recordSystemWrite(trx, 'system', {
         workspaceId: workspace.id,
-        actorId: null,
-        actorLogin: 'system',
-        tokenId: null,
-        requestId: null,
         action: 'repository.created',
         resourceType: 'repository',
         resourceId: repo.id,

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../platform/config';
 import { createDb } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
-import { createWorkspaceWithOwner, issueToken } from '../platform/bootstrap';
+import { createWorkspaceWithOwner, issueToken, recordSystemWrite } from '../platform/bootstrap';
 import {
   addMember,
   countMembersWithRole,
@@ -30,7 +30,6 @@ import { MAX_TOKEN_DAYS } from '../domain/tokens/rules';
 import { setPolicy } from '../db/decisions';
 import { SCOPES, type ScopeName } from '../domain/contract/values';
 import { knownTimeZone, limitsOfWorkspace, replaceLimits } from '../db/assistant';
-import { recordWrite } from '../db/activity';
 import { LIMIT_BOUNDS, limitsProblems, type AssistantLimits } from '../domain/assistant/limits';
 import { formatMicros, parseMicros } from '../domain/audits/pricing';
 import type { Knex } from 'knex';
@@ -64,6 +63,13 @@ DATABASE_URL selects the database.`;
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
   process.exit(2);
+}
+
+/** The workspace with this slug, or a usage error naming it. */
+async function workspaceOf(db: Knex, slug: string): Promise<{ id: string }> {
+  const ws = await findWorkspaceBySlug(db, slug);
+  if (!ws) fail(`no workspace with slug ${slug}`);
+  return ws;
 }
 
 function scopesOf(text: string | undefined): ScopeName[] {
@@ -106,27 +112,22 @@ async function setAssistantLimits(
   return db.transaction(async (trx) => {
     const current = await limitsOfWorkspace(trx, workspaceId);
     const pick = <T>(v: T | undefined, fallback: T) => (v === undefined ? fallback : v);
+    const int = (flag: string, bounds: { minimum: number; maximum: number }, fallback: number) =>
+      pick(intOf(text(flag), flag, bounds), fallback);
     const l = current.limits;
     const limits: AssistantLimits = {
-      user_daily_limit: pick(
-        intOf(text('user-daily'), 'user-daily', LIMIT_BOUNDS.daily),
-        l.user_daily_limit,
-      ),
-      workspace_daily_limit: pick(
-        intOf(text('workspace-daily'), 'workspace-daily', LIMIT_BOUNDS.daily),
-        l.workspace_daily_limit,
-      ),
+      user_daily_limit: int('user-daily', LIMIT_BOUNDS.daily, l.user_daily_limit),
+      workspace_daily_limit: int('workspace-daily', LIMIT_BOUNDS.daily, l.workspace_daily_limit),
       monthly_limit_usd: pick(text('monthly-usd'), l.monthly_limit_usd),
-      max_output_tokens: pick(
-        intOf(text('max-output-tokens'), 'max-output-tokens', LIMIT_BOUNDS.max_output_tokens),
+      max_output_tokens: int(
+        'max-output-tokens',
+        LIMIT_BOUNDS.max_output_tokens,
         l.max_output_tokens,
       ),
-      max_active_user_runs: pick(
-        intOf(text('max-active-user'), 'max-active-user', LIMIT_BOUNDS.active),
-        l.max_active_user_runs,
-      ),
-      max_active_workspace_runs: pick(
-        intOf(text('max-active-workspace'), 'max-active-workspace', LIMIT_BOUNDS.active),
+      max_active_user_runs: int('max-active-user', LIMIT_BOUNDS.active, l.max_active_user_runs),
+      max_active_workspace_runs: int(
+        'max-active-workspace',
+        LIMIT_BOUNDS.active,
         l.max_active_workspace_runs,
       ),
       time_zone: pick(text('time-zone'), l.time_zone),
@@ -138,12 +139,8 @@ async function setAssistantLimits(
     limits.monthly_limit_usd = formatMicros(parseMicros(limits.monthly_limit_usd));
     const result = await replaceLimits(trx, workspaceId, current.version, limits, null);
     if (!result) fail('the limits changed meanwhile; run the command again');
-    await recordWrite(trx, {
+    await recordSystemWrite(trx, 'system:admin', {
       workspaceId,
-      actorId: null,
-      actorLogin: 'system:admin',
-      tokenId: null,
-      requestId: null,
       action: 'assistant_limits.updated',
       resourceType: 'assistant_limits',
       resourceId: workspaceId,
@@ -190,8 +187,7 @@ async function addMemberCommand(
   const displayName = values['display-name'] as string | undefined;
   if (displayName !== undefined && (displayName.length < 1 || displayName.length > 200))
     fail('--display-name must have 1 to 200 characters');
-  const ws = await findWorkspaceBySlug(db, slug);
-  if (!ws) fail(`no workspace with slug ${slug}`);
+  const ws = await workspaceOf(db, slug);
   const piped = await passwordFromStdin(values['password-stdin'] as boolean | undefined);
   return db.transaction(async (trx) => {
     const added = await addMember(trx, { workspaceId: ws.id, login, role, displayName });
@@ -199,12 +195,8 @@ async function addMemberCommand(
     const hasPassword = (await passwordHashOf(trx, login)) !== null;
     const password = piped ?? (hasPassword ? null : generatePassword());
     if (password !== null) await setPasswordHash(trx, login, await hashPassword(password));
-    await recordWrite(trx, {
+    await recordSystemWrite(trx, 'system:admin', {
       workspaceId: ws.id,
-      actorId: null,
-      actorLogin: 'system:admin',
-      tokenId: null,
-      requestId: null,
       action: added.restored ? 'member.restored' : 'member.added',
       resourceType: 'member',
       resourceId: added.member.id,
@@ -226,8 +218,7 @@ async function removeMemberCommand(
   const slug = values.workspace as string | undefined;
   const login = values.login as string | undefined;
   if (!slug || !login) fail('remove-member needs --workspace and --login');
-  const ws = await findWorkspaceBySlug(db, slug);
-  if (!ws) fail(`no workspace with slug ${slug}`);
+  const ws = await workspaceOf(db, slug);
   return db.transaction(async (trx) => {
     await lockWorkspace(trx, ws.id);
     const member = await findMemberByLogin(trx, ws.id, login);
@@ -235,12 +226,8 @@ async function removeMemberCommand(
     if (member.role === 'owner' && (await countMembersWithRole(trx, ws.id, 'owner')) <= 1)
       fail(`${login} is the last owner of ${slug}; add another owner first`);
     const revoked = await removeMember(trx, member.id);
-    await recordWrite(trx, {
+    await recordSystemWrite(trx, 'system:admin', {
       workspaceId: ws.id,
-      actorId: null,
-      actorLogin: 'system:admin',
-      tokenId: null,
-      requestId: null,
       action: 'member.removed',
       resourceType: 'member',
       resourceId: member.id,
@@ -315,8 +302,7 @@ async function main(): Promise<void> {
     } else if (command === 'create-token') {
       if (!values.workspace || !values.login || !values.name)
         fail('create-token needs --workspace, --login and --name');
-      const ws = await findWorkspaceBySlug(db, values.workspace);
-      if (!ws) fail(`no workspace with slug ${values.workspace}`);
+      const ws = await workspaceOf(db, values.workspace);
       const member = await findMemberByLogin(db, ws.id, values.login);
       if (!member) fail(`no member ${values.login} in ${values.workspace}`);
       const token = await issueToken(db, {
@@ -329,8 +315,7 @@ async function main(): Promise<void> {
       process.stdout.write(`token=${token.token}\nexpires_at=${token.expiresAt.toISOString()}\n`);
     } else if (command === 'set-decision-policy') {
       if (!values.workspace) fail('set-decision-policy needs --workspace');
-      const ws = await findWorkspaceBySlug(db, values.workspace);
-      if (!ws) fail(`no workspace with slug ${values.workspace}`);
+      const ws = await workspaceOf(db, values.workspace);
       const quorum = values.quorum === undefined ? undefined : Number(values.quorum);
       if (quorum !== undefined && !(Number.isInteger(quorum) && quorum >= 1 && quorum <= 20))
         fail('--quorum must be an integer 1..20');
@@ -348,8 +333,7 @@ async function main(): Promise<void> {
       );
     } else if (command === 'set-assistant-limits') {
       if (!values.workspace) fail('set-assistant-limits needs --workspace');
-      const ws = await findWorkspaceBySlug(db, values.workspace);
-      if (!ws) fail(`no workspace with slug ${values.workspace}`);
+      const ws = await workspaceOf(db, values.workspace);
       const limits = await setAssistantLimits(db, ws.id, values);
       process.stdout.write(
         `${Object.entries(limits)
@@ -359,12 +343,7 @@ async function main(): Promise<void> {
     } else if (command === 'set-password') {
       if (!values.login) fail('set-password needs --login');
       if (!(await loginExists(db, values.login))) fail(`no member has the login ${values.login}`);
-      const given = values['password-stdin'] ? (await readStdin()).replace(/\r?\n$/, '') : null;
-      if (
-        given !== null &&
-        (given.length < MIN_PASSWORD_LENGTH || given.length > MAX_PASSWORD_LENGTH)
-      )
-        fail(`the password must have ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`);
+      const given = await passwordFromStdin(values['password-stdin']);
       const password = given ?? generatePassword();
       await setPasswordHash(db, values.login, await hashPassword(password));
       process.stdout.write(

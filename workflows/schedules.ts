@@ -8,7 +8,7 @@
  * signal `scheduleChanged`, and the workflow re-plans. The memo and the current details show the
  * next wake-up in the Temporal UI.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -16,19 +16,16 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
-  ParentClosePolicy,
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  startChild,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DueRun, ScheduleActivities } from '../activities/schedules';
-import { WORKFLOW_TYPES } from '../domain/contract/workflows';
-import { auditStartOptions, REPOSITORY_ID } from '../domain/workflow-starts';
-import type { AuditWorkflow } from './audits';
+import { REPOSITORY_ID } from '../domain/workflow-starts';
+import { startAuditChild } from './audit-child';
 
 export interface ScheduleWorkflowInput {
   scheduleId: string;
@@ -90,13 +87,8 @@ export async function ScheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     }
     if (result.outcome !== 'dispatched') return;
     try {
-      await startChild<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
-        ...auditStartOptions(result.audit),
-        taskQueue: workflowInfo().taskQueue,
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        // An audit id runs once, even if this dispatch is seen again after a restart.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      });
+      // An audit id runs once, even if this dispatch is seen again after a restart.
+      await startAuditChild(result.audit);
       status.dispatched += 1;
     } catch (err) {
       // Already started: this dispatch was seen before (the audit runs once).

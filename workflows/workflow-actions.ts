@@ -10,23 +10,18 @@ import {
   condition,
   currentUpdateInfo,
   defineUpdate,
-  ParentClosePolicy,
   proxyActivities,
   setHandler,
-  startChild,
-  workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { asUpdateFailure, refuse } from './refusals';
 import type { WorkflowActionActivities } from '../activities/workflow-actions';
-import { WORKFLOW_TYPES } from '../domain/contract/workflows';
 import {
   checkDecision,
   type WorkflowActionDecision,
   type WorkflowActionStatus,
 } from '../domain/workflow-actions/rules';
-import { auditStartOptions } from '../domain/workflow-starts';
-import type { AuditWorkflow } from './audits';
+import { startAuditChild } from './audit-child';
 
 export interface WorkflowActionWorkflowInput {
   actionId: string;
@@ -97,12 +92,7 @@ export async function WorkflowActionWorkflow(
     status = result.status;
     if (result.audit) {
       try {
-        await startChild<typeof AuditWorkflow>(WORKFLOW_TYPES.audit, {
-          ...auditStartOptions(result.audit),
-          taskQueue: workflowInfo().taskQueue,
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        });
+        await startAuditChild(result.audit);
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError))
           await act.failWorkflowActionAudit(

@@ -28,7 +28,6 @@ import {
   get,
   getString,
   nodeLines,
-  parseYamlMapping,
   scalarString,
   stringList,
   toJs,
@@ -57,13 +56,9 @@ interface Ctx {
 
 /** Analyzes one Azure Pipelines file. */
 export function analyzeAzurePipeline(file: SourceFile): AnalyzerOutput {
-  const sink = new Sink(file, PROVIDER);
-  const parsed = parseYamlMapping(file);
-  if (!parsed.ok) {
-    sink.gaps.push(parsed.gap);
-    return sink.output();
-  }
-  const { y, root } = parsed;
+  const { sink, yaml } = Sink.forMapping(file, PROVIDER);
+  if (!yaml) return sink.output();
+  const { y, root } = yaml;
   const name = azurePipelineName(file.path);
   const pipeline = { key: pathKey('pipeline', PROVIDER, name), label: `Azure pipeline ${name}` };
   const containers = new Map<string, string>();

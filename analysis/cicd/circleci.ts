@@ -17,7 +17,6 @@ import {
   get,
   getString,
   nodeLines,
-  parseYamlMapping,
   scalarString,
   stringList,
   toJs,
@@ -76,13 +75,9 @@ interface Ctx {
 
 /** Analyzes one CircleCI config. */
 export function analyzeCircleci(file: SourceFile): AnalyzerOutput {
-  const sink = new Sink(file, PROVIDER);
-  const parsed = parseYamlMapping(file);
-  if (!parsed.ok) {
-    sink.gaps.push(parsed.gap);
-    return sink.output();
-  }
-  const { y, root } = parsed;
+  const { sink, yaml } = Sink.forMapping(file, PROVIDER);
+  if (!yaml) return sink.output();
+  const { y, root } = yaml;
   // `.circleci/config.yml`: the directory holding `.circleci` names the pipeline.
   const name = pipelineName(dirname(file.path), () => '');
   const pipelineKey = pathKey('pipeline', PROVIDER, name);

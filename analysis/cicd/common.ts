@@ -2,7 +2,7 @@
  * What every CI reader shares: key building, the evidence sink, literal secrets in variable
  * maps, and turning recognised script operations into build/push/deploy/publish evidence.
  */
-import { isScalar, type Scalar } from 'yaml';
+import { isScalar, type Scalar, type YAMLMap } from 'yaml';
 import {
   entityKey,
   normalizeName,
@@ -23,6 +23,7 @@ import {
   getString,
   locateScriptLine,
   nodeLines,
+  parseYamlMapping,
   scalarString,
   type YamlFile,
 } from '../shared/yaml';
@@ -69,6 +70,24 @@ export class Sink {
     readonly file: SourceFile,
     readonly provider: string,
   ) {}
+
+  /**
+   * The sink of a pipeline file that must hold one YAML mapping, and that mapping; when the file
+   * holds none, the parse gap is recorded and `yaml` is null.
+   */
+  static forMapping(
+    file: SourceFile,
+    provider: string,
+    opts: { allowHeaderDocument?: boolean } = {},
+  ): { sink: Sink; yaml: { y: YamlFile; root: YAMLMap } | null } {
+    const sink = new Sink(file, provider);
+    const parsed = parseYamlMapping(file, opts);
+    if (!parsed.ok) {
+      sink.gaps.push(parsed.gap);
+      return { sink, yaml: null };
+    }
+    return { sink, yaml: { y: parsed.y, root: parsed.root } };
+  }
 
   add(
     lines: Span,

@@ -18,7 +18,6 @@ import {
   getString,
   nodeLines,
   pairSource,
-  parseYamlMapping,
   scalarString,
   stringList,
   toJs,
@@ -105,13 +104,9 @@ function describePermissions(p: unknown): string {
 
 /** Analyzes one GitHub Actions workflow file. */
 export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
-  const sink = new Sink(file, PROVIDER);
-  const parsed = parseYamlMapping(file);
-  if (!parsed.ok) {
-    sink.gaps.push(parsed.gap);
-    return sink.output();
-  }
-  const { y, root } = parsed;
+  const { sink, yaml } = Sink.forMapping(file, PROVIDER);
+  if (!yaml) return sink.output();
+  const { y, root } = yaml;
   const wf = stem(file.path);
   const pipeline = { key: pathKey('pipeline', PROVIDER, wf), label: `workflow ${wf}` };
   const on = entry(y, root, 'on') ?? entry(y, root, 'true');

@@ -78,12 +78,10 @@ export function analyzeGitlabCi(
   file: SourceFile,
   files: ReadonlyMap<string, SourceFile>,
 ): GitlabResult {
-  const rootSink = new Sink(file, PROVIDER);
-  const parsed = parseYamlMapping(file, { allowHeaderDocument: true });
-  if (!parsed.ok) {
-    rootSink.gaps.push(parsed.gap);
-    return { output: rootSink.output(), included: [] };
-  }
+  const { sink: rootSink, yaml: parsed } = Sink.forMapping(file, PROVIDER, {
+    allowHeaderDocument: true,
+  });
+  if (!parsed) return { output: rootSink.output(), included: [] };
   const name = gitlabPipelineName(file.path);
   const pipeline = { key: pathKey('pipeline', PROVIDER, name), label: `GitLab pipeline ${name}` };
   const main: Source = { y: parsed.y, root: parsed.root, sink: rootSink };

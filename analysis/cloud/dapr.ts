@@ -16,11 +16,9 @@
  * - `scopes` list the app ids allowed to use the component: each connects to it (`dapr-scope`).
  */
 import { entityKey, type Evidence } from '../evidence';
-import { evidence, type EvidenceFields } from '../shared/evidence';
 import { asArray, asString, isRecord } from '../shared/values';
-import type { PathItem } from '../shared/yaml';
 import { envReferences } from './env';
-import type { Cluster, K8sObject } from './kubernetes-cluster';
+import { cite, type Cluster, type K8sObject } from './kubernetes-cluster';
 
 type Target =
   { kind: 'datastore' | 'queue' | 'bucket'; engine: string } | { kind: 'system' } | null;
@@ -123,18 +121,6 @@ const BLOCK_TEXT: Record<string, string> = {
   configuration: 'configuration store',
   lock: 'lock store',
 };
-
-function cite(
-  o: K8sObject,
-  path: PathItem[],
-  f: Omit<EvidenceFields, 'source' | 'provider'>,
-): Evidence {
-  return evidence(o.file, o.doc.span([...o.at, ...path]), {
-    source: 'cloud',
-    provider: 'kubernetes',
-    ...f,
-  });
-}
 
 /** The evidence of one Dapr component (module comment). */
 export function daprComponentEvidence(c: K8sObject, cluster: Cluster): Evidence[] {

@@ -2,7 +2,8 @@
  * The Kubernetes objects of an audit, read together: workloads with their pod templates, and the
  * Service/ConfigMap lookups that resolve in-cluster DNS names to the workload behind them.
  */
-import { entityKey, type AnalyzerGap, type SourceFile } from '../evidence';
+import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
+import { evidence, type EvidenceFields } from '../shared/evidence';
 import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
@@ -19,6 +20,19 @@ export interface K8sObject {
   kind: string;
   name: string;
   namespace: string | null;
+}
+
+/** Evidence of the Kubernetes provider, cited at `path` inside the object. */
+export function cite(
+  o: K8sObject,
+  path: PathItem[],
+  f: Omit<EvidenceFields, 'source' | 'provider'>,
+): Evidence {
+  return evidence(o.file, o.doc.span([...o.at, ...path]), {
+    source: 'cloud',
+    provider: 'kubernetes',
+    ...f,
+  });
 }
 
 export interface Workload extends K8sObject {

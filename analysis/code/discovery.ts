@@ -187,37 +187,54 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
   return out;
 }
 
+/** The unit's declared dependencies whose name matches `re`. */
+export const declaredDependencies = (unit: Unit, re: RegExp) =>
+  unit.manifests.flatMap((m) => m.dependencies).filter((d) => re.test(d.name));
+
+/**
+ * A client unit's `connects_to` a server unit, cited at the client's first declared dependency
+ * matching `re` (its client library); null without one.
+ */
+export function clientOfServer(
+  model: CodeModel,
+  client: Unit,
+  server: Unit,
+  re: RegExp,
+  what: { kind: string; summary: string; attributes: Record<string, unknown> },
+): Evidence | null {
+  const dep = declaredDependencies(client, re)[0];
+  const file = dep ? model.fileByPath.get(dep.path) : undefined;
+  if (!dep || !file) return null;
+  return evidence(
+    file,
+    { start: dep.line, end: dep.endLine },
+    {
+      source: 'code',
+      provider: dep.ecosystem,
+      kind: what.kind,
+      subject: client.key,
+      relationship: 'connects_to',
+      object: server.key,
+      summary: what.summary,
+      attributes: { ...what.attributes, package: dep.name, server: server.name },
+    },
+  );
+}
+
 /** The Eureka client -> server evidence of the repository (see the module comment). */
 function registryEvidence(model: CodeModel): Evidence[] {
-  const declared = (unit: Unit, re: RegExp) =>
-    unit.manifests.flatMap((m) => m.dependencies.filter((d) => re.test(d.name)));
-  const servers = model.units.filter((u) => declared(u, EUREKA_SERVER).length > 0);
+  const servers = model.units.filter((u) => declaredDependencies(u, EUREKA_SERVER).length > 0);
   if (servers.length !== 1) return [];
   const server = servers[0]!;
-  const out: Evidence[] = [];
-  for (const unit of model.units) {
-    if (unit.key === server.key) continue;
-    const dep = declared(unit, EUREKA_CLIENT)[0];
-    const file = dep ? model.fileByPath.get(dep.path) : undefined;
-    if (!dep || !file) continue;
-    out.push(
-      evidence(
-        file,
-        { start: dep.line, end: dep.endLine },
-        {
-          source: 'code',
-          provider: dep.ecosystem,
-          kind: 'registry-client',
-          subject: unit.key,
-          relationship: 'connects_to',
-          object: server.key,
-          summary: `${unit.name} registers with the Eureka server ${server.name} (the repository's one Eureka server unit)`,
-          attributes: { registry: 'eureka', package: dep.name, server: server.name },
-        },
-      ),
-    );
-  }
-  return out;
+  return model.units.flatMap((unit) => {
+    if (unit.key === server.key) return [];
+    const found = clientOfServer(model, unit, server, EUREKA_CLIENT, {
+      kind: 'registry-client',
+      summary: `${unit.name} registers with the Eureka server ${server.name} (the repository's one Eureka server unit)`,
+      attributes: { registry: 'eureka' },
+    });
+    return found ? [found] : [];
+  });
 }
 
 /** service-id-reference and registry-client evidence of every unit. */

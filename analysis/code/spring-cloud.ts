@@ -22,6 +22,7 @@ import { basename, dirname, isWithin, joinPath } from '../shared/paths';
 import { LineIndex } from '../shared/text';
 import { isRecord } from '../shared/values';
 import { parseYamlDocuments } from '../shared/yaml';
+import { clientOfServer, declaredDependencies } from './discovery';
 import type { CodeModel, Unit } from './model';
 
 const CONFIG_SERVER = /(^|:)spring-cloud-config-server$/;
@@ -77,9 +78,6 @@ function plainName(value: string): string | null {
   const name = (placeholder ? (placeholder[1] ?? '') : v).trim().toLowerCase();
   return /^[a-z0-9][a-z0-9._-]{0,62}$/.test(name) ? name : null;
 }
-
-const deps = (unit: Unit, re: RegExp) =>
-  unit.manifests.flatMap((m) => m.dependencies).filter((d) => re.test(d.name));
 
 /** The unit's own Spring files, `bootstrap*` before `application*`, default profile first. */
 function ownSpringFiles(files: SourceFile[]): SourceFile[] {
@@ -174,7 +172,7 @@ export function serveSpringConfig(model: CodeModel): ServedConfig {
       ),
     );
   }
-  const servers = model.units.filter((u) => deps(u, CONFIG_SERVER).length > 0);
+  const servers = model.units.filter((u) => declaredDependencies(u, CONFIG_SERVER).length > 0);
   const served = new Set<string>();
   if (servers.length === 0) return { model, evidence: out };
   const byName = new Map<string, Unit>();
@@ -183,7 +181,9 @@ export function serveSpringConfig(model: CodeModel): ServedConfig {
     if (n) byName.set(n.name, unit);
   }
   const isServer = (u: Unit) => servers.some((s) => s.key === u.key);
-  const declaredClients = model.units.filter((u) => !isServer(u) && deps(u, CONFIG_CLIENT).length);
+  const declaredClients = model.units.filter(
+    (u) => !isServer(u) && declaredDependencies(u, CONFIG_CLIENT).length,
+  );
   const clients = declaredClients.length
     ? declaredClients
     : model.units.filter((u) => !isServer(u) && names.has(u.key));
@@ -213,25 +213,12 @@ export function serveSpringConfig(model: CodeModel): ServedConfig {
     }
     if (servers.length !== 1) continue;
     for (const client of clients) {
-      const dep = deps(client, CONFIG_CLIENT)[0];
-      const file = dep ? model.fileByPath.get(dep.path) : undefined;
-      if (!dep || !file) continue;
-      out.push(
-        evidence(
-          file,
-          { start: dep.line, end: dep.endLine },
-          {
-            source: 'code',
-            provider: dep.ecosystem,
-            kind: 'config-client',
-            subject: client.key,
-            relationship: 'connects_to',
-            object: server.key,
-            summary: `${client.name} fetches its configuration from the config server ${server.name}`,
-            attributes: { package: dep.name, server: server.name },
-          },
-        ),
-      );
+      const found = clientOfServer(model, client, server, CONFIG_CLIENT, {
+        kind: 'config-client',
+        summary: `${client.name} fetches its configuration from the config server ${server.name}`,
+        attributes: {},
+      });
+      if (found) out.push(found);
     }
   }
   if (served.size === 0) return { model, evidence: out };

@@ -1,12 +1,14 @@
 /**
- * A minimal TOML reader, hand-written because no TOML library is a runtime dependency. It reads
- * what package manifests use (pyproject.toml, Cargo.toml, Pipfile): table headers `[a.b]` and
- * `[[a]]`, dotted/quoted keys, basic and literal strings (single- and multi-line), arrays (also
- * multi-line, with comments), inline tables, and keeps any other scalar (numbers, booleans,
- * dates) as raw text. Every value carries its line numbers so evidence can cite it.
+ * The assignments and table headers of a TOML package manifest (pyproject.toml, Cargo.toml,
+ * Pipfile), read with toml-eslint-parser (a maintained TOML 1.0/1.1 parser that gives every node
+ * its lines; docs/decisions.md says why it and not a smaller parser). Every value carries its
+ * line numbers so evidence can cite it. Numbers, booleans and dates are kept as their raw text.
  *
- * It is tolerant: a line it cannot read is recorded in `errors` and skipped. It never throws.
+ * It is tolerant, as a manifest reader must be: the parser stops at the first error, so the
+ * statement holding it is blanked (lines kept, so positions stay true), the error recorded in
+ * `errors` and the rest read again, at most MAX_RECOVERIES times. It never throws.
  */
+import { parseTOML, ParseError, type AST } from 'toml-eslint-parser';
 
 export interface TomlString {
   kind: 'string';
@@ -64,269 +66,91 @@ export interface TomlDocument {
   errors: { line: number; message: string }[];
 }
 
-class TomlError extends Error {}
+/** How many broken statements one file may have before the reader gives up on the rest. */
+const MAX_RECOVERIES = 32;
 
-class Reader {
-  i = 0;
-  line = 1;
+const KEY_PART = String.raw`(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')`;
+/** A line that starts a statement: a table header or `key =` (used only to recover). */
+const STATEMENT_START = new RegExp(String.raw`^\s*(?:\[|${KEY_PART}(?:\s*\.\s*${KEY_PART})*\s*=)`);
 
-  constructor(readonly text: string) {}
+function keyOf(key: AST.TOMLKey): string[] {
+  return key.keys.map((k) => (k.type === 'TOMLBare' ? k.name : k.value));
+}
 
-  peek(offset = 0): string {
-    return this.text[this.i + offset] ?? '';
-  }
-
-  startsWith(s: string): boolean {
-    return this.text.startsWith(s, this.i);
-  }
-
-  advance(count = 1): void {
-    for (let k = 0; k < count && this.i < this.text.length; k++) {
-      if (this.text[this.i] === '\n') this.line++;
-      this.i++;
-    }
-  }
-
-  eof(): boolean {
-    return this.i >= this.text.length;
-  }
-
-  /** Spaces and tabs only. */
-  skipInline(): void {
-    while (this.peek() === ' ' || this.peek() === '\t') this.advance();
-  }
-
-  skipComment(): void {
-    if (this.peek() === '#') while (!this.eof() && this.peek() !== '\n') this.advance();
-  }
-
-  /** Whitespace, newlines and comments (inside arrays and between statements). */
-  skipAll(): void {
-    for (;;) {
-      const c = this.peek();
-      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') this.advance();
-      else if (c === '#') this.skipComment();
-      else return;
-    }
-  }
-
-  skipToLineEnd(): void {
-    while (!this.eof() && this.peek() !== '\n') this.advance();
+function valueOf(node: AST.TOMLContentNode, source: string): TomlValue {
+  const line = node.loc.start.line;
+  const endLine = node.loc.end.line;
+  switch (node.type) {
+    case 'TOMLArray':
+      return { kind: 'array', items: node.elements.map((e) => valueOf(e, source)), line, endLine };
+    case 'TOMLInlineTable':
+      return { kind: 'table', entries: node.body.map((kv) => entryOf(kv, source)), line, endLine };
+    default:
+      if (node.kind === 'string') return { kind: 'string', value: node.value, line, endLine };
+      return {
+        kind: 'other',
+        raw: source.slice(node.range[0], node.range[1]),
+        line,
+        endLine: line,
+      };
   }
 }
 
-function readBasicString(r: Reader, multiline: boolean): string {
-  const quoteLen = multiline ? 3 : 1;
-  r.advance(quoteLen);
-  if (multiline && r.peek() === '\r') r.advance();
-  if (multiline && r.peek() === '\n') r.advance();
-  let out = '';
-  for (;;) {
-    if (r.eof()) throw new TomlError('unterminated string');
-    if (multiline ? r.startsWith('"""') : r.peek() === '"') {
-      // A multi-line string may end with up to two extra quotes.
-      if (multiline) {
-        while (r.startsWith('""""')) {
-          out += '"';
-          r.advance();
-        }
-      }
-      r.advance(quoteLen);
-      return out;
-    }
-    const c = r.peek();
-    if (c === '\n' && !multiline) throw new TomlError('newline in string');
-    if (c === '\\') {
-      const e = r.peek(1);
-      const simple: Record<string, string> = {
-        b: '\b',
-        t: '\t',
-        n: '\n',
-        f: '\f',
-        r: '\r',
-        '"': '"',
-        '\\': '\\',
-      };
-      if (simple[e] !== undefined) {
-        out += simple[e];
-        r.advance(2);
-      } else if (e === 'u' || e === 'U') {
-        const len = e === 'u' ? 4 : 8;
-        const hex = r.text.slice(r.i + 2, r.i + 2 + len);
-        const code = /^[0-9a-fA-F]+$/.test(hex) ? parseInt(hex, 16) : NaN;
-        out += Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : '';
-        r.advance(2 + len);
-      } else if (multiline && /[ \t\r\n]/.test(e)) {
-        // Line-ending backslash: trim the following whitespace.
-        r.advance();
-        while (/[ \t\r\n]/.test(r.peek())) r.advance();
-      } else {
-        out += e;
-        r.advance(2);
-      }
+function entryOf(kv: AST.TOMLKeyValue, source: string): TomlEntry {
+  return {
+    key: keyOf(kv.key),
+    value: valueOf(kv.value, source),
+    line: kv.loc.start.line,
+    endLine: kv.loc.end.line,
+  };
+}
+
+function documentOf(program: AST.TOMLProgram, source: string): TomlDocument {
+  const doc: TomlDocument = { assignments: [], headers: [], errors: [] };
+  const assign = (table: string[], kv: AST.TOMLKeyValue): void => {
+    const { key, value, line, endLine } = entryOf(kv, source);
+    doc.assignments.push({ table, key, path: [...table, ...key], value, line, endLine });
+  };
+  for (const node of program.body[0].body) {
+    if (node.type === 'TOMLKeyValue') {
+      assign([], node);
       continue;
     }
-    out += c;
-    r.advance();
+    const path = keyOf(node.key);
+    doc.headers.push({ path, line: node.loc.start.line, arrayTable: node.kind === 'array' });
+    for (const kv of node.body) assign(path, kv);
   }
-}
-
-function readLiteralString(r: Reader, multiline: boolean): string {
-  const quoteLen = multiline ? 3 : 1;
-  r.advance(quoteLen);
-  if (multiline && r.peek() === '\r') r.advance();
-  if (multiline && r.peek() === '\n') r.advance();
-  let out = '';
-  for (;;) {
-    if (r.eof()) throw new TomlError('unterminated string');
-    if (multiline ? r.startsWith("'''") : r.peek() === "'") {
-      if (multiline) {
-        while (r.startsWith("''''")) {
-          out += "'";
-          r.advance();
-        }
-      }
-      r.advance(quoteLen);
-      return out;
-    }
-    if (r.peek() === '\n' && !multiline) throw new TomlError('newline in string');
-    out += r.peek();
-    r.advance();
-  }
-}
-
-function readKeyPart(r: Reader): string {
-  const c = r.peek();
-  if (c === '"') return readBasicString(r, false);
-  if (c === "'") return readLiteralString(r, false);
-  let out = '';
-  while (/[A-Za-z0-9_-]/.test(r.peek())) {
-    out += r.peek();
-    r.advance();
-  }
-  if (out === '') throw new TomlError('expected a key');
-  return out;
-}
-
-function readKey(r: Reader): string[] {
-  const parts: string[] = [];
-  for (;;) {
-    r.skipInline();
-    parts.push(readKeyPart(r));
-    r.skipInline();
-    if (r.peek() !== '.') return parts;
-    r.advance();
-  }
-}
-
-function readValue(r: Reader, depth: number): TomlValue {
-  if (depth > 64) throw new TomlError('nesting too deep');
-  const line = r.line;
-  const c = r.peek();
-  if (c === '"') {
-    const value = readBasicString(r, r.startsWith('"""'));
-    return { kind: 'string', value, line, endLine: r.line };
-  }
-  if (c === "'") {
-    const value = readLiteralString(r, r.startsWith("'''"));
-    return { kind: 'string', value, line, endLine: r.line };
-  }
-  if (c === '[') {
-    r.advance();
-    const items: TomlValue[] = [];
-    for (;;) {
-      r.skipAll();
-      if (r.eof()) throw new TomlError('unterminated array');
-      if (r.peek() === ']') {
-        r.advance();
-        return { kind: 'array', items, line, endLine: r.line };
-      }
-      items.push(readValue(r, depth + 1));
-      r.skipAll();
-      if (r.peek() === ',') r.advance();
-      else if (r.peek() !== ']') throw new TomlError('expected , or ] in array');
-    }
-  }
-  if (c === '{') {
-    r.advance();
-    const entries: TomlEntry[] = [];
-    for (;;) {
-      r.skipAll();
-      if (r.eof()) throw new TomlError('unterminated inline table');
-      if (r.peek() === '}') {
-        r.advance();
-        return { kind: 'table', entries, line, endLine: r.line };
-      }
-      const entryLine = r.line;
-      const key = readKey(r);
-      r.skipInline();
-      if (r.peek() !== '=') throw new TomlError('expected = in inline table');
-      r.advance();
-      r.skipInline();
-      const value = readValue(r, depth + 1);
-      entries.push({ key, value, line: entryLine, endLine: r.line });
-      r.skipAll();
-      if (r.peek() === ',') r.advance();
-      else if (r.peek() !== '}') throw new TomlError('expected , or } in inline table');
-    }
-  }
-  let raw = '';
-  while (!r.eof() && !/[,\]}#\n\r]/.test(r.peek())) {
-    raw += r.peek();
-    r.advance();
-  }
-  raw = raw.trim();
-  if (raw === '') throw new TomlError('expected a value');
-  return { kind: 'other', raw, line, endLine: line };
+  return doc;
 }
 
 export function readToml(text: string): TomlDocument {
-  const doc: TomlDocument = { assignments: [], headers: [], errors: [] };
-  const r = new Reader(text.replace(/^\uFEFF/, ''));
-  let table: string[] = [];
-  while (!r.eof()) {
-    r.skipAll();
-    if (r.eof()) break;
-    const line = r.line;
+  const lines = text.replace(/^\uFEFF/, '').split('\n');
+  const errors: TomlDocument['errors'] = [];
+  let lastBlanked = 0;
+  for (let attempt = 0; attempt <= MAX_RECOVERIES; attempt++) {
+    const source = lines.join('\n');
     try {
-      if (r.peek() === '[') {
-        const arrayTable = r.startsWith('[[');
-        r.advance(arrayTable ? 2 : 1);
-        const path = readKey(r);
-        r.skipInline();
-        if (!r.startsWith(arrayTable ? ']]' : ']'))
-          throw new TomlError('expected ] after table name');
-        r.advance(arrayTable ? 2 : 1);
-        table = path;
-        doc.headers.push({ path, line, arrayTable });
-      } else {
-        const key = readKey(r);
-        r.skipInline();
-        if (r.peek() !== '=') throw new TomlError('expected =');
-        r.advance();
-        r.skipInline();
-        const value = readValue(r, 0);
-        doc.assignments.push({
-          table,
-          key,
-          path: [...table, ...key],
-          value,
-          line,
-          endLine: r.line,
-        });
-      }
-      r.skipInline();
-      r.skipComment();
-      if (r.peek() === '\r') r.advance();
-      if (!r.eof() && r.peek() !== '\n') throw new TomlError('unexpected text after value');
+      return { ...documentOf(parseTOML(source, { tomlVersion: '1.1' }), source), errors };
     } catch (err) {
-      if (!(err instanceof TomlError)) throw err;
-      doc.errors.push({ line: r.line, message: err.message });
-      // Resume on the line after the error.
-      r.skipToLineEnd();
+      if (!(err instanceof ParseError)) {
+        // Not a syntax error (a document nested too deep for the parser): nothing is read.
+        errors.push({ line: 0, message: err instanceof Error ? err.message : String(err) });
+        break;
+      }
+      const line = err.lineNumber;
+      let from = line;
+      if (line > lastBlanked) {
+        errors.push({ line, message: err.message });
+      } else {
+        // Blanking the error's line did not help: a value opened on an earlier line (an array,
+        // an inline table, a multi-line string) is unterminated. Blank back to its statement.
+        while (from > 1 && !STATEMENT_START.test(lines[from - 1] ?? '')) from--;
+      }
+      for (let l = from; l <= line; l++) lines[l - 1] = '';
+      lastBlanked = Math.max(lastBlanked, line);
     }
   }
-  return doc;
+  return { assignments: [], headers: [], errors };
 }
 
 /** The string items of an array value (other items are ignored). */

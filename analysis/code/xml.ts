@@ -1,10 +1,13 @@
 /**
- * A small XML element reader for build manifests (pom.xml, *.csproj), hand-written because no
- * XML library is a runtime dependency. Comments, CDATA, processing instructions and DOCTYPE are
- * blanked (line breaks kept), then tags are matched with a regular expression and nested with a
- * stack. Namespace prefixes are dropped from element names. Text content is entity-decoded.
- * Mismatched closing tags are recovered from and reported in `errors`. It never throws.
+ * The XML element tree of a build manifest (pom.xml, *.csproj), read with sax (isaacs/sax-js, a
+ * maintained streaming XML parser that reports the line of every event) in strict mode, where
+ * each well-formedness error is recorded in `errors` and parsing resumes (sax's own recovery:
+ * a closing tag closes the elements left open inside it, an unmatched one is skipped). Namespace
+ * prefixes are dropped from element and attribute names. Text content is entity-decoded; CDATA
+ * counts as text. Every element carries the lines of its start and end tag so evidence can cite
+ * it. It never throws.
  */
+import sax from 'sax';
 
 export interface XmlElement {
   name: string;
@@ -21,23 +24,6 @@ export interface XmlDocument {
   errors: string[];
 }
 
-function blank(s: string): string {
-  return s.replace(/[^\n]/g, ' ');
-}
-
-function decode(s: string): string {
-  return s
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&apos;/g, "'")
-    .replace(/&#(\d+);/g, (_m, d: string) => String.fromCodePoint(Math.min(Number(d), 0x10ffff)))
-    .replace(/&#x([0-9a-f]+);/gi, (_m, h: string) =>
-      String.fromCodePoint(Math.min(parseInt(h, 16), 0x10ffff)),
-    )
-    .replace(/&amp;/g, '&');
-}
-
 function localName(name: string): string {
   const i = name.indexOf(':');
   return i < 0 ? name : name.slice(i + 1);
@@ -45,26 +31,6 @@ function localName(name: string): string {
 
 export function readXml(input: string): XmlDocument {
   const errors: string[] = [];
-  const text = input
-    .replace(/^\uFEFF/, '')
-    .replace(/<!--[\s\S]*?(?:-->|$)/g, blank)
-    .replace(/<!\[CDATA\[[\s\S]*?(?:\]\]>|$)/g, blank)
-    .replace(/<\?[\s\S]*?(?:\?>|$)/g, blank)
-    .replace(/<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>/gi, blank);
-
-  const lineStarts = [0];
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lineStarts.push(i + 1);
-  const lineAt = (offset: number): number => {
-    let lo = 0;
-    let hi = lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if ((lineStarts[mid] ?? 0) <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo + 1;
-  };
-
   const docRoot: XmlElement = {
     name: '#document',
     attrs: {},
@@ -74,47 +40,68 @@ export function readXml(input: string): XmlDocument {
     endLine: 1,
   };
   const stack: XmlElement[] = [docRoot];
-  const tagRe =
-    /<(\/?)([A-Za-z_][\w.:-]*)((?:\s+[^\s=/>]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?)*)\s*(\/?)>/g;
-  let last = 0;
-  let m: RegExpExecArray | null;
-  while ((m = tagRe.exec(text)) !== null) {
-    const top = stack[stack.length - 1] as XmlElement;
-    top.text += decode(text.slice(last, m.index));
-    last = tagRe.lastIndex;
-    const closing = m[1] === '/';
-    const name = localName(m[2] ?? '');
-    const line = lineAt(m.index);
-    if (closing) {
-      let idx = stack.length - 1;
-      while (idx > 0 && (stack[idx] as XmlElement).name !== name) idx--;
-      if (idx === 0) {
-        errors.push(`line ${line}: unexpected </${name}>`);
-        continue;
-      }
-      if (idx !== stack.length - 1) errors.push(`line ${line}: unclosed element before </${name}>`);
-      while (stack.length - 1 > idx) {
-        const open = stack.pop() as XmlElement;
-        open.endLine = line;
-      }
-      const el = stack.pop() as XmlElement;
-      el.endLine = line;
-      continue;
-    }
+  const top = (): XmlElement => stack[stack.length - 1] as XmlElement;
+  const text = input.replace(/^\uFEFF/, '');
+  const parser = sax.parser(true, { position: true });
+  const line = (): number => parser.line + 1;
+  // The line of an offset, counted forward (tags come in document order).
+  let counted = 0;
+  let countedLine = 1;
+  const lineAt = (offset: number): number => {
+    for (; counted < offset; counted++) if (text.charCodeAt(counted) === 10) countedLine++;
+    return countedLine;
+  };
+  let tagLine = 1;
+
+  parser.onerror = (err) => {
+    errors.push(`line ${line()}: ${err.message.split('\n')[0] ?? ''}`);
+    parser.resume();
+  };
+  // A start tag may span lines: its line is the line of its `<` (startTagPosition is 1-based).
+  parser.onopentagstart = () => {
+    tagLine = lineAt(parser.startTagPosition - 1);
+  };
+  parser.onopentag = (tag) => {
     const attrs: Record<string, string> = {};
-    const attrRe = /([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
-    let a: RegExpExecArray | null;
-    while ((a = attrRe.exec(m[3] ?? '')) !== null) {
-      attrs[localName(a[1] ?? '')] = decode(a[2] ?? a[3] ?? a[4] ?? '');
+    for (const [name, value] of Object.entries(tag.attributes)) {
+      attrs[localName(name)] = typeof value === 'string' ? value : value.value;
     }
-    const el: XmlElement = { name, attrs, children: [], text: '', line, endLine: line };
-    top.children.push(el);
-    if (m[4] !== '/') stack.push(el);
+    const el: XmlElement = {
+      name: localName(tag.name),
+      attrs,
+      children: [],
+      text: '',
+      line: tagLine,
+      endLine: tagLine,
+    };
+    top().children.push(el);
+    stack.push(el);
+  };
+  parser.onclosetag = () => {
+    const el = stack.pop() as XmlElement;
+    // A self-closing element ends on the line it starts.
+    if (!parser.tag?.isSelfClosing) el.endLine = line();
+  };
+  parser.ontext = (text) => {
+    top().text += text;
+  };
+  parser.oncdata = (text) => {
+    top().text += text;
+  };
+
+  try {
+    parser.write(text).close();
+  } catch (err) {
+    // sax throws only when an error is left unresumed; record it like the others.
+    errors.push(
+      `line ${line()}: ${err instanceof Error ? (err.message.split('\n')[0] ?? '') : ''}`,
+    );
   }
   if (stack.length > 1) {
-    errors.push(`unclosed element <${(stack[stack.length - 1] as XmlElement).name}>`);
-    const endLine = lineAt(text.length);
-    for (const el of stack.slice(1)) el.endLine = endLine;
+    errors.push(`unclosed element <${top().name}>`);
+    // sax resets its position when it closes: the open elements end on the last line.
+    const last = lineAt(text.length);
+    for (const el of stack.slice(1)) el.endLine = last;
   }
   const root = docRoot.children[0] ?? null;
   if (!root) errors.push('no root element');

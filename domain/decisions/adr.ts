@@ -8,6 +8,16 @@
 import { mdBlock, mdCode, mdText } from '../output/markdown';
 import type { DecisionStatus, EvaluatedCriterion, Verification } from './rules';
 
+/** An option of a decision as documents show it (the ADR, the workspace export). */
+export interface DecisionOptionText {
+  id: string;
+  title: string;
+  description: string;
+  benefits?: string[];
+  tradeoffs?: string[];
+  evidence_ids?: string[];
+}
+
 export interface AdrDecision {
   id: string;
   number: number;
@@ -18,14 +28,7 @@ export interface AdrDecision {
   owner_id: string;
   created_by: string;
   snapshot_id: string;
-  options: ReadonlyArray<{
-    id: string;
-    title: string;
-    description: string;
-    benefits?: string[];
-    tradeoffs?: string[];
-    evidence_ids?: string[];
-  }>;
+  options: ReadonlyArray<DecisionOptionText>;
   selected_option_id: string | null;
   evidence_ids: readonly string[];
   uncertainties: ReadonlyArray<{ subject_key: string; description: string; blocking: boolean }>;

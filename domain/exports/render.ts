@@ -6,6 +6,7 @@
  */
 import { stringify } from 'yaml';
 import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
+import type { DecisionOptionText } from '../decisions/adr';
 import { mdBlock, mdCode, mdText } from '../output/markdown';
 import { plainJson, plainLine } from '../output/plain';
 import type { AuditReportContent } from '../reports/report';
@@ -56,13 +57,7 @@ export interface ExportDecision {
   status: string;
   question: string;
   context: string;
-  options: ReadonlyArray<{
-    id: string;
-    title: string;
-    description: string;
-    benefits?: string[];
-    tradeoffs?: string[];
-  }>;
+  options: ReadonlyArray<DecisionOptionText>;
   selected_option_id: string | null;
   latest_rationale: string | null;
   affected_entity_keys: string[];

@@ -1,0 +1,167 @@
+/**
+ * The environment of a Kubernetes container (kubernetes.ts): `env` values (addresses resolved
+ * through the cluster's Services), `valueFrom` secret and config map keys, and `envFrom` maps,
+ * each cited at its place in the manifest.
+ */
+import { entityKey, type Evidence } from '../evidence';
+import { asArray, asString, isRecord } from '../shared/values';
+import type { PathItem } from '../shared/yaml';
+import { envReferences, type HostResolver } from './env';
+import { cite, type Cluster, type Obj, type Workload } from './kubernetes-cluster';
+
+export function containerEnv(
+  w: Workload,
+  c: Obj,
+  cAt: PathItem[],
+  label: string,
+  subject: string,
+  resolve: HostResolver,
+  cluster: Cluster,
+): Evidence[] {
+  const out: Evidence[] = [];
+  const refEvidence = (
+    path: PathItem[],
+    rel: string,
+    object: string,
+    summary: string,
+    attributes: Obj,
+  ) =>
+    out.push(
+      cite(w, path, {
+        kind: 'env-reference',
+        subject,
+        relationship: rel,
+        object,
+        summary,
+        attributes,
+      }),
+    );
+  // The value a ConfigMap or Secret of these files gives a variable feeds the same address
+  // resolution as a value written in `env`; secret values themselves never leave env.ts.
+  const resolved = (
+    path: PathItem[],
+    variable: string,
+    value: unknown,
+    via: string,
+    attributes: Obj,
+  ) => {
+    for (const r of envReferences(variable, value, resolve, via)) {
+      if (r.kind !== 'env-reference') continue;
+      const from = asString(attributes.config) ?? asString(attributes.secret) ?? '';
+      const secret = attributes.config === undefined;
+      // A Secret's value is not shown, even redacted: only the host it names.
+      const shown = `${variable}=${String(r.attributes.value)}`;
+      const summary = secret ? r.summary.replace(shown, variable) : r.summary;
+      out.push(
+        cite(w, path, {
+          ...r,
+          subject,
+          summary: `${label} ${summary} (via ${secret ? 'secret' : 'config map'} ${from})`,
+          attributes: {
+            ...r.attributes,
+            ...(secret ? { value: null } : {}),
+            ...attributes,
+          },
+        }),
+      );
+    }
+  };
+  const explicit = new Set(
+    asArray(c.env)
+      .filter(isRecord)
+      .map((e) => asString(e.name) ?? ''),
+  );
+  asArray(c.env).forEach((e, j) => {
+    if (!isRecord(e)) return;
+    const name = asString(e.name) ?? '';
+    const path = [...cAt, 'env', j];
+    const from = isRecord(e.valueFrom) ? e.valueFrom : null;
+    if (!from) {
+      for (const r of envReferences(name, e.value, resolve, 'env')) {
+        out.push(cite(w, path, { ...r, kind: r.kind, subject, summary: `${label} ${r.summary}` }));
+      }
+      return;
+    }
+    if (isRecord(from.secretKeyRef)) {
+      const secret = asString(from.secretKeyRef.name) ?? '';
+      const key = asString(from.secretKeyRef.key) ?? '';
+      refEvidence(
+        path,
+        'reads_secret',
+        entityKey('secret', secret),
+        `${label} reads ${name} from secret ${secret}`,
+        {
+          variable: name,
+          from: 'secretKeyRef',
+          secret,
+          key: asString(from.secretKeyRef.key),
+        },
+      );
+      const value = cluster.secretData(secret, w.namespace)?.[key];
+      resolved(path, name, value, 'secretKeyRef', { from: 'secretKeyRef', secret, key });
+    } else if (isRecord(from.configMapKeyRef)) {
+      const config = asString(from.configMapKeyRef.name) ?? '';
+      const key = asString(from.configMapKeyRef.key) ?? '';
+      refEvidence(
+        path,
+        'reads_config',
+        entityKey('config', config),
+        `${label} reads ${name} from config map ${config}`,
+        {
+          variable: name,
+          from: 'configMapKeyRef',
+          config,
+          key,
+        },
+      );
+      const value = cluster.configValue(config, key, w.namespace);
+      resolved(path, name, value, 'configMapKeyRef', { from: 'configMapKeyRef', config, key });
+    }
+  });
+  asArray(c.envFrom).forEach((e, j) => {
+    if (!isRecord(e)) return;
+    const path = [...cAt, 'envFrom', j];
+    const prefix = asString(e.prefix) ?? '';
+    // Every key of the map becomes a variable (an `env` entry of the same name wins). The
+    // container receives them all whether its code reads them or not: `received: 'bulk'`.
+    const bulk = (data: Record<string, unknown> | null, attributes: Obj) => {
+      for (const [key, value] of Object.entries(data ?? {})) {
+        const variable = `${prefix}${key}`;
+        if (explicit.has(variable) || (typeof value === 'string' && value.includes('\n'))) continue;
+        resolved(path, variable, value, attributes.from as string, {
+          ...attributes,
+          key,
+          received: 'bulk',
+        });
+      }
+    };
+    if (isRecord(e.configMapRef)) {
+      const config = asString(e.configMapRef.name) ?? '';
+      refEvidence(
+        path,
+        'reads_config',
+        entityKey('config', config),
+        `${label} loads its environment from config map ${config}`,
+        {
+          from: 'envFrom.configMapRef',
+          config,
+        },
+      );
+      bulk(cluster.configData(config, w.namespace), { from: 'envFrom.configMapRef', config });
+    } else if (isRecord(e.secretRef)) {
+      const secret = asString(e.secretRef.name) ?? '';
+      refEvidence(
+        path,
+        'reads_secret',
+        entityKey('secret', secret),
+        `${label} loads its environment from secret ${secret}`,
+        {
+          from: 'envFrom.secretRef',
+          secret,
+        },
+      );
+      bulk(cluster.secretData(secret, w.namespace), { from: 'envFrom.secretRef', secret });
+    }
+  });
+  return out;
+}
