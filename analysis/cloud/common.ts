@@ -34,12 +34,48 @@ const QUEUES: [RegExp, string][] = [
   [/^(activemq|activemq-artemis|activemq-classic|artemis)$/, 'activemq'],
 ];
 
-/** Recognizes well-known datastore and broker images by the last segment of the repository. */
+/**
+ * Well-known images whose last segment alone says nothing (`mcr.microsoft.com/mssql/server`) or
+ * is named differently from the engine (`apache/kafka-native`, `clickhouse/clickhouse-server`):
+ * matched against the whole repository path, registry included. Object stores and emulators
+ * (MinIO, Azurite, SeaweedFS, LocalStack) and mail catchers a service sends to are datastores
+ * of the service using them, as the corpus's ground truth types them.
+ */
+const REPOSITORIES: [RegExp, ImageClass][] = [
+  [/(^|\/)mssql\/(server|rhel\/server)$/, { kind: 'datastore', engine: 'mssql' }],
+  [/(^|\/)azure-sql-edge$/, { kind: 'datastore', engine: 'mssql' }],
+  [/(^|\/)(azure-storage\/)?azurite$/, { kind: 'datastore', engine: 'azurite' }],
+  [/(^|\/)clickhouse(-server)?$/, { kind: 'datastore', engine: 'clickhouse' }],
+  [/(^|\/)minio$/, { kind: 'datastore', engine: 'minio' }],
+  [/(^|\/)seaweedfs$/, { kind: 'datastore', engine: 'seaweedfs' }],
+  [/(^|\/)(cockroach|cockroachdb)$/, { kind: 'datastore', engine: 'cockroachdb' }],
+  [
+    /(^|\/)(neo4j|couchdb|couchbase|influxdb|questdb|surrealdb|arangodb)$/,
+    { kind: 'datastore', engine: '' },
+  ],
+  [
+    /(^|\/)(mailhog|mailpit|maildev|mailcatcher|greenmail(\/standalone)?)$/,
+    { kind: 'datastore', engine: 'smtp' },
+  ],
+  [/(^|\/)kafka(-native)?$/, { kind: 'queue', engine: 'kafka' }],
+  [/(^|\/)(eclipse-)?mosquitto$/, { kind: 'queue', engine: 'mosquitto' }],
+  [/(^|\/)(emqx|vernemq|hivemq4?)$/, { kind: 'queue', engine: 'mqtt' }],
+  [/(^|\/)pulsar(-all)?$/, { kind: 'queue', engine: 'pulsar' }],
+];
+
+/**
+ * Recognizes well-known datastore and broker images: by the last segment of the repository,
+ * else by the repository path (REPOSITORIES).
+ */
 export function classifyImage(image: ImageRef | null): ImageClass | null {
   if (!image) return null;
-  const last = (image.repo.split('/').pop() ?? '').toLowerCase();
+  const repo = image.repo.toLowerCase();
+  const last = repo.split('/').pop() ?? '';
   for (const [re, engine] of DATASTORES) if (re.test(last)) return { kind: 'datastore', engine };
   for (const [re, engine] of QUEUES) if (re.test(last)) return { kind: 'queue', engine };
+  for (const [re, cls] of REPOSITORIES) {
+    if (re.test(repo)) return cls.engine === '' ? { kind: cls.kind, engine: last } : cls;
+  }
   return null;
 }
 
