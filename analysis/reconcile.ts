@@ -89,9 +89,14 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       }
     }
   }
-  // 2. A service and a datastore/queue/bucket of the same name are one thing (compose `db` running postgres).
+  // 2. A service and a datastore/queue/bucket of the same name are one thing (compose `db` running
+  //    postgres). Not a bucket or queue known only by its plain name in a variable
+  //    (`UPLOAD_BUCKET: langfuse`): that name is no host, and says nothing of a service's identity.
+  const plainNamed = plainNamedResources(evidence);
   for (const keys of byName.values()) {
-    const specific = keys.filter((k) => ['datastore', 'queue', 'bucket'].includes(keyKind(k)));
+    const specific = keys.filter(
+      (k) => ['datastore', 'queue', 'bucket'].includes(keyKind(k)) && !plainNamed.has(k),
+    );
     const services = keys.filter((k) => keyKind(k) === 'service');
     if (specific.length && services.length) for (const s of services) uf.union(specific[0]!, s);
   }
@@ -338,6 +343,21 @@ function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
+}
+
+/** Buckets and queues that only variables name, by their plain name (`resolution: bucket-name`). */
+function plainNamedResources(evidence: StoredEvidence[]): Set<string> {
+  const plain = new Set<string>();
+  const other = new Set<string>();
+  for (const e of evidence) {
+    other.add(e.subject_key);
+    if (!e.object_key) continue;
+    const r = e.attributes.resolution;
+    if (r === 'bucket-name' || r === 'queue-name') plain.add(e.object_key);
+    else other.add(e.object_key);
+  }
+  for (const k of other) plain.delete(k);
+  return plain;
 }
 
 function orderKey(e: StoredEvidence): string {

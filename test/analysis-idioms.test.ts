@@ -65,3 +65,53 @@ test('images: stores and brokers known by their repository path are typed, not s
     edges(graph).some((e) => / -> service:(sql|blobs|olap|objects|events|mqtt|mail)$/.test(e)),
   );
 });
+
+test('values read as hosts: flags, bucket URLs, plain bucket names and a database server setting are no calls', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  web:
+    image: acme/shop:1.0
+    environment:
+      CALCULATE_API_BASE_URL: "true"
+      CATALOG_URL: http://catalog:8080
+      UPLOAD_BUCKET: shop
+      PROFILES_BUCKET_URL: "s3://profiles?region=us-east-1&endpoint=objects:8333"
+      DB_HOST: db
+  worker:
+    image: acme/shop-worker:1.0
+    environment:
+      EXPORT_BUCKET: shop
+  catalog:
+    image: acme/catalog:1.0
+  shop:
+    image: acme/shop-admin:1.0
+  objects:
+    image: chrislusf/seaweedfs
+  db:
+    image: mariadb:11
+    environment:
+      MARIADB_HOST: shop
+      MARIADB_DATABASE: shop
+  pool:
+    image: edoburu/pgbouncer:1.25
+    environment:
+      DB_HOST: db
+`,
+    }),
+  );
+  const e = edges(graph);
+  // Found: the real address, the object store behind the bucket URL, the database, the pooler's database.
+  t.true(e.includes('service:web -> service:catalog'));
+  t.true(e.includes('service:web -> datastore:objects'));
+  t.true(e.includes('service:web -> datastore:db'));
+  t.true(e.includes('datastore:pool -> datastore:db'));
+  // Not found: a flag, a bucket named in the URL, a bucket named like a service, a server setting.
+  t.false(keys(graph).includes('service:true'));
+  t.false(keys(graph).some((k) => k.endsWith(':profiles')));
+  t.false(
+    e.some((x) => /-> service:shop$/.test(x)),
+    e.join('\n'),
+  );
+  t.false(e.some((x) => x.startsWith('datastore:db ->')));
+});

@@ -8,7 +8,7 @@ import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import type { PathItem } from '../shared/yaml';
-import { classifyDeclared, classifyImage, singlePort } from './common';
+import { classifyDeclared, classifyImage, isServerSetting, singlePort } from './common';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
@@ -286,8 +286,11 @@ function serviceEvidence(
     );
   });
 
+  const ownEngine = image ? classifyImage(image)?.engine : undefined;
   for (const env of environment(svc.environment)) {
     for (const r of environmentFindings(env, resolver, project)) {
+      // A database image's own server setting (`MARIADB_HOST: paperless`) is no call it makes.
+      if (r.kind === 'env-reference' && ownEngine && isServerSetting(ownEngine, env.name)) continue;
       out.push(
         cite(...where('environment', env.key), {
           kind: r.kind,
