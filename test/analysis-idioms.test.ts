@@ -115,3 +115,80 @@ test('values read as hosts: flags, bucket URLs, plain bucket names and a databas
   );
   t.false(e.some((x) => x.startsWith('datastore:db ->')));
 });
+
+const pom = (artifact: string, deps: string[]) => `<project>
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.shop</groupId>
+  <artifactId>${artifact}</artifactId>
+  <version>1.0.0</version>
+  <dependencies>
+${deps.map((d) => `    <dependency><groupId>org.springframework.cloud</groupId><artifactId>${d}</artifactId></dependency>`).join('\n')}
+  </dependencies>
+</project>`;
+const client = (name: string) => ({
+  [`${name}/src/main/resources/bootstrap.yml`]: `spring:
+  application:
+    name: ${name}
+  cloud:
+    config:
+      uri: http://config:8888
+`,
+  [`${name}/src/main/java/shop/App.java`]: '@SpringBootApplication public class App {}\n',
+});
+
+test('shared settings: a setting served to every client is only the edge of clients with its library', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'config/pom.xml': pom('config', ['spring-cloud-config-server']),
+      'config/src/main/resources/application.yml': `spring:
+  application:
+    name: config
+  profiles:
+    active: native
+  cloud:
+    config:
+      server:
+        native:
+          search-locations: classpath:/shared
+`,
+      'config/src/main/java/shop/ConfigApplication.java':
+        '@EnableConfigServer @SpringBootApplication public class ConfigApplication {}\n',
+      'config/src/main/resources/shared/application.yml': `eureka:
+  client:
+    serviceUrl:
+      defaultZone: http://registry:8761/eureka/
+security:
+  oauth2:
+    resource:
+      user-info-uri: http://auth-service:5000/uaa/users/current
+spring:
+  rabbitmq:
+    host: rabbitmq
+`,
+      'accounts/pom.xml': pom('accounts', [
+        'spring-cloud-starter-config',
+        'spring-cloud-starter-netflix-eureka-client',
+        'spring-cloud-starter-oauth2',
+        'spring-cloud-starter-bus-amqp',
+      ]),
+      ...client('accounts'),
+      'dashboard/pom.xml': pom('dashboard', [
+        'spring-cloud-starter-config',
+        'spring-cloud-starter-netflix-hystrix-dashboard',
+      ]),
+      ...client('dashboard'),
+    }),
+  );
+  const e = edges(graph);
+  for (const to of ['service:registry', 'service:auth-service', 'queue:rabbitmq'])
+    t.true(e.includes(`service:accounts -> ${to}`), to);
+  t.deepEqual(
+    e.filter((x) => x.startsWith('service:dashboard ->')),
+    ['service:dashboard -> service:config'],
+  );
+  // The dashboard's records stay, edgeless, saying which library it lacks.
+  const kept = evidence.filter(
+    (x) => x.subject_key === 'service:dashboard' && x.attributes.unused_shared_setting,
+  );
+  t.is(kept.length, 3);
+});

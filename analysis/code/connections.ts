@@ -62,6 +62,7 @@ import {
   type ScanKind,
 } from './connection-scan';
 import { isLockfile, manifestKindOf } from './manifests';
+import { withoutUnusedSettings } from './shared-settings';
 import type { CodeModel, Unit } from './model';
 
 /** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
@@ -401,6 +402,12 @@ export function analyzeConnections(model: CodeModel): {
 } {
   const out: Evidence[] = [];
   const gaps: AnalyzerGap[] = [];
+  // Served configuration given to several units (a config server's `application.yml`).
+  const servedTo = new Map<string, number>();
+  if (model.servedConfig?.size)
+    for (const files of model.filesByUnit.values())
+      for (const f of files)
+        if (model.servedConfig.has(f.path)) servedTo.set(f.path, (servedTo.get(f.path) ?? 0) + 1);
   for (const unit of model.units) {
     for (const file of model.filesByUnit.get(unit.key) ?? []) {
       const kind = scanKindOf(file.path, unit, model.servedConfig?.has(file.path) ?? false);
@@ -416,9 +423,16 @@ export function analyzeConnections(model: CodeModel): {
       const ctx: Ctx = { unit, file, kind, inTest: isTestPath(file.path), out, seen: new Set() };
       const { code, mask } = lex(file.text, kind.style);
       const idx = new LineIndex(file.text);
+      const start = out.length;
       scanUrls(ctx, code, idx);
       if (kind.code) scanCode(ctx, code, mask, idx);
       else scanConfig(ctx, code);
+      if ((servedTo.get(file.path) ?? 0) > 1)
+        out.splice(
+          start,
+          out.length - start,
+          ...withoutUnusedSettings(unit, out.slice(start), file.text),
+        );
     }
   }
   return { evidence: out, gaps };
