@@ -192,3 +192,83 @@ spring:
   );
   t.is(kept.length, 3);
 });
+
+const deployment = (name: string, image: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  selector:
+    matchLabels:
+      app: ${name}
+  template:
+    metadata:
+      labels:
+        app: ${name}
+    spec:
+      containers:
+        - name: ${name}
+          image: ${image}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+spec:
+  selector:
+    app: ${name}
+  ports:
+    - port: 8080
+`;
+
+test('Spring Cloud Kubernetes: a ConfigMap named after the application holds its settings', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'k8s/mongodb.yaml': deployment('mongodb', 'mongo:7'),
+      'k8s/cache.yaml': deployment('cache', 'redis:7'),
+      'k8s/employee.yaml': deployment('employee', 'acme/employee:1.0'),
+      'k8s/employee-config.yaml': `kind: ConfigMap
+apiVersion: v1
+metadata:
+  name: employee
+  labels:
+    spring.cloud.kubernetes.config: "true"
+data:
+  application.properties: |-
+    spring.mongodb.host: mongodb
+    spring.mongodb.database: admin
+`,
+      'k8s/department.yaml': deployment('department', 'acme/department:1.0'),
+      'k8s/department-config.yaml': `kind: ConfigMap
+apiVersion: v1
+metadata:
+  name: department
+data:
+  application.yml: |
+    spring:
+      data:
+        mongodb:
+          host: mongodb
+`,
+      // Named after no application: an embedded file nobody is known to read.
+      'k8s/shared-config.yaml': `kind: ConfigMap
+apiVersion: v1
+metadata:
+  name: shared-settings
+data:
+  application.yml: |
+    spring:
+      data:
+        redis:
+          host: cache
+`,
+    }),
+  );
+  const e = edges(graph);
+  t.true(e.includes('service:employee -> datastore:mongodb'), e.join('\n'));
+  t.true(e.includes('service:department -> datastore:mongodb'), e.join('\n'));
+  t.false(
+    e.some((x) => x.endsWith('-> datastore:cache')),
+    e.join('\n'),
+  );
+});

@@ -159,6 +159,7 @@ export function configMapEvidence(cm: K8sObject, cluster: Cluster): Evidence[] {
     }),
   ];
   const resolve = cluster.resolver(cm.namespace);
+  out.push(...springApplicationConfig(cm, data, cluster));
   for (const [k, v] of Object.entries(data)) {
     if (typeof v === 'string' && v.includes('\n')) continue;
     for (const r of envReferences(k, v, resolve, 'configmap')) {
@@ -289,6 +290,64 @@ export function networkPolicyEvidence(np: K8sObject, cluster: Cluster): Evidence
         }
       });
     });
+  }
+  return out;
+}
+
+/** An application settings file held in a ConfigMap key (`application.properties: |`). */
+const APP_SETTINGS_KEY = /^(application|bootstrap)([-_][\w.-]+)?\.(properties|ya?ml)$/i;
+
+/**
+ * Spring Cloud Kubernetes: a ConfigMap named after an application (its `spring.application.name`,
+ * by convention the workload's name) whose data holds `application.properties` or
+ * `application.yml` is that application's configuration. Each setting in it that points at a
+ * host (`spring.mongodb.host: mongodb`, `spring.rabbitmq.addresses`, a URL) is the workload's
+ * connection, cited at the ConfigMap key. Other ConfigMaps' embedded files are not read as
+ * anyone's settings.
+ */
+function springApplicationConfig(
+  cm: K8sObject,
+  data: Record<string, unknown>,
+  cluster: Cluster,
+): Evidence[] {
+  const workload = cluster.workloads.find(
+    (w) => w.name === cm.name && (w.namespace ?? null) === (cm.namespace ?? null),
+  );
+  if (!workload) return [];
+  const subject = entityKey('service', workload.name);
+  const resolve = cluster.resolver(cm.namespace);
+  const out: Evidence[] = [];
+  for (const [k, v] of Object.entries(data)) {
+    if (!APP_SETTINGS_KEY.test(k) || typeof v !== 'string') continue;
+    const yaml = !/\.properties$/i.test(k);
+    const parents: { indent: number; key: string }[] = [];
+    for (const raw of v.split('\n')) {
+      const line = /^(\s*)([\w.\-[\]]+)\s*(?:=|:(?=\s|$))\s*(.*?)\s*$/.exec(raw);
+      if (!line || raw.trimStart().startsWith('#')) continue;
+      const indent = line[1]?.length ?? 0;
+      let key = line[2] ?? '';
+      const value = (line[3] ?? '').replace(/^(['"])(.*)\1$/, '$2');
+      if (yaml) {
+        while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
+        if (value === '') {
+          parents.push({ indent, key });
+          continue;
+        }
+        key = [...parents.map((p) => p.key), key].join('.');
+      }
+      if (value === '' || isSecretName(key)) continue;
+      for (const r of envReferences(key, value, resolve, 'spring-cloud-kubernetes')) {
+        if (r.kind !== 'env-reference') continue;
+        out.push(
+          cite(cm, ['data', k], {
+            ...r,
+            subject,
+            summary: `ConfigMap ${cm.name} (Spring Cloud Kubernetes configuration of ${workload.name}) ${r.summary}`,
+            attributes: { ...r.attributes, config_map: cm.name, setting: key },
+          }),
+        );
+      }
+    }
   }
   return out;
 }
