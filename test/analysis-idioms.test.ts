@@ -3,7 +3,9 @@
  * small system written for this test, a case that must be found and one that must not.
  */
 import test from 'ava';
+import { analyzeCloud } from '../analysis/cloud';
 import type { SourceFile } from '../analysis/evidence';
+import { UNREAD_DESCRIPTION_REASONS } from '../analysis/uncertainty';
 import type { Graph } from '../analysis/reconcile';
 import { analyzeFiles } from './helpers/pipeline';
 
@@ -271,4 +273,31 @@ data:
     e.some((x) => x.endsWith('-> datastore:cache')),
     e.join('\n'),
   );
+});
+
+test('env_file naming a file the repository does not hold is a coverage gap, not a guess', async (t) => {
+  const compose = `services:
+  api:
+    image: acme/api:1.0
+    env_file: .env
+  worker:
+    image: acme/worker:1.0
+    env_file:
+      - path: ./worker.env
+      - path: ./optional.env
+        required: false
+`;
+  const without = await analyzeCloud([{ path: 'deploy/docker-compose.yml', text: compose }]);
+  const gaps = without.gaps.filter((g) => g.reason === 'compose_env_file_missing');
+  t.deepEqual(
+    gaps.map((g) => g.message.split(' of ')[0]),
+    ['env_file deploy/.env', 'env_file deploy/worker.env'],
+  );
+  t.true(UNREAD_DESCRIPTION_REASONS.has('compose_env_file_missing'));
+  const withFiles = await analyzeCloud([
+    { path: 'deploy/docker-compose.yml', text: compose },
+    { path: 'deploy/.env', text: 'API_DB_HOST=db\n' },
+    { path: 'deploy/worker.env', text: 'QUEUE_URL=amqp://mq:5672\n' },
+  ]);
+  t.false(withFiles.gaps.some((g) => g.reason === 'compose_env_file_missing'));
 });

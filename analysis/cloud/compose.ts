@@ -2,7 +2,13 @@
  * docker-compose files: services, their images, ports, volumes, dependencies, and the
  * environment values that point at other services or hold literal secrets.
  */
-import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
+import {
+  entityKey,
+  type AnalyzerGap,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
 import { type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname, joinPath } from '../shared/paths';
@@ -62,7 +68,48 @@ export function analyzeCompose(
         );
     }
   }
-  return { evidence, gaps };
+  return { evidence, gaps: [...gaps, ...missingEnvFiles(parsed, byPath, envFiles)] };
+}
+
+/**
+ * `env_file` entries naming a file the repository does not hold (`.env`, made by the user from a
+ * committed `.env.example`): every setting of the services reading it is unknown, so the
+ * addresses it would give are not guessed from the template; the audit says so (a gap that keeps
+ * the snapshot from `complete`). `required: false` entries are optional and no gap.
+ */
+function missingEnvFiles(
+  parsed: ComposeFile[],
+  byPath: Map<string, SourceFile>,
+  envFiles: SourceFile[],
+): AnalyzerGap[] {
+  const known = new Set([...byPath.keys(), ...envFiles.map((f) => f.path)]);
+  const missing = new Map<string, { compose: string; services: string[] }>();
+  for (const cf of parsed) {
+    for (const [name, svc] of Object.entries(cf.services)) {
+      if (!isRecord(svc)) continue;
+      const list = typeof svc.env_file === 'string' ? [svc.env_file] : asArray(svc.env_file);
+      for (const entry of list) {
+        if (isRecord(entry) && (entry.required === false || entry.required === 'false')) continue;
+        const written = isRecord(entry) ? asString(entry.path) : asString(entry);
+        if (!written || written.includes('$')) continue;
+        const path = joinPath(dirname(cf.file.path), written);
+        if (path === null || known.has(path)) continue;
+        const m = missing.get(path) ?? { compose: cf.file.path, services: [] };
+        m.services.push(name);
+        missing.set(path, m);
+      }
+    }
+  }
+  return [...missing].map(([path, m]) => {
+    const template = ['.example', '.sample', '.template', '.dist']
+      .map((x) => `${path}${x}`)
+      .find((p) => known.has(p));
+    return {
+      path: m.compose,
+      reason: 'compose_env_file_missing',
+      message: `env_file ${path} of ${m.services.sort().join(', ')} is not among the repository's files read${template ? ` (the template ${template} is; its values were not assumed)` : ''}: the settings it gives are unknown`,
+    };
+  });
 }
 
 /** Service names, `hostname`, `container_name`, network aliases and link aliases -> service. */
