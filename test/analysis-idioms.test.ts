@@ -301,3 +301,24 @@ test('env_file naming a file the repository does not hold is a coverage gap, not
   ]);
   t.false(withFiles.gaps.some((g) => g.reason === 'compose_env_file_missing'));
 });
+
+test('an identifier URI (a problem type, a schema) is no address the code calls', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'src/Api/Api.csproj': `<Project Sdk="Microsoft.NET.Sdk.Web"><ItemGroup><PackageReference Include="Hellang.Middleware.ProblemDetails" Version="6.5.1" /></ItemGroup></Project>`,
+      'src/Api/InvalidCommandProblemDetails.cs': `public class InvalidCommandProblemDetails : ProblemDetails {
+    public InvalidCommandProblemDetails(string detail) {
+        Title = "Command validation error";
+        Type = "https://somedomain/validation-error";
+    }
+}
+public class Billing {
+    private static readonly string BillingUrl = "http://billing:8080/api";
+    public Task Send(HttpClient http) => http.PostAsync(BillingUrl, null);
+}
+`,
+    }),
+  );
+  t.false(keys(graph).includes('service:somedomain'));
+  t.true(edges(graph).includes('service:api -> service:billing'), edges(graph).join('\n'));
+});
