@@ -322,3 +322,22 @@ public class Billing {
   t.false(keys(graph).includes('service:somedomain'));
   t.true(edges(graph).includes('service:api -> service:billing'), edges(graph).join('\n'));
 });
+
+test('a Razor class library is a library, the web project using it a service', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'src/Web/Components/Shop.Components.csproj': `<Project Sdk="Microsoft.NET.Sdk.Razor">
+  <PropertyGroup><TargetFrameworks>net8.0</TargetFrameworks></PropertyGroup>
+  <ItemGroup><SupportedPlatform Include="browser" /></ItemGroup>
+</Project>`,
+      'src/Web/Components/Card.razor': '<div class="card">@ChildContent</div>\n',
+      'src/Web/Server/Shop.Web.csproj': `<Project Sdk="Microsoft.NET.Sdk.Web">
+  <ItemGroup><ProjectReference Include="../Components/Shop.Components.csproj" /></ItemGroup>
+</Project>`,
+      'src/Web/Server/Program.cs':
+        'var app = WebApplication.CreateBuilder(args).Build();\napp.Run();\n',
+    }),
+  );
+  t.false(keys(graph).includes('service:shop.components'), keys(graph).join(', '));
+  t.true(keys(graph).includes('service:shop.web'), keys(graph).join(', '));
+});
