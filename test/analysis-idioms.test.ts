@@ -341,3 +341,28 @@ test('a Razor class library is a library, the web project using it a service', a
   t.false(keys(graph).includes('service:shop.components'), keys(graph).join(', '));
   t.true(keys(graph).includes('service:shop.web'), keys(graph).join(', '));
 });
+
+test('a database host in a *_DBHOST or <engine>_SERVER variable is an address; another *_SERVER is not', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  web:
+    image: acme/web:1.0
+    environment:
+      - APP_DBHOST=db
+      - POSTGRES_SERVER=pg
+      - WEB_SERVER=gunicorn
+  db:
+    image: mariadb:11
+  pg:
+    image: postgres:16
+  gunicorn:
+    image: acme/gunicorn:1.0
+`,
+    }),
+  );
+  const e = edges(graph);
+  t.true(e.includes('service:web -> datastore:db'), e.join('\n'));
+  t.true(e.includes('service:web -> datastore:pg'), e.join('\n'));
+  t.false(e.includes('service:web -> service:gunicorn'), e.join('\n'));
+});

@@ -193,7 +193,7 @@ export function hasEmbeddedCredentials(value: string): boolean {
 // Values that point at other services
 
 const HOST_NAME_SUFFIX =
-  /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS)$/i;
+  /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS|DBHOST)$|(^|_)(POSTGRES|MYSQL|MARIADB|MONGO|MONGODB|REDIS|SQL|DB|SMTP|MAIL|RABBITMQ|AMQP|KAFKA)_SERVER$/i;
 
 /** `RabbitMqUrl`, `rabbitMq.url` -> `RABBIT_MQ_URL`: one spelling for the suffix rules. */
 function upperSnake(name: string): string {
