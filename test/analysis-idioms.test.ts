@@ -366,3 +366,30 @@ test('a database host in a *_DBHOST or <engine>_SERVER variable is an address; a
   t.true(e.includes('service:web -> datastore:pg'), e.join('\n'));
   t.false(e.includes('service:web -> service:gunicorn'), e.join('\n'));
 });
+
+test('compose links: a container linked to another reaches it; depends_on alone is no connection', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker/docker-compose.yml': `services:
+  proxy:
+    image: httpd:2.4
+    links:
+      - orders
+      - billing:payments
+    ports: ["8080:80"]
+  orders:
+    image: acme/orders:1.0
+    depends_on: [audit]
+  billing:
+    image: acme/billing:1.0
+  audit:
+    image: acme/audit:1.0
+`,
+    }),
+  );
+  const calls = graph.relationships
+    .filter((r) => r.kind === 'connects_to')
+    .map((r) => `${r.source_key} -> ${r.target_key}`)
+    .sort();
+  t.deepEqual(calls, ['service:proxy -> service:billing', 'service:proxy -> service:orders']);
+});

@@ -286,6 +286,13 @@ function serviceEvidence(
       'depends_on',
       entityKey('service', dep),
     ]);
+    // A legacy `links:` entry exists to let the container reach the linked one by name (a
+    // network path it opens, unlike `depends_on`'s start order): a connection, weakly held.
+    if (attrs.form === 'links')
+      emit(path, 'link-reference', `compose service ${name} links to ${dep} to reach it`, attrs, [
+        'connects_to',
+        entityKey('service', dep),
+      ]);
   }
 
   ports.forEach((p, i) => {
