@@ -393,3 +393,28 @@ test('compose links: a container linked to another reaches it; depends_on alone 
     .sort();
   t.deepEqual(calls, ['service:proxy -> service:billing', 'service:proxy -> service:orders']);
 });
+
+test('SmallRye Stork: the service-discovery application or address list names the service called', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  fights:
+    image: acme/fights:1.0
+    environment:
+      QUARKUS_STORK_HERO_SERVICE_SERVICE_DISCOVERY_APPLICATION: heroes
+      QUARKUS_STORK_VILLAIN_SERVICE_SERVICE_DISCOVERY_ADDRESS_LIST: villains:8084
+      QUARKUS_APPLICATION_NAME: narration
+  heroes:
+    image: acme/heroes:1.0
+  villains:
+    image: acme/villains:1.0
+  narration:
+    image: acme/narration:1.0
+`,
+    }),
+  );
+  const e = edges(graph);
+  t.true(e.includes('service:fights -> service:heroes'), e.join('\n'));
+  t.true(e.includes('service:fights -> service:villains'), e.join('\n'));
+  t.false(e.includes('service:fights -> service:narration'), e.join('\n'));
+});
