@@ -216,20 +216,7 @@ export function parsePyproject(file: SourceFile, m: ParsedManifest): void {
     }),
   );
   const groups = new Set<string>();
-  for (const a of doc.assignments) {
-    const p = a.path;
-    if (
-      p.length >= 5 &&
-      p[0] === 'tool' &&
-      p[1] === 'poetry' &&
-      p[2] === 'group' &&
-      p[4] === 'dependencies'
-    ) {
-      groups.add(p[3] as string);
-    }
-  }
-  for (const h of doc.headers) {
-    const p = h.path;
+  for (const p of [...doc.assignments, ...doc.headers].map((x) => x.path)) {
     if (
       p.length >= 5 &&
       p[0] === 'tool' &&
