@@ -111,6 +111,7 @@ export const UNREAD_DESCRIPTION_REASONS = new Set([
   'compose_no_services',
   'compose_invalid',
   'compose_include_not_read',
+  'compose_env_file_missing',
   'compose_extends_not_resolved',
   'kubernetes_no_objects',
 ]);

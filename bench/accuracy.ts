@@ -1,4 +1,7 @@
 /**
+ * Long because the checkout reading, the scoring rules (aliases, ambiguous edges, merged
+ * entities, calibration) and the report are one measure read top to bottom; it is no production file.
+ *
  * `npm run bench:accuracy -- <checkouts>`: how well the architecture analyzers recover the
  * runtime graph of real public systems, measured on WHOLE checkouts (issue 4: at least 0.9 on
  * service-to-service and service-to-datastore edges; issue 12: the whole-checkout corpus).

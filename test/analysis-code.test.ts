@@ -9,7 +9,7 @@ import { analyzeCode } from '../analysis/code';
 import { lex } from '../analysis/code/common';
 import { parseUrl } from '../analysis/shared/urls';
 import { extractGoImports, extractJsImports, extractPythonImports } from '../analysis/code/imports';
-import { parsePep508 } from '../analysis/code/manifests';
+import { parsePep508 } from '../analysis/code/manifest-python';
 import { readToml } from '../analysis/code/toml';
 import { readXml } from '../analysis/code/xml';
 

@@ -134,7 +134,7 @@ profiles:
   };
   const { graph } = await analyzeFiles([...BASE, ...POOLED, skaffold]);
   const got = edges(graph);
-  t.true(got.includes('service:orders -> service:pg-pool'), got.join(', '));
+  t.true(got.includes('service:orders -> datastore:pg-pool'), got.join(', '));
   t.true(got.includes('service:catalog -> datastore:orders-db'));
   t.false(got.includes('service:catalog -> datastore:catalog-db'));
   t.false(got.includes('service:users -> datastore:users-db'));

@@ -34,12 +34,50 @@ const QUEUES: [RegExp, string][] = [
   [/^(activemq|activemq-artemis|activemq-classic|artemis)$/, 'activemq'],
 ];
 
-/** Recognizes well-known datastore and broker images by the last segment of the repository. */
+/**
+ * Well-known images whose last segment alone says nothing (`mcr.microsoft.com/mssql/server`) or
+ * is named differently from the engine (`apache/kafka-native`, `clickhouse/clickhouse-server`):
+ * matched against the whole repository path, registry included. Object stores and emulators
+ * (MinIO, Azurite, SeaweedFS, LocalStack) and mail catchers a service sends to are datastores
+ * of the service using them, as the corpus's ground truth types them.
+ */
+const REPOSITORIES: [RegExp, ImageClass][] = [
+  [/(^|\/)mssql\/(server|rhel\/server)$/, { kind: 'datastore', engine: 'mssql' }],
+  [/(^|\/)azure-sql-edge$/, { kind: 'datastore', engine: 'mssql' }],
+  [/(^|\/)(azure-storage\/)?azurite$/, { kind: 'datastore', engine: 'azurite' }],
+  [/(^|\/)clickhouse(-server)?$/, { kind: 'datastore', engine: 'clickhouse' }],
+  [/(^|\/)minio$/, { kind: 'datastore', engine: 'minio' }],
+  [/(^|\/)seaweedfs$/, { kind: 'datastore', engine: 'seaweedfs' }],
+  // Connection poolers stand for the database behind them.
+  [/(^|\/)(pgbouncer|pgpool(-ii)?|pgcat|odyssey)$/, { kind: 'datastore', engine: 'pgbouncer' }],
+  [/(^|\/)(cockroach|cockroachdb)$/, { kind: 'datastore', engine: 'cockroachdb' }],
+  [
+    /(^|\/)(neo4j|couchdb|couchbase|influxdb|questdb|surrealdb|arangodb)$/,
+    { kind: 'datastore', engine: '' },
+  ],
+  [
+    /(^|\/)(mailhog|mailpit|maildev|mailcatcher|greenmail(\/standalone)?)$/,
+    { kind: 'datastore', engine: 'smtp' },
+  ],
+  [/(^|\/)kafka(-native)?$/, { kind: 'queue', engine: 'kafka' }],
+  [/(^|\/)(eclipse-)?mosquitto$/, { kind: 'queue', engine: 'mosquitto' }],
+  [/(^|\/)(emqx|vernemq|hivemq4?)$/, { kind: 'queue', engine: 'mqtt' }],
+  [/(^|\/)pulsar(-all)?$/, { kind: 'queue', engine: 'pulsar' }],
+];
+
+/**
+ * Recognizes well-known datastore and broker images: by the last segment of the repository,
+ * else by the repository path (REPOSITORIES).
+ */
 export function classifyImage(image: ImageRef | null): ImageClass | null {
   if (!image) return null;
-  const last = (image.repo.split('/').pop() ?? '').toLowerCase();
+  const repo = image.repo.toLowerCase();
+  const last = repo.split('/').pop() ?? '';
   for (const [re, engine] of DATASTORES) if (re.test(last)) return { kind: 'datastore', engine };
   for (const [re, engine] of QUEUES) if (re.test(last)) return { kind: 'queue', engine };
+  for (const [re, cls] of REPOSITORIES) {
+    if (re.test(repo)) return cls.engine === '' ? { kind: cls.kind, engine: last } : cls;
+  }
   return null;
 }
 
@@ -80,6 +118,23 @@ const ENGINE_SERVER_ENV: [RegExp, ImageClass][] = [
   [/^(POSTGRES_INITDB_ARGS|POSTGRES_HOST_AUTH_METHOD)$/, { kind: 'datastore', engine: 'postgres' }],
   [/^RABBITMQ_DEFAULT_(USER|PASS|VHOST)$/, { kind: 'queue', engine: 'rabbitmq' }],
 ];
+
+/**
+ * A variable a database image reads for its own server (`MARIADB_HOST`, `MYSQL_DATABASE`,
+ * `POSTGRES_DB`, `MONGO_INITDB_DATABASE`): given to a container of that engine it configures
+ * the server and names no host the server calls.
+ */
+const SERVER_SETTING: Record<string, RegExp> = {
+  mariadb: /^(MARIADB|MYSQL)_/,
+  mysql: /^MYSQL_/,
+  postgres: /^(POSTGRES|PG)_?/,
+  mongodb: /^MONGO_/,
+  mssql: /^(MSSQL|SA)_/,
+};
+
+export function isServerSetting(engine: string, variable: string): boolean {
+  return SERVER_SETTING[engine]?.test(variable.toUpperCase()) ?? false;
+}
 
 /** What a container's own declaration (not its image name) says it runs. */
 export interface ContainerFacts {
@@ -138,7 +193,7 @@ export function hasEmbeddedCredentials(value: string): boolean {
 // Values that point at other services
 
 const HOST_NAME_SUFFIX =
-  /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS)$/i;
+  /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS|DBHOST|SERVICE_DISCOVERY_APPLICATION|SERVICE_DISCOVERY_ADDRESS_LIST)$|(^|_)(POSTGRES|MYSQL|MARIADB|MONGO|MONGODB|REDIS|SQL|DB|SMTP|MAIL|RABBITMQ|AMQP|KAFKA)_SERVER$/i;
 
 /** `RabbitMqUrl`, `rabbitMq.url` -> `RABBIT_MQ_URL`: one spelling for the suffix rules. */
 function upperSnake(name: string): string {
@@ -154,6 +209,23 @@ export interface HostRef {
   scheme: string | null;
 }
 
+/** Values that are flags or empty markers, whatever the variable's name says. */
+const NOT_HOSTS = new Set([
+  'true',
+  'false',
+  'yes',
+  'no',
+  'on',
+  'off',
+  'null',
+  'none',
+  'nil',
+  'undefined',
+  'disabled',
+  'enabled',
+]);
+/** Object-store URLs (`s3://bucket?endpoint=host:port`): the authority is a bucket, not a host. */
+const BUCKET_SCHEMES = new Set(['s3', 's3a', 'gs', 'gcs', 'az', 'abfs', 'abfss', 'wasb', 'wasbs']);
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '0.0.0.0', '::', '::1', '']);
 const HOSTNAME = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/i;
 
@@ -165,6 +237,8 @@ function hostPort(part: string, scheme: string | null): HostRef | null {
     return null;
   // `12:30` is a time, not a host; a host has a letter or is a dotted IPv4 address.
   if (!/[a-z]/.test(host) && !/^\d+\.\d+\.\d+\.\d+$/.test(host)) return null;
+  // `CALCULATE_API_BASE_URL: "true"`: a flag named like an address is no host.
+  if (NOT_HOSTS.has(host)) return null;
   return { host, port: m[2] ? Number(m[2]) : null, scheme };
 }
 
@@ -180,6 +254,15 @@ export function extractHosts(name: string, value: string): HostRef[] {
   const urls = [...v.matchAll(/([a-z][a-z0-9+.-]*):\/\/(\/?[^\s/?#"']*)/gi)];
   if (urls.length > 0) {
     for (const u of urls) {
+      if (BUCKET_SCHEMES.has((u[1] ?? '').toLowerCase())) {
+        // The store's own address, when the URL carries one (`endpoint=seaweedfs:8333`).
+        const endpoint = /[?&]endpoint=(?:[a-z][a-z0-9+.-]*:\/\/)?([^&\s"'/]+)/i.exec(
+          v.slice((u.index ?? 0) + u[0].length),
+        );
+        const h = endpoint ? hostPort(decodeURIComponent(endpoint[1] ?? ''), null) : null;
+        if (h) out.push(h);
+        continue;
+      }
       // One URL reading for every analyzer (analysis/shared/urls.ts): service-discovery forms
       // (`https+http://api`, `http://_grpc.api`, `dns:///api:50051`) name the service.
       const parsed = parseUrl(u[1] ?? '', u[2] ?? '');

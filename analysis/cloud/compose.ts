@@ -2,19 +2,37 @@
  * docker-compose files: services, their images, ports, volumes, dependencies, and the
  * environment values that point at other services or hold literal secrets.
  */
-import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
-import { evidence, type EvidenceFields, type Span } from '../shared/evidence';
+import {
+  entityKey,
+  type AnalyzerGap,
+  type AnalyzerOutput,
+  type Evidence,
+  type SourceFile,
+} from '../evidence';
+import { type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
-import { expandVariables } from '../shared/variables';
 import type { PathItem } from '../shared/yaml';
-import { classifyDeclared, classifyImage, singlePort } from './common';
+import { classifyDeclared, classifyImage, isServerSetting, singlePort } from './common';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
+import {
+  buildContext,
+  cite,
+  dependencies,
+  environment,
+  hasHealthcheck,
+  interpolate,
+  parseDotenv,
+  parsePort,
+  parseVolume,
+  resourceLimits,
+  type EnvVar,
+} from './compose-values';
 
-const PROVIDER = 'docker-compose';
+export { interpolate, parseDotenv };
 
 /**
  * Analyzes compose files; hosts resolve against services of every compose file in the same
@@ -50,7 +68,48 @@ export function analyzeCompose(
         );
     }
   }
-  return { evidence, gaps };
+  return { evidence, gaps: [...gaps, ...missingEnvFiles(parsed, byPath, envFiles)] };
+}
+
+/**
+ * `env_file` entries naming a file the repository does not hold (`.env`, made by the user from a
+ * committed `.env.example`): every setting of the services reading it is unknown, so the
+ * addresses it would give are not guessed from the template; the audit says so (a gap that keeps
+ * the snapshot from `complete`). `required: false` entries are optional and no gap.
+ */
+function missingEnvFiles(
+  parsed: ComposeFile[],
+  byPath: Map<string, SourceFile>,
+  envFiles: SourceFile[],
+): AnalyzerGap[] {
+  const known = new Set([...byPath.keys(), ...envFiles.map((f) => f.path)]);
+  const missing = new Map<string, { compose: string; services: string[] }>();
+  for (const cf of parsed) {
+    for (const [name, svc] of Object.entries(cf.services)) {
+      if (!isRecord(svc)) continue;
+      const list = typeof svc.env_file === 'string' ? [svc.env_file] : asArray(svc.env_file);
+      for (const entry of list) {
+        if (isRecord(entry) && (entry.required === false || entry.required === 'false')) continue;
+        const written = isRecord(entry) ? asString(entry.path) : asString(entry);
+        if (!written || written.includes('$')) continue;
+        const path = joinPath(dirname(cf.file.path), written);
+        if (path === null || known.has(path)) continue;
+        const m = missing.get(path) ?? { compose: cf.file.path, services: [] };
+        m.services.push(name);
+        missing.set(path, m);
+      }
+    }
+  }
+  return [...missing].map(([path, m]) => {
+    const template = ['.example', '.sample', '.template', '.dist']
+      .map((x) => `${path}${x}`)
+      .find((p) => known.has(p));
+    return {
+      path: m.compose,
+      reason: 'compose_env_file_missing',
+      message: `env_file ${path} of ${m.services.sort().join(', ')} is not among the repository's files read${template ? ` (the template ${template} is; its values were not assumed)` : ''}: the settings it gives are unknown`,
+    };
+  });
 }
 
 /** Service names, `hostname`, `container_name`, network aliases and link aliases -> service. */
@@ -227,6 +286,13 @@ function serviceEvidence(
       'depends_on',
       entityKey('service', dep),
     ]);
+    // A legacy `links:` entry exists to let the container reach the linked one by name (a
+    // network path it opens, unlike `depends_on`'s start order): a connection, weakly held.
+    if (attrs.form === 'links')
+      emit(path, 'link-reference', `compose service ${name} links to ${dep} to reach it`, attrs, [
+        'connects_to',
+        entityKey('service', dep),
+      ]);
   }
 
   ports.forEach((p, i) => {
@@ -274,8 +340,11 @@ function serviceEvidence(
     );
   });
 
+  const ownEngine = image ? classifyImage(image)?.engine : undefined;
   for (const env of environment(svc.environment)) {
     for (const r of environmentFindings(env, resolver, project)) {
+      // A database image's own server setting (`MARIADB_HOST: paperless`) is no call it makes.
+      if (r.kind === 'env-reference' && ownEngine && isServerSetting(ownEngine, env.name)) continue;
       out.push(
         cite(...where('environment', env.key), {
           kind: r.kind,
@@ -393,213 +462,4 @@ function serviceNamedBy(variable: string, services: Set<string>): string | null 
     }
   }
   return null;
-}
-
-/** A `.env` file as Compose reads it: `KEY=VALUE` lines, quotes, comments, `${VAR}` between them. */
-export function parseDotenv(text: string): Map<string, string> {
-  const vars = new Map<string, string>();
-  for (const line of text.split(/\r?\n/)) {
-    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$/.exec(line);
-    if (!m) continue;
-    const key = m[1]!;
-    let value = m[2] ?? '';
-    const quote = value[0];
-    if ((quote === '"' || quote === "'") && value.indexOf(quote, 1) > 0) {
-      value = value.slice(1, value.indexOf(quote, 1));
-      vars.set(key, quote === "'" ? value : interpolate(value, vars));
-      continue;
-    }
-    // An unquoted value ends at ` #` (an inline comment).
-    value = value.replace(/\s+#.*$/, '').trim();
-    vars.set(key, interpolate(value, vars));
-  }
-  return vars;
-}
-
-/**
- * Compose interpolation: `${VAR}`, `$VAR`, `${VAR:-default}`, `${VAR-default}`, `${VAR:+alt}`,
- * `${VAR+alt}`, `${VAR:?err}`, `$$` (a literal `$`). A variable `vars` does not define stays
- * written as it is, so callers can tell a resolved value from an unknown one.
- */
-export function interpolate(value: string, vars: Map<string, string>): string {
-  return expandVariables(value, (name) => vars.get(name), { dollarEscape: true });
-}
-
-function cite(
-  file: SourceFile,
-  span: Span,
-  f: Omit<EvidenceFields, 'source' | 'provider'>,
-): Evidence {
-  return evidence(file, span, { source: 'cloud', provider: PROVIDER, ...f });
-}
-
-function buildContext(composePath: string, build: unknown): Record<string, unknown> | null {
-  const spec = typeof build === 'string' ? { context: build } : isRecord(build) ? build : null;
-  if (!spec) return null;
-  const context = asString(spec.context) ?? '.';
-  return {
-    context,
-    // Null when the context lies outside the repository.
-    context_dir: joinPath(dirname(composePath), context),
-    dockerfile: asString(spec.dockerfile),
-    target: asString(spec.target),
-  };
-}
-
-function resourceLimits(
-  svc: Record<string, unknown>,
-  deploy: Record<string, unknown>,
-): Record<string, unknown> | null {
-  const resources = isRecord(deploy.resources) ? deploy.resources : {};
-  if (isRecord(resources.limits) && Object.keys(resources.limits).length > 0)
-    return resources.limits;
-  const legacy: Record<string, unknown> = {};
-  if (svc.mem_limit !== undefined) legacy.memory = svc.mem_limit;
-  if (svc.cpus !== undefined) legacy.cpus = svc.cpus;
-  return Object.keys(legacy).length > 0 ? legacy : null;
-}
-
-function hasHealthcheck(h: unknown): boolean {
-  if (!isRecord(h)) return false;
-  if (h.disable === true) return false;
-  const test = Array.isArray(h.test) ? h.test[0] : h.test;
-  return test !== 'NONE';
-}
-
-function dependencies(
-  svc: Record<string, unknown>,
-): [string, PathItem[], Record<string, unknown>][] {
-  const out: [string, PathItem[], Record<string, unknown>][] = [];
-  const d = svc.depends_on;
-  if (Array.isArray(d))
-    d.forEach((dep, i) => out.push([String(dep), ['depends_on', i], { form: 'list' }]));
-  else if (isRecord(d)) {
-    for (const [dep, spec] of Object.entries(d)) {
-      const condition = isRecord(spec) ? asString(spec.condition) : null;
-      out.push([dep, ['depends_on', dep], { form: 'map', condition }]);
-    }
-  }
-  asArray(svc.links).forEach((l, i) => {
-    const [dep, alias] = String(l).split(':');
-    if (dep) out.push([dep, ['links', i], { form: 'links', alias: alias ?? null }]);
-  });
-  return out;
-}
-
-export interface PortMapping extends Record<string, unknown> {
-  mapping: string;
-  host_ip: string | null;
-  published: string | null;
-  target: string;
-  protocol: string;
-  public: boolean;
-  /** The long syntax's port name, when given. */
-  name?: string;
-}
-
-const PUBLIC_IPS = new Set(['', '0.0.0.0', '::', '[::]']);
-
-function parsePort(p: unknown): PortMapping | null {
-  if (isRecord(p)) {
-    const target = asString(p.target);
-    if (!target) return null;
-    const published = asString(p.published);
-    const hostIp = asString(p.host_ip);
-    return {
-      mapping: published ? `${published}:${target}` : target,
-      host_ip: hostIp,
-      published,
-      target,
-      protocol: asString(p.protocol) ?? 'tcp',
-      public: PUBLIC_IPS.has(hostIp ?? ''),
-      ...(asString(p.name) ? { name: asString(p.name) ?? '' } : {}),
-    };
-  }
-  const s = asString(p);
-  if (!s) return null;
-  const [spec = '', protocol = 'tcp'] = s.split('/');
-  let hostIp: string | null = null;
-  let rest = spec;
-  const v6 = /^\[([^\]]+)\]:(.*)$/.exec(spec);
-  if (v6) {
-    hostIp = v6[1] ?? null;
-    rest = v6[2] ?? '';
-  }
-  const parts = rest.split(':');
-  if (parts.length === 3 && hostIp === null) hostIp = parts.shift() ?? null;
-  const target = parts.pop() ?? '';
-  const published = parts.pop() ?? null;
-  return {
-    mapping: published ? `${published}:${target}` : target,
-    host_ip: hostIp,
-    published: published || null,
-    target,
-    protocol,
-    public: PUBLIC_IPS.has(hostIp ?? ''),
-  };
-}
-
-interface VolumeMount extends Record<string, unknown> {
-  type: string;
-  source: string | null;
-  target: string;
-  read_only: boolean;
-  docker_socket: boolean;
-}
-
-function parseVolume(v: unknown): VolumeMount | null {
-  let type: string;
-  let source: string | null;
-  let target: string;
-  let readOnly = false;
-  if (isRecord(v)) {
-    target = asString(v.target) ?? '';
-    source = asString(v.source);
-    type = asString(v.type) ?? (source && /^[./~]/.test(source) ? 'bind' : 'volume');
-    readOnly = v.read_only === true;
-  } else {
-    const s = asString(v);
-    if (!s) return null;
-    const parts = s.split(':');
-    if (parts.length === 1) {
-      source = null;
-      target = parts[0] ?? '';
-    } else {
-      source = parts[0] ?? null;
-      target = parts[1] ?? '';
-      readOnly = (parts[2] ?? '').split(',').includes('ro');
-    }
-    type = source && (source.includes('/') || /^[.~$]/.test(source)) ? 'bind' : 'volume';
-  }
-  if (!target) return null;
-  return {
-    type,
-    source,
-    target,
-    read_only: readOnly,
-    docker_socket: (source ?? '').endsWith('docker.sock'),
-  };
-}
-
-interface EnvVar {
-  name: string;
-  value: unknown;
-  /** Path item under `environment` (list index or map key). */
-  key: PathItem;
-}
-
-function environment(env: unknown): EnvVar[] {
-  if (Array.isArray(env)) {
-    return env.flatMap((item, i): EnvVar[] => {
-      const s = asString(item);
-      if (!s) return [];
-      const eq = s.indexOf('=');
-      return eq < 0
-        ? [{ name: s, value: null, key: i }]
-        : [{ name: s.slice(0, eq), value: s.slice(eq + 1), key: i }];
-    });
-  }
-  if (isRecord(env))
-    return Object.entries(env).map(([name, value]) => ({ name, value, key: name }));
-  return [];
 }

@@ -23,6 +23,9 @@ const ALWAYS = [
   [/sign_?(in|out)_?(ur[li]|path|page)/i, 'redirect'],
   [/allowed_?(origin|host|hosts|url|urls|domain)|(^|[_.:])origins?$|cors/i, 'allow-list'],
   [/issuer/i, 'issuer'],
+  // A URI that names a kind of thing, not a place: a problem type (RFC 9457 `Type =
+  // "https://example/validation-error"`), a JSON schema, an XML namespace.
+  [/^(type|type_?ur[il]|\$?schema|\$id|xmlns(:\w+)?|namespace)$/i, 'identifier'],
 ] as const satisfies readonly (readonly [RegExp, string])[];
 
 /**
@@ -33,7 +36,8 @@ const ALWAYS = [
  */
 const CLIENT_REGISTRATION = /(client|clients)(_?(url|uri|urls|uris|origin|address))?$/i;
 
-type AddressRole = 'callback' | 'redirect' | 'allow-list' | 'issuer' | 'client-registration';
+type AddressRole =
+  'callback' | 'redirect' | 'allow-list' | 'issuer' | 'identifier' | 'client-registration';
 
 /** The role of an address given under `name`, or null when it may be an address the receiver calls. */
 export function addressRole(name: string, receiverIsIdentityProvider: boolean): AddressRole | null {

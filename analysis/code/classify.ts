@@ -236,7 +236,8 @@ export function classifyUnit(
         (/\.cs$/i.test(f.path) && /\bstatic\s+(async\s+)?[\w<>]+\s+Main\s*\(/.test(f.text)),
     );
     for (const { m, text } of csprojs) {
-      const plain = /Sdk\s*=\s*"Microsoft\.NET\.Sdk"/i.test(text);
+      // The plain SDK, or the Razor SDK of a Razor class library (components, pages).
+      const plain = /Sdk\s*=\s*"Microsoft\.NET\.Sdk(\.Razor)?"/i.test(text);
       const exe = /<OutputType>\s*(Win)?Exe/i.test(text);
       if ((/<OutputType>\s*Library/i.test(text) || (plain && !exe)) && !hasMain)
         return is('library', `${m.path} is a class library (no executable output, no Program.cs)`);

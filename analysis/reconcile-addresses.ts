@@ -1,0 +1,96 @@
+/** Addresses a service is handed: received but never read, or handed for a role (not a call). */
+import {
+  addressRole,
+  isIdentityProviderImage,
+  isIdentityProviderPackage,
+} from './code/address-roles';
+import { isConnectionEnvName } from './code/connection-hosts';
+import type { StoredEvidence } from './reconcile-model';
+
+/** Variables a framework binds by name, without a read in code: Spring relaxed binding, .NET `A__B`. */
+const FRAMEWORK_BOUND = /^(SPRING|QUARKUS|MICRONAUT|ASPNETCORE|DOTNET)_|__/;
+
+/**
+ * Configuration indirection (docs/decisions.md): a connection whose only evidence is configuration
+ * handing the service address variables its code never reads (only address variables, the ones
+ * whose reads the code analyzer reports, can be known unread; framework-bound names count as
+ * read). Received in bulk (`envFrom`, `env_file`: a whole map every consumer gets), such an edge
+ * is `dropped` when the service's code is in the repository. Set for this service (an `env`
+ * entry, a key reference, a Dockerfile ENV), it is kept as `received` (lower strength) when the
+ * code visibly reads other address variables; code with no recognized read at all may read in
+ * ways we do not see, so that edge keeps its strength. No code (an image only): unchanged.
+ */
+export function receivedOnlyEdges(
+  evidence: StoredEvidence[],
+  relEvidence: Map<string, { kind: string; source: string; ev: StoredEvidence[] }>,
+  rep: (key: string) => string,
+): Map<string, 'received' | 'dropped'> {
+  const reads = new Map<string, Set<string>>();
+  const coded = new Set<string>();
+  for (const e of evidence) {
+    if (e.source_type !== 'code') continue;
+    if (e.evidence_kind === 'unit-declared') coded.add(rep(e.subject_key));
+    if (e.evidence_kind !== 'env-read' || typeof e.attributes.variable !== 'string') continue;
+    if (e.attributes.source === 'env-file') continue;
+    const r = rep(e.subject_key);
+    reads.set(r, (reads.get(r) ?? new Set()).add(e.attributes.variable));
+  }
+  const out = new Map<string, 'received' | 'dropped'>();
+  for (const [key, rel] of relEvidence) {
+    if (rel.kind !== 'connects_to' || !coded.has(rel.source)) continue;
+    const read = reads.get(rel.source);
+    const configOnly = rel.ev.every(
+      (e) => e.source_type !== 'code' && typeof e.attributes.variable === 'string',
+    );
+    if (!configOnly) continue;
+    const silent = (v: string) =>
+      isConnectionEnvName(v) && !read?.has(v) && !FRAMEWORK_BOUND.test(v);
+    if (!rel.ev.every((e) => silent(String(e.attributes.variable)))) continue;
+    if (rel.ev.every((e) => e.attributes.received === 'bulk')) out.set(key, 'dropped');
+    else if (read) out.set(key, 'received');
+  }
+  return out;
+}
+
+/**
+ * The role of an address (analysis/code/address-roles.ts): a record that hands its subject an
+ * address to recognise or send browsers to (a redirect, a callback, an allow-list, an issuer, a
+ * client registered with an identity provider) makes no edge from that subject. The code
+ * analyzer marks such URLs `address_role`; variables (compose, Kubernetes, Aspire
+ * `WithEnvironment`) are judged by their name here, where the receiver's whole evidence says
+ * whether it is an identity provider.
+ */
+export function handedAddresses(
+  evidence: StoredEvidence[],
+  rep: (key: string) => string,
+): (e: StoredEvidence) => boolean {
+  const idps = new Set<string>();
+  for (const e of evidence) {
+    const pkg = e.evidence_kind === 'dependency-declared' ? e.attributes.package : null;
+    const img = e.attributes.image;
+    // Compose records the image parsed (`{ raw, repo, ... }`), Aspire and Kubernetes as written.
+    const image =
+      typeof img === 'string'
+        ? img
+        : img && typeof img === 'object'
+          ? (img as Record<string, unknown>).repo
+          : null;
+    if (
+      (typeof pkg === 'string' && isIdentityProviderPackage(pkg)) ||
+      (typeof image === 'string' && isIdentityProviderImage(image))
+    )
+      idps.add(rep(e.subject_key));
+  }
+  return (e) => {
+    if (typeof e.attributes.address_role === 'string') return true;
+    const v = e.attributes.variable;
+    return typeof v === 'string' && addressRole(v, idps.has(rep(e.subject_key))) !== null;
+  };
+}
+
+/** The first host of a default value: `db`, `cache:6379`, `redis://cache:6379/0` -> the host. */
+export function defaultHost(value: string): string | null {
+  const first = value.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(',')[0] ?? '';
+  const host = first.split(/[:/]/)[0] ?? '';
+  return /^[a-z0-9][a-z0-9_.-]*$/i.test(host) && /[a-z]/i.test(host) ? host.toLowerCase() : null;
+}
