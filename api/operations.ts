@@ -31,12 +31,14 @@ import * as reports from './reports/operations';
 import * as exportsOps from './exports/operations';
 import * as ingestion from './ingestion/operations';
 import * as oauthGrants from './oauth/operations';
+import * as caller from './sessions/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
   meta.listScopes,
   meta.getHealth,
   meta.getCurrentToken,
+  caller.getCurrentCaller,
   workspaces.listWorkspaces,
   workspaces.getWorkspace,
   workspaces.listMembers,
