@@ -82,6 +82,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/caller": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is making this request
+         * @description The member behind the credential, their role, the workspaces they can act in and the scopes held. With a session (the console's cookie) it also gives the CSRF token every unsafe method must carry as X-CSRF-Token.
+         *
+         *     Any valid token; any credential can read who it is.
+         */
+        get: operations["getCurrentCaller"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces": {
         parameters: {
             query?: never;
@@ -91,7 +113,7 @@ export interface paths {
         };
         /**
          * List the workspaces the token can see
-         * @description A token belongs to one workspace, so the page holds that workspace.
+         * @description A token belongs to one workspace, so the page holds that workspace; a member's session (the console) sees every workspace of the member.
          *
          *     Requires scope `repositories:read`.
          */
@@ -3836,6 +3858,35 @@ export interface components {
             /** @description What to do with runs missed while nothing could run. */
             missed_run_policy?: "skip" | "run_once";
         };
+        /** @description The caller of this request. */
+        CallerResponse: {
+            /** @description What authenticated the request: an API token, a signed-in session (the console) or an MCP client. */
+            credential: "token" | "session" | "oauth";
+            /** Format: uuid */
+            member_id: string;
+            login: string;
+            /** @description The member's role in that workspace. */
+            role: "owner" | "admin" | "member";
+            /**
+             * Format: uuid
+             * @description The workspace this request acted in.
+             */
+            workspace_id: string;
+            /** @description Every workspace the caller can act in: a token's or a grant's one, a session's all. */
+            workspaces: components["schemas"]["CallerWorkspace"][];
+            /** @description Scopes held (a session: its role scopes). */
+            scopes: components["schemas"]["Scope"][];
+            expires_at: string | null;
+            csrf_token: string | null;
+        };
+        CallerWorkspace: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
+            /** @description The member's role in that workspace. */
+            role: "owner" | "admin" | "member";
+        };
         OAuthGrantPage: {
             items: components["schemas"]["OAuthGrantResponse"][];
             /** @default false */
@@ -4560,6 +4611,107 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CurrentTokenResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getCurrentCaller: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description no-store: the CSRF token is per browser. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallerResponse"];
                 };
             };
             /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
