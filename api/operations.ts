@@ -12,6 +12,7 @@ import * as audits from './audits/operations';
 import * as uploads from './uploads/operations';
 import * as architecture from './architecture/operations';
 import * as architectureGraph from './architecture/graph-operations';
+import * as evidence from './architecture/evidence-operations';
 import * as diagram from './architecture/diagram-operations';
 import * as profiles from './profiles/operations';
 import * as attachments from './attachments/operations';
@@ -79,6 +80,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   audits.getAuditCost,
   audits.getAuditAgentTimeline,
   architecture.getAuditArchitecture,
+  evidence.getAuditEvidence,
   architectureGraph.getAuditArchitectureBundle,
   diagram.getAuditArchitectureDiagram,
   changes.getAuditGate,
