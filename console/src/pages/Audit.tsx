@@ -125,7 +125,7 @@ export function AuditPage({ ws, id }: { ws: string; id: string }) {
           <option value="warning">warning</option>
           <option value="error">error</option>
         </select>
-        <ol className="log">
+        <ol className="log" tabIndex={0} aria-label="Log lines">
           {lines.map((l, i) => (
             <li key={i} className={`log-${l.level}`}>
               <When at={l.occurred_at} /> <Badge value={l.level} /> {l.message}
