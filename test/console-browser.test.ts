@@ -181,6 +181,15 @@ test.serial('open the graph, click an edge: cited lines and a verified hash', as
     t.is(await item.locator('.path').textContent(), evidence.location.path);
     await accessible(t, page, 'explorer');
     await screenshot(page, 'explorer');
+    // By keyboard: an edge takes the focus and Enter opens its evidence.
+    const other = truth.body.relationships.find(
+      (r: any) => r.canonical_key !== edge.canonical_key && r.evidence_ids.length > 0,
+    );
+    await page.locator(`[data-testid="rf__edge-${other.canonical_key}"]`).focus();
+    await page.keyboard.press('Enter');
+    await page
+      .getByRole('heading', { name: `${other.kind}: ${other.source_key} → ${other.target_key}` })
+      .waitFor();
     clean(t, watch, 'explorer');
   } finally {
     await context.close();

@@ -65,7 +65,7 @@ export async function signIn(page: Page, origin: string, login: string, password
   await page.click('button[type=submit]');
   await page.waitForURL(/\/app\/$/);
   // The shell shows the member once /v1/caller answered.
-  await page.getByRole('link', { name: login, exact: true }).waitFor();
+  await page.getByRole('banner').getByRole('link', { name: login, exact: true }).waitFor();
 }
 
 /** axe-core on the page as it is: no serious or critical violation. */
@@ -77,7 +77,10 @@ export async function accessible(t: ExecutionContext, page: Page, what: string) 
   })`)) as { violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> };
   const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   t.deepEqual(
-    bad.map((v) => `${v.id} (${v.impact}): ${v.help} ×${v.nodes.length}`),
+    bad.map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} ×${v.nodes.length} ${JSON.stringify(v.nodes.map((n) => (n as { target: unknown }).target))}`,
+    ),
     [],
     `axe on ${what}`,
   );

@@ -12,7 +12,8 @@ import {
   ReactFlow,
   type Edge,
   type Node,
-  type OnSelectionChangeParams,
+  type EdgeChange,
+  type NodeChange,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import ELK from 'elkjs/lib/elk.bundled.js';
@@ -115,16 +116,21 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
   if (truth.isPending) return <Loading />;
   const t = truth.data;
   const kinds = [...new Set(t.entities.map((e) => e.kind))].sort();
-  const onSelection = ({ nodes: n, edges: e }: OnSelectionChangeParams) => {
-    const edge = e[0];
-    const node = n[0];
-    if (edge) {
-      const r = t.relationships.find((x) => x.canonical_key === edge.id);
-      if (r) setSelected({ kind: 'edge', relationship: r });
-    } else if (node) {
-      const en = t.entities.find((x) => x.canonical_key === node.id);
-      if (en) setSelected({ kind: 'entity', entity: en });
-    }
+  const openEdge = (id: string) => {
+    const r = t.relationships.find((x) => x.canonical_key === id);
+    if (r) setSelected({ kind: 'edge', relationship: r });
+  };
+  const openEntity = (id: string) => {
+    const en = t.entities.find((x) => x.canonical_key === id);
+    if (en) setSelected({ kind: 'entity', entity: en });
+  };
+  // The graph is controlled: a selection (a click, or Enter on a focused element) arrives as a
+  // `select` change, which opens the element's details.
+  const onEdgesChange = (changes: EdgeChange[]) => {
+    for (const c of changes) if (c.type === 'select' && c.selected) openEdge(c.id);
+  };
+  const onNodesChange = (changes: NodeChange[]) => {
+    for (const c of changes) if (c.type === 'select' && c.selected) openEntity(c.id);
   };
 
   return (
@@ -178,11 +184,10 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
               onlyRenderVisibleElements={nodes.length > 150}
               nodesDraggable={false}
               nodesConnectable={false}
-              onSelectionChange={onSelection}
-              onEdgeClick={(_, edge) => {
-                const r = t.relationships.find((x) => x.canonical_key === edge.id);
-                if (r) setSelected({ kind: 'edge', relationship: r });
-              }}
+              onEdgesChange={onEdgesChange}
+              onNodesChange={onNodesChange}
+              onEdgeClick={(_, edge) => openEdge(edge.id)}
+              onNodeClick={(_, node) => openEntity(node.id)}
               proOptions={{ hideAttribution: true }}
             >
               <Background />
@@ -190,7 +195,7 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
             </ReactFlow>
           )}
         </div>
-        <aside className="panel" aria-live="polite" aria-label="Details">
+        <aside className="panel" aria-live="polite" aria-label="Details" tabIndex={0}>
           {!selected && (
             <p className="muted">Select an entity or a relationship (click, or Tab then Enter).</p>
           )}
@@ -232,7 +237,9 @@ function EntityPanel({ entity }: { entity: Entity }) {
         <code>{entity.canonical_key}</code>
       </p>
       {Object.keys(entity.attributes).length > 0 && (
-        <pre className="attrs">{JSON.stringify(entity.attributes, null, 2)}</pre>
+        <pre className="attrs" tabIndex={0} aria-label="Attributes">
+          {JSON.stringify(entity.attributes, null, 2)}
+        </pre>
       )}
       {entity.contradictions.length > 0 && (
         <>
@@ -293,7 +300,7 @@ function EvidenceItem({ ws, audit, id }: { ws: string; audit: string; id: string
         )}
       </p>
       {e.lines.length > 0 && (
-        <pre className="cited" aria-label="Cited lines">
+        <pre className="cited" aria-label="Cited lines" tabIndex={0}>
           {e.lines.map((l) => (
             <span key={l.number} className="cited-line">
               <span className="ln" aria-hidden="true">

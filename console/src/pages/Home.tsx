@@ -84,7 +84,7 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
         {repos.data.items.length === 0 ? (
           <p className="muted">No repository yet.</p>
         ) : (
-          <div className="scroll">
+          <div className="scroll" tabIndex={0} role="region" aria-label="Repositories table">
             <table>
               <thead>
                 <tr>

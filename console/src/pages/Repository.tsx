@@ -60,7 +60,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
       ) : audits.data.items.length === 0 ? (
         <p className="muted">Not audited yet.</p>
       ) : (
-        <div className="scroll">
+        <div className="scroll" tabIndex={0} role="region" aria-label="Audits table">
           <table>
             <thead>
               <tr>

@@ -120,7 +120,7 @@ export function Tokens({ ws, viewer }: { ws: string; viewer: Viewer }) {
       ) : tokens.isError ? (
         <Problem error={tokens.error} />
       ) : (
-        <div className="scroll">
+        <div className="scroll" tabIndex={0} role="region" aria-label="Tokens table">
           <table>
             <thead>
               <tr>
