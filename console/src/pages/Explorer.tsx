@@ -9,6 +9,7 @@ import {
   Background,
   Controls,
   MarkerType,
+  Position,
   ReactFlow,
   type Edge,
   type Node,
@@ -94,6 +95,9 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
         data: { label: `${e.name} · ${e.kind}` },
         ariaLabel: `${e.kind} ${e.name}`,
         style: { width: WIDTH },
+        // ELK lays the graph out left to right: edges leave on the right, arrive on the left.
+        sourcePosition: Position.Right,
+        targetPosition: Position.Left,
         className: `node-${e.kind.replace(/[^a-z]/g, '')}`,
       })),
     [visible, positions],
