@@ -12,7 +12,7 @@ import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
-import { iso } from '../shared';
+import { presentEvidence } from './operations';
 import { ArchitectureEvidenceResponse } from './schemas';
 
 /** At most this many cited lines are returned (a range over a whole large file is cut). */
@@ -82,20 +82,7 @@ export const getAuditEvidence = defineOperation({
     const path = typeof location?.path === 'string' ? location.path : null;
     const start = Number.isInteger(location?.start_line) ? (location.start_line as number) : null;
     const end = Number.isInteger(location?.end_line) ? (location.end_line as number) : null;
-    const evidence = {
-      id: e.id,
-      source_type: e.source_type as 'code' | 'cloud' | 'cicd',
-      provider: e.provider,
-      evidence_kind: e.evidence_kind,
-      subject_key: e.subject_key,
-      relationship_kind: e.relationship_kind,
-      object_key: e.object_key,
-      location: e.location,
-      source_ref: e.source_ref,
-      summary: e.summary,
-      content_sha256: e.content_sha256,
-      observed_at: iso(e.observed_at),
-    };
+    const evidence = presentEvidence(e);
     const unavailable = {
       evidence,
       path,

@@ -43,6 +43,12 @@ const TYPES: Record<string, string> = {
 
 const ASSET = /^\/app\/assets\/([A-Za-z0-9_.-]{1,200})$/;
 
+function message(ctx: Context, status: number, title: string, text: string): void {
+  ctx.status = status;
+  ctx.type = 'html';
+  ctx.body = messagePage(title, text);
+}
+
 function secure(ctx: Context): void {
   ctx.set('Content-Security-Policy', CONSOLE_CSP);
   ctx.set('X-Content-Type-Options', 'nosniff');
@@ -85,21 +91,19 @@ export function consoleMiddleware(services: AppServices): Koa.Middleware {
       const demo = services.demoRead
         ? await findWorkspaceBySlug(services.db, DEMO_SLUG)
         : undefined;
-      if (!demo) {
-        ctx.status = 404;
-        ctx.type = 'html';
-        ctx.body = messagePage(
+      if (!demo)
+        return message(
+          ctx,
+          404,
           'No public demo',
           'This installation does not offer the public demo (DEMO_PUBLIC_READ is off). Sign in instead.',
         );
-        return;
-      }
       return ctx.redirect(`/app/w/${demo.id}`);
     }
-    const asset = ASSET.exec(p);
-    if (asset) {
-      const file = path.join(CONSOLE_DIR, 'assets', asset[1]!);
-      if (!asset[1]!.includes('..') && fs.existsSync(file) && !/\.(br|gz)$/.test(file))
+    if (p.startsWith('/app/assets/')) {
+      const asset = ASSET.exec(p);
+      const file = asset ? path.join(CONSOLE_DIR, 'assets', asset[1]!) : null;
+      if (file && !asset![1]!.includes('..') && !/\.(br|gz)$/.test(file) && fs.existsSync(file))
         return send(ctx, file, 'public, max-age=31536000, immutable');
       ctx.status = 404;
       ctx.type = 'text/plain';
@@ -107,15 +111,13 @@ export function consoleMiddleware(services: AppServices): Koa.Middleware {
       return;
     }
     const index = path.join(CONSOLE_DIR, 'index.html');
-    if (!fs.existsSync(index)) {
-      ctx.status = 503;
-      ctx.type = 'html';
-      ctx.body = messagePage(
+    if (!fs.existsSync(index))
+      return message(
+        ctx,
+        503,
         'The console is not built',
         'Build it with `npm run build:console` (npm install and npm start do it), then reload.',
       );
-      return;
-    }
     return send(ctx, index, 'no-cache');
   };
 }
