@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import tseslint from 'typescript-eslint';
+import consoleRules from './console/eslint.config.mjs';
 
 const nodeBuiltins = [
   'fs',
@@ -80,6 +81,9 @@ export default tseslint.config(
       // Built output (npm run build:cli; git-ignored).
       'dist/**',
       'eslint.config.mjs',
+      // The console's own lint rules and build configuration (outside its TypeScript project).
+      'console/eslint.config.mjs',
+      'console/vite.config.mts',
       // Written by `npm run cli:generate` (openapi-typescript) from the registry.
       'cli/generated/**',
       // The three-line launcher of the bin (CommonJS, outside the TypeScript project).
@@ -102,6 +106,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  ...consoleRules,
   {
     // Tests poke at JSON documents whose shape they are checking; `any` is fine there.
     files: ['test/**/*.ts', 'bench/**/*.ts'],

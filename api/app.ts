@@ -9,6 +9,7 @@ import type { AnyOperation } from './registry/operation';
 import { gatewayMiddleware } from './gateway';
 import { McpGateway } from './mcp/server';
 import { inProcessDispatcher } from './mcp/dispatch';
+import { consoleMiddleware } from './console/static';
 
 export function createApp(
   services: AppServices,
@@ -27,6 +28,7 @@ export function createApp(
     operations,
     options.mcpPollMs,
   );
+  app.use(consoleMiddleware(services));
   app.use(gatewayMiddleware(services, mcp));
   app.use(api);
   return app;

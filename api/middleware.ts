@@ -16,6 +16,7 @@ import { isDatabaseUnavailable } from '../db/errors';
 import { httpDuration, httpRequests } from '../platform/metrics';
 import { activeTracing } from '../platform/tracing';
 import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SessionPrincipals } from './sessions/principal';
 
 export interface RequestState {
   requestId: string;
@@ -79,6 +80,7 @@ export function frontDoor(services: AppServices) {
   const checkProblem = services.config.validateResponses
     ? compileResponseValidator(ProblemDetails)
     : undefined;
+  const sessions = new SessionPrincipals(services.db, services.oauth.sessions);
   const handle = async (ctx: Context, next: Next) => {
     const state = assignRequestId(ctx, services);
     const started = process.hrtime.bigint();
@@ -90,10 +92,17 @@ export function frontDoor(services: AppServices) {
         : await services.auth.authenticate(ctx.get('Authorization') || undefined);
       if (result?.ok) state.principal = result.principal;
       else if (result) state.authError = result.error;
+      // No Authorization header: a member's session cookie (the console), whose unsafe methods
+      // must carry the CSRF header.
+      const session = result === null ? await sessions.principalFor(ctx) : null;
+      if (session) {
+        state.principal = session;
+        await sessions.checkCsrf(ctx);
+      }
       // No credentials at all: a read of the demo workspace, when the operator allows it, is
       // made as its anonymous reader and counts against the demo's per-IP quota.
       const demo =
-        result === null && services.demoRead
+        result === null && !session && services.demoRead
           ? await services.demoRead.principalFor(ctx.method, ctx.path)
           : null;
       if (demo) state.principal = demo;

@@ -12,6 +12,7 @@ import * as audits from './audits/operations';
 import * as uploads from './uploads/operations';
 import * as architecture from './architecture/operations';
 import * as architectureGraph from './architecture/graph-operations';
+import * as evidence from './architecture/evidence-operations';
 import * as diagram from './architecture/diagram-operations';
 import * as profiles from './profiles/operations';
 import * as attachments from './attachments/operations';
@@ -33,12 +34,14 @@ import * as ingestion from './ingestion/operations';
 import * as oauthGrants from './oauth/operations';
 import * as integrations from './integrations/operations';
 import * as webhooks from './integrations/webhooks';
+import * as caller from './sessions/operations';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   meta.getContract,
   meta.listScopes,
   meta.getHealth,
   meta.getCurrentToken,
+  caller.getCurrentCaller,
   workspaces.listWorkspaces,
   workspaces.getWorkspace,
   workspaces.listMembers,
@@ -85,6 +88,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   audits.getAuditCost,
   audits.getAuditAgentTimeline,
   architecture.getAuditArchitecture,
+  evidence.getAuditEvidence,
   architectureGraph.getAuditArchitectureBundle,
   diagram.getAuditArchitectureDiagram,
   changes.getAuditGate,

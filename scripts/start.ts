@@ -31,6 +31,7 @@ import { startApi, type RunningApi } from '../api/server';
 import { closeAnalysisPool } from '../analysis/pool';
 import { createWorker } from '../worker/create';
 import { onShutdown } from '../platform/shutdown';
+import { ensureConsoleBuilt } from './build-console';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -82,6 +83,8 @@ async function main(): Promise<void> {
       uiUrl = dev.uiUrl;
     }
     const runtimeConfig = { ...config, databaseUrl, temporalAddress };
+    // The web console, rebuilt when its sources changed (a checkout without dev tools skips).
+    await ensureConsoleBuilt({ ifPossible: true, say });
 
     // API and worker in one process: one tracer, one metrics registry (METRICS_PORT).
     const tracing = startTracing(config.otlpEndpoint, 'archaudit');
@@ -132,6 +135,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     say('');
     say('Architecture audit service is running.');
+    say(`  Console:      ${api.url}/app/   (public demo: ${api.url}/app/demo)`);
     say(`  API:          ${api.url}/v1   (contract: ${api.url}/v1/openapi.json)`);
     if (uiUrl) say(`  Temporal UI:  ${uiUrl}`);
     say(`  Database:     ${databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}`);

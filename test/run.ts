@@ -12,6 +12,7 @@ import path from 'node:path';
 import { createDb, withDatabase } from '../db/connection';
 import { migrateLatest } from '../db/migrate';
 import { MissingToolError, startLocalServices } from '../platform/dev-services';
+import { ensureConsoleBuilt } from '../scripts/build-console';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -62,6 +63,9 @@ async function main(): Promise<number> {
     const tpl = createDb(withDatabase(serverUrl, template), { max: 1 });
     await migrateLatest(tpl);
     await tpl.destroy();
+
+    // The web console the browser tests open (rebuilt only when its sources changed).
+    await ensureConsoleBuilt({ say: (l) => console.log(l) });
 
     const ava = path.join(ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs');
     const code = await new Promise<number>((resolve) => {

@@ -6,6 +6,7 @@ import {
   latestSnapshot,
   snapshotOfAudit,
   snapshotsOfRepository,
+  type EvidenceRow,
   type SnapshotRow,
 } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
@@ -41,6 +42,24 @@ async function linkedEntities(db: Knex, snapshot: SnapshotRow): Promise<Truth['e
   });
 }
 
+/** One evidence row as the contract shows it. */
+export function presentEvidence(e: EvidenceRow): Truth['evidence'][number] {
+  return {
+    id: e.id,
+    source_type: e.source_type as 'code' | 'cloud' | 'cicd',
+    provider: e.provider,
+    evidence_kind: e.evidence_kind,
+    subject_key: e.subject_key,
+    relationship_kind: e.relationship_kind,
+    object_key: e.object_key,
+    location: e.location,
+    source_ref: e.source_ref,
+    summary: e.summary,
+    content_sha256: e.content_sha256,
+    observed_at: iso(e.observed_at),
+  };
+}
+
 async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
   const evidence = await evidenceOf(db, snapshot.id);
   return {
@@ -55,20 +74,7 @@ async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
     generated_at: iso(snapshot.generated_at),
     entities: await linkedEntities(db, snapshot),
     relationships: snapshot.relationships as Truth['relationships'],
-    evidence: evidence.map((e) => ({
-      id: e.id,
-      source_type: e.source_type as 'code' | 'cloud' | 'cicd',
-      provider: e.provider,
-      evidence_kind: e.evidence_kind,
-      subject_key: e.subject_key,
-      relationship_kind: e.relationship_kind,
-      object_key: e.object_key,
-      location: e.location,
-      source_ref: e.source_ref,
-      summary: e.summary,
-      content_sha256: e.content_sha256,
-      observed_at: iso(e.observed_at),
-    })),
+    evidence: evidence.map(presentEvidence),
   };
 }
 

@@ -40,11 +40,21 @@ export interface Principal {
    * no API token row; audit events name the client instead (auditTokenId, recordPrincipalWrite).
    */
   oauth?: { clientId: string; grantId: string };
+  /**
+   * A member's signed-in session (api/sessions/principal.ts): `tokenId` is then
+   * `session:<session id>`, no API token row; the member's role and every workspace they belong to.
+   */
+  session?: {
+    id: string;
+    role: string;
+    expiresAt: Date;
+    workspaces: Array<Principal['workspace'] & { role: string }>;
+  };
 }
 
 /** The API token id an audit event may reference (none for an OAuth client's token). */
 export function auditTokenId(principal: Principal): string | null {
-  return principal.oauth ? null : principal.tokenId;
+  return principal.oauth || principal.session ? null : principal.tokenId;
 }
 
 export interface OperationContext<P, Q, B> {

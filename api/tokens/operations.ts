@@ -19,7 +19,7 @@ import {
   scopesLacking,
 } from '../../domain/tokens/rules';
 import { problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { auditTokenId, defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentToken } from './present';
@@ -100,13 +100,14 @@ export const createApiToken = defineOperation({
     const secret = generateToken();
     const row = await db.transaction(async (trx) => {
       // The creator may have been revoked since it authenticated (or be revoked meanwhile).
-      if (!(await lockLiveToken(trx, principal.tokenId))) {
+      // (A session has no token row: it was checked live when the request arrived.)
+      if (!principal.session && !(await lockLiveToken(trx, principal.tokenId))) {
         throw problems.invalidToken('The token making this request was revoked or has expired.');
       }
       const created = await insertToken(trx, {
         workspaceId: params.workspace_id,
         memberId: principal.memberId,
-        createdByTokenId: principal.tokenId,
+        createdByTokenId: auditTokenId(principal),
         name: body.name,
         prefix: secret.prefix,
         secretSha256: secret.secretSha256,

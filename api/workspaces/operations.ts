@@ -13,29 +13,32 @@ export const listWorkspaces = defineOperation({
   method: 'get',
   path: '/v1/workspaces',
   summary: 'List the workspaces the token can see',
-  description: 'A token belongs to one workspace, so the page holds that workspace.',
+  description:
+    "A token belongs to one workspace, so the page holds that workspace; a member's session (the console) sees every workspace of the member.",
   tag: 'Workspaces',
   access: { kind: 'scope', scope: 'repositories:read' },
   query: PageQuery,
   success: { status: 200, description: 'A page of workspaces.', schema: WorkspacePage },
   handler: async ({ principal, query }) => {
     // A token belongs to one workspace, which authentication has already read: no query here.
+    // A session (the console) sees every workspace of its member, read with the session.
     const after = pageRequest(query).after;
-    const w = principal.workspace;
-    const beyond =
-      after !== null &&
-      (after.createdAt < w.createdAt || (after.createdAt === w.createdAt && after.id <= w.id));
-    const items = beyond
-      ? []
-      : [
-          {
-            id: w.id,
-            name: w.name,
-            slug: w.slug,
-            created_at: w.createdAt,
-            updated_at: w.updatedAt,
-          },
-        ];
+    const all = principal.session?.workspaces ?? [principal.workspace];
+    const items = all
+      .filter(
+        (w) =>
+          after === null ||
+          w.createdAt > after.createdAt ||
+          (w.createdAt === after.createdAt && w.id > after.id),
+      )
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+      .map((w) => ({
+        id: w.id,
+        name: w.name,
+        slug: w.slug,
+        created_at: w.createdAt,
+        updated_at: w.updatedAt,
+      }));
     return { items, has_more: false, next_cursor: null };
   },
 });

@@ -82,6 +82,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/caller": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is making this request
+         * @description The member behind the credential, their role, the workspaces they can act in and the scopes held. With a session (the console's cookie) it also gives the CSRF token every unsafe method must carry as X-CSRF-Token.
+         *
+         *     Any valid token; any credential can read who it is.
+         */
+        get: operations["getCurrentCaller"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces": {
         parameters: {
             query?: never;
@@ -91,7 +113,7 @@ export interface paths {
         };
         /**
          * List the workspaces the token can see
-         * @description A token belongs to one workspace, so the page holds that workspace.
+         * @description A token belongs to one workspace, so the page holds that workspace; a member's session (the console) sees every workspace of the member.
          *
          *     Requires scope `repositories:read`.
          */
@@ -890,6 +912,28 @@ export interface paths {
          *     Requires scope `audits:read`.
          */
         get: operations["getAuditArchitecture"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/audits/{audit_id}/evidence/{evidence_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One evidence item of an audit with its cited lines and whether they verify
+         * @description The evidence item (as in getAuditArchitecture), the file and line range it cites, the cited lines (at most 400) read from the content the audit stored, and the verification: the SHA-256 of the cited lines joined with a newline, compared with content_sha256. 404 when the audit has no snapshot or the snapshot no such evidence.
+         *
+         *     Requires scope `audits:read`.
+         */
+        get: operations["getAuditEvidence"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3936,6 +3980,35 @@ export interface components {
             /** @description What to do with runs missed while nothing could run. */
             missed_run_policy?: "skip" | "run_once";
         };
+        /** @description The caller of this request. */
+        CallerResponse: {
+            /** @description What authenticated the request: an API token, a signed-in session (the console) or an MCP client. */
+            credential: "token" | "session" | "oauth";
+            /** Format: uuid */
+            member_id: string;
+            login: string;
+            /** @description The member's role in that workspace. */
+            role: "owner" | "admin" | "member";
+            /**
+             * Format: uuid
+             * @description The workspace this request acted in.
+             */
+            workspace_id: string;
+            /** @description Every workspace the caller can act in: a token's or a grant's one, a session's all. */
+            workspaces: components["schemas"]["CallerWorkspace"][];
+            /** @description Scopes held (a session: its role scopes). */
+            scopes: components["schemas"]["Scope"][];
+            expires_at: string | null;
+            csrf_token: string | null;
+        };
+        CallerWorkspace: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
+            /** @description The member's role in that workspace. */
+            role: "owner" | "admin" | "member";
+        };
         OAuthGrantPage: {
             items: components["schemas"]["OAuthGrantResponse"][];
             /** @default false */
@@ -4102,6 +4175,26 @@ export interface components {
             /** @default false */
             has_more?: boolean;
             next_cursor?: string | null;
+        };
+        /** @description An evidence item with the lines it cites and whether they verify. */
+        EvidenceCitationResponse: {
+            evidence: components["schemas"]["ArchitectureEvidenceResponse"];
+            path: string | null;
+            start_line: number | null;
+            end_line: number | null;
+            file_sha256: string | null;
+            /** @description The cited lines, at most 400. */
+            lines: components["schemas"]["CitedLine"][];
+            /** @description The range has more than 400 lines. */
+            lines_truncated: boolean;
+            /** @description `verified`: the stored file still hashes to file_sha256 and the cited lines to content_sha256; `mismatch`: either does not (the stored content changed); `unavailable`: the file's content was not kept (too large, binary, retention) or the evidence has no location. */
+            verification: "verified" | "mismatch" | "unavailable";
+        };
+        CitedLine: {
+            /** @description 1-based line number. */
+            number: number;
+            /** @description The line as the audit read it (untrusted text). */
+            text: string;
         };
         /** @description An audit's report with its version identity and approval. */
         AuditReportResponse: {
@@ -4728,6 +4821,107 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CurrentTokenResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getCurrentCaller: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description no-store: the CSRF token is per browser. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallerResponse"];
                 };
             };
             /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
@@ -10202,6 +10396,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ArchitectureTruthResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getAuditEvidence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The audit. */
+                audit_id: string;
+                /** @description The evidence item. */
+                evidence_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The evidence and what it cites. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvidenceCitationResponse"];
                 };
             };
             /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */

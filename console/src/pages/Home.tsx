@@ -1,0 +1,137 @@
+/**
+ * Workspace home: each repository with its last audit, gate outcome and open findings by
+ * severity; what waits for this member (decisions to approve, open blocking questions).
+ */
+import type { Schemas } from '../api/client';
+import {
+  useAudits,
+  useDecisions,
+  useFindings,
+  useGate,
+  useRepositories,
+  useUncertaintyCases,
+  useWorkspace,
+} from '../api/queries';
+import type { Viewer } from '../App';
+import { Badge, Loading, Problem, When } from '../components';
+import { Link, useTitle } from '../router';
+
+const SEVERITIES = ['high', 'medium', 'low'] as const;
+
+function GateCell({ ws, audit }: { ws: string; audit: Schemas['AuditResponse'] | undefined }) {
+  const gate = useGate(ws, audit?.id ?? '', audit?.status === 'completed');
+  if (!audit || audit.status !== 'completed') return <span>—</span>;
+  return <Badge value={gate.data?.outcome ?? null} />;
+}
+
+export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
+  const workspace = useWorkspace(ws);
+  useTitle(workspace.data?.name ?? 'Workspace');
+  const repos = useRepositories(ws);
+  const audits = useAudits(ws);
+  const findings = useFindings(ws);
+  const decisions = useDecisions(ws);
+  const cases = useUncertaintyCases(ws);
+  if (repos.isError) return <Problem error={repos.error} />;
+  if (repos.isPending) return <Loading />;
+
+  const lastAudit = new Map<string, Schemas['AuditResponse']>();
+  for (const a of audits.data?.items ?? [])
+    if (a.repository_id && !lastAudit.has(a.repository_id)) lastAudit.set(a.repository_id, a);
+  const counts = new Map<string, Record<string, number>>();
+  for (const f of findings.data?.items ?? []) {
+    if (f.status !== 'open' || !f.repository_id) continue;
+    const c = counts.get(f.repository_id) ?? {};
+    c[f.severity] = (c[f.severity] ?? 0) + 1;
+    counts.set(f.repository_id, c);
+  }
+  const toApprove = viewer.scopes.has('decisions:approve')
+    ? (decisions.data?.items ?? []).filter(
+        (d) => d.status === 'in_review' && d.created_by !== viewer.memberId,
+      )
+    : [];
+  const blocking = (cases.data?.items ?? []).filter(
+    (c) => c.blocking && (c.state === 'open' || c.state === 'investigating'),
+  );
+
+  return (
+    <>
+      <h1>{workspace.data?.name ?? 'Workspace'}</h1>
+      {viewer.canWrite && (
+        <section aria-labelledby="waiting">
+          <h2 id="waiting">Waiting for you</h2>
+          {toApprove.length === 0 && blocking.length === 0 ? (
+            <p className="muted">Nothing needs you now.</p>
+          ) : (
+            <ul>
+              {toApprove.map((d) => (
+                <li key={d.id}>
+                  Decision to approve: <Link to={`/app/w/${ws}/decisions#${d.id}`}>{d.title}</Link>
+                </li>
+              ))}
+              {blocking.map((c) => (
+                <li key={c.id}>
+                  Blocking question on <code>{c.subject_key}</code>:{' '}
+                  <Link to={`/app/w/${ws}/uncertainty#${c.id}`}>{c.detail}</Link>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
+      <section aria-labelledby="repos">
+        <h2 id="repos">Repositories</h2>
+        {repos.data.items.length === 0 ? (
+          <p className="muted">No repository yet.</p>
+        ) : (
+          <div className="scroll" tabIndex={0} role="region" aria-label="Repositories table">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Repository</th>
+                  <th scope="col">Last audit</th>
+                  <th scope="col">Gate</th>
+                  {SEVERITIES.map((s) => (
+                    <th scope="col" key={s}>
+                      {s}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {repos.data.items.map((r) => {
+                  const a = lastAudit.get(r.id);
+                  const c = counts.get(r.id) ?? {};
+                  return (
+                    <tr key={r.id}>
+                      <th scope="row">
+                        <Link to={`/app/w/${ws}/r/${r.id}`}>{r.name}</Link>
+                      </th>
+                      <td>
+                        {a ? (
+                          <Link to={`/app/w/${ws}/a/${a.id}`}>
+                            <Badge value={a.status} /> <When at={a.created_at} />
+                          </Link>
+                        ) : (
+                          'never'
+                        )}
+                      </td>
+                      <td>
+                        <GateCell ws={ws} audit={a} />
+                      </td>
+                      {SEVERITIES.map((s) => (
+                        <td key={s} className="num">
+                          {c[s] ?? 0}
+                        </td>
+                      ))}
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}
