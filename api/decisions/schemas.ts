@@ -188,6 +188,27 @@ export const ArchitectureDecisionTransition = Strict(
 );
 export type ArchitectureDecisionTransition = Static<typeof ArchitectureDecisionTransition>;
 
+export const ArchitectureDecisionApproval = Strict(
+  'ArchitectureDecisionApproval',
+  {
+    selected_option_id: Type.String({
+      maxLength: 100,
+      description: 'The option the approver approves (one of the decision options).',
+    }),
+    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why it is approved.' }),
+  },
+  { description: 'Request to approve a decision in review.' },
+);
+export type ArchitectureDecisionApproval = Static<typeof ArchitectureDecisionApproval>;
+
+export const ArchitectureDecisionRejection = Strict(
+  'ArchitectureDecisionRejection',
+  {
+    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why it is rejected.' }),
+  },
+  { description: 'Request to reject a decision in review.' },
+);
+
 export const ArchitectureDecisionBriefResponse = Strict(
   'ArchitectureDecisionBriefResponse',
   {

@@ -77,16 +77,16 @@ export type RemediationCreate = Static<typeof RemediationCreate>;
 export const ApprovalCreate = Strict(
   'ApprovalCreate',
   { rationale: rationale('Why it is approved (kept with the approval).') },
-  { description: 'Request to approve a remediation or a workflow action.' },
+  { description: 'Request to approve or reject a remediation or a workflow action.' },
 );
 export type ApprovalCreate = Static<typeof ApprovalCreate>;
 
 export const RemediationTransition = Strict(
   'RemediationTransition',
   {
-    status: LiteralUnion(['rejected', 'in_progress', 'done'] as const, {
+    status: LiteralUnion(['in_progress', 'done'] as const, {
       description:
-        'rejected (from proposed; needs remediations:approve), in_progress (from approved or not_verified), done (from in_progress).',
+        'in_progress (from approved or not_verified), done (from in_progress). Rejecting is rejectRemediation.',
     }),
     rationale: rationale('Why the move is made.'),
   },

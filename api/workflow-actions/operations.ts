@@ -14,13 +14,12 @@ import {
   workflowActionsQuery,
   type WorkflowActionRow,
 } from '../../db/workflow-actions';
-import { findMember, memberById } from '../../db/workspaces';
+import { findMember } from '../../db/workspaces';
 import { policyProblems, type GatePolicy } from '../../domain/changes/gate';
 import { workflowActionWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import {
   checkDecision,
   targetProblems,
-  type DecisionRefusal,
   type WorkflowActionTarget,
 } from '../../domain/workflow-actions/rules';
 import { WORKSPACE_ID } from '../../domain/workflow-starts';
@@ -30,7 +29,13 @@ import {
   type WorkflowActionWorkflowInput,
 } from '../../workflows/workflow-actions';
 import { ApprovalCreate } from '../remediations/schemas';
-import { problems, type ApiError, type FieldError } from '../errors';
+import { problems, type FieldError } from '../errors';
+import {
+  applyThroughWorkflow,
+  approvalAccess,
+  approvalActor,
+  approvalRules,
+} from '../registry/approvals';
 import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import {
@@ -40,7 +45,6 @@ import {
   isoOrNull,
   pageRequest,
   recordPrincipalWrite,
-  runWorkflowUpdate,
 } from '../shared';
 import {
   WorkflowActionCreate,
@@ -106,71 +110,32 @@ async function checkTarget(
   if (errors.length) throw problems.validationFailed(errors);
 }
 
-function refusedDecision(r: DecisionRefusal): ApiError {
-  switch (r.code) {
-    case 'self_approval':
-      return problems.forbidden(
-        'self_approval',
-        'The member who requested a workflow action cannot approve it.',
-        'Ask another member holding workflow_actions:approve to approve it.',
-      );
-    case 'action_expired':
-      return problems.conflict(
-        'action_expired',
-        'This workflow action expired before it was approved; it will never execute.',
-        'Request it again (requestWorkflowAction) if it is still needed.',
-      );
-    case 'already_decided':
-      return problems.conflict(
-        'already_decided',
-        `This workflow action is ${r.current}; only a pending action can be approved or rejected.`,
-        'Read it (getWorkflowAction) to see who decided and what happened.',
-        { current_status: r.current },
-      );
-  }
-}
-
 async function decide(
   ctx: OperationContext<{ workspace_id: string; action_id: string }, undefined, ApprovalCreate>,
   outcome: 'approved' | 'rejected',
 ) {
   const { db, params, principal } = ctx;
-  const row = await loadAction(db, params.workspace_id, params.action_id);
-  const early = checkDecision(
-    { status: row.status, requestedBy: row.requested_by, expiresAt: row.expires_at },
-    { outcome, actorId: principal.memberId },
-    new Date(),
-  );
-  if (early) throw refusedDecision(early);
-  await runWorkflowUpdate(
-    ctx.services,
-    row.workflow_id,
-    decideUpdate,
-    {
+  const check = (row: WorkflowActionRow) =>
+    checkDecision(
+      { status: row.status, requestedBy: row.requested_by, expiresAt: row.expires_at },
+      { outcome, actorId: principal.memberId },
+      new Date(),
+    );
+  const row = await applyThroughWorkflow(ctx.services, 'workflow_action', {
+    load: () => loadAction(db, params.workspace_id, params.action_id),
+    check,
+    update: decideUpdate,
+    arg: {
       outcome,
       rationale: ctx.body.rationale,
-      actor: {
-        id: principal.memberId,
-        login: principal.memberLogin,
-        role: (await memberById(db, principal.memberId))?.role ?? 'member',
-        tokenId: principal.tokenId,
-        requestId: ctx.requestId,
-      },
+      actor: await approvalActor(db, principal, ctx.requestId),
     },
-    {
-      refused: (r) => refusedDecision(r as DecisionRefusal),
-      ended: async () => {
-        const now = await loadAction(db, params.workspace_id, params.action_id);
-        return refusedDecision(
-          now.status === 'expired'
-            ? { code: 'action_expired' }
-            : { code: 'already_decided', current: now.status },
-        );
-      },
-      resource: { action_id: row.id },
-    },
-  );
-  return presentAction(await loadAction(db, params.workspace_id, params.action_id));
+    // A workflow that ended left its action decided, expired or executed.
+    ended: (now) => check(now) ?? { code: 'already_decided', current: now.status },
+    otherRefusal: () => problems.internal(),
+    resource: { action_id: params.action_id },
+  });
+  return presentAction(row);
 }
 
 export const listWorkflowActions = defineOperation({
@@ -294,10 +259,9 @@ export const approveWorkflowAction = defineOperation({
   method: 'post',
   path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval',
   summary: 'Approve a workflow action',
-  description:
-    'Approves a pending action; it then executes once (read it with getWorkflowAction until `executed` or `failed`). The requester cannot approve it (403 `self_approval`); an expired action is 409 `action_expired`; one already approved, rejected or executed is 409 `already_decided`.',
+  description: `Approves a pending action; it then executes once (read it with getWorkflowAction until \`executed\` or \`failed\`). ${approvalRules('workflow_action')} An expired action is 409 \`approval_expired\`.`,
   tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:approve' },
+  access: approvalAccess('workflow_action'),
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],
@@ -311,9 +275,9 @@ export const rejectWorkflowAction = defineOperation({
   path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection',
   summary: 'Reject a workflow action',
   description:
-    'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `action_expired`; one already decided 409 `already_decided`.',
+    'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `approval_expired`; one already decided 409 `already_decided`.',
   tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:approve' },
+  access: approvalAccess('workflow_action'),
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],
