@@ -180,11 +180,7 @@ export const approveAuditReport = defineOperation({
           'Read the report again (getAuditReport) and approve what it says now.',
           { content_sha256: report.content_sha256 },
         );
-      const {
-        policy_version: _none,
-        outcome: _approved,
-        ...record
-      } = approvalRecord(
+      const { outcome: _approved, ...record } = approvalRecord(
         'report',
         await approvalActor(trx, principal, requestId),
         'approved',
