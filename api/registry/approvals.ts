@@ -5,9 +5,12 @@
  * shape every Update-applied approval shares (check early, send the Update, answer what is
  * stored).
  */
+import { Type } from '@sinclair/typebox';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
+import type { ApprovalRow } from '../../db/approvals';
 import { memberById } from '../../db/workspaces';
+import { APPROVAL_OUTCOMES } from '../../domain/contract/values';
 import {
   APPROVAL_POLICIES,
   isApprovalRefusal,
@@ -16,7 +19,8 @@ import {
   type ApprovalRefusal,
 } from '../../domain/approvals/model';
 import { problems, type ApiError } from '../errors';
-import { runWorkflowUpdate } from '../shared';
+import { DateTime, LiteralUnion, Nullable, Uuid } from '../schema-kit';
+import { iso, runWorkflowUpdate } from '../shared';
 import type { AppServices } from '../services';
 import { auditTokenId, type Access, type Principal } from './operation';
 
@@ -116,4 +120,37 @@ export async function applyThroughWorkflow<Row extends { workflow_id: string }, 
     resource: steps.resource,
   });
   return steps.load();
+}
+
+/** The fields every approval answers with (each family names its own schema of them). */
+export function approvalRecordFields(subject: string) {
+  return {
+    id: Uuid(),
+    actor_id: Uuid({ description: `The member who approved or rejected the ${subject}.` }),
+    actor_role: Type.String({ description: "The approver's role in the workspace." }),
+    authorization_scope: Type.String({ description: 'The scope the approval was made under.' }),
+    policy_version: Nullable(
+      Type.Integer({
+        description:
+          'The version of the workspace approval policy that set the quorum; null where a fixed quorum of 1 applies.',
+      }),
+    ),
+    outcome: LiteralUnion(APPROVAL_OUTCOMES),
+    rationale: Type.String(),
+    created_at: DateTime(),
+  };
+}
+
+/** An approval row as answered. */
+export function presentApprovalRecord(a: ApprovalRow) {
+  return {
+    id: a.id,
+    actor_id: a.actor_id,
+    actor_role: a.actor_role,
+    authorization_scope: a.authorization_scope,
+    policy_version: a.policy_version,
+    outcome: a.outcome,
+    rationale: a.rationale,
+    created_at: iso(a.created_at),
+  };
 }

@@ -1,7 +1,7 @@
 /** Remediations: plans for findings, their approvals and verification by a later audit. */
 import { Type, type Static } from '@sinclair/typebox';
+import { approvalRecordFields } from '../registry/approvals';
 import {
-  APPROVAL_OUTCOMES,
   REMEDIATION_EFFORTS,
   REMEDIATION_RISKS,
   REMEDIATION_SOURCES,
@@ -96,15 +96,7 @@ export type RemediationTransition = Static<typeof RemediationTransition>;
 
 export const RemediationApprovalResponse = Strict(
   'RemediationApprovalResponse',
-  {
-    id: Uuid(),
-    actor_id: Uuid(),
-    actor_role: Type.String(),
-    authorization_scope: Type.String({ description: 'Scope the approval was made under.' }),
-    outcome: LiteralUnion(APPROVAL_OUTCOMES),
-    rationale: Type.String(),
-    created_at: DateTime(),
-  },
+  approvalRecordFields('remediation'),
   { description: 'One approval or rejection of a remediation.' },
 );
 

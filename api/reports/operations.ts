@@ -39,6 +39,7 @@ function presentApproval(row: ReportApprovalRow): ApprovalResponse {
     actor_id: row.actor_id,
     actor_role: row.actor_role,
     authorization_scope: row.authorization_scope,
+    policy_version: row.policy_version,
     rationale: row.rationale,
     created_at: iso(row.created_at),
   };
@@ -180,7 +181,7 @@ export const approveAuditReport = defineOperation({
           'Read the report again (getAuditReport) and approve what it says now.',
           { content_sha256: report.content_sha256 },
         );
-      const { outcome: _approved, ...record } = approvalRecord(
+      const record = approvalRecord(
         'report',
         await approvalActor(trx, principal, requestId),
         'approved',
@@ -192,7 +193,11 @@ export const approveAuditReport = defineOperation({
         report_version: report.content.report_version,
         content_sha256: report.content_sha256,
         content: report.content,
-        ...record,
+        actor_id: record.actor_id,
+        actor_role: record.actor_role,
+        authorization_scope: record.authorization_scope,
+        policy_version: record.policy_version,
+        rationale: record.rationale,
       });
       // A concurrent request approved it between the read and the insert.
       if (!inserted)

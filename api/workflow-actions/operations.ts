@@ -65,6 +65,8 @@ function presentAction(row: WorkflowActionRow) {
     requested_by: row.requested_by,
     decided_by: row.decided_by,
     decided_by_role: row.decided_by_role,
+    decided_by_scope: row.decided_by_scope,
+    decided_policy_version: row.decided_policy_version,
     decided_at: isoOrNull(row.decided_at),
     decision_rationale: row.decision_rationale,
     expires_at: iso(row.expires_at),
