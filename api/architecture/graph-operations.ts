@@ -31,6 +31,7 @@ import {
   ArchitectureDependencyResponse,
   type ArchitectureEntityResponse,
 } from './schemas';
+import { found } from '../registry/parts';
 
 const graphOf = (s: SnapshotRow) => s as unknown as Graph;
 
@@ -83,8 +84,10 @@ export const getArchitectureDependencies = defineOperation({
     schema: ArchitectureDependencyResponse,
   },
   handler: async ({ db, params, query }) => {
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     const snapshot = query.snapshot_id
       ? await findSnapshotOfRepository(db, params.workspace_id, repo.id, query.snapshot_id)
       : await latestSnapshot(db, params.workspace_id, repo.id);
@@ -127,10 +130,14 @@ export const getAuditArchitectureBundle = defineOperation({
   params: AuditParams,
   success: { status: 200, description: 'The bundle.', schema: ArchitectureBundleResponse },
   handler: async ({ db, params }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const snapshot = await snapshotOfAudit(db, audit.id);
-    if (!snapshot) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
+    );
+    const snapshot = await found(
+      snapshotOfAudit(db, audit.id),
+      `The architecture snapshot of audit ${audit.id}`,
+    );
     const [evidence, runs, reconciled] = await Promise.all([
       evidenceOf(db, snapshot.id),
       runsOfAudit(db, audit.id),

@@ -60,11 +60,10 @@ import {
   DecisionParams,
   type ArchitectureDecisionProposal as Proposal,
 } from './schemas';
+import { found } from '../registry/parts';
 
 async function loadDecision(db: Knex, workspaceId: string, id: string): Promise<DecisionRow> {
-  const row = await findDecision(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Decision ${id}`);
-  return row;
+  return found(findDecision(db, workspaceId, id), `Decision ${id}`);
 }
 
 async function present(db: Knex, row: DecisionRow) {

@@ -6,7 +6,6 @@
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { FindingRow } from '../../db/controls';
-import { keysetPage } from '../../db/paginate';
 import {
   discardUnstartedRemediation,
   findingIdsOf,
@@ -40,7 +39,7 @@ import {
 } from '../registry/approvals';
 import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, discardUnstarted, recordPrincipalWrite } from '../shared';
 import { presentRemediation } from './present';
 import {
   ApprovalCreate,
@@ -51,11 +50,10 @@ import {
   RemediationResponse,
   RemediationTransition,
 } from './schemas';
+import { found, pageOfAll } from '../registry/parts';
 
 async function loadRemediation(db: Knex, workspaceId: string, id: string) {
-  const row = await findRemediation(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Remediation ${id}`);
-  return row;
+  return found(findRemediation(db, workspaceId, id), `Remediation ${id}`);
 }
 
 async function presentAll(db: Knex, rows: readonly RemediationRow[]) {
@@ -158,15 +156,15 @@ export const listRemediations = defineOperation({
   query: RemediationListQuery,
   success: { status: 200, description: 'A page of remediations.', schema: RemediationPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOfAll(
+      query,
       remediationsQuery(db, params.workspace_id, {
         status: query.status,
         repositoryId: query.repository_id,
         findingId: query.finding_id,
       }),
-      pageRequest(query),
+      (rows) => presentAll(db, rows),
     );
-    return { ...page, items: await presentAll(db, page.items) };
   },
 });
 

@@ -29,6 +29,7 @@ import {
   ReportApprovalResponse,
   type ReportApprovalResponse as ApprovalResponse,
 } from './schemas';
+import { found } from '../registry/parts';
 
 function presentApproval(row: ReportApprovalRow): ApprovalResponse {
   return {
@@ -62,11 +63,9 @@ async function completedAudit(
   workspaceId: string,
   auditId: string,
 ) {
-  const audit = await findAudit(db, workspaceId, auditId);
-  if (!audit) throw problems.notFound(`Audit ${auditId}`);
+  const audit = await found(findAudit(db, workspaceId, auditId), `Audit ${auditId}`);
   if (audit.status !== 'completed') throw auditNotCompleted(audit);
-  const report = await currentReport(db, audit);
-  if (!report) throw problems.notFound(`The report of audit ${audit.id}`);
+  const report = await found(currentReport(db, audit), `The report of audit ${audit.id}`);
   return { audit, report };
 }
 

@@ -5,7 +5,6 @@
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { findAudit } from '../../db/audits';
-import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import {
   deleteUnstartedWorkflowAction,
@@ -38,14 +37,7 @@ import {
 } from '../registry/approvals';
 import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import {
-  commitThenStart,
-  discardUnstarted,
-  iso,
-  isoOrNull,
-  pageRequest,
-  recordPrincipalWrite,
-} from '../shared';
+import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
   WorkflowActionCreate,
   WorkflowActionListQuery,
@@ -53,6 +45,7 @@ import {
   WorkflowActionParams,
   WorkflowActionResponse,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 function presentAction(row: WorkflowActionRow) {
   return {
@@ -80,9 +73,7 @@ function presentAction(row: WorkflowActionRow) {
 }
 
 async function loadAction(db: Knex, workspaceId: string, id: string) {
-  const row = await findWorkflowAction(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Workflow action ${id}`);
-  return row;
+  return found(findWorkflowAction(db, workspaceId, id), `Workflow action ${id}`);
 }
 
 /** Problems of a request's target beyond its schema: the fields its kind takes, what they name. */
@@ -153,11 +144,11 @@ export const listWorkflowActions = defineOperation({
   query: WorkflowActionListQuery,
   success: { status: 200, description: 'A page of workflow actions.', schema: WorkflowActionPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOf(
+      query,
       workflowActionsQuery(db, params.workspace_id, { status: query.status, kind: query.kind }),
-      pageRequest(query),
+      presentAction,
     );
-    return { ...page, items: page.items.map(presentAction) };
   },
 });
 
