@@ -2,7 +2,6 @@
  * Architecture decisions: propose (starts a DecisionWorkflow `decision-<id>`), read, list, move
  * (a workflow Update the workflow validates against the state machine) and a Markdown brief.
  */
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { evidenceByIds, evidenceIdsIn, findSnapshotRef } from '../../db/architecture';
 import {
@@ -30,12 +29,7 @@ import {
   type MoveRefusal,
   type TransitionRequest,
 } from '../../domain/decisions/rules';
-import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
-import {
-  transitionUpdate,
-  type DecisionWorkflow,
-  type DecisionWorkflowInput,
-} from '../../workflows/decisions';
+import { transitionUpdate, type DecisionWorkflowInput } from '../../workflows/decisions';
 import { problems, type ApiError, type FieldError } from '../errors';
 import {
   approvalAccess,
@@ -60,7 +54,7 @@ import {
   DecisionParams,
   type ArchitectureDecisionProposal as Proposal,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, ifMatchVersion, startOwnedWorkflow, versionMismatch } from '../registry/parts';
 
 async function loadDecision(db: Knex, workspaceId: string, id: string): Promise<DecisionRow> {
   return found(findDecision(db, workspaceId, id), `Decision ${id}`);
@@ -103,26 +97,6 @@ async function checkProposal(
   return { repositoryId: snapshot!.repository_id };
 }
 
-/** `If-Match: "3"` (or `3`, or `W/"3"`) -> 3; absent -> null; anything else is a 400. */
-function expectedVersion(header: string): number | null {
-  if (!header) return null;
-  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
-  if (!m)
-    throw problems.validationFailed([
-      { in: 'header', path: '/If-Match', message: 'must be the decision version, as "<version>"' },
-    ]);
-  return Number(m[1]);
-}
-
-function versionMismatch(current: number, expected: number): ApiError {
-  return problems.conflict(
-    'version_mismatch',
-    `The decision is at version ${current}, not ${expected}.`,
-    'Read the decision again (getDecision) and retry with If-Match set to its version.',
-    { current_version: current },
-  );
-}
-
 /** The problem for a move refused by the state machine, an option or a version (not an approval rule). */
 function refusedMove(
   refused: { code: string },
@@ -142,7 +116,7 @@ function refusedMove(
         },
       ]);
     case 'version_mismatch':
-      return versionMismatch(r.current, expected ?? -1);
+      return versionMismatch('decision', r.current, expected ?? -1, 'getDecision');
     default:
       return approvalProblem('decision', r);
   }
@@ -160,7 +134,7 @@ async function requestMove(
   selectedOptionId: string | null,
 ) {
   const { services, db, params, principal, requestId, koa } = ctx;
-  const expected = expectedVersion(koa.get('If-Match'));
+  const expected = ifMatchVersion(koa.get('If-Match'), 'decision');
   const load = () => loadDecision(db, params.workspace_id, params.decision_id);
   const request: TransitionRequest = {
     to,
@@ -321,20 +295,13 @@ export const proposeDecision = defineOperation({
           });
           return created;
         }),
-      start: async () => {
-        const client = await services.temporal.client();
-        await client.workflow.start<typeof DecisionWorkflow>(WORKFLOW_TYPES.decision, {
+      start: () =>
+        startOwnedWorkflow(services, WORKFLOW_TYPES.decision, {
           workflowId,
-          taskQueue: services.config.taskQueue,
-          // A decision id runs once: a second start (a retried request) is refused, not repeated.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
-          typedSearchAttributes: [
-            { key: WORKSPACE_ID, value: params.workspace_id },
-            { key: REPOSITORY_ID, value: repositoryId ?? '' },
-          ],
-        });
-      },
+          workspaceId: params.workspace_id,
+          repositoryId,
+        }),
       // No decision state says "never started": the proposal is removed, and its audit events
       // (decision.proposed, then decision.discarded) tell what happened.
       ifStartFails: (created) =>

@@ -3,7 +3,6 @@
  * list, approve (by another member) and move through in_progress and done; a later audit
  * verifies them.
  */
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { FindingRow } from '../../db/controls';
 import {
@@ -24,12 +23,7 @@ import {
   type RemediationStatus,
 } from '../../domain/remediations/rules';
 import { templatePlan, type PlanFinding } from '../../domain/remediations/templates';
-import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
-import {
-  moveUpdate,
-  type RemediationWorkflow,
-  type RemediationWorkflowInput,
-} from '../../workflows/remediations';
+import { moveUpdate, type RemediationWorkflowInput } from '../../workflows/remediations';
 import { ApiError, problems, type FieldError } from '../errors';
 import {
   applyThroughWorkflow,
@@ -50,7 +44,7 @@ import {
   RemediationResponse,
   RemediationTransition,
 } from './schemas';
-import { found, pageOfAll } from '../registry/parts';
+import { found, pageOfAll, startOwnedWorkflow } from '../registry/parts';
 
 async function loadRemediation(db: Knex, workspaceId: string, id: string) {
   return found(findRemediation(db, workspaceId, id), `Remediation ${id}`);
@@ -243,19 +237,13 @@ export const createRemediation = defineOperation({
           });
           return created;
         }),
-      start: async () => {
-        const client = await services.temporal.client();
-        await client.workflow.start<typeof RemediationWorkflow>(WORKFLOW_TYPES.remediation, {
+      start: () =>
+        startOwnedWorkflow(services, WORKFLOW_TYPES.remediation, {
           workflowId,
-          taskQueue: services.config.taskQueue,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
-          typedSearchAttributes: [
-            { key: WORKSPACE_ID, value: params.workspace_id },
-            { key: REPOSITORY_ID, value: latest.repository_id ?? '' },
-          ],
-        });
-      },
+          workspaceId: params.workspace_id,
+          repositoryId: latest.repository_id,
+        }),
       // No state says "never started": the remediation is removed, its audit events tell why.
       ifStartFails: (created) =>
         discardUnstarted(db, principal, requestId, {

@@ -2,7 +2,6 @@
  * Workflow actions: request a privileged action (starts a WorkflowActionWorkflow
  * `workflow-action-<id>` that waits for approval or expiry), read, list, approve or reject.
  */
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { findAudit } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
@@ -21,12 +20,7 @@ import {
   targetProblems,
   type WorkflowActionTarget,
 } from '../../domain/workflow-actions/rules';
-import { WORKSPACE_ID } from '../../domain/workflow-starts';
-import {
-  decideUpdate,
-  type WorkflowActionWorkflow,
-  type WorkflowActionWorkflowInput,
-} from '../../workflows/workflow-actions';
+import { decideUpdate, type WorkflowActionWorkflowInput } from '../../workflows/workflow-actions';
 import { ApprovalCreate } from '../remediations/schemas';
 import { problems, type FieldError } from '../errors';
 import {
@@ -45,7 +39,7 @@ import {
   WorkflowActionParams,
   WorkflowActionResponse,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, pageOf, startOwnedWorkflow } from '../registry/parts';
 
 function presentAction(row: WorkflowActionRow) {
   return {
@@ -204,19 +198,16 @@ export const requestWorkflowAction = defineOperation({
           return created;
         }),
       needsStart: (created) => created.status === 'pending',
-      start: async (created) => {
+      start: (created) => {
         const input: WorkflowActionWorkflowInput = {
           actionId: created.id,
           requestedBy: created.requested_by,
           expiresAt: created.expires_at.toISOString(),
         };
-        const client = await services.temporal.client();
-        await client.workflow.start<typeof WorkflowActionWorkflow>(WORKFLOW_TYPES.workflowAction, {
+        return startOwnedWorkflow(services, WORKFLOW_TYPES.workflowAction, {
           workflowId,
-          taskQueue: services.config.taskQueue,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
-          typedSearchAttributes: [{ key: WORKSPACE_ID, value: params.workspace_id }],
+          workspaceId: params.workspace_id,
         });
       },
       ifStartFails: (created) =>
