@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
 import { recordWrite } from '../../db/activity';
-import { approvalRecord } from '../../domain/approvals/model';
+import { approvalRecord, quorumReached } from '../../domain/approvals/model';
 import {
   latestSnapshotCompletedSince,
   snapshotOfAudit,
@@ -171,7 +171,7 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
               await votersOfRound(trx, decision.id, decision.review_round, 'approved'),
             );
             details.approvals = approvers.size;
-            if (approvers.size < policy.quorum) {
+            if (!quorumReached(approvers.size, policy.quorum)) {
               to = 'in_review';
             } else {
               changes.approved_by = req.actor.id;
