@@ -12,10 +12,8 @@ import {
   evidenceOf,
   findSnapshotOfRepository,
   latestSnapshot,
-  snapshotOfAudit,
   type SnapshotRow,
 } from '../../db/architecture';
-import { findAudit } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import type { Graph, Obj } from '../../domain/architecture/graph';
 import { observationsOf } from '../../domain/architecture/observations';
@@ -32,6 +30,7 @@ import {
   type ArchitectureEntityResponse,
 } from './schemas';
 import { found } from '../registry/parts';
+import { auditSnapshot } from './operations';
 
 const graphOf = (s: SnapshotRow) => s as unknown as Graph;
 
@@ -130,14 +129,7 @@ export const getAuditArchitectureBundle = defineOperation({
   params: AuditParams,
   success: { status: 200, description: 'The bundle.', schema: ArchitectureBundleResponse },
   handler: async ({ db, params }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
-    const snapshot = await found(
-      snapshotOfAudit(db, audit.id),
-      `The architecture snapshot of audit ${audit.id}`,
-    );
+    const { audit, snapshot } = await auditSnapshot(db, params);
     const [evidence, runs, reconciled] = await Promise.all([
       evidenceOf(db, snapshot.id),
       runsOfAudit(db, audit.id),

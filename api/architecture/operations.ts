@@ -72,6 +72,19 @@ async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
   };
 }
 
+/** An audit of the workspace and its architecture snapshot (404 for either missing). */
+export async function auditSnapshot(db: Knex, params: { workspace_id: string; audit_id: string }) {
+  const audit = await found(
+    findAudit(db, params.workspace_id, params.audit_id),
+    `Audit ${params.audit_id}`,
+  );
+  const snapshot = await found(
+    snapshotOfAudit(db, audit.id),
+    `The architecture snapshot of audit ${audit.id}`,
+  );
+  return { audit, snapshot };
+}
+
 export const getAuditArchitecture = defineOperation({
   operationId: 'getAuditArchitecture',
   method: 'get',
@@ -84,14 +97,7 @@ export const getAuditArchitecture = defineOperation({
   params: AuditParams,
   success: { status: 200, description: 'The snapshot.', schema: ArchitectureTruthResponse },
   handler: async ({ db, params }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
-    const snapshot = await found(
-      snapshotOfAudit(db, audit.id),
-      `The architecture snapshot of audit ${audit.id}`,
-    );
+    const { snapshot } = await auditSnapshot(db, params);
     return presentTruth(db, snapshot);
   },
 });
