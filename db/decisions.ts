@@ -1,7 +1,8 @@
 /** Architecture decisions, their approvals and status history, and the approval policy. */
-import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { approvalsBySubject, insertApprovalRow, type ApprovalRow as Approval } from './approvals';
 import { keyset, type Keyset } from './paginate';
+import { encodeJson, findInWorkspace, getById, updateVersioned } from './records';
 import type { DecisionStatus, EvaluatedCriterion, Verification } from '../domain/decisions/rules';
 
 export interface DecisionRow {
@@ -49,17 +50,9 @@ export interface DecisionRow {
   updated_at: Date;
 }
 
-export interface ApprovalRow {
-  id: string;
+export interface ApprovalRow extends Approval {
   decision_id: string;
-  actor_id: string;
-  actor_role: string;
-  authorization_scope: string;
-  policy_version: number | null;
-  outcome: 'approved' | 'rejected';
-  rationale: string;
   review_round: number;
-  created_at: Date;
 }
 
 export interface TransitionRow {
@@ -97,12 +90,7 @@ const JSON_COLUMNS = [
 ] as const;
 
 /** Serializes the jsonb columns of a (partial) row for Knex. */
-function encode(values: Partial<DecisionRow>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...values };
-  for (const key of JSON_COLUMNS)
-    if (key in values) out[key] = values[key] === null ? null : JSON.stringify(values[key]);
-  return out;
-}
+const encode = (values: Partial<DecisionRow>) => encodeJson(values, JSON_COLUMNS);
 
 export type NewDecision = Omit<
   DecisionRow,
@@ -138,37 +126,14 @@ export async function insertDecision(db: Knex, input: NewDecision): Promise<Deci
   return row as DecisionRow;
 }
 
-export async function findDecision(
-  db: Knex,
-  workspaceId: string,
-  id: string,
-): Promise<DecisionRow | undefined> {
-  return db<DecisionRow>('decisions').where({ workspace_id: workspaceId, id }).first();
-}
+export const findDecision = (db: Knex, workspaceId: string, id: string) =>
+  findInWorkspace<DecisionRow>(db, 'decisions', workspaceId, id);
 
-export async function getDecisionById(db: Knex, id: string, lock = false): Promise<DecisionRow> {
-  const q = db<DecisionRow>('decisions').where({ id }).first();
-  if (lock) q.forUpdate();
-  const row = await q;
-  if (!row) throw new Error(`decision ${id} not found`);
-  return row;
-}
+export const getDecisionById = (db: Knex, id: string, lock = false) =>
+  getById<DecisionRow>(db, 'decisions', id, lock);
 
-export async function updateDecision(
-  db: Knex,
-  id: string,
-  values: Partial<DecisionRow>,
-): Promise<DecisionRow> {
-  const [row] = await db('decisions')
-    .where({ id })
-    .update({
-      ...encode(values),
-      version: db.raw('version + 1'),
-      updated_at: db.raw("date_trunc('milliseconds', now())"),
-    })
-    .returning('*');
-  return row as DecisionRow;
-}
+export const updateDecision = (db: Knex, id: string, values: Partial<DecisionRow>) =>
+  updateVersioned<DecisionRow>(db, 'decisions', id, encode(values));
 
 export function decisionsQuery(
   db: Knex,
@@ -181,32 +146,11 @@ export function decisionsQuery(
   return keyset(q, 'decisions');
 }
 
-export async function approvalsOf(
-  db: Knex,
-  decisionIds: readonly string[],
-): Promise<Map<string, ApprovalRow[]>> {
-  const out = new Map<string, ApprovalRow[]>();
-  if (decisionIds.length === 0) return out;
-  const rows = await db<ApprovalRow>('decision_approvals')
-    .whereIn('decision_id', [...decisionIds])
-    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
-  for (const row of rows) {
-    const list = out.get(row.decision_id) ?? [];
-    list.push(row);
-    out.set(row.decision_id, list);
-  }
-  return out;
-}
+export const approvalsOf = (db: Knex, decisionIds: readonly string[]) =>
+  approvalsBySubject<ApprovalRow>(db, 'decision_approvals', 'decision_id', decisionIds);
 
-export async function insertApproval(
-  db: Knex,
-  input: Omit<ApprovalRow, 'id' | 'created_at'>,
-): Promise<ApprovalRow> {
-  const [row] = await db('decision_approvals')
-    .insert({ id: crypto.randomUUID(), ...input })
-    .returning('*');
-  return row as ApprovalRow;
-}
+export const insertApproval = (db: Knex, input: Omit<ApprovalRow, 'id' | 'created_at'>) =>
+  insertApprovalRow<ApprovalRow>(db, 'decision_approvals', input);
 
 /** Members who voted in a review round of a decision (only those with `outcome` when given). */
 export async function votersOfRound(

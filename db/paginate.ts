@@ -13,7 +13,7 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-type KeysetRow = { created_at: Date; id: string };
+export type KeysetRow = { created_at: Date; id: string };
 
 declare const rowType: unique symbol;
 

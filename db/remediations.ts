@@ -1,9 +1,10 @@
 /** Remediations, the findings they cover and their approvals. */
 import { coversWholeRepository } from '../domain/audits/source-scope';
 import { SOURCE_TYPES } from '../domain/contract/values';
-import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { approvalsBySubject, insertApprovalRow, type ApprovalRow } from './approvals';
 import { keyset, type Keyset } from './paginate';
+import { encodeJson, findInWorkspace, getById, updateVersioned } from './records';
 import type { FindingRow } from './controls';
 import type {
   RemediationEffort,
@@ -44,25 +45,13 @@ export interface RemediationRow {
   updated_at: Date;
 }
 
-export interface RemediationApprovalRow {
-  id: string;
+export interface RemediationApprovalRow extends ApprovalRow {
   remediation_id: string;
-  actor_id: string;
-  actor_role: string;
-  authorization_scope: string;
-  outcome: 'approved' | 'rejected';
-  rationale: string;
-  created_at: Date;
 }
 
 const JSON_COLUMNS = ['steps', 'affected_entity_keys', 'verification'] as const;
 
-function encode(values: Partial<RemediationRow>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...values };
-  for (const key of JSON_COLUMNS)
-    if (key in values) out[key] = values[key] === null ? null : JSON.stringify(values[key]);
-  return out;
-}
+const encode = (values: Partial<RemediationRow>) => encodeJson(values, JSON_COLUMNS);
 
 export type NewRemediation = Pick<
   RemediationRow,
@@ -101,42 +90,15 @@ export async function discardUnstartedRemediation(db: Knex, id: string): Promise
   return (await db('remediations').where({ id, status: 'proposed', version: 1 }).delete()) > 0;
 }
 
-export async function findRemediation(
-  db: Knex,
-  workspaceId: string,
-  id: string,
-): Promise<RemediationRow | undefined> {
-  return db<RemediationRow>('remediations').where({ workspace_id: workspaceId, id }).first();
-}
+export const findRemediation = (db: Knex, workspaceId: string, id: string) =>
+  findInWorkspace<RemediationRow>(db, 'remediations', workspaceId, id);
 
-export async function getRemediationById(
-  db: Knex,
-  id: string,
-  lock = false,
-): Promise<RemediationRow> {
-  const q = db<RemediationRow>('remediations').where({ id }).first();
-  if (lock) q.forUpdate();
-  const row = await q;
-  if (!row) throw new Error(`remediation ${id} not found`);
-  return row;
-}
+export const getRemediationById = (db: Knex, id: string, lock = false) =>
+  getById<RemediationRow>(db, 'remediations', id, lock);
 
 /** Updates a remediation and bumps its version. */
-export async function updateRemediation(
-  db: Knex,
-  id: string,
-  values: Partial<RemediationRow>,
-): Promise<RemediationRow> {
-  const [row] = await db('remediations')
-    .where({ id })
-    .update({
-      ...encode(values),
-      version: db.raw('version + 1'),
-      updated_at: db.raw("date_trunc('milliseconds', now())"),
-    })
-    .returning('*');
-  return row as RemediationRow;
-}
+export const updateRemediation = (db: Knex, id: string, values: Partial<RemediationRow>) =>
+  updateVersioned<RemediationRow>(db, 'remediations', id, encode(values));
 
 export function remediationsQuery(
   db: Knex,
@@ -173,28 +135,18 @@ export async function findingIdsOf(
   return out;
 }
 
-export async function remediationApprovalsOf(
-  db: Knex,
-  remediationIds: readonly string[],
-): Promise<Map<string, RemediationApprovalRow[]>> {
-  const out = new Map<string, RemediationApprovalRow[]>();
-  if (remediationIds.length === 0) return out;
-  const rows = await db<RemediationApprovalRow>('remediation_approvals')
-    .whereIn('remediation_id', [...remediationIds])
-    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
-  for (const r of rows) out.set(r.remediation_id, [...(out.get(r.remediation_id) ?? []), r]);
-  return out;
-}
+export const remediationApprovalsOf = (db: Knex, remediationIds: readonly string[]) =>
+  approvalsBySubject<RemediationApprovalRow>(
+    db,
+    'remediation_approvals',
+    'remediation_id',
+    remediationIds,
+  );
 
-export async function insertRemediationApproval(
+export const insertRemediationApproval = (
   db: Knex,
   input: Omit<RemediationApprovalRow, 'id' | 'created_at'>,
-): Promise<RemediationApprovalRow> {
-  const [row] = await db('remediation_approvals')
-    .insert({ id: crypto.randomUUID(), ...input })
-    .returning('*');
-  return row as RemediationApprovalRow;
-}
+) => insertApprovalRow<RemediationApprovalRow>(db, 'remediation_approvals', input);
 
 /** The workspace's findings among `ids` (others are unknown to it). */
 export async function findingsByIds(

@@ -23,6 +23,7 @@ export interface ReportApprovalRow {
   actor_id: string;
   actor_role: string;
   authorization_scope: string;
+  policy_version: number | null;
   rationale: string;
   created_at: Date;
 }

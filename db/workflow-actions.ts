@@ -1,6 +1,7 @@
 /** Workflow actions, and the effects only they have (purging a repository's history). */
 import type { Knex } from 'knex';
 import { keyset, type Keyset } from './paginate';
+import { findInWorkspace, getById } from './records';
 import type { AttachmentRow } from './attachments';
 import type {
   WorkflowActionKind,
@@ -18,6 +19,9 @@ export interface WorkflowActionRow {
   requested_by: string;
   decided_by: string | null;
   decided_by_role: string | null;
+  /** The scope and workspace policy version the decision was made under (the approval model). */
+  decided_by_scope: string | null;
+  decided_policy_version: number | null;
   decided_at: Date | null;
   decision_rationale: string | null;
   expires_at: Date;
@@ -51,25 +55,11 @@ export async function insertWorkflowAction(
   return row as WorkflowActionRow;
 }
 
-export async function findWorkflowAction(
-  db: Knex,
-  workspaceId: string,
-  id: string,
-): Promise<WorkflowActionRow | undefined> {
-  return db<WorkflowActionRow>('workflow_actions').where({ workspace_id: workspaceId, id }).first();
-}
+export const findWorkflowAction = (db: Knex, workspaceId: string, id: string) =>
+  findInWorkspace<WorkflowActionRow>(db, 'workflow_actions', workspaceId, id);
 
-export async function getWorkflowActionById(
-  db: Knex,
-  id: string,
-  lock = false,
-): Promise<WorkflowActionRow> {
-  const q = db<WorkflowActionRow>('workflow_actions').where({ id }).first();
-  if (lock) q.forUpdate();
-  const row = await q;
-  if (!row) throw new Error(`workflow action ${id} not found`);
-  return row;
-}
+export const getWorkflowActionById = (db: Knex, id: string, lock = false) =>
+  getById<WorkflowActionRow>(db, 'workflow_actions', id, lock);
 
 export async function updateWorkflowAction(
   db: Knex,

@@ -380,7 +380,10 @@ test.serial(
           body: { status, rationale: `to ${status}`, ...extra },
         });
       t.is((await move('in_review', tenant.token)).status, 200);
-      const approved = await move('approved', bob.token, { selected_option_id: 'direct' });
+      const approved = await call(h.app.url, 'POST', `${ws()}/decisions/${id}/approval`, {
+        token: bob.token,
+        body: { rationale: 'to approved', selected_option_id: 'direct' },
+      });
       t.is(approved.status, 200, approved.text);
       return id as string;
     };

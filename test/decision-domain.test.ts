@@ -123,7 +123,14 @@ test('checkMove: state machine, self-approval, options, one vote per member', (t
       { ...facts, status: 'superseded' },
       { to: 'approved', selectedOptionId: 'a', actorId: 'bob' },
     ),
-    { code: 'invalid_transition', allowed: [] },
+    { code: 'already_decided', current: 'superseded' },
+  );
+  t.like(
+    checkMove(
+      { ...facts, status: 'proposed' },
+      { to: 'rejected', selectedOptionId: null, actorId: 'bob' },
+    ),
+    { code: 'not_awaiting_approval', current: 'proposed' },
   );
 });
 

@@ -122,15 +122,12 @@ test.before(async () => {
     },
   });
   if (proposed.status !== 201) throw new Error(proposed.text);
-  const decision = `${ws()}/decisions/${proposed.body.id}/transitions`;
-  for (const [token, body] of [
-    [tenant.token, { status: 'in_review', rationale: 'ready for review' }],
-    [
-      bob.token,
-      { status: 'approved', rationale: 'one engine is simpler', selected_option_id: 'move' },
-    ],
+  const decision = `${ws()}/decisions/${proposed.body.id}`;
+  for (const [token, path, body] of [
+    [tenant.token, 'transitions', { status: 'in_review', rationale: 'ready for review' }],
+    [bob.token, 'approval', { rationale: 'one engine is simpler', selected_option_id: 'move' }],
   ] as const) {
-    const moved = await call(h.app.url, 'POST', decision, { token, body });
+    const moved = await call(h.app.url, 'POST', `${decision}/${path}`, { token, body });
     if (moved.status !== 200) throw new Error(moved.text);
   }
 });

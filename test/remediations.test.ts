@@ -110,6 +110,8 @@ const move = (w: World, id: string, status: string, token: string): Promise<Repl
   });
 const approve = (w: World, id: string, token: string): Promise<Reply> =>
   api(w, 'POST', `/remediations/${id}/approval`, token, { rationale: 'looks right' });
+const reject = (w: World, id: string, token: string): Promise<Reply> =>
+  api(w, 'POST', `/remediations/${id}/rejection`, token, { rationale: 'not this way' });
 
 test('every control of the catalog has a remediation template, and no template names an unknown control', (t) => {
   t.deepEqual(Object.keys(REMEDIATION_TEMPLATES).sort(), CONTROLS.map((c) => c.key).sort());
@@ -232,7 +234,8 @@ test.serial(
       });
       const twice = await approve(w, r.id, w.bob.token);
       t.is(twice.status, 409);
-      t.is(twice.body.code, 'already_approved');
+      t.is(twice.body.code, 'already_decided');
+      t.is(twice.body.current_status, 'approved');
       t.is((await move(w, r.id, 'in_progress', w.alice.token)).body.status, 'in_progress');
       const done = await move(w, r.id, 'done', w.alice.token);
       t.is(done.body.status, 'done', done.text);
@@ -358,17 +361,22 @@ test.serial(
     t.is(fifty.body.steps.length, 50);
 
     const writer = await createToken(h.app.services.db, w.tenant, ['remediations:write']);
-    const denied = await move(w, fifty.body.id, 'rejected', writer.token);
+    const denied = await reject(w, fifty.body.id, writer.token);
     t.is(denied.status, 403);
     t.is(denied.body.code, 'insufficient_scope');
     t.deepEqual(denied.body.required_scopes, ['remediations:approve']);
+    // Rejecting is an approval operation, not a transition.
+    const notAMove = await move(w, fifty.body.id, 'rejected', w.alice.token);
+    t.is(notAMove.status, 400, notAMove.text);
+    t.true(notAMove.body.errors.some((e: any) => e.path === '/status'));
     // The creator may reject their own plan; a rejected plan cannot be approved.
-    const rejected = await move(w, fifty.body.id, 'rejected', w.alice.token);
+    const rejected = await reject(w, fifty.body.id, w.alice.token);
     t.is(rejected.body.status, 'rejected', rejected.text);
     t.like(rejected.body.approvals[0], { outcome: 'rejected', actor_id: w.alice.id });
     const late = await approve(w, fifty.body.id, w.bob.token);
     t.is(late.status, 409);
-    t.is(late.body.code, 'invalid_transition');
+    t.is(late.body.code, 'already_decided');
+    t.is(late.body.current_status, 'rejected');
 
     // The model refuses the request: the template plan stays, the failed run is recorded.
     fake.enqueue({ status: 400, text: 'context too long' });

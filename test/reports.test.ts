@@ -256,7 +256,8 @@ test.serial(
 
     const twice = await approve({ rationale: 'again' });
     t.is(twice.status, 409);
-    t.is(twice.body.code, 'report_already_approved');
+    t.is(twice.body.code, 'already_decided');
+    t.is(twice.body.current_status, 'approved');
 
     // The finding changes again: the approved report does not.
     const back = await call(h.app.url, 'PATCH', `${ws()}/findings/${finding.id}`, {

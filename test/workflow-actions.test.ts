@@ -191,7 +191,7 @@ test.serial('a request nobody approves expires and never executes', async (t) =>
   t.is(expired.decided_by, null);
   const late = await approve(w, asked.body.id, w.bob.token);
   t.is(late.status, 409, late.text);
-  t.is(late.body.code, 'action_expired');
+  t.is(late.body.code, 'approval_expired');
   t.is((await api(w, 'GET', `/repositories/${repositoryId}`, w.alice.token)).status, 200);
   const client = await h.app.services.temporal.client();
   t.is(await client.workflow.getHandle(asked.body.workflow_id).result(), 'expired');

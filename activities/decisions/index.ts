@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
 import { recordWrite } from '../../db/activity';
+import { approvalRecord, quorumReached } from '../../domain/approvals/model';
 import {
   latestSnapshotCompletedSince,
   snapshotOfAudit,
@@ -63,8 +64,6 @@ export function refusal(r: MoveRefusal | { code: 'version_mismatch'; current: nu
     details: [r],
   });
 }
-
-export const APPROVE_SCOPE = 'decisions:approve';
 
 const votesOf = (db: Knex, decision: DecisionRow): Promise<string[]> =>
   votersOfRound(db, decision.id, decision.review_round);
@@ -160,12 +159,7 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
           const policy = await policyOf(trx, decision.workspace_id);
           const approval = await insertApproval(trx, {
             decision_id: decision.id,
-            actor_id: req.actor.id,
-            actor_role: req.actor.role,
-            authorization_scope: APPROVE_SCOPE,
-            policy_version: policy.version,
-            outcome: req.to,
-            rationale: req.rationale,
+            ...approvalRecord('decision', req.actor, req.to, req.rationale, policy.version),
             review_round: decision.review_round,
           });
           details.approval_id = approval.id;
@@ -177,7 +171,7 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
               await votersOfRound(trx, decision.id, decision.review_round, 'approved'),
             );
             details.approvals = approvers.size;
-            if (approvers.size < policy.quorum) {
+            if (!quorumReached(approvers.size, policy.quorum)) {
               to = 'in_review';
             } else {
               changes.approved_by = req.actor.id;

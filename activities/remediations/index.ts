@@ -20,6 +20,7 @@ import {
   type RemediationRow,
 } from '../../db/remediations';
 import { costUsd, type ModelPrice } from '../../domain/audits/pricing';
+import { approvalRecord } from '../../domain/approvals/model';
 import {
   checkRemediationMove,
   verifyFindings,
@@ -41,7 +42,6 @@ export interface RemediationActivityDeps {
 
 /** The agent key of the remediation agent's runs (one per remediation and attempt). */
 export const REMEDIATION_AGENT = 'remediation';
-export const APPROVE_SCOPE = 'remediations:approve';
 
 const ACTIONS: Partial<Record<RemediationStatus, string>> = {
   approved: 'remediation.approved',
@@ -193,11 +193,7 @@ export function createRemediationActivities(deps: RemediationActivityDeps) {
         if (req.to === 'approved' || req.to === 'rejected') {
           const approval = await insertRemediationApproval(trx, {
             remediation_id: row.id,
-            actor_id: req.actor.id,
-            actor_role: req.actor.role,
-            authorization_scope: APPROVE_SCOPE,
-            outcome: req.to,
-            rationale: req.rationale,
+            ...approvalRecord('remediation', req.actor, req.to, req.rationale),
           });
           details.approval_id = approval.id;
           if (req.to === 'approved') {

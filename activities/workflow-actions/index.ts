@@ -22,6 +22,7 @@ import {
   type WorkflowActionRow,
 } from '../../db/workflow-actions';
 import { auditWorkflowId } from '../../domain/contract/workflows';
+import { approvalRecord } from '../../domain/approvals/model';
 import type { GatePolicy } from '../../domain/changes/gate';
 import {
   checkDecision,
@@ -185,10 +186,13 @@ export function createWorkflowActionActivities(deps: WorkflowActionActivityDeps)
           new Date(),
         );
         if (refused) refusal(refused);
+        const approval = approvalRecord('workflow_action', req.actor, req.outcome, req.rationale);
         const after = await updateWorkflowAction(trx, row.id, {
           status: req.outcome,
           decided_by: req.actor.id,
           decided_by_role: req.actor.role,
+          decided_by_scope: approval.authorization_scope,
+          decided_policy_version: approval.policy_version,
           decided_at: new Date(),
           decision_rationale: req.rationale,
           last_request_key: requestKey,

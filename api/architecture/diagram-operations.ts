@@ -5,8 +5,8 @@ import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
 import { snapshotOfAudit, snapshotRefOfAudit } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
 import { AuditParams } from '../audits/schemas';
-import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
+import { found } from '../registry/parts';
 
 /** Koa adds `; charset=utf-8` to a text/* type. */
 export const MERMAID_TYPE = 'text/vnd.mermaid';
@@ -52,16 +52,22 @@ export const getAuditArchitectureDiagram = defineOperation({
     contentType: [MERMAID_TYPE, SVG_TYPE],
   },
   handler: async ({ db, params, query, koa }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const ref = await snapshotRefOfAudit(db, audit.id);
-    if (!ref) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
+    );
+    const ref = await found(
+      snapshotRefOfAudit(db, audit.id),
+      `The architecture snapshot of audit ${audit.id}`,
+    );
     const format = query.format === 'svg' ? 'svg' : 'mermaid';
     const key = `${ref.id}:${format}`;
     let text = drawn.get(key);
     if (text === undefined) {
-      const snapshot = await snapshotOfAudit(db, audit.id);
-      if (!snapshot) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+      const snapshot = await found(
+        snapshotOfAudit(db, audit.id),
+        `The architecture snapshot of audit ${audit.id}`,
+      );
       const graph = diagramGraphOf(snapshot);
       text =
         format === 'svg'

@@ -12,10 +12,8 @@ import {
   evidenceOf,
   findSnapshotOfRepository,
   latestSnapshot,
-  snapshotOfAudit,
   type SnapshotRow,
 } from '../../db/architecture';
-import { findAudit } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import type { Graph, Obj } from '../../domain/architecture/graph';
 import { observationsOf } from '../../domain/architecture/observations';
@@ -31,6 +29,8 @@ import {
   ArchitectureDependencyResponse,
   type ArchitectureEntityResponse,
 } from './schemas';
+import { found } from '../registry/parts';
+import { auditSnapshot } from './operations';
 
 const graphOf = (s: SnapshotRow) => s as unknown as Graph;
 
@@ -83,8 +83,10 @@ export const getArchitectureDependencies = defineOperation({
     schema: ArchitectureDependencyResponse,
   },
   handler: async ({ db, params, query }) => {
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     const snapshot = query.snapshot_id
       ? await findSnapshotOfRepository(db, params.workspace_id, repo.id, query.snapshot_id)
       : await latestSnapshot(db, params.workspace_id, repo.id);
@@ -127,10 +129,7 @@ export const getAuditArchitectureBundle = defineOperation({
   params: AuditParams,
   success: { status: 200, description: 'The bundle.', schema: ArchitectureBundleResponse },
   handler: async ({ db, params }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const snapshot = await snapshotOfAudit(db, audit.id);
-    if (!snapshot) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+    const { audit, snapshot } = await auditSnapshot(db, params);
     const [evidence, runs, reconciled] = await Promise.all([
       evidenceOf(db, snapshot.id),
       runsOfAudit(db, audit.id),

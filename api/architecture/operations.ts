@@ -13,7 +13,6 @@ import { findAudit } from '../../db/audits';
 import { remediationIdsByEntity } from '../../db/remediations';
 import { findRepository } from '../../db/repositories';
 import { AuditParams } from '../audits/schemas';
-import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { iso, isoOrNull } from '../shared';
@@ -22,6 +21,7 @@ import {
   ArchitectureTruthResponse,
   type ArchitectureTruthResponse as Truth,
 } from './schemas';
+import { found } from '../registry/parts';
 
 /**
  * The snapshot's entities with their graph links: `remediation_ids` names the repository's
@@ -78,6 +78,19 @@ async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
   };
 }
 
+/** An audit of the workspace and its architecture snapshot (404 for either missing). */
+export async function auditSnapshot(db: Knex, params: { workspace_id: string; audit_id: string }) {
+  const audit = await found(
+    findAudit(db, params.workspace_id, params.audit_id),
+    `Audit ${params.audit_id}`,
+  );
+  const snapshot = await found(
+    snapshotOfAudit(db, audit.id),
+    `The architecture snapshot of audit ${audit.id}`,
+  );
+  return { audit, snapshot };
+}
+
 export const getAuditArchitecture = defineOperation({
   operationId: 'getAuditArchitecture',
   method: 'get',
@@ -90,10 +103,7 @@ export const getAuditArchitecture = defineOperation({
   params: AuditParams,
   success: { status: 200, description: 'The snapshot.', schema: ArchitectureTruthResponse },
   handler: async ({ db, params }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const snapshot = await snapshotOfAudit(db, audit.id);
-    if (!snapshot) throw problems.notFound(`The architecture snapshot of audit ${audit.id}`);
+    const { snapshot } = await auditSnapshot(db, params);
     return presentTruth(db, snapshot);
   },
 });
@@ -110,10 +120,14 @@ export const getRepositoryArchitecture = defineOperation({
   params: RepositoryParams,
   success: { status: 200, description: 'The latest snapshot.', schema: ArchitectureTruthResponse },
   handler: async ({ db, params }) => {
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
-    const snapshot = await latestSnapshot(db, params.workspace_id, repo.id);
-    if (!snapshot) throw problems.notFound(`A completed audit of repository ${repo.id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
+    const snapshot = await found(
+      latestSnapshot(db, params.workspace_id, repo.id),
+      `A completed audit of repository ${repo.id}`,
+    );
     return presentTruth(db, snapshot);
   },
 });
@@ -145,8 +159,10 @@ export const listArchitectureSnapshots = defineOperation({
     schema: ArchitectureSnapshotHistoryResponse,
   },
   handler: async ({ db, params, query }) => {
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     const rows = await snapshotsOfRepository(db, params.workspace_id, repo.id, query.limit ?? 50);
     return {
       repository_id: repo.id,

@@ -17,7 +17,6 @@ import {
 } from '../../db/assistant';
 import { latestSnapshotId } from '../../db/architecture';
 import { snapshotPlace } from '../../db/changes';
-import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import { admission, reservationUsd } from '../../domain/assistant/limits';
 import { assistantRunWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
@@ -26,7 +25,7 @@ import type { AssistantRunWorkflow } from '../../workflows/assistant';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
-import { commitThenStart, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, recordPrincipalWrite } from '../shared';
 import { presentConversation, presentMessage, presentRun } from './present';
 import {
   AssistantRunResponse,
@@ -40,6 +39,7 @@ import {
   RunParams,
 } from './schemas';
 import { PageQuery } from '../schema-kit';
+import { found, pageOf } from '../registry/parts';
 
 const ACTIVE = new Set(['queued', 'running']);
 
@@ -55,11 +55,11 @@ export const listAssistantConversations = defineOperation({
   query: ConversationListQuery,
   success: { status: 200, description: 'A page of conversations.', schema: ConversationPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOf(
+      query,
       conversationsQuery(db, params.workspace_id, query.repository_id),
-      pageRequest(query),
+      presentConversation,
     );
-    return { ...page, items: page.items.map(presentConversation) };
   },
 });
 
@@ -120,9 +120,7 @@ async function loadConversation(
   workspaceId: string,
   id: string,
 ) {
-  const row = await findConversation(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Conversation ${id}`);
-  return row;
+  return found(findConversation(db, workspaceId, id), `Conversation ${id}`);
 }
 
 export const listAssistantMessages = defineOperation({
@@ -137,8 +135,7 @@ export const listAssistantMessages = defineOperation({
   success: { status: 200, description: 'A page of messages.', schema: MessagePage },
   handler: async ({ db, params, query }) => {
     const conversation = await loadConversation(db, params.workspace_id, params.conversation_id);
-    const page = await keysetPage(messagesQuery(db, conversation.id), pageRequest(query));
-    return { ...page, items: page.items.map(presentMessage) };
+    return pageOf(query, messagesQuery(db, conversation.id), presentMessage);
   },
 });
 
@@ -241,9 +238,7 @@ export const askAssistant = defineOperation({
 });
 
 async function loadRun(db: Parameters<typeof findRun>[0], workspaceId: string, id: string) {
-  const row = await findRun(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Assistant run ${id}`);
-  return row;
+  return found(findRun(db, workspaceId, id), `Assistant run ${id}`);
 }
 
 export const getAssistantRun = defineOperation({

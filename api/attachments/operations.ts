@@ -15,13 +15,12 @@ import {
   type AttachmentRow,
 } from '../../db/attachments';
 import { findAudit } from '../../db/audits';
-import { keysetPage } from '../../db/paginate';
 import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite, serveBlob } from '../shared';
+import { iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
   AttachmentCreate,
@@ -30,6 +29,7 @@ import {
   AttachmentParams,
   AttachmentResponse,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 const DEFAULT_RETENTION_DAYS = 90;
 
@@ -63,8 +63,10 @@ export const createAuditAttachment = defineOperation({
     headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
+    );
     const row = await db.transaction(async (trx) => {
       const upload = await findUpload(trx, params.workspace_id, body.upload_id);
       if (!upload) {
@@ -126,13 +128,15 @@ export const listAuditAttachments = defineOperation({
   query: AttachmentListQuery,
   success: { status: 200, description: 'A page of attachments.', schema: AttachmentPage },
   handler: async ({ db, params, query }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const page = await keysetPage(
-      attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status }),
-      pageRequest(query),
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
     );
-    return { ...page, items: page.items.map(presentAttachment) };
+    return pageOf(
+      query,
+      attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status }),
+      presentAttachment,
+    );
   },
 });
 
@@ -160,8 +164,10 @@ export const getAttachmentContent = defineOperation({
     },
   },
   handler: async ({ db, params, services, koa, log }) => {
-    const row = await findAttachment(db, params.workspace_id, params.attachment_id);
-    if (!row) throw problems.notFound(`Attachment ${params.attachment_id}`);
+    const row = await found(
+      findAttachment(db, params.workspace_id, params.attachment_id),
+      `Attachment ${params.attachment_id}`,
+    );
     if (row.status !== 'available') throw removedProblem(row);
     return serveBlob(koa, services.config.blobDir, row, async () => {
       // Removed between the read and the open (a concurrent delete or sweep)?
@@ -188,8 +194,10 @@ export const deleteAttachment = defineOperation({
     const row = await db.transaction(async (trx) => {
       const deleted = await markAttachmentDeleted(trx, params.workspace_id, params.attachment_id);
       if (!deleted) {
-        const existing = await findAttachment(trx, params.workspace_id, params.attachment_id);
-        if (!existing) throw problems.notFound(`Attachment ${params.attachment_id}`);
+        const existing = await found(
+          findAttachment(trx, params.workspace_id, params.attachment_id),
+          `Attachment ${params.attachment_id}`,
+        );
         throw removedProblem(existing);
       }
       await recordPrincipalWrite(trx, principal, requestId, {

@@ -53,6 +53,7 @@ import {
   AuditResponse,
   type AuditCreate as AuditCreateBody,
 } from './schemas';
+import { found } from '../registry/parts';
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -61,9 +62,7 @@ async function present(db: Knex, row: AuditRow) {
 }
 
 async function loadAudit(db: Knex, workspaceId: string, auditId: string): Promise<AuditRow> {
-  const row = await findAudit(db, workspaceId, auditId);
-  if (!row) throw problems.notFound(`Audit ${auditId}`);
-  return row;
+  return found(findAudit(db, workspaceId, auditId), `Audit ${auditId}`);
 }
 
 /**

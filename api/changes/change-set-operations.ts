@@ -33,6 +33,7 @@ import {
   ChangeSetParams,
   type ArchitectureChangeSetResponse as ChangeSetResponse,
 } from './schemas';
+import { found } from '../registry/parts';
 
 function present(row: ChangeSetRow): ChangeSetResponse {
   return {
@@ -80,8 +81,10 @@ export const listChangeSets = defineOperation({
     headers: { Link: { description: 'The next page (rel="next"), when there is one.' } },
   },
   handler: async ({ db, params, query, koa }) => {
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     const page = await keysetPage(
       changeSetsQuery(db, params.workspace_id, repo.id, query.state),
       pageRequest(query),
@@ -120,8 +123,10 @@ export const createChangeSet = defineOperation({
     headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     const changes = body.changes as NormalizedChange[];
     const wrong = changeProblems(changes);
     if (wrong.length > 0)
@@ -192,8 +197,10 @@ export const getChangeSet = defineOperation({
   params: ChangeSetParams,
   success: { status: 200, description: 'The change set.', schema: ArchitectureChangeSetResponse },
   handler: async ({ db, params }) => {
-    const row = await findChangeSet(db, params.workspace_id, params.change_set_id);
-    if (!row) throw problems.notFound(`Change set ${params.change_set_id}`);
+    const row = await found(
+      findChangeSet(db, params.workspace_id, params.change_set_id),
+      `Change set ${params.change_set_id}`,
+    );
     return present(row);
   },
 });
@@ -217,8 +224,10 @@ export const reconcileChangeSet = defineOperation({
   },
   handler: async ({ db, params, body, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
-      const candidate = await findChangeSet(trx, params.workspace_id, params.change_set_id, true);
-      if (!candidate) throw problems.notFound(`Change set ${params.change_set_id}`);
+      const candidate = await found(
+        findChangeSet(trx, params.workspace_id, params.change_set_id, true),
+        `Change set ${params.change_set_id}`,
+      );
       if (candidate.state !== 'candidate')
         throw problems.conflict(
           'change_set_not_candidate',

@@ -36,6 +36,7 @@ import {
   GatePolicyResponse,
   GatePolicyUpdate,
 } from './schemas';
+import { found } from '../registry/parts';
 
 export const getArchitectureChanges = defineOperation({
   operationId: 'getArchitectureChanges',
@@ -65,20 +66,21 @@ export const getArchitectureChanges = defineOperation({
     schema: ArchitectureChangeResponse,
   },
   handler: async ({ db, params, query }) => {
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     // Where the two snapshots are is settled first (small queries); their graphs, the bulk of
     // the time, are then read side by side.
     const place = async (id: string, role: string) => {
-      const found = await snapshotPlace(db, params.workspace_id, id);
-      if (!found) throw problems.notFound(`Snapshot ${id}`);
-      if (found.repository_id !== repo.id)
+      const hit = await found(snapshotPlace(db, params.workspace_id, id), `Snapshot ${id}`);
+      if (hit.repository_id !== repo.id)
         throw problems.unprocessable(
           'snapshot_repository_mismatch',
           `The ${role} snapshot ${id} belongs to another repository than ${repo.id}.`,
           'Compare two snapshots of the same repository (listArchitectureSnapshots lists them).',
         );
-      return found;
+      return hit;
     };
     if (query.from_snapshot_id && !query.to_snapshot_id)
       throw problems.validationFailed([
@@ -296,10 +298,11 @@ export const getAuditGate = defineOperation({
     },
   },
   handler: async ({ db, params, query, koa }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const row = await auditGateOf(db, audit.id);
-    if (!row) throw problems.notFound(`The change gate of audit ${audit.id}`);
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
+    );
+    const row = await found(auditGateOf(db, audit.id), `The change gate of audit ${audit.id}`);
     const stored = row.result as unknown as StoredGate;
     const format = query.format ?? 'json';
     if (format === 'json') return stored.response;

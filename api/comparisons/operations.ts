@@ -24,6 +24,7 @@ import {
   AuditComparisonResponse,
   type AuditComparisonResult,
 } from './schemas';
+import { found } from '../registry/parts';
 
 async function comparedAudit(db: Knex, audit: AuditRow): Promise<ComparedAudit> {
   const snapshot = await snapshotOfAudit(db, audit.id);
@@ -84,10 +85,14 @@ export const createAuditComparison = defineOperation({
     headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const baseline = await findAudit(db, params.workspace_id, body.baseline_audit_id);
-    if (!baseline) throw problems.notFound(`Audit ${body.baseline_audit_id}`);
-    const candidate = await findAudit(db, params.workspace_id, body.candidate_audit_id);
-    if (!candidate) throw problems.notFound(`Audit ${body.candidate_audit_id}`);
+    const baseline = await found(
+      findAudit(db, params.workspace_id, body.baseline_audit_id),
+      `Audit ${body.baseline_audit_id}`,
+    );
+    const candidate = await found(
+      findAudit(db, params.workspace_id, body.candidate_audit_id),
+      `Audit ${body.candidate_audit_id}`,
+    );
     if (!baseline.repository_id || baseline.repository_id !== candidate.repository_id)
       throw problems.unprocessable(
         'audits_not_comparable',
@@ -172,8 +177,10 @@ export const getAuditComparison = defineOperation({
   params: ComparisonParams,
   success: { status: 200, description: 'The comparison.', schema: AuditComparisonResponse },
   handler: async ({ db, params }) => {
-    const row = await findComparison(db, params.workspace_id, params.comparison_id);
-    if (!row) throw problems.notFound(`Audit comparison ${params.comparison_id}`);
+    const row = await found(
+      findComparison(db, params.workspace_id, params.comparison_id),
+      `Audit comparison ${params.comparison_id}`,
+    );
     return present(row);
   },
 });

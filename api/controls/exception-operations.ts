@@ -9,20 +9,20 @@ import {
   revokeException,
   type ExceptionRow,
 } from '../../db/exceptions';
-import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import { isEntityKey, isRelationshipKey } from '../../domain/changes/change-sets';
 import { exceptionState } from '../../domain/controls/exceptions';
 import { problems, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { LiteralUnion, pageFields, Uuid, WorkspaceParams } from '../schema-kit';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
   ControlExceptionCreate,
   ControlExceptionPage,
   ControlExceptionParams,
   ControlExceptionResponse,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 const MAX_DAYS = 366;
 const CONTROL_KEYS = new Set(CONTROLS.map((c) => c.key));
@@ -133,15 +133,15 @@ export const listControlExceptions = defineOperation({
   ),
   success: { status: 200, description: 'A page of exceptions.', schema: ControlExceptionPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOf(
+      query,
       exceptionsQuery(db, params.workspace_id, {
         state: query.state,
         controlKey: query.control_key,
         repositoryId: query.repository_id,
       }),
-      pageRequest(query),
+      present,
     );
-    return { ...page, items: page.items.map(present) };
   },
 });
 
@@ -155,8 +155,10 @@ export const getControlException = defineOperation({
   params: ControlExceptionParams,
   success: { status: 200, description: 'The exception.', schema: ControlExceptionResponse },
   handler: async ({ db, params }) => {
-    const row = await findException(db, params.workspace_id, params.exception_id);
-    if (!row) throw problems.notFound(`Control exception ${params.exception_id}`);
+    const row = await found(
+      findException(db, params.workspace_id, params.exception_id),
+      `Control exception ${params.exception_id}`,
+    );
     return present(row);
   },
 });
@@ -174,14 +176,16 @@ export const revokeControlException = defineOperation({
   success: { status: 200, description: 'The revoked exception.', schema: ControlExceptionResponse },
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
-      const found = await findException(trx, params.workspace_id, params.exception_id, true);
-      if (!found) throw problems.notFound(`Control exception ${params.exception_id}`);
-      if (found.revoked_at) return found;
-      const revoked = await revokeException(trx, found.id, principal.memberId);
+      const hit = await found(
+        findException(trx, params.workspace_id, params.exception_id, true),
+        `Control exception ${params.exception_id}`,
+      );
+      if (hit.revoked_at) return hit;
+      const revoked = await revokeException(trx, hit.id, principal.memberId);
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'control_exception.revoked',
         resourceType: 'control_exception',
-        resourceId: found.id,
+        resourceId: hit.id,
       });
       return revoked;
     });

@@ -10,12 +10,11 @@ import {
   isObservedByLatestAudit,
   updateFindingStatus,
 } from '../../db/controls';
-import { keysetPage } from '../../db/paginate';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { pageRequest, recordPrincipalWrite } from '../shared';
+import { recordPrincipalWrite } from '../shared';
 import { presentAssessment, presentControl, presentFinding } from './present';
 import {
   AssessmentPage,
@@ -26,6 +25,7 @@ import {
   FindingResponse,
   FindingUpdate,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 export const listControls = defineOperation({
   operationId: 'listControls',
@@ -40,8 +40,7 @@ export const listControls = defineOperation({
   success: { status: 200, description: 'A page of controls.', schema: ControlPage },
   handler: async ({ db, query }) => {
     // The catalog rows are written when the API starts (startApi) and by every audit.
-    const page = await keysetPage(controlsQuery(db, CONTROL_CATALOG_VERSION), pageRequest(query));
-    return { ...page, items: page.items.map(presentControl) };
+    return pageOf(query, controlsQuery(db, CONTROL_CATALOG_VERSION), presentControl);
   },
 });
 
@@ -58,10 +57,11 @@ export const listAuditAssessments = defineOperation({
   query: PageQuery,
   success: { status: 200, description: 'A page of assessments.', schema: AssessmentPage },
   handler: async ({ db, params, query }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const page = await keysetPage(assessmentsQuery(db, audit.id), pageRequest(query));
-    return { ...page, items: page.items.map(presentAssessment) };
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
+    );
+    return pageOf(query, assessmentsQuery(db, audit.id), presentAssessment);
   },
 });
 
@@ -77,10 +77,11 @@ export const listAuditFindings = defineOperation({
   query: PageQuery,
   success: { status: 200, description: 'A page of findings.', schema: FindingPage },
   handler: async ({ db, params, query }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const page = await keysetPage(auditFindingsQuery(db, audit.id), pageRequest(query));
-    return { ...page, items: page.items.map(presentFinding) };
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
+    );
+    return pageOf(query, auditFindingsQuery(db, audit.id), presentFinding);
   },
 });
 
@@ -96,16 +97,16 @@ export const listFindings = defineOperation({
   query: FindingListQuery,
   success: { status: 200, description: 'A page of findings.', schema: FindingPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOf(
+      query,
       findingsQuery(db, params.workspace_id, {
         status: query.status,
         severity: query.severity,
         repository_id: query.repository_id,
         control_key: query.control_key,
       }),
-      pageRequest(query),
+      presentFinding,
     );
-    return { ...page, items: page.items.map(presentFinding) };
   },
 });
 
@@ -119,8 +120,10 @@ export const getFinding = defineOperation({
   params: FindingParams,
   success: { status: 200, description: 'The finding.', schema: FindingResponse },
   handler: async ({ db, params }) => {
-    const row = await findFinding(db, params.workspace_id, params.finding_id);
-    if (!row) throw problems.notFound(`Finding ${params.finding_id}`);
+    const row = await found(
+      findFinding(db, params.workspace_id, params.finding_id),
+      `Finding ${params.finding_id}`,
+    );
     return presentFinding(row);
   },
 });
@@ -140,8 +143,10 @@ export const updateFinding = defineOperation({
   success: { status: 200, description: 'The changed finding.', schema: FindingResponse },
   handler: async ({ db, params, body, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
-      const before = await findFinding(trx, params.workspace_id, params.finding_id, true);
-      if (!before) throw problems.notFound(`Finding ${params.finding_id}`);
+      const before = await found(
+        findFinding(trx, params.workspace_id, params.finding_id, true),
+        `Finding ${params.finding_id}`,
+      );
       if (
         body.status === 'resolved' &&
         before.status !== 'resolved' &&

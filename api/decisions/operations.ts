@@ -2,8 +2,6 @@
  * Architecture decisions: propose (starts a DecisionWorkflow `decision-<id>`), read, list, move
  * (a workflow Update the workflow validates against the state machine) and a Markdown brief.
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { evidenceByIds, evidenceIdsIn, findSnapshotRef } from '../../db/architecture';
 import {
@@ -18,11 +16,10 @@ import {
   type DecisionRow,
 } from '../../db/decisions';
 import { keysetPage } from '../../db/paginate';
-import { findMember, memberById, memberLogins } from '../../db/workspaces';
+import { findMember, memberLogins } from '../../db/workspaces';
 import { decisionWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import { adrEvidenceIds, adrMemberIds, renderAdr } from '../../domain/decisions/adr';
 import {
-  allowedMoves,
   APPROVAL_MOVES,
   briefFilename,
   checkMove,
@@ -32,25 +29,24 @@ import {
   type MoveRefusal,
   type TransitionRequest,
 } from '../../domain/decisions/rules';
-import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
-import {
-  transitionUpdate,
-  type DecisionWorkflow,
-  type DecisionWorkflowInput,
-} from '../../workflows/decisions';
+import { transitionUpdate, type DecisionWorkflowInput } from '../../workflows/decisions';
 import { problems, type ApiError, type FieldError } from '../errors';
 import {
-  auditTokenId,
-  defineOperation,
-  LOCATION_HEADER,
-  type Principal,
-} from '../registry/operation';
+  approvalAccess,
+  approvalActor,
+  approvalProblem,
+  approvalRules,
+  applyThroughWorkflow,
+} from '../registry/approvals';
+import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentDecision } from './present';
 import {
+  ArchitectureDecisionApproval,
   ArchitectureDecisionBriefResponse,
   ArchitectureDecisionPage,
+  ArchitectureDecisionRejection,
   ArchitectureDecisionProposal,
   ArchitectureDecisionResponse,
   ArchitectureDecisionTransition,
@@ -58,11 +54,10 @@ import {
   DecisionParams,
   type ArchitectureDecisionProposal as Proposal,
 } from './schemas';
+import { found, ifMatchVersion, startOwnedWorkflow, versionMismatch } from '../registry/parts';
 
 async function loadDecision(db: Knex, workspaceId: string, id: string): Promise<DecisionRow> {
-  const row = await findDecision(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Decision ${id}`);
-  return row;
+  return found(findDecision(db, workspaceId, id), `Decision ${id}`);
 }
 
 async function present(db: Knex, row: DecisionRow) {
@@ -102,66 +97,82 @@ async function checkProposal(
   return { repositoryId: snapshot!.repository_id };
 }
 
-/** `If-Match: "3"` (or `3`, or `W/"3"`) -> 3; absent -> null; anything else is a 400. */
-function expectedVersion(header: string): number | null {
-  if (!header) return null;
-  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
-  if (!m)
-    throw problems.validationFailed([
-      { in: 'header', path: '/If-Match', message: 'must be the decision version, as "<version>"' },
-    ]);
-  return Number(m[1]);
-}
-
-function versionMismatch(current: number, expected: number): ApiError {
-  return problems.conflict(
-    'version_mismatch',
-    `The decision is at version ${current}, not ${expected}.`,
-    'Read the decision again (getDecision) and retry with If-Match set to its version.',
-    { current_version: current },
-  );
-}
-
-/** The problem for a move the API, the workflow's validator or its activity refused. */
+/** The problem for a move refused by the state machine, an option or a version (not an approval rule). */
 function refusedMove(
-  refused: MoveRefusal | { code: 'version_mismatch'; current: number },
+  refused: { code: string },
   to: DecisionStatus,
   expected: number | null,
 ): ApiError {
-  switch (refused.code) {
+  const r = refused as MoveRefusal | { code: 'version_mismatch'; current: number };
+  switch (r.code) {
     case 'invalid_transition':
-      return problems.invalidTransition('decision', refused.current, to, refused.allowed);
-    case 'self_approval':
-      return problems.forbidden(
-        'self_approval',
-        'The member who proposed a decision cannot approve it.',
-        'Ask another member holding decisions:approve to approve it.',
-      );
+      return problems.invalidTransition('decision', r.current, to, r.allowed);
     case 'unknown_option':
       return problems.validationFailed([
         {
           in: 'body',
           path: '/selected_option_id',
-          message: `approving needs selected_option_id naming one of the options: ${refused.optionIds.join(', ')}`,
+          message: `approving needs selected_option_id naming one of the options: ${r.optionIds.join(', ')}`,
         },
       ]);
-    case 'duplicate_vote':
-      return problems.conflict(
-        'duplicate_vote',
-        'This member has already approved or rejected the decision in the current review.',
-        'Another member holding decisions:approve must vote to reach the quorum.',
-      );
     case 'version_mismatch':
-      return versionMismatch(refused.current, expected ?? -1);
+      return versionMismatch('decision', r.current, expected ?? -1, 'getDecision');
+    default:
+      return approvalProblem('decision', r);
   }
 }
 
-async function roleOf(db: Knex, principal: Principal): Promise<string> {
-  return (await memberById(db, principal.memberId))?.role ?? 'member';
+/**
+ * Sends one move to the decision's workflow (which checks it again and persists it) and answers
+ * with the stored decision. Approvals and rejections come only from approveDecision and
+ * rejectDecision, whose declared scope is decisions:approve.
+ */
+async function requestMove(
+  ctx: OperationContext<{ workspace_id: string; decision_id: string }, undefined, unknown>,
+  to: DecisionStatus,
+  rationale: string,
+  selectedOptionId: string | null,
+) {
+  const { services, db, params, principal, requestId, koa } = ctx;
+  const expected = ifMatchVersion(koa.get('If-Match'), 'decision');
+  const load = () => loadDecision(db, params.workspace_id, params.decision_id);
+  const request: TransitionRequest = {
+    to,
+    rationale,
+    selectedOptionId,
+    expectedVersion: expected,
+    actor: { ...(await approvalActor(db, principal, requestId)), scopes: [...principal.scopes] },
+  };
+  const row = await applyThroughWorkflow(services, 'decision', {
+    load,
+    check: async (decision) => {
+      if (expected !== null && expected !== decision.version)
+        return { code: 'version_mismatch', current: decision.version };
+      const voted = await votersOfRound(db, decision.id, decision.review_round);
+      return checkMove(
+        {
+          status: decision.status,
+          createdBy: decision.created_by,
+          optionIds: decision.options.map((o) => o.id),
+          votedThisRound: voted,
+        },
+        { to, selectedOptionId, actorId: principal.memberId },
+      );
+    },
+    update: transitionUpdate,
+    arg: request,
+    // The workflow ended (rejected or superseded decisions end theirs).
+    ended: (now) =>
+      checkMove(
+        { status: now.status, createdBy: now.created_by, optionIds: [], votedThisRound: [] },
+        { to, selectedOptionId, actorId: principal.memberId },
+      ) ?? { code: 'invalid_transition', current: now.status, allowed: [] },
+    otherRefusal: (r) => refusedMove(r, to, expected),
+    resource: { decision_id: params.decision_id },
+  });
+  return present(db, row);
 }
 
-/** How long transitionDecision waits for the workflow to apply a move. */
-const TRANSITION_WAIT_MS = 30_000;
 export const listDecisions = defineOperation({
   operationId: 'listDecisions',
   method: 'get',
@@ -284,20 +295,13 @@ export const proposeDecision = defineOperation({
           });
           return created;
         }),
-      start: async () => {
-        const client = await services.temporal.client();
-        await client.workflow.start<typeof DecisionWorkflow>(WORKFLOW_TYPES.decision, {
+      start: () =>
+        startOwnedWorkflow(services, WORKFLOW_TYPES.decision, {
           workflowId,
-          taskQueue: services.config.taskQueue,
-          // A decision id runs once: a second start (a retried request) is refused, not repeated.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
-          typedSearchAttributes: [
-            { key: WORKSPACE_ID, value: params.workspace_id },
-            { key: REPOSITORY_ID, value: repositoryId ?? '' },
-          ],
-        });
-      },
+          workspaceId: params.workspace_id,
+          repositoryId,
+        }),
       // No decision state says "never started": the proposal is removed, and its audit events
       // (decision.proposed, then decision.discarded) tell what happened.
       ifStartFails: (created) =>
@@ -347,12 +351,9 @@ export const transitionDecision = defineOperation({
   path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions',
   summary: 'Move an architecture decision',
   description:
-    'Moves: proposed -> in_review; in_review -> approved | rejected | proposed (withdrawn); approved -> implemented. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. approved and rejected need the scope `decisions:approve`, are recorded as approvals, and the proposer cannot approve their own decision; approving needs selected_option_id. With a workspace quorum above 1, the decision stays in_review until that many distinct members approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
+    'Moves: proposed -> in_review; in_review -> proposed (withdrawn); approved -> implemented. Approving and rejecting are approvals, made through approveDecision and rejectDecision (scope decisions:approve): a transition to approved or rejected is 400 validation_failed naming /status. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
   tag: 'Decisions',
-  access: {
-    kind: 'scope',
-    scope: 'decisions:write',
-  },
+  access: { kind: 'scope', scope: 'decisions:write' },
   params: DecisionParams,
   body: ArchitectureDecisionTransition,
   conditional: true,
@@ -362,80 +363,51 @@ export const transitionDecision = defineOperation({
     description: 'The moved decision.',
     schema: ArchitectureDecisionResponse,
   },
-  handler: async ({ services, db, params, body, principal, requestId, koa }) => {
-    const to = body.status;
-    if (APPROVAL_MOVES.includes(to) && !principal.scopes.has('decisions:approve'))
-      throw problems.insufficientScope(
-        ['decisions:approve'],
-        `Moving a decision to ${to} requires the scope decisions:approve.`,
-      );
-    const expected = expectedVersion(koa.get('If-Match'));
-    const decision = await loadDecision(db, params.workspace_id, params.decision_id);
-    if (expected !== null && expected !== decision.version)
-      throw versionMismatch(decision.version, expected);
-    const voted = await votersOfRound(db, decision.id, decision.review_round);
-    const selectedOptionId = body.selected_option_id ?? null;
-    const early = checkMove(
-      {
-        status: decision.status,
-        createdBy: decision.created_by,
-        optionIds: decision.options.map((o) => o.id),
-        votedThisRound: voted,
-      },
-      { to, selectedOptionId, actorId: principal.memberId },
-    );
-    if (early) throw refusedMove(early, to, expected);
-
-    const request: TransitionRequest = {
-      to,
-      rationale: body.rationale,
-      selectedOptionId,
-      expectedVersion: expected,
-      actor: {
-        id: principal.memberId,
-        login: principal.memberLogin,
-        role: await roleOf(db, principal),
-        scopes: [...principal.scopes],
-        tokenId: auditTokenId(principal),
-        requestId,
-      },
-    };
-    // A move whose activity keeps failing (database down) must not hold the request for the
-    // activity's whole retry budget: answer 503 after this long; the move may still land.
-    const deadline = Date.now() + TRANSITION_WAIT_MS;
-    try {
-      const client = await services.temporal.client();
-      await client.withDeadline(deadline, () =>
-        client.workflow
-          .getHandle<typeof DecisionWorkflow>(decision.workflow_id)
-          .executeUpdate(transitionUpdate, { args: [request] }),
-      );
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
-        const refused = err.cause.details?.[0] as MoveRefusal | undefined;
-        if (refused && typeof refused === 'object' && 'code' in refused)
-          throw refusedMove(refused, to, expected);
-      }
-      if (err instanceof WorkflowNotFoundError) {
-        // The workflow ended (rejected or superseded decisions end theirs).
-        const now = await loadDecision(db, params.workspace_id, params.decision_id);
-        throw refusedMove(
-          { code: 'invalid_transition', current: now.status, allowed: allowedMoves(now.status) },
-          to,
-          expected,
-        );
-      }
-      services.log.error({ err, decision_id: decision.id }, 'decision transition failed');
-      throw problems.unavailable(
-        'workflow_engine',
-        Date.now() >= deadline
-          ? `The decision workflow did not finish the move within ${TRANSITION_WAIT_MS / 1000} s; it may still land. Read the decision (getDecision) before retrying.`
-          : 'The decision workflow did not answer; retry later.',
-        { decision_id: decision.id },
-      );
-    }
-    return present(db, await loadDecision(db, params.workspace_id, params.decision_id));
+  handler: async (ctx) => {
+    const to = ctx.body.status;
+    if (APPROVAL_MOVES.includes(to))
+      throw problems.validationFailed([
+        {
+          in: 'body',
+          path: '/status',
+          message: `a decision is ${to} through ${to === 'approved' ? 'approveDecision' : 'rejectDecision'} (scope decisions:approve), not through a transition`,
+        },
+      ]);
+    return requestMove(ctx, to, ctx.body.rationale, ctx.body.selected_option_id ?? null);
   },
+});
+
+const DECISION_VOTE = {
+  tag: 'Decisions',
+  access: approvalAccess('decision'),
+  params: DecisionParams,
+  conditional: true,
+  errors: [409, 503],
+};
+
+export const approveDecision = defineOperation({
+  ...DECISION_VOTE,
+  operationId: 'approveDecision',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/approval',
+  summary: 'Approve an architecture decision in review',
+  description: `Records an approval of a decision in review with the approver's role, the scope decisions:approve and the version of the workspace approval policy. With a quorum above 1 the decision stays in_review until that many distinct members approved; the last approval moves it to approved with selected_option_id (which must name one of its options). ${approvalRules('decision')} A decision not yet in review is 409 \`not_awaiting_approval\`. With If-Match, a stale version is 409 version_mismatch.`,
+  body: ArchitectureDecisionApproval,
+  success: { status: 200, description: 'The decision.', schema: ArchitectureDecisionResponse },
+  handler: async (ctx) =>
+    requestMove(ctx, 'approved', ctx.body.rationale, ctx.body.selected_option_id),
+});
+
+export const rejectDecision = defineOperation({
+  ...DECISION_VOTE,
+  operationId: 'rejectDecision',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/rejection',
+  summary: 'Reject an architecture decision in review',
+  description: `Records a rejection (with the same role, scope and policy version as an approval) and ends the decision: rejected is terminal. The proposer may reject their own decision. A decision already approved or rejected is 409 \`already_decided\`; one not yet in review 409 \`not_awaiting_approval\`; a second vote by the same member in one review 409 \`duplicate_vote\`.`,
+  body: ArchitectureDecisionRejection,
+  success: { status: 200, description: 'The decision.', schema: ArchitectureDecisionResponse },
+  handler: async (ctx) => requestMove(ctx, 'rejected', ctx.body.rationale, null),
 });
 
 /** The decision's ADR, with the members and evidence it names read here. */

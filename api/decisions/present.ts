@@ -1,4 +1,5 @@
 /** Rows of the decisions feature as API responses. */
+import { presentApprovalRecord } from '../registry/approvals';
 import { type ApprovalRow, type DecisionRow } from '../../db/decisions';
 import { iso, isoOrNull } from '../shared';
 
@@ -32,16 +33,7 @@ export function presentDecision(row: DecisionRow, approvals: readonly ApprovalRo
     verification_result: row.verification_result,
     supersedes_id: row.supersedes_id,
     version: row.version,
-    approvals: approvals.map((a) => ({
-      id: a.id,
-      actor_id: a.actor_id,
-      actor_role: a.actor_role,
-      authorization_scope: a.authorization_scope,
-      policy_version: a.policy_version,
-      outcome: a.outcome,
-      rationale: a.rationale,
-      created_at: iso(a.created_at),
-    })),
+    approvals: approvals.map(presentApprovalRecord),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };

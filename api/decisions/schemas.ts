@@ -1,7 +1,6 @@
 /** Architecture decisions: proposals, transitions, success criteria and their verification. */
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  APPROVAL_OUTCOMES,
   CRITERION_STATUSES,
   DECISION_STATES,
   SUCCESS_CHECK_KINDS,
@@ -18,6 +17,7 @@ import {
   Uuid,
   Version,
 } from '../schema-kit';
+import { approvalRecordFields } from '../registry/approvals';
 import { UncertaintySignal } from '../uncertainty/schemas';
 
 export const ArchitectureDecisionState = named(
@@ -122,16 +122,7 @@ export type ArchitectureDecisionProposal = Static<typeof ArchitectureDecisionPro
 
 export const ArchitectureDecisionApprovalResponse = Strict(
   'ArchitectureDecisionApprovalResponse',
-  {
-    id: Uuid(),
-    actor_id: Uuid(),
-    actor_role: Type.String(),
-    authorization_scope: Type.String({ description: 'Scope the approval was made under.' }),
-    policy_version: Nullable(Type.Integer()),
-    outcome: LiteralUnion(APPROVAL_OUTCOMES),
-    rationale: Type.String(),
-    created_at: DateTime(),
-  },
+  approvalRecordFields('decision'),
   { description: 'One approval or rejection of a decision.' },
 );
 export type ArchitectureDecisionApprovalResponse = Static<
@@ -187,6 +178,27 @@ export const ArchitectureDecisionTransition = Strict(
   { description: 'Request to move a decision to another state.' },
 );
 export type ArchitectureDecisionTransition = Static<typeof ArchitectureDecisionTransition>;
+
+export const ArchitectureDecisionApproval = Strict(
+  'ArchitectureDecisionApproval',
+  {
+    selected_option_id: Type.String({
+      maxLength: 100,
+      description: 'The option the approver approves (one of the decision options).',
+    }),
+    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why it is approved.' }),
+  },
+  { description: 'Request to approve a decision in review.' },
+);
+export type ArchitectureDecisionApproval = Static<typeof ArchitectureDecisionApproval>;
+
+export const ArchitectureDecisionRejection = Strict(
+  'ArchitectureDecisionRejection',
+  {
+    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why it is rejected.' }),
+  },
+  { description: 'Request to reject a decision in review.' },
+);
 
 export const ArchitectureDecisionBriefResponse = Strict(
   'ArchitectureDecisionBriefResponse',

@@ -13,7 +13,6 @@ import {
   markExportFailed,
   type ExportRow,
 } from '../../db/exports';
-import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import { exportWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import { EXPORT_FILES, slug } from '../../domain/exports/render';
@@ -22,14 +21,7 @@ import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { auditNotCompleted } from '../reports/operations';
-import {
-  commitThenStart,
-  iso,
-  isoOrNull,
-  pageRequest,
-  recordPrincipalWrite,
-  serveBlob,
-} from '../shared';
+import { commitThenStart, iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import {
   ExportCreate,
   ExportListQuery,
@@ -38,6 +30,7 @@ import {
   ExportResponse,
   type ExportResponse as ExportBody,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 function presentExport(row: ExportRow): ExportBody {
   return {
@@ -107,8 +100,10 @@ export const exportAudit = defineOperation({
     headers: { Location: LOCATION_HEADER },
   },
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
+    );
     if (audit.status !== 'completed') throw auditNotCompleted(audit);
     const repository = audit.repository_id
       ? await findRepository(db, params.workspace_id, audit.repository_id)
@@ -173,13 +168,11 @@ export const listExports = defineOperation({
   query: ExportListQuery,
   success: { status: 200, description: 'A page of exports.', schema: ExportPage },
   handler: async ({ db, params, query }) => {
-    const audit = await findAudit(db, params.workspace_id, params.audit_id);
-    if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);
-    const page = await keysetPage(
-      exportsQuery(db, params.workspace_id, audit.id),
-      pageRequest(query),
+    const audit = await found(
+      findAudit(db, params.workspace_id, params.audit_id),
+      `Audit ${params.audit_id}`,
     );
-    return { ...page, items: page.items.map(presentExport) };
+    return pageOf(query, exportsQuery(db, params.workspace_id, audit.id), presentExport);
   },
 });
 
@@ -193,8 +186,10 @@ export const getExport = defineOperation({
   params: ExportParams,
   success: { status: 200, description: 'The export.', schema: ExportResponse },
   handler: async ({ db, params }) => {
-    const row = await findExport(db, params.workspace_id, params.export_id);
-    if (!row) throw problems.notFound(`Export ${params.export_id}`);
+    const row = await found(
+      findExport(db, params.workspace_id, params.export_id),
+      `Export ${params.export_id}`,
+    );
     return presentExport(row);
   },
 });
@@ -229,8 +224,10 @@ export const getExportContent = defineOperation({
     },
   },
   handler: async ({ db, params, services, koa, log }) => {
-    const row = await findExport(db, params.workspace_id, params.export_id);
-    if (!row) throw problems.notFound(`Export ${params.export_id}`);
+    const row = await found(
+      findExport(db, params.workspace_id, params.export_id),
+      `Export ${params.export_id}`,
+    );
     if (row.status !== 'available' || !row.sha256) throw unavailableProblem(row);
     if (row.format === 'svg')
       koa.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");

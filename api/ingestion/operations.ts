@@ -5,7 +5,6 @@
  */
 import crypto from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { keysetPage } from '../../db/paginate';
 import {
   findIngestion,
   findIngestionByKey,
@@ -25,7 +24,7 @@ import { RepositoryParams } from '../repositories/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, recordPrincipalWrite } from '../shared';
 import {
   EvidenceBatch,
   IngestionListQuery,
@@ -35,6 +34,7 @@ import {
   type EvidenceRecord,
   type IngestionResponse as IngestionBody,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 function presentIngestion(row: IngestionRow): IngestionBody {
   return {
@@ -114,8 +114,10 @@ export const ingestEvidence = defineOperation({
   },
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     const { config } = services;
-    const repo = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!repo) throw problems.notFound(`Repository ${params.repository_id}`);
+    const repo = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     const limits = {
       max_records: config.ingestionMaxRecords,
       max_bytes: config.ingestionMaxBytes,
@@ -213,11 +215,11 @@ export const listIngestions = defineOperation({
   query: IngestionListQuery,
   success: { status: 200, description: 'A page of batches.', schema: IngestionPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOf(
+      query,
       ingestionsQuery(db, params.workspace_id, query.repository_id),
-      pageRequest(query),
+      presentIngestion,
     );
-    return { ...page, items: page.items.map(presentIngestion) };
   },
 });
 
@@ -231,8 +233,10 @@ export const getIngestion = defineOperation({
   params: IngestionParams,
   success: { status: 200, description: 'The batch.', schema: IngestionResponse },
   handler: async ({ db, params }) => {
-    const row = await findIngestion(db, params.workspace_id, params.ingestion_id);
-    if (!row) throw problems.notFound(`Ingestion ${params.ingestion_id}`);
+    const row = await found(
+      findIngestion(db, params.workspace_id, params.ingestion_id),
+      `Ingestion ${params.ingestion_id}`,
+    );
     return presentIngestion(row);
   },
 });

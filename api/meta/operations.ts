@@ -10,6 +10,7 @@ import { defineOperation } from '../registry/operation';
 import { presentToken } from '../tokens/present';
 import { CurrentTokenResponse } from '../tokens/schemas';
 import { Health, ScopeList } from './schemas';
+import { found } from '../registry/parts';
 
 export const getContract = defineOperation({
   operationId: 'getContract',
@@ -85,8 +86,7 @@ export const getCurrentToken = defineOperation({
     schema: CurrentTokenResponse,
   },
   handler: async ({ db, principal }) => {
-    const row = await findToken(db, principal.workspaceId, principal.tokenId);
-    if (!row) throw problems.notFound('Token');
+    const row = await found(findToken(db, principal.workspaceId, principal.tokenId), 'Token');
     return { ...presentToken(row), workspace_id: row.workspace_id, member_id: row.member_id };
   },
 });

@@ -2,14 +2,14 @@
  * The grants a member gave MCP clients through the consent page: listed and revoked by the
  * member (any of their tokens). Revoking ends the grant's access and refresh tokens at once.
  */
-import { keysetPage } from '../../db/paginate';
 import { findGrant, memberGrantsQuery, type OAuthGrantRow } from '../../db/oauth';
 import { problems } from '../errors';
 import { auditTokenId, defineOperation } from '../registry/operation';
 import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { iso, pageRequest } from '../shared';
+import { iso } from '../shared';
 import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
+import { pageOf } from '../registry/parts';
 
 function present(row: OAuthGrantRow): OAuthGrantResponse {
   return {
@@ -42,11 +42,7 @@ export const listOAuthGrants = defineOperation({
   query: PageQuery,
   success: { status: 200, description: 'A page of grants.', schema: OAuthGrantPage },
   handler: async ({ db, params, query, principal }) => {
-    const page = await keysetPage(
-      memberGrantsQuery(db, params.workspace_id, principal.memberId),
-      pageRequest(query),
-    );
-    return { ...page, items: page.items.map(present) };
+    return pageOf(query, memberGrantsQuery(db, params.workspace_id, principal.memberId), present);
   },
 });
 

@@ -4,7 +4,6 @@
  * createAudit with `profile_id` runs with them and keeps a snapshot on the audit.
  */
 import type { Knex } from 'knex';
-import { keysetPage } from '../../db/paginate';
 import {
   auditProfilesQuery,
   findAuditProfile,
@@ -21,7 +20,7 @@ import { problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { PageQuery } from '../schema-kit';
-import { pageRequest, recordPrincipalWrite } from '../shared';
+import { recordPrincipalWrite } from '../shared';
 import { presentAuditProfile } from './present';
 import {
   AuditProfileFields,
@@ -30,6 +29,7 @@ import {
   AuditProfileResponse,
   AuditProfileUpdate,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 /** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
 export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
@@ -92,11 +92,11 @@ export const listAuditProfiles = defineOperation({
   handler: async ({ db, params, query }) => {
     if (!(await findRepository(db, params.workspace_id, params.repository_id)))
       throw problems.notFound(`Repository ${params.repository_id}`);
-    const page = await keysetPage(
+    return pageOf(
+      query,
       auditProfilesQuery(db, params.workspace_id, params.repository_id),
-      pageRequest(query),
+      presentAuditProfile,
     );
-    return { ...page, items: page.items.map(presentAuditProfile) };
   },
 });
 
@@ -158,8 +158,10 @@ export const getAuditProfile = defineOperation({
   params: AuditProfileParams,
   success: { status: 200, description: 'The profile.', schema: AuditProfileResponse },
   handler: async ({ db, params }) => {
-    const row = await findAuditProfile(db, params.workspace_id, params.profile_id);
-    if (!row) throw problems.notFound(`Audit profile ${params.profile_id}`);
+    const row = await found(
+      findAuditProfile(db, params.workspace_id, params.profile_id),
+      `Audit profile ${params.profile_id}`,
+    );
     return presentAuditProfile(row);
   },
 });
@@ -180,8 +182,10 @@ export const updateAuditProfile = defineOperation({
   handler: async ({ db, params, body, principal, requestId }) => {
     const fields = fieldsOf(body);
     const update = async (trx: Knex) => {
-      const before = await findAuditProfile(trx, params.workspace_id, params.profile_id);
-      if (!before) throw problems.notFound(`Audit profile ${params.profile_id}`);
+      const before = await found(
+        findAuditProfile(trx, params.workspace_id, params.profile_id),
+        `Audit profile ${params.profile_id}`,
+      );
       await assertNameFree(trx, before.repository_id, fields.name, before.id);
       const after = await replaceAuditProfile(
         trx,
@@ -191,8 +195,10 @@ export const updateAuditProfile = defineOperation({
         fields,
       );
       if (!after) {
-        const current = await findAuditProfile(trx, params.workspace_id, params.profile_id);
-        if (!current) throw problems.notFound(`Audit profile ${params.profile_id}`);
+        const current = await found(
+          findAuditProfile(trx, params.workspace_id, params.profile_id),
+          `Audit profile ${params.profile_id}`,
+        );
         throw versionMismatch(current, body.expected_version);
       }
       await recordPrincipalWrite(trx, principal, requestId, {
@@ -241,8 +247,10 @@ export const deleteAuditProfile = defineOperation({
   },
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
-      const deleted = await softDeleteAuditProfile(trx, params.workspace_id, params.profile_id);
-      if (!deleted) throw problems.notFound(`Audit profile ${params.profile_id}`);
+      const deleted = await found(
+        softDeleteAuditProfile(trx, params.workspace_id, params.profile_id),
+        `Audit profile ${params.profile_id}`,
+      );
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'audit_profile.deleted',
         resourceType: 'audit_profile',

@@ -3,10 +3,8 @@
  * list, approve (by another member) and move through in_progress and done; a later audit
  * verifies them.
  */
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { FindingRow } from '../../db/controls';
-import { keysetPage } from '../../db/paginate';
 import {
   discardUnstartedRemediation,
   findingIdsOf,
@@ -17,7 +15,6 @@ import {
   remediationsQuery,
   type RemediationRow,
 } from '../../db/remediations';
-import { memberById } from '../../db/workspaces';
 import { remediationWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import {
   allowedMoves,
@@ -26,22 +23,17 @@ import {
   type RemediationStatus,
 } from '../../domain/remediations/rules';
 import { templatePlan, type PlanFinding } from '../../domain/remediations/templates';
-import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
-import {
-  moveUpdate,
-  type RemediationWorkflow,
-  type RemediationWorkflowInput,
-} from '../../workflows/remediations';
+import { moveUpdate, type RemediationWorkflowInput } from '../../workflows/remediations';
 import { ApiError, problems, type FieldError } from '../errors';
-import { defineOperation, LOCATION_HEADER, type Principal } from '../registry/operation';
-import { WorkspaceParams } from '../schema-kit';
 import {
-  commitThenStart,
-  discardUnstarted,
-  pageRequest,
-  recordPrincipalWrite,
-  runWorkflowUpdate,
-} from '../shared';
+  applyThroughWorkflow,
+  approvalAccess,
+  approvalActor,
+  approvalRules,
+} from '../registry/approvals';
+import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+import { WorkspaceParams } from '../schema-kit';
+import { commitThenStart, discardUnstarted, recordPrincipalWrite } from '../shared';
 import { presentRemediation } from './present';
 import {
   ApprovalCreate,
@@ -52,11 +44,10 @@ import {
   RemediationResponse,
   RemediationTransition,
 } from './schemas';
+import { found, pageOfAll, startOwnedWorkflow } from '../registry/parts';
 
 async function loadRemediation(db: Knex, workspaceId: string, id: string) {
-  const row = await findRemediation(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Remediation ${id}`);
-  return row;
+  return found(findRemediation(db, workspaceId, id), `Remediation ${id}`);
 }
 
 async function presentAll(db: Knex, rows: readonly RemediationRow[]) {
@@ -114,74 +105,36 @@ async function checkFindings(
   return findings;
 }
 
-/** The problem for a move the API, the workflow's validator or its activity refused. */
-function refusedMove(refused: RemediationRefusal, to: RemediationStatus): ApiError {
-  switch (refused.code) {
-    case 'invalid_transition':
-      return problems.invalidTransition('remediation', refused.current, to, refused.allowed);
-    case 'already_approved':
-      return problems.conflict(
-        'already_approved',
-        'This remediation has already been approved.',
-        'Read it (getRemediation): move it to in_progress when the work starts.',
-      );
-    case 'self_approval':
-      return problems.forbidden(
-        'self_approval',
-        'The member who created a remediation cannot approve it.',
-        'Ask another member holding remediations:approve to approve it.',
-      );
-  }
-}
-
 /** Sends one move to the remediation's workflow and answers with the stored result. */
 async function move(
-  ctx: {
-    services: Parameters<typeof runWorkflowUpdate>[0];
-    db: Knex;
-    principal: Principal;
-    requestId: string;
-  },
-  workspaceId: string,
-  id: string,
+  ctx: OperationContext<{ workspace_id: string; remediation_id: string }, undefined, unknown>,
   to: RemediationStatus,
   rationale: string,
 ) {
-  const { db, principal } = ctx;
-  const row = await loadRemediation(db, workspaceId, id);
-  const early = checkRemediationMove(
-    { status: row.status, createdBy: row.created_by },
-    { to, actorId: principal.memberId },
-  );
-  if (early) throw refusedMove(early, to);
-  await runWorkflowUpdate(
-    ctx.services,
-    row.workflow_id,
-    moveUpdate,
-    {
-      to,
-      rationale,
-      actor: {
-        id: principal.memberId,
-        login: principal.memberLogin,
-        role: (await memberById(db, principal.memberId))?.role ?? 'member',
-        tokenId: principal.tokenId,
-        requestId: ctx.requestId,
+  const { db, params, principal } = ctx;
+  const check = (row: RemediationRow) =>
+    checkRemediationMove(
+      { status: row.status, createdBy: row.created_by },
+      { to, actorId: principal.memberId },
+    );
+  const row = await applyThroughWorkflow(ctx.services, 'remediation', {
+    load: () => loadRemediation(db, params.workspace_id, params.remediation_id),
+    check,
+    update: moveUpdate,
+    arg: { to, rationale, actor: await approvalActor(db, principal, ctx.requestId) },
+    ended: (now) =>
+      check(now) ?? {
+        code: 'invalid_transition',
+        current: now.status,
+        allowed: allowedMoves(now.status),
       },
+    otherRefusal: (r) => {
+      const refused = r as Extract<RemediationRefusal, { code: 'invalid_transition' }>;
+      return problems.invalidTransition('remediation', refused.current, to, refused.allowed);
     },
-    {
-      refused: (r) => refusedMove(r as RemediationRefusal, to),
-      ended: async () => {
-        const now = await loadRemediation(db, workspaceId, id);
-        return refusedMove(
-          { code: 'invalid_transition', current: now.status, allowed: allowedMoves(now.status) },
-          to,
-        );
-      },
-      resource: { remediation_id: id },
-    },
-  );
-  return present(db, await loadRemediation(db, workspaceId, id));
+    resource: { remediation_id: params.remediation_id },
+  });
+  return present(db, row);
 }
 
 export const listRemediations = defineOperation({
@@ -197,15 +150,15 @@ export const listRemediations = defineOperation({
   query: RemediationListQuery,
   success: { status: 200, description: 'A page of remediations.', schema: RemediationPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOfAll(
+      query,
       remediationsQuery(db, params.workspace_id, {
         status: query.status,
         repositoryId: query.repository_id,
         findingId: query.finding_id,
       }),
-      pageRequest(query),
+      (rows) => presentAll(db, rows),
     );
-    return { ...page, items: await presentAll(db, page.items) };
   },
 });
 
@@ -284,19 +237,13 @@ export const createRemediation = defineOperation({
           });
           return created;
         }),
-      start: async () => {
-        const client = await services.temporal.client();
-        await client.workflow.start<typeof RemediationWorkflow>(WORKFLOW_TYPES.remediation, {
+      start: () =>
+        startOwnedWorkflow(services, WORKFLOW_TYPES.remediation, {
           workflowId,
-          taskQueue: services.config.taskQueue,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
-          typedSearchAttributes: [
-            { key: WORKSPACE_ID, value: params.workspace_id },
-            { key: REPOSITORY_ID, value: latest.repository_id ?? '' },
-          ],
-        });
-      },
+          workspaceId: params.workspace_id,
+          repositoryId: latest.repository_id,
+        }),
       // No state says "never started": the remediation is removed, its audit events tell why.
       ifStartFails: (created) =>
         discardUnstarted(db, principal, requestId, {
@@ -326,21 +273,35 @@ export const getRemediation = defineOperation({
     present(db, await loadRemediation(db, params.workspace_id, params.remediation_id)),
 });
 
+const REMEDIATION_VOTE = {
+  tag: 'Remediations',
+  access: approvalAccess('remediation'),
+  params: RemediationParams,
+  body: ApprovalCreate,
+  errors: [409, 503],
+};
+
 export const approveRemediation = defineOperation({
+  ...REMEDIATION_VOTE,
   operationId: 'approveRemediation',
   method: 'post',
   path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval',
   summary: 'Approve a remediation',
-  description:
-    'Moves a proposed remediation to approved, recording the approver, role, scope and rationale. The member who created it cannot approve it (403 `self_approval`); approving one already approved (or further along) is 409 `already_approved`; a rejected one 409 `invalid_transition`. A plan still being written by the model is approved once it is written.',
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:approve' },
-  params: RemediationParams,
-  body: ApprovalCreate,
-  errors: [409, 503],
+  description: `Moves a proposed remediation to approved, recording the approver, role, scope and rationale. ${approvalRules('remediation')} A plan still being written by the model is approved once it is written.`,
   success: { status: 200, description: 'The approved remediation.', schema: RemediationResponse },
-  handler: async (ctx) =>
-    move(ctx, ctx.params.workspace_id, ctx.params.remediation_id, 'approved', ctx.body.rationale),
+  handler: async (ctx) => move(ctx, 'approved', ctx.body.rationale),
+});
+
+export const rejectRemediation = defineOperation({
+  ...REMEDIATION_VOTE,
+  operationId: 'rejectRemediation',
+  method: 'post',
+  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/rejection',
+  summary: 'Reject a remediation',
+  description:
+    'Moves a proposed remediation to rejected (terminal), recording the rejection like an approval. Its creator may reject (withdraw) it. One already approved or rejected is 409 `already_decided`.',
+  success: { status: 200, description: 'The rejected remediation.', schema: RemediationResponse },
+  handler: async (ctx) => move(ctx, 'rejected', ctx.body.rationale),
 });
 
 export const transitionRemediation = defineOperation({
@@ -349,25 +310,12 @@ export const transitionRemediation = defineOperation({
   path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/transitions',
   summary: 'Move a remediation',
   description:
-    'Moves: proposed -> rejected (needs remediations:approve as well); approved -> in_progress; in_progress -> done; not_verified -> in_progress. Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
+    'Moves: approved -> in_progress; in_progress -> done; not_verified -> in_progress. Approving and rejecting are approvals, made through approveRemediation and rejectRemediation (scope remediations:approve); `status: rejected` is not a transition (400 validation_failed). Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
   tag: 'Remediations',
   access: { kind: 'scope', scope: 'remediations:write' },
   params: RemediationParams,
   body: RemediationTransition,
   errors: [409, 503],
   success: { status: 200, description: 'The moved remediation.', schema: RemediationResponse },
-  handler: async (ctx) => {
-    if (ctx.body.status === 'rejected' && !ctx.principal.scopes.has('remediations:approve'))
-      throw problems.insufficientScope(
-        ['remediations:approve'],
-        'Rejecting a remediation requires the scope remediations:approve.',
-      );
-    return move(
-      ctx,
-      ctx.params.workspace_id,
-      ctx.params.remediation_id,
-      ctx.body.status,
-      ctx.body.rationale,
-    );
-  },
+  handler: async (ctx) => move(ctx, ctx.body.status, ctx.body.rationale),
 });

@@ -1,4 +1,5 @@
 /** Rows of the remediations feature as API responses. */
+import { presentApprovalRecord } from '../registry/approvals';
 import type { RemediationApprovalRow, RemediationRow } from '../../db/remediations';
 import { iso, isoOrNull } from '../shared';
 
@@ -31,15 +32,7 @@ export function presentRemediation(
     verified_at: isoOrNull(row.verified_at),
     verification: row.verification,
     latest_rationale: row.latest_rationale,
-    approvals: approvals.map((a) => ({
-      id: a.id,
-      actor_id: a.actor_id,
-      actor_role: a.actor_role,
-      authorization_scope: a.authorization_scope,
-      outcome: a.outcome,
-      rationale: a.rationale,
-      created_at: iso(a.created_at),
-    })),
+    approvals: approvals.map(presentApprovalRecord),
     workflow_id: row.workflow_id,
     version: row.version,
     created_at: iso(row.created_at),

@@ -1,7 +1,7 @@
 /** Remediations: plans for findings, their approvals and verification by a later audit. */
 import { Type, type Static } from '@sinclair/typebox';
+import { approvalRecordFields } from '../registry/approvals';
 import {
-  APPROVAL_OUTCOMES,
   REMEDIATION_EFFORTS,
   REMEDIATION_RISKS,
   REMEDIATION_SOURCES,
@@ -77,16 +77,16 @@ export type RemediationCreate = Static<typeof RemediationCreate>;
 export const ApprovalCreate = Strict(
   'ApprovalCreate',
   { rationale: rationale('Why it is approved (kept with the approval).') },
-  { description: 'Request to approve a remediation or a workflow action.' },
+  { description: 'Request to approve or reject a remediation or a workflow action.' },
 );
 export type ApprovalCreate = Static<typeof ApprovalCreate>;
 
 export const RemediationTransition = Strict(
   'RemediationTransition',
   {
-    status: LiteralUnion(['rejected', 'in_progress', 'done'] as const, {
+    status: LiteralUnion(['in_progress', 'done'] as const, {
       description:
-        'rejected (from proposed; needs remediations:approve), in_progress (from approved or not_verified), done (from in_progress).',
+        'in_progress (from approved or not_verified), done (from in_progress). Rejecting is rejectRemediation.',
     }),
     rationale: rationale('Why the move is made.'),
   },
@@ -96,15 +96,7 @@ export type RemediationTransition = Static<typeof RemediationTransition>;
 
 export const RemediationApprovalResponse = Strict(
   'RemediationApprovalResponse',
-  {
-    id: Uuid(),
-    actor_id: Uuid(),
-    actor_role: Type.String(),
-    authorization_scope: Type.String({ description: 'Scope the approval was made under.' }),
-    outcome: LiteralUnion(APPROVAL_OUTCOMES),
-    rationale: Type.String(),
-    created_at: DateTime(),
-  },
+  approvalRecordFields('remediation'),
   { description: 'One approval or rejection of a remediation.' },
 );
 

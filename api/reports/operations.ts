@@ -6,7 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { findAudit, type AuditRow } from '../../db/audits';
 import { currentReport, insertReportApproval, type ReportApprovalRow } from '../../db/reports';
-import { findMember } from '../../db/workspaces';
+import { approvalRecord, checkApproval } from '../../domain/approvals/model';
 import {
   REPORT_CONTENT_TYPES,
   REPORT_FORMATS,
@@ -15,6 +15,12 @@ import {
 } from '../../domain/reports/render';
 import { AuditParams } from '../audits/schemas';
 import { problems, type ApiError } from '../errors';
+import {
+  approvalAccess,
+  approvalActor,
+  approvalProblem,
+  approvalRules,
+} from '../registry/approvals';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { iso, recordPrincipalWrite } from '../shared';
 import {
@@ -23,8 +29,7 @@ import {
   ReportApprovalResponse,
   type ReportApprovalResponse as ApprovalResponse,
 } from './schemas';
-
-const APPROVE_SCOPE = 'reports:approve';
+import { found } from '../registry/parts';
 
 function presentApproval(row: ReportApprovalRow): ApprovalResponse {
   return {
@@ -35,6 +40,7 @@ function presentApproval(row: ReportApprovalRow): ApprovalResponse {
     actor_id: row.actor_id,
     actor_role: row.actor_role,
     authorization_scope: row.authorization_scope,
+    policy_version: row.policy_version,
     rationale: row.rationale,
     created_at: iso(row.created_at),
   };
@@ -57,11 +63,9 @@ async function completedAudit(
   workspaceId: string,
   auditId: string,
 ) {
-  const audit = await findAudit(db, workspaceId, auditId);
-  if (!audit) throw problems.notFound(`Audit ${auditId}`);
+  const audit = await found(findAudit(db, workspaceId, auditId), `Audit ${auditId}`);
   if (audit.status !== 'completed') throw auditNotCompleted(audit);
-  const report = await currentReport(db, audit);
-  if (!report) throw problems.notFound(`The report of audit ${audit.id}`);
+  const report = await found(currentReport(db, audit), `The report of audit ${audit.id}`);
   return { audit, report };
 }
 
@@ -145,10 +149,9 @@ export const approveAuditReport = defineOperation({
   method: 'post',
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/report/approval',
   summary: "Approve the current version of an audit's report",
-  description:
-    "Signs off the report as it is now: its content and content_sha256 are stored with the approver's role, the scope and the rationale, and from then on getAuditReport serves exactly that content (the approved version is immutable; a later audit of the repository has a report of its own). The member who started the audit cannot approve its report (403 self_approval); a report is approved once (409 report_already_approved); only a completed audit's report can be approved (409 audit_not_completed); with `content_sha256`, a report that changed since it was read is 409 report_changed.",
+  description: `Signs off the report as it is now: its content and content_sha256 are stored with the approver's role, the scope and the rationale, and from then on getAuditReport serves exactly that content (the approved version is immutable; a later audit of the repository has a report of its own). ${approvalRules('report')} Only a completed audit's report can be approved (409 audit_not_completed); with \`content_sha256\`, a report that changed since it was read is 409 report_changed.`,
   tag: 'Reports',
-  access: { kind: 'scope', scope: APPROVE_SCOPE },
+  access: approvalAccess('report'),
   params: AuditParams,
   body: ReportApprovalCreate,
   errors: [409],
@@ -161,19 +164,15 @@ export const approveAuditReport = defineOperation({
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const row = await db.transaction(async (trx) => {
       const { audit, report } = await completedAudit(trx, params.workspace_id, params.audit_id);
-      if (report.approval)
-        throw problems.conflict(
-          'report_already_approved',
-          `The report of audit ${audit.id} was approved at ${iso(report.approval.created_at)}.`,
-          'An approved report is final; a later audit of the repository has a report of its own.',
-          { approval_id: report.approval.id },
-        );
-      if (audit.created_by && audit.created_by === principal.memberId)
-        throw problems.forbidden(
-          'self_approval',
-          'The member who started an audit cannot approve its report.',
-          `Ask another member holding ${APPROVE_SCOPE} to approve it.`,
-        );
+      const refused = checkApproval(
+        {
+          phase: report.approval ? 'decided' : 'awaiting',
+          status: report.approval ? 'approved' : 'draft',
+          authorId: audit.created_by,
+        },
+        { outcome: 'approved', actorId: principal.memberId },
+      );
+      if (refused) throw approvalProblem('report', refused);
       if (body.content_sha256 && body.content_sha256 !== report.content_sha256)
         throw problems.conflict(
           'report_changed',
@@ -181,24 +180,27 @@ export const approveAuditReport = defineOperation({
           'Read the report again (getAuditReport) and approve what it says now.',
           { content_sha256: report.content_sha256 },
         );
-      const member = await findMember(trx, principal.workspaceId, principal.memberId);
+      const record = approvalRecord(
+        'report',
+        await approvalActor(trx, principal, requestId),
+        'approved',
+        body.rationale,
+      );
       const inserted = await insertReportApproval(trx, {
         workspace_id: audit.workspace_id,
         audit_id: audit.id,
         report_version: report.content.report_version,
         content_sha256: report.content_sha256,
         content: report.content,
-        actor_id: principal.memberId,
-        actor_role: member?.role ?? 'member',
-        authorization_scope: APPROVE_SCOPE,
-        rationale: body.rationale,
+        actor_id: record.actor_id,
+        actor_role: record.actor_role,
+        authorization_scope: record.authorization_scope,
+        policy_version: record.policy_version,
+        rationale: record.rationale,
       });
+      // A concurrent request approved it between the read and the insert.
       if (!inserted)
-        throw problems.conflict(
-          'report_already_approved',
-          `The report of audit ${audit.id} was approved by a concurrent request.`,
-          'Read the report (getAuditReport) to see the approval.',
-        );
+        throw approvalProblem('report', { code: 'already_decided', current: 'approved' });
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'report.approved',
         resourceType: 'audit_report',

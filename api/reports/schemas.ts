@@ -145,6 +145,9 @@ export const ReportApprovalResponse = Strict(
     actor_id: Uuid({ description: 'The approving member.' }),
     actor_role: Type.String({ description: "The approver's role in the workspace." }),
     authorization_scope: Type.String({ description: 'The scope the approval was made under.' }),
+    policy_version: Nullable(
+      Type.Integer({ description: 'Null: a report takes one approval (no versioned policy).' }),
+    ),
     rationale: Type.String(),
     created_at: DateTime(),
   },

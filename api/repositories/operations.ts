@@ -1,6 +1,5 @@
 /** Repositories: the git sources audits run against. */
 import type { Knex } from 'knex';
-import { keysetPage } from '../../db/paginate';
 import {
   findRepository,
   findRepositoryByName,
@@ -16,7 +15,7 @@ import { checkRegistration, sourcePolicyOf } from '../../platform/source-access'
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { pageRequest, recordPrincipalWrite } from '../shared';
+import { recordPrincipalWrite } from '../shared';
 import { presentRepository } from './present';
 import {
   RepositoryCreate,
@@ -25,6 +24,7 @@ import {
   RepositoryResponse,
   RepositoryUpdate,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 const SOURCE_HINTS: Record<string, string> = {
   local_repository_not_allowed:
@@ -88,8 +88,7 @@ export const listRepositories = defineOperation({
     schema: RepositoryPage,
   },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(repositoriesQuery(db, params.workspace_id), pageRequest(query));
-    return { ...page, items: page.items.map(presentRepository) };
+    return pageOf(query, repositoriesQuery(db, params.workspace_id), presentRepository);
   },
 });
 
@@ -148,8 +147,10 @@ export const getRepository = defineOperation({
   params: RepositoryParams,
   success: { status: 200, description: 'The repository.', schema: RepositoryResponse },
   handler: async ({ db, params }) => {
-    const row = await findRepository(db, params.workspace_id, params.repository_id);
-    if (!row) throw problems.notFound(`Repository ${params.repository_id}`);
+    const row = await found(
+      findRepository(db, params.workspace_id, params.repository_id),
+      `Repository ${params.repository_id}`,
+    );
     return presentRepository(row);
   },
 });
@@ -169,8 +170,10 @@ export const updateRepository = defineOperation({
     if (body.url !== undefined) await assertSource(body.url, principal.workspace, services.config);
     const row = await db
       .transaction(async (trx) => {
-        const before = await findRepository(trx, params.workspace_id, params.repository_id);
-        if (!before) throw problems.notFound(`Repository ${params.repository_id}`);
+        const before = await found(
+          findRepository(trx, params.workspace_id, params.repository_id),
+          `Repository ${params.repository_id}`,
+        );
         if (body.name !== undefined)
           await assertNameFree(trx, params.workspace_id, body.name, before.id);
         const after = await updateRepositoryRow(
@@ -221,8 +224,10 @@ export const deleteRepository = defineOperation({
   },
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
-      const deleted = await softDeleteRepository(trx, params.workspace_id, params.repository_id);
-      if (!deleted) throw problems.notFound(`Repository ${params.repository_id}`);
+      const deleted = await found(
+        softDeleteRepository(trx, params.workspace_id, params.repository_id),
+        `Repository ${params.repository_id}`,
+      );
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'repository.deleted',
         resourceType: 'repository',

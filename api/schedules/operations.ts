@@ -8,7 +8,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { stagesOf } from '../../db/audits';
-import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import {
   findSchedule,
@@ -42,7 +41,7 @@ import { problems, type FieldError } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, iso, recordPrincipalWrite } from '../shared';
 import { presentSchedule } from './present';
 import {
   AuditScheduleCreate,
@@ -54,6 +53,7 @@ import {
   ScheduleListQuery,
   ScheduleParams,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 const CALENDAR_RULES =
   'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date` (at most 2999-12-31). A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';
@@ -82,9 +82,7 @@ async function assertRepository(db: Knex, workspaceId: string, repositoryId: str
 }
 
 async function loadSchedule(db: Knex, workspaceId: string, id: string, forUpdate = false) {
-  const row = await findSchedule(db, workspaceId, id, { forUpdate });
-  if (!row) throw problems.notFound(`Audit schedule ${id}`);
-  return row;
+  return found(findSchedule(db, workspaceId, id, { forUpdate }), `Audit schedule ${id}`);
 }
 
 function workflowOptions(services: AppServices, row: ScheduleRow) {
@@ -137,11 +135,11 @@ export const listAuditSchedules = defineOperation({
     schema: AuditSchedulePage,
   },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOf(
+      query,
       schedulesQuery(db, params.workspace_id, { repositoryId: query.repository_id }),
-      pageRequest(query),
+      presentSchedule,
     );
-    return { ...page, items: page.items.map(presentSchedule) };
   },
 });
 

@@ -2,7 +2,6 @@
  * API tokens. Creation cannot escalate: the new token's scopes must all be held by the caller and
  * it cannot outlive the caller's token. The secret is returned once, by createApiToken only.
  */
-import { keysetPage } from '../../db/paginate';
 import {
   findToken,
   insertToken,
@@ -21,7 +20,7 @@ import {
 import { problems } from '../errors';
 import { auditTokenId, defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, recordPrincipalWrite } from '../shared';
 import { presentToken } from './present';
 import {
   ApiTokenCreate,
@@ -30,6 +29,7 @@ import {
   ApiTokenResponse,
   TokenParams,
 } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 export const listApiTokens = defineOperation({
   operationId: 'listApiTokens',
@@ -46,8 +46,7 @@ export const listApiTokens = defineOperation({
     schema: ApiTokenPage,
   },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(tokensQuery(db, params.workspace_id), pageRequest(query));
-    return { ...page, items: page.items.map(presentToken) };
+    return pageOf(query, tokensQuery(db, params.workspace_id), presentToken);
   },
 });
 
@@ -150,8 +149,10 @@ export const getApiToken = defineOperation({
   params: TokenParams,
   success: { status: 200, description: 'The token, without its secret.', schema: ApiTokenResponse },
   handler: async ({ db, params }) => {
-    const row = await findToken(db, params.workspace_id, params.token_id);
-    if (!row) throw problems.notFound(`Token ${params.token_id}`);
+    const row = await found(
+      findToken(db, params.workspace_id, params.token_id),
+      `Token ${params.token_id}`,
+    );
     return presentToken(row);
   },
 });
@@ -178,8 +179,10 @@ export const revokeApiToken = defineOperation({
         'Revoking another token requires members:read.',
       );
     }
-    const target = await findToken(db, params.workspace_id, params.token_id);
-    if (!target) throw problems.notFound(`Token ${params.token_id}`);
+    const target = await found(
+      findToken(db, params.workspace_id, params.token_id),
+      `Token ${params.token_id}`,
+    );
     const missing = scopesLacking(principal.scopes, target.scopes);
     if (target.id !== principal.tokenId && missing.length > 0) {
       throw problems.insufficientScope(

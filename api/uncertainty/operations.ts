@@ -19,6 +19,7 @@ import {
   UncertaintyCaseListQuery,
   UncertaintyCaseParams,
 } from './schemas';
+import { found } from '../registry/parts';
 
 export const listUncertaintyCases = defineOperation({
   operationId: 'listUncertaintyCases',
@@ -80,8 +81,10 @@ export const getUncertaintyCase = defineOperation({
     schema: ArchitectureUncertaintyCaseResponse,
   },
   handler: async ({ db, params }) => {
-    const row = await findCase(db, params.workspace_id, params.case_id);
-    if (!row) throw problems.notFound(`Uncertainty case ${params.case_id}`);
+    const row = await found(
+      findCase(db, params.workspace_id, params.case_id),
+      `Uncertainty case ${params.case_id}`,
+    );
     return presentCase(row);
   },
 });
@@ -115,8 +118,10 @@ export const updateUncertaintyCase = defineOperation({
       ]);
     }
     const row = await db.transaction(async (trx) => {
-      const before = await findCase(trx, params.workspace_id, params.case_id, { forUpdate: true });
-      if (!before) throw problems.notFound(`Uncertainty case ${params.case_id}`);
+      const before = await found(
+        findCase(trx, params.workspace_id, params.case_id, { forUpdate: true }),
+        `Uncertainty case ${params.case_id}`,
+      );
       if (body.owner_id && !(await findMember(trx, params.workspace_id, body.owner_id))) {
         throw problems.validationFailed([
           { in: 'body', path: '/owner_id', message: 'is not a member of this workspace' },

@@ -16,6 +16,7 @@ import { WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentUpload } from './present';
 import { UploadParams, UploadQuery, UploadResponse } from './schemas';
+import { found } from '../registry/parts';
 
 const ARCHIVE_TYPES = [
   'application/gzip',
@@ -150,8 +151,10 @@ export const getUpload = defineOperation({
   params: UploadParams,
   success: { status: 200, description: 'The upload.', schema: UploadResponse },
   handler: async ({ db, params }) => {
-    const row = await findUpload(db, params.workspace_id, params.upload_id);
-    if (!row) throw problems.notFound(`Upload ${params.upload_id}`);
+    const row = await found(
+      findUpload(db, params.workspace_id, params.upload_id),
+      `Upload ${params.upload_id}`,
+    );
     return presentUpload(row);
   },
 });

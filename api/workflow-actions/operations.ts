@@ -2,10 +2,8 @@
  * Workflow actions: request a privileged action (starts a WorkflowActionWorkflow
  * `workflow-action-<id>` that waits for approval or expiry), read, list, approve or reject.
  */
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { findAudit } from '../../db/audits';
-import { keysetPage } from '../../db/paginate';
 import { findRepository } from '../../db/repositories';
 import {
   deleteUnstartedWorkflowAction,
@@ -14,34 +12,26 @@ import {
   workflowActionsQuery,
   type WorkflowActionRow,
 } from '../../db/workflow-actions';
-import { findMember, memberById } from '../../db/workspaces';
+import { findMember } from '../../db/workspaces';
 import { policyProblems, type GatePolicy } from '../../domain/changes/gate';
 import { workflowActionWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/workflows';
 import {
   checkDecision,
   targetProblems,
-  type DecisionRefusal,
   type WorkflowActionTarget,
 } from '../../domain/workflow-actions/rules';
-import { WORKSPACE_ID } from '../../domain/workflow-starts';
-import {
-  decideUpdate,
-  type WorkflowActionWorkflow,
-  type WorkflowActionWorkflowInput,
-} from '../../workflows/workflow-actions';
+import { decideUpdate, type WorkflowActionWorkflowInput } from '../../workflows/workflow-actions';
 import { ApprovalCreate } from '../remediations/schemas';
-import { problems, type ApiError, type FieldError } from '../errors';
+import { problems, type FieldError } from '../errors';
+import {
+  applyThroughWorkflow,
+  approvalAccess,
+  approvalActor,
+  approvalRules,
+} from '../registry/approvals';
 import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import {
-  commitThenStart,
-  discardUnstarted,
-  iso,
-  isoOrNull,
-  pageRequest,
-  recordPrincipalWrite,
-  runWorkflowUpdate,
-} from '../shared';
+import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
   WorkflowActionCreate,
   WorkflowActionListQuery,
@@ -49,6 +39,7 @@ import {
   WorkflowActionParams,
   WorkflowActionResponse,
 } from './schemas';
+import { found, pageOf, startOwnedWorkflow } from '../registry/parts';
 
 function presentAction(row: WorkflowActionRow) {
   return {
@@ -61,6 +52,8 @@ function presentAction(row: WorkflowActionRow) {
     requested_by: row.requested_by,
     decided_by: row.decided_by,
     decided_by_role: row.decided_by_role,
+    decided_by_scope: row.decided_by_scope,
+    decided_policy_version: row.decided_policy_version,
     decided_at: isoOrNull(row.decided_at),
     decision_rationale: row.decision_rationale,
     expires_at: iso(row.expires_at),
@@ -74,9 +67,7 @@ function presentAction(row: WorkflowActionRow) {
 }
 
 async function loadAction(db: Knex, workspaceId: string, id: string) {
-  const row = await findWorkflowAction(db, workspaceId, id);
-  if (!row) throw problems.notFound(`Workflow action ${id}`);
-  return row;
+  return found(findWorkflowAction(db, workspaceId, id), `Workflow action ${id}`);
 }
 
 /** Problems of a request's target beyond its schema: the fields its kind takes, what they name. */
@@ -106,71 +97,32 @@ async function checkTarget(
   if (errors.length) throw problems.validationFailed(errors);
 }
 
-function refusedDecision(r: DecisionRefusal): ApiError {
-  switch (r.code) {
-    case 'self_approval':
-      return problems.forbidden(
-        'self_approval',
-        'The member who requested a workflow action cannot approve it.',
-        'Ask another member holding workflow_actions:approve to approve it.',
-      );
-    case 'action_expired':
-      return problems.conflict(
-        'action_expired',
-        'This workflow action expired before it was approved; it will never execute.',
-        'Request it again (requestWorkflowAction) if it is still needed.',
-      );
-    case 'already_decided':
-      return problems.conflict(
-        'already_decided',
-        `This workflow action is ${r.current}; only a pending action can be approved or rejected.`,
-        'Read it (getWorkflowAction) to see who decided and what happened.',
-        { current_status: r.current },
-      );
-  }
-}
-
 async function decide(
   ctx: OperationContext<{ workspace_id: string; action_id: string }, undefined, ApprovalCreate>,
   outcome: 'approved' | 'rejected',
 ) {
   const { db, params, principal } = ctx;
-  const row = await loadAction(db, params.workspace_id, params.action_id);
-  const early = checkDecision(
-    { status: row.status, requestedBy: row.requested_by, expiresAt: row.expires_at },
-    { outcome, actorId: principal.memberId },
-    new Date(),
-  );
-  if (early) throw refusedDecision(early);
-  await runWorkflowUpdate(
-    ctx.services,
-    row.workflow_id,
-    decideUpdate,
-    {
+  const check = (row: WorkflowActionRow) =>
+    checkDecision(
+      { status: row.status, requestedBy: row.requested_by, expiresAt: row.expires_at },
+      { outcome, actorId: principal.memberId },
+      new Date(),
+    );
+  const row = await applyThroughWorkflow(ctx.services, 'workflow_action', {
+    load: () => loadAction(db, params.workspace_id, params.action_id),
+    check,
+    update: decideUpdate,
+    arg: {
       outcome,
       rationale: ctx.body.rationale,
-      actor: {
-        id: principal.memberId,
-        login: principal.memberLogin,
-        role: (await memberById(db, principal.memberId))?.role ?? 'member',
-        tokenId: principal.tokenId,
-        requestId: ctx.requestId,
-      },
+      actor: await approvalActor(db, principal, ctx.requestId),
     },
-    {
-      refused: (r) => refusedDecision(r as DecisionRefusal),
-      ended: async () => {
-        const now = await loadAction(db, params.workspace_id, params.action_id);
-        return refusedDecision(
-          now.status === 'expired'
-            ? { code: 'action_expired' }
-            : { code: 'already_decided', current: now.status },
-        );
-      },
-      resource: { action_id: row.id },
-    },
-  );
-  return presentAction(await loadAction(db, params.workspace_id, params.action_id));
+    // A workflow that ended left its action decided, expired or executed.
+    ended: (now) => check(now) ?? { code: 'already_decided', current: now.status },
+    otherRefusal: () => problems.internal(),
+    resource: { action_id: params.action_id },
+  });
+  return presentAction(row);
 }
 
 export const listWorkflowActions = defineOperation({
@@ -186,11 +138,11 @@ export const listWorkflowActions = defineOperation({
   query: WorkflowActionListQuery,
   success: { status: 200, description: 'A page of workflow actions.', schema: WorkflowActionPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
+    return pageOf(
+      query,
       workflowActionsQuery(db, params.workspace_id, { status: query.status, kind: query.kind }),
-      pageRequest(query),
+      presentAction,
     );
-    return { ...page, items: page.items.map(presentAction) };
   },
 });
 
@@ -246,19 +198,16 @@ export const requestWorkflowAction = defineOperation({
           return created;
         }),
       needsStart: (created) => created.status === 'pending',
-      start: async (created) => {
+      start: (created) => {
         const input: WorkflowActionWorkflowInput = {
           actionId: created.id,
           requestedBy: created.requested_by,
           expiresAt: created.expires_at.toISOString(),
         };
-        const client = await services.temporal.client();
-        await client.workflow.start<typeof WorkflowActionWorkflow>(WORKFLOW_TYPES.workflowAction, {
+        return startOwnedWorkflow(services, WORKFLOW_TYPES.workflowAction, {
           workflowId,
-          taskQueue: services.config.taskQueue,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
-          typedSearchAttributes: [{ key: WORKSPACE_ID, value: params.workspace_id }],
+          workspaceId: params.workspace_id,
         });
       },
       ifStartFails: (created) =>
@@ -294,10 +243,9 @@ export const approveWorkflowAction = defineOperation({
   method: 'post',
   path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval',
   summary: 'Approve a workflow action',
-  description:
-    'Approves a pending action; it then executes once (read it with getWorkflowAction until `executed` or `failed`). The requester cannot approve it (403 `self_approval`); an expired action is 409 `action_expired`; one already approved, rejected or executed is 409 `already_decided`.',
+  description: `Approves a pending action; it then executes once (read it with getWorkflowAction until \`executed\` or \`failed\`). ${approvalRules('workflow_action')} An expired action is 409 \`approval_expired\`.`,
   tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:approve' },
+  access: approvalAccess('workflow_action'),
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],
@@ -311,9 +259,9 @@ export const rejectWorkflowAction = defineOperation({
   path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection',
   summary: 'Reject a workflow action',
   description:
-    'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `action_expired`; one already decided 409 `already_decided`.',
+    'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `approval_expired`; one already decided 409 `already_decided`.',
   tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:approve' },
+  access: approvalAccess('workflow_action'),
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],

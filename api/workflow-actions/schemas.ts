@@ -71,6 +71,12 @@ export const WorkflowActionResponse = Strict(
     requested_by: Uuid(),
     decided_by: Nullable(Uuid({ description: 'Who approved or rejected it.' })),
     decided_by_role: Nullable(Type.String()),
+    decided_by_scope: Nullable(
+      Type.String({ description: 'The scope the decision was made under.' }),
+    ),
+    decided_policy_version: Nullable(
+      Type.Integer({ description: 'Null: one approval decides (no versioned policy).' }),
+    ),
     decided_at: Nullable(DateTime()),
     decision_rationale: Nullable(Type.String()),
     expires_at: DateTime({ description: 'Pending past this instant, it expires.' }),

@@ -1,12 +1,11 @@
 /** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
-import { keysetPage } from '../../db/paginate';
 import { findWorkspace, membersQuery } from '../../db/workspaces';
-import { problems } from '../errors';
 import { defineOperation } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { pageRequest } from '../shared';
 import { presentMember, presentWorkspace } from './present';
 import { MemberPage, WorkspacePage, WorkspaceResponse } from './schemas';
+import { found, pageOf } from '../registry/parts';
 
 export const listWorkspaces = defineOperation({
   operationId: 'listWorkspaces',
@@ -53,8 +52,10 @@ export const getWorkspace = defineOperation({
   params: WorkspaceParams,
   success: { status: 200, description: 'The workspace.', schema: WorkspaceResponse },
   handler: async ({ db, params }) => {
-    const row = await findWorkspace(db, params.workspace_id);
-    if (!row) throw problems.notFound(`Workspace ${params.workspace_id}`);
+    const row = await found(
+      findWorkspace(db, params.workspace_id),
+      `Workspace ${params.workspace_id}`,
+    );
     return presentWorkspace(row);
   },
 });
@@ -70,7 +71,6 @@ export const listMembers = defineOperation({
   query: PageQuery,
   success: { status: 200, description: 'A page of members, newest first.', schema: MemberPage },
   handler: async ({ db, params, query }) => {
-    const page = await keysetPage(membersQuery(db, params.workspace_id), pageRequest(query));
-    return { ...page, items: page.items.map(presentMember) };
+    return pageOf(query, membersQuery(db, params.workspace_id), presentMember);
   },
 });

@@ -198,18 +198,30 @@ function registerDecisions(program: Command): void {
           throw new CliError(`The state must be one of ${DECISION_STATES.join(', ')}.`, EXIT.usage);
         id = parseId(id, 'decision');
         const { ctx, ws } = await withWorkspace(cmd);
+        const params = { path: { workspace_id: ws, decision_id: id } };
+        // Approving and rejecting are the approval operations (approveDecision, rejectDecision).
         const d = unwrap(
-          await ctx.api.typed.POST(
-            '/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions',
-            {
-              params: { path: { workspace_id: ws, decision_id: id } },
-              body: {
-                status: status as Decision['status'],
-                rationale: o.rationale,
-                ...(o.option ? { selected_option_id: o.option } : {}),
-              },
-            },
-          ),
+          status === 'approved'
+            ? await ctx.api.typed.POST(
+                '/v1/workspaces/{workspace_id}/decisions/{decision_id}/approval',
+                { params, body: { rationale: o.rationale, selected_option_id: o.option ?? '' } },
+              )
+            : status === 'rejected'
+              ? await ctx.api.typed.POST(
+                  '/v1/workspaces/{workspace_id}/decisions/{decision_id}/rejection',
+                  { params, body: { rationale: o.rationale } },
+                )
+              : await ctx.api.typed.POST(
+                  '/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions',
+                  {
+                    params,
+                    body: {
+                      status: status as Decision['status'],
+                      rationale: o.rationale,
+                      ...(o.option ? { selected_option_id: o.option } : {}),
+                    },
+                  },
+                ),
         );
         printRecord(ctx, d, decisionFields);
       },

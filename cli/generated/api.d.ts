@@ -1041,7 +1041,7 @@ export interface paths {
         put?: never;
         /**
          * Approve the current version of an audit's report
-         * @description Signs off the report as it is now: its content and content_sha256 are stored with the approver's role, the scope and the rationale, and from then on getAuditReport serves exactly that content (the approved version is immutable; a later audit of the repository has a report of its own). The member who started the audit cannot approve its report (403 self_approval); a report is approved once (409 report_already_approved); only a completed audit's report can be approved (409 audit_not_completed); with `content_sha256`, a report that changed since it was read is 409 report_changed.
+         * @description Signs off the report as it is now: its content and content_sha256 are stored with the approver's role, the scope and the rationale, and from then on getAuditReport serves exactly that content (the approved version is immutable; a later audit of the repository has a report of its own). A report cannot be approved by the member who started its audit (403 `self_approval`); a report already approved or rejected is 409 `already_decided`. Only a completed audit's report can be approved (409 audit_not_completed); with `content_sha256`, a report that changed since it was read is 409 report_changed.
          *
          *     Requires scope `reports:approve`.
          */
@@ -1319,11 +1319,33 @@ export interface paths {
         put?: never;
         /**
          * Approve a remediation
-         * @description Moves a proposed remediation to approved, recording the approver, role, scope and rationale. The member who created it cannot approve it (403 `self_approval`); approving one already approved (or further along) is 409 `already_approved`; a rejected one 409 `invalid_transition`. A plan still being written by the model is approved once it is written.
+         * @description Moves a proposed remediation to approved, recording the approver, role, scope and rationale. A remediation cannot be approved by the member who created it (403 `self_approval`); a remediation already approved or rejected is 409 `already_decided`. A plan still being written by the model is approved once it is written.
          *
          *     Requires scope `remediations:approve`.
          */
         post: operations["approveRemediation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/remediations/{remediation_id}/rejection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a remediation
+         * @description Moves a proposed remediation to rejected (terminal), recording the rejection like an approval. Its creator may reject (withdraw) it. One already approved or rejected is 409 `already_decided`.
+         *
+         *     Requires scope `remediations:approve`.
+         */
+        post: operations["rejectRemediation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1341,7 +1363,7 @@ export interface paths {
         put?: never;
         /**
          * Move a remediation
-         * @description Moves: proposed -> rejected (needs remediations:approve as well); approved -> in_progress; in_progress -> done; not_verified -> in_progress. Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.
+         * @description Moves: approved -> in_progress; in_progress -> done; not_verified -> in_progress. Approving and rejecting are approvals, made through approveRemediation and rejectRemediation (scope remediations:approve); `status: rejected` is not a transition (400 validation_failed). Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.
          *
          *     Requires scope `remediations:write`.
          */
@@ -1411,11 +1433,55 @@ export interface paths {
         put?: never;
         /**
          * Move an architecture decision
-         * @description Moves: proposed -> in_review; in_review -> approved | rejected | proposed (withdrawn); approved -> implemented. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. approved and rejected need the scope `decisions:approve`, are recorded as approvals, and the proposer cannot approve their own decision; approving needs selected_option_id. With a workspace quorum above 1, the decision stays in_review until that many distinct members approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.
+         * @description Moves: proposed -> in_review; in_review -> proposed (withdrawn); approved -> implemented. Approving and rejecting are approvals, made through approveDecision and rejectDecision (scope decisions:approve): a transition to approved or rejected is 400 validation_failed naming /status. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.
          *
          *     Requires scope `decisions:write`.
          */
         post: operations["transitionDecision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/decisions/{decision_id}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an architecture decision in review
+         * @description Records an approval of a decision in review with the approver's role, the scope decisions:approve and the version of the workspace approval policy. With a quorum above 1 the decision stays in_review until that many distinct members approved; the last approval moves it to approved with selected_option_id (which must name one of its options). A decision cannot be approved by the member who proposed it (403 `self_approval`); a decision already approved or rejected is 409 `already_decided`; a second vote by the same member in one review is 409 `duplicate_vote`. A decision not yet in review is 409 `not_awaiting_approval`. With If-Match, a stale version is 409 version_mismatch.
+         *
+         *     Requires scope `decisions:approve`.
+         */
+        post: operations["approveDecision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/decisions/{decision_id}/rejection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject an architecture decision in review
+         * @description Records a rejection (with the same role, scope and policy version as an approval) and ends the decision: rejected is terminal. The proposer may reject their own decision. A decision already approved or rejected is 409 `already_decided`; one not yet in review 409 `not_awaiting_approval`; a second vote by the same member in one review 409 `duplicate_vote`.
+         *
+         *     Requires scope `decisions:approve`.
+         */
+        post: operations["rejectDecision"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1895,7 +1961,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a workflow action
-         * @description Approves a pending action; it then executes once (read it with getWorkflowAction until `executed` or `failed`). The requester cannot approve it (403 `self_approval`); an expired action is 409 `action_expired`; one already approved, rejected or executed is 409 `already_decided`.
+         * @description Approves a pending action; it then executes once (read it with getWorkflowAction until `executed` or `failed`). A workflow action cannot be approved by the member who requested it (403 `self_approval`); a workflow action already approved or rejected is 409 `already_decided`. An expired action is 409 `approval_expired`.
          *
          *     Requires scope `workflow_actions:approve`.
          */
@@ -1917,7 +1983,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a workflow action
-         * @description Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `action_expired`; one already decided 409 `already_decided`.
+         * @description Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `approval_expired`; one already decided 409 `already_decided`.
          *
          *     Requires scope `workflow_actions:approve`.
          */
@@ -3020,14 +3086,25 @@ export interface components {
             /** @description The policy version the client last read (0 for the default policy). */
             expected_version: number;
         };
+        /** @description Request to approve a decision in review. */
+        ArchitectureDecisionApproval: {
+            /** @description The option the approver approves (one of the decision options). */
+            selected_option_id: string;
+            /** @description Why it is approved. */
+            rationale: string;
+        };
         /** @description One approval or rejection of a decision. */
         ArchitectureDecisionApprovalResponse: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The member who approved or rejected the decision.
+             */
             actor_id: string;
+            /** @description The approver's role in the workspace. */
             actor_role: string;
-            /** @description Scope the approval was made under. */
+            /** @description The scope the approval was made under. */
             authorization_scope: string;
             policy_version: number | null;
             outcome: "approved" | "rejected";
@@ -3173,6 +3250,11 @@ export interface components {
             id: string;
             description: string;
             check: components["schemas"]["DecisionSuccessCheck"];
+        };
+        /** @description Request to reject a decision in review. */
+        ArchitectureDecisionRejection: {
+            /** @description Why it is rejected. */
+            rationale: string;
         };
         /** @description Request to move a decision to another state. */
         ArchitectureDecisionTransition: {
@@ -4225,6 +4307,7 @@ export interface components {
             actor_role: string;
             /** @description The scope the approval was made under. */
             authorization_scope: string;
+            policy_version: number | null;
             rationale: string;
             /** Format: date-time */
             created_at: string;
@@ -4459,11 +4542,16 @@ export interface components {
         RemediationApprovalResponse: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The member who approved or rejected the remediation.
+             */
             actor_id: string;
+            /** @description The approver's role in the workspace. */
             actor_role: string;
-            /** @description Scope the approval was made under. */
+            /** @description The scope the approval was made under. */
             authorization_scope: string;
+            policy_version: number | null;
             outcome: "approved" | "rejected";
             rationale: string;
             /** Format: date-time */
@@ -4488,15 +4576,15 @@ export interface components {
             /** @description Expected size of the work. */
             effort: "small" | "medium" | "large";
         };
-        /** @description Request to approve a remediation or a workflow action. */
+        /** @description Request to approve or reject a remediation or a workflow action. */
         ApprovalCreate: {
             /** @description Why it is approved (kept with the approval). */
             rationale: string;
         };
         /** @description Request to move a remediation. */
         RemediationTransition: {
-            /** @description rejected (from proposed; needs remediations:approve), in_progress (from approved or not_verified), done (from in_progress). */
-            status: "rejected" | "in_progress" | "done";
+            /** @description in_progress (from approved or not_verified), done (from in_progress). Rejecting is rejectRemediation. */
+            status: "in_progress" | "done";
             /** @description Why the move is made. */
             rationale: string;
         };
@@ -4522,6 +4610,8 @@ export interface components {
             requested_by: string;
             decided_by: string | null;
             decided_by_role: string | null;
+            decided_by_scope: string | null;
+            decided_policy_version: number | null;
             decided_at: string | null;
             decision_rationale: string | null;
             /**
@@ -13188,6 +13278,162 @@ export interface operations {
             };
         };
     };
+    rejectRemediation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The remediation. */
+                remediation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalCreate"];
+            };
+        };
+        responses: {
+            /** @description The rejected remediation. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemediationResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     transitionRemediation: {
         parameters: {
             query?: never;
@@ -13759,6 +14005,322 @@ export interface operations {
         };
         responses: {
             /** @description The moved decision. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchitectureDecisionResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    approveDecision: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+                /** @description The version the client last read, as `"<version>"`; a stale version is 409 version_mismatch. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The decision. */
+                decision_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchitectureDecisionApproval"];
+            };
+        };
+        responses: {
+            /** @description The decision. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchitectureDecisionResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict, version_mismatch, idempotency_in_progress). */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body exceeds the size limit (payload_too_large). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The body has the wrong content type (unsupported_media_type). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description A required backing service is down (database_unavailable, workflow_engine_unavailable); see Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    rejectDecision: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+                /** @description The version the client last read, as `"<version>"`; a stale version is 409 version_mismatch. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The decision. */
+                decision_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchitectureDecisionRejection"];
+            };
+        };
+        responses: {
+            /** @description The decision. */
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];

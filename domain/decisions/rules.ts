@@ -1,8 +1,15 @@
 /**
  * Architecture decisions, pure logic shared by the API, the DecisionWorkflow and its activities:
- * the checks of a proposal, the state machine and the requests that move a decision through it,
- * and the evaluation of success criteria against an architecture snapshot.
+ * the checks of a proposal, the state machine and the requests that move a decision through it
+ * (approvals through the one approval model, domain/approvals), and the evaluation of success
+ * criteria against an architecture snapshot.
  */
+import {
+  checkApproval,
+  type ApprovalActor,
+  type ApprovalPhase,
+  type ApprovalRefusal,
+} from '../approvals/model';
 
 export type DecisionStatus =
   'proposed' | 'in_review' | 'approved' | 'rejected' | 'implemented' | 'verified' | 'superseded';
@@ -38,12 +45,17 @@ export function canMove(from: DecisionStatus, to: DecisionStatus): boolean {
   return REQUESTABLE_MOVES[from].includes(to);
 }
 
+/** Where a decision in `status` stands toward approval. */
+export function approvalPhase(status: DecisionStatus): ApprovalPhase {
+  if (status === 'in_review') return 'awaiting';
+  return status === 'proposed' ? 'before' : 'decided';
+}
+
 /** Why a requested move is refused, or null when it may go ahead. */
 export type MoveRefusal =
   | { code: 'invalid_transition'; current: DecisionStatus; allowed: readonly DecisionStatus[] }
-  | { code: 'self_approval' }
   | { code: 'unknown_option'; optionIds: readonly string[] }
-  | { code: 'duplicate_vote' };
+  | ApprovalRefusal;
 
 export interface MoveRequest {
   to: DecisionStatus;
@@ -60,14 +72,8 @@ export interface DecisionFacts {
 }
 
 /** Who asks for a move, as the API authenticated them. */
-export interface DecisionActor {
-  id: string;
-  login: string;
-  /** The member's role in the workspace. */
-  role: string;
+export interface DecisionActor extends ApprovalActor {
   scopes: string[];
-  tokenId: string | null;
-  requestId: string | null;
 }
 
 /** A requested move as the API hands it to the DecisionWorkflow and its activity. */
@@ -82,19 +88,30 @@ export interface TransitionRequest {
 
 /** The checks both the API and the workflow's Update validator apply to a requested move. */
 export function checkMove(facts: DecisionFacts, move: MoveRequest): MoveRefusal | null {
+  if (move.to === 'approved' || move.to === 'rejected') {
+    const refused = checkApproval(
+      {
+        phase: approvalPhase(facts.status),
+        status: facts.status,
+        authorId: facts.createdBy,
+        votedThisRound: facts.votedThisRound,
+      },
+      { outcome: move.to, actorId: move.actorId },
+    );
+    if (refused) return refused;
+    if (
+      move.to === 'approved' &&
+      (!move.selectedOptionId || !facts.optionIds.includes(move.selectedOptionId))
+    )
+      return { code: 'unknown_option', optionIds: facts.optionIds };
+    return null;
+  }
   if (!canMove(facts.status, move.to))
     return {
       code: 'invalid_transition',
       current: facts.status,
       allowed: allowedMoves(facts.status),
     };
-  if (move.to === 'approved') {
-    if (move.actorId === facts.createdBy) return { code: 'self_approval' };
-    if (!move.selectedOptionId || !facts.optionIds.includes(move.selectedOptionId))
-      return { code: 'unknown_option', optionIds: facts.optionIds };
-  }
-  if (APPROVAL_MOVES.includes(move.to) && facts.votedThisRound.includes(move.actorId))
-    return { code: 'duplicate_vote' };
   return null;
 }
 

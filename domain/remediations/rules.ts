@@ -3,6 +3,7 @@
  * state machine (who may move a remediation where), and the verification of its findings against
  * a later audit.
  */
+import { checkApproval, type ApprovalActor, type ApprovalRefusal } from '../approvals/model';
 import type {
   REMEDIATION_EFFORTS,
   REMEDIATION_RISKS,
@@ -54,34 +55,36 @@ export type RemediationRefusal =
       current: RemediationStatus;
       allowed: readonly RemediationStatus[];
     }
-  | { code: 'already_approved' }
-  | { code: 'self_approval' };
+  | ApprovalRefusal;
 
-/** Why a requested move is refused, or null when it may go ahead. */
+/**
+ * Why a requested move is refused, or null when it may go ahead. Approving and rejecting follow
+ * the approval model (domain/approvals): only a proposed remediation awaits them.
+ */
 export function checkRemediationMove(
   facts: { status: RemediationStatus; createdBy: string },
   req: { to: RemediationStatus; actorId: string },
 ): RemediationRefusal | null {
-  if (req.to === 'approved' && facts.status !== 'proposed' && facts.status !== 'rejected')
-    return { code: 'already_approved' };
+  if (req.to === 'approved' || req.to === 'rejected')
+    return checkApproval(
+      {
+        phase: facts.status === 'proposed' ? 'awaiting' : 'decided',
+        status: facts.status,
+        authorId: facts.createdBy,
+      },
+      { outcome: req.to, actorId: req.actorId },
+    );
   if (!REQUESTABLE[facts.status].includes(req.to))
     return {
       code: 'invalid_transition',
       current: facts.status,
       allowed: REQUESTABLE[facts.status],
     };
-  if (req.to === 'approved' && req.actorId === facts.createdBy) return { code: 'self_approval' };
   return null;
 }
 
 /** Who asks for a move, as the API authenticated them. */
-export interface RemediationActor {
-  id: string;
-  login: string;
-  role: string;
-  tokenId: string | null;
-  requestId: string | null;
-}
+export type RemediationActor = ApprovalActor;
 
 /** A requested move as the API hands it to the RemediationWorkflow and its activity. */
 export interface RemediationMoveRequest {

@@ -2,6 +2,7 @@
  * Workflow actions, pure logic shared by the API, the WorkflowActionWorkflow and its activities:
  * which target each kind needs, and who may decide a pending request.
  */
+import { checkApproval, type ApprovalActor, type ApprovalRefusal } from '../approvals/model';
 import type { WORKFLOW_ACTION_KINDS, WORKFLOW_ACTION_STATES } from '../contract/values';
 
 export type WorkflowActionKind = (typeof WORKFLOW_ACTION_KINDS)[number];
@@ -45,19 +46,10 @@ export function targetProblems(
   return out;
 }
 
-export type DecisionRefusal =
-  | { code: 'self_approval' }
-  | { code: 'action_expired' }
-  | { code: 'already_decided'; current: WorkflowActionStatus };
+export type DecisionRefusal = ApprovalRefusal;
 
 /** Who decides a pending action, as the API authenticated them. */
-export interface WorkflowActionActor {
-  id: string;
-  login: string;
-  role: string;
-  tokenId: string | null;
-  requestId: string | null;
-}
+export type WorkflowActionActor = ApprovalActor;
 
 export interface WorkflowActionDecision {
   outcome: 'approved' | 'rejected';
@@ -74,10 +66,15 @@ export function checkDecision(
   req: { outcome: 'approved' | 'rejected'; actorId: string },
   now: Date,
 ): DecisionRefusal | null {
-  if (facts.status === 'expired') return { code: 'action_expired' };
-  if (facts.status !== 'pending') return { code: 'already_decided', current: facts.status };
-  if (facts.expiresAt.getTime() <= now.getTime()) return { code: 'action_expired' };
-  if (req.outcome === 'approved' && req.actorId === facts.requestedBy)
-    return { code: 'self_approval' };
-  return null;
+  const expired =
+    facts.status === 'expired' ||
+    (facts.status === 'pending' && facts.expiresAt.getTime() <= now.getTime());
+  return checkApproval(
+    {
+      phase: expired ? 'expired' : facts.status === 'pending' ? 'awaiting' : 'decided',
+      status: facts.status,
+      authorId: facts.requestedBy,
+    },
+    { outcome: req.outcome, actorId: req.actorId },
+  );
 }

@@ -148,6 +148,20 @@ export async function move(
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ): Promise<Reply> {
+  // Approving and rejecting are the approval operations (approveDecision, rejectDecision).
+  const vote = { approved: 'approval', rejected: 'rejection' }[status];
+  if (vote) {
+    const { selected_option_id, ...rest } = extra;
+    return call(w.h.app.url, 'POST', `${w.ws}/decisions/${id}/${vote}`, {
+      token,
+      headers,
+      body: {
+        rationale: `move to ${status}`,
+        ...(status === 'approved' && selected_option_id != null ? { selected_option_id } : {}),
+        ...rest,
+      },
+    });
+  }
   return call(w.h.app.url, 'POST', `${w.ws}/decisions/${id}/transitions`, {
     token,
     headers,

@@ -1,0 +1,96 @@
+/**
+ * Parts the operations of every family are built from, so that a read, a page or a
+ * workflow-starting create is a few declarative lines: load-or-404, a keyset page presented, the
+ * start of a workflow a resource owns (run once per id), and the version a versioned update
+ * expects (`If-Match` or `expected_version`).
+ */
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { keysetPage, type Keyset, type KeysetRow } from '../../db/paginate';
+import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
+import { problems, type ApiError } from '../errors';
+import type { PageQuery } from '../schema-kit';
+import type { AppServices } from '../services';
+import { pageRequest } from '../shared';
+
+/** The row `lookup` finds, or 404 not_found naming `what` ("Audit <id>"). */
+export async function found<T>(lookup: Promise<T | null | undefined>, what: string): Promise<T> {
+  const row = await lookup;
+  if (!row) throw problems.notFound(what);
+  return row;
+}
+
+/** One keyset page of `rows` (from the validated limit/cursor), each item presented. */
+export async function pageOf<Row extends KeysetRow, Item>(
+  query: PageQuery,
+  rows: Keyset<Row>,
+  present: (row: Row) => Item,
+): Promise<{ items: Item[]; next_cursor: string | null }> {
+  return pageOfAll(query, rows, (items) => items.map(present));
+}
+
+/** One keyset page of `rows`, presented together (a batch read of what the items carry). */
+export async function pageOfAll<Row extends KeysetRow, Item>(
+  query: PageQuery,
+  rows: Keyset<Row>,
+  present: (rows: Row[]) => Item[] | Promise<Item[]>,
+): Promise<{ items: Item[]; next_cursor: string | null }> {
+  const page = await keysetPage(rows, pageRequest(query));
+  return { ...page, items: await present(page.items) };
+}
+
+/**
+ * Starts the workflow a resource owns, once: a second start with the same id (a retried request)
+ * is refused by Temporal, which commitThenStart counts as done. The workspace (and repository,
+ * when given) are its search attributes.
+ */
+export async function startOwnedWorkflow(
+  services: AppServices,
+  type: string,
+  start: {
+    workflowId: string;
+    args: unknown[];
+    workspaceId?: string;
+    repositoryId?: string | null;
+  },
+): Promise<void> {
+  const client = await services.temporal.client();
+  const attributes = [
+    ...(start.workspaceId ? [{ key: WORKSPACE_ID, value: start.workspaceId }] : []),
+    ...(start.repositoryId !== undefined
+      ? [{ key: REPOSITORY_ID, value: start.repositoryId ?? '' }]
+      : []),
+  ];
+  await client.workflow.start(type, {
+    workflowId: start.workflowId,
+    taskQueue: services.config.taskQueue,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    args: start.args,
+    ...(attributes.length ? { typedSearchAttributes: attributes } : {}),
+  });
+}
+
+/** `If-Match: "3"` (or `3`, or `W/"3"`) -> 3; absent -> null; anything else is a 400. */
+export function ifMatchVersion(header: string, what: string): number | null {
+  if (!header) return null;
+  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
+  if (!m)
+    throw problems.validationFailed([
+      { in: 'header', path: '/If-Match', message: `must be the ${what} version, as "<version>"` },
+    ]);
+  return Number(m[1]);
+}
+
+/** 409 version_mismatch: a versioned update named a version the resource is no longer at. */
+export function versionMismatch(
+  what: string,
+  current: number,
+  expected: number,
+  readOperation: string,
+): ApiError {
+  return problems.conflict(
+    'version_mismatch',
+    `The ${what} is at version ${current}, not ${expected}.`,
+    `Read the ${what} again (${readOperation}) and retry with its version.`,
+    { current_version: current },
+  );
+}
