@@ -17,7 +17,8 @@ import { filesBudgetGap } from '../../domain/audits/budgets';
 import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
 import { sourcePolicyOf } from '../../platform/source-access';
 import { attemptFolder, attemptGuard } from './attempts';
-import { fetchCommit, listTree, readBlobs } from './source/git';
+import { fetchCommit } from './source/git';
+import { listTree, readBlobs } from './source/git-read';
 import type { AuditPlan, StageOutcome, StepMarks } from './types';
 import { fail, requestedTypes, withHeartbeat, type AuditActivityDeps, type Steps } from './steps';
 
