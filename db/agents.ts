@@ -213,20 +213,6 @@ export async function setAgentRunContextHash(
   await db('agent_runs').where({ id }).update({ context_hash: contextHash });
 }
 
-/**
- * Records an attempt the database outage interrupted, once the database answers again: its row
- * (inserted if the outage kept it from being written, else the one still `running`) ends
- * `failed` with `code`. A row that already ended is left alone.
- */
-export async function recordInterruptedAttempt(
-  db: Knex,
-  run: AttemptIdentity & Pick<AgentRunRow, 'attempt'>,
-  code: string,
-  message: string,
-): Promise<void> {
-  await failAttempts(db, run, [run.attempt, run.attempt], code, message);
-}
-
 /** What identifies and describes an agent's attempts, before any outcome. */
 type AttemptIdentity = Pick<
   AgentRunRow,

@@ -8,7 +8,6 @@ import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconc
 import {
   artifactsOfAudit,
   earlierSuccess,
-  recordInterruptedAttempt,
   setAgentRunContextHash,
   findCachedArtifact,
   finishAgentRun,
@@ -23,6 +22,7 @@ import {
   stagesOf,
   updateAudit,
 } from '../../db/audits';
+import { isDatabaseUnavailable } from '../../db/errors';
 import { NO_LOCATION } from '../../domain/architecture/ingested';
 import { costUsd } from '../../domain/audits/pricing';
 import {
@@ -48,33 +48,7 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
     agentKey: string,
     marks?: StepMarks,
   ): Promise<StageOutcome> {
-    /** Who this attempt is, once the audit was read: what an outage's record needs. */
-    let identity: Parameters<typeof recordInterruptedAttempt>[1] | undefined;
-    /** The database went away under this attempt and is back: the attempt goes on record. */
-    const afterOutage = async () => {
-      const attempt = Context.current().info.attempt;
-      const agent = agentsByKey.get(agentKey);
-      if (!agent) return;
-      identity ??= {
-        audit_id: auditId,
-        workspace_id: (await getAuditById(db, auditId)).workspace_id,
-        stage: agent.stage,
-        agent_key: agent.key,
-        agent_version: agent.version,
-        model_id: agent.modelBacked ? (deps.model?.modelId ?? 'unconfigured') : 'deterministic',
-        reasoning_effort: agent.reasoningEffort,
-        attempt,
-        model_backed: agent.modelBacked,
-        cost_kind: agent.costKind,
-      };
-      await recordInterruptedAttempt(
-        db,
-        identity,
-        'database_unavailable',
-        `Attempt ${attempt} lost the database while it ran; the next attempt runs it again.`,
-      );
-    };
-    return step(auditId, marks, afterOutage, async () => {
+    return step(auditId, marks, async () => {
       const agent = agentsByKey.get(agentKey);
       if (!agent)
         fail('unknown_agent', `No agent ${agentKey} is registered in this worker.`, false);
@@ -82,7 +56,7 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
       const attempt = ctx.info.attempt;
       const audit = await getAuditById(db, auditId);
       const modelId = agent.modelBacked ? (deps.model?.modelId ?? 'unconfigured') : 'deterministic';
-      identity = {
+      const identity = {
         audit_id: auditId,
         workspace_id: audit.workspace_id,
         stage: agent.stage,
@@ -94,6 +68,11 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
         model_backed: agent.modelBacked,
         cost_kind: agent.costKind,
       };
+      // This attempt already succeeded, before a database outage made its step run again in
+      // place (activities/audits/steps.ts, outageAware): its result stands, recorded once.
+      const own = await earlierSuccess(db, auditId, agent.key, attempt + 1);
+      if (own?.attempt === attempt && own.artifact_id)
+        return { summary: `${agent.key}: result of attempt ${attempt}` };
       // The attempt is on record before any work (its context hash follows once known).
       const run = await startAgentRun(db, { ...identity, context_hash: '' });
       // The stage's attempt is the highest of its agents' attempts (not 1 when they ran twice).
@@ -282,6 +261,9 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
         // the audit, but a failure to retry elsewhere at once (docs/decisions.md, durability).
         const shutdown = isWorkerShutdown(ctx.cancellationSignal);
         const cancelled = ctx.cancellationSignal.aborted && !shutdown;
+        // The database went away under the run: not the agent's failure, and no attempt spent;
+        // the step waits for the database and runs again in this attempt (steps.ts).
+        if (!cancelled && !shutdown && isDatabaseUnavailable(err)) throw err;
         // The budget's timer ended the analysis: that is the failure, not the abort it caused.
         const timedOut =
           !cancelled && !shutdown && budgetSignal?.aborted === true && !(err instanceof AgentError)

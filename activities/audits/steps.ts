@@ -215,27 +215,24 @@ export function createSteps(deps: AuditActivityDeps) {
     });
   };
 
-  /** Runs `work`; when the database is unreachable, waits for it before failing the attempt. */
-  const outageAware = async <T>(
-    work: () => Promise<T>,
-    afterOutage?: () => Promise<void>,
-  ): Promise<T> => {
-    try {
-      return await work();
-    } catch (err) {
-      await rideOutDatabaseOutage(err, {
-        db,
-        log: deps.log,
-        boundSeconds: config.dependencyOutageBoundSeconds,
-      });
-      // The database answers again (or the error was another): what the outage kept from being
-      // written goes on record before the attempt fails.
-      if (afterOutage && isDatabaseUnavailable(err)) {
-        await afterOutage().catch((e: unknown) =>
-          deps.log.warn({ err: e }, 'could not record the attempt the outage interrupted'),
-        );
+  /**
+   * Runs `work`; when the database is unreachable, waits for it and runs `work` again in the same
+   * attempt: an outage spends no attempt of the step (its agents' attempts stay truthful). Every
+   * step is safe to run again (absolute writes keyed by audit, stage, agent and attempt).
+   */
+  const outageAware = async <T>(work: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        return await work();
+      } catch (err) {
+        if (!isDatabaseUnavailable(err)) throw err;
+        // Returns once the database answers; past DEPENDENCY_OUTAGE_BOUND_SECONDS it throws.
+        await rideOutDatabaseOutage(err, {
+          db,
+          log: deps.log,
+          boundSeconds: config.dependencyOutageBoundSeconds,
+        });
       }
-      throw err;
     }
   };
 
@@ -247,21 +244,15 @@ export function createSteps(deps: AuditActivityDeps) {
   const step = async (
     auditId: string,
     marks: StepMarks | undefined,
-    ...rest:
-      | [work: () => Promise<StageOutcome>]
-      | [afterOutage: () => Promise<void>, work: () => Promise<StageOutcome>]
-  ): Promise<StageOutcome> => {
-    // `afterOutage` (before the work, so the work's function stays the last argument): what to
-    // record once the database is back, when an outage interrupted the work.
-    const [afterOutage, work] = rest.length === 1 ? [undefined, rest[0]] : rest;
-    return outageAware(async () => {
+    work: () => Promise<StageOutcome>,
+  ): Promise<StageOutcome> =>
+    outageAware(async () => {
       if (marks?.before?.length) await applyMarks(auditId, marks.before, null);
       const outcome = await work();
       if (marks?.after?.length) await applyMarks(auditId, marks.after, outcome.summary);
       if (marks?.finishAudit) await finish(auditId, 'completed', null);
       return outcome;
-    }, afterOutage);
-  };
+    });
 
   return { log, markFinished, applyMarks, begin, finish, outageAware, step };
 }
