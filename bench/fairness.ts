@@ -133,7 +133,8 @@ async function main(): Promise<void> {
         BLOB_DIR: config.blobDir,
         WORK_DIR: config.workDir,
         LOCAL_REPOSITORY_WORKSPACES: config.localRepositoryWorkspaces.join(','),
-        LOG_LEVEL: 'warn',
+        // info: its 'worker running' line says it is ready.
+        LOG_LEVEL: 'info',
         MODEL_BASE_URL: '',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
