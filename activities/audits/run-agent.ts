@@ -6,6 +6,7 @@ import { Context } from '@temporalio/activity';
 import crypto from 'node:crypto';
 import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
 import {
+  artifactRefsOfAudit,
   artifactsOfAudit,
   earlierSuccess,
   setAgentRunContextHash,
@@ -175,6 +176,14 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
             audit,
             files,
             readFile: (sha) => blobs.get(sha),
+            priorArtifactRefs: async () =>
+              (await artifactRefsOfAudit(db, auditId)).map((a) => ({
+                agentKey: a.agent_key,
+                stage: a.stage,
+                artifactId: a.id,
+                kind: a.kind,
+                title: a.title,
+              })),
             priorArtifacts: async () =>
               (await artifactsOfAudit(db, auditId)).map((a) => ({
                 agentKey: a.agent_key,
