@@ -17,7 +17,6 @@
  *   peak RSS, A's time, and the load average (everything shares the machine's CPUs).
  * Exits 0 whether or not the target is met (a benchmark); 1 when an audit did not complete.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -36,6 +35,7 @@ import { ensureSearchAttributes, TemporalGateway } from '../platform/temporal';
 import { createRepo, SAMPLE_FILES, type TestRepo } from '../test/helpers/git';
 import { largeComposeText } from '../test/helpers/large-compose';
 import { intEnv } from './env';
+import { rssMb, startWorkerProcess } from './worker-process';
 
 const ROOT = path.resolve(__dirname, '..');
 const SERVICES = intEnv('FAIR_SERVICES', 10_000);
@@ -49,11 +49,6 @@ const median = (xs: number[]) => {
     ? (s[Math.floor((s.length - 1) / 2)]! + s[Math.ceil((s.length - 1) / 2)]!) / 2
     : 0;
 };
-
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
-}
 
 async function main(): Promise<void> {
   const cleanups: Array<() => Promise<void>> = [];
@@ -123,36 +118,16 @@ async function main(): Promise<void> {
     );
     cleanups.push(() => api.close());
 
-    const worker = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/main.ts')], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_ADDRESS: temporalAddress,
-        TEMPORAL_TASK_QUEUE: config.taskQueue,
-        BLOB_DIR: config.blobDir,
-        WORK_DIR: config.workDir,
-        LOCAL_REPOSITORY_WORKSPACES: config.localRepositoryWorkspaces.join(','),
-        // info: its 'worker running' line says it is ready.
-        LOG_LEVEL: 'info',
-        MODEL_BASE_URL: '',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const { child: worker, stop } = await startWorkerProcess({
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_TASK_QUEUE: config.taskQueue,
+      BLOB_DIR: config.blobDir,
+      WORK_DIR: config.workDir,
+      LOCAL_REPOSITORY_WORKSPACES: config.localRepositoryWorkspaces.join(','),
+      MODEL_BASE_URL: '',
     });
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      worker.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('worker running')) resolve();
-        if (out.length > 100_000) out = out.slice(-1000);
-      });
-      worker.once('exit', (code) => reject(new Error(`worker exited ${code}`)));
-    });
-    cleanups.push(async () => {
-      const exited = new Promise((r) => worker.once('exit', r));
-      worker.kill('SIGTERM');
-      await exited;
-    });
+    cleanups.push(stop);
     let workerPeak = 0;
     const sampler = setInterval(() => {
       try {

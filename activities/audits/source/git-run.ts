@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SourceTarget } from '../../../platform/source-access';
-import { runCommand, spawnDetached } from './process-launcher';
+import { runCommand, spawnDetached, type RunResult } from './process-launcher';
 
 /**
  * Test seam: extra `-c name=value` settings appended to every git invocation. Never set outside
@@ -232,16 +232,8 @@ function gitArgv(
   ];
 }
 
-export interface GitResult {
-  code: number | null;
-  stdout: string;
-  /** All of stdout, when asked for with RunOptions.wholeStdoutLimit. */
-  stdoutBytes?: Uint8Array;
-  overflow?: boolean;
-  /** Last STDERR_LIMIT bytes of stderr, credentials redacted. */
-  stderr: string;
-  timedOut: boolean;
-}
+/** What a git command gave: the launcher's result, stderr's credentials redacted. */
+export type GitResult = RunResult;
 
 export interface RunOptions {
   workDir: string;
