@@ -1,9 +1,9 @@
 /**
  * Riding out a database outage inside an activity. A step that fails because PostgreSQL is
  * unreachable (restart, failover) does not spend its retries at 1/2/4 s: it waits in place,
- * heartbeating, until the database answers again, then fails this attempt so Temporal retries it
- * at once against a working database. Past `boundSeconds` since the step was first scheduled it
- * fails for good with the type `dependency_unavailable`, which becomes the audit's error_code.
+ * heartbeating, until the database answers again; the caller then runs its work again, in the
+ * same attempt (activities/audits/steps.ts, outageAware: an outage spends no attempt). Past `boundSeconds` since the outage was noticed it fails for good with the type
+ * `dependency_unavailable`, which becomes the audit's error_code.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
@@ -16,7 +16,7 @@ const PROBE_MS = 1000;
 
 /**
  * If `err` says the database is unreachable, waits until it answers (then returns: the caller
- * rethrows `err`, a retryable failure) or throws the non-retryable `dependency_unavailable` once
+ * runs its work again) or throws the non-retryable `dependency_unavailable` once
  * the bound has passed. Any other error returns at once.
  */
 export async function rideOutDatabaseOutage(
@@ -25,7 +25,8 @@ export async function rideOutDatabaseOutage(
 ): Promise<void> {
   if (!isDatabaseUnavailable(err)) return;
   const ctx = Context.current();
-  const since = ctx.info.scheduledTimestampMs;
+  // From when this step met the outage: a step that ran for long before it is not failed at once.
+  const since = Date.now();
   const what = {
     dependency: 'database',
     activity: ctx.info.activityType,

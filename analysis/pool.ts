@@ -9,32 +9,59 @@
  * Threads: ANALYSIS_THREADS, by default one less than the CPUs available, from 1 to 4 (each thread
  * holds ~100 MB: its own V8 heap and loaded modules). A thread idle for a minute ends; the next
  * task starts one again (~0.5 s). Input and output are copied between threads (structured clone).
+ *
+ * Two lanes, so that a heavy audit cannot hold a light one behind it (issue 24, fair sharing): a
+ * task whose input is small (SMALL_TASK_WEIGHT: about a megabyte of text or a few thousand
+ * evidence records) runs in the express lane, one thread of its own, and never waits behind a
+ * large task that may hold every main-lane thread for tens of seconds (a 10,000-service compose
+ * file); the operating system shares the CPUs between the lanes. Large tasks queue in the main
+ * lane as before.
  */
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import { analysisThreads } from '../platform/config';
 import type { ThreadResult, ThreadTask } from './thread';
 
-let pool: Piscina | undefined;
+type Lane = 'main' | 'express';
+const pools: Partial<Record<Lane, Piscina>> = {};
 
-function thePool(): Piscina {
+function poolOf(lane: Lane): Piscina {
   // The thread module is TypeScript like this one: threads inherit this process's loader (tsx).
-  return (pool ??= new Piscina({
+  return (pools[lane] ??= new Piscina({
     filename: path.join(__dirname, 'thread.ts'),
     minThreads: 0,
-    maxThreads: analysisThreads(),
+    maxThreads: lane === 'main' ? analysisThreads() : 1,
     idleTimeout: 60_000,
   }));
 }
 
+/** Up to this weight a task is small: it runs in the express lane. */
+const SMALL_TASK_WEIGHT = 1_000_000;
+/** About how many characters of input one evidence record, entity or relationship stands for. */
+const RECORD_WEIGHT = 300;
+
+/** A task's size, in characters of input (records counted at RECORD_WEIGHT each). */
+function weightOf(task: ThreadTask): number {
+  if (task.kind === 'reconcile') return task.evidence.length * RECORD_WEIGHT;
+  if (task.kind === 'controls')
+    return (
+      (task.input.evidence.length + task.input.entities.length + task.input.relationships.length) *
+      RECORD_WEIGHT
+    );
+  let chars = 0;
+  for (const f of task.files) chars += f.text.length;
+  return chars;
+}
+
 /** Runs one analysis task in the pool; `signal` aborts it (its thread is ended). */
 export async function runInPool(task: ThreadTask, signal?: AbortSignal): Promise<ThreadResult> {
-  return (await thePool().run(task, signal ? { signal } : {})) as ThreadResult;
+  const lane: Lane = weightOf(task) <= SMALL_TASK_WEIGHT ? 'express' : 'main';
+  return (await poolOf(lane).run(task, signal ? { signal } : {})) as ThreadResult;
 }
 
 /** Ends the pool's threads (worker shutdown). */
 export async function closeAnalysisPool(): Promise<void> {
-  const p = pool;
-  pool = undefined;
-  await p?.destroy();
+  const all = Object.values(pools);
+  for (const lane of Object.keys(pools) as Lane[]) delete pools[lane];
+  await Promise.all(all.map((p) => p.destroy()));
 }

@@ -16,7 +16,6 @@
  *   size, connections, audits finished and pruned. At the end: the samples, the growth per
  *   audit, the largest tables, and the load.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,6 +33,7 @@ import { MissingToolError, startLocalServices } from '../platform/dev-services';
 import { ensureSearchAttributes, TemporalGateway } from '../platform/temporal';
 import { createRepo, SAMPLE_FILES } from '../test/helpers/git';
 import { intEnv } from './env';
+import { rssMb, startWorkerProcess } from './worker-process';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -50,11 +50,6 @@ const INTERVAL_MS = intEnv('SOAK_INTERVAL_MS', 5000);
 const SAMPLE_MS = intEnv('SOAK_SAMPLE_SECONDS', 30) * 1000;
 const KEEP = intEnv('SOAK_KEEP', 5);
 const RETENTION = process.env.SOAK_RETENTION !== 'off';
-
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
-}
 
 function fds(pid: number): number {
   return fs.readdirSync(`/proc/${pid}/fd`).length;
@@ -129,38 +124,19 @@ async function main(): Promise<void> {
     cleanups.push(() => api.close());
 
     // The worker as production runs it, with the retention schedule every minute.
-    const worker = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/main.ts')], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_ADDRESS: temporalAddress,
-        TEMPORAL_TASK_QUEUE: config.taskQueue,
-        BLOB_DIR: config.blobDir,
-        WORK_DIR: config.workDir,
-        LOCAL_REPOSITORY_WORKSPACES: slug,
-        LOG_LEVEL: 'info',
-        MODEL_BASE_URL: '',
-        RETENTION_SWEEP_INTERVAL_MINUTES: '1',
-        RETENTION_AUDIT_DAYS: '1',
-        RETENTION_KEEP_SNAPSHOTS: String(KEEP),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const { child: worker, stop } = await startWorkerProcess({
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_TASK_QUEUE: config.taskQueue,
+      BLOB_DIR: config.blobDir,
+      WORK_DIR: config.workDir,
+      LOCAL_REPOSITORY_WORKSPACES: slug,
+      MODEL_BASE_URL: '',
+      RETENTION_SWEEP_INTERVAL_MINUTES: '1',
+      RETENTION_AUDIT_DAYS: '1',
+      RETENTION_KEEP_SNAPSHOTS: String(KEEP),
     });
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      worker.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('worker running')) resolve();
-        if (out.length > 100_000) out = out.slice(-1000);
-      });
-      worker.once('exit', (code) => reject(new Error(`worker exited ${code}`)));
-    });
-    cleanups.push(async () => {
-      const exited = new Promise((r) => worker.once('exit', r));
-      worker.kill('SIGTERM');
-      await exited;
-    });
+    cleanups.push(stop);
 
     const repo = createRepo(SAMPLE_FILES);
     cleanups.push(async () => repo.remove());

@@ -152,23 +152,46 @@ export async function runsOfAudit(
   }));
 }
 
+/**
+ * One artifact per agent, its latest successful attempt's: an attempt whose completion was lost
+ * (its worker or Temporal went away after it succeeded) may be followed by another that
+ * succeeded too, and reading both would count every claim twice.
+ */
+function latestArtifacts(db: Knex, auditId: string, stage?: string) {
+  const q = db('agent_runs')
+    .join('agent_artifacts', 'agent_artifacts.id', 'agent_runs.artifact_id')
+    .distinctOn('agent_runs.agent_key')
+    .where({ 'agent_runs.audit_id': auditId, 'agent_runs.status': 'succeeded' })
+    .orderBy([{ column: 'agent_runs.agent_key' }, { column: 'agent_runs.attempt', order: 'desc' }]);
+  if (stage) q.andWhere('agent_runs.stage', stage);
+  return q;
+}
+
 export async function artifactsOfAudit(
   db: Knex,
   auditId: string,
   stage?: string,
 ): Promise<Array<{ agent_key: string; stage: string; artifact: ArtifactRow }>> {
-  // One artifact per agent, its latest successful attempt's: an attempt whose completion was
-  // lost (its worker or Temporal went away after it succeeded) may be followed by another that
-  // succeeded too, and reading both would count every claim twice.
-  const q = db('agent_runs')
-    .join('agent_artifacts', 'agent_artifacts.id', 'agent_runs.artifact_id')
-    .distinctOn('agent_runs.agent_key')
-    .select('agent_runs.agent_key', 'agent_runs.stage', 'agent_artifacts.*')
-    .where({ 'agent_runs.audit_id': auditId, 'agent_runs.status': 'succeeded' })
-    .orderBy([{ column: 'agent_runs.agent_key' }, { column: 'agent_runs.attempt', order: 'desc' }]);
-  if (stage) q.andWhere('agent_runs.stage', stage);
-  const rows = (await q) as Array<ArtifactRow & { agent_key: string; stage: string }>;
+  const rows = (await latestArtifacts(db, auditId, stage).select(
+    'agent_runs.agent_key',
+    'agent_runs.stage',
+    'agent_artifacts.*',
+  )) as Array<ArtifactRow & { agent_key: string; stage: string }>;
   return rows.map(({ agent_key, stage: s, ...artifact }) => ({ agent_key, stage: s, artifact }));
+}
+
+/** The same artifacts without their content (which can be tens of megabytes each). */
+export async function artifactRefsOfAudit(
+  db: Knex,
+  auditId: string,
+): Promise<Array<{ agent_key: string; stage: string; id: string; kind: string; title: string }>> {
+  return latestArtifacts(db, auditId).select(
+    'agent_runs.agent_key',
+    'agent_runs.stage',
+    'agent_artifacts.id',
+    'agent_artifacts.kind',
+    'agent_artifacts.title',
+  );
 }
 
 /** An earlier attempt of this agent in this audit that succeeded (its completion was lost). */
@@ -211,20 +234,6 @@ export async function setAgentRunContextHash(
   contextHash: string,
 ): Promise<void> {
   await db('agent_runs').where({ id }).update({ context_hash: contextHash });
-}
-
-/**
- * Records an attempt the database outage interrupted, once the database answers again: its row
- * (inserted if the outage kept it from being written, else the one still `running`) ends
- * `failed` with `code`. A row that already ended is left alone.
- */
-export async function recordInterruptedAttempt(
-  db: Knex,
-  run: AttemptIdentity & Pick<AgentRunRow, 'attempt'>,
-  code: string,
-  message: string,
-): Promise<void> {
-  await failAttempts(db, run, [run.attempt, run.attempt], code, message);
 }
 
 /** What identifies and describes an agent's attempts, before any outcome. */

@@ -14,6 +14,7 @@ import { assessControls } from '../analysis/controls';
 import { classifyPath } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { polyglotFiles } from './fixtures/polyglot';
+import { largeComposeText } from './helpers/large-compose';
 
 const files = Object.entries(polyglotFiles()).map(([path, text]) => ({ path, text }));
 const ofType = (type: string): SourceFile[] =>
@@ -56,6 +57,28 @@ test('an aborted task rejects', async (t) => {
   await t.throwsAsync(running, { name: 'AbortError' });
   // The pool keeps serving.
   t.is((await runInPool({ kind: 'cicd', files: ofType('cicd') })).kind, 'cicd');
+});
+
+test('a small task is not held behind a large one: it answers while the large one still runs', async (t) => {
+  // Issue 24's fair sharing: a 10,000-service compose file (seconds of analysis) occupies every
+  // main-lane thread; a tiny audit's analysis runs in the express lane meanwhile.
+  const order: string[] = [];
+  const large = runInPool({
+    kind: 'cloud',
+    files: [{ path: 'docker-compose.yml', text: largeComposeText(10_000) }],
+  }).then((r) => {
+    order.push('large');
+    return r;
+  });
+  const small = runInPool({ kind: 'cicd', files: ofType('cicd') }).then((r) => {
+    order.push('small');
+    return r;
+  });
+  const [big, tiny] = await Promise.all([large, small]);
+  t.deepEqual(order, ['small', 'large']);
+  t.is(tiny.kind, 'cicd');
+  t.not(tiny.threadId, big.threadId, 'another thread');
+  if (big.kind === 'cloud') t.true(big.output.evidence.length >= 10_000);
 });
 
 test('ANALYSIS_THREADS: at least one thread, a bad value is refused', (t) => {

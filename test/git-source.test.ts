@@ -16,15 +16,9 @@ import { SourceError } from '../domain/audits/source-error';
 import { processesMentioning } from './helpers/processes';
 import { isValidRefName, refNameProblem } from '../domain/repositories/git-ref';
 import type { SourcePolicy, WorkspaceRef } from '../domain/repositories/source-policy';
-import {
-  fetchCommit,
-  gitEnv,
-  gitTestOverrides,
-  listTree,
-  readBlobs,
-  redact,
-  type FetchRequest,
-} from '../activities/audits/source/git';
+import { fetchCommit, type FetchRequest } from '../activities/audits/source/git';
+import { listTree, readBlobs } from '../activities/audits/source/git-read';
+import { gitEnv, gitTestOverrides, redact } from '../activities/audits/source/git-run';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'git-source-test-'));
 const sourceDir = path.join(root, 'source');

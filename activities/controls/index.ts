@@ -19,15 +19,17 @@ import {
   coversWholeSource,
   lockFindings,
   readWholeSource,
-  recordSighting,
-  resolveFinding,
+  recordSightings,
+  resolveFindings,
   staleFindings,
   type FindingRow,
   type NewAssessment,
+  type Sighting,
 } from '../../db/controls';
 import { recordWrite } from '../../db/activity';
 import { exceptionsForAudit } from '../../db/exceptions';
 import { coveringException } from '../../domain/controls/exceptions';
+import { storableText } from '../../domain/text';
 import { describeAssessments, type ControlArtifact } from '../audits/agents/controls';
 
 /**
@@ -125,13 +127,13 @@ export async function persistControls(
     // Batched, so that the row locks a concurrent audit of the same repository waits on are
     // held for a few statements, not a few per finding. Rows are written in fingerprint order
     // (every audit locks them in the same order: no deadlock between two audits).
-    type Sighting = {
+    type Seen = {
       assessment: ControlArtifact['assessments'][number];
       finding: ControlArtifact['assessments'][number]['findings'][number];
       control: { id: string };
       id: string;
     };
-    const sightings = new Map<string, Sighting>();
+    const sightings = new Map<string, Seen>();
     for (const a of artifact.assessments) {
       const control = catalog.get(a.control_key);
       if (!control) continue;
@@ -147,11 +149,19 @@ export async function persistControls(
     const ordered = [...sightings.values()].sort((x, y) =>
       x.finding.fingerprint < y.finding.fingerprint ? -1 : 1,
     );
-    const fieldsOf = (x: Sighting) => ({
+    // One detail per assessment, bounded: a rationale names every failing check, and copied
+    // into each of 10,000 findings it made gigabytes of statement text (issue 24).
+    const details = new Map(
+      artifact.assessments.map((a) => [
+        a,
+        storableText(`${a.rationale} Control: ${a.description}`),
+      ]),
+    );
+    const fieldsOf = (x: Seen) => ({
       control_id: x.control.id,
       severity: x.finding.severity,
       title: x.finding.title,
-      detail: `${x.assessment.rationale} Control: ${x.assessment.description}`,
+      detail: details.get(x.assessment)!,
       entity_key: x.finding.entity_key,
       evidence_ids: x.finding.evidence_ids,
       locations: x.finding.location ? [x.finding.location] : [],
@@ -202,23 +212,23 @@ export async function persistControls(
         const t = auditId ? createdAt.get(auditId)?.getTime() : undefined;
         return t === undefined || t <= audit.created_at.getTime();
       };
+      const changes: Sighting[] = [];
       for (const x of seenBefore) {
         const before = byFingerprint.get(x.finding.fingerprint);
         if (!before) throw new Error(`finding ${x.finding.fingerprint} neither inserted nor found`);
         x.id = before.id;
-        const newer = notAfter(before.last_seen_audit_id);
         const reopen = before.status === 'resolved' && notAfter(before.resolved_audit_id);
-        await recordSighting(trx, before.id, now, {
-          ...(newer ? { ...fieldsOf(x), last_seen_audit_id: audit.id, last_seen_at: now } : {}),
-          ...(reopen
-            ? { status: 'open' as const, resolved_audit_id: null, resolved_at: null }
-            : {}),
+        changes.push({
+          id: before.id,
+          seen: notAfter(before.last_seen_audit_id) ? fieldsOf(x) : null,
+          reopen,
         });
         if (reopen) {
           reopened += 1;
           await systemWrite(trx, audit, before, 'finding.reopened', 'resolved', 'open');
         }
       }
+      await recordSightings(trx, audit.id, now, changes);
     }
     observed = ordered.length;
     await linkAuditFindings(
@@ -316,10 +326,12 @@ export async function settleFindings(trx: Knex, auditId: string): Promise<number
     return 0;
   }
   const stale = await staleFindings(trx, audit, scopeKeyOf(audit));
-  for (const f of stale) {
-    await resolveFinding(trx, f.id, auditId);
-    await systemWrite(trx, audit, f, 'finding.resolved', 'open', 'resolved');
-  }
+  await resolveFindings(
+    trx,
+    stale.map((f) => f.id),
+    auditId,
+  );
+  for (const f of stale) await systemWrite(trx, audit, f, 'finding.resolved', 'open', 'resolved');
   if (stale.length)
     await appendLog(trx, auditId, {
       level: 'info',

@@ -1,7 +1,8 @@
 /**
  * Fault: PostgreSQL goes away for 10 s (every connection reset, new ones refused, as in a
  * restart) while three audits are in flight. Every audit completes, nothing is recorded twice,
- * and each snapshot equals the one a fault-free audit of the same commit made.
+ * each snapshot equals the one a fault-free audit of the same commit made, and the outage spent
+ * no attempt: the steps it caught waited and went on in the same attempt (issue 29).
  */
 import test from 'ava';
 import { startAuditHarness, type AuditHarness } from '../helpers/audit-harness';
@@ -11,6 +12,7 @@ import {
   checkInvariants,
   faultFreeSnapshot,
   makeWorld,
+  spentAttempts,
   waitAll,
   type World,
 } from './support';
@@ -22,7 +24,12 @@ let proxy: CuttableProxy;
 test.before(async () => {
   proxy = await proxyToTestDatabase();
   h = await startAuditHarness({
-    config: { authCacheTtlMs: 60_000, dependencyOutageBoundSeconds: 300 },
+    // The production heartbeat timeout: a retried attempt is then one the outage spent.
+    config: {
+      authCacheTtlMs: 60_000,
+      dependencyOutageBoundSeconds: 300,
+      agentHeartbeatTimeoutSeconds: 30,
+    },
     route: (url) => routedThrough(proxy, url),
   });
   w = await makeWorld(h);
@@ -47,4 +54,8 @@ test('PostgreSQL restarted mid-audit: every audit completes once, snapshots as w
     h.app.logs().includes('database unavailable; the step waits for it'),
     'the outage hit a step',
   );
+  const spent = await spentAttempts(h.app.services.db, w.tenant.workspaceId);
+  t.deepEqual(spent.retriedAgents, [], 'no agent attempt spent on the outage');
+  t.deepEqual(spent.retriedStages, [], 'no stage attempt spent on the outage');
+  t.deepEqual(spent.untruthful, [], "each stage's attempt is its agents'");
 });

@@ -167,3 +167,33 @@ export async function checkInvariants(
   t.deepEqual(repeated.rows, [], 'no evidence row twice');
   for (const a of audits) t.deepEqual(await snapshotDigest(w, a.id), reference, a.id);
 }
+
+/**
+ * What an outage must not cost (issue 29): agent attempts past the first, stages retried, and
+ * stages whose `attempt` is not the highest of their agents' attempts (an untruthful count).
+ */
+export async function spentAttempts(
+  db: Knex,
+  workspaceId: string,
+): Promise<{ retriedAgents: unknown[]; retriedStages: unknown[]; untruthful: unknown[] }> {
+  const retriedAgents = await db('agent_runs')
+    .where({ workspace_id: workspaceId })
+    .andWhere('attempt', '>', 1)
+    .select('audit_id', 'agent_key', 'attempt', 'status', 'error_code');
+  const retriedStages = await db('audit_stages')
+    .join('audits', 'audits.id', 'audit_stages.audit_id')
+    .where('audits.workspace_id', workspaceId)
+    .andWhere('audit_stages.attempt', '>', 1)
+    .select('audit_stages.audit_id', 'audit_stages.key', 'audit_stages.attempt');
+  const untruthful = await db.raw<{ rows: unknown[] }>(
+    `SELECT s.audit_id, s.key, s.attempt, max(r.attempt) AS agents
+       FROM audit_stages s
+       JOIN audits a ON a.id = s.audit_id
+       JOIN agent_runs r ON r.audit_id = s.audit_id AND r.stage = s.key
+      WHERE a.workspace_id = ?
+      GROUP BY s.audit_id, s.key, s.attempt
+     HAVING s.attempt <> max(r.attempt)`,
+    [workspaceId],
+  );
+  return { retriedAgents, retriedStages, untruthful: untruthful.rows };
+}

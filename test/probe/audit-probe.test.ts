@@ -3,10 +3,12 @@
  * 10,000 services, each naming another in an environment URL and in `depends_on`, audited with
  * the default budgets. What a user reads over the API: the audit ends (no stage fails with
  * `Maximum call stack size exceeded`), the snapshot holds every service and edge, and the
- * dependency cycle through every service is a failed control. Run by `npm run test:probe`, not
- * `npm test`: it still fails (the controls stage runs out of memory), the open part of issue 24.
- * In a file of its own: it is long,
- * and a worker that runs out of memory must not take the budget tests down with it.
+ * dependency cycle through every service is a failed control; the 10,000 findings carry bounded
+ * details (an assessment's rationale names every failing check: copied whole into each finding
+ * it made gigabytes of statement text and ran the worker out of memory). A second audit of the
+ * same commit sees every finding again (one more occurrence each, none new, none resolved).
+ * Run by `npm run test:probe` (and CI), not `npm test`: it takes minutes, and a worker that ran
+ * out of memory must not take the other tests down with it. It logs the process's peak RSS.
  */
 import test from 'ava';
 import { startAuditHarness, waitForAudit, type AuditHarness } from '../helpers/audit-harness';
@@ -14,6 +16,7 @@ import { createTenant } from '../helpers/factories';
 import { createRepo, type TestRepo } from '../helpers/git';
 import { call } from '../helpers/http';
 import { largeComposeText } from '../helpers/large-compose';
+import { STORED_TEXT_LIMIT } from '../../domain/text';
 
 let h: AuditHarness;
 let large: TestRepo;
@@ -40,13 +43,23 @@ test("the probe's repository: 10,000 services audited to the end, no stack overf
     body: { name: 'probe', url: `file://${large.dir}` },
   });
   t.is(repo.status, 201, repo.text);
-  const started = await call(h.app.url, 'POST', `${ws}/audits`, {
-    token: tenant.token,
-    body: { repository_id: repo.body.id },
-  });
-  t.is(started.status, 202, started.text);
-  const id = started.body.id as string;
-  const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, id, 900_000);
+  // The peak RSS of this process (API, worker and test), sampled every second.
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 1000);
+  t.teardown(() => clearInterval(sampler));
+  const audit = async () => {
+    const started = await call(h.app.url, 'POST', `${ws}/audits`, {
+      token: tenant.token,
+      body: { repository_id: repo.body.id },
+    });
+    t.is(started.status, 202, started.text);
+    const id = started.body.id as string;
+    const t0 = Date.now();
+    const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, id, 900_000);
+    t.log(`audit ${id}: ${done.body.status} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    return { id, done };
+  };
+  const { id, done } = await audit();
   const logs = (await get(`/audits/${id}/logs?limit=200`)).body.items as any[];
   t.false(
     logs.some((l) => /Maximum call stack/.test(`${l.message} ${JSON.stringify(l.details ?? {})}`)),
@@ -70,4 +83,31 @@ test("the probe's repository: 10,000 services audited to the end, no stack overf
     (a: any) => a.control_key === 'no-service-dependency-cycle',
   );
   t.is(cycle?.status, 'fail');
+
+  // Every finding's detail is bounded; the resource-limit findings are there, one per service.
+  const limits = () => get('/findings?control_key=containers-resource-limits&limit=200');
+  const first = await limits();
+  t.is(first.status, 200, first.text);
+  t.is(first.body.items.length, 200);
+  for (const f of first.body.items as any[]) t.true(f.detail.length <= STORED_TEXT_LIMIT);
+  const db = h.app.services.db;
+  const findings = async () =>
+    (await db('findings')
+      .where({ workspace_id: tenant.workspaceId })
+      .select(db.raw('count(*)::int AS n, sum(occurrences)::int AS seen'))
+      .first()) as { n: number; seen: number };
+  const once = await findings();
+  t.true(once.n >= 10_000, `${once.n} findings`);
+  t.is(once.seen, once.n);
+
+  // The same commit again: every finding seen a second time, in batched writes.
+  const again = await audit();
+  t.is(again.done.body.status, 'completed', JSON.stringify(again.done.body.stages));
+  t.deepEqual(await findings(), { n: once.n, seen: 2 * once.n });
+  for (const f of (await limits()).body.items as any[]) {
+    t.is(f.occurrences, 2);
+    t.is(f.last_seen_audit_id, again.id);
+    t.is(f.status, 'open');
+  }
+  t.log(`peak RSS of the test process: ${(peak / 1048576).toFixed(0)} MiB`);
 });

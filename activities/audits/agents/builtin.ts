@@ -127,15 +127,17 @@ const cicdInventory = classifier('cicd-inventory', 'cicd', 'Pipeline definitions
 
 const report: Agent = {
   key: 'report',
-  version: '1',
+  // 2: sections name the artifacts they stand for; they no longer copy them (a 10,000-service
+  // audit's copy was ~100 MB, parsed and written again on the worker's main thread).
+  version: '2',
   stage: 'report',
   modelBacked: false,
   reasoningEffort: 'none',
   costKind: 'analysis',
   input: 'all',
   cacheable: false,
-  async run({ audit, priorArtifacts }: AgentInput): Promise<AgentResult> {
-    const prior = await priorArtifacts();
+  async run({ audit, priorArtifactRefs }: AgentInput): Promise<AgentResult> {
+    const prior = await priorArtifactRefs();
     return {
       kind: 'audit-report',
       title: 'Audit report',
@@ -143,7 +145,13 @@ const report: Agent = {
         audit_id: audit.id,
         commit_sha: audit.commit_sha,
         coverage_gaps: audit.coverage_gaps,
-        sections: prior.map((p) => ({ agent: p.agentKey, stage: p.stage, artifact: p.artifact })),
+        sections: prior.map((p) => ({
+          agent: p.agentKey,
+          stage: p.stage,
+          artifact_id: p.artifactId,
+          kind: p.kind,
+          title: p.title,
+        })),
       },
       confidence: '1',
       summary: `report over ${prior.length} artifacts`,

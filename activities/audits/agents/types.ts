@@ -28,6 +28,10 @@ export interface AgentInput {
   priorArtifacts(): Promise<
     Array<{ agentKey: string; stage: string; artifact: Record<string, unknown> }>
   >;
+  /** The same artifacts by id, without their content. */
+  priorArtifactRefs(): Promise<
+    Array<{ agentKey: string; stage: string; artifactId: string; kind: string; title: string }>
+  >;
   /** The audit's architecture snapshot; null before the reconcile stage has stored it. */
   snapshot(): Promise<SnapshotInput | null>;
   model: ModelProvider | null;
