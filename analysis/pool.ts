@@ -18,9 +18,10 @@ import type { ThreadResult, ThreadTask } from './thread';
 let pool: Piscina | undefined;
 
 function thePool(): Piscina {
-  // The thread module is TypeScript like this one: threads inherit this process's loader (tsx).
+  // The thread module is what this one is: TypeScript (threads inherit this process's loader,
+  // tsx) or the compiled JavaScript beside it (dist/app).
   return (pool ??= new Piscina({
-    filename: path.join(__dirname, 'thread.ts'),
+    filename: path.join(__dirname, `thread${path.extname(__filename)}`),
     minThreads: 0,
     maxThreads: analysisThreads(),
     idleTimeout: 60_000,
