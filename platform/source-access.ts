@@ -37,7 +37,6 @@ export type Lookup = (host: string) => Promise<string[]>;
 const systemLookup: Lookup = async (host) =>
   (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-
 /**
  * The checkout's repository when it lives elsewhere (a worktree's `.git` file names it): its
  * objects are the code too.

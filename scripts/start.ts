@@ -33,7 +33,6 @@ import { createWorker } from '../worker/create';
 import { onShutdown } from '../platform/shutdown';
 import { CODE_DIR } from '../platform/code-dir';
 
-
 async function main(): Promise<void> {
   // Demo mode lets the demo repository point at this checkout; an explicit setting wins.
   const config = loadStartConfig();
