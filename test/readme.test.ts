@@ -110,7 +110,7 @@ trap 'echo "__FAILED__ line $LINENO: $BASH_COMMAND" >&2' ERR
 `;
 
 test('every shell example of README runs as written against npm start', async (t) => {
-  t.timeout(40 * 60_000);
+  t.timeout(30 * 60_000);
   const blocks = shellBlocks(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
   t.true(blocks.length > 20, 'README has its examples');
   t.is(blocks[0]!.code.trim(), QUICK_START, 'the first example is the quick start');
@@ -118,13 +118,11 @@ test('every shell example of README runs as written against npm start', async (t
   t.true(skipped.length <= 5, `only a few examples are left out: ${skipped.length}`);
 
   const dir = checkoutLike();
-  const ports = {
-    api: await freePort(),
-    temporal: await freePort(),
-    ui: await freePort(),
-    metrics: await freePort(),
-    api2: await freePort(),
-  };
+  // Five distinct free ports (a port just freed may be handed out again).
+  const free = new Set<number>();
+  while (free.size < 5) free.add(await freePort());
+  const [api, temporal, ui, metrics, api2] = [...free] as [number, number, number, number, number];
+  const ports = { api, temporal, ui, metrics, api2 };
   const globalPrefix = path.join(dir, '.npm-global');
   // The CLI tarball the server hands out (README: npm install -g "$ARCHAUDIT_URL/cli/...").
   execFileSync('npm', ['run', '--silent', 'build:cli'], { cwd: ROOT, stdio: 'ignore' });
@@ -180,7 +178,7 @@ test('every shell example of README runs as written against npm start', async (t
     session.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     session.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => void stopGroup(session!, 'SIGKILL'), 30 * 60_000);
+      const timer = setTimeout(() => void stopGroup(session!, 'SIGKILL'), 20 * 60_000);
       session!.once('exit', (c) => {
         clearTimeout(timer);
         resolve(c);
