@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { freePort } from '../platform/dev-services';
+import { npmStart } from './helpers/npm-start';
 
 const ROOT = path.resolve(__dirname, '..');
 const SKIP = /^# \[not run by the README test: (.+)\]$/;
@@ -54,24 +55,10 @@ interface Stack {
   databaseUrl: string;
 }
 
-async function npmStart(dir: string, env: NodeJS.ProcessEnv): Promise<Stack> {
-  let out = '';
-  const child = spawn('npm', ['start'], {
-    cwd: dir,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 240_000;
-  while (!/Press Ctrl-C to stop/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const databaseUrl = /Database:\s+(\S+)/.exec(out)?.[1] ?? '';
-  return { child, output: () => out, databaseUrl };
+async function startStack(dir: string, env: NodeJS.ProcessEnv): Promise<Stack> {
+  const { child, output } = await npmStart(dir, env, 240_000);
+  const databaseUrl = /Database:\s+(\S+)/.exec(output())?.[1] ?? '';
+  return { child, output, databaseUrl };
 }
 
 async function stopGroup(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -142,7 +129,7 @@ test('every shell example of README runs as written against npm start', async (t
   let stack: Stack | undefined;
   let session: ChildProcess | undefined;
   try {
-    stack = await npmStart(dir, env);
+    stack = await startStack(dir, env);
     t.regex(stack.databaseUrl, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/archaudit$/);
     const origin = `http://127.0.0.1:${ports.api}`;
     /** The documented placeholders, and what stands for them here. */
