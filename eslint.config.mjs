@@ -78,7 +78,7 @@ export default tseslint.config(
       '.data/**',
       '.tools/**',
       '.test-data/**',
-      // Built output (npm run build:cli; git-ignored).
+      // Built output (npm run build, build:cli; git-ignored).
       'dist/**',
       'eslint.config.mjs',
       // The console's own lint rules and build configuration (outside its TypeScript project).
@@ -86,8 +86,10 @@ export default tseslint.config(
       'console/vite.config.mts',
       // Written by `npm run cli:generate` (openapi-typescript) from the registry.
       'cli/generated/**',
-      // The three-line launcher of the bin (CommonJS, outside the TypeScript project).
+      // The launchers of the compiled code (CommonJS, outside the TypeScript project: they run
+      // before anything is built).
       'cli/bin.cjs',
+      'scripts/run.cjs',
       // Plain configuration (ava's), outside the TypeScript project.
       'test/faults/ava.config.mjs',
       'test/probe/ava.config.mjs',

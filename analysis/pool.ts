@@ -26,9 +26,10 @@ type Lane = 'main' | 'express';
 const pools: Partial<Record<Lane, Piscina>> = {};
 
 function poolOf(lane: Lane): Piscina {
-  // The thread module is TypeScript like this one: threads inherit this process's loader (tsx).
+  // The thread module is what this one is: TypeScript (threads inherit this process's loader,
+  // tsx) or the compiled JavaScript beside it (dist/app).
   return (pools[lane] ??= new Piscina({
-    filename: path.join(__dirname, 'thread.ts'),
+    filename: path.join(__dirname, `thread${path.extname(__filename)}`),
     minThreads: 0,
     maxThreads: lane === 'main' ? analysisThreads() : 1,
     idleTimeout: 60_000,

@@ -8,9 +8,10 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
+import { CODE_DIR } from '../platform/code-dir';
 
 export const CLI_DOWNLOAD_PATH = '/cli/archaudit-cli.tgz';
-const TARBALL = path.join(__dirname, '..', 'dist', 'archaudit-cli.tgz');
+const TARBALL = path.join(CODE_DIR, 'dist', 'archaudit-cli.tgz');
 
 /** Answers `req` when it asks for the CLI package; false leaves it to the application. */
 export function answerCliDownload(req: http.IncomingMessage, res: http.ServerResponse): boolean {

@@ -1,8 +1,13 @@
 /** The served contract: built once from the registry and cached (it cannot change at run time). */
 import { buildOpenApi } from './registry/openapi';
 import { OPERATIONS } from './operations';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const CONTRACT_VERSION: string = (require('../package.json') as { version: string }).version;
+import fs from 'node:fs';
+import path from 'node:path';
+import { CODE_DIR } from '../platform/code-dir';
+
+export const CONTRACT_VERSION: string = (
+  JSON.parse(fs.readFileSync(path.join(CODE_DIR, 'package.json'), 'utf8')) as { version: string }
+).version;
 
 const cache = new Map<string, Record<string, unknown>>();
 

@@ -1,4 +1,13 @@
 #!/usr/bin/env node
-// The `archaudit` command: runs the TypeScript CLI through tsx, as the repository runs everything.
-require('tsx/cjs/api').register();
-require('./main.ts').run(process.argv);
+// The `archaudit` command in this checkout: the compiled CLI (dist/app/cli), built first when a
+// source changed (scripts/run.cjs). Users install the bundled package instead (npm run build:cli).
+const path = require('node:path');
+const { ensureBuilt, OUT } = require('../scripts/run.cjs');
+
+try {
+  ensureBuilt();
+} catch (err) {
+  process.stderr.write(`archaudit: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}
+require(path.join(OUT, 'cli', 'main.js')).run(process.argv);

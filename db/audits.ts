@@ -191,6 +191,17 @@ export function auditsQuery(db: Knex, workspaceId: string, f: AuditFilter = {}):
   return keyset(q, 'audits');
 }
 
+/**
+ * queued -> running. False when the audit has left `queued` meanwhile: a cancel that landed
+ * between reading the audit and this write must not be turned back into `running`.
+ */
+export async function markAuditRunning(db: Knex, id: string): Promise<boolean> {
+  const n = await db('audits')
+    .where({ id, status: 'queued' })
+    .update({ status: 'running', updated_at: db.fn.now() });
+  return n > 0;
+}
+
 export async function updateAudit(
   db: Knex,
   id: string,

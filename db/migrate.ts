@@ -1,5 +1,6 @@
 /**
- * Migrations are timestamped TypeScript files in db/migrations, each with up and down. They are
+ * Migrations are timestamped TypeScript files in db/migrations (compiled to .js of the same name
+ * in dist/app), each with up and down. They are
  * loaded through an explicit migration source so the same code runs under tsx, in tests and in
  * the worker, without relying on knex's file-extension guessing.
  */
@@ -18,11 +19,11 @@ class FolderSource implements Knex.MigrationSource<string> {
   async getMigrations(): Promise<string[]> {
     return fs
       .readdirSync(DIR)
-      .filter((f) => /^\d{14}_[a-z0-9_]+\.ts$/.test(f))
+      .filter((f) => /^\d{14}_[a-z0-9_]+\.(ts|js)$/.test(f))
       .sort();
   }
   getMigrationName(file: string): string {
-    return file.replace(/\.ts$/, '');
+    return file.replace(/\.(ts|js)$/, '');
   }
   async getMigration(file: string): Promise<Migration> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -3,8 +3,10 @@
  * PostgreSQL, Redis) described by its code, a compose file, Kubernetes manifests, Terraform and a
  * GitHub Actions workflow. It is a real git repository under the data folder, made once. Some
  * of it is deliberately imperfect (an unpinned third-party action, no workflow permissions, a
- * database shared by two services, a published database port, an image on `latest`), so the
- * first audit shows a graph, a diagram and findings.
+ * database shared by two services, a published database port, an image on `latest`, compose and
+ * Kubernetes running different versions of `web`), so the first audit shows a graph, a diagram,
+ * findings and an uncertainty case. The branch `feature/reports` adds a `reports` service: the
+ * pull request README's gate example audits.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -132,6 +134,7 @@ export const DEMO_FILES: Record<string, string> = {
     'services:',
     '  web:',
     '    build: services/web',
+    '    image: ghcr.io/acme/shop-web:1.3.0',
     '    ports:',
     "      - '3000:3000'",
     '    environment:',
@@ -201,6 +204,29 @@ export const DEMO_FILES: Record<string, string> = {
   ),
 };
 
+/** What the branch `feature/reports` adds on top of main. */
+export const DEMO_FEATURE_BRANCH = 'feature/reports';
+const FEATURE_FILES: Record<string, string> = {
+  'services/reports/package.json': json({
+    name: 'reports',
+    version: '1.0.0',
+    dependencies: { pg: '^8.12.0' },
+  }),
+  'services/reports/package-lock.json': lockfile('reports', { pg: '^8.12.0' }),
+  'services/reports/src/index.js': lines(
+    "const { Pool } = require('pg');",
+    'const pool = new Pool({ connectionString: process.env.DATABASE_URL });',
+    "setInterval(() => pool.query('select count(*) from orders'), 60_000);",
+  ),
+  'docker-compose.yml': `${DEMO_FILES['docker-compose.yml']}${lines(
+    '  reports:',
+    '    build: services/reports',
+    '    environment:',
+    '      DATABASE_URL: postgres://shop@db:5432/shop',
+    '    depends_on: [db]',
+  )}`,
+};
+
 const git = (dir: string, ...args: string[]) =>
   execFileSync('git', args, {
     cwd: dir,
@@ -216,24 +242,40 @@ export function ensureDemoRepo(dir: string): string {
   if (!fs.existsSync(path.join(dir, '.git'))) {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
-    for (const [p, content] of Object.entries(DEMO_FILES)) {
-      const full = path.join(dir, p);
-      fs.mkdirSync(path.dirname(full), { recursive: true });
-      fs.writeFileSync(full, content);
-    }
+    writeFiles(dir, DEMO_FILES);
     git(dir, 'init', '--quiet', '--initial-branch', 'main');
     git(dir, 'add', '--all');
-    git(
-      dir,
-      '-c',
-      'user.name=archaudit demo',
-      '-c',
-      'user.email=demo@archaudit.invalid',
-      'commit',
-      '--quiet',
-      '-m',
-      'Demo shop: services, compose, Kubernetes, Terraform, CI',
-    );
+    commit(dir, 'Demo shop: services, compose, Kubernetes, Terraform, CI');
+  }
+  // Demo repositories made before the branch existed get it too.
+  if (!git(dir, 'branch', '--list', DEMO_FEATURE_BRANCH)) {
+    git(dir, 'checkout', '--quiet', '-b', DEMO_FEATURE_BRANCH, 'main');
+    writeFiles(dir, FEATURE_FILES);
+    git(dir, 'add', '--all');
+    commit(dir, 'Reports: a service that reads the orders database');
+    git(dir, 'checkout', '--quiet', 'main');
   }
   return `file://${dir}`;
+}
+
+function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [p, content] of Object.entries(files)) {
+    const full = path.join(dir, p);
+    fs.mkdirSync(path.dirname(full), { recursive: true });
+    fs.writeFileSync(full, content);
+  }
+}
+
+function commit(dir: string, message: string): void {
+  git(
+    dir,
+    '-c',
+    'user.name=archaudit demo',
+    '-c',
+    'user.email=demo@archaudit.invalid',
+    'commit',
+    '--quiet',
+    '-m',
+    message,
+  );
 }

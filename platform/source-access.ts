@@ -18,6 +18,7 @@ import {
   type WorkspaceRef,
 } from '../domain/repositories/source-policy';
 import type { Config } from './config';
+import { CODE_DIR } from './code-dir';
 
 /** Where a fetch may go, as checked: the only values git is given. */
 export type SourceTarget =
@@ -35,9 +36,6 @@ export type Lookup = (host: string) => Promise<string[]>;
 
 const systemLookup: Lookup = async (host) =>
   (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-
-/** The code checkout this process runs from (the folder holding package.json). */
-const CODE_DIR = path.resolve(__dirname, '..');
 
 /**
  * The checkout's repository when it lives elsewhere (a worktree's `.git` file names it): its

@@ -11,8 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { CONSOLE_DIR } from '../api/console/static';
+import { CODE_DIR } from '../platform/code-dir';
 
-const ROOT = path.resolve(__dirname, '..');
+const ROOT = CODE_DIR;
 const SOURCE = path.join(ROOT, 'console');
 const INPUTS = [
   path.join(ROOT, 'cli', 'generated', 'api.d.ts'),

@@ -32,8 +32,7 @@ import { closeAnalysisPool } from '../analysis/pool';
 import { createWorker } from '../worker/create';
 import { onShutdown } from '../platform/shutdown';
 import { ensureConsoleBuilt } from './build-console';
-
-const ROOT = path.resolve(__dirname, '..');
+import { CODE_DIR } from '../platform/code-dir';
 
 async function main(): Promise<void> {
   // Demo mode lets the demo repository point at this checkout; an explicit setting wins.
@@ -69,7 +68,7 @@ async function main(): Promise<void> {
     let temporalAddress = config.temporalAddress;
     let uiUrl: string | null = config.temporalUiUrl ?? null;
     if (!temporalAddress) {
-      const cli = ensureTemporalCli(path.join(ROOT, '.tools'), say);
+      const cli = ensureTemporalCli(path.join(CODE_DIR, '.tools'), say);
       say('Starting the Temporal dev server...');
       const dev: DevTemporal = await startTemporalDevServer({
         cli,

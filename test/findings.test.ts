@@ -4,6 +4,7 @@
  * across audits of unchanged code, resolve when the code is fixed, reopen when it comes back,
  * and keep a user's accepted_risk. Then the finding API: filters, pages, bounds, tenancy.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,7 @@ import {
   workflow,
 } from './fixtures/controls-repo';
 import { CONTROLS, CONTROL_CATALOG_VERSION } from '../analysis/controls';
-import { ensureDemoRepo } from '../platform/demo-repo';
+import { DEMO_FEATURE_BRANCH, ensureDemoRepo } from '../platform/demo-repo';
 import { tarGz } from './helpers/archives';
 
 let h: AuditHarness;
@@ -402,6 +403,26 @@ test.serial(
     ])
       t.true(found.has(k), k);
     t.false(found.has('owners-declared'));
+    // README's examples: an open case to resolve (compose and Kubernetes run different web
+    // images), and a branch for the pull-request gate that adds a service to main.
+    const cases = (await get(b, `/uncertainty-cases?repository_id=${id}&state=open`)).body.items;
+    t.true(
+      cases.some((c: any) => c.subject_key.includes('service:web')),
+      JSON.stringify(cases.map((c: any) => c.subject_key)),
+    );
+    const changed = execFileSync(
+      'git',
+      ['-C', path.join(dir, 'demo-repo'), 'diff', '--name-only', `main...${DEMO_FEATURE_BRANCH}`],
+      { encoding: 'utf8' },
+    );
+    t.true(changed.includes('services/reports/src/index.js'), changed);
+    t.is(
+      execFileSync('git', ['-C', path.join(dir, 'demo-repo'), 'branch', '--show-current'], {
+        encoding: 'utf8',
+      }).trim(),
+      'main',
+      'the checkout stays on main',
+    );
   },
 );
 

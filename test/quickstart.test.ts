@@ -3,13 +3,14 @@
  * PostgreSQL and its own Temporal dev server), read the printed token, call listWorkspaces with
  * it, press Ctrl-C, and check that no process is left behind. A second start reuses the data.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { freePort } from '../platform/dev-services';
 import { Browser, hiddenField } from './helpers/oauth-flow';
+import { npmStart } from './helpers/npm-start';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -20,8 +21,7 @@ interface Started {
   curl: string;
 }
 
-async function npmStart(dataDir: string, ports: Record<string, number>): Promise<Started> {
-  let out = '';
+async function startIn(dataDir: string, ports: Record<string, number>): Promise<Started> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -33,24 +33,11 @@ async function npmStart(dataDir: string, ports: Record<string, number>): Promise
   // A fresh user has neither of these set: npm start must bring up its own services.
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
-  // Its own process group, like a terminal's foreground job: Ctrl-C reaches the whole group.
-  const child = spawn('npm', ['start'], {
-    cwd: ROOT,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 150_000;
-  while (!/Press Ctrl-C to stop/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const { child, output } = await npmStart(ROOT, env, 150_000);
+  const out = output();
   const token = /Demo token:\s+(aat_\S+)/.exec(out)?.[1] ?? '';
   const curl = /^\s*(curl .*)$/m.exec(out)?.[1] ?? '';
-  return { child, output: () => out, token, curl };
+  return { child, output, token, curl };
 }
 
 /** Sends Ctrl-C to the group; true when npm ended by exit 0 or by the SIGINT itself (as in a terminal). */
@@ -134,7 +121,7 @@ test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-quickstart-'));
   const ports = { api: await freePort(), temporal: await freePort(), ui: await freePort() };
   try {
-    const first = await npmStart(dataDir, ports);
+    const first = await startIn(dataDir, ports);
     t.regex(first.token, /^aat_[a-z0-9]{12}_/);
     t.is(fs.readFileSync(path.join(dataDir, 'demo-token'), 'utf8').trim(), first.token);
     t.regex(first.output(), new RegExp(`API:\\s+http://127\\.0\\.0\\.1:${ports.api}/v1`));
@@ -194,7 +181,7 @@ test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running
     t.is(cleanPostgresShutdowns(dataDir), 1, 'PostgreSQL shut down cleanly');
 
     // A second start reuses the data: same workspace, same token.
-    const second = await npmStart(dataDir, ports);
+    const second = await startIn(dataDir, ports);
     t.is(second.token, first.token);
     const again = await fetch(`http://127.0.0.1:${ports.api}/v1/workspaces`, {
       headers: { Authorization: `Bearer ${second.token}` },

@@ -13,6 +13,7 @@ import {
   markStageEnded,
   markStageRunning,
   skipPendingStages,
+  markAuditRunning,
   updateAudit,
   type AuditRow,
   type LogInput,
@@ -132,8 +133,7 @@ export function createSteps(deps: AuditActivityDeps) {
   /** Marks the audit running and decides which stages and agents run. */
   const begin = async (auditId: string): Promise<AuditPlan> => {
     const audit = await getAuditById(db, auditId);
-    if (audit.status === 'queued') {
-      await updateAudit(db, auditId, { status: 'running' });
+    if (audit.status === 'queued' && (await markAuditRunning(db, auditId))) {
       await log(auditId, { level: 'info', source: 'stage', message: 'audit started' });
     }
     const types = requestedTypes(audit);

@@ -12,12 +12,13 @@ import path from 'node:path';
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import { findWorkspaceBySlug } from '../../db/workspaces';
+import { CODE_DIR } from '../../platform/code-dir';
 import { DEMO_SLUG } from '../demo-read';
 import type { AppServices } from '../services';
 import { messagePage } from '../sessions/render';
 
 /** Where the build puts the console. */
-export const CONSOLE_DIR = path.resolve(__dirname, '..', '..', 'dist', 'console');
+export const CONSOLE_DIR = path.join(CODE_DIR, 'dist', 'console');
 
 export const CONSOLE_CSP = [
   "default-src 'none'",

@@ -231,9 +231,11 @@ class Launcher {
   }
 
   private start(): ChildProcess {
-    // The child is TypeScript, like this module: load it with tsx's require hook.
-    const child = fork(path.join(__dirname, 'process-launcher-child.ts'), [], {
-      execArgv: ['--require', require.resolve('tsx/cjs')],
+    // The child is what this module is: compiled JavaScript (dist/app), or TypeScript in
+    // development and tests, loaded with tsx's require hook.
+    const ext = path.extname(__filename);
+    const child = fork(path.join(__dirname, `process-launcher-child${ext}`), [], {
+      execArgv: ext === '.ts' ? ['--require', require.resolve('tsx/cjs')] : [],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
