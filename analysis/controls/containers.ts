@@ -1,10 +1,62 @@
 /** The container controls: not privileged, resource limits, non-root (analysis/controls/effective.ts). */
+import type { StoredEvidence } from '../reconcile';
 import type { ControlSpec } from './catalog';
-import { bool, containers, onEvidence, type Check, type Context } from './check';
-import { containersNonRoot } from './effective';
+import { uniqueSorted } from '../shared/text';
+import { bool, containers, ofKind, onEvidence, type Check, type Context } from './check';
+import { composeScope, containersNonRoot } from './effective';
+
+/**
+ * A compose service that names neither an image nor a build is a fragment another file of the
+ * same project completes (`compose.full.yaml` adding `depends_on` to a service of
+ * `compose.yaml`): Compose merges them, so the service is judged once, where it is declared.
+ */
+function isFragment(e: StoredEvidence, declared: Set<string>): boolean {
+  const a = e.attributes;
+  return a.image == null && a.build == null && declared.has(e.subject_key);
+}
+
+/** Compose services declared with an image or a build (the ones a fragment can complete). */
+function declaredServices(ctx: Context): Set<string> {
+  return new Set(
+    ofKind(ctx, 'service-declared')
+      .filter((e) => e.provider === 'docker-compose')
+      .filter((e) => e.attributes.image != null || e.attributes.build != null)
+      .map((e) => e.subject_key),
+  );
+}
+
+/**
+ * The containers the container controls judge: every Kubernetes container and compose service,
+ * except the services of test compose files and override fragments (composeOutOfScope says which).
+ */
+function deployedContainers(ctx: Context): ReturnType<typeof containers> {
+  const declared = declaredServices(ctx);
+  return containers(ctx).filter(
+    ({ e }) =>
+      e.evidence_kind !== 'service-declared' ||
+      (composeScope(e.location.path) === null && !isFragment(e, declared)),
+  );
+}
+
+/** The compose files and fragments left out of the container controls, for the applicability. */
+export function composeOutOfScope(ctx: Context): string[] {
+  const declared = declaredServices(ctx);
+  return uniqueSorted(
+    ofKind(ctx, 'service-declared')
+      .filter((e) => e.provider === 'docker-compose')
+      .map((e) => {
+        const why = composeScope(e.location.path);
+        if (why) return `${e.location.path} (${why})`;
+        return isFragment(e, declared)
+          ? `${e.location.path} ${e.subject_key} (an override merged into its declaration)`
+          : null;
+      })
+      .filter((x): x is string => x !== null),
+  );
+}
 
 function containersNotPrivileged(ctx: Context): Check[] {
-  return containers(ctx).map(({ e, c, name, label }) => {
+  return deployedContainers(ctx).map(({ e, c, name, label }) => {
     const p = bool(c.privileged);
     return onEvidence(ctx, e, {
       requirement: 'no-privileged-containers',
@@ -17,7 +69,7 @@ function containersNotPrivileged(ctx: Context): Check[] {
 }
 
 function containersResourceLimits(ctx: Context): Check[] {
-  return containers(ctx).map(({ e, c, name, label }) => {
+  return deployedContainers(ctx).map(({ e, c, name, label }) => {
     const set = bool(c.resource_limits_set);
     return onEvidence(ctx, e, {
       requirement: 'resource-limits-set',

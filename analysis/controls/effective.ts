@@ -45,6 +45,19 @@ export function dockerfileScope(path: string): string | null {
   return null;
 }
 
+/** `docker-compose.test.yml`, `compose.tests.yaml`, `docker-compose-e2e.yml`: the variant names its purpose. */
+const COMPOSE_VARIANT = /^(?:docker-)?compose[.-](.+)\.ya?ml$/i;
+
+/**
+ * Why a compose file is not a deployment (null: it is): a test file (the variant or the folder
+ * says so) starts throwaway containers for a test run, never a service anyone deploys.
+ */
+export function composeScope(path: string): string | null {
+  const name = (COMPOSE_VARIANT.exec(basename(path))?.[1] ?? '').toLowerCase();
+  if (TEST_DIRS.test(dirname(path)) || TEST_VARIANTS.test(name)) return 'a test compose file';
+  return null;
+}
+
 /** A user as written (`root`, `0`, `1000:1000`, `${UID:-1000}`): root, non-root or unknown. */
 export function userOf(written: string): User {
   const v = expandVariables(written.trim(), NO_VARIABLES);

@@ -2,10 +2,13 @@
 import { isSha256Digest } from '../shared/images';
 import type { ControlSpec } from './catalog';
 import { bool, ofKind, onEvidence, type Check, type Context } from './check';
+import { composeScope } from './effective';
 import { imagesToJudge, isSecretPlaceholder } from './placeholders';
 
 function noCommittedSecrets(ctx: Context): Check[] {
-  const secrets = ofKind(ctx, 'literal-secret').filter((e) => !isSecretPlaceholder(e));
+  const secrets = ofKind(ctx, 'literal-secret').filter(
+    (e) => !isSecretPlaceholder(e) && composeScope(e.location.path) === null,
+  );
   if (secrets.length === 0) {
     if (ctx.evidence.length === 0 && ctx.files.length === 0) return [];
     return [
