@@ -66,7 +66,8 @@ export type {
   Severity,
 } from './controls/catalog';
 
-export const CONTROL_CATALOG_VERSION = '2026.11.1';
+/** Bumped when a rule changes what a control finds (2026.11.2: issue 30's effective compose project). */
+export const CONTROL_CATALOG_VERSION = '2026.11.2';
 
 /** Every control, family by family (analysis/controls/<family>.ts), in catalog order. */
 const SPECS: ControlSpec[] = [
