@@ -154,11 +154,15 @@ function imageOf(
       if (found) return found;
     }
   }
+  // A deployment the graph did not place (a variant that is not the primary one) runs the image
+  // the graph placed on the service it declares (the key the Dockerfile's evidence carries too).
   const entity = ctx.entityOf.get(e.id);
-  if (!entity) return null;
   const repo = typeof c.repo === 'string' ? c.repo : '';
   for (const img of all.values()) {
-    if (img.entity !== entity) continue;
+    const same = entity
+      ? img.entity === entity
+      : img.entity !== null && img.e.subject_key === e.subject_key;
+    if (!same) continue;
     // In a pod of several containers only the one running this service's image is its image.
     if (siblings <= 1 || basename(repo).includes(img.service)) return img;
   }
