@@ -66,7 +66,11 @@ export type {
   Severity,
 } from './controls/catalog';
 
-/** Bumped when a rule changes what a control finds (2026.11.2: issue 30's effective compose project). */
+/**
+ * Bumped when a rule changes what a control finds. 2026.11.2 (issue 30): compose override
+ * fragments and test compose files, .env and appsettings secrets, composite actions, unplaced
+ * deployment variants.
+ */
 export const CONTROL_CATALOG_VERSION = '2026.11.2';
 
 /** Every control, family by family (analysis/controls/<family>.ts), in catalog order. */
