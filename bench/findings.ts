@@ -13,18 +13,27 @@
  * The unit is (control, file): a finding counts at the path of its location. A finding on a
  * violation is a true positive; on a look-alike or on a file the labels do not name, a false
  * positive (the labels list every violation of a labelled control); a violation without a finding
- * is a false negative. Controls a system does not label are not scored for it.
+ * is a false negative. Controls a system does not label are not scored for it. A finding about the
+ * repository as a whole (owners-declared: no CODEOWNERS) has no file: its path is `(repository)`.
+ * The CI controls are labelled per workflow or action file, the container controls per compose
+ * file or manifest, the storage controls per Terraform file; the graph controls
+ * (no-shared-database, no-service-dependency-cycle) are not labelled: their unit is a datastore or
+ * a cycle, not a file.
  *
  * `<checkouts>` (or ACCURACY_CHECKOUTS) holds a git checkout per repository as `<owner>__<repo>`,
  * as for bench:accuracy; systems without one are listed as skipped. Exits 0: a measurement.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { assessControls } from '../analysis/controls';
 import { analyzeTree, headCommit } from './accuracy';
 
 export const LABELS_DIR = path.join(__dirname, 'findings');
+
+/** The path a finding without a location (about the whole repository) is scored at. */
+export const REPOSITORY = '(repository)';
 
 export interface ControlLabels {
   violations: Array<{ path: string; why: string }>;
@@ -94,7 +103,7 @@ export async function predict(
   return new Map(
     assessed.map((a) => [
       a.control_key,
-      [...new Set(a.findings.map((f) => f.location?.path ?? '(no location)'))],
+      [...new Set(a.findings.map((f) => f.location?.path ?? REPOSITORY))],
     ]),
   );
 }
@@ -133,6 +142,12 @@ async function main(): Promise<void> {
       ...details,
     );
   }
+  const load = () =>
+    os
+      .loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ');
+  console.log(`Load average (1, 5, 15 min) at start: ${load()}, on ${os.cpus().length} cores`);
   console.log('Per system');
   for (const r of rows) console.log(`  ${r}`);
   console.log('\nPer control');
@@ -140,6 +155,7 @@ async function main(): Promise<void> {
     console.log(
       `  ${control.padEnd(28)} precision ${pct(precision(t))} recall ${pct(recall(t))} (tp ${t.tp.length}, fp ${t.fp.length}, fn ${t.fn.length})`,
     );
+  console.log(`\nLoad average at end: ${load()}`);
   console.log(
     `\nOverall: precision ${pct(precision(overall))} recall ${pct(recall(overall))} (tp ${overall.tp.length}, fp ${overall.fp.length}, fn ${overall.fn.length})`,
   );

@@ -981,7 +981,9 @@ test('shell scanner: quoting, continuations, expressions, flags before positiona
 test('CI system detection by path', (t) => {
   t.is(cicdSystem('.github/workflows/ci.yml'), 'github-actions');
   t.is(cicdSystem('.github/workflows/nested/ci.yml'), null);
-  t.is(cicdSystem('.github/actions/setup/action.yml'), null);
+  // Composite actions' steps run in the jobs that use them (issue 30); other files there are not CI.
+  t.is(cicdSystem('.github/actions/setup/action.yml'), 'github-actions');
+  t.is(cicdSystem('.github/actions/setup/index.js'), null);
   t.is(cicdSystem('.gitlab-ci.yml'), 'gitlab-ci');
   t.is(cicdSystem('ci/deploy.gitlab-ci.yml'), 'gitlab-ci');
   t.is(cicdSystem('.circleci/config.yml'), 'circleci');

@@ -73,7 +73,7 @@ const GH = {
 };
 
 test('catalog is versioned and covers at least 12 controls in four domains', (t) => {
-  t.is(CONTROL_CATALOG_VERSION, '2026.11.1');
+  t.is(CONTROL_CATALOG_VERSION, '2026.11.2');
   t.true(CONTROLS.length >= 12);
   t.deepEqual([...new Set(CONTROLS.map((c) => c.domain))].sort(), [
     'architecture',
@@ -549,4 +549,42 @@ test('deterministic under shuffled input', (t) => {
   t.is(get(first, 'no-shared-database').status, 'fail');
   const failing = new Set(first.filter((a) => a.status === 'fail').map((a) => a.control_key));
   t.true(failing.size >= 6);
+});
+
+test('containers-non-root: a deployment the graph did not place still overrides its image by service key', (t) => {
+  // A Dockerfile without USER, placed on service:assistant; a non-primary deployment variant of
+  // the same service (not placed on any entity) sets runAsNonRoot: the image is not root there.
+  const root = ev({
+    source_type: 'cloud',
+    provider: 'dockerfile',
+    evidence_kind: 'runs-as-root',
+    subject_key: 'service:assistant',
+    path: 'src/assistant/Dockerfile',
+  });
+  const variant = (runAsNonRoot: boolean | null) =>
+    ev({
+      source_type: 'cloud',
+      provider: 'kubernetes',
+      evidence_kind: 'workload-declared',
+      subject_key: 'service:assistant',
+      path: 'kustomize/components/assistant/assistant.yaml',
+      attributes: {
+        containers: [{ name: 'server', repo: 'assistant', run_as_non_root: runAsNonRoot }],
+      },
+    });
+  const pass = run({
+    evidence: [root, variant(true)],
+    entities: [entity('service:assistant', [root.id])],
+  });
+  t.is(get(pass, 'containers-non-root').status, 'pass');
+  // The same variant setting nothing leaves the image's root in effect: it fails.
+  const fail = run({
+    evidence: [root, variant(null)],
+    entities: [entity('service:assistant', [root.id])],
+  });
+  t.is(get(fail, 'containers-non-root').status, 'fail');
+  t.deepEqual(
+    get(fail, 'containers-non-root').findings.map((f) => f.location?.path),
+    ['src/assistant/Dockerfile'],
+  );
 });

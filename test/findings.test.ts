@@ -20,6 +20,7 @@ import {
   workflow,
 } from './fixtures/controls-repo';
 import { CONTROLS, CONTROL_CATALOG_VERSION } from '../analysis/controls';
+import { controlId, mappingVersionId } from '../db/controls';
 import { DEMO_FEATURE_BRANCH, ensureDemoRepo } from '../platform/demo-repo';
 import { tarGz } from './helpers/archives';
 
@@ -487,3 +488,82 @@ test.serial('two audits of one repository at once share one finding per fingerpr
   t.deepEqual(ids(await auditFindings(c, x.id)), ids(all));
   t.deepEqual(ids(await auditFindings(c, y.id)), ids(all));
 });
+
+test.serial(
+  'a catalog bump: audits assess with the new version; an older audit keeps its assessments and findings',
+  async (t) => {
+    const { db } = h.app.services;
+    const OLD = '2026.11.1';
+    t.not(CONTROL_CATALOG_VERSION, OLD, 'the catalog was bumped from 2026.11.1');
+    const c = await createTenant(db);
+    const r = createRepo(CONTROLS_FIXTURE);
+    dirs.push(r.dir);
+    const id = await register(c, 'bump', r.dir);
+    // The catalog as a worker before the bump wrote it, and an audit assessed on it.
+    const old = new Map(CONTROLS.map((x) => [x.key, controlId(OLD, x.key)]));
+    await db('controls')
+      .insert(
+        CONTROLS.map((x) => ({
+          id: old.get(x.key),
+          mapping_version_id: mappingVersionId(OLD),
+          catalog_version: OLD,
+          key: x.key,
+          title: x.title,
+          description: x.description,
+          domain: x.domain,
+          severity: x.severity,
+          requirements: JSON.stringify(x.requirements),
+        })),
+      )
+      .onConflict(['catalog_version', 'key'])
+      .ignore();
+    const before = await audit(c, id);
+    for (const [key, oldId] of old) {
+      await db('control_assessments')
+        .where({ audit_id: before.id, control_key: key })
+        .update({ control_id: oldId, mapping_version_id: mappingVersionId(OLD) });
+      await db('findings')
+        .where({ workspace_id: c.workspaceId, control_key: key })
+        .update({ control_id: oldId });
+    }
+    // A finding the old rules raised and the new ones no longer do.
+    const [gone] = await db('findings').where({ workspace_id: c.workspaceId }).limit(1);
+    const goneId = '00000000-0000-4000-8000-00000000b0b0';
+    await db('findings').insert({
+      ...gone,
+      id: goneId,
+      fingerprint: 'f'.repeat(64),
+      evidence_ids: JSON.stringify(gone.evidence_ids),
+      locations: JSON.stringify(gone.locations),
+    });
+
+    const after = await audit(c, id);
+    const versionOf = async (auditId: string) =>
+      (
+        await db('control_assessments')
+          .join('controls', 'controls.id', 'control_assessments.control_id')
+          .where('control_assessments.audit_id', auditId)
+          .distinct('controls.catalog_version')
+      ).map((x: { catalog_version: string }) => x.catalog_version);
+    t.deepEqual(await versionOf(after.id), [CONTROL_CATALOG_VERSION], 'the new audit: new version');
+    t.deepEqual(await versionOf(before.id), [OLD], 'the older audit keeps its version');
+    const listed = (await get(c, `/audits/${before.id}/assessments?limit=200`)).body.items as any[];
+    t.is(listed.length, CONTROLS.length, 'the older audit still lists its assessments');
+    t.true(listed.every((x) => x.control_id === old.get(x.control_key)));
+    // The finding the new rules do not raise keeps its old control; re-observed ones move on.
+    t.is((await db('findings').where({ id: goneId }).first()).control_id, gone.control_id);
+    t.is((await get(c, `/findings/${goneId}`)).status, 200);
+    const seen = await db('findings')
+      .join('controls', 'controls.id', 'findings.control_id')
+      .where({ 'findings.workspace_id': c.workspaceId, 'findings.last_seen_audit_id': after.id })
+      .distinct('controls.catalog_version');
+    t.deepEqual(
+      seen.map((x: { catalog_version: string }) => x.catalog_version),
+      [CONTROL_CATALOG_VERSION],
+    );
+    // The catalog listing is the new version's, once.
+    const catalog = (await get(c, '/controls?limit=200')).body.items as any[];
+    t.is(catalog.length, CONTROLS.length);
+    t.true(catalog.every((x) => x.catalog_version === CONTROL_CATALOG_VERSION));
+  },
+);

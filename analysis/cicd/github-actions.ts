@@ -35,6 +35,7 @@ import {
   type JobRef,
   type LocatedOp,
 } from './common';
+import { isCompositeAction, readCompositeAction } from './github-composite';
 import { actionOps, parseUses, pinPhrase } from './github-steps';
 
 const PROVIDER = 'github-actions';
@@ -107,6 +108,8 @@ export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
   const { sink, yaml } = Sink.forMapping(file, PROVIDER);
   if (!yaml) return sink.output();
   const { y, root } = yaml;
+  // A composite action (`.github/actions/x/action.yml`): its steps run inside the jobs that use it.
+  if (isCompositeAction(file.path)) return readCompositeAction(file, sink, y, root, readStep);
   const wf = stem(file.path);
   const pipeline = { key: pathKey('pipeline', PROVIDER, wf), label: `workflow ${wf}` };
   const on = entry(y, root, 'on') ?? entry(y, root, 'true');
@@ -152,7 +155,7 @@ export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
   return sink.output();
 }
 
-interface WorkflowContext {
+export interface WorkflowContext {
   y: YamlFile;
   sink: Sink;
   wf: string;
@@ -315,8 +318,34 @@ function useEvidence(
   return u;
 }
 
+/**
+ * An action's `image:` input written as an image (`tonistiigi/binfmt:latest` for
+ * docker/setup-qemu-action): the image the action pulls and runs. Expressions are left out.
+ */
+function actionInputImage(
+  w: WorkflowContext,
+  ref: JobRef,
+  withMap: YAMLMap | null,
+  step: string,
+): void {
+  const e = entry(w.y, withMap, 'image');
+  const raw = e ? scalarString(w.y, e.value) : null;
+  if (!e || !raw || raw.includes('${{')) return;
+  const img = parseImageRef(raw.trim());
+  if (!img) return;
+  w.sink.add(
+    entryLines(w.y, e),
+    'image-reference',
+    ref.key,
+    'uses_image',
+    imageKey(img),
+    `step ${step} of ${ref.label} pulls ${img.raw}`,
+    { role: 'action-input', step, ...imageAttributes(img) },
+  );
+}
+
 /** Reads one step; returns whether it deploys. */
-function readStep(
+export function readStep(
   w: WorkflowContext,
   ref: JobRef,
   step: YAMLMap | null,
@@ -334,6 +363,7 @@ function readStep(
   const uses = getString(y, step, 'uses');
   if (uses) {
     const u = useEvidence(w, ref, { uses, lines: stepLines, step: label });
+    actionInputImage(w, ref, withMap, label);
     for (const op of actionOps(y, u, withMap, vars)) {
       const located: LocatedOp = { ...op, line: 0, line_count: 1, lines: stepLines };
       const job =

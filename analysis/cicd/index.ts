@@ -8,6 +8,7 @@ import { basename, sortByPath } from '../shared/paths';
 import { analyzeAzurePipeline } from './azure-pipelines';
 import { analyzeCircleci } from './circleci';
 import { analyzeGithubWorkflow } from './github-actions';
+import { isCompositeAction } from './github-composite';
 import { analyzeGitlabCi } from './gitlab-ci';
 import { analyzeJenkinsfile } from './jenkinsfile';
 
@@ -18,6 +19,7 @@ export type CicdSystem =
 export function cicdSystem(path: string): CicdSystem | null {
   const base = basename(path);
   if (/(^|\/)\.github\/workflows\/[^/]+\.ya?ml$/.test(path)) return 'github-actions';
+  if (isCompositeAction(path)) return 'github-actions';
   if (/(^|\.)gitlab-ci\.ya?ml$/.test(base)) return 'gitlab-ci';
   if (/(^|\/)\.circleci\/config\.ya?ml$/.test(path)) return 'circleci';
   if (/^(.+[.-])?azure-pipelines?([.-].+)?\.ya?ml$/i.test(base)) return 'azure-pipelines';

@@ -15,6 +15,7 @@ import { generatedObjects } from './kubernetes-cluster';
 import { analyzeKustomize, isKustomization } from './kustomize';
 import { analyzeProxies, proxyKindOf } from './proxies';
 import { analyzeSkaffold, isSkaffold } from './skaffold';
+import { dotenvSecrets } from './settings-secrets';
 import { analyzeTerraform } from './terraform';
 
 export type CloudFormat =
@@ -91,6 +92,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   };
   const of = (format: CloudFormat) => groups.get(format) ?? [];
   await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
+  for (const f of of('dotenv')) await guard('dotenv', [f], () => dotenvSecrets(f));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), (list) =>
       analyzeKubernetes(

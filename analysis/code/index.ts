@@ -23,6 +23,7 @@ import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
 import { serveSpringConfig } from './spring-cloud';
 import { detectUnits } from './units';
+import { appSettingsSecrets, isAppSettings } from '../cloud/settings-secrets';
 
 export type { CodeModel, Unit } from './model';
 export { detectUnits } from './units';
@@ -122,6 +123,8 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
   }
+  for (const f of prepared.filter((x) => isAppSettings(x.path)))
+    evidence.push(...guarded(gaps, f.path, 'settings secrets', () => appSettingsSecrets(f), []));
   const sortedGaps = [...gaps]
     .sort(compareGaps)
     .filter((g, i, all) => i === 0 || compareGaps(all[i - 1] as AnalyzerGap, g) !== 0);

@@ -45,6 +45,19 @@ export function dockerfileScope(path: string): string | null {
   return null;
 }
 
+/** `docker-compose.test.yml`, `compose.tests.yaml`, `docker-compose-e2e.yml`: the variant names its purpose. */
+const COMPOSE_VARIANT = /^(?:docker-)?compose[.-](.+)\.ya?ml$/i;
+
+/**
+ * Why a compose file is not a deployment (null: it is): a test file (the variant or the folder
+ * says so) starts throwaway containers for a test run, never a service anyone deploys.
+ */
+export function composeScope(path: string): string | null {
+  const name = (COMPOSE_VARIANT.exec(basename(path))?.[1] ?? '').toLowerCase();
+  if (TEST_DIRS.test(dirname(path)) || TEST_VARIANTS.test(name)) return 'a test compose file';
+  return null;
+}
+
 /** A user as written (`root`, `0`, `1000:1000`, `${UID:-1000}`): root, non-root or unknown. */
 export function userOf(written: string): User {
   const v = expandVariables(written.trim(), NO_VARIABLES);
@@ -141,11 +154,15 @@ function imageOf(
       if (found) return found;
     }
   }
+  // A deployment the graph did not place (a variant that is not the primary one) runs the image
+  // the graph placed on the service it declares (the key the Dockerfile's evidence carries too).
   const entity = ctx.entityOf.get(e.id);
-  if (!entity) return null;
   const repo = typeof c.repo === 'string' ? c.repo : '';
   for (const img of all.values()) {
-    if (img.entity !== entity) continue;
+    const same = entity
+      ? img.entity === entity
+      : img.entity !== null && img.e.subject_key === e.subject_key;
+    if (!same) continue;
     // In a pod of several containers only the one running this service's image is its image.
     if (siblings <= 1 || basename(repo).includes(img.service)) return img;
   }

@@ -5,7 +5,8 @@
  */
 import { uniqueSorted } from '../shared/text';
 import { ofKind, type Context } from './check';
-import { outOfScopeDockerfiles } from './effective';
+import { composeOutOfScope } from './containers';
+import { composeScope, outOfScopeDockerfiles } from './effective';
 import { placeholderNote } from './placeholders';
 
 /** Units whose lock question does not apply (`dir (why)`). */
@@ -26,9 +27,23 @@ export function scopeNote(key: string, ctx: Context): string {
     const out = outOfScopeDockerfiles(ctx);
     return out.length ? `; not deployed, so out of scope: ${list(out)}` : '';
   }
+  if (key === 'containers-not-privileged' || key === 'containers-resource-limits') {
+    const out = composeOutOfScope(ctx);
+    return out.length ? `; not deployed as written, so not judged on its own: ${list(out)}` : '';
+  }
   if (key === 'lockfile-present') {
     const out = unlockable(ctx);
     return out.length ? `; nothing to lock, not applicable: ${list(out)}` : '';
+  }
+  if (key === 'no-committed-secrets') {
+    // The credentials of a test compose file's throwaway containers guard nothing deployed.
+    const out = uniqueSorted(
+      ofKind(ctx, 'literal-secret')
+        .map((e) => e.location.path)
+        .filter((p) => composeScope(p) !== null),
+    );
+    const tests = out.length ? `; test files, not applicable: ${list(out)}` : '';
+    return tests + placeholderNote(key, ctx);
   }
   return placeholderNote(key, ctx);
 }

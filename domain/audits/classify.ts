@@ -9,6 +9,8 @@ export type SourceType = 'code' | 'cloud' | 'cicd';
 
 const CICD_PATTERNS: RegExp[] = [
   /^\.github\/workflows\/[^/]+\.ya?ml$/,
+  // Composite actions: their steps run in the jobs that use them.
+  /^\.github\/actions\/(?:[^/]+\/)*action\.ya?ml$/,
   /(^|\/)\.gitlab-ci\.ya?ml$/,
   /^\.circleci\/config\.ya?ml$/,
   /(^|\/)azure-pipelines\.ya?ml$/,

@@ -1,0 +1,55 @@
+/**
+ * GitHub composite actions (`.github/actions/<name>/action.yml`, `runs.using: composite`): their
+ * steps run inside every job that uses them, so their action uses and images are read like a
+ * workflow's steps. A composite action declares no trigger and no permissions (the calling job's
+ * apply), so it yields no pipeline or job of its own.
+ */
+import type { YAMLMap } from 'yaml';
+import type { AnalyzerOutput, SourceFile } from '../evidence';
+import { basename, dirname } from '../shared/paths';
+import { asMap, asSeq, get, getString, type YamlFile } from '../shared/yaml';
+import { pathKey, readEnv, type JobRef, type Sink } from './common';
+import type { WorkflowContext } from './github-actions';
+
+const PROVIDER = 'github-actions';
+
+/** A composite action's definition file (`.github/actions/<name>/action.yml`, nested too). */
+export function isCompositeAction(path: string): boolean {
+  return /(^|\/)\.github\/actions\/(?:[^/]+\/)*action\.ya?ml$/.test(path);
+}
+
+type StepReader = (
+  w: WorkflowContext,
+  ref: JobRef,
+  step: YAMLMap | null,
+  i: number,
+  vars: Record<string, string>,
+) => boolean;
+
+export function readCompositeAction(
+  file: SourceFile,
+  sink: Sink,
+  y: YamlFile,
+  root: YAMLMap,
+  readStep: StepReader,
+): AnalyzerOutput {
+  const runs = asMap(y, get(y, root, 'runs'));
+  if (getString(y, runs, 'using') !== 'composite') return sink.output();
+  const name = basename(dirname(file.path)) || 'action';
+  const ref: JobRef = {
+    key: pathKey('job', PROVIDER, 'actions', name),
+    label: `composite action ${name}`,
+  };
+  const w: WorkflowContext = {
+    y,
+    sink,
+    wf: name,
+    pipelineKey: pathKey('pipeline', PROVIDER, 'actions', name),
+    permissions: null,
+    permissionsDeclared: false,
+    vars: readEnv(sink, y, get(y, runs, 'env'), ref, 'action env'),
+  };
+  const steps = asSeq(y, get(y, runs, 'steps'))?.items ?? [];
+  steps.forEach((item, i) => readStep(w, ref, asMap(y, item), i, w.vars));
+  return sink.output();
+}
