@@ -13,10 +13,13 @@ RUN npm ci
 COPY . .
 # dist/app: the service compiled module by module; the workflow code bundled once (a worker
 # then starts without running the bundler); the CLI as a dependency-free package, served at
-# /cli/archaudit-cli.tgz for CI jobs (README, the command-line client).
+# /cli/archaudit-cli.tgz for CI jobs (README, the command-line client); the console's assets in
+# dist/console, served at /app/ (`npm ci` above ran before the sources were copied, so its
+# `prepare` step could not build them).
 RUN npm run --silent build \
   && npm run --silent bundle:workflows -- /app/dist/workflow-bundle.js \
-  && npm run --silent build:cli
+  && npm run --silent build:cli \
+  && npm run --silent build:console
 
 # --- run: production dependencies and dist/ only (no TypeScript sources, no dev tools) ---
 FROM node:24-bookworm-slim
