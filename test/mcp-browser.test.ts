@@ -16,18 +16,7 @@ import { startTestApp, type TestApp } from './helpers/app';
 import { createTenant, type Tenant } from './helpers/factories';
 import { setPasswordHash } from '../db/sessions';
 import { hashPassword } from '../domain/sessions/password';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './helpers/chromium';
 
 let app: TestApp;
 let tenant: Tenant;

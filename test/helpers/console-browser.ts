@@ -7,18 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'docs', 'console');
 
