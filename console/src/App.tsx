@@ -15,6 +15,10 @@ import { Uncertainty } from './pages/Uncertainty';
 import { Findings } from './pages/Findings';
 import { Tokens } from './pages/Tokens';
 import { SignIn } from './pages/SignIn';
+import { Remediations } from './pages/Remediations';
+import { WorkflowActions } from './pages/WorkflowActions';
+import { Grants } from './pages/Grants';
+import { Assistant } from './pages/Assistant';
 
 export interface Viewer {
   /** The member's id, null in the public demo (no session). */
@@ -69,9 +73,13 @@ export function App() {
         <nav aria-label="Workspace">
           <Link to={base}>Home</Link>
           <Link to={`${base}/findings`}>Findings</Link>
+          <Link to={`${base}/remediations`}>Remediations</Link>
           <Link to={`${base}/decisions`}>Decisions</Link>
           <Link to={`${base}/uncertainty`}>Uncertainty</Link>
+          <Link to={`${base}/actions`}>Workflow actions</Link>
+          {viewer.canWrite && <Link to={`${base}/assistant`}>Assistant</Link>}
           {viewer.canWrite && <Link to={`${base}/tokens`}>Tokens</Link>}
+          {viewer.canWrite && <Link to={`${base}/grants`}>OAuth grants</Link>}
         </nav>
         <div className="who">
           {me ? (
@@ -112,7 +120,7 @@ function Page({ route, ws, viewer }: { route: Route; ws: string; viewer: Viewer 
     case 'repository':
       return <RepositoryPage ws={ws} id={route.repo} viewer={viewer} />;
     case 'audit':
-      return <AuditPage ws={ws} id={route.audit} />;
+      return <AuditPage ws={ws} id={route.audit} viewer={viewer} />;
     case 'explorer':
       return (
         <Suspense fallback={<Loading />}>
@@ -124,9 +132,17 @@ function Page({ route, ws, viewer }: { route: Route; ws: string; viewer: Viewer 
     case 'uncertainty':
       return <Uncertainty ws={ws} viewer={viewer} />;
     case 'findings':
-      return <Findings ws={ws} />;
+      return <Findings ws={ws} viewer={viewer} />;
     case 'tokens':
       return <Tokens ws={ws} viewer={viewer} />;
+    case 'remediations':
+      return <Remediations ws={ws} viewer={viewer} selected={route.remediation ?? null} />;
+    case 'workflow-actions':
+      return <WorkflowActions ws={ws} viewer={viewer} />;
+    case 'grants':
+      return <Grants ws={ws} />;
+    case 'assistant':
+      return <Assistant ws={ws} viewer={viewer} />;
     case 'not-found':
       return (
         <section>

@@ -14,6 +14,10 @@ export type Route =
   | { page: 'uncertainty'; ws: string }
   | { page: 'findings'; ws: string }
   | { page: 'tokens'; ws: string }
+  | { page: 'remediations'; ws: string; remediation?: string }
+  | { page: 'workflow-actions'; ws: string }
+  | { page: 'grants'; ws: string }
+  | { page: 'assistant'; ws: string }
   | { page: 'not-found' };
 
 const ID = '([0-9a-f-]{36})';
@@ -30,6 +34,14 @@ const TABLE: Array<[RegExp, (m: string[]) => Route]> = [
   [new RegExp(`^/app/w/${ID}/uncertainty$`), (m) => ({ page: 'uncertainty', ws: m[1]! })],
   [new RegExp(`^/app/w/${ID}/findings$`), (m) => ({ page: 'findings', ws: m[1]! })],
   [new RegExp(`^/app/w/${ID}/tokens$`), (m) => ({ page: 'tokens', ws: m[1]! })],
+  [new RegExp(`^/app/w/${ID}/remediations$`), (m) => ({ page: 'remediations', ws: m[1]! })],
+  [
+    new RegExp(`^/app/w/${ID}/remediations/${ID}$`),
+    (m) => ({ page: 'remediations', ws: m[1]!, remediation: m[2]! }),
+  ],
+  [new RegExp(`^/app/w/${ID}/actions$`), (m) => ({ page: 'workflow-actions', ws: m[1]! })],
+  [new RegExp(`^/app/w/${ID}/grants$`), (m) => ({ page: 'grants', ws: m[1]! })],
+  [new RegExp(`^/app/w/${ID}/assistant$`), (m) => ({ page: 'assistant', ws: m[1]! })],
 ];
 
 export function match(path: string): Route {

@@ -1,11 +1,15 @@
 /**
- * An audit: its stages live (polled every 1.5 s while it runs), the log with a level filter,
- * the gate with its reasons, the downloads, and the way into the architecture explorer.
+ * An audit: its stages live (polled every 1.5 s while it runs), its cost and agent runs, the
+ * log with a level filter, the gate with its reasons, the report and its approval, the
+ * downloads, and the way into the architecture explorer.
  */
 import { useState } from 'react';
+import { useAgentRuns, useAuditCost } from '../api/pages';
 import { useAudit, useAuditLogs, useGate } from '../api/queries';
+import type { Viewer } from '../App';
 import { Badge, Loading, Problem, When } from '../components';
 import { Link, useTitle } from '../router';
+import { ReportApproval } from './ReportApproval';
 
 const FORMATS = [
   ['html', 'HTML report'],
@@ -14,13 +18,15 @@ const FORMATS = [
   ['junit', 'JUnit XML'],
 ] as const;
 
-export function AuditPage({ ws, id }: { ws: string; id: string }) {
+export function AuditPage({ ws, id, viewer }: { ws: string; id: string; viewer: Viewer }) {
   useTitle('Audit');
   const audit = useAudit(ws, id);
   const live = audit.data ? ['queued', 'running'].includes(audit.data.status) : false;
   const logs = useAuditLogs(ws, id, live);
   const completed = audit.data?.status === 'completed';
   const gate = useGate(ws, id, completed);
+  const cost = useAuditCost(ws, id, live);
+  const runs = useAgentRuns(ws, id, live);
   const [level, setLevel] = useState('all');
   if (audit.isError) return <Problem error={audit.error} />;
   if (audit.isPending) return <Loading />;
@@ -68,6 +74,69 @@ export function AuditPage({ ws, id }: { ws: string; id: string }) {
           ))}
         </ol>
       </section>
+      <section aria-labelledby="cost">
+        <h2 id="cost">Cost and agent runs</h2>
+        {cost.data && (
+          <p className="figures">
+            <span>
+              Cost <strong data-testid="cost-usd">${cost.data.cost_usd}</strong>
+            </span>{' '}
+            · <span>{cost.data.model_calls} model calls</span> ·{' '}
+            <span>
+              {cost.data.input_tokens} input tokens ({cost.data.cached_input_tokens} cached)
+            </span>{' '}
+            · <span>{cost.data.output_tokens} output tokens</span>
+            {cost.data.models.length > 0 && <> · models {cost.data.models.join(', ')}</>}
+            {a.scanner_only && <> · scanners only (no model-backed agent ran)</>}
+          </p>
+        )}
+        {cost.isError && <Problem error={cost.error} />}
+        {runs.data && runs.data.runs.length === 0 && (
+          <p className="muted">No agent run{live ? ' yet' : ''}.</p>
+        )}
+        {runs.data && runs.data.runs.length > 0 && (
+          <div className="scroll" tabIndex={0} role="region" aria-label="Agent runs table">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Agent</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Model</th>
+                  <th scope="col">Attempt</th>
+                  <th scope="col">Tokens in / out</th>
+                  <th scope="col">Cost</th>
+                  <th scope="col">Artifact</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.data.runs.map((r) => (
+                  <tr key={r.id} data-agent={r.agent_key}>
+                    <th scope="row">
+                      {r.agent_key} <span className="muted">{r.agent_version}</span>
+                    </th>
+                    <td>
+                      <Badge value={r.status} />
+                      {r.cache_hit && <> cached</>}
+                      {r.error_code && <code> {r.error_code}</code>}
+                    </td>
+                    <td>{r.model_id}</td>
+                    <td className="num">{r.attempt}</td>
+                    <td className="num">
+                      {r.input_tokens ?? 0} / {r.output_tokens ?? 0}
+                    </td>
+                    <td className="num">${r.cost_usd ?? '0'}</td>
+                    <td>
+                      {r.artifact
+                        ? `${r.artifact.title} (confidence ${r.artifact.confidence})`
+                        : '—'}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
       {a.coverage_gaps.length > 0 && (
         <section aria-labelledby="gaps">
           <h2 id="gaps">Coverage gaps</h2>
@@ -99,6 +168,7 @@ export function AuditPage({ ws, id }: { ws: string; id: string }) {
           ) : (
             <p className="muted">No gate for this audit.</p>
           )}
+          <ReportApproval ws={ws} audit={id} viewer={viewer} />
           <h2>Architecture and downloads</h2>
           <p>
             <Link className="button" to={`/app/w/${ws}/a/${id}/graph`}>

@@ -1,6 +1,7 @@
 /**
  * Workspace home: each repository with its last audit, gate outcome and open findings by
- * severity; what waits for this member (decisions to approve, open blocking questions).
+ * severity; what waits for this member: decisions, remediations, workflow actions and reports
+ * to approve (never their own), and open blocking questions.
  */
 import type { Schemas } from '../api/client';
 import {
@@ -15,6 +16,7 @@ import {
 import type { Viewer } from '../App';
 import { Badge, Loading, Problem, When } from '../components';
 import { Link, useTitle } from '../router';
+import { useRemediations, useReportsToApprove, useWorkflowActions } from '../api/pages';
 
 const SEVERITIES = ['high', 'medium', 'low'] as const;
 
@@ -32,6 +34,9 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
   const findings = useFindings(ws);
   const decisions = useDecisions(ws);
   const cases = useUncertaintyCases(ws);
+  const remediations = useRemediations(ws);
+  const actions = useWorkflowActions(ws);
+  const reports = useReportsToApprove(ws, viewer, audits.data?.items ?? []);
   if (repos.isError) return <Problem error={repos.error} />;
   if (repos.isPending) return <Loading />;
 
@@ -53,6 +58,22 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
   const blocking = (cases.data?.items ?? []).filter(
     (c) => c.blocking && (c.state === 'open' || c.state === 'investigating'),
   );
+  const fixesToApprove = viewer.scopes.has('remediations:approve')
+    ? (remediations.data?.items ?? []).filter(
+        (r) => r.status === 'proposed' && r.steps.length > 0 && r.created_by !== viewer.memberId,
+      )
+    : [];
+  const actionsToApprove = viewer.scopes.has('workflow_actions:approve')
+    ? (actions.data?.items ?? []).filter(
+        (a) => a.status === 'pending' && a.requested_by !== viewer.memberId,
+      )
+    : [];
+  const lastCompleted = new Map<string, Schemas['AuditResponse']>();
+  for (const a of audits.data?.items ?? [])
+    if (a.repository_id && a.status === 'completed' && !lastCompleted.has(a.repository_id))
+      lastCompleted.set(a.repository_id, a);
+  const reportsToApprove = reports;
+  const names = new Map((repos.data?.items ?? []).map((r) => [r.id, r.name]));
 
   return (
     <>
@@ -60,13 +81,41 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
       {viewer.canWrite && (
         <section aria-labelledby="waiting">
           <h2 id="waiting">Waiting for you</h2>
-          {toApprove.length === 0 && blocking.length === 0 ? (
+          {toApprove.length +
+            blocking.length +
+            fixesToApprove.length +
+            actionsToApprove.length +
+            reportsToApprove.length ===
+          0 ? (
             <p className="muted">Nothing needs you now.</p>
           ) : (
             <ul>
               {toApprove.map((d) => (
                 <li key={d.id}>
                   Decision to approve: <Link to={`/app/w/${ws}/decisions#${d.id}`}>{d.title}</Link>
+                </li>
+              ))}
+              {fixesToApprove.map((r) => (
+                <li key={r.id}>
+                  Remediation to approve:{' '}
+                  <Link to={`/app/w/${ws}/remediations/${r.id}`}>{r.title}</Link>
+                </li>
+              ))}
+              {actionsToApprove.map((a) => (
+                <li key={a.id}>
+                  Workflow action to approve:{' '}
+                  <Link to={`/app/w/${ws}/actions#${a.id}`}>
+                    {a.kind.replace(/_/g, ' ')}: {a.reason}
+                  </Link>
+                </li>
+              ))}
+              {reportsToApprove.map((r) => (
+                <li key={r.auditId}>
+                  Report to approve:{' '}
+                  <Link to={`/app/w/${ws}/a/${r.auditId}#report`}>
+                    {names.get(r.repositoryId) ?? 'repository'}, audit of{' '}
+                    <When at={lastCompleted.get(r.repositoryId)?.completed_at} />
+                  </Link>
                 </li>
               ))}
               {blocking.map((c) => (

@@ -1,7 +1,11 @@
-/** A repository: its audits (status, origin, commit, branch) and starting a new audit. */
+/**
+ * A repository: its audits (status, origin, commit, branch), starting a new audit (a branch, a
+ * commit or a profile), its audit profiles and its schedules with their next runs.
+ */
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
+import { api, unwrap, type Schemas } from '../api/client';
+import { useProfiles, useSchedules } from '../api/pages';
 import { keys, useAudits, useRepository } from '../api/queries';
 import type { Viewer } from '../App';
 import { Badge, Loading, Problem, When } from '../components';
@@ -12,13 +16,22 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
   const audits = useAudits(ws, id);
   useTitle(repo.data?.name ?? 'Repository');
   const client = useQueryClient();
+  const profiles = useProfiles(ws, id);
+  const schedules = useSchedules(ws, id);
   const [branch, setBranch] = useState('');
+  const [commit, setCommit] = useState('');
+  const [profile, setProfile] = useState('');
   const start = useMutation({
     mutationFn: async () =>
       unwrap(
         await api.POST('/v1/workspaces/{workspace_id}/audits', {
           params: { path: { workspace_id: ws } },
-          body: { repository_id: id, ...(branch.trim() ? { branch_ref: branch.trim() } : {}) },
+          body: {
+            repository_id: id,
+            ...(branch.trim() ? { branch_ref: branch.trim() } : {}),
+            ...(commit.trim() ? { commit_sha: commit.trim() } : {}),
+            ...(profile ? { profile_id: profile } : {}),
+          },
         }),
       ),
     onSuccess: (audit) => {
@@ -46,6 +59,26 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
         <form className="inline" onSubmit={submit} aria-label="Start an audit">
           <label htmlFor="branch">Branch (default: {repo.data.default_branch})</label>
           <input id="branch" value={branch} onChange={(e) => setBranch(e.target.value)} />
+          <label htmlFor="commit">Commit (40 hex, optional)</label>
+          <input
+            id="commit"
+            value={commit}
+            pattern="[0-9a-f]{40}"
+            onChange={(e) => setCommit(e.target.value)}
+          />
+          {(profiles.data?.items.length ?? 0) > 0 && (
+            <>
+              <label htmlFor="profile">Profile</label>
+              <select id="profile" value={profile} onChange={(e) => setProfile(e.target.value)}>
+                <option value="">none</option>
+                {profiles.data!.items.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            </>
+          )}
           <button type="submit" disabled={start.isPending}>
             Start an audit
           </button>
@@ -93,6 +126,95 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
           </table>
         </div>
       )}
+      <h2>Profiles</h2>
+      {profiles.isError ? (
+        <Problem error={profiles.error} />
+      ) : (profiles.data?.items.length ?? 0) === 0 ? (
+        <p className="muted">No audit profile (create one with the CLI or the API).</p>
+      ) : (
+        <div className="scroll" tabIndex={0} role="region" aria-label="Profiles table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Profile</th>
+                <th scope="col">Branch</th>
+                <th scope="col">Purpose</th>
+                <th scope="col">Scope</th>
+              </tr>
+            </thead>
+            <tbody>
+              {profiles.data!.items.map((p) => (
+                <tr key={p.id}>
+                  <th scope="row">{p.name}</th>
+                  <td>
+                    <code>{p.branch_ref}</code>
+                  </td>
+                  <td>{p.purpose || '—'}</td>
+                  <td>{scopeText(p.source_scope)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <h2>Schedules</h2>
+      {schedules.isError ? (
+        <Problem error={schedules.error} />
+      ) : (schedules.data?.items.length ?? 0) === 0 ? (
+        <p className="muted">No schedule.</p>
+      ) : (
+        <div className="scroll" tabIndex={0} role="region" aria-label="Schedules table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Schedule</th>
+                <th scope="col">Cadence</th>
+                <th scope="col">State</th>
+                <th scope="col">Next run</th>
+                <th scope="col">Last run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {schedules.data!.items.map((s) => (
+                <tr key={s.id} data-schedule={s.id}>
+                  <th scope="row">{s.name}</th>
+                  <td>
+                    {s.cadence} at {String(s.local_hour).padStart(2, '0')}:
+                    {String(s.local_minute).padStart(2, '0')} ({s.timezone})
+                    {s.branch_ref && (
+                      <>
+                        {' '}
+                        · <code>{s.branch_ref}</code>
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    <Badge value={s.state} />
+                    {s.last_error_code && <code> {s.last_error_code}</code>}
+                  </td>
+                  <td className="next-run">
+                    {s.state === 'paused' ? 'paused' : <When at={s.next_run_at} />}
+                  </td>
+                  <td>
+                    <When at={s.last_run_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </>
   );
+}
+
+function scopeText(scope: Schemas['AuditSourceScope'] | undefined): string {
+  if (!scope) return 'everything';
+  const parts = [
+    scope.include?.length ? `include ${scope.include.join(', ')}` : '',
+    scope.exclude?.length ? `exclude ${scope.exclude.join(', ')}` : '',
+    scope.source_types?.length ? `sources ${scope.source_types.join(', ')}` : '',
+    scope.max_files ? `at most ${scope.max_files} files` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join('; ') : 'everything';
 }
