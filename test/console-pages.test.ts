@@ -1,0 +1,455 @@
+/**
+ * The console's triage and approval pages in a real browser (Debian's Chromium through
+ * playwright-core) against the real stack: the API serving the built console, an in-process
+ * worker on the test Temporal server, PostgreSQL, the demo repository audited for real. Two
+ * members: `demo` (who audits, plans, requests) and `bob` (an admin who approves). Each page is
+ * checked with axe-core (no serious or critical violation) and watched for script errors, CSP
+ * refusals, dialogs and requests to other origins. UPDATE_SCREENSHOTS=1 writes docs/console/*.png.
+ */
+import crypto from 'node:crypto';
+import path from 'node:path';
+import test from 'ava';
+import type { Browser, Page } from 'playwright-core';
+import { startAuditHarness, runAudit, type AuditHarness } from './helpers/audit-harness';
+import { LOCAL_TEST_WORKSPACES } from './helpers/factories';
+import { call } from './helpers/http';
+import { accessible, clean, launch, person, screenshot, signIn } from './helpers/console-browser';
+import { ensureDemo, type Demo } from '../platform/bootstrap';
+import { ensureDemoRepo } from '../platform/demo-repo';
+import { setPasswordHash } from '../db/sessions';
+import { addMember } from '../db/workspaces';
+import { insertGrant } from '../db/oauth';
+import { hashPassword } from '../domain/sessions/password';
+
+let h: AuditHarness;
+let browser: Browser;
+let demo: Demo;
+let base: string;
+let auditId: string;
+let actionId: string;
+let grantId: string;
+let scheduleNextRun: string;
+const PASSWORD = 'console pages password';
+const ACTION_REASON = 'Attachments of this audit hold a customer export by mistake.';
+
+const v1 = (p: string) => `/v1/workspaces/${demo.workspaceId}${p}`;
+const api = (method: string, p: string, body?: unknown) =>
+  call(base, method, v1(p), { token: demo.token, body });
+const ws = () => `/app/w/${demo.workspaceId}`;
+
+test.before(async () => {
+  h = await startAuditHarness({
+    config: {
+      demoPublicRead: true,
+      localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES, 'demo'],
+    },
+  });
+  base = h.app.url;
+  const db = h.app.services.db;
+  demo = await ensureDemo(db, h.dir, ensureDemoRepo(path.join(h.dir, 'demo-repo')));
+  await setPasswordHash(db, 'demo', await hashPassword(PASSWORD));
+  await addMember(db, { workspaceId: demo.workspaceId, login: 'bob', role: 'admin' });
+  await setPasswordHash(db, 'bob', await hashPassword(PASSWORD));
+  const audited = await runAudit(base, demo.token, demo.workspaceId, {
+    repository_id: demo.repositoryId,
+  });
+  if (audited.status !== 'completed') throw new Error(`demo audit ${audited.status}`);
+  auditId = audited.id;
+  // What the demo member set up with the CLI: a profile, a schedule, a privileged request,
+  // and an MCP client they authorized (the consent page's grant, stored as it stores it).
+  const profile = await api('POST', `/repositories/${demo.repositoryId}/audit-profiles`, {
+    name: 'nightly-main',
+    branch_ref: 'main',
+    purpose: 'The nightly look at main',
+  });
+  if (profile.status !== 201) throw new Error(profile.text);
+  const schedule = await api('POST', '/audit-schedules', {
+    name: 'every night',
+    repository_id: demo.repositoryId,
+    timezone: 'Europe/Paris',
+    cadence: 'daily',
+    local_hour: 2,
+    local_minute: 30,
+  });
+  if (schedule.status !== 201) throw new Error(schedule.text);
+  scheduleNextRun = schedule.body.next_run_at;
+  const action = await api('POST', '/workflow-actions', {
+    kind: 'purge_attachments',
+    target: { audit_id: auditId },
+    reason: ACTION_REASON,
+  });
+  if (action.status !== 201) throw new Error(action.text);
+  actionId = action.body.id;
+  const caller = await call(base, 'GET', '/v1/caller', { token: demo.token });
+  grantId = `grant_${crypto.randomBytes(6).toString('hex')}`;
+  await insertGrant(db, {
+    id: grantId,
+    workspace_id: demo.workspaceId,
+    member_id: caller.body.member_id,
+    client_id: 'test-agent-client',
+    client_name: 'Test agent',
+    redirect_host: '127.0.0.1:9',
+    resource: `${base}/mcp`,
+    scopes: ['audits:read', 'findings:read'],
+    expires_at: new Date(Date.now() + 30 * 86_400_000),
+  });
+  browser = await launch();
+});
+
+test.after.always(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+/** Clicks a control by keyboard: focus, then Enter. */
+async function press(page: Page, name: string | RegExp, within = page.locator('main')) {
+  await within
+    .getByRole('button', { name, exact: typeof name === 'string' })
+    .first()
+    .focus();
+  await page.keyboard.press('Enter');
+}
+
+let remediationId: string;
+
+test.serial('findings: accept a risk with a reason, plan a fix and follow it', async (t) => {
+  const { context, page, watch } = await person(browser, base);
+  try {
+    await signIn(page, base, 'demo', PASSWORD);
+    await page.getByRole('banner').getByRole('link', { name: 'Findings' }).click();
+    await page.getByRole('heading', { name: 'Findings', level: 1 }).waitFor();
+    const pinned = page.locator('li.card', { hasText: 'ci-actions-pinned' }).first();
+    await pinned.waitFor();
+    const pinnedId = (await pinned.getAttribute('id'))!;
+    await accessible(t, page, 'findings');
+    await screenshot(page, 'findings');
+    await pinned.getByLabel('Reason').fill('Pinned by the platform team’s mirror; reviewed.');
+    await press(page, 'Accept risk', pinned);
+    // Under the default filter (open) the finding leaves the list.
+    await page.locator(`[id="${pinnedId}"]`).waitFor({ state: 'detached' });
+    const accepted = await api('GET', `/findings/${pinnedId}`);
+    t.is(accepted.body.status, 'accepted_risk');
+    t.is(accepted.body.note, 'Pinned by the platform team’s mirror; reviewed.');
+
+    const shared = page.locator('li.card', { hasText: 'no-shared-database' }).first();
+    const sharedId = (await shared.getAttribute('id'))!;
+    t.true(await shared.getByText('Remediation: none yet').isVisible());
+    await press(page, /^Plan a fix/, shared);
+    await page.waitForURL(/\/remediations\/[0-9a-f-]{36}$/);
+    remediationId = page.url().split('/').pop()!;
+    const detail = page.locator('article.detail');
+    // The remediation agent writes the plan (a template without a model); the page follows it.
+    await detail.getByRole('heading', { name: 'Steps' }).waitFor({ timeout: 60_000 });
+    t.is(await detail.getAttribute('data-status'), 'proposed');
+    const title = (await api('GET', `/findings/${sharedId}`)).body.title as string;
+    await detail.getByRole('link', { name: title }).waitFor();
+    // The author is not offered Approve: another member approves.
+    t.is(await detail.getByRole('button', { name: 'Approve' }).count(), 0);
+    t.is(await detail.getByRole('button', { name: 'Withdraw' }).count(), 1);
+    await accessible(t, page, 'remediation detail');
+    // Back on the findings: the finding links to its remediation.
+    await page.getByRole('banner').getByRole('link', { name: 'Findings' }).click();
+    const linked = page.locator(`[id="${sharedId}"]`);
+    await linked.getByText(/Remediation: .+\(proposed\)/).waitFor();
+    t.is(
+      await linked.locator(`a[href$="/remediations/${remediationId}"]`).count(),
+      1,
+      'the finding links to its remediation',
+    );
+    clean(t, watch, 'findings');
+  } finally {
+    await context.close();
+  }
+});
+
+test.serial("home: what waits for another member's approval", async (t) => {
+  const { context, page, watch } = await person(browser, base);
+  try {
+    await signIn(page, base, 'bob', PASSWORD);
+    const waiting = page.locator('section[aria-labelledby="waiting"]');
+    await waiting.getByText('Remediation to approve:').waitFor();
+    await waiting.getByText('Workflow action to approve:').waitFor();
+    await waiting.getByText('Report to approve:').waitFor();
+    await waiting.getByRole('link', { name: new RegExp(ACTION_REASON) }).waitFor();
+    await accessible(t, page, 'home (waiting for you)');
+    await screenshot(page, 'home-waiting');
+    // The demo member does not see their own remediation or request as waiting for them.
+    const other = await person(browser, base);
+    try {
+      await signIn(other.page, base, 'demo', PASSWORD);
+      const theirs = other.page.locator('section[aria-labelledby="waiting"]');
+      await theirs
+        .getByText(/Nothing needs you now|to approve/)
+        .first()
+        .waitFor();
+      t.is(await theirs.getByText('Remediation to approve:').count(), 0);
+      t.is(await theirs.getByText('Workflow action to approve:').count(), 0);
+    } finally {
+      await other.context.close();
+    }
+    clean(t, watch, 'home');
+  } finally {
+    await context.close();
+  }
+});
+
+test.serial(
+  'remediations: another member approves; the author starts and finishes it; the next audit gives the verification',
+  async (t) => {
+    const bob = await person(browser, base);
+    const author = await person(browser, base);
+    try {
+      const b = bob.page;
+      await signIn(b, base, 'bob', PASSWORD);
+      await b.locator('section[aria-labelledby="waiting"]').waitFor();
+      await b.goto(`${base}${ws()}/remediations`);
+      await b.getByRole('table').getByRole('link').first().click();
+      const detail = b.locator('article.detail');
+      await detail.getByRole('heading', { name: 'Steps' }).waitFor();
+      await detail.getByLabel('Rationale').fill('The plan removes the shared database; go.');
+      await press(b, 'Approve', detail);
+      await b.locator('article.detail[data-status=approved]').waitFor();
+      await detail.getByText('The plan removes the shared database; go.').waitFor();
+      await accessible(t, b, 'remediation approved');
+
+      const a = author.page;
+      await signIn(a, base, 'demo', PASSWORD);
+      await a.goto(`${base}${ws()}/remediations/${remediationId}`);
+      const mine = a.locator('article.detail');
+      await mine.getByLabel('Why (start the work)').fill('Picked up in this sprint.');
+      await press(a, 'Start the work', mine);
+      await a.locator('article.detail[data-status=in_progress]').waitFor();
+      await mine.getByLabel('Why (mark done)').fill('Merged: each service owns its tables.');
+      await press(a, 'Mark done', mine);
+      await a.locator('article.detail[data-status=done]').waitFor();
+      t.is((await api('GET', `/remediations/${remediationId}`)).body.status, 'done');
+
+      // The code did not change: the next audit still observes the finding -> not verified.
+      const next = await runAudit(base, demo.token, demo.workspaceId, {
+        repository_id: demo.repositoryId,
+      });
+      t.is(next.status, 'completed');
+      const deadline = Date.now() + 60_000;
+      while ((await api('GET', `/remediations/${remediationId}`)).body.verification === null) {
+        if (Date.now() > deadline) throw new Error('no verification');
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      await a.reload();
+      const verification = a.locator('section[aria-labelledby="rem-verification"]');
+      await verification.getByText('not verified').waitFor();
+      await verification.getByText('1 still observed').waitFor();
+      await a.locator('article.detail[data-status=not_verified]').waitFor();
+      await accessible(t, a, 'remediation verified');
+      await screenshot(a, 'remediation');
+      await a.setViewportSize({ width: 390, height: 844 });
+      await accessible(t, a, 'remediation at 390 px');
+      await screenshot(a, 'remediation-390');
+      clean(t, bob.watch, 'remediations (approver)');
+      clean(t, author.watch, 'remediations (author)');
+    } finally {
+      await bob.context.close();
+      await author.context.close();
+    }
+  },
+);
+
+test.serial('workflow actions: the requester cannot approve; another member does', async (t) => {
+  const requester = await person(browser, base);
+  const bob = await person(browser, base);
+  try {
+    await signIn(requester.page, base, 'demo', PASSWORD);
+    await requester.page.goto(`${base}${ws()}/actions`);
+    const own = requester.page.locator(`[id="${actionId}"]`);
+    await own.getByText(ACTION_REASON).waitFor();
+    t.is(await own.getByRole('button', { name: 'Approve' }).count(), 0);
+    await own.getByText(/another member holding workflow_actions:approve/).waitFor();
+
+    const b = bob.page;
+    await signIn(b, base, 'bob', PASSWORD);
+    await b.getByRole('banner').getByRole('link', { name: 'Workflow actions' }).click();
+    const card = b.locator(`[id="${actionId}"]`);
+    await card.getByText(ACTION_REASON).waitFor();
+    await accessible(t, b, 'workflow actions');
+    await card.getByLabel('Rationale').fill('Confirmed with the customer: purge it.');
+    await press(b, 'Approve', card);
+    await b
+      .locator(`[id="${actionId}"]:is([data-status=approved], [data-status=executed])`)
+      .waitFor();
+    await card.getByText(/Decided by bob \(admin\)/).waitFor();
+    const stored = await api('GET', `/workflow-actions/${actionId}`);
+    t.true(['approved', 'executed'].includes(stored.body.status), stored.body.status);
+    t.is(stored.body.decision_rationale, 'Confirmed with the customer: purge it.');
+    await screenshot(b, 'workflow-actions');
+    await b.setViewportSize({ width: 390, height: 844 });
+    await accessible(t, b, 'workflow actions at 390 px');
+    clean(t, requester.watch, 'workflow actions (requester)');
+    clean(t, bob.watch, 'workflow actions (approver)');
+  } finally {
+    await requester.context.close();
+    await bob.context.close();
+  }
+});
+
+test.serial('audit: cost and agent runs; another member approves the report', async (t) => {
+  const { context, page, watch } = await person(browser, base);
+  try {
+    const latest = (await api('GET', `/audits?repository_id=${demo.repositoryId}&status=completed`))
+      .body.items[0].id as string;
+    const cost = await api('GET', `/audits/${latest}/cost`);
+    const runs = await api('GET', `/audits/${latest}/agent-runs`);
+    await signIn(page, base, 'bob', PASSWORD);
+    await page
+      .locator('section[aria-labelledby="waiting"]')
+      .getByRole('link', { name: /^demo, audit of/ })
+      .click();
+    await page.waitForURL(new RegExp(`/a/${latest}#report$`));
+    const costs = page.locator('section[aria-labelledby="cost"]');
+    t.is(await costs.getByTestId('cost-usd').textContent(), cost.body.cost_usd);
+    await costs.getByText(`${cost.body.model_calls} model calls`).waitFor();
+    if (runs.body.runs.length > 0)
+      t.is(await costs.locator('tbody tr').count(), runs.body.runs.length);
+    else await costs.getByText('No agent run.').waitFor();
+    const report = page.locator('section[aria-labelledby="report"]');
+    await page.locator('section[data-report-status=draft]').waitFor();
+    await accessible(t, page, 'audit with cost and report');
+    await report.getByLabel('Rationale').fill('Read it through: accurate.');
+    await press(page, 'Approve', report);
+    await page.locator('section[data-report-status=approved]').waitFor();
+    await report.getByText(/Approved by bob \(admin\)/).waitFor();
+    const stored = await api('GET', `/audits/${latest}/report`);
+    t.is(stored.body.status, 'approved');
+    t.is(stored.body.approval.rationale, 'Read it through: accurate.');
+    await screenshot(page, 'audit-cost');
+    clean(t, watch, 'audit');
+  } finally {
+    await context.close();
+  }
+});
+
+test.serial(
+  'OAuth grants: the member sees the clients they authorized and revokes one',
+  async (t) => {
+    const { context, page, watch } = await person(browser, base);
+    try {
+      await signIn(page, base, 'demo', PASSWORD);
+      await page.getByRole('banner').getByRole('link', { name: 'OAuth grants' }).click();
+      const row = page.locator(`tr[data-grant="${grantId}"]`);
+      await row.getByRole('rowheader', { name: 'Test agent' }).waitFor();
+      await row.getByText('audits:read, findings:read').waitFor();
+      await accessible(t, page, 'OAuth grants');
+      await screenshot(page, 'grants');
+      await press(page, /^Revoke/, row);
+      await row.getByText(/^revoked/).waitFor();
+      const list = await api('GET', '/oauth-grants');
+      const grant = list.body.items.find((g: any) => g.id === grantId);
+      t.truthy(grant.revoked_at);
+      // Bob, another member, sees none of demo's grants.
+      const bob = await person(browser, base);
+      try {
+        await signIn(bob.page, base, 'bob', PASSWORD);
+        await bob.page.goto(`${base}${ws()}/grants`);
+        await bob.page.getByText('You have not authorized any client.').waitFor();
+      } finally {
+        await bob.context.close();
+      }
+      clean(t, watch, 'grants');
+    } finally {
+      await context.close();
+    }
+  },
+);
+
+test.serial('assistant: ask, read the answer, a cited key opens the explorer on it', async (t) => {
+  const { context, page, watch } = await person(browser, base);
+  try {
+    await signIn(page, base, 'demo', PASSWORD);
+    await page.getByRole('banner').getByRole('link', { name: 'Assistant' }).click();
+    await page.getByRole('heading', { name: 'Assistant', level: 1 }).waitFor();
+    await page.getByLabel('Repository').selectOption({ label: 'demo' });
+    await page.getByLabel('Title').fill('Orders');
+    await press(page, 'Start');
+    await page.getByRole('heading', { name: 'Orders', level: 2 }).waitFor();
+    await page.getByLabel('Your question').fill('What depends on service:orders?');
+    await press(page, 'Ask');
+    const answer = page.locator('li.message-assistant').first();
+    await answer.waitFor({ timeout: 60_000 });
+    const cited = answer.getByRole('list', { name: 'Cited entities' }).getByRole('link');
+    await cited.first().waitFor();
+    const keys = await cited.allTextContents();
+    t.true(keys.includes('service:orders'), keys.join(', '));
+    await accessible(t, page, 'assistant');
+    await screenshot(page, 'assistant');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await accessible(t, page, 'assistant at 390 px');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await cited.filter({ hasText: /^service:orders$/ }).click();
+    const url = new URL(page.url());
+    t.regex(url.pathname, new RegExp(`^${ws()}/a/[0-9a-f-]{36}/graph$`));
+    t.is(url.searchParams.get('entity'), 'service:orders');
+    // The audit is the one of the snapshot the answer was read from.
+    const snapshots = await api('GET', `/repositories/${demo.repositoryId}/architecture/snapshots`);
+    t.true(
+      snapshots.body.items.some((s: any) => url.pathname.includes(s.audit_id)),
+      'an audit of the repository',
+    );
+    await page.locator('.graph[data-ready=true]').waitFor({ timeout: 30_000 });
+    clean(t, watch, 'assistant');
+  } finally {
+    await context.close();
+  }
+});
+
+test.serial('repository: profiles and schedules with their next runs', async (t) => {
+  const { context, page, watch } = await person(browser, base);
+  try {
+    await signIn(page, base, 'demo', PASSWORD);
+    await page.goto(`${base}${ws()}/r/${demo.repositoryId}`);
+    const profiles = page.getByRole('region', { name: 'Profiles table' });
+    await profiles.getByRole('rowheader', { name: 'nightly-main' }).waitFor();
+    await profiles.getByText('The nightly look at main').waitFor();
+    const schedules = page.getByRole('region', { name: 'Schedules table' });
+    const row = schedules.getByRole('row', { name: /every night/ });
+    await row.getByText('daily at 02:30 (Europe/Paris)').waitFor();
+    t.is(await row.locator('.next-run time').getAttribute('datetime'), scheduleNextRun);
+    // A profile can be picked to start an audit.
+    t.deepEqual(await page.getByLabel('Profile').locator('option').allTextContents(), [
+      'none',
+      'nightly-main',
+    ]);
+    await accessible(t, page, 'repository with profiles and schedules');
+    await screenshot(page, 'repository');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await accessible(t, page, 'repository at 390 px');
+    clean(t, watch, 'repository');
+  } finally {
+    await context.close();
+  }
+});
+
+test.serial('the public demo shows the new pages read-only', async (t) => {
+  const { context, page, watch } = await person(browser, base);
+  try {
+    await page.goto(`${base}/app/demo`);
+    await page.getByText('Public demo · read-only').waitFor();
+    const nav = page.getByRole('banner');
+    t.is(await nav.getByRole('link', { name: 'Assistant' }).count(), 0);
+    t.is(await nav.getByRole('link', { name: 'OAuth grants' }).count(), 0);
+    for (const where of [
+      '/findings',
+      '/remediations',
+      `/remediations/${remediationId}`,
+      '/actions',
+    ]) {
+      await page.goto(`${base}${ws()}${where}`);
+      await page.locator('h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      t.is(await page.locator('main form, main textarea').count(), 0, `no form on ${where}`);
+      for (const name of ['Accept risk', 'Mark false positive', 'Plan a fix', 'Approve', 'Reject'])
+        t.is(await page.getByRole('button', { name }).count(), 0, `${name} on ${where}`);
+    }
+    await accessible(t, page, 'public demo remediation');
+    clean(t, watch, 'public demo');
+  } finally {
+    await context.close();
+  }
+});
