@@ -304,7 +304,7 @@ test.serial('audit: cost and agent runs; another member approves the report', as
       .click();
     await page.waitForURL(new RegExp(`/a/${latest}#report$`));
     const costs = page.locator('section[aria-labelledby="cost"]');
-    t.is(await costs.getByTestId('cost-usd').textContent(), cost.body.cost_usd);
+    t.is(await costs.getByTestId('cost-usd').textContent(), `$${cost.body.cost_usd}`);
     await costs.getByText(`${cost.body.model_calls} model calls`).waitFor();
     if (runs.body.runs.length > 0)
       t.is(await costs.locator('tbody tr').count(), runs.body.runs.length);

@@ -218,7 +218,9 @@ function RemediationDetail({ ws, id, viewer }: { ws: string; id: string; viewer:
             : 'In progress: mark it done when the fix is merged.'}
         </p>
       )}
-      {r.latest_rationale && <p className="muted">Last rationale: {r.latest_rationale}</p>}
+      {r.latest_rationale && !r.approvals.some((a) => a.rationale === r.latest_rationale) && (
+        <p className="muted">Last rationale: {r.latest_rationale}</p>
+      )}
       {viewer.canWrite &&
         r.status === 'proposed' &&
         r.steps.length > 0 &&
