@@ -373,7 +373,7 @@ test.serial('assistant: ask, read the answer, a cited key opens the explorer on 
     await press(page, 'Ask');
     const answer = page.locator('li.message-assistant').first();
     await answer.waitFor({ timeout: 60_000 });
-    const cited = answer.getByRole('list', { name: 'Cited entities' }).getByRole('link');
+    const cited = answer.getByRole('list', { name: 'Cited keys' }).getByRole('link');
     await cited.first().waitFor();
     const keys = await cited.allTextContents();
     t.true(keys.includes('service:orders'), keys.join(', '));

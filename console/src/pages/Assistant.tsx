@@ -244,7 +244,7 @@ function MessageItem({
       {(entities.length > 0 || relationships.length > 0) && (
         <div className="citations">
           <h3>Cited</h3>
-          <ul className="plain keys" aria-label="Cited entities">
+          <ul className="plain keys" aria-label="Cited keys">
             {cite('entity', entities)}
             {cite('relationship', relationships)}
           </ul>
