@@ -123,6 +123,12 @@ test.serial('findings: accept a risk with a reason, plan a fix and follow it', a
     const pinnedId = (await pinned.getAttribute('id'))!;
     await accessible(t, page, 'findings');
     await screenshot(page, 'findings');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await accessible(t, page, 'findings at 390 px');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // The repository filter keeps the findings of one repository.
+    await page.getByLabel('Repository', { exact: true }).selectOption({ label: 'demo' });
+    await pinned.waitFor();
     await pinned.getByLabel('Reason').fill('Pinned by the platform team’s mirror; reviewed.');
     await press(page, 'Accept risk', pinned);
     // Under the default filter (open) the finding leaves the list.
@@ -365,7 +371,7 @@ test.serial('assistant: ask, read the answer, a cited key opens the explorer on 
     await signIn(page, base, 'demo', PASSWORD);
     await page.getByRole('banner').getByRole('link', { name: 'Assistant' }).click();
     await page.getByRole('heading', { name: 'Assistant', level: 1 }).waitFor();
-    await page.getByLabel('Repository').selectOption({ label: 'demo' });
+    await page.getByLabel('Repository', { exact: true }).selectOption({ label: 'demo' });
     await page.getByLabel('Title').fill('Orders');
     await press(page, 'Start');
     await page.getByRole('heading', { name: 'Orders', level: 2 }).waitFor();

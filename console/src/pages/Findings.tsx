@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../api/client';
 import { pageKeys, useRemediations } from '../api/pages';
-import { keys, useFindings } from '../api/queries';
+import { keys, useFindings, useRepositories } from '../api/queries';
 import type { Viewer } from '../App';
 import { Badge, Loading, Problem } from '../components';
 import { Link, navigate, useTitle } from '../router';
@@ -20,13 +20,17 @@ export function Findings({ ws, viewer }: { ws: string; viewer: Viewer }) {
   useTitle('Findings');
   const findings = useFindings(ws);
   const remediations = useRemediations(ws);
+  const repos = useRepositories(ws);
+  const [repository, setRepository] = useState('all');
   const [severity, setSeverity] = useState('all');
   const [status, setStatus] = useState('open');
   if (findings.isError) return <Problem error={findings.error} />;
   if (findings.isPending) return <Loading />;
   const items = findings.data.items.filter(
     (f) =>
-      (severity === 'all' || f.severity === severity) && (status === 'all' || f.status === status),
+      (severity === 'all' || f.severity === severity) &&
+      (status === 'all' || f.status === status) &&
+      (repository === 'all' || f.repository_id === repository),
   );
   const fixes = new Map<string, Remediation[]>();
   for (const r of remediations.data?.items ?? [])
@@ -35,23 +39,37 @@ export function Findings({ ws, viewer }: { ws: string; viewer: Viewer }) {
     <>
       <h1>Findings</h1>
       <div className="filters">
-        <label>
-          Severity{' '}
-          <select value={severity} onChange={(e) => setSeverity(e.target.value)}>
+        <span>
+          <label htmlFor="f-repo">Repository</label>{' '}
+          <select id="f-repo" value={repository} onChange={(e) => setRepository(e.target.value)}>
+            <option value="all">all</option>
+            {(repos.data?.items ?? []).map((r) => (
+              <option key={r.id} value={r.id}>
+                {r.name}
+              </option>
+            ))}
+          </select>
+        </span>
+        <span>
+          <label htmlFor="f-severity">Severity</label>{' '}
+          <select id="f-severity" value={severity} onChange={(e) => setSeverity(e.target.value)}>
             {['all', 'high', 'medium', 'low'].map((s) => (
               <option key={s}>{s}</option>
             ))}
           </select>
-        </label>
-        <label>
-          Status{' '}
-          <select value={status} onChange={(e) => setStatus(e.target.value)}>
+        </span>
+        <span>
+          <label htmlFor="f-status">Status</label>{' '}
+          <select id="f-status" value={status} onChange={(e) => setStatus(e.target.value)}>
             {['all', 'open', 'accepted_risk', 'false_positive', 'resolved'].map((s) => (
               <option key={s}>{s}</option>
             ))}
           </select>
-        </label>
+        </span>
       </div>
+      <p className="muted" role="status">
+        {items.length} of {findings.data.items.length} findings
+      </p>
       {items.length === 0 && <p className="muted">No finding matches.</p>}
       <ul className="findings">
         {items.map((f) => (

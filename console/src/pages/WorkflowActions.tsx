@@ -8,6 +8,7 @@ import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../api/client';
 import { pageKeys, useMemberNames, useWorkflowActions } from '../api/pages';
+import { useRepositories } from '../api/queries';
 import type { Viewer } from '../App';
 import { ApprovalControls } from '../approval';
 import { Badge, Loading, Problem, When } from '../components';
@@ -20,11 +21,13 @@ export function WorkflowActions({ ws, viewer }: { ws: string; viewer: Viewer }) 
   useTitle('Workflow actions');
   const actions = useWorkflowActions(ws);
   const names = useMemberNames(ws, viewer.canWrite);
+  const repos = useRepositories(ws);
   const [status, setStatus] = useState('all');
   if (actions.isError) return <Problem error={actions.error} />;
   if (actions.isPending) return <Loading />;
   const items = actions.data.items.filter((a) => status === 'all' || a.status === status);
   const who = (id: string | null) => (id ? (names.data?.get(id) ?? id.slice(0, 8)) : '—');
+  const repoNames = new Map((repos.data?.items ?? []).map((r) => [r.id, r.name]));
   return (
     <>
       <h1>Workflow actions</h1>
@@ -44,19 +47,32 @@ export function WorkflowActions({ ws, viewer }: { ws: string; viewer: Viewer }) 
       </div>
       {items.length === 0 && <p className="muted">No workflow action matches.</p>}
       {items.map((a) => (
-        <ActionCard key={a.id} ws={ws} item={a} viewer={viewer} who={who} />
+        <ActionCard key={a.id} ws={ws} item={a} viewer={viewer} who={who} repoNames={repoNames} />
       ))}
     </>
   );
 }
 
-function Target({ ws, item }: { ws: string; item: Action }) {
+function Target({
+  ws,
+  item,
+  who,
+  repoNames,
+}: {
+  ws: string;
+  item: Action;
+  who: (id: string | null) => string;
+  repoNames: Map<string, string>;
+}) {
   const t = item.target;
   return (
     <ul className="plain">
       {t.repository_id && (
         <li>
-          Repository <Link to={`/app/w/${ws}/r/${t.repository_id}`}>{t.repository_id}</Link>
+          Repository{' '}
+          <Link to={`/app/w/${ws}/r/${t.repository_id}`}>
+            {repoNames.get(t.repository_id) ?? t.repository_id}
+          </Link>
         </li>
       )}
       {t.audit_id && (
@@ -64,11 +80,7 @@ function Target({ ws, item }: { ws: string; item: Action }) {
           Audit <Link to={`/app/w/${ws}/a/${t.audit_id}`}>{t.audit_id}</Link>
         </li>
       )}
-      {t.member_id && (
-        <li>
-          Member <code>{t.member_id}</code>
-        </li>
-      )}
+      {t.member_id && <li>Member {who(t.member_id)}</li>}
       {t.branch_ref && (
         <li>
           Branch <code>{t.branch_ref}</code>
@@ -88,11 +100,13 @@ function ActionCard({
   item,
   viewer,
   who,
+  repoNames,
 }: {
   ws: string;
   item: Action;
   viewer: Viewer;
   who: (id: string | null) => string;
+  repoNames: Map<string, string>;
 }) {
   const client = useQueryClient();
   const path = { workspace_id: ws, action_id: item.id };
@@ -125,7 +139,7 @@ function ActionCard({
         </span>
       </p>
       <p>Reason: {item.reason}</p>
-      <Target ws={ws} item={item} />
+      <Target ws={ws} item={item} who={who} repoNames={repoNames} />
       {item.decided_by && (
         <p>
           Decided by {who(item.decided_by)} ({item.decided_by_role}) · <When at={item.decided_at} />
