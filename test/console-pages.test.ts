@@ -31,6 +31,7 @@ let grantId: string;
 let scheduleNextRun: string;
 const PASSWORD = 'console pages password';
 const ACTION_REASON = 'Attachments of this audit hold a customer export by mistake.';
+const HOSTILE_REASON = '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script>';
 
 const v1 = (p: string) => `/v1/workspaces/${demo.workspaceId}${p}`;
 const api = (method: string, p: string, body?: unknown) =>
@@ -80,6 +81,12 @@ test.before(async () => {
   });
   if (action.status !== 201) throw new Error(action.text);
   actionId = action.body.id;
+  const hostile = await api('POST', '/workflow-actions', {
+    kind: 'deep_review_audit',
+    target: { repository_id: demo.repositoryId, branch_ref: '<b>main</b>' },
+    reason: HOSTILE_REASON,
+  });
+  if (hostile.status !== 201) throw new Error(hostile.text);
   const caller = await call(base, 'GET', '/v1/caller', { token: demo.token });
   grantId = `grant_${crypto.randomBytes(6).toString('hex')}`;
   await insertGrant(db, {
@@ -174,7 +181,7 @@ test.serial("home: what waits for another member's approval", async (t) => {
     await signIn(page, base, 'bob', PASSWORD);
     const waiting = page.locator('section[aria-labelledby="waiting"]');
     await waiting.getByText('Remediation to approve:').waitFor();
-    await waiting.getByText('Workflow action to approve:').waitFor();
+    await waiting.getByText('Workflow action to approve:').first().waitFor();
     await waiting.getByText('Report to approve:').waitFor();
     await waiting.getByRole('link', { name: new RegExp(ACTION_REASON) }).waitFor();
     await accessible(t, page, 'home (waiting for you)');
@@ -276,6 +283,11 @@ test.serial('workflow actions: the requester cannot approve; another member does
     const card = b.locator(`[id="${actionId}"]`);
     await card.getByText(ACTION_REASON).waitFor();
     await accessible(t, b, 'workflow actions');
+    // A reason carrying HTML and script is shown as text; nothing runs.
+    await b.getByText(HOSTILE_REASON).waitFor();
+    await b.getByText('<b>main</b>').waitFor();
+    t.is(await b.locator('main img, main script, main b').count(), 0);
+    t.is(await b.evaluate('window.__pwned'), undefined);
     await card.getByLabel('Rationale').fill('Confirmed with the customer: purge it.');
     await press(b, 'Approve', card);
     await b
