@@ -169,6 +169,11 @@ test.serial('findings: accept a risk with a reason, plan a fix and follow it', a
       1,
       'the finding links to its remediation',
     );
+    t.is(
+      await linked.getByRole('button', { name: /^Plan a fix/ }).count(),
+      0,
+      'no second plan while one is under way',
+    );
     clean(t, watch, 'findings');
   } finally {
     await context.close();

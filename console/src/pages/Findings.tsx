@@ -15,6 +15,8 @@ import { Link, navigate, useTitle } from '../router';
 type Finding = Schemas['FindingResponse'];
 type Remediation = Schemas['RemediationResponse'];
 type Triage = 'accepted_risk' | 'false_positive' | 'open';
+/** A remediation under way: no second plan is offered for its findings. */
+const ACTIVE = new Set(['proposed', 'approved', 'in_progress', 'done']);
 
 export function Findings({ ws, viewer }: { ws: string; viewer: Viewer }) {
   useTitle('Findings');
@@ -165,18 +167,21 @@ function FindingCard({
               </span>
             ))}
       </p>
-      {viewer.canWrite && viewer.scopes.has('remediations:write') && item.status === 'open' && (
-        <p>
-          <button
-            type="button"
-            className="secondary"
-            disabled={plan.isPending}
-            onClick={() => plan.mutate()}
-          >
-            Plan a fix <span className="sr-only">for {item.title}</span>
-          </button>
-        </p>
-      )}
+      {viewer.canWrite &&
+        viewer.scopes.has('remediations:write') &&
+        item.status === 'open' &&
+        !fixes.some((r) => ACTIVE.has(r.status)) && (
+          <p>
+            <button
+              type="button"
+              className="secondary"
+              disabled={plan.isPending}
+              onClick={() => plan.mutate()}
+            >
+              Plan a fix <span className="sr-only">for {item.title}</span>
+            </button>
+          </p>
+        )}
       {plan.isError && <Problem error={plan.error} />}
       {canTriage && item.status !== 'resolved' && (
         <div className="actions">
