@@ -69,9 +69,11 @@ export type {
 /**
  * Bumped when a rule changes what a control finds. 2026.11.2 (issue 30): compose override
  * fragments and test compose files, .env and appsettings secrets, composite actions, unplaced
- * deployment variants.
+ * deployment variants. 2026.11.3 (issue 30): artifact-carrier and test-runner Dockerfiles nothing
+ * deploys, registry storage modules, datastore owners (consoles, schema tools, separate Aspire
+ * application models), telemetry collectors' probes in cycles.
  */
-export const CONTROL_CATALOG_VERSION = '2026.11.2';
+export const CONTROL_CATALOG_VERSION = '2026.11.3';
 
 /** Every control, family by family (analysis/controls/<family>.ts), in catalog order. */
 const SPECS: ControlSpec[] = [

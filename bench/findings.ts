@@ -16,9 +16,10 @@
  * is a false negative. Controls a system does not label are not scored for it. A finding about the
  * repository as a whole (owners-declared: no CODEOWNERS) has no file: its path is `(repository)`.
  * The CI controls are labelled per workflow or action file, the container controls per compose
- * file or manifest, the storage controls per Terraform file; the graph controls
- * (no-shared-database, no-service-dependency-cycle) are not labelled: their unit is a datastore or
- * a cycle, not a file.
+ * file or manifest, the storage controls per Terraform file. The graph controls are labelled per
+ * graph subject, not per file: no-shared-database by the datastore's entity key
+ * (`datastore:orders-db`), no-service-dependency-cycle by the key of the cycle's first member in
+ * sorted order (the finding's entity); their `path` holds that key.
  *
  * `<checkouts>` (or ACCURACY_CHECKOUTS) holds a git checkout per repository as `<owner>__<repo>`,
  * as for bench:accuracy; systems without one are listed as skipped. Exits 0: a measurement.
@@ -31,6 +32,9 @@ import { assessControls } from '../analysis/controls';
 import { analyzeTree, headCommit } from './accuracy';
 
 export const LABELS_DIR = path.join(__dirname, 'findings');
+
+/** Controls on the graph: a finding is scored at its entity key, not at a file. */
+export const GRAPH_CONTROLS = new Set(['no-shared-database', 'no-service-dependency-cycle']);
 
 /** The path a finding without a location (about the whole repository) is scored at. */
 export const REPOSITORY = '(repository)';
@@ -103,7 +107,15 @@ export async function predict(
   return new Map(
     assessed.map((a) => [
       a.control_key,
-      [...new Set(a.findings.map((f) => f.location?.path ?? REPOSITORY))],
+      [
+        ...new Set(
+          a.findings.map((f) =>
+            GRAPH_CONTROLS.has(a.control_key)
+              ? (f.entity_key ?? REPOSITORY)
+              : (f.location?.path ?? REPOSITORY),
+          ),
+        ),
+      ],
     ]),
   );
 }

@@ -73,7 +73,7 @@ const GH = {
 };
 
 test('catalog is versioned and covers at least 12 controls in four domains', (t) => {
-  t.is(CONTROL_CATALOG_VERSION, '2026.11.2');
+  t.is(CONTROL_CATALOG_VERSION, '2026.11.3');
   t.true(CONTROLS.length >= 12);
   t.deepEqual([...new Set(CONTROLS.map((c) => c.domain))].sort(), [
     'architecture',

@@ -134,3 +134,43 @@ test('test, code-generation and dev Dockerfiles are out of scope, and the applic
   t.regex(a.applicability_rationale, /test\/e2e\/Dockerfile \(a test image\)/);
   t.regex(a.applicability_rationale, /svc\/Dockerfile\.debug \(a development or debug image\)/);
 });
+
+test('an artifact carrier and a test runner nothing deploys are out of scope, with the reason', async (t) => {
+  const { a } = await nonRoot({
+    'svc/Dockerfile': 'FROM alpine:3.20\nUSER 1000\n',
+    'mobile/android.Dockerfile':
+      'FROM node:20 AS builder\nRUN ./gradlew assembleRelease\nFROM scratch\nCOPY --from=builder /out/app-release.apk /app.apk\nENTRYPOINT ["/app.apk"]\n',
+    'exports/Dockerfile':
+      'FROM golang:1.22 AS b\nRUN go build -o /bin/x\nFROM scratch\nCOPY --from=b /bin/x /x\n',
+    'contract/Dockerfile':
+      'FROM node:20-alpine\nRUN npm install\nENTRYPOINT ["/usr/src/app/node_modules/dredd/bin/dredd"]\n',
+    'suite/Dockerfile': 'FROM node:20\nCOPY . .\nCMD ["npm", "test"]\n',
+  });
+  t.is(a.status, 'pass', a.findings.map((f) => f.title).join('\n'));
+  t.deepEqual(a.findings, []);
+  t.regex(a.applicability_rationale, /mobile\/android\.Dockerfile \(an artifact carrier/);
+  t.regex(a.applicability_rationale, /exports\/Dockerfile \(an artifact carrier/);
+  t.regex(
+    a.applicability_rationale,
+    /contract\/Dockerfile \(a test runner image \(it runs dredd\)/,
+  );
+  t.regex(
+    a.applicability_rationale,
+    /suite\/Dockerfile \(a test runner image \(it runs npm test\)/,
+  );
+});
+
+test('a scratch image that runs a program, and a test runner a deployment runs, are judged', async (t) => {
+  const { a } = await nonRoot({
+    'api/Dockerfile':
+      'FROM golang:1.22 AS b\nRUN go build -o /server\nFROM scratch\nCOPY --from=b /server /server\nENTRYPOINT ["/server"]\n',
+    'checker/Dockerfile': 'FROM node:20-alpine\nENTRYPOINT ["dredd"]\n',
+    'docker-compose.yml': 'services:\n  checker:\n    build: ./checker\n',
+  });
+  t.is(a.status, 'fail');
+  t.deepEqual(a.findings.map((f) => f.location?.path).sort(), [
+    'api/Dockerfile',
+    'checker/Dockerfile',
+  ]);
+  t.notRegex(a.applicability_rationale, /api\/Dockerfile|checker\/Dockerfile/);
+});

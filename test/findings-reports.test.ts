@@ -162,3 +162,50 @@ test('HTML: summary first, one section per control, the diagram in a readable sc
   );
   t.false(evil.includes('<script>'));
 });
+
+test('a real audit detail (every failing check, then the control) is condensed: the rows are the list', (t) => {
+  // The detail an audit stores on each finding (activities/controls): the assessment's rationale,
+  // which names every failing check, then the control's description.
+  const titles = [1, 2, 3].map((i) => `src/s${i}/Dockerfile runs as root (no USER instruction)`);
+  const detail = `3 of 9 check(s) fail: ${titles.join('; ')}. Control: Dockerfiles set a non-root USER.`;
+  const real: AuditReportContent = {
+    ...report,
+    assessments: report.assessments.map((a) =>
+      a.control_key === 'containers-non-root'
+        ? { ...a, rationale: detail.split(' Control:')[0]! }
+        : a,
+    ),
+    findings: [
+      ...[1, 2, 3].map((i) => ({
+        ...finding(i, 'containers-non-root', 'high', detail),
+        title: `Containers run as non-root: ${titles[i - 1]}`,
+      })),
+      finding(4, 'images-pinned', 'medium', 'Image references carry an explicit tag.'),
+    ],
+  };
+  for (const out of [renderReportMarkdown(real, ctx), renderReportHtml(real, ctx)]) {
+    t.is(count(out, '3 of 9 check(s) fail. Control: Dockerfiles set a non-root USER.'), 1);
+    // Each failing check is named in its own row, in the top findings and nowhere else.
+    for (const x of titles) t.true(count(out, x) <= 2, x);
+    const findings = out.slice(out.search(/## Findings|<h2>Findings<\/h2>/));
+    t.false(
+      findings.includes('Containers run as non-root: src/s2/Dockerfile'),
+      'rows drop the control title (the group heading says it)',
+    );
+    t.regex(out, /3 of 9 check\(s\) fail \(listed under Findings\)\./, 'the controls table too');
+  }
+});
+
+test('top findings: one per control before a second of any', (t) => {
+  const many: AuditReportContent = {
+    ...report,
+    findings: [
+      ...[1, 2, 3, 4, 5, 6].map((i) => finding(i, 'containers-non-root', 'high')),
+      finding(7, 'images-pinned', 'medium', 'Image references carry an explicit tag.'),
+    ],
+  };
+  const md = renderReportMarkdown(many, ctx);
+  const summary = md.slice(0, md.indexOf('## Findings'));
+  t.is(count(summary, 'finding 7 of images-pinned'), 1, 'the other control is not hidden');
+  t.is(count(summary, 'of containers-non-root'), 4);
+});

@@ -191,6 +191,8 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
   const remote = all
     .flatMap((s) => s.body)
     .filter((x) => x.cmd === 'ADD' && /(^|\s)(https?:\/\/|git@)/.test(x.args));
+  // The program the image runs: the last ENTRYPOINT and CMD of the final stage's lineage.
+  const program = (cmd: string) => inherited.filter((x) => x.cmd === cmd).pop()?.args ?? null;
   const lastLine = Math.max(final.from.end, ...final.body.map((x) => x.end));
   emit(
     { start: final.from.start, end: lastLine },
@@ -203,6 +205,8 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
       final_stage: final.name,
       base_image: root0.image,
       base_stage: chain.length > 1 ? final.image : null,
+      entrypoint: program('ENTRYPOINT'),
+      cmd: program('CMD'),
       user,
       runs_as_root: root,
       healthcheck: health ? !/^NONE\b/i.test(health.args) : false,

@@ -128,6 +128,31 @@ export const COMPANIONS: Record<string, { parent: string; evidenceKind: string }
   google_cloud_run_v2_service_iam_binding: { parent: 'name', evidenceKind: 'security-configured' },
 };
 
+/**
+ * Public registry modules that wrap one storage resource: the resource type they create and the
+ * module's own input defaults where they differ from the resource's (each module's documented
+ * variables). A call's inputs, over these defaults, are read as that resource's arguments.
+ */
+export const STORAGE_MODULES: Record<string, { type: string; defaults: Obj }> = {
+  'cloudposse/elasticache-redis/aws': {
+    type: 'aws_elasticache_replication_group',
+    defaults: { at_rest_encryption_enabled: false, transit_encryption_enabled: true },
+  },
+  'terraform-aws-modules/rds/aws': {
+    type: 'aws_db_instance',
+    defaults: { storage_encrypted: true },
+  },
+  'terraform-aws-modules/rds-aurora/aws': {
+    type: 'aws_rds_cluster',
+    defaults: { storage_encrypted: true },
+  },
+  'terraform-aws-modules/dynamodb-table/aws': { type: 'aws_dynamodb_table', defaults: {} },
+  'terraform-aws-modules/sqs/aws': {
+    type: 'aws_sqs_queue',
+    defaults: { sqs_managed_sse_enabled: true },
+  },
+};
+
 // ---------------------------------------------------------------------------------------------
 // Reading arguments
 

@@ -31,6 +31,7 @@ import {
   imagesOf,
   isExpression,
   securityOf,
+  STORAGE_MODULES,
   type CatalogEntry,
 } from './terraform-catalog';
 
@@ -52,7 +53,7 @@ interface Mapped {
   entry: CatalogEntry;
   key: string;
   entityName: string;
-  nameSource: 'argument' | 'label' | 'module-template';
+  nameSource: 'argument' | 'label' | 'module-template' | 'module-call';
 }
 
 /** Analyzes .tf files; references resolve within the same directory (one Terraform module). */
@@ -92,6 +93,7 @@ export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOut
       }
     }
     gaps.push(...moduleGaps(file, json));
+    resources.push(...storageModules(file, json, lines, blocks));
   }
   const index = new Index(resources);
   const out: Evidence[] = [];
@@ -104,6 +106,38 @@ export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOut
 function cloudOf(type: string): string {
   const prefix = type.split('_')[0] ?? '';
   return prefix === 'google-beta' ? 'google' : prefix;
+}
+
+/**
+ * Calls of a registry module that wraps one storage resource (STORAGE_MODULES), read as that
+ * resource with the module's defaults under the call's inputs, so the storage controls judge it.
+ */
+function storageModules(
+  file: SourceFile,
+  json: Obj,
+  lines: string[],
+  blocks: ReturnType<typeof topLevelBlocks>,
+): TfResource[] {
+  const modules = isRecord(json.module) ? json.module : {};
+  return Object.entries(modules).flatMap(([name, bodies]) => {
+    const body = Array.isArray(bodies) ? bodies[0] : bodies;
+    const source = isRecord(body) && typeof body.source === 'string' ? body.source : '';
+    const known = STORAGE_MODULES[source.replace(/\?.*$/, '').toLowerCase()];
+    if (!known || !isRecord(body)) return [];
+    const block = blocks.find((b) => b.type === 'module' && b.labels[0] === name);
+    return [
+      {
+        file,
+        lines,
+        dir: dirname(file.path),
+        type: known.type,
+        name,
+        address: `module.${name}`,
+        body: { ...known.defaults, ...body, module_source: source },
+        span: block ? { start: block.start, end: block.end } : { start: 1, end: 1 },
+      },
+    ];
+  });
 }
 
 /** Remote modules are not fetched, so what they create is a coverage gap. */
@@ -186,6 +220,15 @@ const TEMPLATE_LABELS = new Set(['this', 'self']);
 function mapResource(r: TfResource): Mapped | null {
   const entry = CATALOG[r.type];
   if (!entry) return null;
+  // A registry module's call (storageModules) is read for its settings only: the module's source
+  // is not here, so it names no entity of its own (its records stay evidence).
+  if (r.address.startsWith('module.'))
+    return {
+      entry,
+      key: entityKey('resource', r.address),
+      entityName: r.name,
+      nameSource: 'module-call',
+    };
   let parametric = false;
   for (const path of entry.names ?? ['name']) {
     const v = get(r.body, path);

@@ -5,7 +5,9 @@
 import { keyKind, type EvidenceLocation } from '../evidence';
 import { CODEOWNERS_PATHS } from '../shared/paths';
 import { compareStrings, uniqueSorted } from '../shared/text';
-import type { Relationship } from '../reconcile';
+import type { Entity, Relationship } from '../reconcile';
+import { isRecord } from '../shared/values';
+import { composeScope } from './effective';
 import type { ControlSpec } from './catalog';
 import { compareLocation, type Check, type Context, type Verdict } from './check';
 
@@ -43,6 +45,57 @@ function graphCheck(
   };
 }
 
+/** A relationship known only from test files (a test compose file's depends_on) is no use in production. */
+function onlyInTestFiles(ctx: Context, r: Relationship): boolean {
+  const paths = r.evidence_ids.map((id) => ctx.byId.get(id)?.location.path ?? '');
+  return paths.length > 0 && paths.every((p) => p !== '' && composeScope(p) !== null);
+}
+
+/** A store's console or dashboard (its image says so): it reads the store, it does not own it. */
+const STORE_CONSOLES =
+  /^(kibana|opensearch-dashboards|pgadmin4?|adminer|mongo-express|redis-commander|redisinsight|phpmyadmin|cloudbeaver|dbgate|grafana|grafana-oss)$/i;
+/** A schema tool of the store's owner (`catalogdbmanager`, `orders-migrator`, `db-seed`). */
+const SCHEMA_TOOL =
+  /(db-?manager|migrat(e|es|ion|ions|or|ions?-?service)|seed(er|ing)?|schema-?(tool|manager))$/i;
+
+/** Why a client of a datastore is not one of its owners (null: it is). */
+function notOwnerWhy(e: Entity | undefined): string | null {
+  if (!e) return null;
+  const image = isRecord(e.attributes.image) ? e.attributes.image.repo : e.attributes.image;
+  const last = typeof image === 'string' ? (image.split('/').pop() ?? '') : '';
+  if (STORE_CONSOLES.test(last)) return `a console of the store (image ${String(image)})`;
+  if (SCHEMA_TOOL.test(e.name)) return 'a schema or seed tool of its owner';
+  return null;
+}
+
+/**
+ * Clients that reach the store only from separate Aspire application models (each AppHost is an
+ * application of its own, which declares its own store under a name another may reuse).
+ */
+function separateAppModels(ctx: Context, rels: Relationship[]): boolean {
+  const hosts = new Map<string, Set<string>>();
+  for (const r of rels) {
+    const mine = hosts.get(r.source_key) ?? new Set<string>();
+    for (const id of r.evidence_ids) {
+      const x = ctx.byId.get(id);
+      // The service's own code reading the reference (its Program.cs) names no application.
+      if (x?.provider === 'aspire') {
+        if (/apphost/i.test(x.location.path)) mine.add(x.location.path);
+      } else if (x) return false;
+    }
+    hosts.set(r.source_key, mine);
+  }
+  const sets = [...hosts.values()];
+  if (sets.length < 2 || sets.some((s) => s.size === 0)) return false;
+  const seen = new Set<string>();
+  for (const s of sets)
+    for (const h of s) {
+      if (seen.has(h)) return false;
+      seen.add(h);
+    }
+  return true;
+}
+
 function noSharedDatabase(ctx: Context): Check[] {
   const kinds = entityKind(ctx);
   const kind = (k: string) => kinds.get(k) ?? keyKind(k);
@@ -52,15 +105,18 @@ function noSharedDatabase(ctx: Context): Check[] {
   ]);
   const relsTo = new Map<string, Relationship[]>();
   for (const r of ctx.relationships) {
-    if (kind(r.source_key) !== 'service') continue;
+    if (kind(r.source_key) !== 'service' || onlyInTestFiles(ctx, r)) continue;
     const list = relsTo.get(r.target_key);
     if (list) list.push(r);
     else relsTo.set(r.target_key, [r]);
   }
+  const entities = new Map(ctx.entities.map((e) => [e.canonical_key, e]));
   return stores.map((store) => {
     const rels = relsTo.get(store) ?? [];
     const clients = uniqueSorted(rels.map((r) => r.source_key));
-    const shared = clients.length >= 2;
+    const owners = clients.filter((c) => notOwnerWhy(entities.get(c)) === null);
+    const separate = separateAppModels(ctx, rels);
+    const shared = owners.length >= 2 && !separate;
     return graphCheck(
       ctx,
       'single-owner-datastore',
@@ -68,9 +124,18 @@ function noSharedDatabase(ctx: Context): Check[] {
       [store],
       rels.flatMap((r) => r.evidence_ids),
       shared
-        ? `${store} is shared by ${clients.join(', ')}`
-        : `${store} has ${clients.length} client service(s)`,
-      { store, clients },
+        ? `${store} is shared by ${owners.join(', ')}`
+        : owners.length >= 2
+          ? `${store} is declared by separate application models (${clients.join(', ')}), one store each`
+          : `${store} has ${owners.length} owning service(s)${
+              clients.length > owners.length
+                ? ` (${clients
+                    .filter((c) => !owners.includes(c))
+                    .map((c) => `${c}: ${notOwnerWhy(entities.get(c))}`)
+                    .join('; ')})`
+                : ''
+            }`,
+      { store, clients, owners, separate },
     );
   });
 }
@@ -132,6 +197,24 @@ function cycles(nodes: string[], edges: Map<string, string[]>): string[][] {
   return out.sort((a, b) => compareStrings(a.join(','), b.join(',')));
 }
 
+/** The OpenTelemetry exporter settings (the specification's variables): their target collects telemetry. */
+const EXPORTER_VARIABLE = /^OTEL_EXPORTER_(OTLP(_(TRACES|METRICS|LOGS))?|JAEGER|ZIPKIN)_ENDPOINT$/;
+
+/**
+ * Telemetry collectors: services other services reach through OpenTelemetry exporter settings.
+ * What a collector reaches in turn (a health check of the entry proxy, a scrape, an export to a
+ * tracing backend) is monitoring: no request of the system waits on it, so it makes no cycle.
+ */
+function telemetrySinks(ctx: Context): Set<string> {
+  const out = new Set<string>();
+  for (const r of ctx.relationships) {
+    const vars = r.attributes.variables;
+    if (Array.isArray(vars) && vars.some((v) => EXPORTER_VARIABLE.test(String(v))))
+      out.add(r.target_key);
+  }
+  return out;
+}
+
 function noServiceCycle(ctx: Context): Check[] {
   const kinds = entityKind(ctx);
   const kind = (k: string) => kinds.get(k) ?? keyKind(k);
@@ -139,8 +222,12 @@ function noServiceCycle(ctx: Context): Check[] {
     ...ctx.entities.filter((e) => e.kind === 'service').map((e) => e.canonical_key),
   ]);
   if (services.length === 0) return [];
+  const sinks = telemetrySinks(ctx);
   const rels = ctx.relationships.filter(
-    (r) => kind(r.source_key) === 'service' && kind(r.target_key) === 'service',
+    (r) =>
+      kind(r.source_key) === 'service' &&
+      kind(r.target_key) === 'service' &&
+      !sinks.has(r.source_key),
   );
   // Targets gathered, then sorted once per node (re-sorting a copy per edge is quadratic).
   const edges = new Map<string, string[]>();

@@ -11,7 +11,9 @@
  * - A Dockerfile fails only when some deployment of it (or, with none found, the image alone)
  *   leaves it running as root; a deployment that sets nothing inherits the image's verdict and is
  *   not judged twice. Dockerfiles for tests, code generation and development containers are never
- *   deployed and are out of scope (dockerfileScope).
+ *   deployed and are out of scope (dockerfileScope); so are those whose content says they run no
+ *   service (an artifact carrier FROM scratch, a test runner) when no deployment builds or runs
+ *   them (dockerfileContentScope).
  */
 import { parseImageRef } from '../shared/images';
 import { basename, dirname } from '../shared/paths';
@@ -43,6 +45,89 @@ export function dockerfileScope(path: string): string | null {
   if (CODEGEN_DIRS.test(dir)) return 'a code-generation image';
   if (DEV_DIRS.test(dir) || DEV_VARIANTS.test(name)) return 'a development or debug image';
   return null;
+}
+
+/** A program the final image runs, as tokens: ENTRYPOINT (exec or shell form), else CMD. */
+function programTokens(d: StoredEvidence): string[] {
+  const written = [d.attributes.entrypoint, d.attributes.cmd].find(
+    (v): v is string => typeof v === 'string' && v.trim() !== '',
+  );
+  if (!written) return [];
+  if (written.trim().startsWith('[')) {
+    try {
+      const list: unknown = JSON.parse(written);
+      if (Array.isArray(list)) return list.filter((x): x is string => typeof x === 'string');
+    } catch {
+      // not JSON: the shell form below
+    }
+  }
+  return written.split(/\s+/).filter(Boolean);
+}
+
+/** Launchers in front of the program they start (`npx dredd`, `python -m pytest`, `sh -c`). */
+const LAUNCHERS = /^(node|npx|python[\d.]*|-m|-c|sh|bash|exec|bundle|ruby|dotnet)$/;
+/** Test runners and API contract checkers: an image whose program is one of them runs tests. */
+const TEST_RUNNERS =
+  /^(dredd|cypress|newman|pytest|py\.test|jest|mocha|vitest|playwright|robot|behave|cucumber(-js)?|karma|testcafe|codeceptjs|bats|schemathesis|hurl)$/i;
+/** Build tools whose `test` subcommand runs a test suite (`npm test`, `go test ./...`). */
+const TEST_SUBCOMMAND = /^(npm|yarn|pnpm|go|mvn|mvnw|gradle|gradlew|cargo|make)$/;
+/** Packages and archives: a file no container can execute (a scratch image holding one runs nothing). */
+const PACKAGE_FILE = /\.(apk|aab|ipa|zip|tar|tgz|gz|whl|deb|rpm|msi|nupkg|vsix|jar|war)$/i;
+
+/**
+ * Why a Dockerfile's own content says it builds no service (null: it may): an image `FROM
+ * scratch` whose program is none or a package file (an artifact carrier, exported with `docker
+ * build --output`), or an image whose program is a test runner. Only for Dockerfiles no
+ * deployment builds or runs (dockerfileNotDeployed).
+ */
+export function dockerfileContentScope(d: StoredEvidence): string | null {
+  const tokens = programTokens(d);
+  const program = tokens.map((t) => basename(t));
+  if (
+    d.attributes.base_image === 'scratch' &&
+    (tokens.length === 0 || PACKAGE_FILE.test(tokens[0]!))
+  )
+    return 'an artifact carrier: FROM scratch, it holds build outputs and runs no program';
+  const i = program.findIndex((t) => !LAUNCHERS.test(t));
+  const first = i >= 0 ? program[i]! : '';
+  if (TEST_RUNNERS.test(first)) return `a test runner image (it runs ${first})`;
+  const sub = program.slice(i + 1).find((t) => t !== 'run' && !t.startsWith('-'));
+  if (TEST_SUBCOMMAND.test(first) && sub === 'test')
+    return `a test runner image (it runs ${first} test)`;
+  return null;
+}
+
+/**
+ * Whether a deployment in the repository builds or runs the Dockerfile: a compose service of a
+ * deployed (not test) compose file builds it, or the graph placed it on an entity that a compose
+ * service, a Kubernetes workload or an Aspire resource runs.
+ */
+function deployedDockerfile(ctx: Context, d: StoredEvidence): boolean {
+  for (const e of ofKind(ctx, 'service-declared')) {
+    if (e.provider !== 'docker-compose' || composeScope(e.location.path) !== null) continue;
+    const b = e.attributes.build;
+    if (!isRecord(b) || typeof b.context_dir !== 'string') continue;
+    const file = typeof b.dockerfile === 'string' ? b.dockerfile : 'Dockerfile';
+    if ((b.context_dir ? `${b.context_dir}/${file}` : file) === d.location.path) return true;
+  }
+  const key = ctx.entityOf.get(d.id);
+  const entity = key ? ctx.entities.find((x) => x.canonical_key === key) : undefined;
+  return (entity?.evidence_ids ?? []).some((id) => {
+    const x = ctx.byId.get(id);
+    if (!x) return false;
+    if (x.evidence_kind === 'workload-declared') return true;
+    return x.evidence_kind === 'service-declared' && composeScope(x.location.path) === null;
+  });
+}
+
+/** Why a Dockerfile is out of containers-non-root's scope (its path, or its content when nothing deploys it). */
+function scopeOf(ctx: Context, d: StoredEvidence | undefined, path: string): string | null {
+  const byPath = dockerfileScope(path);
+  if (byPath || !d) return byPath;
+  const byContent = dockerfileContentScope(d);
+  return byContent && !deployedDockerfile(ctx, d)
+    ? `${byContent}, and no deployment runs it`
+    : null;
 }
 
 /** `docker-compose.test.yml`, `compose.tests.yaml`, `docker-compose-e2e.yml`: the variant names its purpose. */
@@ -111,7 +196,8 @@ function images(ctx: Context): Map<string, Image> {
   const declared = new Map(ofKind(ctx, 'dockerfile-declared').map((e) => [e.location.path, e]));
   const out = new Map<string, Image>();
   for (const e of ofKind(ctx, 'runs-as-root', 'user-declared')) {
-    if (e.provider !== 'dockerfile' || dockerfileScope(e.location.path) !== null) continue;
+    if (e.provider !== 'dockerfile') continue;
+    if (scopeOf(ctx, declared.get(e.location.path), e.location.path) !== null) continue;
     const written = typeof e.attributes.user === 'string' ? e.attributes.user : null;
     const base = declared.get(e.location.path)?.attributes.base_image;
     let user: User;
@@ -261,7 +347,7 @@ export function outOfScopeDockerfiles(ctx: Context): string[] {
   return uniqueSorted(
     ofKind(ctx, 'dockerfile-declared')
       .map((e) => {
-        const why = dockerfileScope(e.location.path);
+        const why = scopeOf(ctx, e, e.location.path);
         return why ? `${e.location.path} (${why})` : null;
       })
       .filter((x): x is string => x !== null),

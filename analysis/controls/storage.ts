@@ -65,15 +65,24 @@ function datastoresNotPublic(ctx: Context): Check[] {
   return out;
 }
 
+/**
+ * Terraform storage records: a datastore, queue or bucket's declaration or a companion's settings,
+ * and the declaration of a resource that names no entity (a registry module's call, a reusable
+ * module's `this`), keyed `resource:<address>`.
+ */
+function isTerraformStorage(e: StoredEvidence): boolean {
+  if (e.provider !== 'terraform') return false;
+  const kind = keyKind(e.subject_key);
+  const declares = /^(datastore|queue|bucket)-declared$/.test(e.evidence_kind);
+  if (kind === 'resource') return declares;
+  if (!STORAGE_KINDS.has(kind)) return false;
+  return e.evidence_kind === `${kind}-declared` || e.evidence_kind === 'security-configured';
+}
+
 function storageEncrypted(ctx: Context): Check[] {
   const bySubject = new Map<string, StoredEvidence[]>();
   for (const e of ctx.evidence) {
-    if (e.provider !== 'terraform' || !STORAGE_KINDS.has(keyKind(e.subject_key))) continue;
-    if (
-      e.evidence_kind !== `${keyKind(e.subject_key)}-declared` &&
-      e.evidence_kind !== 'security-configured'
-    )
-      continue;
+    if (!isTerraformStorage(e)) continue;
     const list = bySubject.get(e.subject_key) ?? [];
     list.push(e);
     bySubject.set(e.subject_key, list);
@@ -87,11 +96,15 @@ function storageEncrypted(ctx: Context): Check[] {
       .filter((v): v is boolean => v !== null);
     // A companion resource (e.g. a server-side encryption configuration) can enable it.
     const enc = values.includes(true) ? true : values.includes(false) ? false : null;
+    // A record that names no entity is named by its Terraform address (`module.cache`).
+    const address = decl.attributes.address;
+    const name =
+      keyKind(key) === 'resource' && typeof address === 'string' ? `Terraform ${address}` : key;
     out.push(
       onEvidence(ctx, decl, {
         requirement: 'encryption-at-rest',
         verdict: enc === null ? 'unknown' : enc ? 'pass' : 'fail',
-        title: `${key} is ${enc ? 'encrypted at rest' : enc === false ? 'not encrypted at rest' : 'of unknown encryption'}`,
+        title: `${name} is ${enc ? 'encrypted at rest' : enc === false ? 'not encrypted at rest' : 'of unknown encryption'}`,
         facts: { encryption_at_rest: enc },
         extra: list.map((e) => e.id),
       }),

@@ -1567,7 +1567,7 @@ export interface paths {
         };
         /**
          * The built-in control catalog
-         * @description The controls of the current catalog version (2026.11.2) that every audit assesses.
+         * @description The controls of the current catalog version (2026.11.3) that every audit assesses.
          *
          *     Requires scope `policies:read`.
          */

@@ -17,7 +17,13 @@ import { httpHost, mdCode, mdLink, mdText } from '../output/markdown';
 import { plainJson, plainText } from '../output/plain';
 import { SRCROOT, sarifUri } from '../output/sarif';
 import { isOpenFinding, reportSubject, type AuditReportContent } from './report';
-import { blockingQuestions, findingGroups, topFindings } from './sections';
+import {
+  blockingQuestions,
+  condensedRationale,
+  findingGroups,
+  titleInGroup,
+  topFindings,
+} from './sections';
 
 /** Who approved the report, as renderings show it. */
 export interface RenderedApproval {
@@ -117,7 +123,7 @@ export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext):
     );
     for (const f of g.findings)
       out.push(
-        `| ${t(f.title)}${f.detail !== g.rationale ? `: ${t(f.detail)}` : ''} | ${f.locations.map((l) => c(where(l))).join(', ') || '—'} | ${t(f.status)} |`,
+        `| ${t(titleInGroup(f.title, g.title))}${f.detail !== g.common_detail ? `: ${t(condensedRationale(f.detail))}` : ''} | ${f.locations.map((l) => c(where(l))).join(', ') || '—'} | ${t(f.status)} |`,
       );
     out.push('');
   }
@@ -129,7 +135,7 @@ export function renderReportMarkdown(r: AuditReportContent, ctx: RenderContext):
   );
   for (const a of r.assessments)
     out.push(
-      `| ${t(a.control_key)} | ${t(a.status)} | ${t(String(a.confidence))} | ${t(a.rationale)} |`,
+      `| ${t(a.control_key)} | ${t(a.status)} | ${t(String(a.confidence))} | ${t(condensedRationale(a.rationale))} |`,
     );
   out.push(
     '',
@@ -234,7 +240,7 @@ export function renderReportHtml(r: AuditReportContent, ctx: RenderContext): str
         table(
           ['finding', 'location', 'status'],
           g.findings.map((f) => [
-            `${h(f.title)}${f.detail !== g.rationale ? `<br><small>${h(f.detail)}</small>` : ''}`,
+            `${h(titleInGroup(f.title, g.title))}${f.detail !== g.common_detail ? `<br><small>${h(condensedRationale(f.detail))}</small>` : ''}`,
             f.locations.map((l) => code(where(l))).join('<br>') || '—',
             h(f.status),
           ]),
@@ -247,7 +253,12 @@ export function renderReportHtml(r: AuditReportContent, ctx: RenderContext): str
     '<h2>Controls</h2>',
     table(
       ['control', 'status', 'confidence', 'rationale'],
-      r.assessments.map((a) => [code(a.control_key), h(a.status), h(a.confidence), h(a.rationale)]),
+      r.assessments.map((a) => [
+        code(a.control_key),
+        h(a.status),
+        h(a.confidence),
+        h(condensedRationale(a.rationale)),
+      ]),
     ),
     '<h2>Relationships</h2>',
     table(

@@ -13,8 +13,13 @@ export interface FindingGroup {
   control_key: string;
   title: string;
   severity: string;
-  /** Said once for the whole group: the detail most of its findings share. */
+  /**
+   * Said once for the whole group: the detail most of its findings share, without the list of
+   * every failing check (the group's rows are that list).
+   */
   rationale: string;
+  /** That detail as stored: a finding whose own detail differs says so in its row. */
+  common_detail: string;
   open: number;
   findings: ReportFinding[];
 }
@@ -40,6 +45,21 @@ function commonDetail(findings: ReportFinding[]): string {
   return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? '';
 }
 
+/**
+ * A control's rationale without its list of failing checks: `11 of 27 check(s) fail: a; b; c.
+ * Control: why` reads `11 of 27 check(s) fail. Control: why` (the rows under it are the list).
+ */
+export function condensedRationale(text: string): string {
+  const m = /^(\d+ of \d+ check\(s\) fail): [\s\S]*?(?:\.\s+(Control: [\s\S]*)|\.?)$/.exec(text);
+  if (!m) return text;
+  return m[2] ? `${m[1]}. ${m[2]}` : `${m[1]} (listed under Findings).`;
+}
+
+/** A finding's title without the control's title before it (the group's heading says it). */
+export function titleInGroup(title: string, control: string): string {
+  return title.startsWith(`${control}: `) ? title.slice(control.length + 2) : title;
+}
+
 /** Findings by control: most severe first, then most open findings, then control key. */
 export function findingGroups(r: AuditReportContent): FindingGroup[] {
   const titles = new Map(r.assessments.map((a) => [a.control_key, a.title]));
@@ -52,7 +72,8 @@ export function findingGroups(r: AuditReportContent): FindingGroup[] {
         control_key,
         title: titles.get(control_key) ?? control_key,
         severity: findings[0]?.severity ?? 'low',
-        rationale: commonDetail(findings),
+        rationale: condensedRationale(commonDetail(findings)),
+        common_detail: commonDetail(findings),
         open: findings.filter(isOpenFinding).length,
         findings,
       };
@@ -65,12 +86,20 @@ export function findingGroups(r: AuditReportContent): FindingGroup[] {
     );
 }
 
-/** The open findings a reader should see first: most severe, then by place. */
+/**
+ * The open findings a reader should see first: most severe, then by place, one per control before
+ * a second of any (five findings of one control would hide every other control's).
+ */
 export function topFindings(r: AuditReportContent, n = TOP_FINDINGS): ReportFinding[] {
-  return r.findings
+  const open = r.findings
     .filter(isOpenFinding)
-    .sort((a, b) => rank(a.severity) - rank(b.severity) || byPlace(a, b))
-    .slice(0, n);
+    .sort((a, b) => rank(a.severity) - rank(b.severity) || byPlace(a, b));
+  const seen = new Set<string>();
+  const first = open.filter((f) => !seen.has(f.control_key) && seen.add(f.control_key));
+  const rest = open.filter((f) => !first.includes(f));
+  return [...first, ...rest]
+    .slice(0, n)
+    .sort((a, b) => rank(a.severity) - rank(b.severity) || byPlace(a, b));
 }
 
 /** Open (or under investigation) uncertainty cases that block a decision. */
