@@ -85,7 +85,8 @@ const ONE_SHOT = new Set(['Job', 'CronJob']);
 
 /**
  * The directory whose unit a record builds: a Dockerfile's own folder, else the folder of the
- * build's `dockerfile` inside its context, else the context itself; null when none is said.
+ * build's `dockerfile` inside its context, else the context itself; null when none is said or
+ * the Dockerfile is an unresolved variable.
  */
 export function builtDir(e: StoredEvidence): string | null {
   if (e.evidence_kind === 'dockerfile-declared' && typeof e.attributes.dockerfile === 'string') {
@@ -100,6 +101,9 @@ export function builtDir(e: StoredEvidence): string | null {
   const dockerfile =
     build && typeof build === 'object' ? (build as Record<string, unknown>).dockerfile : null;
   if (typeof dockerfile === 'string' && dockerfile.trim() !== '') {
+    // A Dockerfile still named by a variable (none in the project's .env) is unknown: the build
+    // names no unit, rather than the unit of its context's folder.
+    if (/\$\{?[A-Za-z_]/.test(dockerfile)) return null;
     const p = joinPath(context, dockerfile.trim());
     return p === null ? null : dirname(p);
   }

@@ -60,6 +60,35 @@ test('a build context shared by every service: each service is its own Dockerfil
   t.is(graph.conflicts, undefined);
 });
 
+test('a build Dockerfile named by a .env variable is the one Compose builds; an unset one names no unit', async (t) => {
+  const compose = `services:
+  agent:
+    build:
+      context: ./
+      dockerfile: \${AGENT_DOCKERFILE}
+`;
+  const files = [
+    { path: 'package.json', text: NODE_PKG },
+    { path: 'docker-compose.yml', text: compose },
+    { path: 'src/agent/Dockerfile', text: 'FROM python:3.12\nCOPY . .\nCMD ["python", "a.py"]\n' },
+    { path: 'src/agent/requirements.txt', text: 'fastapi==0.110.0\n' },
+  ];
+  // With the variable in the project's .env, the build is src/agent's: the root package (the
+  // repository's tooling) stays its own unit and is not read as the agent.
+  const resolved = await pipeline([
+    ...files,
+    { path: '.env', text: 'AGENT_DOCKERFILE=src/agent/Dockerfile\n' },
+  ]);
+  const agent = resolved.graph.entities.find((e) => e.canonical_key === 'service:agent');
+  t.is(agent?.attributes.dockerfile, 'src/agent/Dockerfile');
+  t.is(agent?.attributes.dir, 'src/agent', 'the agent is the unit its Dockerfile builds');
+  t.deepEqual(agent?.attributes.manifests, ['src/agent/requirements.txt']);
+  t.true(keys(resolved.graph).includes('service:shop'));
+  // Unset, the Dockerfile is unknown: the build names no unit by its root context.
+  const unset = await pipeline(files);
+  t.true(keys(unset.graph).includes('service:shop'));
+});
+
 test('two deployables that evidence would merge are kept apart, with an ambiguous_identity case and a partial status', async (t) => {
   const { graph, evidence } = await pipeline([
     {

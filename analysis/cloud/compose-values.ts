@@ -49,16 +49,29 @@ export function cite(
   return evidence(file, span, { source: 'cloud', provider: PROVIDER, ...f });
 }
 
-export function buildContext(composePath: string, build: unknown): Record<string, unknown> | null {
+/**
+ * A service's `build:` as Compose runs it: `${VAR}` in the context, Dockerfile and target is
+ * interpolated from the project's `.env` like every other value (an uninterpolated
+ * `${AGENT_DOCKERFILE}` would leave the build pointing at the context's own Dockerfile).
+ */
+export function buildContext(
+  composePath: string,
+  build: unknown,
+  vars: Map<string, string> = new Map(),
+): Record<string, unknown> | null {
   const spec = typeof build === 'string' ? { context: build } : isRecord(build) ? build : null;
   if (!spec) return null;
-  const context = asString(spec.context) ?? '.';
+  const value = (v: unknown) => {
+    const s = asString(v);
+    return s === null ? null : interpolate(s, vars);
+  };
+  const context = value(spec.context) ?? '.';
   return {
     context,
     // Null when the context lies outside the repository.
     context_dir: joinPath(dirname(composePath), context),
-    dockerfile: asString(spec.dockerfile),
-    target: asString(spec.target),
+    dockerfile: value(spec.dockerfile),
+    target: value(spec.target),
   };
 }
 

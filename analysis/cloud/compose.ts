@@ -194,7 +194,7 @@ function serviceEvidence(
   const ports = asArray(svc.ports).map(parsePort);
   const deploy = isRecord(svc.deploy) ? svc.deploy : {};
   const limits = resourceLimits(svc, deploy);
-  const build = buildContext(cf.file.path, svc.build);
+  const build = buildContext(cf.file.path, svc.build, project.vars);
   emit([], 'service-declared', `compose service ${name} is declared`, {
     image: image
       ? { raw: image.raw, repo: image.repo, tag: image.tag, digest: image.digest }
