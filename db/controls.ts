@@ -291,7 +291,7 @@ export async function insertNewFindings(
  * Rows in batches of 1,000: one statement may bind at most 65,535 values, and a system of
  * 10,000 services has tens of thousands of findings (issue 24).
  */
-function batches<T>(rows: readonly T[], size = 1000): T[][] {
+export function batches<T>(rows: readonly T[], size = 1000): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
@@ -378,26 +378,6 @@ export async function recordSightings(
   }
 }
 
-/** Records that an audit observed these findings (again: a repeat changes nothing). */
-export async function linkAuditFindings(
-  db: Knex,
-  audit: { id: string; workspace_id: string },
-  findingIds: readonly string[],
-): Promise<void> {
-  for (const batch of batches(findingIds)) {
-    await db('audit_findings')
-      .insert(
-        batch.map((findingId) => ({
-          audit_id: audit.id,
-          finding_id: findingId,
-          workspace_id: audit.workspace_id,
-        })),
-      )
-      .onConflict(['audit_id', 'finding_id'])
-      .ignore();
-  }
-}
-
 const ASSESSMENT_JSON = [
   'evidence_ids',
   'finding_ids',
@@ -416,44 +396,6 @@ export type NewAssessment = Omit<AssessmentRow, 'requirements'> & {
 export async function insertAssessments(db: Knex, rows: readonly NewAssessment[]): Promise<void> {
   if (rows.length === 0) return;
   await db('control_assessments').insert(rows.map((r) => encodeJson(r, ASSESSMENT_JSON)));
-}
-
-/**
- * Open findings of the scope that `audit` did not observe and that no newer audit (by creation)
- * saw last.
- */
-export async function staleFindings(
-  db: Knex,
-  audit: { id: string; workspace_id: string; created_at: Date },
-  scopeKey: string,
-): Promise<FindingRow[]> {
-  return db<FindingRow>('findings as f')
-    .join('audits as seen', 'seen.id', 'f.last_seen_audit_id')
-    .select('f.*')
-    .where({
-      'f.workspace_id': audit.workspace_id,
-      'f.scope_key': scopeKey,
-      'f.status': 'open',
-    })
-    .andWhere('seen.created_at', '<=', audit.created_at)
-    .whereNotExists(
-      db('audit_findings').where('audit_id', audit.id).andWhereRaw('finding_id = f.id'),
-    );
-}
-
-/** Resolves findings as no longer observed by an audit (1,000 per statement). */
-export async function resolveFindings(
-  db: Knex,
-  ids: readonly string[],
-  auditId: string,
-): Promise<void> {
-  for (const batch of batches(ids))
-    await db('findings').whereIn('id', batch).update({
-      status: 'resolved',
-      resolved_audit_id: auditId,
-      resolved_at: db.fn.now(),
-      updated_at: db.fn.now(),
-    });
 }
 
 /**
