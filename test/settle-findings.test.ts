@@ -15,6 +15,7 @@ import { updateAudit } from '../db/audits';
 import { ensureCatalog, insertAssessments, insertNewFindings } from '../db/controls';
 import { findingsAsObserved, linkAuditFindings } from '../db/findings';
 import { settleFindings } from '../activities/controls';
+import * as migration from '../db/migrations/20261130010000_finding_observations';
 
 let tdb: TestDatabase;
 let db: Knex;
@@ -142,6 +143,7 @@ test.serial(
       db.transaction((trx) => settleFindings(trx, second.id)),
     );
     t.is(result, N);
+    t.log(`${statements} statements for ${N} findings`);
     t.true(statements <= 15, `${statements} statements for ${N} findings`);
     const open = await db('findings')
       .where({ workspace_id: tenant.workspaceId, status: 'open' })
@@ -198,5 +200,64 @@ test.serial(
     await db('findings').where({ id: rows[8]!.id }).update({ status: 'false_positive' });
     const after = await findingsAsObserved(db, first.id);
     t.is(after.find((f) => f.id === rows[8]!.id)!.status, 'false_positive');
+  },
+);
+
+test.serial(
+  'the migration backfills older observations from the finding rows as they stand',
+  async (t) => {
+    const first = await completed(new Date(Date.now() - 30_000));
+    const control = (await ensureCatalog(db)).get('owners-declared')!;
+    const id = crypto.randomUUID();
+    const now = new Date();
+    await insertNewFindings(db, [
+      {
+        id,
+        workspace_id: tenant.workspaceId,
+        repository_id: repositoryId,
+        scope_key: repositoryId,
+        control_id: control.id,
+        control_key: control.key,
+        severity: 'low',
+        title: 'No CODEOWNERS file',
+        detail: 'seeded before observations were kept',
+        fingerprint: crypto.randomBytes(32).toString('hex'),
+        status: 'open',
+        entity_key: null,
+        evidence_ids: ['ev-old'],
+        locations: [],
+        first_seen_audit_id: first.id,
+        last_seen_audit_id: first.id,
+        first_seen_at: now,
+        last_seen_at: now,
+        occurrences: 1,
+      },
+    ]);
+    await migration.down(db);
+    try {
+      // What an audit wrote before: the link only.
+      await db('audit_findings').insert({
+        audit_id: first.id,
+        finding_id: id,
+        workspace_id: tenant.workspaceId,
+      });
+      // A later audit resolved it.
+      const later = await completed(new Date());
+      await db('findings')
+        .where({ id })
+        .update({ status: 'resolved', resolved_audit_id: later.id, resolved_at: new Date() });
+    } finally {
+      await migration.up(db);
+    }
+    const row = await db('audit_findings').where({ audit_id: first.id, finding_id: id }).first();
+    t.like(row, {
+      severity: 'low',
+      title: 'No CODEOWNERS file',
+      detail: 'seeded before observations were kept',
+      status: 'open',
+    });
+    t.deepEqual(row.evidence_ids, ['ev-old']);
+    const [observed] = await findingsAsObserved(db, first.id);
+    t.like(observed, { id, status: 'open', severity: 'low' });
   },
 );
