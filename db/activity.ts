@@ -42,6 +42,60 @@ export async function recordWrite(db: Knex, w: WriteRecord): Promise<void> {
   });
 }
 
+/**
+ * Many writes of one kind by the system at once (an audit resolving or reopening findings): an
+ * audit event for each, 1,000 per statement, and one activity item for all of them (the feed is
+ * for people: one line per audit and action, not one per finding). Ids are the caller's,
+ * derived from what was written, so a retried step skips what it wrote already.
+ */
+export interface BulkWrite {
+  workspaceId: string;
+  actorLogin: string;
+  action: string;
+  resourceType: string;
+  events: ReadonlyArray<{ id: string; resourceId: string; details: Record<string, unknown> }>;
+  summary: {
+    id: string;
+    action: string;
+    resourceType: string;
+    resourceId: string | null;
+    details: Record<string, unknown>;
+  };
+}
+
+export async function recordBulkWrite(db: Knex, w: BulkWrite): Promise<void> {
+  if (w.events.length === 0) return;
+  for (let i = 0; i < w.events.length; i += 1000)
+    await db('audit_events')
+      .insert(
+        w.events.slice(i, i + 1000).map((e) => ({
+          id: e.id,
+          workspace_id: w.workspaceId,
+          actor_id: null,
+          token_id: null,
+          action: w.action,
+          resource_type: w.resourceType,
+          resource_id: e.resourceId,
+          details: JSON.stringify(e.details),
+          request_id: null,
+        })),
+      )
+      .onConflict('id')
+      .ignore();
+  await db('activity_feed')
+    .insert({
+      id: w.summary.id,
+      workspace_id: w.workspaceId,
+      actor_login: w.actorLogin,
+      action: w.summary.action,
+      resource_type: w.summary.resourceType,
+      resource_id: w.summary.resourceId,
+      details: JSON.stringify(w.summary.details),
+    })
+    .onConflict('id')
+    .ignore();
+}
+
 interface EventRow {
   id: string;
   created_at: Date;

@@ -148,27 +148,51 @@ export interface FindingFilter {
   severity?: string;
   repository_id?: string;
   control_key?: string;
+  /** `upload`: findings of upload audits that named no repository; `repository`: the others. */
+  source?: 'repository' | 'upload';
+}
+
+/** A finding with what says where it comes from: its repository's name, or its upload's. */
+export type SourcedFindingRow = FindingRow & {
+  repository_name: string | null;
+  upload_id: string | null;
+  upload_filename: string | null;
+};
+
+/** Selects a finding's columns and its source's names (repository, or the upload of its audit). */
+function withSource(db: Knex): Knex.QueryBuilder {
+  return db('findings')
+    .leftJoin('repositories as source_repository', 'source_repository.id', 'findings.repository_id')
+    .leftJoin('audits as source_audit', 'source_audit.id', 'findings.first_seen_audit_id')
+    .leftJoin('uploads as source_upload', 'source_upload.id', 'source_audit.upload_id')
+    .select(
+      'findings.*',
+      'source_repository.name as repository_name',
+      'source_audit.upload_id as upload_id',
+      'source_upload.filename as upload_filename',
+    );
 }
 
 export function findingsQuery(
   db: Knex,
   workspaceId: string,
   filter: FindingFilter = {},
-): Keyset<FindingRow> {
-  const q = db('findings').select('findings.*').where('findings.workspace_id', workspaceId);
+): Keyset<SourcedFindingRow> {
+  const q = withSource(db).where('findings.workspace_id', workspaceId);
   if (filter.status) q.andWhere('findings.status', filter.status);
   if (filter.severity) q.andWhere('findings.severity', filter.severity);
   if (filter.repository_id) q.andWhere('findings.repository_id', filter.repository_id);
   if (filter.control_key) q.andWhere('findings.control_key', filter.control_key);
+  if (filter.source === 'upload') q.whereNull('findings.repository_id');
+  if (filter.source === 'repository') q.whereNotNull('findings.repository_id');
   return keyset(q, 'findings');
 }
 
 /** The findings an audit observed. */
-export function auditFindingsQuery(db: Knex, auditId: string): Keyset<FindingRow> {
+export function auditFindingsQuery(db: Knex, auditId: string): Keyset<SourcedFindingRow> {
   return keyset(
-    db('findings')
+    withSource(db)
       .join('audit_findings', 'audit_findings.finding_id', 'findings.id')
-      .select('findings.*')
       .where('audit_findings.audit_id', auditId),
     'findings',
   );
@@ -185,12 +209,30 @@ export async function findFinding(
   return q as Promise<FindingRow | undefined>;
 }
 
+/** A finding with its source's names (for presenting it). */
+export async function findSourcedFinding(
+  db: Knex,
+  workspaceId: string,
+  id: string,
+): Promise<SourcedFindingRow | undefined> {
+  return withSource(db)
+    .where({ 'findings.workspace_id': workspaceId, 'findings.id': id })
+    .first() as Promise<SourcedFindingRow | undefined>;
+}
+
 /**
  * Whether an audit looked at its whole source: one narrowed by include/exclude, max_files or
  * fewer source types did not look everywhere a finding could be, so it never resolves findings.
- * The rule is domain/audits/source-scope.ts's (remediation verification applies it too).
+ * The rule is domain/audits/source-scope.ts's (remediation verification applies it too). An
+ * upload audit that names a repository looked at a folder, not known to be the whole of that
+ * repository: it adds and reopens the repository's findings, never resolves them.
  */
-export function coversWholeSource(audit: { source_scope: unknown }): boolean {
+export function coversWholeSource(audit: {
+  source_scope: unknown;
+  audit_type: string;
+  repository_id: string | null;
+}): boolean {
+  if (audit.audit_type !== 'repository' && audit.repository_id) return false;
   return coversWholeRepository(
     (audit.source_scope ?? {}) as Parameters<typeof coversWholeRepository>[0],
     SOURCE_TYPES,
@@ -215,7 +257,9 @@ const UNREAD_ANALYZER_REASONS = new Set([
  * and every file of it read (none over the size limit, none an analyzer failed to read). A
  * partial read resolves no finding: what it did not see may still be there.
  */
-export function readWholeSource(audit: { source_scope: unknown; coverage_gaps: unknown }): boolean {
+export function readWholeSource(
+  audit: Parameters<typeof coversWholeSource>[0] & { coverage_gaps: unknown },
+): boolean {
   if (!coversWholeSource(audit)) return false;
   const gaps = (Array.isArray(audit.coverage_gaps) ? audit.coverage_gaps : []) as Array<{
     kind?: string;
@@ -234,7 +278,7 @@ export function readWholeSource(audit: { source_scope: unknown; coverage_gaps: u
  */
 export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<boolean> {
   const recent = (await db('audits as a')
-    .select('a.id', 'a.source_scope', 'a.coverage_gaps')
+    .select('a.id', 'a.source_scope', 'a.coverage_gaps', 'a.audit_type', 'a.repository_id')
     .where('a.workspace_id', f.workspace_id)
     .andWhere(
       f.repository_id ? { 'a.repository_id': f.repository_id } : { 'a.id': f.first_seen_audit_id },
@@ -245,7 +289,9 @@ export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<
       { column: 'a.created_at', order: 'desc' },
       { column: 'a.id', order: 'desc' },
     ])
-    .limit(50)) as Array<{ id: string; source_scope: unknown; coverage_gaps: unknown }>;
+    .limit(50)) as Array<
+    { id: string; coverage_gaps: unknown } & Parameters<typeof coversWholeSource>[0]
+  >;
   const latest = recent.find(readWholeSource);
   if (!latest) return true;
   const seen = await db('audit_findings').where({ audit_id: latest.id, finding_id: f.id }).first();
@@ -291,7 +337,7 @@ export async function insertNewFindings(
  * Rows in batches of 1,000: one statement may bind at most 65,535 values, and a system of
  * 10,000 services has tens of thousands of findings (issue 24).
  */
-function batches<T>(rows: readonly T[], size = 1000): T[][] {
+export function batches<T>(rows: readonly T[], size = 1000): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
@@ -378,26 +424,6 @@ export async function recordSightings(
   }
 }
 
-/** Records that an audit observed these findings (again: a repeat changes nothing). */
-export async function linkAuditFindings(
-  db: Knex,
-  audit: { id: string; workspace_id: string },
-  findingIds: readonly string[],
-): Promise<void> {
-  for (const batch of batches(findingIds)) {
-    await db('audit_findings')
-      .insert(
-        batch.map((findingId) => ({
-          audit_id: audit.id,
-          finding_id: findingId,
-          workspace_id: audit.workspace_id,
-        })),
-      )
-      .onConflict(['audit_id', 'finding_id'])
-      .ignore();
-  }
-}
-
 const ASSESSMENT_JSON = [
   'evidence_ids',
   'finding_ids',
@@ -416,44 +442,6 @@ export type NewAssessment = Omit<AssessmentRow, 'requirements'> & {
 export async function insertAssessments(db: Knex, rows: readonly NewAssessment[]): Promise<void> {
   if (rows.length === 0) return;
   await db('control_assessments').insert(rows.map((r) => encodeJson(r, ASSESSMENT_JSON)));
-}
-
-/**
- * Open findings of the scope that `audit` did not observe and that no newer audit (by creation)
- * saw last.
- */
-export async function staleFindings(
-  db: Knex,
-  audit: { id: string; workspace_id: string; created_at: Date },
-  scopeKey: string,
-): Promise<FindingRow[]> {
-  return db<FindingRow>('findings as f')
-    .join('audits as seen', 'seen.id', 'f.last_seen_audit_id')
-    .select('f.*')
-    .where({
-      'f.workspace_id': audit.workspace_id,
-      'f.scope_key': scopeKey,
-      'f.status': 'open',
-    })
-    .andWhere('seen.created_at', '<=', audit.created_at)
-    .whereNotExists(
-      db('audit_findings').where('audit_id', audit.id).andWhereRaw('finding_id = f.id'),
-    );
-}
-
-/** Resolves findings as no longer observed by an audit (1,000 per statement). */
-export async function resolveFindings(
-  db: Knex,
-  ids: readonly string[],
-  auditId: string,
-): Promise<void> {
-  for (const batch of batches(ids))
-    await db('findings').whereIn('id', batch).update({
-      status: 'resolved',
-      resolved_audit_id: auditId,
-      resolved_at: db.fn.now(),
-      updated_at: db.fn.now(),
-    });
 }
 
 /**

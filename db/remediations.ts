@@ -184,7 +184,13 @@ export async function latestAuditCompletedSince(
   since: Date,
 ): Promise<{ id: string } | undefined> {
   const rows = await db('audits')
-    .where({ workspace_id: workspaceId, repository_id: repositoryId, status: 'completed' })
+    // An upload audit naming the repository is not known to be all of it (issue 26).
+    .where({
+      workspace_id: workspaceId,
+      repository_id: repositoryId,
+      status: 'completed',
+      audit_type: 'repository',
+    })
     .where('completed_at', '>=', since)
     .orderBy([
       { column: 'completed_at', order: 'desc' },
@@ -214,8 +220,8 @@ export async function doneRemediationWorkflows(
 export async function auditPlace(
   db: Knex,
   auditId: string,
-): Promise<{ workspace_id: string; repository_id: string | null } | undefined> {
-  return db('audits').where({ id: auditId }).first('workspace_id', 'repository_id');
+): Promise<{ workspace_id: string; repository_id: string | null; audit_type: string } | undefined> {
+  return db('audits').where({ id: auditId }).first('workspace_id', 'repository_id', 'audit_type');
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type ReportInput,
 } from '../domain/reports/report';
 import type { AuditRow } from './audits';
+import { findingsAsObserved } from './findings';
 import { memberLogins } from './workspaces';
 
 export interface ReportApprovalRow {
@@ -52,21 +53,8 @@ export async function reportInputOf(db: Knex, audit: AuditRow): Promise<ReportIn
       'finding_ids',
       'stale_evidence_ids',
     );
-  const findings = await db('findings')
-    .join('audit_findings', 'audit_findings.finding_id', 'findings.id')
-    .where('audit_findings.audit_id', audit.id)
-    .select(
-      'findings.id',
-      'findings.control_key',
-      'findings.severity',
-      'findings.title',
-      'findings.detail',
-      'findings.fingerprint',
-      'findings.status',
-      'findings.entity_key',
-      'findings.evidence_ids',
-      'findings.locations',
-    );
+  // The findings as this audit observed them (a later audit moves a finding on, not this view).
+  const findings = await findingsAsObserved(db, audit.id);
   // The cases as this snapshot observed them (a later audit moves a case row on, not this view).
   const uncertainty = await db('uncertainty_observations')
     .where({ snapshot_id: snapshot.id })

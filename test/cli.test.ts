@@ -217,6 +217,56 @@ test('audit run --path --wait packs the folder (respecting .gitignore) and print
   t.is(badTime.code, 2);
 });
 
+test('audit run --path --repo: the folder of a repository; findings list says whose each finding is', async (t) => {
+  const own = await createTenant(h.app.services.db);
+  const me = { url: h.app.url, token: own.token };
+  const git = createRepo(CHANGES_V1);
+  repos.push(git);
+  const registered = await call(
+    h.app.url,
+    'POST',
+    `/v1/workspaces/${own.workspaceId}/repositories`,
+    {
+      token: own.token,
+      body: { name: 'orders', url: `file://${git.dir}` },
+    },
+  );
+  t.is(registered.status, 201, registered.text);
+  const dir = path.join(tmp, 'orders-folder');
+  for (const [p, text] of Object.entries(CHANGES_V1)) {
+    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
+    fs.writeFileSync(path.join(dir, p), text);
+  }
+  const named = await archaudit(
+    me,
+    'audit',
+    'run',
+    '--path',
+    dir,
+    '--repo',
+    'orders',
+    '--wait',
+    '--json',
+  );
+  t.is(named.code, 0, show(named));
+  t.is(JSON.parse(named.stdout).audit.repository_id, registered.body.id);
+  const loose = await archaudit(me, 'audit', 'run', '--path', dir, '--wait', '--json');
+  t.is(loose.code, 0, show(loose));
+  const looseId = JSON.parse(loose.stdout).audit.id as string;
+
+  const table = await archaudit(me, 'findings', 'list');
+  t.is(table.code, 0, show(table));
+  t.regex(table.stdout, /\bSOURCE\b/);
+  t.regex(table.stdout, /\borders\b/, "the named folder's findings are the repository's");
+  t.true(
+    table.stdout.includes(`upload orders-folder.tar.gz (audit ${looseId.slice(0, 8)})`),
+    show(table),
+  );
+  const both = await archaudit(me, 'audit', 'run', '--path', dir, '--branch', 'main');
+  t.is(both.code, 2, show(both));
+  t.regex(both.stderr, /--branch and --commit apply to a repository audit/);
+});
+
 test('lists follow next_cursor page by page up to --limit', async (t) => {
   const own = await createTenant(h.app.services.db);
   for (let i = 0; i < 5; i++)

@@ -22,6 +22,7 @@ import {
 import { getAuditById, updateAudit } from '../../db/audits';
 import { ingestedEvidenceOf } from '../../db/ingestion';
 import { budgetCut } from '../../domain/audits/budgets';
+import { architectureRepositoryOf } from '../../domain/audits/source-scope';
 import { applyIngested, localIngestedId } from '../../domain/architecture/ingested';
 import { recordUncertainty } from '../uncertainty';
 import type { StageOutcome, StepMarks } from './types';
@@ -59,16 +60,18 @@ export function createPersistArchitecture(deps: AuditActivityDeps, steps: Steps)
           return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
         };
         const ids = (list: string[]) => list.map(uuidOf);
-        const previous = audit.repository_id
-          ? await latestSnapshot(db, audit.workspace_id, audit.repository_id, auditId)
+        // An upload audit naming a repository does not join its architecture history.
+        const architectureRepository = architectureRepositoryOf(audit);
+        const previous = architectureRepository
+          ? await latestSnapshot(db, audit.workspace_id, architectureRepository, auditId)
           : undefined;
         // Evidence from outside the repository (ingestEvidence) corroborates or contradicts what
         // the files declare (domain/architecture/ingested.ts); coverage stays the files' own.
         const ingestedUntil = new Date();
-        const ingestedRecords = audit.repository_id
+        const ingestedRecords = architectureRepository
           ? await ingestedEvidenceOf(
               db,
-              audit.repository_id,
+              architectureRepository,
               new Date(ingestedUntil.getTime() - config.ingestedEvidenceWindowDays * 86_400_000),
               ingestedUntil,
             )
@@ -145,7 +148,7 @@ export function createPersistArchitecture(deps: AuditActivityDeps, steps: Steps)
         let cases = { observed: 0, opened: 0, updated: 0 };
         let version = '';
         await db.transaction(async (trx) => {
-          version = await allocateSnapshotVersion(trx, audit.repository_id);
+          version = await allocateSnapshotVersion(trx, architectureRepository);
           if (analyzerGaps.length || reconcileGaps.length) {
             const current = await getAuditById(trx, auditId);
             await updateAudit(trx, auditId, {
@@ -162,7 +165,7 @@ export function createPersistArchitecture(deps: AuditActivityDeps, steps: Steps)
             id: snapshotId,
             audit_id: auditId,
             workspace_id: audit.workspace_id,
-            repository_id: audit.repository_id,
+            repository_id: architectureRepository,
             version,
             status,
             sources,
@@ -204,7 +207,7 @@ export function createPersistArchitecture(deps: AuditActivityDeps, steps: Steps)
           cases = await recordUncertainty(trx, {
             auditId,
             workspaceId: audit.workspace_id,
-            repositoryId: audit.repository_id,
+            repositoryId: architectureRepository,
             snapshotId,
             observedAt: now,
             entities: ingested.entities.map(withIds),

@@ -15,18 +15,22 @@ import {
   ensureCatalog,
   insertAssessments,
   insertNewFindings,
-  linkAuditFindings,
   coversWholeSource,
   lockFindings,
+  nameUuid,
   readWholeSource,
   recordSightings,
-  resolveFindings,
-  staleFindings,
   type FindingRow,
   type NewAssessment,
   type Sighting,
 } from '../../db/controls';
-import { recordWrite } from '../../db/activity';
+import {
+  linkAuditFindings,
+  resolveUnobserved,
+  settleObservations,
+  type ResolvedFinding,
+} from '../../db/findings';
+import { recordBulkWrite } from '../../db/activity';
 import { exceptionsForAudit } from '../../db/exceptions';
 import { coveringException } from '../../domain/controls/exceptions';
 import { storableText } from '../../domain/text';
@@ -67,29 +71,49 @@ async function staleEvidence(
 export const scopeKeyOf = (audit: Pick<AuditRow, 'id' | 'repository_id'>) =>
   audit.repository_id ?? `audit:${audit.id}`;
 
-const systemWrite = (
+/** How many finding ids an audit log line or an activity item lists (the count is whole). */
+const LISTED_IDS = 100;
+
+/**
+ * The records of findings an audit moved from `from` to `to`: an audit event per finding and
+ * one activity item for the audit, written in a few statements whatever the count, with ids
+ * derived from the audit and the finding (a retried step writes nothing twice).
+ */
+const systemWrites = async (
   db: Knex,
   audit: AuditRow,
-  f: Pick<FindingRow, 'id' | 'fingerprint' | 'control_key' | 'title'>,
-  action: string,
+  findings: readonly Pick<FindingRow, 'id' | 'fingerprint' | 'control_key' | 'title'>[],
+  action: 'finding.resolved' | 'finding.reopened',
   from: string,
   to: string,
 ) =>
-  recordWrite(db, {
+  recordBulkWrite(db, {
     workspaceId: audit.workspace_id,
-    actorId: null,
     actorLogin: 'system',
-    tokenId: null,
-    requestId: null,
     action,
     resourceType: 'finding',
-    resourceId: f.id,
-    details: {
-      control_key: f.control_key,
-      title: f.title,
-      fingerprint: f.fingerprint,
-      audit_id: audit.id,
-      changes: { status: { from, to } },
+    events: findings.map((f) => ({
+      id: nameUuid(`audit-event:${audit.id}:${action}:${f.id}`),
+      resourceId: f.id,
+      details: {
+        control_key: f.control_key,
+        title: f.title,
+        fingerprint: f.fingerprint,
+        audit_id: audit.id,
+        changes: { status: { from, to } },
+      },
+    })),
+    summary: {
+      id: nameUuid(`activity:${audit.id}:${action}`),
+      action: action === 'finding.resolved' ? 'findings.resolved' : 'findings.reopened',
+      resourceType: 'audit',
+      resourceId: audit.id,
+      details: {
+        audit_id: audit.id,
+        count: findings.length,
+        finding_ids: findings.slice(0, LISTED_IDS).map((f) => f.id),
+        changes: { status: { from, to } },
+      },
     },
   });
 
@@ -213,6 +237,7 @@ export async function persistControls(
         return t === undefined || t <= audit.created_at.getTime();
       };
       const changes: Sighting[] = [];
+      const reopenedRows: FindingRow[] = [];
       for (const x of seenBefore) {
         const before = byFingerprint.get(x.finding.fingerprint);
         if (!before) throw new Error(`finding ${x.finding.fingerprint} neither inserted nor found`);
@@ -223,18 +248,30 @@ export async function persistControls(
           seen: notAfter(before.last_seen_audit_id) ? fieldsOf(x) : null,
           reopen,
         });
-        if (reopen) {
-          reopened += 1;
-          await systemWrite(trx, audit, before, 'finding.reopened', 'resolved', 'open');
-        }
+        if (reopen) reopenedRows.push(before);
       }
       await recordSightings(trx, audit.id, now, changes);
+      reopened = reopenedRows.length;
+      await systemWrites(trx, audit, reopenedRows, 'finding.reopened', 'resolved', 'open');
     }
     observed = ordered.length;
+    // What this audit observed of each finding, as it was: its report reads these, whatever
+    // later audits observe.
     await linkAuditFindings(
       trx,
       audit,
-      ordered.map((x) => x.id),
+      ordered.map((x) => {
+        const f = fieldsOf(x);
+        return {
+          finding_id: x.id,
+          severity: f.severity,
+          title: f.title,
+          detail: f.detail,
+          entity_key: f.entity_key,
+          evidence_ids: f.evidence_ids,
+          locations: f.locations,
+        };
+      }),
     );
 
     // Exceptions in force as the audit is assessed: a covered assessment keeps its status and
@@ -309,13 +346,19 @@ export async function persistControls(
 }
 
 /**
- * Called as a completed audit is finished: open findings of its repository that it did not
- * observe are resolved, unless the user set them accepted_risk/false_positive, the audit looked
- * at (or read) part of the source only, or a newer audit (by creation) saw the finding last.
+ * Called as a completed audit is finished, in the transaction that completes it: the status of
+ * each finding it observed is recorded with its observations (its report shows them as they were
+ * then); open findings of its repository that it did not observe are resolved, unless the user
+ * set them accepted_risk/false_positive, the audit looked at (or read) part of the source only,
+ * or a newer audit (by creation) saw the finding last. A bounded number of statements per 1,000
+ * findings, whatever the count; all in the caller's transaction (a retry finds the audit ended
+ * and runs none of it again).
  */
 export async function settleFindings(trx: Knex, auditId: string): Promise<number> {
   const audit = await getAuditById(trx, auditId);
-  if ((await assessmentCount(trx, auditId)) === 0 || !coversWholeSource(audit)) return 0;
+  if ((await assessmentCount(trx, auditId)) === 0) return 0;
+  await settleObservations(trx, auditId);
+  if (!coversWholeSource(audit)) return 0;
   if (!readWholeSource(audit)) {
     await appendLog(trx, auditId, {
       level: 'info',
@@ -325,19 +368,17 @@ export async function settleFindings(trx: Knex, auditId: string): Promise<number
     });
     return 0;
   }
-  const stale = await staleFindings(trx, audit, scopeKeyOf(audit));
-  await resolveFindings(
-    trx,
-    stale.map((f) => f.id),
-    auditId,
-  );
-  for (const f of stale) await systemWrite(trx, audit, f, 'finding.resolved', 'open', 'resolved');
-  if (stale.length)
+  const resolved: ResolvedFinding[] = await resolveUnobserved(trx, audit, scopeKeyOf(audit));
+  await systemWrites(trx, audit, resolved, 'finding.resolved', 'open', 'resolved');
+  if (resolved.length)
     await appendLog(trx, auditId, {
       level: 'info',
       source: 'control',
-      message: `${stale.length} finding(s) no longer observed: resolved`,
-      details: { finding_ids: stale.map((f) => f.id) },
+      message: `${resolved.length} finding(s) no longer observed: resolved`,
+      details: {
+        count: resolved.length,
+        finding_ids: resolved.slice(0, LISTED_IDS).map((f) => f.id),
+      },
     });
-  return stale.length;
+  return resolved.length;
 }

@@ -264,7 +264,8 @@ export function createRemediationActivities(deps: RemediationActivityDeps) {
     /** Workflow ids of the done remediations of a completed audit's repository. */
     async doneRemediationsOfAudit(auditId: string): Promise<string[]> {
       const place = await auditPlace(db, auditId);
-      if (!place?.repository_id) return [];
+      // An upload audit (even one naming the repository) verifies nothing: no signal.
+      if (!place?.repository_id || place.audit_type !== 'repository') return [];
       return doneRemediationWorkflows(db, place.workspace_id, place.repository_id);
     },
   };

@@ -104,10 +104,9 @@ async function resolveCreate(
   const repositoryId = body.repository_id ?? profile?.repository_id ?? null;
   const hasRepo = !!repositoryId;
   const hasUpload = !!body.upload_id;
-  if (hasRepo === hasUpload && !(body.profile_id && !profile)) {
-    const message = hasRepo
-      ? 'give repository_id or upload_id, not both'
-      : 'either repository_id or upload_id is required';
+  // Both: an upload audit whose findings belong to that repository (issue 26).
+  if (!hasRepo && !hasUpload && !(body.profile_id && !profile)) {
+    const message = 'either repository_id or upload_id is required';
     errors.push(
       { in: 'body', path: '/repository_id', message },
       { in: 'body', path: '/upload_id', message },
@@ -148,7 +147,7 @@ async function resolveCreate(
   return {
     repository_id: repositoryId,
     upload_id: body.upload_id ?? null,
-    audit_type: hasRepo ? 'repository' : 'upload',
+    audit_type: hasUpload ? 'upload' : 'repository',
     branch_ref: body.branch_ref ?? profile?.branch_ref ?? null,
     commit_sha: body.commit_sha ? body.commit_sha.toLowerCase() : null,
     deep_review: body.deep_review ?? false,
@@ -232,7 +231,7 @@ export const createAudit = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audits',
   summary: 'Start an audit',
   description:
-    'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). Exactly one of repository_id and upload_id. The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.',
+    'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). An upload audit may also name `repository_id`, the workspace repository the uploaded folder belongs to: its findings are findings of that repository (one finding per fingerprint, with the control exceptions of the repository), but the folder is not known to be the whole repository at any commit, so it resolves none of the findings of the repository, verifies no remediation, and its architecture snapshot stays its own (not the latest architecture of the repository, no gate baseline, no change set). Without repository_id the findings of an upload audit are its own (`source: upload`). The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.',
   tag: 'Audits',
   access: { kind: 'scope', scope: 'audits:write' },
   params: WorkspaceParams,

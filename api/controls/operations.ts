@@ -7,6 +7,7 @@ import {
   controlsQuery,
   findFinding,
   findingsQuery,
+  findSourcedFinding,
   isObservedByLatestAudit,
   updateFindingStatus,
 } from '../../db/controls';
@@ -90,7 +91,8 @@ export const listFindings = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/findings',
   summary: "The workspace's findings",
-  description: 'Newest first; filter by status, severity, repository or control.',
+  description:
+    "Newest first; filter by status, severity, repository, source or control. Each finding says where it comes from (`source`, `source_label`): a repository, or one upload audit that named no repository (its findings are its own, not duplicates of a repository's).",
   tag: 'Findings',
   access: { kind: 'scope', scope: 'findings:read' },
   params: WorkspaceParams,
@@ -104,6 +106,7 @@ export const listFindings = defineOperation({
         severity: query.severity,
         repository_id: query.repository_id,
         control_key: query.control_key,
+        source: query.source,
       }),
       presentFinding,
     );
@@ -121,7 +124,7 @@ export const getFinding = defineOperation({
   success: { status: 200, description: 'The finding.', schema: FindingResponse },
   handler: async ({ db, params }) => {
     const row = await found(
-      findFinding(db, params.workspace_id, params.finding_id),
+      findSourcedFinding(db, params.workspace_id, params.finding_id),
       `Finding ${params.finding_id}`,
     );
     return presentFinding(row);
@@ -173,7 +176,7 @@ export const updateFinding = defineOperation({
           },
         },
       });
-      return after;
+      return (await findSourcedFinding(trx, params.workspace_id, after.id))!;
     });
     return presentFinding(row);
   },

@@ -1,5 +1,5 @@
 /** Rows of the controls feature as API responses. */
-import { type AssessmentRow, type ControlRow, type FindingRow } from '../../db/controls';
+import { type AssessmentRow, type ControlRow, type SourcedFindingRow } from '../../db/controls';
 import { iso, isoOrNull } from '../shared';
 import type { AssessmentResponse } from './schemas';
 
@@ -52,11 +52,27 @@ export function presentAssessment(row: AssessmentRow): AssessmentResponse {
   };
 }
 
-export function presentFinding(row: FindingRow) {
+/** Where a finding comes from, said in every list (never a repository-less row unexplained). */
+export function findingSource(row: SourcedFindingRow) {
+  if (row.repository_id)
+    return {
+      source: 'repository' as const,
+      source_label: row.repository_name ?? row.repository_id,
+      upload_id: null,
+    };
+  return {
+    source: 'upload' as const,
+    source_label: `upload ${row.upload_filename ?? row.upload_id ?? 'archive'} (audit ${row.first_seen_audit_id.slice(0, 8)})`,
+    upload_id: row.upload_id,
+  };
+}
+
+export function presentFinding(row: SourcedFindingRow) {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
     repository_id: row.repository_id,
+    ...findingSource(row),
     control_id: row.control_id,
     control_key: row.control_key,
     severity: row.severity as 'high' | 'medium' | 'low',

@@ -121,7 +121,23 @@ export const FindingResponse = Strict(
   {
     id: Uuid(),
     workspace_id: Uuid(),
-    repository_id: Nullable(Uuid({ description: 'Null for findings of an upload audit.' })),
+    repository_id: Nullable(
+      Uuid({
+        description:
+          'Null for findings of an upload audit that named no repository (source `upload`).',
+      }),
+    ),
+    source: LiteralUnion(['repository', 'upload'] as const, {
+      description:
+        "`repository`: a finding of the repository (raised by its audits, or by an upload audit that named it); `upload`: a finding of one upload audit that named no repository, its own (another upload audit's findings are separate ones).",
+    }),
+    source_label: Type.String({
+      description:
+        'Where the finding comes from, for lists: the repository name, or `upload <filename> (audit <first 8 characters of its id>)`.',
+    }),
+    upload_id: Nullable(
+      Uuid({ description: 'The upload, for a finding of source `upload`; else null.' }),
+    ),
     control_id: Uuid({ description: 'The catalog control (of the version that last raised it).' }),
     control_key: Type.String(),
     severity: LiteralUnion(CONTROL_SEVERITIES),
@@ -186,6 +202,11 @@ export const FindingListQuery = Type.Object(
       LiteralUnion(CONTROL_SEVERITIES, { description: 'Only this severity.' }),
     ),
     repository_id: Type.Optional(Uuid({ description: 'Only findings of this repository.' })),
+    source: Type.Optional(
+      LiteralUnion(['repository', 'upload'] as const, {
+        description: 'Only findings of repositories, or only those of upload audits.',
+      }),
+    ),
     control_key: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'Only findings of this control.' }),
     ),

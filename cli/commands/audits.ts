@@ -113,8 +113,16 @@ interface RunOptions {
 }
 
 async function startAudit(ctx: Ctx, ws: string, o: RunOptions): Promise<Audit> {
-  if (!!o.repo === !!o.path)
-    throw new CliError('Give exactly one of --repo NAME|ID or --path DIR.', EXIT.usage);
+  if (!o.repo && !o.path)
+    throw new CliError(
+      "Give --repo NAME|ID, --path DIR, or both (a folder of that repository: its findings are the repository's).",
+      EXIT.usage,
+    );
+  if (o.path && (o.branch !== undefined || o.commit !== undefined))
+    throw new CliError(
+      '--branch and --commit apply to a repository audit, not to --path.',
+      EXIT.usage,
+    );
   // Both: exactly that commit, recorded as on that branch (a pull request's head: its gate then
   // compares with the default branch at the merge-base).
   if (o.branch !== undefined && o.branch.trim() === '')
@@ -130,7 +138,7 @@ async function startAudit(ctx: Ctx, ws: string, o: RunOptions): Promise<Audit> {
     ...(o.deepReview ? { deep_review: true } : {}),
   };
   if (o.repo) body.repository_id = await resolveRepository(ctx, o.repo);
-  else {
+  if (o.path) {
     const dir = path.resolve(o.path!);
     const packed = await packFolder(dir);
     ctx.note(
@@ -166,7 +174,10 @@ function registerRun(auditCmd: Command): void {
       'Start an audit of a registered repository or of a local folder (scope audits:write; --path also uploads:write).',
     )
     .option('--repo <name|id>', 'a registered repository')
-    .option('--path <dir>', 'a local folder, packed (respecting .gitignore) and uploaded')
+    .option(
+      '--path <dir>',
+      "a local folder, packed (respecting .gitignore) and uploaded; with --repo, a folder of that repository (its findings join the repository's; it resolves none)",
+    )
     .option('--branch <ref>', 'branch or ref to audit')
     .option('--commit <sha>', 'commit to audit (40 hex); with --branch, recorded as on that branch')
     .option('--deep-review', 'also run the model-backed review agents')
@@ -178,7 +189,7 @@ function registerRun(auditCmd: Command): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  archaudit audit run --repo orders --branch main --wait\n  archaudit audit run --path . --wait --timeout 900\n\nWith --wait the exit code is 0 when the audit completed, 1 when it failed, was cancelled or --timeout passed.',
+      '\nExamples:\n  archaudit audit run --repo orders --branch main --wait\n  archaudit audit run --path . --wait --timeout 900\n  archaudit audit run --path . --repo orders --wait\n\nWith --wait the exit code is 0 when the audit completed, 1 when it failed, was cancelled or --timeout passed.',
     )
     .action(async (o: RunOptions, cmd: Command) => {
       const timeoutMs = parseSeconds('--timeout', o.timeout) * 1000;

@@ -88,11 +88,13 @@ function registerFindings(program: Command): void {
               }),
             ),
         );
-        printList(ctx, items, ['id', 'severity', 'status', 'control', 'title'], (f) => [
+        // The source column says whose each finding is: a repository's, or one upload's.
+        printList(ctx, items, ['id', 'severity', 'status', 'control', 'source', 'title'], (f) => [
           f.id,
           f.severity,
           f.status,
           f.control_key,
+          f.source_label,
           f.title,
         ]);
       },

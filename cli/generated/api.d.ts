@@ -765,7 +765,7 @@ export interface paths {
         put?: never;
         /**
          * Start an audit
-         * @description Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). Exactly one of repository_id and upload_id. The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.
+         * @description Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). An upload audit may also name `repository_id`, the workspace repository the uploaded folder belongs to: its findings are findings of that repository (one finding per fingerprint, with the control exceptions of the repository), but the folder is not known to be the whole repository at any commit, so it resolves none of the findings of the repository, verifies no remediation, and its architecture snapshot stays its own (not the latest architecture of the repository, no gate baseline, no change set). Without repository_id the findings of an upload audit are its own (`source: upload`). The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.
          *
          *     Requires scope `audits:write`.
          */
@@ -1017,7 +1017,7 @@ export interface paths {
         };
         /**
          * An audit's report: JSON, Markdown, printable HTML, SARIF or JUnit
-         * @description What was audited, the architecture found, every control assessment, the findings with their locations, the uncertainty cases and the change gate. `format=json` (default) answers AuditReportResponse; `markdown` a Markdown document; `html` one self-contained printable HTML page with the architecture diagram inline as SVG; `sarif` a SARIF 2.1.0 log of the findings (one result per finding not resolved, `partialFingerprints` from the finding fingerprint, a set-aside finding suppressed); `junit` JUnit XML with one test case per control. Until it is approved the report is built from the current rows (a finding set aside changes it, and its content_sha256); once approved, the approved content is served unchanged. A queued, running, failed or cancelled audit is 409 audit_not_completed.
+         * @description What was audited, the architecture found, every control assessment, the findings with their locations, the uncertainty cases and the change gate. `format=json` (default) answers AuditReportResponse; `markdown` a Markdown document; `html` one self-contained printable HTML page with the architecture diagram inline as SVG; `sarif` a SARIF 2.1.0 log of the findings (one result per finding not resolved, `partialFingerprints` from the finding fingerprint, a set-aside finding suppressed); `junit` JUnit XML with one test case per control. Until it is approved the report is built from the rows of its audit: the findings as this audit observed them (severity, title, detail, evidence, locations), so a later audit that moves or resolves a finding changes no earlier report; a person setting a finding aside (or reopening it) does change the draft, and its content_sha256. Once approved, the approved content is served unchanged. A queued, running, failed or cancelled audit is 409 audit_not_completed.
          *
          *     Requires scope `reports:read`.
          */
@@ -1221,7 +1221,7 @@ export interface paths {
         };
         /**
          * The workspace's findings
-         * @description Newest first; filter by status, severity, repository or control.
+         * @description Newest first; filter by status, severity, repository, source or control. Each finding says where it comes from (`source`, `source_label`): a repository, or one upload audit that named no repository (its findings are its own, not duplicates of a repository's).
          *
          *     Requires scope `findings:read`.
          */
@@ -3485,6 +3485,11 @@ export interface components {
             /** Format: uuid */
             workspace_id: string;
             repository_id: string | null;
+            /** @description `repository`: a finding of the repository (raised by its audits, or by an upload audit that named it); `upload`: a finding of one upload audit that named no repository, its own (another upload audit's findings are separate ones). */
+            source: "repository" | "upload";
+            /** @description Where the finding comes from, for lists: the repository name, or `upload <filename> (audit <first 8 characters of its id>)`. */
+            source_label: string;
+            upload_id: string | null;
             /**
              * Format: uuid
              * @description The catalog control (of the version that last raised it).
@@ -12379,6 +12384,8 @@ export interface operations {
                 severity?: "high" | "medium" | "low";
                 /** @description Only findings of this repository. */
                 repository_id?: string;
+                /** @description Only findings of repositories, or only those of upload audits. */
+                source?: "repository" | "upload";
                 /** @description Only findings of this control. */
                 control_key?: string;
                 /** @description Items per page. */

@@ -32,3 +32,17 @@ export function coversWholeRepository(
   const types = scope.source_types;
   return !types || allSourceTypes.every((t) => types.includes(t));
 }
+
+/**
+ * The repository whose architecture history an audit's snapshot joins: a repository audit's.
+ * An upload audit may name the repository its findings belong to (createAudit with upload_id
+ * and repository_id), but an uploaded folder is not known to be that repository at any commit:
+ * its snapshot stays its own (not the repository's latest architecture, no baseline, no change
+ * set, no version in the repository's sequence, no ingested evidence of the repository).
+ */
+export function architectureRepositoryOf(audit: {
+  audit_type: string;
+  repository_id: string | null;
+}): string | null {
+  return audit.audit_type === 'repository' ? audit.repository_id : null;
+}

@@ -215,8 +215,12 @@ export function buildReport(input: ReportInput): AuditReportContent {
   };
 }
 
-/** What the report is of, for titles: the repository's name, else the uploaded archive's. */
+/**
+ * What the report is of, for titles: the repository's name, the uploaded archive's, or both
+ * (an upload audit that named the repository it belongs to).
+ */
 export function reportSubject(r: Pick<AuditReportContent, 'repository' | 'upload' | 'audit_id'>) {
+  if (r.repository && r.upload) return `${r.repository.name} (upload ${r.upload.filename})`;
   return r.repository?.name ?? (r.upload ? `${r.upload.filename} (upload)` : `audit ${r.audit_id}`);
 }
 
