@@ -131,7 +131,7 @@ async function startAudit(ctx: Ctx, ws: string, o: RunOptions): Promise<Audit> {
   else {
     const dir = path.resolve(o.path!);
     // Loaded when used: `--help` and the other commands do not parse tar-stream and ignore.
-    const { packFolder } = await import('../pack');
+    const { packFolder } = await import('../pack.js');
     const packed = await packFolder(dir);
     ctx.note(
       `packed ${packed.files} files from ${dir} (${packed.bytes.length} bytes, .gitignore applied${
@@ -195,7 +195,7 @@ function registerRun(auditCmd: Command): void {
       if (!ctx.json) ctx.out(`audit ${started.id} started`);
       const live = process.stdout.isTTY && !process.env.CI && !ctx.json;
       // Loaded when used (listr2 is the CLI's largest module after the contract validator).
-      const { listrSink, plainSink, watchAudit } = await import('../progress');
+      const { listrSink, plainSink, watchAudit } = await import('../progress.js');
       let result;
       if (live) {
         const { sink, done, stop } = listrSink(started.stages.map((s) => s.key));
