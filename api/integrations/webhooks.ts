@@ -172,29 +172,37 @@ async function receive(
     return (await record(r)) ? r : firstAnswer();
   }
   if (action.kind === 'close') {
-    const r = receipt('closed', null, action.reason);
+    const r: Receipt = receipt('closed', null, action.reason);
     const reason = action.merged ? ('merged' as const) : ('closed' as const);
-    const withdrawn = await db.transaction(async (trx) => {
-      if (!(await record(r, trx))) return null;
-      await upsertReview(trx, integration.id, action.number, {
-        state: 'closed',
-        closed_reason: reason,
+    const withdrawn = await db
+      .transaction(async (trx) => {
+        await upsertReview(trx, integration.id, action.number, {
+          state: 'closed',
+          closed_reason: reason,
+        });
+        // The pull request's observed change set is closed (spec states stay candidate/observed:
+        // closed_at/closed_reason say it), and its audit still running has nothing left to gate.
+        await closeObservedChangeSet(trx, integration.repository_id, action.originRef, reason);
+        const audits = await withdrawRunningAudits(
+          trx,
+          integration.id,
+          action.number,
+          `the ${provider === 'gitlab' ? 'merge request' : 'pull request'} was ${reason}`,
+          null,
+        );
+        if (audits.length) r.cancelled_audit_ids = audits.map((w) => w.id);
+        // Recorded last, with the whole answer: a concurrent first delivery rolls this back.
+        if (!(await record(r, trx))) throw new ConcurrentDelivery();
+        return audits;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof ConcurrentDelivery) return null;
+        throw err;
       });
-      // The pull request's observed change set is closed (spec states stay candidate/observed:
-      // closed_at/closed_reason say it), and its audit still running has nothing left to gate.
-      await closeObservedChangeSet(trx, integration.repository_id, action.originRef, reason);
-      return withdrawRunningAudits(
-        trx,
-        integration.id,
-        action.number,
-        `the ${provider === 'gitlab' ? 'merge request' : 'pull request'} was ${reason}`,
-        null,
-      );
-    });
     if (withdrawn === null) return firstAnswer();
     await cancelWithdrawn(services, withdrawn);
     await startClosingNote(services, integration.id, action.number, deliveryId);
-    return withdrawn.length ? { ...r, cancelled_audit_ids: withdrawn.map((w) => w.id) } : r;
+    return r;
   }
   const started = await startWebhookAudit(services, integration, action, deliveryId, receipt);
   return started ?? firstAnswer();
@@ -247,6 +255,18 @@ async function startWebhookAudit(
           },
         );
         const r: Receipt = receipt('started', audit.id, action.reason);
+        // A newer head supersedes the audits of older ones still running: cancelled, they
+        // publish `superseded` on their own commit, never a verdict over this one.
+        if (pr) {
+          withdrawn = await withdrawRunningAudits(
+            trx,
+            integration.id,
+            action.number,
+            `superseded by ${sha.slice(0, 12)}`,
+            audit.id,
+          );
+          if (withdrawn.length) r.cancelled_audit_ids = withdrawn.map((w) => w.id);
+        }
         const fresh = await insertDelivery(trx, {
           integration_id: integration.id,
           delivery_id: deliveryId,
@@ -270,16 +290,6 @@ async function startWebhookAudit(
             head_sha: sha,
             base_ref: action.baseRef,
           });
-          // A newer head supersedes the audits of older ones still running: cancelled, they
-          // publish `superseded` on their own commit, never a verdict over this one.
-          withdrawn = await withdrawRunningAudits(
-            trx,
-            integration.id,
-            action.number,
-            `superseded by ${sha.slice(0, 12)}`,
-            audit.id,
-          );
-          if (withdrawn.length) r.cancelled_audit_ids = withdrawn.map((w) => w.id);
         }
         answer = r;
         return audit;
