@@ -524,7 +524,12 @@ test.serial(
     t.is(integration.status, 200, integration.text);
     t.is(integration.body.publish_as, 'both');
     const hook = integration.body.webhook_url;
-    const send = (action: string, sha: string, extra: Record<string, unknown> = {}) => {
+    const send = (
+      action: string,
+      sha: string,
+      extra: Record<string, unknown> = {},
+      delivery: string = crypto.randomUUID(),
+    ) => {
       const raw = JSON.stringify({
         action,
         number: 9,
@@ -541,7 +546,7 @@ test.serial(
         headers: {
           'Content-Type': 'application/json',
           'X-GitHub-Event': 'pull_request',
-          'X-GitHub-Delivery': crypto.randomUUID(),
+          'X-GitHub-Delivery': delivery,
           'X-Hub-Signature-256': sign(raw),
         },
       });
@@ -550,8 +555,17 @@ test.serial(
     // Two pushes in a row: the second supersedes the first, still running, which is cancelled.
     const first = await send('opened', hot1);
     t.like(first.body, { outcome: 'started' });
-    const second = await send('synchronize', hot2);
+    const secondDelivery = crypto.randomUUID();
+    const second = await send('synchronize', hot2, {}, secondDelivery);
     t.like(second.body, { outcome: 'started', cancelled_audit_ids: [first.body.audit_id] });
+    // Redelivered, it answers the same (with what it cancelled) and does nothing again.
+    const replayed = await send('synchronize', hot2, {}, secondDelivery);
+    t.like(replayed.body, {
+      outcome: 'started',
+      audit_id: second.body.audit_id,
+      cancelled_audit_ids: [first.body.audit_id],
+      replayed: true,
+    });
     const cancelled = await waitForAudit(
       h.app.url,
       tenant.token,
