@@ -1,8 +1,8 @@
 /**
- * `npm run bench:cli`: how long the bundled CLI (dist/cli/archaudit.cjs, built first when missing
- * or older than its sources' last build) takes from process start to exit on `--help` and
- * `--version`, as a CI step would run it (target: `--help` < 300 ms). BENCH_RUNS (default 20)
- * runs each; prints p50, p95 and the load.
+ * `npm run bench:cli`: how long the CLI installed from its tarball (dist/archaudit-cli.tgz, built
+ * first when missing; BENCH_REBUILD=1 rebuilds) into an empty folder takes from process start to
+ * exit on `--help` and `--version`, as a CI step would run it (target: `--help` < 300 ms).
+ * BENCH_RUNS (default 20) runs each; prints p50, p95 and the load.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { intEnv } from './env';
 
 const root = path.join(__dirname, '..');
-const bin = path.join(root, 'dist', 'cli', 'archaudit.cjs');
+const tarball = path.join(root, 'dist', 'archaudit-cli.tgz');
 const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 
 function percentile(sorted: number[], p: number): number {
@@ -20,8 +20,17 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function main(): void {
-  if (!fs.existsSync(bin) || process.env.BENCH_REBUILD === '1')
+  if (!fs.existsSync(tarball) || process.env.BENCH_REBUILD === '1')
     execFileSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, stdio: 'inherit' });
+  // Installed as a user installs it (offline: the package has no dependencies).
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-bench-cli-'));
+  process.on('exit', () => fs.rmSync(folder, { recursive: true, force: true }));
+  execFileSync(
+    'npm',
+    ['install', '--silent', '--offline', '--no-audit', '--no-fund', '--prefix', folder, tarball],
+    { cwd: folder, stdio: 'inherit' },
+  );
+  const bin = path.join(folder, 'node_modules', 'archaudit-cli', 'archaudit.cjs');
   const runs = intEnv('BENCH_RUNS', 20);
   console.log(
     `node ${process.version}, ${runs} runs each, load ${os

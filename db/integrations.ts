@@ -4,6 +4,7 @@
  * sealed (domain/integrations/sealed.ts); nothing here opens them.
  */
 import type { Knex } from 'knex';
+import type { PublishAs } from '../domain/integrations/publication';
 
 export interface IntegrationRow {
   id: string;
@@ -13,6 +14,7 @@ export interface IntegrationRow {
   api_base_url: string;
   project: string;
   fail_on: string[];
+  publish_as: PublishAs;
   token_sealed: string;
   token_last4: string;
   webhook_secret_sealed: string;
@@ -28,6 +30,7 @@ export type IntegrationFields = Pick<
   | 'api_base_url'
   | 'project'
   | 'fail_on'
+  | 'publish_as'
   | 'token_sealed'
   | 'token_last4'
   | 'webhook_secret_sealed'
@@ -175,7 +178,11 @@ export interface ReviewRow {
   number: number;
   state: 'open' | 'closed';
   head_sha: string | null;
+  /** The branch the pull request merges into (its gate's baseline). */
+  base_ref: string | null;
   comment_id: string | null;
+  /** `merged` or `closed` while closed. */
+  closed_reason: string | null;
   updated_at: Date;
 }
 
@@ -183,8 +190,11 @@ export async function upsertReview(
   db: Knex,
   integrationId: string,
   number: number,
-  fields: { state: 'open' | 'closed'; head_sha?: string },
+  fields:
+    | { state: 'open'; head_sha: string; base_ref: string }
+    | { state: 'closed'; closed_reason: 'merged' | 'closed' },
 ): Promise<void> {
+  if (fields.state === 'open') Object.assign(fields, { closed_reason: null });
   await db('integration_reviews')
     .insert({ integration_id: integrationId, number, ...fields })
     .onConflict(['integration_id', 'number'])
@@ -195,10 +205,13 @@ export async function findReview(
   db: Knex,
   integrationId: string,
   number: number,
+  options: { forUpdate?: boolean } = {},
 ): Promise<ReviewRow | undefined> {
-  return db<ReviewRow>('integration_reviews')
+  const q = db<ReviewRow>('integration_reviews')
     .where({ integration_id: integrationId, number })
     .first();
+  if (options.forUpdate) void q.forUpdate();
+  return q;
 }
 
 export async function setReviewComment(
@@ -218,6 +231,14 @@ export interface PublicationRow {
   number: number | null;
   commit_sha: string;
   state: 'waiting' | 'publishing' | 'published' | 'failed';
+  /** The pull request's target branch when the webhook came (the gate's baseline branch). */
+  base_ref: string | null;
+  /** Why the audit was withdrawn before its verdict (a newer head, the pull request closed). */
+  withdrawn_reason: string | null;
+  /** The GitHub check run reporting this audit, once created. */
+  check_run_id: string | null;
+  /** How many annotations the check run carries already (GitHub takes 50 per request). */
+  check_annotations_sent: number;
   status_state: string | null;
   last_error: string | null;
   attempts: number;
@@ -227,7 +248,7 @@ export interface PublicationRow {
 
 export async function insertPublication(
   db: Knex,
-  row: Pick<PublicationRow, 'audit_id' | 'integration_id' | 'number' | 'commit_sha'>,
+  row: Pick<PublicationRow, 'audit_id' | 'integration_id' | 'number' | 'commit_sha' | 'base_ref'>,
 ): Promise<void> {
   await db('integration_publications').insert(row);
 }
@@ -254,7 +275,15 @@ export async function updatePublication(
   db: Knex,
   auditId: string,
   fields: Partial<
-    Pick<PublicationRow, 'state' | 'status_state' | 'last_error' | 'published_at'>
+    Pick<
+      PublicationRow,
+      | 'state'
+      | 'status_state'
+      | 'last_error'
+      | 'published_at'
+      | 'check_run_id'
+      | 'check_annotations_sent'
+    >
   > & {
     attempt?: true;
   },
@@ -263,4 +292,54 @@ export async function updatePublication(
   await db('integration_publications')
     .where({ audit_id: auditId })
     .update({ ...rest, ...(attempt ? { attempts: db.raw('attempts + 1') } : {}) });
+}
+
+/**
+ * Marks withdrawn the publications of the pull request's audits still queued or running (all
+ * but `keepAuditId`'s): they will publish `reason` instead of a verdict. Their audits, to cancel.
+ */
+export async function withdrawRunningAudits(
+  trx: Knex,
+  integrationId: string,
+  number: number,
+  reason: string,
+  keepAuditId: string | null,
+): Promise<Array<{ id: string; workflow_id: string | null; workspace_id: string }>> {
+  const running = await trx('integration_publications as p')
+    .join('audits as a', 'a.id', 'p.audit_id')
+    .where({ 'p.integration_id': integrationId, 'p.number': number })
+    .whereIn('a.status', ['queued', 'running'])
+    .whereNull('p.withdrawn_reason')
+    .modify((q) => {
+      if (keepAuditId) void q.whereNot('p.audit_id', keepAuditId);
+    })
+    .forUpdate('p')
+    .select('a.id', 'a.workflow_id', 'a.workspace_id');
+  if (running.length)
+    await trx('integration_publications')
+      .whereIn(
+        'audit_id',
+        running.map((r: { id: string }) => r.id),
+      )
+      .update({ withdrawn_reason: reason });
+  return running;
+}
+
+/** The pull request target branch an audit a webhook started is gated against, if any. */
+export async function pullRequestBaseOf(db: Knex, auditId: string): Promise<string | null> {
+  const row = await db('integration_publications').where({ audit_id: auditId }).first('base_ref');
+  return (row?.base_ref as string | null | undefined) ?? null;
+}
+
+/** The publication of the pull request's newest head (what its comment shows). */
+export async function headPublication(
+  db: Knex,
+  integrationId: string,
+  number: number,
+  headSha: string,
+): Promise<PublicationRow | undefined> {
+  return db<PublicationRow>('integration_publications')
+    .where({ integration_id: integrationId, number, commit_sha: headSha })
+    .orderBy('created_at', 'desc')
+    .first();
 }

@@ -15,6 +15,8 @@ const out = path.join(root, 'dist', 'cli');
 
 export const CLI_PACKAGE_NAME = 'archaudit-cli';
 
+const VALIDATOR = /^@seriousme\/openapi-schema-validator$/;
+
 async function main(): Promise<void> {
   const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
     version: string;
@@ -37,6 +39,47 @@ async function main(): Promise<void> {
     // import.meta.url: in the bundle that is the bin's own folder, where they are copied.
     banner: {
       js: "#!/usr/bin/env node\nconst __archauditUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+    define: { 'import.meta.url': '__archauditUrl' },
+    minify: true,
+    legalComments: 'eof',
+    metafile: true,
+    logLevel: 'warning',
+    // The contract validator (ajv, yaml: half the bundle) is its own file, read only by
+    // `contract check`: `--help` and every other command do not parse it (bench:cli).
+    plugins: [
+      {
+        name: 'validator-apart',
+        setup(b) {
+          // A CommonJS shim bundled in its place requires the file at run time (Node's import()
+          // of a minified CommonJS file would not see its named exports).
+          b.onResolve({ filter: VALIDATOR }, () => ({ path: 'validator', namespace: 'apart' }));
+          b.onLoad({ filter: /.*/, namespace: 'apart' }, () => ({
+            contents: "module.exports = require('./validator.cjs');",
+            loader: 'js',
+          }));
+          b.onResolve({ filter: /^\.\/validator\.cjs$/ }, (a) => ({
+            path: a.path,
+            external: true,
+          }));
+        },
+      },
+    ],
+  });
+  const validator = await build({
+    stdin: {
+      contents: "module.exports = require('@seriousme/openapi-schema-validator');",
+      resolveDir: path.join(root, 'cli'),
+      sourcefile: 'validator-entry.ts',
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile: path.join(out, 'validator.cjs'),
+    banner: {
+      js: "const __archauditUrl = require('node:url').pathToFileURL(__filename).href;",
     },
     define: { 'import.meta.url': '__archauditUrl' },
     minify: true,
@@ -68,7 +111,7 @@ async function main(): Promise<void> {
         private: true,
         engines: { node: '>=20' },
         bin: { archaudit: 'archaudit.cjs' },
-        files: ['archaudit.cjs', 'generated/openapi.json', 'schemas'],
+        files: ['archaudit.cjs', 'validator.cjs', 'generated/openapi.json', 'schemas'],
       },
       null,
       2,
@@ -82,7 +125,9 @@ async function main(): Promise<void> {
   const tarball = path.join(root, 'dist', packed.split('\n').pop()!);
   // A stable name besides the versioned one: what the API serves and the recipes fetch.
   fs.copyFileSync(tarball, path.join(root, 'dist', `${CLI_PACKAGE_NAME}.tgz`));
-  const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+  const bytes = [result, validator]
+    .flatMap((r) => Object.values(r.metafile.outputs))
+    .reduce((n, o) => n + o.bytes, 0);
   console.log(`archaudit CLI: ${path.join(out, 'archaudit.cjs')} (${bytes} bytes); ${tarball}`);
 }
 

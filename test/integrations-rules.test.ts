@@ -12,7 +12,15 @@ import {
 } from '../domain/integrations/webhooks';
 import { SecretBox, sealContext } from '../domain/integrations/sealed';
 import { apiBaseUrlProblem } from '../domain/integrations/endpoint';
-import { commentBody, statusOf, FAILING_OUTCOMES } from '../domain/integrations/publication';
+import {
+  ANNOTATIONS_MAX,
+  checkRunOf,
+  commentBody,
+  githubState,
+  gitlabState,
+  statusOf,
+  FAILING_OUTCOMES,
+} from '../domain/integrations/publication';
 import type { AuditGate } from '../domain/changes/service';
 
 const SHA = 'a'.repeat(40);
@@ -267,4 +275,83 @@ test('the comment shows hostile repository strings as text: no HTML, link, image
   // Every table row keeps its 4 cells.
   for (const row of body.split('\n').filter((l) => l.startsWith('| ')))
     t.is(row.replace(/\\\|/g, '').split('|').length - 2, 4, row);
+});
+
+test('a withdrawn audit publishes no verdict: cancelled (GitHub error, GitLab canceled), no annotation', (t) => {
+  const audit = { id: 'a1', status: 'running', error_code: null, commit_sha: SHA, branch_ref: 'f' };
+  const status = statusOf(audit, gate(), FAILING_OUTCOMES, 'superseded by bbbbbbbbbbbb');
+  t.is(status.state, 'cancelled');
+  t.is(status.description, 'not audited to the end: superseded by bbbbbbbbbbbb');
+  t.is(githubState(status.state), 'error');
+  t.is(gitlabState(status.state), 'canceled');
+  const check = checkRunOf({
+    integrationId: 'i1',
+    provider: 'github',
+    audit,
+    gate: gate(),
+    locations: {
+      'connects_to:service:a`|`->datastore:b': { path: 'a.ts', start_line: 1, end_line: 1 },
+    },
+    status,
+    auditUrl: null,
+    withdrawn: 'superseded by bbbbbbbbbbbb',
+  });
+  t.is(check.conclusion, 'cancelled');
+  t.deepEqual(check.annotations, []);
+  t.regex(check.output.summary, /no verdict/);
+});
+
+test('check run: a summary escaped for Markdown, plain annotations at the evidence, bounded', (t) => {
+  const hostile = gate().changes[0]!;
+  const many = Array.from({ length: ANNOTATIONS_MAX + 20 }, (_, i) => ({
+    ...hostile,
+    key: `${hostile.key}${i}`,
+    consequence: (i % 2 ? 'review' : 'blocked') as 'review' | 'blocked',
+  }));
+  const locations = Object.fromEntries(
+    many.map((c, i) => [
+      c.key,
+      { path: `src/\u202e<x>${i}.ts`, start_line: i % 3 === 0 ? 0 : i, end_line: i },
+    ]),
+  );
+  const check = checkRunOf({
+    integrationId: 'i1',
+    provider: 'github',
+    audit: { id: 'a1', status: 'completed', error_code: null, commit_sha: SHA, branch_ref: 'f' },
+    gate: gate({ changes: [...many, { ...hostile, key: 'no-location', consequence: 'blocked' }] }),
+    locations,
+    status: { state: 'failure', description: 'gate blocked (1 blocked)' },
+    auditUrl: null,
+  });
+  t.is(check.conclusion, 'failure');
+  t.is(check.output.title, 'gate blocked (1 blocked)');
+  t.is(check.annotations.length, ANNOTATIONS_MAX, 'at most ANNOTATIONS_MAX, each with a location');
+  t.like(check.annotations[0], { annotation_level: 'failure', start_line: 1, end_line: 1 });
+  t.like(check.annotations[1], { annotation_level: 'warning', start_line: 1, end_line: 1 });
+  for (const a of check.annotations) {
+    t.false(/[\u0000-\u001f\u202e]/.test(a.path + a.title), a.path);
+    t.true(a.start_line >= 1 && a.end_line >= a.start_line);
+    t.true(a.title.length <= 255);
+  }
+  // The summary is Markdown: the hostile label and reason stay text.
+  const outsideCode = check.output.summary.replace(/(`+)[^`]*?\1/g, '');
+  t.false(/<(script|img)\b/i.test(outsideCode), outsideCode);
+  t.false(/(?<!\\)\]\(/.test(outsideCode), 'no link');
+  t.true(check.output.summary.length <= 65_535);
+});
+
+test('the comment of a closed pull request says so above its last verdict', (t) => {
+  const body = commentBody({
+    integrationId: 'i1',
+    provider: 'gitlab',
+    audit: { id: 'a1', status: 'completed', error_code: null, commit_sha: SHA, branch_ref: 'f' },
+    gate: gate(),
+    locations: {},
+    status: { state: 'failure', description: 'gate blocked' },
+    auditUrl: null,
+    closed: 'merged',
+  });
+  t.regex(body.split('\n')[1]!, /^\*\*This merge request was merged\*\*/);
+  t.regex(body, /Architecture gate is blocked/);
+  t.regex(body, /· final<\/sub>$/);
 });

@@ -497,3 +497,212 @@ test.serial(
     t.is(forge.comments.size, comments, 'no pull request, no comment');
   },
 );
+
+test.serial(
+  'a GitHub pull request into a release branch: gated against that branch, a newer push cancels the older audit, check runs with annotations, closing closes its change set',
+  async (t) => {
+    // release/1 leaves main at the first commit; the hotfix branch leaves release/1.
+    repo.git('checkout', '--quiet', '-b', 'release/1', mergeBase);
+    const releaseTip = repo.commit({ 'RELEASE.md': '1.x\n' }, 'release 1');
+    repo.git('checkout', '--quiet', '-b', 'hotfix/reports');
+    const hot1 = repo.commit(CHANGES_V2, 'reports on 1.x');
+    const hot2 = repo.commit({ 'HOTFIX.md': 'second push\n' }, 'second push');
+    repo.git('checkout', '--quiet', 'main');
+    const created = await api('POST', '/repositories', {
+      name: 'shop-release',
+      url: `file://${repo.dir}`,
+    });
+    const repositoryId = created.body.id;
+    const integration = await api('PUT', `/repositories/${repositoryId}/integration`, {
+      provider: 'github',
+      api_base_url: forge.url,
+      project: 'octo/release',
+      token: GITHUB_TOKEN,
+      webhook_secret: GITHUB_SECRET,
+      publish_as: 'both',
+    });
+    t.is(integration.status, 200, integration.text);
+    t.is(integration.body.publish_as, 'both');
+    const hook = integration.body.webhook_url;
+    const send = (
+      action: string,
+      sha: string,
+      extra: Record<string, unknown> = {},
+      delivery: string = crypto.randomUUID(),
+    ) => {
+      const raw = JSON.stringify({
+        action,
+        number: 9,
+        pull_request: {
+          number: 9,
+          head: { sha, ref: 'hotfix/reports' },
+          base: { ref: 'release/1', sha: releaseTip },
+          ...extra,
+        },
+        repository: { full_name: 'octo/release', default_branch: 'main' },
+      });
+      return call(h.app.url, 'POST', hook, {
+        raw,
+        headers: {
+          'Content-Type': 'application/json',
+          'X-GitHub-Event': 'pull_request',
+          'X-GitHub-Delivery': delivery,
+          'X-Hub-Signature-256': sign(raw),
+        },
+      });
+    };
+
+    // Two pushes in a row: the second supersedes the first, still running, which is cancelled.
+    const first = await send('opened', hot1);
+    t.like(first.body, { outcome: 'started' });
+    const secondDelivery = crypto.randomUUID();
+    const second = await send('synchronize', hot2, {}, secondDelivery);
+    t.like(second.body, { outcome: 'started', cancelled_audit_ids: [first.body.audit_id] });
+    // Redelivered, it answers the same (with what it cancelled) and does nothing again.
+    const replayed = await send('synchronize', hot2, {}, secondDelivery);
+    t.like(replayed.body, {
+      outcome: 'started',
+      audit_id: second.body.audit_id,
+      cancelled_audit_ids: [first.body.audit_id],
+      replayed: true,
+    });
+    const cancelled = await waitForAudit(
+      h.app.url,
+      tenant.token,
+      tenant.workspaceId,
+      first.body.audit_id,
+      300_000,
+    );
+    t.is(cancelled.body.status, 'cancelled');
+    const audit = await completed(second.body.audit_id);
+
+    // Gated against release/1 at its merge-base with the head, not against main.
+    t.like(audit.source.base, { ref: 'release/1', merge_base_sha: releaseTip });
+    const baseline = (await auditsOf(repositoryId)).find((a) => a.origin === 'baseline');
+    t.like(baseline, { commit_sha: releaseTip, branch_ref: 'release/1', status: 'completed' });
+    const gate = await api('GET', `/audits/${audit.id}/gate`);
+    t.is(gate.body.outcome, 'blocked');
+    t.is(
+      gate.body.reasons[0].text,
+      `baseline: the target branch release/1 at the merge-base ${releaseTip}`,
+    );
+
+    // The superseded audit publishes why it has no verdict, on its own commit only.
+    const supersededStatus = await until('the superseded status', () =>
+      forge.calls.find(
+        (c) =>
+          c.path === `/repos/octo/release/statuses/${hot1}` &&
+          c.status === 201 &&
+          c.body.state !== 'pending',
+      ),
+    );
+    t.is(supersededStatus.body.state, 'error');
+    t.regex(supersededStatus.body.description, new RegExp(`superseded by ${hot2.slice(0, 12)}`));
+    const runOf = (sha: string) =>
+      [...forge.checkRuns.values()].find((r) => r.head_sha === sha && r.status === 'completed');
+    const cancelledRun = await until('the cancelled check run', () => runOf(hot1));
+    t.is(cancelledRun.conclusion, 'cancelled');
+    t.is(cancelledRun.annotations.length, 0);
+
+    // The head's check run: blocked, a summary, annotations at the blocking evidence.
+    const run = await until('the check run', () => runOf(hot2));
+    t.like(run, {
+      name: 'archaudit/architecture-gate',
+      conclusion: 'failure',
+      external_id: audit.id,
+    });
+    t.regex(run.output!.title!, /^gate blocked/);
+    t.regex(run.output!.summary!, /### Architecture gate is blocked/);
+    t.true(run.annotations.length > 0);
+    t.true(run.annotations.some((a: any) => a.annotation_level === 'failure'));
+    for (const a of run.annotations) {
+      t.true(typeof a.path === 'string' && a.path.length > 0 && !a.path.startsWith('/'));
+      t.true(a.start_line >= 1 && a.end_line >= a.start_line);
+      t.regex(a.title, /^(blocked|review): /);
+    }
+    // One check run per audit (created in progress, completed in place), and a status beside it.
+    t.is([...forge.checkRuns.values()].filter((r) => r.head_sha === hot2).length, 1);
+    const headStatus = await until('the head status', () =>
+      forge.calls.find(
+        (c) =>
+          c.path === `/repos/octo/release/statuses/${hot2}` &&
+          c.status === 201 &&
+          c.body.state !== 'pending',
+      ),
+    );
+    t.is(headStatus.body.state, 'failure');
+    // The comment carries the head's verdict only; the superseded audit never commented.
+    const comment = await until('the comment', () =>
+      forge.calls.find(
+        (c) => c.method === 'POST' && c.path === '/repos/octo/release/issues/9/comments',
+      ),
+    );
+    t.regex(comment.body.body, new RegExp(audit.id));
+    t.false(
+      forge.calls.some(
+        (c) =>
+          c.path.startsWith('/repos/octo/release/issues/') &&
+          c.body?.body?.includes(first.body.audit_id),
+      ),
+    );
+
+    // The observed change set of the pull request, then its closing (merged).
+    const sets = async () =>
+      (await api('GET', `/repositories/${repositoryId}/change-sets?state=observed`)).body.items;
+    const open = (await sets()).find((s: any) => s.change_key === 'github:octo/release#9');
+    t.like(open, { source_ref: hot2, closed_at: null, closed_reason: null });
+    const before = (await auditsOf(repositoryId)).length;
+    const merged = await send('closed', hot2, { merged: true });
+    t.like(merged.body, { outcome: 'closed', audit_id: null });
+    const closedSet = (await sets()).find((s: any) => s.change_key === 'github:octo/release#9');
+    t.is(closedSet.id, open.id);
+    t.is(closedSet.closed_reason, 'merged');
+    t.truthy(closedSet.closed_at);
+    t.is(closedSet.source_ref, hot2, 'it keeps its last head and gate');
+    t.is(closedSet.gate_result.outcome, 'blocked');
+    t.is((await auditsOf(repositoryId)).length, before, 'no new audit');
+    const [commentId] = [...forge.comments].find(([, c]) => c.on === 'issue:9')!;
+    await until('the closing note', () =>
+      /was merged/.test(forge.comments.get(commentId)!.body) ? true : undefined,
+    );
+    t.regex(forge.comments.get(commentId)!.body, /Architecture gate is blocked/);
+  },
+);
+
+test.serial(
+  'a GitLab merge request closed while its audit runs: the audit is cancelled, its status canceled',
+  async (t) => {
+    repo.git('checkout', '--quiet', 'feature/reports');
+    const head = repo.commit({ 'LATE.md': 'late\n' }, 'late push');
+    repo.git('checkout', '--quiet', 'main');
+    const updated = await gitlabDelivery(
+      'Merge Request Hook',
+      mergeRequest('update', head, { oldrev: head1 }),
+    );
+    t.like(updated.body, { outcome: 'started' });
+    const closed = await gitlabDelivery('Merge Request Hook', mergeRequest('close', head));
+    t.like(closed.body, { outcome: 'closed', cancelled_audit_ids: [updated.body.audit_id] });
+    const done = await waitForAudit(
+      h.app.url,
+      tenant.token,
+      tenant.workspaceId,
+      updated.body.audit_id,
+      300_000,
+    );
+    t.is(done.body.status, 'cancelled');
+    const status = await until('the canceled status', () =>
+      forge.calls.find(
+        (c) =>
+          c.path === `/api/v4/projects/group%2Fshop/statuses/${head}` &&
+          c.status === 201 &&
+          c.body.state !== 'pending',
+      ),
+    );
+    t.is(status.body.state, 'canceled');
+    t.regex(status.body.description, /merge request was closed/);
+    const set = (
+      await api('GET', `/repositories/${gitlabRepoId}/change-sets?state=observed`)
+    ).body.items.find((s: any) => s.change_key === 'gitlab:group/shop!3');
+    t.is(set.closed_reason, 'closed');
+  },
+);

@@ -95,6 +95,14 @@ test.serial(
           c.consequence === 'blocked',
       ),
     );
+    // getArchitectureChanges of the branch's snapshot compares with the same baseline as its gate.
+    const featureSnap = snaps.find((s: any) => s.audit_id === feature.id).id;
+    const changes = await get(
+      `/repositories/${repositoryId}/architecture/changes?to_snapshot_id=${featureSnap}`,
+    );
+    t.is(changes.status, 200);
+    t.like(changes.body, { previous_snapshot_id: baseSnap, current_snapshot_id: featureSnap });
+    t.is(changes.body.gate.outcome, 'blocked');
   },
 );
 

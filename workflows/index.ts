@@ -11,4 +11,8 @@ export { AssistantRunWorkflow } from './assistant';
 export { RemediationWorkflow } from './remediations';
 export { WorkflowActionWorkflow } from './workflow-actions';
 export { ExportWorkflow } from './exports';
-export { IntegrationPendingWorkflow, IntegrationPublishWorkflow } from './integrations';
+export {
+  IntegrationClosedWorkflow,
+  IntegrationPendingWorkflow,
+  IntegrationPublishWorkflow,
+} from './integrations';

@@ -65,6 +65,22 @@ export async function IntegrationPendingWorkflow(input: { auditId: string }): Pr
   }
 }
 
+/**
+ * A pull request closed (merged or not): its one comment says so (what it showed stays, under a
+ * closing line). Retried like the final publication; nothing to do when it has no comment.
+ */
+export async function IntegrationClosedWorkflow(input: {
+  integrationId: string;
+  number: number;
+}): Promise<void> {
+  const forge = proxyActivities<IntegrationActivities>({
+    startToCloseTimeout: '2 minutes',
+    scheduleToCloseTimeout: '24 hours',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  });
+  await forge.publishIntegrationClosed(input.integrationId, input.number);
+}
+
 /** Called by AuditWorkflow when an audit ends: starts its publication, if it has one. */
 export async function publishToForge(auditId: string): Promise<void> {
   const workflowId = await bookkeeping().integrationPublicationOf(auditId);

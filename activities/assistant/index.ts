@@ -21,7 +21,7 @@ import {
   type RunRow,
 } from '../../db/assistant';
 import type { SnapshotRow } from '../../db/architecture';
-import { previousSnapshotOnBranch, snapshotWithAudit } from '../../db/changes';
+import { auditGateOf, previousSnapshotOnBranch, snapshotWithAudit } from '../../db/changes';
 import { answerFromGraph, NEEDS_MODEL_TEXT } from '../../domain/assistant/answers';
 import { plainText } from '../../domain/output/plain';
 import {
@@ -79,7 +79,12 @@ async function loadContext(db: Knex, run: RunRow): Promise<AssistantContext> {
     ? await snapshotWithAudit(db, run.workspace_id, run.context_snapshot_id)
     : undefined;
   if (!snapshot) fail('snapshot_gone', `the context snapshot of run ${run.id} is gone`, false);
-  const previous = await previousSnapshotOnBranch(db, snapshot, snapshot.branch_ref);
+  // What changed: against the baseline of the snapshot's own change gate (a branch's is its base
+  // branch at the merge-base), else the snapshot before it on its branch.
+  const gateBaseline = (await auditGateOf(db, snapshot.audit_id))?.previous_snapshot_id;
+  const previous =
+    (gateBaseline ? await snapshotWithAudit(db, run.workspace_id, gateBaseline) : undefined) ??
+    (await previousSnapshotOnBranch(db, snapshot, snapshot.branch_ref));
   const repositoryId = snapshot.repository_id ?? run.repository_id;
   const [records, history] = repositoryId
     ? await Promise.all([

@@ -12,6 +12,7 @@ import { findWorkspace } from '../../db/workspaces';
 import { classifyPath } from '../../domain/audits/classify';
 import { SourceError } from '../../domain/audits/source-error';
 import { isOtherBranch } from '../../domain/repositories/git-ref';
+import { pullRequestBaseOf } from '../../db/integrations';
 import { scopeFilter } from '../../domain/audits/source-scope';
 import { filesBudgetGap } from '../../domain/audits/budgets';
 import { DEFAULT_ARCHIVE_LIMITS, readArchive } from '../../platform/archive';
@@ -119,10 +120,17 @@ export function createAcquireSource(deps: AuditActivityDeps, steps: Steps) {
               ? audit.branch_ref
               : (audit.branch_ref ?? repo.default_branch);
             // Another branch than the default is gated against the default branch at the
-            // merge-base (docs/decisions.md, pull requests gated end to end).
-            const baseRef = isOtherBranch(branchRef, repo.default_branch)
-              ? repo.default_branch
-              : null;
+            // merge-base (docs/decisions.md, pull requests gated end to end); a pull request's
+            // head against the branch it merges into. A baseline audit needs no baseline itself.
+            const target = audit.origin === 'webhook' ? await pullRequestBaseOf(db, auditId) : null;
+            const baseRef =
+              audit.origin === 'baseline'
+                ? null
+                : target && isOtherBranch(branchRef, target)
+                  ? target
+                  : isOtherBranch(branchRef, repo.default_branch)
+                    ? repo.default_branch
+                    : null;
             const fetched = await withHeartbeat(() =>
               fetchCommit({
                 baseRef,

@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { auditStatusById, createAuditRecord, findAudit, getAuditById } from '../../db/audits';
 import { defaultBranchBaseline } from '../../db/changes';
 import { memberById } from '../../db/workspaces';
+import { findRepository } from '../../db/repositories';
 import type { AuditStart } from '../../domain/workflow-starts';
 import { snapshotOfAudit } from '../../db/architecture';
 
@@ -47,8 +48,11 @@ export async function ensureBaselineAudit(
   if (!current) return null;
   const found = await defaultBranchBaseline(db, current, base.ref, base.merge_base_sha);
   if (found?.at_merge_base) return null;
+  // The default branch's baseline keeps its first name; another target branch's is its own.
+  const repo = await findRepository(db, audit.workspace_id, audit.repository_id);
+  const onDefault = !repo || repo.default_branch === base.ref;
   const id = uuidFrom(
-    `baseline:${audit.workspace_id}:${audit.repository_id}:${base.merge_base_sha}`,
+    `baseline:${audit.workspace_id}:${audit.repository_id}:${base.merge_base_sha}${onDefault ? '' : `:${base.ref}`}`,
   );
   const existing = await findAudit(db, audit.workspace_id, id);
   if (existing && FINISHED.has(existing.status)) return null;
@@ -69,7 +73,7 @@ export async function ensureBaselineAudit(
           source_scope: {},
           origin: 'baseline',
           origin_ref: audit.id,
-          trigger_reason: `the default branch ${base.ref} at the merge-base of ${audit.branch_ref ?? 'the audited commit'}, for the change gate of audit ${audit.id}`,
+          trigger_reason: `${onDefault ? 'the default branch' : 'the target branch'} ${base.ref} at the merge-base of ${audit.branch_ref ?? 'the audited commit'}, for the change gate of audit ${audit.id}`,
           profile_snapshot: null,
         },
         {

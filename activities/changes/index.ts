@@ -16,6 +16,7 @@ import {
   recordAuditGate,
 } from '../../db/changes';
 import { sourceBaseOf } from './baseline';
+import { findRepository } from '../../db/repositories';
 import { insertChangeSet, upsertObservedChangeSet } from '../../db/change-sets';
 import { impactOf, normalizeObserved } from '../../domain/changes/change-sets';
 import type { DependencyGraph } from '../../analysis/dependencies';
@@ -62,10 +63,16 @@ async function baselineOf(
       note: null,
     };
   const found = await defaultBranchBaseline(db, current, base.ref, base.merge_base_sha);
+  // A pull request into another branch than the default is gated against that branch.
+  const repo = audit.repository_id
+    ? await findRepository(db, audit.workspace_id, audit.repository_id)
+    : undefined;
+  const which =
+    !repo || repo.default_branch === base.ref ? 'the default branch' : 'the target branch';
   if (!found)
     return {
       previous: null,
-      note: `baseline: no completed audit of the default branch ${base.ref} to compare with; audit ${base.ref}${base.merge_base_sha ? ` at the merge-base ${base.merge_base_sha}` : ''} first`,
+      note: `baseline: no completed audit of ${which} ${base.ref} to compare with; audit ${base.ref}${base.merge_base_sha ? ` at the merge-base ${base.merge_base_sha}` : ''} first`,
     };
   const previous = (await snapshotWithAudit(db, current.workspace_id, found.id)) ?? null;
   const where = found.at_merge_base
@@ -73,7 +80,7 @@ async function baselineOf(
     : base.merge_base_sha
       ? `at ${found.commit_sha ?? 'an unknown commit'}, its nearest audit: none audited the merge-base ${base.merge_base_sha}`
       : `at ${found.commit_sha ?? 'an unknown commit'}, its nearest audit: the branch shares no history with ${base.ref}`;
-  return { previous, note: `baseline: the default branch ${base.ref} ${where}` };
+  return { previous, note: `baseline: ${which} ${base.ref} ${where}` };
 }
 
 export async function recordChangeGate(
@@ -197,7 +204,7 @@ export async function recordChangeGate(
         accuracy: null,
         occurred_at: new Date(evaluatedAt),
       };
-      if (perBranch) await upsertObservedChangeSet(trx, set);
+      if (perBranch) await upsertObservedChangeSet(trx, set, new Date(audit.created_at));
       else await insertChangeSet(trx, set);
     },
   );

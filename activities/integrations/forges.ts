@@ -1,12 +1,15 @@
 /**
- * GitHub's and GitLab's REST calls for what we publish: a commit status, and one comment (GitLab:
+ * GitHub's and GitLab's REST calls for what we publish: a commit status or a GitHub check run
+ * (created once per audit, found again by its external id, then updated), and one comment (GitLab:
  * note) per pull request found again by its id or, failing that, by its hidden marker, then
  * edited in place. Paths are built from the integration's own project, never from a payload.
  */
 import type { SourcePolicy } from '../../domain/repositories/source-policy';
 import {
   STATUS_CONTEXT,
+  githubState,
   gitlabState,
+  type CheckAnnotation,
   type StatusState,
 } from '../../domain/integrations/publication';
 import type { Provider } from '../../domain/integrations/webhooks';
@@ -24,6 +27,19 @@ export interface Forge {
     marker: string,
     knownId: string | null,
   ): Promise<string>;
+  /** GitHub only: the check run of `externalId` (the audit) on `sha`, created when missing. */
+  checkRun?(sha: string, externalId: string, knownId: string | null): Promise<CheckRunHandle>;
+}
+
+/** A check run to update (GitHub's PATCH /check-runs/{id}; annotations are appended). */
+export interface CheckRunHandle {
+  id: string;
+  update(body: {
+    status: 'in_progress' | 'completed';
+    conclusion?: string;
+    output?: { title: string; summary: string; annotations?: CheckAnnotation[] };
+    details_url?: string;
+  }): Promise<void>;
 }
 
 export function forgeOf(
@@ -70,10 +86,41 @@ export function forgeOf(
     return {
       async postStatus(sha, state, description) {
         await call('POST', `${repo}/statuses/${sha}`, {
-          state,
+          state: githubState(state),
           description,
           context: STATUS_CONTEXT,
         });
+      },
+      async checkRun(sha, externalId, knownId) {
+        let id = knownId;
+        if (!id) {
+          // Found again by its external id (a crash between the creation and storing its id).
+          const listed = await call(
+            'GET',
+            `${repo}/commits/${sha}/check-runs?check_name=${encodeURIComponent(STATUS_CONTEXT)}&filter=all&per_page=100`,
+          );
+          const runs = (
+            listed.body as { check_runs?: Array<{ id?: unknown; external_id?: unknown }> }
+          )?.check_runs;
+          const mine = Array.isArray(runs) ? runs.find((r) => r.external_id === externalId) : null;
+          id = mine
+            ? String(mine.id)
+            : idOf(
+                await call('POST', `${repo}/check-runs`, {
+                  name: STATUS_CONTEXT,
+                  head_sha: sha,
+                  external_id: externalId,
+                  status: 'in_progress',
+                }),
+              );
+        }
+        const runId = id;
+        return {
+          id: runId,
+          async update(body) {
+            await call('PATCH', `${repo}/check-runs/${encodeURIComponent(runId)}`, body);
+          },
+        };
       },
       async upsertComment(number, body, marker, knownId) {
         const id = knownId ?? (await findMarked(`${repo}/issues/${number}/comments`, marker));

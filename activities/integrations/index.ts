@@ -1,6 +1,9 @@
 /**
- * Publishing an audit back to the forge its webhook came from: the commit status, then (for a
- * pull request) the one comment, created once and edited in place afterwards. Each is its own
+ * Publishing an audit back to the forge its webhook came from: the commit status and/or the GitHub
+ * check run (the integration's `publish_as`), then (for a pull request) the one comment, created
+ * once and edited in place afterwards; an audit withdrawn before its verdict (a newer head, the
+ * pull request closed) publishes that instead, and leaves the comment to the newer head or to the
+ * closing note. Each is its own
  * activity, retried by IntegrationPublishWorkflow while the forge is down; a refusal (a bad token,
  * a repository the token cannot write) ends it at once. Every attempt's error is recorded on the
  * publication (without the token: ForgeError messages never carry it).
@@ -11,6 +14,7 @@ import { getAuditById } from '../../db/audits';
 import { auditGateOf } from '../../db/changes';
 import {
   findReview,
+  headPublication,
   integrationById,
   lockPublication,
   publicationOf,
@@ -22,11 +26,14 @@ import {
 import type { StoredGate } from '../../domain/changes/service';
 import { integrationPublishWorkflowId } from '../../domain/contract/workflows';
 import {
+  ANNOTATIONS_PER_REQUEST,
   PENDING_DESCRIPTION,
+  checkRunOf,
   commentBody,
   commentMarker,
   statusOf,
   type FailingOutcome,
+  type GateReport,
 } from '../../domain/integrations/publication';
 import { SecretBox, sealContext } from '../../domain/integrations/sealed';
 import type { Config } from '../../platform/config';
@@ -46,7 +53,10 @@ interface Loaded {
   integration: IntegrationRow;
   forge: Forge;
   status: ReturnType<typeof statusOf>;
-  comment: () => string;
+  report: GateReport;
+  /** Whether the commit status / the check run is posted (`publish_as`; GitLab: status only). */
+  postsStatus: boolean;
+  postsCheck: boolean;
 }
 
 export function createIntegrationActivities({ db, log, config }: IntegrationActivityDeps) {
@@ -76,7 +86,13 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
       commit_sha: publication.commit_sha,
       branch_ref: audit.branch_ref,
     };
-    const status = statusOf(published, gate, integration.fail_on as FailingOutcome[]);
+    const status = statusOf(
+      published,
+      gate,
+      integration.fail_on as FailingOutcome[],
+      publication.withdrawn_reason,
+    );
+    const github = integration.provider === 'github';
     return {
       publication,
       integration,
@@ -88,19 +104,74 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
         token,
       ),
       status,
-      comment: () =>
-        commentBody({
-          integrationId: integration.id,
-          provider: integration.provider,
-          audit: published,
-          gate,
-          locations: stored?.locations ?? {},
-          status,
-          auditUrl: config.publicBaseUrl
-            ? `${config.publicBaseUrl.replace(/\/+$/, '')}/v1/workspaces/${audit.workspace_id}/audits/${audit.id}/gate`
-            : null,
-        }),
+      postsStatus: !github || integration.publish_as !== 'check_run',
+      postsCheck: github && integration.publish_as !== 'commit_status',
+      report: {
+        integrationId: integration.id,
+        provider: integration.provider,
+        audit: published,
+        gate,
+        locations: stored?.locations ?? {},
+        status,
+        withdrawn: publication.withdrawn_reason,
+        auditUrl: config.publicBaseUrl
+          ? `${config.publicBaseUrl.replace(/\/+$/, '')}/v1/workspaces/${audit.workspace_id}/audits/${audit.id}/gate`
+          : null,
+      },
     };
+  }
+
+  /**
+   * Runs `work` holding the publication's row lock. A forge error is returned after the
+   * transaction commits, so what `work` recorded before it (a check run's id, the annotations
+   * sent) is kept for the retry.
+   */
+  async function locked(
+    auditId: string,
+    work: (trx: Knex, row: PublicationRow) => Promise<string>,
+  ): Promise<string> {
+    let failure: ForgeError | null = null;
+    const summary = await db.transaction(async (trx) => {
+      const row = await lockPublication(trx, auditId);
+      if (!row) return 'nothing to publish';
+      try {
+        return await work(trx, row);
+      } catch (err) {
+        if (!(err instanceof ForgeError)) throw err;
+        failure = err;
+        return '';
+      }
+    });
+    if (failure) throw failure;
+    return summary;
+  }
+
+  /** The audit's check run: created (in progress), or completed with its annotations, 50 a call. */
+  async function publishCheck(
+    trx: Knex,
+    loaded: Loaded,
+    row: PublicationRow,
+    final: boolean,
+  ): Promise<string> {
+    const handle = await loaded.forge.checkRun!(row.commit_sha, row.audit_id, row.check_run_id);
+    if (handle.id !== row.check_run_id)
+      await updatePublication(trx, row.audit_id, { check_run_id: handle.id });
+    if (!final) return `check run ${handle.id} in progress`;
+    const check = checkRunOf(loaded.report);
+    const detailsUrl = loaded.report.auditUrl ? { details_url: loaded.report.auditUrl } : {};
+    let sent = Math.min(row.check_annotations_sent, check.annotations.length);
+    do {
+      const batch = check.annotations.slice(sent, sent + ANNOTATIONS_PER_REQUEST);
+      await handle.update({
+        status: 'completed',
+        conclusion: check.conclusion,
+        output: { ...check.output, annotations: batch },
+        ...detailsUrl,
+      });
+      sent += batch.length;
+      await updatePublication(trx, row.audit_id, { check_annotations_sent: sent });
+    } while (sent < check.annotations.length);
+    return `check run ${handle.id} ${check.conclusion} (${sent} annotations)`;
   }
 
   /** Runs one forge step; its failure is recorded, then thrown as Temporal should retry it. */
@@ -133,19 +204,23 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
     async publishIntegrationStatus(auditId: string): Promise<{ summary: string }> {
       const loaded = await load(auditId);
       if (!loaded) return { summary: 'nothing to publish' };
-      const { forge, publication, status } = loaded;
+      const { forge, status } = loaded;
       // Under the publication's row lock: a pending status is never posted after this one.
       return step(auditId, 'commit status', () =>
-        db.transaction(async (trx) => {
-          await lockPublication(trx, auditId);
-          await forge.postStatus(publication.commit_sha, status.state, status.description);
+        locked(auditId, async (trx, row) => {
+          const done: string[] = [];
+          if (loaded.postsStatus) {
+            await forge.postStatus(row.commit_sha, status.state, status.description);
+            done.push(`status ${status.state}`);
+          }
+          if (loaded.postsCheck) done.push(await publishCheck(trx, loaded, row, true));
           await updatePublication(trx, auditId, { status_state: status.state });
-          return `status ${status.state}`;
+          return done.join('; ');
         }),
       );
     },
 
-    /** `pending` while the audit runs, unless its final status was posted first. */
+    /** `pending` (a check run in progress) while the audit runs, unless its final one came first. */
     async publishIntegrationPending(auditId: string): Promise<{ summary: string }> {
       const loaded = await load(auditId);
       if (!loaded) return { summary: 'nothing to publish' };
@@ -153,12 +228,16 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
         auditId,
         'pending status',
         () =>
-          db.transaction(async (trx) => {
-            const row = await lockPublication(trx, auditId);
-            if (!row || row.status_state !== null) return 'the final status came first';
-            await loaded.forge.postStatus(row.commit_sha, 'pending', PENDING_DESCRIPTION);
+          locked(auditId, async (trx, row) => {
+            if (row.status_state !== null) return 'the final status came first';
+            const done: string[] = [];
+            if (loaded.postsStatus) {
+              await loaded.forge.postStatus(row.commit_sha, 'pending', PENDING_DESCRIPTION);
+              done.push('status pending');
+            }
+            if (loaded.postsCheck) done.push(await publishCheck(trx, loaded, row, false));
             await updatePublication(trx, auditId, { status_state: 'pending' });
-            return 'status pending';
+            return done.join('; ');
           }),
         false,
       );
@@ -167,22 +246,60 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
     async publishIntegrationComment(auditId: string): Promise<{ summary: string }> {
       const loaded = await load(auditId);
       if (!loaded || loaded.publication.number === null) return { summary: 'no pull request' };
+      // A withdrawn audit has no verdict: the newer head's audit, or the closing note, comments.
+      if (loaded.publication.withdrawn_reason) return { summary: 'withdrawn: no comment' };
       const { forge, publication, integration } = loaded;
       const number = publication.number!;
-      return step(auditId, 'comment', async () => {
-        // A later head's audit may have published already: an older one leaves its comment be.
-        const review = await findReview(db, integration.id, number);
-        if (review?.head_sha && review.head_sha !== publication.commit_sha)
-          return 'comment left to the newer head';
-        const id = await forge.upsertComment(
-          number,
-          loaded.comment(),
-          commentMarker(integration.id),
-          review?.comment_id ?? null,
-        );
-        if (id !== review?.comment_id) await setReviewComment(db, integration.id, number, id);
-        return `comment ${id}`;
-      });
+      return step(auditId, 'comment', () =>
+        // Under the pull request's row lock: a newer head recorded meanwhile waits for this post,
+        // and an older head's audit that finishes later sees it and leaves the comment be.
+        db.transaction(async (trx) => {
+          const review = await findReview(trx, integration.id, number, { forUpdate: true });
+          if (review?.head_sha && review.head_sha !== publication.commit_sha)
+            return 'comment left to the newer head';
+          const closed = review?.state === 'closed' ? closedReason(review.closed_reason) : null;
+          const id = await forge.upsertComment(
+            number,
+            commentBody({ ...loaded.report, closed }),
+            commentMarker(integration.id),
+            review?.comment_id ?? null,
+          );
+          if (id !== review?.comment_id) await setReviewComment(trx, integration.id, number, id);
+          return `comment ${id}`;
+        }),
+      );
+    },
+
+    /** A pull request closed: its comment (if it has one) says so above the last verdict. */
+    async publishIntegrationClosed(
+      integrationId: string,
+      number: number,
+    ): Promise<{ summary: string }> {
+      const integration = await integrationById(db, integrationId);
+      if (!integration) return { summary: 'the integration was removed' };
+      const review = await findReview(db, integrationId, number);
+      if (!review || review.state !== 'closed') return { summary: 'not closed (reopened?)' };
+      if (!review.comment_id || !review.head_sha) return { summary: 'no comment to update' };
+      const head = await headPublication(db, integrationId, number, review.head_sha);
+      const loaded = head ? await load(head.audit_id) : null;
+      if (!loaded) return { summary: 'nothing published' };
+      return step(
+        loaded.publication.audit_id,
+        'closing note',
+        () =>
+          db.transaction(async (trx) => {
+            const now = await findReview(trx, integrationId, number, { forUpdate: true });
+            if (!now || now.state !== 'closed' || !now.comment_id) return 'reopened meanwhile';
+            await loaded.forge.upsertComment(
+              number,
+              commentBody({ ...loaded.report, closed: closedReason(now.closed_reason) }),
+              commentMarker(integrationId),
+              now.comment_id,
+            );
+            return `comment ${now.comment_id} notes the closing`;
+          }),
+        false,
+      );
     },
 
     async finishIntegrationPublication(
@@ -198,5 +315,8 @@ export function createIntegrationActivities({ db, log, config }: IntegrationActi
     },
   };
 }
+
+const closedReason = (r: string | null): 'merged' | 'closed' =>
+  r === 'merged' ? 'merged' : 'closed';
 
 export type IntegrationActivities = ReturnType<typeof createIntegrationActivities>;

@@ -3,7 +3,6 @@
  * cancel and retry. The API writes the audit row, commits, then starts the workflow; it never
  * runs analysis itself.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import { admissionOn } from '../../platform/config';
@@ -16,7 +15,6 @@ import {
   failQueuedAudit,
   findAudit,
   stagesOf,
-  updateAudit,
   type AuditRow,
   type NewAudit,
 } from '../../db/audits';
@@ -30,6 +28,7 @@ import { refNameProblem } from '../../domain/repositories/git-ref';
 import { auditStartOptions } from '../../domain/workflow-starts';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
+import { requestAuditCancel } from './cancel';
 import { profileSnapshot, versionMismatch } from '../profiles/operations';
 import {
   auditTokenId,
@@ -320,17 +319,7 @@ export const cancelAudit = defineOperation({
         { current_status: audit.status },
       );
     }
-    try {
-      const client = await services.temporal.client();
-      await client.workflow.getHandle(audit.workflow_id!).cancel();
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      await updateAudit(db, audit.id, {
-        status: 'cancelled',
-        error_code: 'cancelled',
-        completed_at: new Date(),
-      });
-    }
+    await requestAuditCancel(services, db, audit);
     await recordPrincipalWrite(db, principal, requestId, {
       action: 'audit.cancel_requested',
       resourceType: 'audit',

@@ -100,17 +100,20 @@ export const AuditSourceResponse = Strict(
         Strict(
           'AuditSourceBase',
           {
-            ref: Type.String({ description: "The repository's default branch." }),
+            ref: Type.String({
+              description:
+                "The branch the audit is gated against: the repository's default branch, or the target branch of the pull request a webhook audited.",
+            }),
             merge_base_sha: Nullable(
               CommitSha({
                 description:
-                  'Merge-base of the audited commit with the default branch; null when they share no history or the branch is missing.',
+                  'Merge-base of the audited commit with that branch; null when they share no history or the branch is missing.',
               }),
             ),
           },
           {
             description:
-              'For an audit of another branch than the default: where it left the default branch. Its change gate compares with the default branch snapshot at this commit.',
+              'For an audit of another branch than the default (or than its pull request target): where it left that branch. Its change gate compares with that branch snapshot at this commit.',
           },
         ),
       ),

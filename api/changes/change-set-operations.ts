@@ -54,6 +54,8 @@ function present(row: ChangeSetRow): ChangeSetResponse {
     impact_result: row.impact_result,
     gate_result: row.gate_result as ChangeSetResponse['gate_result'],
     accuracy: row.accuracy as ChangeSetResponse['accuracy'],
+    closed_at: row.closed_at ? iso(row.closed_at) : null,
+    closed_reason: row.closed_reason as ChangeSetResponse['closed_reason'],
     occurred_at: iso(row.occurred_at),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

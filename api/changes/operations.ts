@@ -44,7 +44,7 @@ export const getArchitectureChanges = defineOperation({
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes',
   summary: 'Changes between two architecture snapshots of a repository, with the change gate',
   description:
-    "Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.",
+    "Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot its audit's change gate was computed against. `to_snapshot_id` alone compares that snapshot with the same baseline as its audit's gate: for an audit of another branch or a pull request, its base branch's snapshot at the merge-base; otherwise (and when the audit has no gate) the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.",
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: RepositoryParams,
@@ -92,14 +92,15 @@ export const getArchitectureChanges = defineOperation({
       if (!toId) throw problems.notFound(`A completed audit of repository ${repo.id}`);
     }
     const to = await place(toId, 'to');
+    const current = await snapshotWithAudit(db, params.workspace_id, to.id);
+    if (!current) throw problems.notFound(`Snapshot ${to.id}`);
+    // The default baseline is the one the audit's own gate used (for a branch or a pull request,
+    // its base branch at the merge-base), else the snapshot before it on its branch.
     const fromId = query.from_snapshot_id
       ? (await place(query.from_snapshot_id, 'from')).id
-      : await previousSnapshotIdOnBranch(db, to, to.branch_ref);
-    const [current, previous] = await Promise.all([
-      snapshotWithAudit(db, params.workspace_id, to.id),
-      fromId ? snapshotWithAudit(db, params.workspace_id, fromId) : undefined,
-    ]);
-    if (!current) throw problems.notFound(`Snapshot ${to.id}`);
+      : ((await auditGateOf(db, current.audit_id))?.previous_snapshot_id ??
+        (await previousSnapshotIdOnBranch(db, to, to.branch_ref)));
+    const previous = fromId ? await snapshotWithAudit(db, params.workspace_id, fromId) : undefined;
     const { gate, coverage_comparable } = await evaluateChanges(
       changeStore(db),
       current,

@@ -122,6 +122,17 @@ export const ArchitectureChangeSetResponse = Strict(
     impact_result: Nullable(FreeObject()),
     gate_result: Nullable(ArchitectureChangeGate),
     accuracy: Nullable(ChangeSetAccuracy),
+    closed_at: Nullable(
+      DateTime({
+        description:
+          'Beyond the spec: when the pull request (GitLab: merge request) of an observed set closed, merged or not; null while it is open and for every other set. A set is closed, not deleted: it keeps its last head, gate and changes, and an audit started after a reopening opens it again.',
+      }),
+    ),
+    closed_reason: Nullable(
+      LiteralUnion(['merged', 'closed'] as const, {
+        description: 'Beyond the spec: `merged` or `closed` (without merging) while closed.',
+      }),
+    ),
     occurred_at: DateTime(),
     created_at: DateTime(),
     updated_at: DateTime(),

@@ -56,6 +56,7 @@ function present(config: Config, row: IntegrationRow) {
     api_base_url: row.api_base_url,
     project: row.project,
     fail_on: row.fail_on as FailingOutcome[],
+    publish_as: row.publish_as,
     token_set: row.token_sealed !== '',
     token_last4: row.token_last4 || null,
     webhook_secret_set: row.webhook_secret_sealed !== '',
@@ -103,7 +104,7 @@ export const putRepositoryIntegration = defineOperation({
   path: PATH,
   summary: "Create or replace a repository's GitHub or GitLab integration",
   description:
-    'One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against the default branch at the merge-base; a push to the default branch audits it. The commit status (context or name `archaudit/architecture-gate`) is `pending` while the audit runs. When the audit ends, the status and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).',
+    'One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against its target branch at the merge-base (a newer head cancels the audit of the older one, which then publishes `superseded`, never a verdict); closing it (merged or not) closes its observed change set, cancels its running audit and notes the closing in its comment; a push to the default branch audits it. The commit status (context or name `archaudit/architecture-gate`; with `publish_as` `check_run` or `both`, a GitHub check run of that name with a summary and annotations) is `pending` (`in_progress`) while the audit runs. When the audit ends, the status and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).',
   tag: 'Integrations',
   access: { kind: 'scope', scope: 'repositories:write' },
   params: RepositoryParams,
@@ -118,6 +119,10 @@ export const putRepositoryIntegration = defineOperation({
     const urlProblem = apiBaseUrlProblem(baseUrl, principal.workspace, sourcePolicyOf(config));
     if (urlProblem)
       throw problems.validationFailed([{ in: 'body', path: '/api_base_url', message: urlProblem }]);
+    if (body.provider === 'gitlab' && body.publish_as && body.publish_as !== 'commit_status')
+      throw problems.validationFailed([
+        { in: 'body', path: '/publish_as', message: 'GitLab has commit statuses only' },
+      ]);
     return db.transaction(async (trx) => {
       await lockRepositoryRow(trx, params.repository_id);
       const existing = await integrationOfRepository(
@@ -153,6 +158,7 @@ export const putRepositoryIntegration = defineOperation({
         api_base_url: baseUrl,
         project: body.project,
         fail_on: [...(body.fail_on ?? FAILING_OUTCOMES)],
+        publish_as: body.publish_as ?? existing?.publish_as ?? ('commit_status' as const),
         token_sealed: body.token
           ? box.seal(body.token, sealContext(id, 'token'))
           : existing!.token_sealed,

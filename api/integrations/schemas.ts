@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PROVIDERS } from '../../domain/integrations/webhooks';
 import { API_BASE_URL_MAX } from '../../domain/integrations/endpoint';
-import { FAILING_OUTCOMES } from '../../domain/integrations/publication';
+import { FAILING_OUTCOMES, PUBLISH_AS } from '../../domain/integrations/publication';
 import { DateTime, LiteralUnion, Nullable, Strict, Uuid, Version } from '../schema-kit';
 
 /** The longest token or webhook secret accepted (GitHub and GitLab tokens are < 100). */
@@ -20,6 +20,12 @@ const failOn = () =>
     maxItems: FAILING_OUTCOMES.length,
     description:
       'Gate outcomes that make the commit status fail (GitHub `failure`, GitLab `failed`); `pass` always succeeds. Default: all three.',
+  });
+
+const publishAs = () =>
+  LiteralUnion(PUBLISH_AS, {
+    description:
+      "How a GitHub integration reports each audit on its commit: `commit_status` (default), `check_run` (a check run with a summary and an annotation on each blocked or reviewed change's evidence; GitHub allows check runs to GitHub App installation tokens only) or `both`. GitLab: `commit_status` only.",
   });
 
 export const IntegrationUpdate = Strict(
@@ -62,6 +68,7 @@ export const IntegrationUpdate = Strict(
       }),
     ),
     fail_on: Type.Optional(failOn()),
+    publish_as: Type.Optional(publishAs()),
     expected_version: Type.Optional(
       Version({ description: 'When given, the version the client last read (else 409).' }),
     ),
@@ -80,6 +87,7 @@ export const IntegrationResponse = Strict(
     api_base_url: Type.String(),
     project: Type.String(),
     fail_on: failOn(),
+    publish_as: publishAs(),
     token_set: Type.Boolean({ description: 'A token is stored (never returned).' }),
     token_last4: Nullable(Type.String({ description: 'Last 4 characters of the token.' })),
     webhook_secret_set: Type.Boolean({
@@ -108,10 +116,16 @@ export const WebhookReceipt = Strict(
     event: Type.String(),
     outcome: LiteralUnion(['started', 'closed', 'ignored'] as const, {
       description:
-        '`started`: an audit was started (`audit_id`); `closed`: the pull request closed; `ignored`: nothing to do (`reason` says why).',
+        '`started`: an audit was started (`audit_id`); `closed`: the pull request closed (its observed change set is closed, no audit started); `ignored`: nothing to do (`reason` says why).',
     }),
     audit_id: Nullable(Uuid()),
     reason: Type.String(),
+    cancelled_audit_ids: Type.Optional(
+      Type.Array(Uuid(), {
+        description:
+          "Audits of the same pull request this delivery withdrew: still running at an older head (a newer push supersedes them) or when the pull request closed. Cancelled through cancelAudit's path; they publish no verdict.",
+      }),
+    ),
     replayed: Type.Boolean({
       description:
         'True when this delivery id was received before: the first answer, nothing done again.',

@@ -6,6 +6,8 @@
  * request's new head (or a push to the default branch) starts an audit, origin `webhook`; the
  * audit workflow publishes the result back when it ends (workflows/integrations.ts).
  */
+import crypto from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { createAuditRecord, failQueuedAudit, type AuditRow } from '../../db/audits';
@@ -16,8 +18,11 @@ import {
   insertPublication,
   integrationById,
   upsertReview,
+  withdrawRunningAudits,
   type IntegrationRow,
 } from '../../db/integrations';
+import { closeObservedChangeSet } from '../../db/change-sets';
+import { requestAuditCancel } from '../audits/cancel';
 import { findRepository } from '../../db/repositories';
 import { memberById } from '../../db/workspaces';
 import {
@@ -31,8 +36,17 @@ import {
   type WebhookAction,
 } from '../../domain/integrations/webhooks';
 import { startAuditWorkflow } from '../audits/operations';
-import { WORKFLOW_TYPES, integrationPendingWorkflowId } from '../../domain/contract/workflows';
-import type { IntegrationPendingWorkflow } from '../../workflows/integrations';
+import {
+  WORKFLOW_TYPES,
+  integrationClosedWorkflowId,
+  integrationPendingWorkflowId,
+  integrationPublishWorkflowId,
+} from '../../domain/contract/workflows';
+import type {
+  IntegrationClosedWorkflow,
+  IntegrationPendingWorkflow,
+  IntegrationPublishWorkflow,
+} from '../../workflows/integrations';
 import { ApiError, problems } from '../errors';
 import { defineOperation, type OperationContext } from '../registry/operation';
 import type { AppServices } from '../services';
@@ -158,13 +172,37 @@ async function receive(
     return (await record(r)) ? r : firstAnswer();
   }
   if (action.kind === 'close') {
-    const r = receipt('closed', null, action.reason);
-    const fresh = await db.transaction(async (trx) => {
-      if (!(await record(r, trx))) return false;
-      await upsertReview(trx, integration.id, action.number, { state: 'closed' });
-      return true;
-    });
-    return fresh ? r : firstAnswer();
+    const r: Receipt = receipt('closed', null, action.reason);
+    const reason = action.merged ? ('merged' as const) : ('closed' as const);
+    const withdrawn = await db
+      .transaction(async (trx) => {
+        await upsertReview(trx, integration.id, action.number, {
+          state: 'closed',
+          closed_reason: reason,
+        });
+        // The pull request's observed change set is closed (spec states stay candidate/observed:
+        // closed_at/closed_reason say it), and its audit still running has nothing left to gate.
+        await closeObservedChangeSet(trx, integration.repository_id, action.originRef, reason);
+        const audits = await withdrawRunningAudits(
+          trx,
+          integration.id,
+          action.number,
+          `the ${provider === 'gitlab' ? 'merge request' : 'pull request'} was ${reason}`,
+          null,
+        );
+        if (audits.length) r.cancelled_audit_ids = audits.map((w) => w.id);
+        // Recorded last, with the whole answer: a concurrent first delivery rolls this back.
+        if (!(await record(r, trx))) throw new ConcurrentDelivery();
+        return audits;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof ConcurrentDelivery) return null;
+        throw err;
+      });
+    if (withdrawn === null) return firstAnswer();
+    await cancelWithdrawn(services, withdrawn);
+    await startClosingNote(services, integration.id, action.number, deliveryId);
+    return r;
   }
   const started = await startWebhookAudit(services, integration, action, deliveryId, receipt);
   return started ?? firstAnswer();
@@ -185,6 +223,7 @@ async function startWebhookAudit(
   const pr = action.kind === 'pull_request';
   const sha = pr ? action.headSha : action.sha;
   let answer: Receipt | null = null;
+  let withdrawn: Withdrawn[] = [];
   await commitThenStart<AuditRow>(services.log, 'audit', {
     commit: () =>
       db.transaction(async (trx) => {
@@ -215,7 +254,19 @@ async function startWebhookAudit(
             requestId: null,
           },
         );
-        const r = receipt('started', audit.id, action.reason);
+        const r: Receipt = receipt('started', audit.id, action.reason);
+        // A newer head supersedes the audits of older ones still running: cancelled, they
+        // publish `superseded` on their own commit, never a verdict over this one.
+        if (pr) {
+          withdrawn = await withdrawRunningAudits(
+            trx,
+            integration.id,
+            action.number,
+            `superseded by ${sha.slice(0, 12)}`,
+            audit.id,
+          );
+          if (withdrawn.length) r.cancelled_audit_ids = withdrawn.map((w) => w.id);
+        }
         const fresh = await insertDelivery(trx, {
           integration_id: integration.id,
           delivery_id: deliveryId,
@@ -231,12 +282,15 @@ async function startWebhookAudit(
           integration_id: integration.id,
           number: pr ? action.number : null,
           commit_sha: sha,
+          base_ref: pr ? action.baseRef : null,
         });
-        if (pr)
+        if (pr) {
           await upsertReview(trx, integration.id, action.number, {
             state: 'open',
             head_sha: sha,
+            base_ref: action.baseRef,
           });
+        }
         answer = r;
         return audit;
       }),
@@ -253,7 +307,59 @@ async function startWebhookAudit(
   });
   const started = answer as Receipt | null;
   if (started?.audit_id) await startPending(services, started.audit_id);
+  if (started) await cancelWithdrawn(services, withdrawn);
   return started;
+}
+
+type Withdrawn = Awaited<ReturnType<typeof withdrawRunningAudits>>[number];
+
+/**
+ * Cancels withdrawn audits (cancelAudit's path) and starts their publication now: it posts why
+ * they have no verdict. Best effort: the withdrawal is recorded, so a publication started later
+ * (the audit ending anyway) says the same.
+ */
+async function cancelWithdrawn(services: AppServices, audits: Withdrawn[]): Promise<void> {
+  for (const audit of audits) {
+    try {
+      await requestAuditCancel(services, services.db, audit);
+      const client = await services.temporal.client();
+      await client.workflow.start<typeof IntegrationPublishWorkflow>(
+        WORKFLOW_TYPES.integrationPublish,
+        {
+          workflowId: integrationPublishWorkflowId(audit.id),
+          args: [{ auditId: audit.id }],
+          taskQueue: services.config.taskQueue,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        },
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) continue;
+      services.log.warn({ err, audit_id: audit.id }, 'could not cancel a withdrawn audit');
+    }
+  }
+}
+
+/** Starts the closing note of a pull request's comment; best effort, like `pending`. */
+async function startClosingNote(
+  services: AppServices,
+  integrationId: string,
+  number: number,
+  deliveryId: string,
+): Promise<void> {
+  try {
+    const client = await services.temporal.client();
+    const key = crypto.createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
+    await client.workflow.start<typeof IntegrationClosedWorkflow>(
+      WORKFLOW_TYPES.integrationClosed,
+      {
+        workflowId: integrationClosedWorkflowId(integrationId, number, key),
+        args: [{ integrationId, number }],
+        taskQueue: services.config.taskQueue,
+      },
+    );
+  } catch (err) {
+    services.log.warn({ err, integration_id: integrationId }, 'could not start the closing note');
+  }
 }
 
 /** Starts the `pending` status of a new audit; best effort (the final status does not need it). */
@@ -279,8 +385,8 @@ const description = (provider: Provider) => {
   const h = HEADERS[provider];
   const events =
     provider === 'github'
-      ? '`pull_request` (opened, synchronize, reopened: audit the head commit, gated against the default branch at the merge-base; closed: the pull request is recorded closed) and `push` (to the default branch: audit it)'
-      : '`Merge Request Hook` (open, reopen, update with new commits: audit the head commit, gated against the default branch at the merge-base; close, merge: recorded closed) and `Push Hook` (to the default branch: audit it)';
+      ? '`pull_request` (opened, synchronize, reopened: audit the head commit, gated against the pull request’s target branch at the merge-base, and cancel the audit of an older head still running; closed, merged or not: the pull request’s observed change set is closed (`closed_at`, `closed_reason`), its running audit cancelled, no audit started, its comment notes the closing) and `push` (to the default branch: audit it)'
+      : '`Merge Request Hook` (open, reopen, update with new commits: audit the head commit, gated against the merge request’s target branch at the merge-base, and cancel the audit of an older head still running; close, merge: its observed change set is closed, its running audit cancelled, no audit started, its note says so) and `Push Hook` (to the default branch: audit it)';
   return `Receives a ${provider === 'github' ? 'GitHub' : 'GitLab'} webhook for the integration (no API token: the delivery must carry ${h.signature}${provider === 'github' ? ', the HMAC-SHA256 of the raw body under the webhook secret' : ', the webhook secret'}, checked in constant time; otherwise 401 invalid_webhook_signature and nothing is done). Events: ${events}. Any other event or action is 202 \`ignored\` with its reason, as is an event for another repository than the integration's \`project\`. Audits started have origin \`webhook\` and, for a pull request, origin_ref \`${provider === 'github' ? 'github:<owner>/<name>#<number>' : 'gitlab:<project>!<iid>'}\` (its change set key). ${h.delivery} is required: a delivery id received before answers the first answer again (\`replayed\`: true) and starts nothing. ${h.event} is required. Body: application/json, at most ${WEBHOOK_BODY_LIMIT_BYTES} bytes (413 beyond). An unknown integration, or one of the other provider, is 404.`;
 };
 

@@ -7,8 +7,6 @@ import { collectPages, ProblemError, unwrap, type Api } from '../client';
 import { CliError, EXIT } from '../exit-codes';
 import type { components } from '../generated/api';
 import { asJson, fields, printRecord, table, withWorkspace, type Ctx } from '../output';
-import { packFolder } from '../pack';
-import { listrSink, plainSink, watchAudit } from '../progress';
 import { resolveRepository } from './repos';
 import { parseId, parseSeconds } from './shared';
 
@@ -140,6 +138,8 @@ async function startAudit(ctx: Ctx, ws: string, o: RunOptions): Promise<Audit> {
   if (o.repo) body.repository_id = await resolveRepository(ctx, o.repo);
   if (o.path) {
     const dir = path.resolve(o.path!);
+    // Loaded when used: `--help` and the other commands do not parse tar-stream and ignore.
+    const { packFolder } = await import('../pack.js');
     const packed = await packFolder(dir);
     ctx.note(
       `packed ${packed.files} files from ${dir} (${packed.bytes.length} bytes, .gitignore applied${
@@ -205,6 +205,8 @@ function registerRun(auditCmd: Command): void {
       }
       if (!ctx.json) ctx.out(`audit ${started.id} started`);
       const live = process.stdout.isTTY && !process.env.CI && !ctx.json;
+      // Loaded when used (listr2 is the CLI's largest module after the contract validator).
+      const { listrSink, plainSink, watchAudit } = await import('../progress.js');
       let result;
       if (live) {
         const { sink, done, stop } = listrSink(started.stages.map((s) => s.key));

@@ -332,7 +332,7 @@ export interface paths {
         get: operations["getRepositoryIntegration"];
         /**
          * Create or replace a repository's GitHub or GitLab integration
-         * @description One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against the default branch at the merge-base; a push to the default branch audits it. The commit status (context or name `archaudit/architecture-gate`) is `pending` while the audit runs. When the audit ends, the status and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).
+         * @description One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against its target branch at the merge-base (a newer head cancels the audit of the older one, which then publishes `superseded`, never a verdict); closing it (merged or not) closes its observed change set, cancels its running audit and notes the closing in its comment; a push to the default branch audits it. The commit status (context or name `archaudit/architecture-gate`; with `publish_as` `check_run` or `both`, a GitHub check run of that name with a summary and annotations) is `pending` (`in_progress`) while the audit runs. When the audit ends, the status and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).
          *
          *     Requires scope `repositories:write`.
          */
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a GitHub webhook
-         * @description Receives a GitHub webhook for the integration (no API token: the delivery must carry X-Hub-Signature-256, the HMAC-SHA256 of the raw body under the webhook secret, checked in constant time; otherwise 401 invalid_webhook_signature and nothing is done). Events: `pull_request` (opened, synchronize, reopened: audit the head commit, gated against the default branch at the merge-base; closed: the pull request is recorded closed) and `push` (to the default branch: audit it). Any other event or action is 202 `ignored` with its reason, as is an event for another repository than the integration's `project`. Audits started have origin `webhook` and, for a pull request, origin_ref `github:<owner>/<name>#<number>` (its change set key). X-GitHub-Delivery is required: a delivery id received before answers the first answer again (`replayed`: true) and starts nothing. X-GitHub-Event is required. Body: application/json, at most 5242880 bytes (413 beyond). An unknown integration, or one of the other provider, is 404.
+         * @description Receives a GitHub webhook for the integration (no API token: the delivery must carry X-Hub-Signature-256, the HMAC-SHA256 of the raw body under the webhook secret, checked in constant time; otherwise 401 invalid_webhook_signature and nothing is done). Events: `pull_request` (opened, synchronize, reopened: audit the head commit, gated against the pull request’s target branch at the merge-base, and cancel the audit of an older head still running; closed, merged or not: the pull request’s observed change set is closed (`closed_at`, `closed_reason`), its running audit cancelled, no audit started, its comment notes the closing) and `push` (to the default branch: audit it). Any other event or action is 202 `ignored` with its reason, as is an event for another repository than the integration's `project`. Audits started have origin `webhook` and, for a pull request, origin_ref `github:<owner>/<name>#<number>` (its change set key). X-GitHub-Delivery is required: a delivery id received before answers the first answer again (`replayed`: true) and starts nothing. X-GitHub-Event is required. Body: application/json, at most 5242880 bytes (413 beyond). An unknown integration, or one of the other provider, is 404.
          *
          *     Public: no token needed.
          */
@@ -405,7 +405,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a GitLab webhook
-         * @description Receives a GitLab webhook for the integration (no API token: the delivery must carry X-Gitlab-Token, the webhook secret, checked in constant time; otherwise 401 invalid_webhook_signature and nothing is done). Events: `Merge Request Hook` (open, reopen, update with new commits: audit the head commit, gated against the default branch at the merge-base; close, merge: recorded closed) and `Push Hook` (to the default branch: audit it). Any other event or action is 202 `ignored` with its reason, as is an event for another repository than the integration's `project`. Audits started have origin `webhook` and, for a pull request, origin_ref `gitlab:<project>!<iid>` (its change set key). X-Gitlab-Event-UUID is required: a delivery id received before answers the first answer again (`replayed`: true) and starts nothing. X-Gitlab-Event is required. Body: application/json, at most 5242880 bytes (413 beyond). An unknown integration, or one of the other provider, is 404.
+         * @description Receives a GitLab webhook for the integration (no API token: the delivery must carry X-Gitlab-Token, the webhook secret, checked in constant time; otherwise 401 invalid_webhook_signature and nothing is done). Events: `Merge Request Hook` (open, reopen, update with new commits: audit the head commit, gated against the merge request’s target branch at the merge-base, and cancel the audit of an older head still running; close, merge: its observed change set is closed, its running audit cancelled, no audit started, its note says so) and `Push Hook` (to the default branch: audit it). Any other event or action is 202 `ignored` with its reason, as is an event for another repository than the integration's `project`. Audits started have origin `webhook` and, for a pull request, origin_ref `gitlab:<project>!<iid>` (its change set key). X-Gitlab-Event-UUID is required: a delivery id received before answers the first answer again (`replayed`: true) and starts nothing. X-Gitlab-Event is required. Body: application/json, at most 5242880 bytes (413 beyond). An unknown integration, or one of the other provider, is 404.
          *
          *     Public: no token needed.
          */
@@ -467,7 +467,7 @@ export interface paths {
         };
         /**
          * Changes between two architecture snapshots of a repository, with the change gate
-         * @description Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.
+         * @description Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot its audit's change gate was computed against. `to_snapshot_id` alone compares that snapshot with the same baseline as its audit's gate: for an audit of another branch or a pull request, its base branch's snapshot at the merge-base; otherwise (and when the audit has no gate) the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.
          *
          *     Requires scope `audits:read`.
          */
@@ -2635,9 +2635,9 @@ export interface components {
             manifest_sha256: string;
             base?: components["schemas"]["AuditSourceBase"] | null;
         };
-        /** @description For an audit of another branch than the default: where it left the default branch. Its change gate compares with the default branch snapshot at this commit. */
+        /** @description For an audit of another branch than the default (or than its pull request target): where it left that branch. Its change gate compares with that branch snapshot at this commit. */
         AuditSourceBase: {
-            /** @description The repository's default branch. */
+            /** @description The branch the audit is gated against: the repository's default branch, or the target branch of the pull request a webhook audited. */
             ref: string;
             merge_base_sha: string | null;
         };
@@ -2936,6 +2936,8 @@ export interface components {
             } | null;
             gate_result: components["schemas"]["ArchitectureChangeGate"] | null;
             accuracy: components["schemas"]["ChangeSetAccuracy"] | null;
+            closed_at: string | null;
+            closed_reason: ("merged" | "closed") | null;
             /** Format: date-time */
             occurred_at: string;
             /** Format: date-time */
@@ -4145,6 +4147,8 @@ export interface components {
             project: string;
             /** @description Gate outcomes that make the commit status fail (GitHub `failure`, GitLab `failed`); `pass` always succeeds. Default: all three. */
             fail_on: ("review" | "blocked" | "insufficient_evidence")[];
+            /** @description How a GitHub integration reports each audit on its commit: `commit_status` (default), `check_run` (a check run with a summary and an annotation on each blocked or reviewed change's evidence; GitHub allows check runs to GitHub App installation tokens only) or `both`. GitLab: `commit_status` only. */
+            publish_as: "commit_status" | "check_run" | "both";
             /** @description A token is stored (never returned). */
             token_set: boolean;
             token_last4: string | null;
@@ -4171,6 +4175,8 @@ export interface components {
             webhook_secret?: string;
             /** @description Gate outcomes that make the commit status fail (GitHub `failure`, GitLab `failed`); `pass` always succeeds. Default: all three. */
             fail_on?: ("review" | "blocked" | "insufficient_evidence")[];
+            /** @description How a GitHub integration reports each audit on its commit: `commit_status` (default), `check_run` (a check run with a summary and an annotation on each blocked or reviewed change's evidence; GitHub allows check runs to GitHub App installation tokens only) or `both`. GitLab: `commit_status` only. */
+            publish_as?: "commit_status" | "check_run" | "both";
             /** @description When given, the version the client last read (else 409). */
             expected_version?: number;
         };
@@ -4192,10 +4198,12 @@ export interface components {
         WebhookReceipt: {
             delivery_id: string;
             event: string;
-            /** @description `started`: an audit was started (`audit_id`); `closed`: the pull request closed; `ignored`: nothing to do (`reason` says why). */
+            /** @description `started`: an audit was started (`audit_id`); `closed`: the pull request closed (its observed change set is closed, no audit started); `ignored`: nothing to do (`reason` says why). */
             outcome: "started" | "closed" | "ignored";
             audit_id: string | null;
             reason: string;
+            /** @description Audits of the same pull request this delivery withdrew: still running at an older head (a newer push supersedes them) or when the pull request closed. Cancelled through cancelAudit's path; they publish no verdict. */
+            cancelled_audit_ids?: string[];
             /** @description True when this delivery id was received before: the first answer, nothing done again. */
             replayed: boolean;
         };

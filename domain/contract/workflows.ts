@@ -16,6 +16,7 @@ export const WORKFLOW_TYPES = {
   export: 'ExportWorkflow',
   integrationPublish: 'IntegrationPublishWorkflow',
   integrationPending: 'IntegrationPendingWorkflow',
+  integrationClosed: 'IntegrationClosedWorkflow',
 } as const;
 
 /** One audit's workflow. */
@@ -38,6 +39,13 @@ export const integrationPublishWorkflowId = (auditId: string): string =>
 /** The `pending` status of an audit a webhook started. */
 export const integrationPendingWorkflowId = (auditId: string): string =>
   `integration-pending-${auditId}`;
+
+/** The closing note of one pull request, per delivery that closed it (`deliveryKey` a digest). */
+export const integrationClosedWorkflowId = (
+  integrationId: string,
+  number: number,
+  deliveryKey: string,
+): string => `integration-closed-${integrationId}-${number}-${deliveryKey}`;
 /** The Temporal Schedule that starts the retention sweep (and the id of the runs it starts). */
 export const RETENTION_SCHEDULE_ID = 'retention-sweep';
 /** The Temporal Schedule that starts the audit recovery sweep (and the id of its runs). */

@@ -1,12 +1,15 @@
 /**
- * What an audit publishes back to its forge: a commit status (state and a one-line summary) and,
- * for a pull request, one comment in Markdown kept up to date in place. Every string that comes
+ * What an audit publishes back to its forge: a commit status (state and a one-line summary) or a
+ * GitHub check run (a conclusion, a Markdown summary and an annotation on the evidence of each
+ * blocked or reviewed change) and, for a pull request, one comment in Markdown kept up to date in
+ * place. Every string that comes
  * from the audited repository (change keys, labels, reasons, owners, paths, branch names) goes
  * through domain/output/markdown.ts, so the comment shows it as text and nothing else.
  */
 import type { ChangeGateOutcome } from '../contract/values';
 import type { AuditGate, GateLocation } from '../changes/service';
 import { mdCode, mdText } from '../output/markdown';
+import { plainLine, plainText } from '../output/plain';
 import type { Provider } from './webhooks';
 
 /** The status context (GitHub) or name (GitLab) our statuses are posted under. */
@@ -23,7 +26,12 @@ export const PENDING_DESCRIPTION = 'architecture audit running';
 export const FAILING_OUTCOMES = ['review', 'blocked', 'insufficient_evidence'] as const;
 export type FailingOutcome = (typeof FAILING_OUTCOMES)[number];
 
-export type StatusState = 'success' | 'failure' | 'error' | 'pending';
+/** How a GitHub integration reports an audit on its commit. */
+export const PUBLISH_AS = ['commit_status', 'check_run', 'both'] as const;
+export type PublishAs = (typeof PUBLISH_AS)[number];
+
+/** `cancelled`: the audit was withdrawn (a newer head, the pull request closed), no verdict. */
+export type StatusState = 'success' | 'failure' | 'error' | 'pending' | 'cancelled';
 
 /** The longest change list a comment shows (GitHub refuses comments over 65 536 characters). */
 export const COMMENT_MAX_CHANGES = 25;
@@ -38,14 +46,21 @@ export interface PublishedAudit {
   branch_ref: string | null;
 }
 
-/** The status of an audit: its gate's outcome under `failOn`, or an error when it has none. */
+const cutTo = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}\u2026`);
+
+/**
+ * The status of an audit: its gate's outcome under `failOn`, an error when it has none, or
+ * `cancelled` when it was withdrawn before its verdict (`withdrawn` says why).
+ */
 export function statusOf(
   audit: PublishedAudit,
   gate: AuditGate | null,
   failOn: readonly FailingOutcome[],
+  withdrawn: string | null = null,
 ): { state: StatusState; description: string } {
-  const cut = (s: string) =>
-    s.length <= DESCRIPTION_MAX ? s : `${s.slice(0, DESCRIPTION_MAX - 1)}\u2026`;
+  const cut = (s: string) => cutTo(s, DESCRIPTION_MAX);
+  if (withdrawn)
+    return { state: 'cancelled', description: cut(`not audited to the end: ${withdrawn}`) };
   if (audit.status !== 'completed')
     return {
       state: 'error',
@@ -67,8 +82,14 @@ export function statusOf(
 }
 
 /** GitLab's name for a status state. */
-export function gitlabState(state: StatusState): 'success' | 'failed' | 'pending' {
+export function gitlabState(state: StatusState): 'success' | 'failed' | 'pending' | 'canceled' {
+  if (state === 'cancelled') return 'canceled';
   return state === 'success' ? 'success' : state === 'pending' ? 'pending' : 'failed';
+}
+
+/** GitHub's commit status state (it has no cancelled one: `error`, the description says why). */
+export function githubState(state: StatusState): 'success' | 'failure' | 'error' | 'pending' {
+  return state === 'cancelled' ? 'error' : state;
 }
 
 const HEADLINE: Record<ChangeGateOutcome, string> = {
@@ -78,8 +99,7 @@ const HEADLINE: Record<ChangeGateOutcome, string> = {
   insufficient_evidence: 'has insufficient evidence',
 };
 
-/** The comment body: marker, verdict, reasons, the changes that matter, where to read more. */
-export function commentBody(input: {
+export interface GateReport {
   integrationId: string;
   provider: Provider;
   audit: PublishedAudit;
@@ -88,11 +108,24 @@ export function commentBody(input: {
   status: { state: StatusState; description: string };
   /** Where the audit can be read (PUBLIC_BASE_URL's API path), or null. */
   auditUrl: string | null;
-}): string {
+  /** Why the audit was withdrawn before its verdict, or null. */
+  withdrawn?: string | null;
+  /** The pull request closed: `merged` or `closed`; null while open. */
+  closed?: 'merged' | 'closed' | null;
+}
+
+/** The verdict in Markdown: headline, reasons, the changes that matter (comment, check run). */
+function gateMarkdown(input: GateReport): string[] {
   const { audit, gate } = input;
-  const lines = [commentMarker(input.integrationId)];
+  const lines: string[] = [];
   const commit = mdCode(audit.commit_sha.slice(0, 12));
-  if (!gate) {
+  if (input.withdrawn) {
+    lines.push(
+      `### Architecture gate: no verdict`,
+      '',
+      `The audit of ${commit} was cancelled before its verdict: ${mdText(input.withdrawn)}.`,
+    );
+  } else if (!gate) {
     lines.push(
       `### Architecture gate: no verdict`,
       '',
@@ -130,8 +163,86 @@ export function commentBody(input: {
       lines.push('');
     }
   }
+  return lines;
+}
+
+/** The comment body: marker, closing line, verdict, reasons, changes, where to read more. */
+export function commentBody(input: GateReport): string {
+  const lines = [commentMarker(input.integrationId)];
+  if (input.closed)
+    lines.push(
+      `**This ${input.provider === 'gitlab' ? 'merge request' : 'pull request'} was ${input.closed}**: its change set is closed and no further commit is audited. The last verdict stands below.`,
+      '',
+    );
+  lines.push(...gateMarkdown(input));
   lines.push(
-    `<sub>archaudit audit ${mdCode(audit.id)}${input.auditUrl ? ` · ${mdCode(input.auditUrl)}` : ''} · updated on every push</sub>`,
+    `<sub>archaudit audit ${mdCode(input.audit.id)}${input.auditUrl ? ` · ${mdCode(input.auditUrl)}` : ''} · ${input.closed ? 'final' : 'updated on every push'}</sub>`,
   );
   return lines.join('\n');
+}
+
+/** GitHub takes at most 50 annotations per check run request. */
+export const ANNOTATIONS_PER_REQUEST = 50;
+/** The most annotations one check run carries (GitHub shows them all; we stop here). */
+export const ANNOTATIONS_MAX = 500;
+/** GitHub's bounds: summary 65 535 characters, annotation title 255, message 64 KB. */
+const SUMMARY_MAX = 65_535;
+const ANNOTATION_TITLE_MAX = 255;
+const ANNOTATION_MESSAGE_MAX = 4_000;
+
+export interface CheckAnnotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'failure' | 'warning';
+  title: string;
+  message: string;
+}
+
+export interface CheckRunReport {
+  conclusion: 'success' | 'failure' | 'cancelled';
+  output: { title: string; summary: string };
+  annotations: CheckAnnotation[];
+}
+
+/**
+ * A GitHub check run for the audit: its conclusion (from the status), a title and the verdict
+ * in Markdown, and one annotation per blocked (failure) or reviewed (warning) change whose
+ * evidence has a file and line. Annotation titles and messages are plain text on GitHub: they
+ * go through plainLine/plainText (no control characters, no bidi overrides), paths likewise.
+ */
+export function checkRunOf(input: GateReport): CheckRunReport {
+  const { gate, status } = input;
+  const conclusion =
+    status.state === 'success' ? 'success' : status.state === 'cancelled' ? 'cancelled' : 'failure';
+  const annotations: CheckAnnotation[] = [];
+  if (gate && !input.withdrawn)
+    for (const c of gate.changes) {
+      if (c.consequence === 'informational') continue;
+      const at = input.locations[c.key];
+      if (!at) continue;
+      const start = Math.max(1, at.start_line || 1);
+      annotations.push({
+        path: plainLine(at.path),
+        start_line: start,
+        end_line: Math.max(start, at.end_line || start),
+        annotation_level: c.consequence === 'blocked' ? 'failure' : 'warning',
+        title: cutTo(plainLine(`${c.consequence}: ${c.key}`), ANNOTATION_TITLE_MAX),
+        message: cutTo(
+          plainText(
+            `${c.label}\n${c.change_type.replace(/_/g, ' ')}${c.owner_hint ? `; owners: ${c.owner_hint}` : ''}`,
+          ),
+          ANNOTATION_MESSAGE_MAX,
+        ),
+      });
+      if (annotations.length >= ANNOTATIONS_MAX) break;
+    }
+  const summary = [...gateMarkdown(input), `<sub>archaudit audit ${mdCode(input.audit.id)}</sub>`]
+    .join('\n')
+    .slice(0, SUMMARY_MAX);
+  return {
+    conclusion,
+    output: { title: cutTo(plainLine(status.description), ANNOTATION_TITLE_MAX), summary },
+    annotations,
+  };
 }

@@ -35,7 +35,7 @@ export type WebhookAction =
       reason: string;
     }
   | { kind: 'push'; branch: string; sha: string; reason: string }
-  | { kind: 'close'; number: number; originRef: string; reason: string }
+  | { kind: 'close'; number: number; originRef: string; merged: boolean; reason: string }
   | { kind: 'ignore'; reason: string }
   | { kind: 'invalid'; reason: string };
 
@@ -107,8 +107,16 @@ export function githubAction(
   const number = positive(p.number) ?? positive(pr?.number);
   if (!pr || number === null) return { kind: 'invalid', reason: 'pull_request.number is missing' };
   const originRef = `github:${project}#${number}`;
-  if (action === 'closed')
-    return { kind: 'close', number, originRef, reason: `pull request #${number} closed` };
+  if (action === 'closed') {
+    const merged = pr.merged === true;
+    return {
+      kind: 'close',
+      number,
+      originRef,
+      merged,
+      reason: `pull request #${number} ${merged ? 'merged' : 'closed'}`,
+    };
+  }
   if (!['opened', 'synchronize', 'reopened'].includes(action))
     return { kind: 'ignore', reason: `pull_request action ${action} does not change the code` };
   const head = obj(pr.head);
@@ -153,7 +161,13 @@ export function gitlabAction(
   const action = str(attrs.action) ?? '';
   const originRef = `gitlab:${project}!${iid}`;
   if (action === 'close' || action === 'merge')
-    return { kind: 'close', number: iid, originRef, reason: `merge request !${iid} ${action}d` };
+    return {
+      kind: 'close',
+      number: iid,
+      originRef,
+      merged: action === 'merge',
+      reason: `merge request !${iid} ${action}d`,
+    };
   // An update without `oldrev` changed the title, labels or reviewers, not the code.
   const newCommits = action === 'update' && str(attrs.oldrev) !== null;
   if (!['open', 'reopen'].includes(action) && !newCommits)
