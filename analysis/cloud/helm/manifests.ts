@@ -5,7 +5,13 @@
  * rendered object came from, hashed from the template as written, so every citation verifies
  * against the repository.
  */
-import { cite, type AnalyzerGap, type Evidence, type SourceFile } from '../../evidence';
+import {
+  cite,
+  normalizeName,
+  type AnalyzerGap,
+  type Evidence,
+  type SourceFile,
+} from '../../evidence';
 import type { BuiltEngine } from '../built-images';
 import { analyzeKubernetes } from '../kubernetes';
 import { renderCharts, type RenderedTemplate } from './render';
@@ -19,9 +25,37 @@ export interface RenderedOutput {
   gapPaths: Set<string>;
 }
 
-/** A rendered file with no document but comments and separators defines nothing. */
+/**
+ * A rendered file with no document but comments and separators defines nothing; one that is a
+ * `helm test` hook is not installed with the release.
+ */
 function definesNothing(text: string): boolean {
-  return text.split('\n').every((l) => /^\s*(#.*)?$/.test(l) || /^---\s*$/.test(l));
+  return (
+    text.split('\n').every((l) => /^\s*(#.*)?$/.test(l) || /^---\s*$/.test(l)) ||
+    /["']?helm\.sh\/hook["']?\s*:\s*["']?test(-success)?["']?\s*$/m.test(text)
+  );
+}
+
+/**
+ * The release name is the renderer's choice, not the system's: a name made from it drops it
+ * (`<release>-x` is `x`, `x-<release>...` is `x`); the chart's own `<release>` stays.
+ */
+export function withoutRelease(name: string, release: string): string {
+  if (!release || name === release) return name;
+  if (name.startsWith(`${release}-`)) return name.slice(release.length + 1) || name;
+  const at = name.indexOf(`-${release}`);
+  if (at > 0) {
+    const after = name[at + release.length + 1];
+    if (after === undefined || after === '-' || after === '.') return name.slice(0, at);
+  }
+  return name;
+}
+
+function rekey(key: string | null, release: string): string | null {
+  if (key === null) return null;
+  const at = key.indexOf(':');
+  if (at < 0) return key;
+  return `${key.slice(0, at + 1)}${withoutRelease(key.slice(at + 1), normalizeName(release))}`;
 }
 
 export function renderedEvidence(
@@ -48,7 +82,7 @@ export function renderedEvidence(
     );
     for (const e of k8s.evidence) {
       const r = byPath.get(e.location.path);
-      out.evidence.push(r ? onTemplate(e, r, render.root) : e);
+      out.evidence.push(r ? onTemplate(e, r, render.root, render.release) : e);
     }
     for (const g of k8s.gaps) {
       out.gaps.push({
@@ -62,7 +96,7 @@ export function renderedEvidence(
 }
 
 /** The evidence cited at the template lines its rendered lines came from. */
-function onTemplate(e: Evidence, r: RenderedTemplate, chart: string): Evidence {
+function onTemplate(e: Evidence, r: RenderedTemplate, chart: string, release: string): Evidence {
   const { start_line: s, end_line: end } = e.location;
   const lines: number[] = [];
   for (let i = s; i <= end; i++) {
@@ -80,14 +114,26 @@ function onTemplate(e: Evidence, r: RenderedTemplate, chart: string): Evidence {
     if (l < from) from = l;
     if (l > to) to = l;
   }
+  const subject = rekey(e.subject_key, release) ?? e.subject_key;
+  const attributes: Record<string, unknown> = {
+    ...e.attributes,
+    rendered_from: 'helm',
+    helm_chart: chart || '.',
+  };
+  if (typeof attributes.service_key === 'string')
+    attributes.service_key = rekey(attributes.service_key, release);
+  if (subject !== e.subject_key && e.evidence_kind === 'workload-declared') {
+    const was = e.subject_key.slice(e.subject_key.indexOf(':') + 1);
+    attributes.aliases = [...(Array.isArray(attributes.aliases) ? attributes.aliases : []), was];
+  }
   return cite(r.template, from, to, {
     source_type: e.source_type,
     provider: e.provider,
     evidence_kind: e.evidence_kind,
-    subject_key: e.subject_key,
+    subject_key: subject,
     relationship_kind: e.relationship_kind,
-    object_key: e.object_key,
+    object_key: rekey(e.object_key, release),
     summary: e.summary,
-    attributes: { ...e.attributes, rendered_from: 'helm', helm_chart: chart || '.' },
+    attributes,
   });
 }

@@ -1,8 +1,9 @@
 /**
- * Renders Helm charts as `helm template <chart-name> <dir>` would with the chart's own defaults:
+ * Renders Helm charts as `helm template <release> <dir>` would with the chart's own defaults:
  * values.yaml, subcharts under `charts/` (their values.yaml, the parent's `<name or alias>:` block
- * over it, `global` passed down, a dependency `condition` honoured), `.Release` (named after the
- * root chart, namespace `default`), `.Chart`, `.Capabilities`, `.Files.Get` and `.Template`.
+ * over it, `global` passed down, a dependency `condition` honoured), `.Release` (the name a
+ * helmfile, Terraform or `helm install` in the repository gives it (./releases.ts), else the root
+ * chart's name; namespace `default`), `.Chart`, `.Capabilities`, `.Files.Get` and `.Template`.
  * Named templates of a chart and its subcharts are shared, as in Helm. Each rendered file keeps,
  * per output line, the template line it came from. A template that cannot be rendered (an unknown
  * function, a construct outside the subset, a bound exceeded, `required`/`fail`) is a coverage gap
@@ -13,6 +14,7 @@ import { basename } from '../../shared/paths';
 import { parseYamlDocuments } from '../../shared/yaml';
 import { LineWriter, execute, newContext, type Limits, DEFAULT_LIMITS } from './exec';
 import { parseTemplate, type Node } from './parse';
+import { releaseNames } from './releases';
 import { Method, RenderError, copy, isDict, mergeInto, type Dict } from './values';
 
 export interface RenderedTemplate {
@@ -31,6 +33,8 @@ export interface ChartRender {
   gaps: AnalyzerGap[];
   /** Templates rendered or deliberately not (partials, a disabled subchart): no gap of their own. */
   handled: Set<string>;
+  /** The release name rendered with (the root chart's name). */
+  release: string;
 }
 
 interface ChartNode {
@@ -82,10 +86,17 @@ export function renderCharts(
     return f ? parseYamlDocuments(f).docs[0]?.value : undefined;
   };
   const templatesOf = (dir: string) => templates.get(dir) ?? [];
+  const roots = new Map<string, string>();
+  for (const root of [...charts].sort()) {
+    const meta =
+      parentOf(root) === null ? yamlOf(root ? `${root}/Chart.yaml` : 'Chart.yaml') : null;
+    if (isDict(meta)) roots.set(root, String(meta.name ?? (basename(root) || 'release')));
+  }
+  const releases = releaseNames(roots, [...byPath.values()]);
   const out: ChartRender[] = [];
   for (const root of [...charts].sort()) {
     if (parentOf(root) !== null) continue;
-    const render: ChartRender = { root, rendered: [], gaps: [], handled: new Set() };
+    const render: ChartRender = { root, rendered: [], gaps: [], handled: new Set(), release: '' };
     const tree = build(root, null, null);
     if (!tree) continue;
     renderTree(tree, render);
@@ -152,14 +163,21 @@ export function renderCharts(
         }
       }
     }
-    const releaseName = String(tree.meta.name ?? (basename(tree.dir) || 'release'));
+    const releaseName =
+      releases.get(tree.dir) ?? String(tree.meta.name ?? (basename(tree.dir) || 'release'));
+    render.release = releaseName;
     for (const n of nodes) {
       for (const f of templatesOf(n.dir)) {
         const root = parsed.get(f.path);
         const name = basename(f.path);
         if (!root) continue;
-        if (name.startsWith('_') || !/\.(ya?ml|json)$/i.test(name)) {
-          // Partials hold named templates only; NOTES.txt and other files are not manifests.
+        if (
+          name.startsWith('_') ||
+          !/\.(ya?ml|json)$/i.test(name) ||
+          f.path.startsWith(`${n.dir ? `${n.dir}/` : ''}templates/tests/`)
+        ) {
+          // Partials hold named templates only; NOTES.txt and other files are not manifests;
+          // `templates/tests/` are `helm test` pods, not part of the release.
           render.handled.add(f.path);
           continue;
         }
