@@ -14,7 +14,7 @@ import {
 } from '../../evidence';
 import type { BuiltEngine } from '../built-images';
 import { analyzeKubernetes } from '../kubernetes';
-import { renderCharts, type RenderedTemplate } from './render';
+import { renderCharts, type ChartRender, type RenderedTemplate } from './render';
 
 export interface RenderedOutput {
   evidence: Evidence[];
@@ -51,11 +51,25 @@ export function withoutRelease(name: string, release: string): string {
   return name;
 }
 
-function rekey(key: string | null, release: string): string | null {
-  if (key === null) return null;
-  const at = key.indexOf(':');
-  if (at < 0) return key;
-  return `${key.slice(0, at + 1)}${withoutRelease(key.slice(at + 1), normalizeName(release))}`;
+/**
+ * Entity keys without the renderer's release name: only when the repository does not name the
+ * release, and only for names the templates do not write out literally.
+ */
+function renamer(render: ChartRender): (key: string | null) => string | null {
+  if (render.releaseFound) return (key) => key;
+  const release = normalizeName(render.release);
+  const text = render.sources.map((f) => f.text.toLowerCase()).join('\n');
+  const literal = new Map<string, boolean>();
+  return (key) => {
+    if (key === null) return null;
+    const at = key.indexOf(':');
+    const name = key.slice(at + 1);
+    const bare = withoutRelease(name, release);
+    if (bare === name) return key;
+    let written = literal.get(name);
+    if (written === undefined) literal.set(name, (written = text.includes(name)));
+    return written ? key : `${key.slice(0, at + 1)}${bare}`;
+  };
 }
 
 export function renderedEvidence(
@@ -75,6 +89,7 @@ export function renderedEvidence(
     const list = render.rendered.filter((r) => !definesNothing(r.rendered.text));
     if (!list.length) continue;
     const byPath = new Map<string, RenderedTemplate>(list.map((r) => [r.rendered.path, r]));
+    const rekey = renamer(render);
     const k8s = analyzeKubernetes(
       list.map((r) => r.rendered),
       [],
@@ -82,7 +97,7 @@ export function renderedEvidence(
     );
     for (const e of k8s.evidence) {
       const r = byPath.get(e.location.path);
-      out.evidence.push(r ? onTemplate(e, r, render.root, render.release) : e);
+      out.evidence.push(r ? onTemplate(e, r, render.root, rekey) : e);
     }
     for (const g of k8s.gaps) {
       out.gaps.push({
@@ -96,7 +111,12 @@ export function renderedEvidence(
 }
 
 /** The evidence cited at the template lines its rendered lines came from. */
-function onTemplate(e: Evidence, r: RenderedTemplate, chart: string, release: string): Evidence {
+function onTemplate(
+  e: Evidence,
+  r: RenderedTemplate,
+  chart: string,
+  rekey: (key: string | null) => string | null,
+): Evidence {
   const { start_line: s, end_line: end } = e.location;
   const lines: number[] = [];
   for (let i = s; i <= end; i++) {
@@ -114,14 +134,14 @@ function onTemplate(e: Evidence, r: RenderedTemplate, chart: string, release: st
     if (l < from) from = l;
     if (l > to) to = l;
   }
-  const subject = rekey(e.subject_key, release) ?? e.subject_key;
+  const subject = rekey(e.subject_key) ?? e.subject_key;
   const attributes: Record<string, unknown> = {
     ...e.attributes,
     rendered_from: 'helm',
     helm_chart: chart || '.',
   };
   if (typeof attributes.service_key === 'string')
-    attributes.service_key = rekey(attributes.service_key, release);
+    attributes.service_key = rekey(attributes.service_key);
   if (subject !== e.subject_key && e.evidence_kind === 'workload-declared') {
     const was = e.subject_key.slice(e.subject_key.indexOf(':') + 1);
     attributes.aliases = [...(Array.isArray(attributes.aliases) ? attributes.aliases : []), was];
@@ -132,7 +152,7 @@ function onTemplate(e: Evidence, r: RenderedTemplate, chart: string, release: st
     evidence_kind: e.evidence_kind,
     subject_key: subject,
     relationship_kind: e.relationship_kind,
-    object_key: rekey(e.object_key, release),
+    object_key: rekey(e.object_key),
     summary: e.summary,
     attributes,
   });

@@ -33,8 +33,12 @@ export interface ChartRender {
   gaps: AnalyzerGap[];
   /** Templates rendered or deliberately not (partials, a disabled subchart): no gap of their own. */
   handled: Set<string>;
-  /** The release name rendered with (the root chart's name). */
+  /** The release name rendered with. */
   release: string;
+  /** Whether the release name came from the repository (else it is the renderer's choice). */
+  releaseFound: boolean;
+  /** The templates of the chart and its subcharts, as written. */
+  sources: SourceFile[];
 }
 
 interface ChartNode {
@@ -96,7 +100,15 @@ export function renderCharts(
   const out: ChartRender[] = [];
   for (const root of [...charts].sort()) {
     if (parentOf(root) !== null) continue;
-    const render: ChartRender = { root, rendered: [], gaps: [], handled: new Set(), release: '' };
+    const render: ChartRender = {
+      root,
+      rendered: [],
+      gaps: [],
+      handled: new Set(),
+      release: '',
+      releaseFound: releases.has(root),
+      sources: [],
+    };
     const tree = build(root, null, null);
     if (!tree) continue;
     renderTree(tree, render);
@@ -154,6 +166,7 @@ export function renderCharts(
     const parsed = new Map<string, Node[]>();
     for (const n of nodes) {
       for (const f of templatesOf(n.dir)) {
+        render.sources.push(f);
         try {
           const p = parseTemplate(f.text);
           for (const [k, v] of p.defines) defines.set(k, v);
