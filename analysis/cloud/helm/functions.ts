@@ -367,10 +367,12 @@ const table: Record<string, Fn> = {
   b64dec: (a) => Buffer.from(str(a[0]), 'base64').toString('utf8'),
   sha256sum: (a) => crypto.createHash('sha256').update(str(a[0])).digest('hex'),
   sha1sum: (a) => crypto.createHash('sha1').update(str(a[0])).digest('hex'),
-  // Deterministic stand-ins: generated secrets carry no architecture.
-  randAlphaNum: (a) => 'x'.repeat(Math.max(0, Math.min(int(a[0]), 1000))),
-  randAlpha: (a) => 'x'.repeat(Math.max(0, Math.min(int(a[0]), 1000))),
-  randNumeric: (a) => '0'.repeat(Math.max(0, Math.min(int(a[0]), 1000))),
+  // Deterministic stand-ins: generated values carry no architecture, and a generated password
+  // is not a committed one (a `<...>` placeholder, as the secret controls read it).
+  randAlphaNum: () => '<generated at install>',
+  randAlpha: () => '<generated at install>',
+  randNumeric: () => '<generated at install>',
+  randAscii: () => '<generated at install>',
   uuidv4: () => '00000000-0000-4000-8000-000000000000',
   now: () => '1970-01-01T00:00:00Z',
   date: () => '1970-01-01',
