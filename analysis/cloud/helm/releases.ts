@@ -50,8 +50,8 @@ function refersTo(file: SourceFile, ref: string, dir: string, name: string): boo
   const clean = ref.replace(/^["']|["']$/g, '').replace(/\/$/, '');
   if (/^(oci|https?):\/\//.test(clean) || !clean.startsWith('.'))
     if (basename(clean).replace(/:[^:]*$/, '') === name) return true;
-  const resolved = joinPath(dirname(file.path), clean);
-  return resolved !== null && resolved === dir;
+  // Relative to the file (helmfile, Terraform) or to the repository root (a command run there).
+  return joinPath(dirname(file.path), clean) === dir || joinPath('', clean) === dir;
 }
 
 /** Release names by chart folder, for the charts of `charts` (folder -> Chart.yaml name). */

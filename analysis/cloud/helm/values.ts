@@ -38,12 +38,15 @@ export function truth(v: unknown): boolean {
   return true;
 }
 
-/** A float64 printed as Go's `%v` does: shortest digits, an exponent from 1e21 or below 1e-4. */
+/**
+ * A float64 printed as Go's `%v` does: shortest digits, an exponent from 1e6 or below 1e-4 (Helm
+ * reads every number of values.yaml as a float64, so `1000000` prints `1e+06` there too).
+ */
 export function goNumber(n: number): string {
   if (!Number.isFinite(n)) return n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
   if (n === 0) return '0';
   const exp = Math.floor(Math.log10(Math.abs(n)));
-  if (exp < -4 || exp >= 21) {
+  if (exp < -4 || exp >= 6) {
     const [m, e] = n.toExponential().split('e') as [string, string];
     const sign = e.startsWith('-') ? '-' : '+';
     const digits = e.replace(/^[+-]/, '');
