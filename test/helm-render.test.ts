@@ -340,3 +340,21 @@ test('the release name is dropped only where it made the name', (t) => {
   t.is(withoutRelease('shopping', 'shop'), 'shopping');
   t.is(withoutRelease('cart-shopping', 'shop'), 'cart-shopping');
 });
+
+test('a secret a template fills from values is a default to override; one it writes out is committed', async (t) => {
+  const out = await analyzeCloud(
+    chart([
+      {
+        path: 'deploy/shop/templates/secret.yaml',
+        text: 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  DB_PASSWORD: {{ .Values.dbPassword | default "s3cr3t-default" | b64enc | quote }}\n  API_TOKEN: {{ "aHVudGVyMg==" }}\nstringData:\n  ADMIN_PASSWORD: hunter2\n',
+      },
+    ]),
+  );
+  const secrets = out.evidence.filter(
+    (e) => e.evidence_kind === 'literal-secret' && e.location.path.endsWith('secret.yaml'),
+  );
+  const byVar = new Map(secrets.map((e) => [String(e.attributes.variable), e]));
+  t.regex(String(byVar.get('DB_PASSWORD')?.attributes.placeholder), /templated/);
+  t.is(byVar.get('ADMIN_PASSWORD')?.attributes.placeholder, undefined);
+  t.is(byVar.get('ADMIN_PASSWORD')?.location.start_line, 9);
+});

@@ -146,6 +146,17 @@ function onTemplate(
     const was = e.subject_key.slice(e.subject_key.indexOf(':') + 1);
     attributes.aliases = [...(Array.isArray(attributes.aliases) ? attributes.aliases : []), was];
   }
+  // A secret value the template line does not write out comes from values or a function at
+  // install: a default to override, not a value committed in the template.
+  if (
+    e.evidence_kind === 'literal-secret' &&
+    attributes.placeholder === undefined &&
+    r.template.text
+      .split('\n')
+      .slice(from - 1, to)
+      .some((l) => l.includes('{{'))
+  )
+    attributes.placeholder = "templated: set from the chart's values at install";
   return cite(r.template, from, to, {
     source_type: e.source_type,
     provider: e.provider,
