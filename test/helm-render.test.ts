@@ -358,3 +358,20 @@ test('a secret a template fills from values is a default to override; one it wri
   t.is(byVar.get('ADMIN_PASSWORD')?.attributes.placeholder, undefined);
   t.is(byVar.get('ADMIN_PASSWORD')?.location.start_line, 9);
 });
+
+test('values.yaml with a repeated key is read as Helm reads it (the last one wins)', async (t) => {
+  const out = await analyzeCloud([
+    { path: 'c/Chart.yaml', text: 'apiVersion: v2\nname: c\nversion: 1.0.0\n' },
+    { path: 'c/values.yaml', text: 'name: first\nport: 1\nname: web\n' },
+    {
+      path: 'c/templates/d.yaml',
+      text: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n',
+    },
+  ]);
+  t.true(
+    out.evidence.some(
+      (e) => e.evidence_kind === 'workload-declared' && e.subject_key === 'service:web',
+    ),
+  );
+  t.false(out.gaps.some((g) => g.reason === 'helm_template_not_rendered'));
+});

@@ -9,6 +9,7 @@
  * function, a construct outside the subset, a bound exceeded, `required`/`fail`) is a coverage gap
  * saying why; it is never rendered halfway.
  */
+import { parseAllDocuments } from 'yaml';
 import type { AnalyzerGap, SourceFile } from '../../evidence';
 import { basename } from '../../shared/paths';
 import { parseYamlDocuments } from '../../shared/yaml';
@@ -89,6 +90,19 @@ export function renderCharts(
     const f = byPath.get(path);
     return f ? parseYamlDocuments(f).docs[0]?.value : undefined;
   };
+  // Values as Helm reads them: a repeated key is allowed, the last one wins.
+  const valuesOf = (path: string): unknown => {
+    const f = byPath.get(path);
+    if (!f) return undefined;
+    try {
+      const doc = parseAllDocuments(f.text, { uniqueKeys: false, merge: true });
+      const first = Array.isArray(doc) ? doc[0] : undefined;
+      if (!first || first.errors.length) return undefined;
+      return first.toJS({ maxAliasCount: 100 }) as unknown;
+    } catch {
+      return undefined;
+    }
+  };
   const templatesOf = (dir: string) => templates.get(dir) ?? [];
   const roots = new Map<string, string>();
   for (const root of [...charts].sort()) {
@@ -120,8 +134,8 @@ export function renderCharts(
     const meta = yamlOf(dir ? `${dir}/Chart.yaml` : 'Chart.yaml');
     if (!isDict(meta)) return null;
     const defaults =
-      yamlOf(dir ? `${dir}/values.yaml` : 'values.yaml') ??
-      yamlOf(dir ? `${dir}/values.yml` : 'values.yml');
+      valuesOf(dir ? `${dir}/values.yaml` : 'values.yaml') ??
+      valuesOf(dir ? `${dir}/values.yml` : 'values.yml');
     const values: Dict = isDict(defaults) ? copy(defaults) : {};
     if (parent) {
       const key = String(dep?.alias ?? meta.name ?? basename(dir));
