@@ -365,7 +365,7 @@ test('values.yaml with a repeated key is read as Helm reads it (the last one win
     { path: 'c/values.yaml', text: 'name: first\nport: 1\nname: web\n' },
     {
       path: 'c/templates/d.yaml',
-      text: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n',
+      text: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Values.name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: web\n          image: acme/web:1.0\n',
     },
   ]);
   t.true(
