@@ -110,7 +110,7 @@ export function execute(ctx: Context, nodes: Node[], dot: unknown, w: Writer): v
 /** A named template rendered to a string (`include`, `template`). */
 export function includeTemplate(ctx: Context, name: string, dot: unknown): string {
   const body = ctx.defines.get(name);
-  if (!body) throw new RenderError('error', `no template named "${name}"`);
+  if (!body) throw new RenderError('error', `no template named "${name.slice(0, 100)}"`);
   return nested(ctx, () => {
     const w = new StringWriter(ctx.limits.output);
     execute(ctx, body, dot, w);
@@ -216,7 +216,7 @@ function range(
     if (v > ctx.limits.steps) throw new RenderError('limit', `range over ${v}`);
     entries = Array.from({ length: Math.max(0, v) }, (_, i) => [i, i]);
   } else if (v === null || v === undefined) entries = [];
-  else throw new RenderError('error', `range can't iterate over ${show(v).slice(0, 40)}`);
+  else throw new RenderError('error', `range can't iterate over a ${typeof v}`);
   if (!entries.length) {
     run(ctx, n.alt, dot, scope, w);
     scope.vars.length = mark;
@@ -352,7 +352,8 @@ function call(
     return renderString(ctx, args[0], args[1]);
   }
   const f = FUNCTIONS.get(name);
-  if (!f) throw new RenderError('unknown_function', `function "${name}" is not supported`);
+  if (!f)
+    throw new RenderError('unknown_function', `function "${name.slice(0, 60)}" is not supported`);
   const v = f(args);
   if (typeof v === 'string' && v.length > ctx.limits.output)
     throw new RenderError('limit', `${name} made a string over ${ctx.limits.output} characters`);

@@ -284,11 +284,11 @@ const table: Record<string, Fn> = {
   required: (a) => {
     const v = a[1];
     if (v === null || v === undefined || v === '')
-      throw new RenderError('required', `required value missing: ${str(a[0])}`);
+      throw new RenderError('required', `required value missing: ${str(a[0]).slice(0, 200)}`);
     return v;
   },
   fail: (a) => {
-    throw new RenderError('fail', `chart calls fail: ${str(a[0])}`);
+    throw new RenderError('fail', `chart calls fail: ${str(a[0]).slice(0, 200)}`);
   },
   // strings
   quote: (a) =>
@@ -507,11 +507,14 @@ const table: Record<string, Fn> = {
 function safeRegex(p: unknown, flags = ''): RegExp {
   const s = str(p);
   if (s.length > 500 || /\([^)]*[+*][^)]*\)[+*{]/.test(s))
-    throw new RenderError('unsupported', `regular expression not evaluated: ${s.slice(0, 40)}`);
+    throw new RenderError(
+      'unsupported',
+      `a regular expression with nested quantifiers is not evaluated`,
+    );
   try {
     return new RegExp(s.replace(/\(\?P</g, '(?<'), flags);
   } catch {
-    throw new RenderError('unsupported', `regular expression not supported: ${s.slice(0, 40)}`);
+    throw new RenderError('unsupported', `a regular expression JavaScript cannot read`);
   }
 }
 

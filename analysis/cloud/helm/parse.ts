@@ -131,7 +131,7 @@ function unquote(s: string): string {
   try {
     return JSON.parse(s.replace(/\\x([0-9a-fA-F]{2})/g, '\\u00$1')) as string;
   } catch {
-    throw new TemplateSyntaxError(`bad string literal ${s.slice(0, 40)}`);
+    throw new TemplateSyntaxError(`bad string literal`);
   }
 }
 
@@ -139,8 +139,7 @@ function tokenize(a: RawAction): Tok[] {
   const s = a.text;
   const out: Tok[] = [];
   let i = 0;
-  const err = (what: string) =>
-    new TemplateSyntaxError(`${what} at line ${a.line}: ${s.trim().slice(0, 60)}`);
+  const err = (what: string) => new TemplateSyntaxError(`${what} at line ${a.line}`);
   while (i < s.length) {
     const c = s[i]!;
     if (WS.test(c)) {
