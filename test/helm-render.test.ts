@@ -375,3 +375,19 @@ test('values.yaml with a repeated key is read as Helm reads it (the last one win
   );
   t.false(out.gaps.some((g) => g.reason === 'helm_template_not_rendered'));
 });
+
+test('a chart whose defaults lack a value it needs says which, and names the values files it ships', async (t) => {
+  const out = await analyzeCloud([
+    { path: 'c/Chart.yaml', text: 'apiVersion: v2\nname: c\nversion: 1.0.0\n' },
+    { path: 'c/values.yaml', text: '# use -f values-prod.yaml\n' },
+    { path: 'c/values-prod.yaml', text: 'app:\n  replicas: 3\n' },
+    {
+      path: 'c/templates/d.yaml',
+      text: 'apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: {{ .Values.app.replicas }}\n',
+    },
+  ]);
+  const gap = out.gaps.find((g) => g.path === 'c/templates/d.yaml');
+  t.is(gap?.reason, 'helm_template_not_rendered');
+  t.regex(gap?.message ?? '', /nil pointer evaluating \.Values\.app\.replicas/);
+  t.regex(gap?.message ?? '', /values-prod\.yaml/);
+});

@@ -272,7 +272,10 @@ function fields(v: unknown, names: string[], args: unknown[], what: string): unk
         if (last) args = [];
       } else cur = x;
     } else if (cur === null || cur === undefined) {
-      throw new RenderError('error', `nil pointer evaluating ${what}.${name}`);
+      throw new RenderError(
+        'error',
+        `nil pointer evaluating ${what}.${names.slice(0, i + 1).join('.')}`,
+      );
     } else {
       throw new RenderError('error', `can't evaluate field ${name} in ${typeof cur}`);
     }

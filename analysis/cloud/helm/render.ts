@@ -81,6 +81,7 @@ export function renderCharts(
 ): ChartRender[] {
   const byPath = files;
   const disabled = new Set<string>();
+  const alternatives = new Map<string, string[]>();
   const parentOf = (dir: string): string | null => {
     const m = /^(?:(.*)\/)?charts\/[^/]+$/.exec(dir);
     const parent = m ? (m[1] ?? '') : null;
@@ -217,10 +218,30 @@ export function renderCharts(
           render.handled.add(f.path);
         } catch (e) {
           if (!(e instanceof RenderError)) throw e;
-          render.gaps.push(gap(f.path, n, whyNot(e)));
+          render.gaps.push(gap(f.path, n, `${whyNot(e)}${otherValues(n.dir)}`));
         }
       }
     }
+  }
+
+  /** `; values files ... are not applied` when a chart ships values for other environments. */
+  function otherValues(dir: string): string {
+    let names = alternatives.get(dir);
+    if (!names) {
+      names = [...byPath.keys()]
+        .filter(
+          (p) =>
+            (dir
+              ? p.startsWith(`${dir}/`) && !p.slice(dir.length + 1).includes('/')
+              : !p.includes('/')) && /^values[.-][^/]+\.ya?ml$/.test(basename(p)),
+        )
+        .map(basename)
+        .sort();
+      alternatives.set(dir, names);
+    }
+    return names.length
+      ? `; the chart also ships ${names.slice(0, 5).join(', ')}, values for other environments, not applied`
+      : '';
   }
 
   function topLevel(n: ChartNode, releaseName: string, path: string): Dict {
