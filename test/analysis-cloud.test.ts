@@ -612,7 +612,12 @@ test('every evidence is cloud-sourced, cites real lines and hashes exactly those
   const paths = new Set(out.evidence.map((e) => e.location.path));
   t.false(paths.has('README.md'));
   t.false(paths.has('.github/workflows/ci.yml'));
-  t.false(paths.has('charts/web/templates/deployment.yaml'));
+  // A rendered Helm template is cited at its own lines (hashed above), marked as rendered.
+  const rendered = out.evidence.filter(
+    (e) => e.location.path === 'charts/web/templates/deployment.yaml',
+  );
+  t.true(rendered.length > 0);
+  t.true(rendered.every((e) => e.attributes.rendered_from === 'helm'));
 });
 
 test('output is sorted by path then line, and two runs are deep-equal', async (t) => {
@@ -898,7 +903,7 @@ test('kubernetes: malformed YAML is a gap with the parser message, not an except
 // ---------------------------------------------------------------------------------------------
 // Helm and Kustomize
 
-test('helm: chart metadata, dependency, values images; templates are gaps, never parsed', async (t) => {
+test('helm: chart metadata, dependency, values images; templates rendered with the defaults', async (t) => {
   const out = await analyzed('helm');
   const chart = one(t, out, 'chart-declared', 'service:web');
   t.is(chart.provider, 'helm');
@@ -923,10 +928,22 @@ test('helm: chart metadata, dependency, values images; templates are gaps, never
   t.like(pg.attributes, { tag: '15.4.0', values_path: 'postgresql.image' });
   t.false('image_tag' in pg.attributes, 'a subchart image is not the service image');
 
-  const templateGaps = out.gaps.filter((g) => g.reason === 'helm_template_not_rendered');
+  // The template renders (include of a named template, `default .Chart.AppVersion`): its
+  // Deployment is read, cited at the template's lines; the partial is no gap.
   t.deepEqual(
-    templateGaps.map((g) => g.path),
-    ['charts/web/templates/_helpers.tpl', 'charts/web/templates/deployment.yaml'],
+    out.gaps.filter((g) => g.path.startsWith('charts/')),
+    [],
+  );
+  const workload = one(t, await analyzed('kubernetes'), 'workload-declared', 'service:web');
+  t.is(workload.provider, 'kubernetes');
+  t.like(workload.attributes, { rendered_from: 'helm', image_tag: '2.1.0' });
+  cites(
+    t,
+    workload,
+    'charts/web/templates/deployment.yaml',
+    1,
+    10,
+    '{{ include "web.fullname" . }}',
   );
   t.false(out.gaps.some((g) => g.path.startsWith('charts/') && g.reason === 'yaml_parse_error'));
 });

@@ -1,6 +1,9 @@
 /**
- * Helm charts: Chart.yaml metadata and dependencies, images named in values files. Templates use
- * Go template syntax and are not rendered here: each one is reported as a coverage gap.
+ * Helm charts: Chart.yaml metadata and dependencies, images named in values files, and the
+ * templates rendered with the chart's defaults (./helm/render.ts) and read as Kubernetes
+ * manifests, their evidence citing the template lines the rendered objects came from. A template
+ * that cannot be rendered is a coverage gap saying why (its plain `{{ .Values.x }}` env entries
+ * are still read).
  */
 import {
   entityKey,
@@ -14,8 +17,10 @@ import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { basename, dirname } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
+import type { BuiltEngine } from './built-images';
 import { classifyImage } from './common';
 import { envReferences, type HostResolver } from './env';
+import { renderedEvidence } from './helm/manifests';
 
 const PROVIDER = 'helm';
 
@@ -62,8 +67,15 @@ interface Chart {
 /** A template that fills an empty image tag with the chart's version rather than its appVersion. */
 const TAG_FROM_CHART_VERSION = /\.Values\.[\w.]*tag\s*\|\s*default\s+\.Chart\.Version\b/i;
 
-/** Analyzes the files of Helm charts (those `helmRole` recognizes). */
-export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
+/**
+ * Analyzes the files of Helm charts (those `helmRole` recognizes); `all` are every audited file
+ * (`.Files.Get`), `built` what images the repository builds run.
+ */
+export function analyzeHelm(
+  files: SourceFile[],
+  all: SourceFile[] = files,
+  built?: BuiltEngine,
+): AnalyzerOutput {
   const charts = chartDirs(files);
   const evidence: Evidence[] = [];
   const gaps: AnalyzerGap[] = [];
@@ -99,17 +111,30 @@ export function analyzeHelm(files: SourceFile[]): AnalyzerOutput {
     if (role?.role !== 'values' || !/^values\.ya?ml$/.test(basename(file.path))) continue;
     defaults.set(role.chart, parseYamlDocuments(file).docs[0]?.value);
   }
+  const templates = new Map<string, SourceFile[]>();
+  for (const file of files) {
+    const role = helmRole(file.path, charts);
+    if (role?.role !== 'template') continue;
+    const list = templates.get(role.chart);
+    if (list) list.push(file);
+    else templates.set(role.chart, [file]);
+  }
+  const rendered = renderedEvidence(charts, templates, all.concat(files), built);
+  for (const e of rendered.evidence) evidence.push(e);
+  for (const g of rendered.gaps) gaps.push(g);
   for (const file of files) {
     const role = helmRole(file.path, charts);
     const chart = role ? meta.get(role.chart) : undefined;
     if (!role) continue;
     if (role.role === 'template') {
+      if (rendered.handled.has(file.path)) continue;
       if (chart) evidence.push(...templateEnvEvidence(file, chart, defaults.get(role.chart)));
-      gaps.push({
-        path: file.path,
-        reason: 'helm_template_not_rendered',
-        message: `Helm template of chart ${chart?.name ?? role.chart} uses Go template syntax and is not rendered; the resources it defines are not analyzed`,
-      });
+      if (!rendered.gapPaths.has(file.path))
+        gaps.push({
+          path: file.path,
+          reason: 'helm_template_not_rendered',
+          message: `Helm template of chart ${chart?.name ?? role.chart} is not rendered (the chart's Chart.yaml was not read); the resources it defines are not analyzed`,
+        });
     } else if (role.role === 'chart') {
       const doc = docs.get(file.path);
       if (doc && chart) evidence.push(...chartEvidence(file, doc, chart));

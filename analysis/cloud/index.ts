@@ -102,7 +102,9 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       ),
     ),
   );
-  await guard('helm', of('helm'), () => analyzeHelm(of('helm')));
+  await guard('helm', of('helm'), () =>
+    analyzeHelm(of('helm'), files, of('helm').length ? builtImagesOf(files) : undefined),
+  );
   await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
   await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
   await guard('skaffold', of('skaffold'), () => analyzeSkaffold(of('skaffold')));
