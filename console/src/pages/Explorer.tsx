@@ -47,6 +47,13 @@ import { useChanges, useSnapshots } from '../explorer/queries';
 
 type Selected = { kind: 'entity'; key: string } | { kind: 'edge'; key: string };
 
+/** Besides the colour, a lit node's label starts with the direction of its path. */
+const PATH_MARK: Record<string, string> = {
+  'path-up': '← ',
+  'path-down': '→ ',
+  'path-up path-down': '↔ ',
+};
+
 const cls = (s: string) => s.replace(/[^a-z]/g, '');
 
 /**
@@ -192,7 +199,9 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
           return {
             id: e.canonical_key,
             position: layout.positions.get(e.canonical_key) ?? { x: 0, y: 0 },
-            data: { label: `${mark ? `${mark.symbol} ` : ''}${e.name} · ${e.kind}` },
+            data: {
+              label: `${PATH_MARK[role] ?? ''}${mark ? `${mark.symbol} ` : ''}${e.name} · ${e.kind}`,
+            },
             ariaLabel: [
               `${e.kind} ${e.name}`,
               mark?.label,
@@ -232,7 +241,9 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
             // A large graph labels only the edges that stand out: 800 labels, each measured by
             // the browser, cost seconds and cannot be read at that zoom anyway.
             label:
-              labelAll || mark || role ? `${mark ? `${mark.symbol} ` : ''}${r.kind}` : undefined,
+              labelAll || selected?.key === r.canonical_key
+                ? `${mark ? `${mark.symbol} ` : ''}${r.kind}`
+                : undefined,
             ariaLabel: [`${r.kind} from ${r.source_key} to ${r.target_key}`, mark?.label]
               .filter(Boolean)
               .join(', '),
@@ -241,7 +252,7 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
             className: [s ? `diff-${s}` : '', role].join(' ').trim(),
           };
         }),
-      [visible, lit, compared, labelAll],
+      [visible, lit, compared, labelAll, selected],
     ),
   );
 
