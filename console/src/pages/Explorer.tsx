@@ -8,7 +8,7 @@
  * elements are drawn differently, each with a symbol and a legend besides the colour.
  * Keyboard: Tab reaches nodes and edges, Enter selects, Escape clears the selection.
  */
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import {
   Background,
   Controls,
@@ -90,6 +90,7 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
   const [selected, setSelected] = useState<Selected | null>(null);
   const flow = useRef<ReactFlowInstance | null>(null);
   const moved = useRef(false);
+  const panel = useRef<HTMLElement | null>(null);
 
   const items = snapshots.data?.items ?? [];
   const current = items.find((s) => s.audit_id === audit) ?? null;
@@ -166,6 +167,15 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
     // The better layout arrived: fit it in view unless the reader has moved the graph.
     if (refined && !moved.current) void flow.current?.fitView();
   }, [refined]);
+
+  // Escape clears the selection wherever the focus is (a panel button it used may be gone).
+  useEffect(() => {
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.key === 'Escape') setSelected(null);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
 
   const names = useMemo(
     () => new Map((compared?.entities ?? []).map((e) => [e.canonical_key, e.name])),
@@ -270,6 +280,8 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
       : undefined;
   const pick = (key: string) => {
     setSelected({ kind: 'entity', key });
+    // The button pressed may leave the list: the focus stays in the panel.
+    panel.current?.focus();
     void flow.current?.fitView({ nodes: [{ id: key }], maxZoom: 1.2, duration: 200 });
   };
   // The graph is controlled: a selection (a click, or Enter on a focused element) arrives as a
@@ -282,19 +294,17 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
     for (const c of changes)
       if (c.type === 'select' && c.selected) setSelected({ kind: 'entity', key: c.id });
   };
-  const onKeyDown = (e: KeyboardEvent) => {
-    if (e.key === 'Escape') setSelected(null);
-  };
   const counts = new Map<DiffStatus, number>();
   if (comparing) for (const s of compared.status.values()) counts.set(s, (counts.get(s) ?? 0) + 1);
-  const others = items.filter((s) => s.audit_id !== audit && s.status === 'complete');
+  // Snapshots of the repository's other completed audits (a partial snapshot compares too).
+  const others = items.filter((s) => s.audit_id !== audit && s.audit_status === 'completed');
   const removedSide = (key: string) => {
     const s = compared.status.get(key);
     return comparing && (s === 'removed' || s === 'unseen');
   };
 
   return (
-    <div onKeyDown={onKeyDown}>
+    <>
       <p className="crumbs">
         <Link to={`/app/w/${ws}`}>Home</Link> / <Link to={`/app/w/${ws}/a/${audit}`}>audit</Link> /
         architecture
@@ -413,7 +423,7 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
             <Controls />
           </ReactFlow>
         </div>
-        <aside className="panel" aria-live="polite" aria-label="Details" tabIndex={0}>
+        <aside className="panel" aria-live="polite" aria-label="Details" tabIndex={0} ref={panel}>
           {!entity && !relationship && (
             <p className="muted">
               Select an entity or a relationship (click, or Tab then Enter; Escape clears).
@@ -457,6 +467,6 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
           ))}
         </ul>
       </details>
-    </div>
+    </>
   );
 }
