@@ -282,7 +282,7 @@ test.serial(
         ['removed', removed.length + keysOf('relationship_removed').length],
         ['changed', changed.length + keysOf('relationship_changed').length],
       ] as const)
-        await t.notThrowsAsync(legend.getByText(new RegExp(`^. ${word} .*: ${n}$`)).waitFor());
+        await t.notThrowsAsync(legend.getByText(new RegExp(`^. ${word}.*: ${n}$`)).waitFor());
       // A removed entity opens from the other snapshot, and says so.
       await node.click();
       await page.getByRole('heading', { name: gone.name, level: 2 }).waitFor();
