@@ -287,6 +287,16 @@ test.serial(
       await node.click();
       await page.getByRole('heading', { name: gone.name, level: 2 }).waitFor();
       await t.notThrowsAsync(page.locator('.panel .diff-note.diff-removed').waitFor());
+      // Its history across the snapshots (getEntityHistory): removed now, added before.
+      const history = page.getByRole('region', { name: 'History' });
+      await history.locator('li[data-change=removed]').waitFor();
+      t.deepEqual(
+        await history
+          .locator('li')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-change'))),
+        ['removed', 'added'],
+      );
+      await t.notThrowsAsync(history.getByText('this snapshot').waitFor());
       // A removed relationship's evidence is read from the audit that saw it, and still verifies.
       const edgeKey = keysOf('relationship_removed')[0];
       const edge = old.relationships.find(

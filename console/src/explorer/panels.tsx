@@ -6,9 +6,10 @@
  */
 import { useEffect, useState } from 'react';
 import { useEvidence } from '../api/queries';
-import { Badge, Loading, Problem } from '../components';
+import { Badge, Loading, Problem, When } from '../components';
 import { DIFF_LEGEND, type DiffStatus, type Entity, type Relationship } from './compare';
 import type { Token } from './highlight';
+import { useEntityHistory } from './queries';
 
 const LISTED = 40;
 
@@ -58,7 +59,55 @@ function Related({
   );
 }
 
+const CHANGE_WORDS: Record<string, string> = {
+  added: 'added',
+  changed: 'changed',
+  unchanged: 'unchanged',
+  removed: 'removed',
+  absent: 'not there',
+};
+
+/** The entity in each snapshot of the repository (getEntityHistory), this audit's marked. */
+function History({
+  ws,
+  repository,
+  audit,
+  entityKey,
+}: {
+  ws: string;
+  repository: string | null;
+  audit: string;
+  entityKey: string;
+}) {
+  const history = useEntityHistory(ws, repository, entityKey);
+  if (!repository) return null;
+  return (
+    <section aria-label="History">
+      <h3>History across snapshots</h3>
+      {history.isPending && <Loading />}
+      {history.isError && <Problem error={history.error} />}
+      {history.data && (
+        <ol className="history">
+          {history.data.items.map((i) => (
+            <li key={i.snapshot_id} data-change={i.change}>
+              <When at={i.generated_at} />
+              {i.commit_sha && <code> {i.commit_sha.slice(0, 8)}</code>}:{' '}
+              <strong>{CHANGE_WORDS[i.change] ?? i.change}</strong>
+              {i.changed_fields.length > 0 && ` (${i.changed_fields.join(', ')})`}
+              {i.present && ` · ${i.relationship_count} relationships`}
+              {i.audit_id === audit && <span className="muted"> · this snapshot</span>}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
 export function EntityPanel({
+  ws,
+  repository,
+  audit,
   entity,
   status,
   fields,
@@ -67,6 +116,9 @@ export function EntityPanel({
   names,
   onPick,
 }: {
+  ws: string;
+  repository: string | null;
+  audit: string;
   entity: Entity;
   status?: DiffStatus;
   fields?: string[];
@@ -103,6 +155,7 @@ export function EntityPanel({
       )}
       <Related title="Upstream" keys={upstream} names={names} onPick={onPick} />
       <Related title="Downstream" keys={downstream} names={names} onPick={onPick} />
+      <History ws={ws} repository={repository} audit={audit} entityKey={entity.canonical_key} />
     </>
   );
 }

@@ -46,3 +46,24 @@ export function useChanges(
     staleTime: Infinity,
   });
 }
+
+/** An entity across the repository's snapshots (getEntityHistory), newest first. */
+export function useEntityHistory(workspace: string, repository: string | null, key: string) {
+  return useQuery({
+    queryKey: ['ws', workspace, 'repositories', repository ?? '', 'entity-history', key],
+    enabled: repository !== null,
+    queryFn: async () =>
+      unwrap(
+        await api.GET(
+          '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/entity-history',
+          {
+            params: {
+              path: { workspace_id: workspace, repository_id: repository! },
+              query: { key, limit: 20 },
+            },
+          },
+        ),
+      ),
+    staleTime: 60_000,
+  });
+}

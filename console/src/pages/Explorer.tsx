@@ -431,6 +431,9 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
           )}
           {entity && (
             <EntityPanel
+              ws={ws}
+              repository={repository}
+              audit={audit}
               entity={entity}
               status={compared.status.get(entity.canonical_key)}
               fields={compared.fields.get(entity.canonical_key)}
