@@ -6,9 +6,13 @@
  * Loaded on demand, with the first evidence shown.
  */
 import { common, createLowlight } from 'lowlight';
-import type { ElementContent, RootContent } from 'hast';
 
 const lowlight = createLowlight(common);
+
+// The syntax tree's nodes, as lowlight types them (hast).
+type Root = ReturnType<typeof lowlight.highlight>;
+type RootContent = Root['children'][number];
+type ElementContent = Extract<RootContent, { type: 'element' }>['children'][number];
 
 export interface Token {
   text: string;
