@@ -54,6 +54,13 @@ const PATH_MARK: Record<string, string> = {
   'path-up path-down': '↔ ',
 };
 
+/**
+ * A large graph opens at a readable zoom on its centre, not shrunk whole to illegible boxes; only
+ * what is in view is drawn (onlyRenderVisibleElements), so it is usable sooner. Zoom out or the
+ * fit button shows it all.
+ */
+const fitOptions = (count: number) => (count > 150 ? { minZoom: 0.3 } : undefined);
+
 const cls = (s: string) => s.replace(/[^a-z]/g, '');
 
 /**
@@ -165,7 +172,7 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
   const layout = refined?.key === layoutKey ? { positions: refined.positions, final: true } : first;
   useEffect(() => {
     // The better layout arrived: fit it in view unless the reader has moved the graph.
-    if (refined && !moved.current) void flow.current?.fitView();
+    if (refined && !moved.current) void flow.current?.fitView(fitOptions(refined.positions.size));
   }, [refined]);
 
   // Escape clears the selection wherever the focus is (a panel button it used may be gone).
@@ -402,6 +409,7 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
             nodes={nodes}
             edges={edges}
             fitView
+            fitViewOptions={fitOptions(nodes.length)}
             minZoom={0.05}
             onlyRenderVisibleElements={nodes.length > 150}
             nodesDraggable={false}
