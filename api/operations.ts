@@ -13,6 +13,7 @@ import * as uploads from './uploads/operations';
 import * as architecture from './architecture/operations';
 import * as architectureGraph from './architecture/graph-operations';
 import * as evidence from './architecture/evidence-operations';
+import * as entityHistory from './architecture/history-operations';
 import * as diagram from './architecture/diagram-operations';
 import * as profiles from './profiles/operations';
 import * as attachments from './attachments/operations';
@@ -64,6 +65,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   webhooks.receiveGitlabWebhook,
   architecture.getRepositoryArchitecture,
   architecture.listArchitectureSnapshots,
+  entityHistory.getEntityHistory,
   changes.getArchitectureChanges,
   changeSets.listChangeSets,
   changeSets.createChangeSet,

@@ -3,7 +3,7 @@
  * redirects / there. Hashed files under /app/assets/ are immutable and cached for a year; every
  * other path under /app/ is the single page (index.html, never cached), which routes itself.
  * Every answer carries a strict Content-Security-Policy: scripts, styles, images and calls from
- * this origin only, no inline script, no frame. Brotli or gzip copies made at build time are
+ * this origin only (Web Workers too), no inline script, no frame. Brotli or gzip copies made at build time are
  * sent to browsers that accept them. `/app/demo` opens the public demo workspace when
  * DEMO_PUBLIC_READ is on.
  */
@@ -27,6 +27,8 @@ export const CONSOLE_CSP = [
   "img-src 'self' data:",
   "font-src 'self'",
   "connect-src 'self'",
+  // The explorer lays large graphs out in a Web Worker (ELK's worker script, under /app/assets/).
+  "worker-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",

@@ -458,6 +458,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/entity-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One entity across the architecture snapshots of its repository
+         * @description The entity of canonical key `key` in each of the repository's latest `limit` snapshots (newest first): present or not, its name, kind, confidence and sources there, its relationship count, and its change against the next older snapshot listed (added, changed with the fields, unchanged, removed, absent). 404 entity_not_found when no listed snapshot has the key.
+         *
+         *     Requires scope `audits:read`.
+         */
+        get: operations["getEntityHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes": {
         parameters: {
             query?: never;
@@ -4207,6 +4229,38 @@ export interface components {
             /** @description True when this delivery id was received before: the first answer, nothing done again. */
             replayed: boolean;
         };
+        /** @description An entity across the snapshots of its repository. */
+        EntityHistoryResponse: {
+            /** Format: uuid */
+            repository_id: string;
+            canonical_key: string;
+            /** @description Newest snapshot first. */
+            items: components["schemas"]["EntityHistoryItem"][];
+        };
+        /** @description An entity in one snapshot of its repository. */
+        EntityHistoryItem: {
+            /** Format: uuid */
+            snapshot_id: string;
+            /** Format: uuid */
+            audit_id: string;
+            audit_status: string;
+            commit_sha: string | null;
+            /** Format: date-time */
+            generated_at: string;
+            /** @description Whether the snapshot has the entity. */
+            present: boolean;
+            /** @description Against the next older snapshot listed: `added` (there now, not before; also the oldest listed snapshot that has it), `changed`, `unchanged`, `removed` (there before, not now), `absent` (in neither). */
+            change: "added" | "changed" | "unchanged" | "removed" | "absent";
+            /** @description Fields that differ from the older snapshot (of name, kind, confidence, sources, attributes, contradictions). */
+            changed_fields: string[];
+            name: string | null;
+            kind: string | null;
+            confidence: string | null;
+            /** @description Source types that saw it. */
+            sources: string[];
+            /** @description Relationships of the snapshot from or to the entity. */
+            relationship_count: number;
+        };
         /** @description A stored batch. The repository's next audits reconcile its records observed within INGESTED_EVIDENCE_WINDOW_DAYS. */
         IngestionResponse: {
             /** Format: uuid */
@@ -7538,6 +7592,115 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ArchitectureSnapshotHistoryResponse"];
+                };
+            };
+            /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid token (authentication_required, invalid_token). */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The token lacks the scope or right this operation needs (insufficient_scope). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in this workspace (not_found). */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request quota is spent (rate_limited); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Unexpected server error (internal); the body carries the request_id. */
+            500: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getEntityHistory: {
+        parameters: {
+            query: {
+                /** @description The canonical key of the entity (as in getAuditArchitecture). */
+                key: string;
+                /** @description At most this many snapshots, newest first. */
+                limit?: number;
+            };
+            header?: {
+                /** @description Client-chosen request id, carried through logs and echoed back. */
+                "X-Request-ID"?: string;
+            };
+            path: {
+                /** @description The workspace. */
+                workspace_id: string;
+                /** @description The repository. */
+                repository_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The history. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntityHistoryResponse"];
                 };
             };
             /** @description The request is invalid (validation_failed, unknown_property, malformed_json). */

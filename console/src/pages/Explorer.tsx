@@ -1,10 +1,14 @@
 /**
- * The architecture explorer: the snapshot of an audit as a graph (React Flow, laid out by ELK),
- * filtered by kind and source and searchable. An entity opens its attributes, confidence,
- * sources and contradictions; an edge opens its evidence: file, line range, the cited lines,
- * the SHA-256 and whether the lines still verify. Edges are focusable: Enter selects one.
+ * The architecture explorer: the snapshot of an audit as a graph (React Flow), filtered by kind
+ * and source and searchable. Usable at once with 500 entities: a quick layered layout is drawn
+ * first, ELK's layout follows from a Web Worker and is cached for the session
+ * (explorer/layout.ts). An entity opens its details and lights its upstream and downstream
+ * paths (the rest dimmed); an edge opens its evidence with the cited lines highlighted. Another
+ * snapshot of the repository can be compared: added, removed, changed and not re-observed
+ * elements are drawn differently, each with a symbol and a legend besides the colour.
+ * Keyboard: Tab reaches nodes and edges, Enter selects, Escape clears the selection.
  */
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import {
   Background,
   Controls,
@@ -15,137 +19,295 @@ import {
   type Node,
   type EdgeChange,
   type NodeChange,
+  type ReactFlowInstance,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import ELK from 'elkjs/lib/elk.bundled.js';
-import type { Schemas } from '../api/client';
-import { useArchitecture, useEvidence } from '../api/queries';
-import { Badge, Loading, Problem } from '../components';
+import '../explorer/explorer.css';
+import { useArchitecture, useAudit } from '../api/queries';
+import { Loading, Problem } from '../components';
 import { Link, useTitle } from '../router';
+import {
+  compare,
+  DIFF_LEGEND,
+  type DiffStatus,
+  type Entity,
+  type Relationship,
+} from '../explorer/compare';
+import {
+  cachedLayout,
+  elkLayout,
+  quickLayout,
+  storeLayout,
+  WIDTH,
+  type Positions,
+} from '../explorer/layout';
+import { reach } from '../explorer/paths';
+import { EdgePanel, EntityPanel } from '../explorer/panels';
+import { useChanges, useSnapshots } from '../explorer/queries';
 
-type Truth = Schemas['ArchitectureTruthResponse'];
-type Entity = Truth['entities'][number];
-type Relationship = Truth['relationships'][number];
+type Selected = { kind: 'entity'; key: string } | { kind: 'edge'; key: string };
 
-const WIDTH = 190;
-const HEIGHT = 46;
-const elk = new ELK();
+/** Besides the colour, a lit node's label starts with the direction of its path. */
+const PATH_MARK: Record<string, string> = {
+  'path-up': '← ',
+  'path-down': '→ ',
+  'path-up path-down': '↔ ',
+};
 
-/** Positions of the entities, laid out by ELK's layered algorithm (left to right). */
-async function layout(entities: Entity[], relationships: Relationship[]) {
-  const ids = new Set(entities.map((e) => e.canonical_key));
-  const graph = await elk.layout({
-    id: 'root',
-    layoutOptions: {
-      'elk.algorithm': 'layered',
-      'elk.direction': 'RIGHT',
-      'elk.spacing.nodeNode': '24',
-      'elk.layered.spacing.nodeNodeBetweenLayers': '60',
-      'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
-      // Large graphs: a single crossing-minimisation pass, no greedy switch (bench:console).
-      ...(entities.length > 150
-        ? {
-            'elk.layered.thoroughness': '1',
-            'elk.layered.crossingMinimization.greedySwitch.type': 'OFF',
-          }
-        : {}),
-      // Very large graphs keep the model order within each layer (no crossing minimisation):
-      // the layout is then about three times faster, and such a graph is read through the
-      // filters and the search anyway.
-      ...(entities.length > 300 ? { 'elk.layered.crossingMinimization.strategy': 'NONE' } : {}),
-    },
-    children: entities.map((e) => ({ id: e.canonical_key, width: WIDTH, height: HEIGHT })),
-    edges: relationships
-      .filter((r) => ids.has(r.source_key) && ids.has(r.target_key))
-      .map((r) => ({ id: r.canonical_key, sources: [r.source_key], targets: [r.target_key] })),
-  });
-  return new Map((graph.children ?? []).map((c) => [c.id, { x: c.x ?? 0, y: c.y ?? 0 }]));
+/**
+ * A large graph opens at a readable zoom on its centre, not shrunk whole to illegible boxes; only
+ * what is in view is drawn (onlyRenderVisibleElements), so it is usable sooner. Zoom out or the
+ * fit button shows it all.
+ */
+const fitOptions = (count: number) => (count > 150 ? { minZoom: 0.3 } : undefined);
+
+const cls = (s: string) => s.replace(/[^a-z]/g, '');
+
+/**
+ * The same object for an element whose drawing did not change, so that React Flow redraws only
+ * what a selection or a comparison changed (500 nodes and 800 edges otherwise all redraw).
+ */
+function useStable<T extends { id: string }>(items: T[]): T[] {
+  const cache = useRef(new Map<string, { sig: string; item: T }>());
+  return useMemo(() => {
+    const next = new Map<string, { sig: string; item: T }>();
+    const out = items.map((item) => {
+      const sig = JSON.stringify(item);
+      const prev = cache.current.get(item.id);
+      const kept = prev && prev.sig === sig ? prev.item : item;
+      next.set(item.id, { sig, item: kept });
+      return kept;
+    });
+    cache.current = next;
+    return out;
+  }, [items]);
 }
-
-type Selected = { kind: 'entity'; entity: Entity } | { kind: 'edge'; relationship: Relationship };
 
 export function Explorer({ ws, audit }: { ws: string; audit: string }) {
   useTitle('Architecture explorer');
   const truth = useArchitecture(ws, audit);
+  const auditRow = useAudit(ws, audit);
+  const repository = auditRow.data?.repository_id ?? null;
+  const snapshots = useSnapshots(ws, repository);
   const [kind, setKind] = useState('all');
   const [source, setSource] = useState('all');
   const [search, setSearch] = useState('');
-  const [positions, setPositions] = useState<Map<string, { x: number; y: number }> | null>(null);
+  const [against, setAgainst] = useState('');
+  const [paths, setPaths] = useState(true);
   const [selected, setSelected] = useState<Selected | null>(null);
+  const flow = useRef<ReactFlowInstance | null>(null);
+  const moved = useRef(false);
+  const panel = useRef<HTMLElement | null>(null);
+
+  const items = snapshots.data?.items ?? [];
+  const current = items.find((s) => s.audit_id === audit) ?? null;
+  const other = items.find((s) => s.id === against) ?? null;
+  const otherTruth = useArchitecture(ws, other?.audit_id ?? '');
+  const changes = useChanges(ws, repository, other?.id ?? null, current?.id ?? null);
+  const comparing = other !== null && otherTruth.data !== undefined && changes.data !== undefined;
+
+  const compared = useMemo(
+    () =>
+      truth.data
+        ? compare(
+            truth.data,
+            comparing ? otherTruth.data! : null,
+            comparing ? changes.data!.changes : null,
+          )
+        : null,
+    [truth.data, comparing, otherTruth.data, changes.data],
+  );
 
   const visible = useMemo(() => {
-    if (!truth.data) return { entities: [], relationships: [] };
+    if (!compared) return { entities: [] as Entity[], relationships: [] as Relationship[] };
     const q = search.trim().toLowerCase();
-    const entities = truth.data.entities.filter(
+    const entities = compared.entities.filter(
       (e) =>
         (kind === 'all' || e.kind === kind) &&
         (source === 'all' || e.sources.includes(source as Entity['sources'][number])) &&
         (!q || e.name.toLowerCase().includes(q) || e.canonical_key.toLowerCase().includes(q)),
     );
     const keys = new Set(entities.map((e) => e.canonical_key));
-    const relationships = truth.data.relationships.filter(
+    const relationships = compared.relationships.filter(
       (r) => keys.has(r.source_key) && keys.has(r.target_key),
     );
     return { entities, relationships };
-  }, [truth.data, kind, source, search]);
+  }, [compared, kind, source, search]);
 
-  useEffect(() => {
-    let live = true;
-    setPositions(null);
-    void layout(visible.entities, visible.relationships).then((p) => live && setPositions(p));
-    return () => {
-      live = false;
-    };
-  }, [visible]);
-
-  const nodes: Node[] = useMemo(
-    () =>
-      visible.entities.map((e) => ({
-        id: e.canonical_key,
-        position: positions?.get(e.canonical_key) ?? { x: 0, y: 0 },
-        data: { label: `${e.name} · ${e.kind}` },
-        ariaLabel: `${e.kind} ${e.name}`,
-        style: { width: WIDTH },
-        // ELK lays the graph out left to right: edges leave on the right, arrive on the left.
-        sourcePosition: Position.Right,
-        targetPosition: Position.Left,
-        className: `node-${e.kind.replace(/[^a-z]/g, '')}`,
-      })),
-    [visible, positions],
-  );
-  const edges: Edge[] = useMemo(
-    () =>
-      visible.relationships.map((r) => ({
+  // The layout: cached, else quick at once, then ELK's from the worker.
+  const layoutKey = [audit, comparing ? against : '', kind, source, search.trim()].join('|');
+  const shape = useMemo(
+    () => ({
+      nodes: visible.entities.map((e) => e.canonical_key),
+      edges: visible.relationships.map((r) => ({
         id: r.canonical_key,
         source: r.source_key,
         target: r.target_key,
-        label: r.kind,
-        ariaLabel: `${r.kind} from ${r.source_key} to ${r.target_key}`,
-        markerEnd: { type: MarkerType.ArrowClosed },
-        interactionWidth: 16,
       })),
+    }),
     [visible],
+  );
+  const first = useMemo(() => {
+    const cached = cachedLayout(layoutKey, shape);
+    return cached
+      ? { positions: cached, final: true }
+      : { positions: quickLayout(shape), final: false };
+  }, [shape]);
+  const [refined, setRefined] = useState<{ key: string; positions: Positions } | null>(null);
+  useEffect(() => {
+    if (first.final || shape.nodes.length === 0) return;
+    let live = true;
+    const key = layoutKey;
+    elkLayout(shape).then(
+      (positions) => {
+        storeLayout(key, positions);
+        if (live) setRefined({ key, positions });
+      },
+      () => undefined, // The quick layout stays.
+    );
+    return () => {
+      live = false;
+    };
+  }, [first, shape]);
+  const layout = refined?.key === layoutKey ? { positions: refined.positions, final: true } : first;
+  useEffect(() => {
+    // The better layout arrived: fit it in view unless the reader has moved the graph.
+    if (refined && !moved.current) void flow.current?.fitView(fitOptions(refined.positions.size));
+  }, [refined]);
+
+  // Escape clears the selection wherever the focus is (a panel button it used may be gone).
+  useEffect(() => {
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.key === 'Escape') setSelected(null);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
+
+  const names = useMemo(
+    () => new Map((compared?.entities ?? []).map((e) => [e.canonical_key, e.name])),
+    [compared],
+  );
+  // The selected entity's paths: listed in its panel; drawn while "Highlight paths" is on.
+  const reached = useMemo(
+    () => (selected?.kind === 'entity' ? reach(selected.key, shape.edges) : null),
+    [selected, shape],
+  );
+  const lit = paths ? reached : null;
+
+  const status = compared?.status ?? new Map<string, DiffStatus>();
+  const nodes: Node[] = useStable(
+    useMemo(
+      () =>
+        visible.entities.map((e) => {
+          const s = status.get(e.canonical_key);
+          const mark = s && s !== 'same' ? DIFF_LEGEND[s] : null;
+          const role = !lit
+            ? ''
+            : e.canonical_key === (selected as Selected).key
+              ? 'path-root'
+              : lit.upstream.has(e.canonical_key) && lit.downstream.has(e.canonical_key)
+                ? 'path-up path-down'
+                : lit.upstream.has(e.canonical_key)
+                  ? 'path-up'
+                  : lit.downstream.has(e.canonical_key)
+                    ? 'path-down'
+                    : '';
+          return {
+            id: e.canonical_key,
+            position: layout.positions.get(e.canonical_key) ?? { x: 0, y: 0 },
+            data: {
+              label: `${PATH_MARK[role] ?? ''}${mark ? `${mark.symbol} ` : ''}${e.name} · ${e.kind}`,
+            },
+            ariaLabel: [
+              `${e.kind} ${e.name}`,
+              mark?.label,
+              role.includes('path-up') ? 'upstream of the selection' : '',
+              role.includes('path-down') ? 'downstream of the selection' : '',
+            ]
+              .filter(Boolean)
+              .join(', '),
+            style: { width: WIDTH },
+            // Laid out left to right: edges leave on the right, arrive on the left.
+            sourcePosition: Position.Right,
+            targetPosition: Position.Left,
+            className: [`node-${cls(e.kind)}`, s ? `diff-${s}` : '', role].join(' ').trim(),
+          };
+        }),
+      [visible, layout, lit, compared],
+    ),
+  );
+  const labelAll = visible.relationships.length <= 150;
+  const edges: Edge[] = useStable(
+    useMemo(
+      () =>
+        visible.relationships.map((r) => {
+          const s = status.get(r.canonical_key);
+          const mark = s && s !== 'same' ? DIFF_LEGEND[s] : null;
+          const role = !lit
+            ? ''
+            : lit.upstreamEdges.has(r.canonical_key)
+              ? 'path-up'
+              : lit.downstreamEdges.has(r.canonical_key)
+                ? 'path-down'
+                : '';
+          return {
+            id: r.canonical_key,
+            source: r.source_key,
+            target: r.target_key,
+            // A large graph labels only the edges that stand out: 800 labels, each measured by
+            // the browser, cost seconds and cannot be read at that zoom anyway.
+            label:
+              labelAll || selected?.key === r.canonical_key
+                ? `${mark ? `${mark.symbol} ` : ''}${r.kind}`
+                : undefined,
+            ariaLabel: [`${r.kind} from ${r.source_key} to ${r.target_key}`, mark?.label]
+              .filter(Boolean)
+              .join(', '),
+            markerEnd: { type: MarkerType.ArrowClosed },
+            interactionWidth: 16,
+            className: [s ? `diff-${s}` : '', role].join(' ').trim(),
+          };
+        }),
+      [visible, lit, compared, labelAll, selected],
+    ),
   );
 
   if (truth.isError) return <Problem error={truth.error} />;
-  if (truth.isPending) return <Loading />;
+  if (truth.isPending || !compared) return <Loading />;
   const t = truth.data;
-  const kinds = [...new Set(t.entities.map((e) => e.kind))].sort();
-  const openEdge = (id: string) => {
-    const r = t.relationships.find((x) => x.canonical_key === id);
-    if (r) setSelected({ kind: 'edge', relationship: r });
-  };
-  const openEntity = (id: string) => {
-    const en = t.entities.find((x) => x.canonical_key === id);
-    if (en) setSelected({ kind: 'entity', entity: en });
+  const kinds = [...new Set(compared.entities.map((e) => e.kind))].sort();
+  const entity =
+    selected?.kind === 'entity'
+      ? compared.entities.find((x) => x.canonical_key === selected.key)
+      : undefined;
+  const relationship =
+    selected?.kind === 'edge'
+      ? compared.relationships.find((x) => x.canonical_key === selected.key)
+      : undefined;
+  const pick = (key: string) => {
+    setSelected({ kind: 'entity', key });
+    // The button pressed may leave the list: the focus stays in the panel.
+    panel.current?.focus();
+    void flow.current?.fitView({ nodes: [{ id: key }], maxZoom: 1.2, duration: 200 });
   };
   // The graph is controlled: a selection (a click, or Enter on a focused element) arrives as a
   // `select` change, which opens the element's details.
   const onEdgesChange = (changes: EdgeChange[]) => {
-    for (const c of changes) if (c.type === 'select' && c.selected) openEdge(c.id);
+    for (const c of changes)
+      if (c.type === 'select' && c.selected) setSelected({ kind: 'edge', key: c.id });
   };
   const onNodesChange = (changes: NodeChange[]) => {
-    for (const c of changes) if (c.type === 'select' && c.selected) openEntity(c.id);
+    for (const c of changes)
+      if (c.type === 'select' && c.selected) setSelected({ kind: 'entity', key: c.id });
+  };
+  const counts = new Map<DiffStatus, number>();
+  if (comparing) for (const s of compared.status.values()) counts.set(s, (counts.get(s) ?? 0) + 1);
+  // Snapshots of the repository's other completed audits (a partial snapshot compares too).
+  const others = items.filter((s) => s.audit_id !== audit && s.audit_status === 'completed');
+  const removedSide = (key: string) => {
+    const s = compared.status.get(key);
+    return comparing && (s === 'removed' || s === 'unseen');
   };
 
   return (
@@ -183,40 +345,120 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
         <label>
           Search <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
+        <label>
+          Compare with{' '}
+          <select
+            value={against}
+            onChange={(e) => setAgainst(e.target.value)}
+            disabled={others.length === 0 || !current}
+          >
+            <option value="">no other snapshot</option>
+            {others.map((s) => (
+              <option key={s.id} value={s.id}>
+                {new Date(s.generated_at).toLocaleString()}
+                {s.commit_sha ? ` · ${s.commit_sha.slice(0, 8)}` : ''} · {s.entity_count} entities
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" checked={paths} onChange={(e) => setPaths(e.target.checked)} />{' '}
+          Highlight paths
+        </label>
       </div>
+      {other && !comparing && (changes.isError ? <Problem error={changes.error} /> : <Loading />)}
+      {comparing && (
+        <ul className="legend" aria-label="Comparison legend">
+          {(Object.keys(DIFF_LEGEND) as Array<Exclude<DiffStatus, 'same'>>).map((s) => (
+            <li key={s} className={`diff-${s}`}>
+              <span className="swatch" aria-hidden="true">
+                {DIFF_LEGEND[s].symbol}
+              </span>{' '}
+              {DIFF_LEGEND[s].label}: {counts.get(s) ?? 0}
+            </li>
+          ))}
+        </ul>
+      )}
+      {lit && (
+        <ul className="legend" aria-label="Paths legend">
+          <li className="path-up">
+            <span className="swatch" aria-hidden="true">
+              ←
+            </span>{' '}
+            upstream: {lit.upstream.size}
+          </li>
+          <li className="path-down">
+            <span className="swatch" aria-hidden="true">
+              →
+            </span>{' '}
+            downstream: {lit.downstream.size}
+          </li>
+          <li className="muted">others dimmed · Escape clears</li>
+        </ul>
+      )}
       <div className="explorer">
         <div
           className="graph"
           aria-label="Architecture graph"
-          data-ready={positions ? 'true' : 'false'}
+          data-ready="true"
+          data-layout={layout.final ? 'final' : 'quick'}
+          data-comparing={comparing ? 'true' : 'false'}
+          data-paths={lit ? 'true' : 'false'}
         >
-          {positions && (
-            <ReactFlow
-              nodes={nodes}
-              edges={edges}
-              fitView
-              minZoom={0.05}
-              onlyRenderVisibleElements={nodes.length > 150}
-              nodesDraggable={false}
-              nodesConnectable={false}
-              onEdgesChange={onEdgesChange}
-              onNodesChange={onNodesChange}
-              onEdgeClick={(_, edge) => openEdge(edge.id)}
-              onNodeClick={(_, node) => openEntity(node.id)}
-              proOptions={{ hideAttribution: true }}
-            >
-              <Background />
-              <Controls />
-            </ReactFlow>
-          )}
+          <ReactFlow
+            nodes={nodes}
+            edges={edges}
+            fitView
+            fitViewOptions={fitOptions(nodes.length)}
+            minZoom={0.05}
+            onlyRenderVisibleElements={nodes.length > 150}
+            nodesDraggable={false}
+            nodesConnectable={false}
+            onInit={(instance) => {
+              flow.current = instance;
+            }}
+            onMoveStart={(event) => {
+              if (event) moved.current = true;
+            }}
+            onEdgesChange={onEdgesChange}
+            onNodesChange={onNodesChange}
+            onEdgeClick={(_, edge) => setSelected({ kind: 'edge', key: edge.id })}
+            onNodeClick={(_, node) => setSelected({ kind: 'entity', key: node.id })}
+            onPaneClick={() => setSelected(null)}
+            proOptions={{ hideAttribution: true }}
+          >
+            <Background />
+            <Controls />
+          </ReactFlow>
         </div>
-        <aside className="panel" aria-live="polite" aria-label="Details" tabIndex={0}>
-          {!selected && (
-            <p className="muted">Select an entity or a relationship (click, or Tab then Enter).</p>
+        <aside className="panel" aria-live="polite" aria-label="Details" tabIndex={0} ref={panel}>
+          {!entity && !relationship && (
+            <p className="muted">
+              Select an entity or a relationship (click, or Tab then Enter; Escape clears).
+            </p>
           )}
-          {selected?.kind === 'entity' && <EntityPanel entity={selected.entity} />}
-          {selected?.kind === 'edge' && (
-            <EdgePanel ws={ws} audit={audit} relationship={selected.relationship} />
+          {entity && (
+            <EntityPanel
+              ws={ws}
+              repository={repository}
+              audit={audit}
+              entity={entity}
+              status={compared.status.get(entity.canonical_key)}
+              fields={compared.fields.get(entity.canonical_key)}
+              upstream={[...(reached?.upstream ?? [])]}
+              downstream={[...(reached?.downstream ?? [])]}
+              names={names}
+              onPick={pick}
+            />
+          )}
+          {relationship && (
+            <EdgePanel
+              ws={ws}
+              audit={removedSide(relationship.canonical_key) ? other!.audit_id : audit}
+              relationship={relationship}
+              status={compared.status.get(relationship.canonical_key)}
+              fields={compared.fields.get(relationship.canonical_key)}
+            />
           )}
         </aside>
       </div>
@@ -228,7 +470,7 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
               <button
                 type="button"
                 className="link"
-                onClick={() => setSelected({ kind: 'edge', relationship: r })}
+                onClick={() => setSelected({ kind: 'edge', key: r.canonical_key })}
               >
                 {r.source_key} —{r.kind}→ {r.target_key}
               </button>
@@ -237,99 +479,5 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
         </ul>
       </details>
     </>
-  );
-}
-
-function EntityPanel({ entity }: { entity: Entity }) {
-  return (
-    <>
-      <h2>{entity.name}</h2>
-      <p>
-        <Badge value={entity.kind} /> confidence {entity.confidence} · sources{' '}
-        {entity.sources.join(', ')}
-      </p>
-      <p>
-        <code>{entity.canonical_key}</code>
-      </p>
-      {Object.keys(entity.attributes).length > 0 && (
-        <pre className="attrs" tabIndex={0} aria-label="Attributes">
-          {JSON.stringify(entity.attributes, null, 2)}
-        </pre>
-      )}
-      {entity.contradictions.length > 0 && (
-        <>
-          <h3>Contradictions</h3>
-          <ul>
-            {entity.contradictions.map((c, i) => (
-              <li key={i}>{JSON.stringify(c)}</li>
-            ))}
-          </ul>
-        </>
-      )}
-    </>
-  );
-}
-
-function EdgePanel({
-  ws,
-  audit,
-  relationship,
-}: {
-  ws: string;
-  audit: string;
-  relationship: Relationship;
-}) {
-  return (
-    <>
-      <h2>
-        {relationship.kind}: {relationship.source_key} → {relationship.target_key}
-      </h2>
-      <p>
-        confidence {relationship.confidence} · sources {relationship.sources.join(', ')}
-      </p>
-      <h3>Evidence ({relationship.evidence_ids.length})</h3>
-      {relationship.evidence_ids.map((id) => (
-        <EvidenceItem key={id} ws={ws} audit={audit} id={id} />
-      ))}
-    </>
-  );
-}
-
-function EvidenceItem({ ws, audit, id }: { ws: string; audit: string; id: string }) {
-  const ev = useEvidence(ws, audit, id);
-  if (ev.isPending) return <Loading />;
-  if (ev.isError) return <Problem error={ev.error} />;
-  const e = ev.data;
-  return (
-    <article className="evidence" data-verification={e.verification}>
-      <p>
-        <strong>{e.evidence.summary}</strong>
-      </p>
-      <p>
-        <code className="path">{e.path ?? 'no location'}</code>
-        {e.start_line !== null && (
-          <>
-            {' '}
-            lines {e.start_line}–{e.end_line}
-          </>
-        )}
-      </p>
-      {e.lines.length > 0 && (
-        <pre className="cited" aria-label="Cited lines" tabIndex={0}>
-          {e.lines.map((l) => (
-            <span key={l.number} className="cited-line">
-              <span className="ln" aria-hidden="true">
-                {l.number}
-              </span>
-              {l.text}
-              {'\n'}
-            </span>
-          ))}
-        </pre>
-      )}
-      <p className="hash">
-        SHA-256 <code>{e.evidence.content_sha256}</code> <Badge value={e.verification} />
-      </p>
-    </article>
   );
 }
