@@ -1,7 +1,7 @@
 /** The two write records: the activity feed (for people) and audit events (for compliance). */
 import { activityQuery, auditEventsQuery } from '../../db/activity';
 import { keysetPage } from '../../db/paginate';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest } from '../shared';
 import { ActivityPage, AuditEventPage } from './schemas';
@@ -15,11 +15,7 @@ export const listActivity = defineOperation({
   access: { kind: 'scope', scope: 'members:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of activity items, newest first.',
-    schema: ActivityPage,
-  },
+  success: ok('A page of activity items, newest first.', ActivityPage),
   handler: async ({ db, params, query }) => {
     const page = await keysetPage(activityQuery(db, params.workspace_id), pageRequest(query));
     return {
@@ -48,11 +44,7 @@ export const listAuditEvents = defineOperation({
   access: { kind: 'scope', scope: 'members:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of audit events, newest first.',
-    schema: AuditEventPage,
-  },
+  success: ok('A page of audit events, newest first.', AuditEventPage),
   handler: async ({ db, params, query }) => {
     const page = await keysetPage(auditEventsQuery(db, params.workspace_id), pageRequest(query));
     return {

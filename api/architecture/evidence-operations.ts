@@ -10,7 +10,7 @@ import { evidenceOfAudit, sourceFileAt } from '../../db/cited-lines';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
 import { presentEvidence } from './operations';
 import { ArchitectureEvidenceResponse } from './schemas';
@@ -68,11 +68,7 @@ export const getAuditEvidence = defineOperation({
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: EvidenceParams,
-  success: {
-    status: 200,
-    description: 'The evidence and what it cites.',
-    schema: EvidenceCitationResponse,
-  },
+  success: ok('The evidence and what it cites.', EvidenceCitationResponse),
   handler: async ({ db, params, services }) => {
     const audit = await findAudit(db, params.workspace_id, params.audit_id);
     if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);

@@ -21,7 +21,7 @@ import { threatsOf } from '../../domain/architecture/threats';
 import { DEPENDENCY_DIRECTIONS } from '../../domain/contract/values';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, Uuid } from '../schema-kit';
 import {
@@ -77,11 +77,7 @@ export const getArchitectureDependencies = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: {
-    status: 200,
-    description: 'The paths from the entity.',
-    schema: ArchitectureDependencyResponse,
-  },
+  success: ok('The paths from the entity.', ArchitectureDependencyResponse),
   handler: async ({ db, params, query }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -127,7 +123,7 @@ export const getAuditArchitectureBundle = defineOperation({
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
-  success: { status: 200, description: 'The bundle.', schema: ArchitectureBundleResponse },
+  success: ok('The bundle.', ArchitectureBundleResponse),
   handler: async ({ db, params }) => {
     const { audit, snapshot } = await auditSnapshot(db, params);
     const [evidence, runs, reconciled] = await Promise.all([

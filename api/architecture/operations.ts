@@ -13,7 +13,7 @@ import { findAudit } from '../../db/audits';
 import { remediationIdsByEntity } from '../../db/remediations';
 import { findRepository } from '../../db/repositories';
 import { AuditParams } from '../audits/schemas';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { iso, isoOrNull } from '../shared';
 import {
@@ -101,7 +101,7 @@ export const getAuditArchitecture = defineOperation({
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
-  success: { status: 200, description: 'The snapshot.', schema: ArchitectureTruthResponse },
+  success: ok('The snapshot.', ArchitectureTruthResponse),
   handler: async ({ db, params }) => {
     const { snapshot } = await auditSnapshot(db, params);
     return presentTruth(db, snapshot);
@@ -118,7 +118,7 @@ export const getRepositoryArchitecture = defineOperation({
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: RepositoryParams,
-  success: { status: 200, description: 'The latest snapshot.', schema: ArchitectureTruthResponse },
+  success: ok('The latest snapshot.', ArchitectureTruthResponse),
   handler: async ({ db, params }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -153,11 +153,7 @@ export const listArchitectureSnapshots = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: {
-    status: 200,
-    description: 'The history.',
-    schema: ArchitectureSnapshotHistoryResponse,
-  },
+  success: ok('The history.', ArchitectureSnapshotHistoryResponse),
   handler: async ({ db, params, query }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),

@@ -23,7 +23,7 @@ import { assistantRunWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/wo
 import { WORKSPACE_ID } from '../../domain/workflow-starts';
 import type { AssistantRunWorkflow } from '../../workflows/assistant';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, started } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import { commitThenStart, recordPrincipalWrite } from '../shared';
 import { presentConversation, presentMessage, presentRun } from './present';
@@ -53,7 +53,7 @@ export const listAssistantConversations = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: WorkspaceParams,
   query: ConversationListQuery,
-  success: { status: 200, description: 'A page of conversations.', schema: ConversationPage },
+  success: ok('A page of conversations.', ConversationPage),
   handler: async ({ db, params, query }) => {
     return pageOf(
       query,
@@ -74,12 +74,7 @@ export const createAssistantConversation = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: WorkspaceParams,
   body: ConversationCreate,
-  success: {
-    status: 201,
-    description: 'The conversation.',
-    schema: ConversationResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The conversation.', ConversationResponse),
   handler: async ({ db, params, body, principal, requestId, koa, newId }) => {
     const repo = await findRepository(db, params.workspace_id, body.repository_id);
     if (!repo)
@@ -132,7 +127,7 @@ export const listAssistantMessages = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: ConversationParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of messages.', schema: MessagePage },
+  success: ok('A page of messages.', MessagePage),
   handler: async ({ db, params, query }) => {
     const conversation = await loadConversation(db, params.workspace_id, params.conversation_id);
     return pageOf(query, messagesQuery(db, conversation.id), presentMessage);
@@ -152,12 +147,7 @@ export const askAssistant = defineOperation({
   body: QuestionCreate,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The queued run.',
-    schema: AssistantRunResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued run.', AssistantRunResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const conversation = await loadConversation(db, params.workspace_id, params.conversation_id);
     const snapshotId =
@@ -251,7 +241,7 @@ export const getAssistantRun = defineOperation({
   tag: 'Assistant',
   access: { kind: 'scope', scope: 'audits:read' },
   params: RunParams,
-  success: { status: 200, description: 'The run.', schema: AssistantRunResponse },
+  success: ok('The run.', AssistantRunResponse),
   handler: async ({ db, params }) =>
     presentRun(await loadRun(db, params.workspace_id, params.run_id)),
 });

@@ -14,7 +14,7 @@ import { assistantUsageOfMonth, usageOfMonth, type UsageFigures } from '../../db
 import { limitsProblems, type AssistantLimits } from '../../domain/assistant/limits';
 import { addUsd, formatMicros, parseMicros } from '../../domain/audits/pricing';
 import { problems } from '../errors';
-import { defineOperation, type Principal } from '../registry/operation';
+import { defineOperation, type Principal, ok } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import { usd } from './present';
@@ -51,7 +51,7 @@ export const getAssistantLimits = defineOperation({
   tag: 'Assistant',
   access: { kind: 'token', rule: 'policies:read or usage:read' },
   params: WorkspaceParams,
-  success: { status: 200, description: 'The limits.', schema: AssistantLimitsResponse },
+  success: ok('The limits.', AssistantLimitsResponse),
   handler: async ({ db, params, principal }) => {
     if (!principal.scopes.has('policies:read') && !principal.scopes.has('usage:read'))
       throw problems.insufficientScope(
@@ -74,7 +74,7 @@ export const updateAssistantLimits = defineOperation({
   params: WorkspaceParams,
   body: AssistantLimitsUpdate,
   errors: [409],
-  success: { status: 200, description: 'The new limits.', schema: AssistantLimitsResponse },
+  success: ok('The new limits.', AssistantLimitsResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const { expected_version, ...fields } = body;
     const limits: AssistantLimits = fields;
@@ -128,7 +128,7 @@ export const getAssistantUsage = defineOperation({
   tag: 'Assistant',
   access: { kind: 'scope', scope: 'usage:read' },
   params: WorkspaceParams,
-  success: { status: 200, description: 'The usage.', schema: AssistantUsageResponse },
+  success: ok('The usage.', AssistantUsageResponse),
   handler: async ({ db, params, principal }) => {
     const { limits } = await limitsOfWorkspace(db, params.workspace_id);
     const counts = await usageCounts(
@@ -218,7 +218,7 @@ export const getUsage = defineOperation({
   access: { kind: 'scope', scope: 'usage:read' },
   params: WorkspaceParams,
   query: UsageQuery,
-  success: { status: 200, description: 'The usage.', schema: UsageResponse },
+  success: ok('The usage.', UsageResponse),
   handler: async ({ db, params, query, principal }) => {
     const { limits } = await limitsOfWorkspace(db, params.workspace_id);
     const zone = limits.time_zone;

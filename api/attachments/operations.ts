@@ -19,7 +19,7 @@ import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok } from '../registry/operation';
 import { iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
@@ -56,12 +56,7 @@ export const createAuditAttachment = defineOperation({
   params: AuditParams,
   body: AttachmentCreate,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The attachment.',
-    schema: AttachmentResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The attachment.', AttachmentResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -126,7 +121,7 @@ export const listAuditAttachments = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
   query: AttachmentListQuery,
-  success: { status: 200, description: 'A page of attachments.', schema: AttachmentPage },
+  success: ok('A page of attachments.', AttachmentPage),
   handler: async ({ db, params, query }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -189,7 +184,7 @@ export const deleteAttachment = defineOperation({
   access: { kind: 'scope', scope: 'uploads:write' },
   params: AttachmentParams,
   errors: [410],
-  success: { status: 200, description: 'The deleted attachment.', schema: AttachmentResponse },
+  success: ok('The deleted attachment.', AttachmentResponse),
   handler: async ({ db, params, principal, requestId, services }) => {
     const row = await db.transaction(async (trx) => {
       const deleted = await markAttachmentDeleted(trx, params.workspace_id, params.attachment_id);

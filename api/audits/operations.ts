@@ -31,12 +31,7 @@ import { auditStartOptions } from '../../domain/workflow-starts';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
 import { profileSnapshot, versionMismatch } from '../profiles/operations';
-import {
-  auditTokenId,
-  defineOperation,
-  LOCATION_HEADER,
-  type Principal,
-} from '../registry/operation';
+import { auditTokenId, defineOperation, type Principal, ok, started } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
 import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
@@ -239,12 +234,7 @@ export const createAudit = defineOperation({
   body: AuditCreate,
   idempotent: true,
   errors: [503],
-  success: {
-    status: 202,
-    description: 'The queued audit.',
-    schema: AuditResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued audit.', AuditResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId, keyed }) => {
     const input = await resolveCreate(db, params.workspace_id, body);
     const row = await startAudit(
@@ -269,7 +259,7 @@ export const listAudits = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: WorkspaceParams,
   query: AuditListQuery,
-  success: { status: 200, description: 'A page of audits, newest first.', schema: AuditPage },
+  success: ok('A page of audits, newest first.', AuditPage),
   handler: async ({ db, params, query }) => {
     const page = await keysetPage(
       auditsQuery(db, params.workspace_id, {
@@ -294,7 +284,7 @@ export const getAudit = defineOperation({
   tag: 'Audits',
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
-  success: { status: 200, description: 'The audit.', schema: AuditResponse },
+  success: ok('The audit.', AuditResponse),
   handler: async ({ db, params }) =>
     present(db, await loadAudit(db, params.workspace_id, params.audit_id)),
 });
@@ -351,12 +341,7 @@ export const retryAudit = defineOperation({
   params: AuditParams,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The new, queued audit (origin `retry`, origin_ref the old id).',
-    schema: AuditResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The new, queued audit (origin `retry`, origin_ref the old id).', AuditResponse),
   handler: async ({ services, db, params, principal, requestId, koa, newId }) => {
     const old = await loadAudit(db, params.workspace_id, params.audit_id);
     if (!FINISHED.has(old.status)) {
@@ -404,7 +389,7 @@ export const getAuditLogs = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
   query: AuditLogQuery,
-  success: { status: 200, description: 'Log lines.', schema: AuditLogResponse },
+  success: ok('Log lines.', AuditLogResponse),
   handler: async ({ db, params, query }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const min = query.level ? LEVELS[query.level] : null;
@@ -439,7 +424,7 @@ export const getAuditAgentTimeline = defineOperation({
   tag: 'Audits',
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
-  success: { status: 200, description: 'The agent timeline.', schema: AgentTimelineResponse },
+  success: ok('The agent timeline.', AgentTimelineResponse),
   handler: async ({ db, params }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const runs = await runsOfAudit(db, audit.id);
@@ -455,7 +440,7 @@ export const getAuditCost = defineOperation({
   tag: 'Audits',
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditParams,
-  success: { status: 200, description: 'Cost and token figures.', schema: AuditCostResponse },
+  success: ok('Cost and token figures.', AuditCostResponse),
   handler: async ({ db, params }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const runs = await runsOfAudit(db, audit.id);

@@ -21,7 +21,7 @@ import {
 } from '../../domain/changes/change-sets';
 import { CHANGE_SET_STATES } from '../../domain/contract/values';
 import { problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, pageFields } from '../schema-kit';
 import { iso, pageRequest, recordPrincipalWrite } from '../shared';
@@ -116,12 +116,7 @@ export const createChangeSet = defineOperation({
   body: ChangeSetCreate,
   idempotent: true,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The candidate.',
-    schema: ArchitectureChangeSetResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The candidate.', ArchitectureChangeSetResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -195,7 +190,7 @@ export const getChangeSet = defineOperation({
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'audits:read' },
   params: ChangeSetParams,
-  success: { status: 200, description: 'The change set.', schema: ArchitectureChangeSetResponse },
+  success: ok('The change set.', ArchitectureChangeSetResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findChangeSet(db, params.workspace_id, params.change_set_id),
@@ -217,11 +212,7 @@ export const reconcileChangeSet = defineOperation({
   params: ChangeSetParams,
   body: ArchitectureChangeSetReconcile,
   errors: [409, 422],
-  success: {
-    status: 200,
-    description: 'The reconciled candidate.',
-    schema: ArchitectureChangeSetResponse,
-  },
+  success: ok('The reconciled candidate.', ArchitectureChangeSetResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const candidate = await found(

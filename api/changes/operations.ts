@@ -23,7 +23,7 @@ import {
 import { evaluateChanges, presentChangeItem, presentGate } from '../../domain/changes/service';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation, type Principal } from '../registry/operation';
+import { defineOperation, type Principal, ok } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
@@ -60,11 +60,7 @@ export const getArchitectureChanges = defineOperation({
     { additionalProperties: false },
   ),
   errors: [422],
-  success: {
-    status: 200,
-    description: 'The changes and the gate.',
-    schema: ArchitectureChangeResponse,
-  },
+  success: ok('The changes and the gate.', ArchitectureChangeResponse),
   handler: async ({ db, params, query }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -202,7 +198,7 @@ export const getGatePolicy = defineOperation({
   tag: 'Policies',
   access: { kind: 'scope', scope: 'policies:read' },
   params: WorkspaceParams,
-  success: { status: 200, description: 'The policy.', schema: GatePolicyResponse },
+  success: ok('The policy.', GatePolicyResponse),
   handler: async ({ db, params }) =>
     presentPolicy(params.workspace_id, await gatePolicyOf(db, params.workspace_id)),
 });
@@ -219,7 +215,7 @@ export const updateGatePolicy = defineOperation({
   params: WorkspaceParams,
   body: GatePolicyUpdate,
   errors: [409],
-  success: { status: 200, description: 'The new policy.', schema: GatePolicyResponse },
+  success: ok('The new policy.', GatePolicyResponse),
   handler: async ({ db, params, body, principal, requestId }) =>
     presentPolicy(
       params.workspace_id,
@@ -243,11 +239,7 @@ export const resetGatePolicy = defineOperation({
   params: WorkspaceParams,
   body: GatePolicyReset,
   errors: [409],
-  success: {
-    status: 200,
-    description: 'The default policy, in effect.',
-    schema: GatePolicyResponse,
-  },
+  success: ok('The default policy, in effect.', GatePolicyResponse),
   handler: async ({ db, params, body, principal, requestId }) =>
     presentPolicy(
       params.workspace_id,

@@ -15,7 +15,7 @@ import { keysetPage } from '../../db/paginate';
 import type { GraphItem } from '../../domain/changes/diff';
 import { compareAudits, contentSha256, type ComparedAudit } from '../../domain/comparisons/compare';
 import { problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok } from '../registry/operation';
 import { pageFields, Uuid, WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
@@ -78,12 +78,7 @@ export const createAuditComparison = defineOperation({
   params: WorkspaceParams,
   body: AuditComparisonCreate,
   errors: [422],
-  success: {
-    status: 201,
-    description: 'The stored comparison.',
-    schema: AuditComparisonResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The stored comparison.', AuditComparisonResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const baseline = await found(
       findAudit(db, params.workspace_id, body.baseline_audit_id),
@@ -145,7 +140,7 @@ export const listAuditComparisons = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: { status: 200, description: 'A page of comparisons.', schema: AuditComparisonPage },
+  success: ok('A page of comparisons.', AuditComparisonPage),
   handler: async ({ db, params, query }) => {
     const page = await keysetPage(
       comparisonsQuery(db, params.workspace_id, query.repository_id),
@@ -175,7 +170,7 @@ export const getAuditComparison = defineOperation({
   tag: 'Comparisons',
   access: { kind: 'scope', scope: 'audits:read' },
   params: ComparisonParams,
-  success: { status: 200, description: 'The comparison.', schema: AuditComparisonResponse },
+  success: ok('The comparison.', AuditComparisonResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findComparison(db, params.workspace_id, params.comparison_id),

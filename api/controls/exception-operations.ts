@@ -13,7 +13,7 @@ import { findRepository } from '../../db/repositories';
 import { isEntityKey, isRelationshipKey } from '../../domain/changes/change-sets';
 import { exceptionState } from '../../domain/controls/exceptions';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok } from '../registry/operation';
 import { LiteralUnion, pageFields, Uuid, WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
@@ -56,12 +56,7 @@ export const createControlException = defineOperation({
   access: { kind: 'scope', scope: 'policies:write' },
   params: WorkspaceParams,
   body: ControlExceptionCreate,
-  success: {
-    status: 201,
-    description: 'The exception.',
-    schema: ControlExceptionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The exception.', ControlExceptionResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const scope = body.scope ?? 'workspace';
     const errors: FieldError[] = [];
@@ -131,7 +126,7 @@ export const listControlExceptions = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: { status: 200, description: 'A page of exceptions.', schema: ControlExceptionPage },
+  success: ok('A page of exceptions.', ControlExceptionPage),
   handler: async ({ db, params, query }) => {
     return pageOf(
       query,
@@ -153,7 +148,7 @@ export const getControlException = defineOperation({
   tag: 'Policies',
   access: { kind: 'scope', scope: 'policies:read' },
   params: ControlExceptionParams,
-  success: { status: 200, description: 'The exception.', schema: ControlExceptionResponse },
+  success: ok('The exception.', ControlExceptionResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findException(db, params.workspace_id, params.exception_id),
@@ -173,7 +168,7 @@ export const revokeControlException = defineOperation({
   tag: 'Policies',
   access: { kind: 'scope', scope: 'policies:write' },
   params: ControlExceptionParams,
-  success: { status: 200, description: 'The revoked exception.', schema: ControlExceptionResponse },
+  success: ok('The revoked exception.', ControlExceptionResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const hit = await found(

@@ -12,7 +12,7 @@ import {
 } from '../../db/controls';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentAssessment, presentControl, presentFinding } from './present';
@@ -37,7 +37,7 @@ export const listControls = defineOperation({
   access: { kind: 'scope', scope: 'policies:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of controls.', schema: ControlPage },
+  success: ok('A page of controls.', ControlPage),
   handler: async ({ db, query }) => {
     // The catalog rows are written when the API starts (startApi) and by every audit.
     return pageOf(query, controlsQuery(db, CONTROL_CATALOG_VERSION), presentControl);
@@ -55,7 +55,7 @@ export const listAuditAssessments = defineOperation({
   access: { kind: 'scope', scope: 'policies:read' },
   params: AuditParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of assessments.', schema: AssessmentPage },
+  success: ok('A page of assessments.', AssessmentPage),
   handler: async ({ db, params, query }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -75,7 +75,7 @@ export const listAuditFindings = defineOperation({
   access: { kind: 'scope', scope: 'findings:read' },
   params: AuditParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of findings.', schema: FindingPage },
+  success: ok('A page of findings.', FindingPage),
   handler: async ({ db, params, query }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -95,7 +95,7 @@ export const listFindings = defineOperation({
   access: { kind: 'scope', scope: 'findings:read' },
   params: WorkspaceParams,
   query: FindingListQuery,
-  success: { status: 200, description: 'A page of findings.', schema: FindingPage },
+  success: ok('A page of findings.', FindingPage),
   handler: async ({ db, params, query }) => {
     return pageOf(
       query,
@@ -118,7 +118,7 @@ export const getFinding = defineOperation({
   tag: 'Findings',
   access: { kind: 'scope', scope: 'findings:read' },
   params: FindingParams,
-  success: { status: 200, description: 'The finding.', schema: FindingResponse },
+  success: ok('The finding.', FindingResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findFinding(db, params.workspace_id, params.finding_id),
@@ -140,7 +140,7 @@ export const updateFinding = defineOperation({
   params: FindingParams,
   body: FindingUpdate,
   errors: [409],
-  success: { status: 200, description: 'The changed finding.', schema: FindingResponse },
+  success: ok('The changed finding.', FindingResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const before = await found(

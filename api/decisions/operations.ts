@@ -38,7 +38,7 @@ import {
   approvalRules,
   applyThroughWorkflow,
 } from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+import { defineOperation, type OperationContext, created, ok } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentDecision } from './present';
@@ -232,12 +232,7 @@ export const proposeDecision = defineOperation({
   body: ArchitectureDecisionProposal,
   idempotent: true,
   errors: [503],
-  success: {
-    status: 201,
-    description: 'The proposed decision.',
-    schema: ArchitectureDecisionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The proposed decision.', ArchitectureDecisionResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const { repositoryId } = await checkProposal(db, params.workspace_id, body);
     const id = newId();
@@ -358,11 +353,7 @@ export const transitionDecision = defineOperation({
   body: ArchitectureDecisionTransition,
   conditional: true,
   errors: [409, 503],
-  success: {
-    status: 200,
-    description: 'The moved decision.',
-    schema: ArchitectureDecisionResponse,
-  },
+  success: ok('The moved decision.', ArchitectureDecisionResponse),
   handler: async (ctx) => {
     const to = ctx.body.status;
     if (APPROVAL_MOVES.includes(to))
@@ -393,7 +384,7 @@ export const approveDecision = defineOperation({
   summary: 'Approve an architecture decision in review',
   description: `Records an approval of a decision in review with the approver's role, the scope decisions:approve and the version of the workspace approval policy. With a quorum above 1 the decision stays in_review until that many distinct members approved; the last approval moves it to approved with selected_option_id (which must name one of its options). ${approvalRules('decision')} A decision not yet in review is 409 \`not_awaiting_approval\`. With If-Match, a stale version is 409 version_mismatch.`,
   body: ArchitectureDecisionApproval,
-  success: { status: 200, description: 'The decision.', schema: ArchitectureDecisionResponse },
+  success: ok('The decision.', ArchitectureDecisionResponse),
   handler: async (ctx) =>
     requestMove(ctx, 'approved', ctx.body.rationale, ctx.body.selected_option_id),
 });
@@ -406,7 +397,7 @@ export const rejectDecision = defineOperation({
   summary: 'Reject an architecture decision in review',
   description: `Records a rejection (with the same role, scope and policy version as an approval) and ends the decision: rejected is terminal. The proposer may reject their own decision. A decision already approved or rejected is 409 \`already_decided\`; one not yet in review 409 \`not_awaiting_approval\`; a second vote by the same member in one review 409 \`duplicate_vote\`.`,
   body: ArchitectureDecisionRejection,
-  success: { status: 200, description: 'The decision.', schema: ArchitectureDecisionResponse },
+  success: ok('The decision.', ArchitectureDecisionResponse),
   handler: async (ctx) => requestMove(ctx, 'rejected', ctx.body.rationale, null),
 });
 
@@ -435,11 +426,7 @@ export const getDecisionBrief = defineOperation({
   tag: 'Decisions',
   access: { kind: 'scope', scope: 'decisions:read' },
   params: DecisionParams,
-  success: {
-    status: 200,
-    description: 'The brief.',
-    schema: ArchitectureDecisionBriefResponse,
-  },
+  success: ok('The brief.', ArchitectureDecisionBriefResponse),
   handler: async ({ db, params }) => {
     const row = await loadDecision(db, params.workspace_id, params.decision_id);
     return {

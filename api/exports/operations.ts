@@ -19,7 +19,7 @@ import { EXPORT_FILES, slug } from '../../domain/exports/render';
 import type { ExportWorkflow } from '../../workflows/exports';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, ok, started } from '../registry/operation';
 import { auditNotCompleted } from '../reports/operations';
 import { commitThenStart, iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import {
@@ -93,12 +93,7 @@ export const exportAudit = defineOperation({
   body: ExportCreate,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The queued export.',
-    schema: ExportResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued export.', ExportResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -166,7 +161,7 @@ export const listExports = defineOperation({
   access: { kind: 'scope', scope: 'reports:read' },
   params: AuditParams,
   query: ExportListQuery,
-  success: { status: 200, description: 'A page of exports.', schema: ExportPage },
+  success: ok('A page of exports.', ExportPage),
   handler: async ({ db, params, query }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -184,7 +179,7 @@ export const getExport = defineOperation({
   tag: 'Reports',
   access: { kind: 'scope', scope: 'reports:read' },
   params: ExportParams,
-  success: { status: 200, description: 'The export.', schema: ExportResponse },
+  success: ok('The export.', ExportResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findExport(db, params.workspace_id, params.export_id),

@@ -22,7 +22,7 @@ import {
 } from '../../domain/architecture/ingested';
 import { RepositoryParams } from '../repositories/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, ok, started } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
 import {
@@ -106,12 +106,7 @@ export const ingestEvidence = defineOperation({
   params: RepositoryParams,
   body: EvidenceBatch,
   errors: [409, 422],
-  success: {
-    status: 202,
-    description: 'The stored batch; the next audit reconciles it.',
-    schema: IngestionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The stored batch; the next audit reconciles it.', IngestionResponse),
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     const { config } = services;
     const repo = await found(
@@ -213,7 +208,7 @@ export const listIngestions = defineOperation({
   access: { kind: 'scope', scope: 'ingestion:read' },
   params: WorkspaceParams,
   query: IngestionListQuery,
-  success: { status: 200, description: 'A page of batches.', schema: IngestionPage },
+  success: ok('A page of batches.', IngestionPage),
   handler: async ({ db, params, query }) => {
     return pageOf(
       query,
@@ -231,7 +226,7 @@ export const getIngestion = defineOperation({
   tag: 'Architecture',
   access: { kind: 'scope', scope: 'ingestion:read' },
   params: IngestionParams,
-  success: { status: 200, description: 'The batch.', schema: IngestionResponse },
+  success: ok('The batch.', IngestionResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findIngestion(db, params.workspace_id, params.ingestion_id),

@@ -6,7 +6,7 @@ import { SCOPES } from '../../domain/contract/values';
 import { SCOPE_DESCRIPTIONS } from '../../domain/tokens/scope-descriptions';
 import { CONTRACT_VERSION, contractDocument } from '../contract';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { presentToken } from '../tokens/present';
 import { CurrentTokenResponse } from '../tokens/schemas';
 import { Health, ScopeList } from './schemas';
@@ -34,7 +34,7 @@ export const listScopes = defineOperation({
   summary: 'The 25 scopes a token can carry',
   tag: 'Meta',
   access: { kind: 'public' },
-  success: { status: 200, description: 'Every scope with what it allows.', schema: ScopeList },
+  success: ok('Every scope with what it allows.', ScopeList),
   handler: async () => ({
     items: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
   }),
@@ -50,7 +50,7 @@ export const getHealth = defineOperation({
   tag: 'Meta',
   access: { kind: 'public' },
   errors: [503],
-  success: { status: 200, description: 'The API can serve requests.', schema: Health },
+  success: ok('The API can serve requests.', Health),
   handler: async ({ services }) => {
     const [db, temporal] = await Promise.all([
       pingDatabase(services.db).then(
@@ -80,11 +80,7 @@ export const getCurrentToken = defineOperation({
   summary: 'The token making this request',
   tag: 'Meta',
   access: { kind: 'token', rule: 'a token can always read itself.' },
-  success: {
-    status: 200,
-    description: 'The calling token, without its secret.',
-    schema: CurrentTokenResponse,
-  },
+  success: ok('The calling token, without its secret.', CurrentTokenResponse),
   handler: async ({ db, principal }) => {
     const row = await found(findToken(db, principal.workspaceId, principal.tokenId), 'Token');
     return { ...presentToken(row), workspace_id: row.workspace_id, member_id: row.member_id };

@@ -4,7 +4,7 @@
  */
 import { findGrant, memberGrantsQuery, type OAuthGrantRow } from '../../db/oauth';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation } from '../registry/operation';
+import { auditTokenId, defineOperation, ok } from '../registry/operation';
 import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso } from '../shared';
@@ -40,7 +40,7 @@ export const listOAuthGrants = defineOperation({
   access: { kind: 'token', rule: OWN },
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of grants.', schema: OAuthGrantPage },
+  success: ok('A page of grants.', OAuthGrantPage),
   handler: async ({ db, params, query, principal }) => {
     return pageOf(query, memberGrantsQuery(db, params.workspace_id, principal.memberId), present);
   },
@@ -56,7 +56,7 @@ export const revokeOAuthGrant = defineOperation({
   tag: 'OAuth grants',
   access: { kind: 'token', rule: OWN },
   params: OAuthGrantParams,
-  success: { status: 200, description: 'The revoked grant.', schema: OAuthGrantResponse },
+  success: ok('The revoked grant.', OAuthGrantResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const grant = await findGrant(db, params.grant_id);
     if (

@@ -17,7 +17,7 @@ import {
 import { findRepository } from '../../db/repositories';
 import { refNameProblem } from '../../domain/repositories/git-ref';
 import { problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { PageQuery } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
@@ -84,11 +84,7 @@ export const listAuditProfiles = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: RepositoryParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of audit profiles, newest first.',
-    schema: AuditProfilePage,
-  },
+  success: ok('A page of audit profiles, newest first.', AuditProfilePage),
   handler: async ({ db, params, query }) => {
     if (!(await findRepository(db, params.workspace_id, params.repository_id)))
       throw problems.notFound(`Repository ${params.repository_id}`);
@@ -112,12 +108,7 @@ export const createAuditProfile = defineOperation({
   params: RepositoryParams,
   body: AuditProfileFields,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The new profile (version 1).',
-    schema: AuditProfileResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The new profile (version 1).', AuditProfileResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const fields = fieldsOf(body);
     const row = await db
@@ -156,7 +147,7 @@ export const getAuditProfile = defineOperation({
   tag: 'Profiles',
   access: { kind: 'scope', scope: 'audits:read' },
   params: AuditProfileParams,
-  success: { status: 200, description: 'The profile.', schema: AuditProfileResponse },
+  success: ok('The profile.', AuditProfileResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findAuditProfile(db, params.workspace_id, params.profile_id),
@@ -178,7 +169,7 @@ export const updateAuditProfile = defineOperation({
   params: AuditProfileParams,
   body: AuditProfileUpdate,
   errors: [409],
-  success: { status: 200, description: 'The profile as replaced.', schema: AuditProfileResponse },
+  success: ok('The profile as replaced.', AuditProfileResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const fields = fieldsOf(body);
     const update = async (trx: Knex) => {
@@ -240,11 +231,7 @@ export const deleteAuditProfile = defineOperation({
   tag: 'Profiles',
   access: { kind: 'scope', scope: 'audits:write' },
   params: AuditProfileParams,
-  success: {
-    status: 200,
-    description: 'The deleted profile as it was.',
-    schema: AuditProfileResponse,
-  },
+  success: ok('The deleted profile as it was.', AuditProfileResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const deleted = await found(

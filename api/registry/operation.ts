@@ -89,6 +89,21 @@ export const LOCATION_HEADER: HeaderSpec = {
   description: 'Path of the created (or started) resource.',
 };
 
+/** 200: `schema`, described. */
+export function ok<R extends TSchema>(description: string, schema: R): SuccessSpec<R> {
+  return { status: 200, description, schema };
+}
+
+/** 201 with the created resource's `Location`. */
+export function created<R extends TSchema>(description: string, schema: R): SuccessSpec<R> {
+  return { status: 201, description, schema, headers: { Location: LOCATION_HEADER } };
+}
+
+/** 202 with the started (queued) resource's `Location`. */
+export function started<R extends TSchema>(description: string, schema: R): SuccessSpec<R> {
+  return { status: 202, description, schema, headers: { Location: LOCATION_HEADER } };
+}
+
 export interface SuccessSpec<R extends TSchema | undefined> {
   status: 200 | 201 | 202 | 204;
   description: string;

@@ -31,7 +31,7 @@ import {
   approvalActor,
   approvalRules,
 } from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+import { defineOperation, type OperationContext, created, ok } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, recordPrincipalWrite } from '../shared';
 import { presentRemediation } from './present';
@@ -148,7 +148,7 @@ export const listRemediations = defineOperation({
   access: { kind: 'scope', scope: 'remediations:read' },
   params: WorkspaceParams,
   query: RemediationListQuery,
-  success: { status: 200, description: 'A page of remediations.', schema: RemediationPage },
+  success: ok('A page of remediations.', RemediationPage),
   handler: async ({ db, params, query }) => {
     return pageOfAll(
       query,
@@ -175,12 +175,7 @@ export const createRemediation = defineOperation({
   body: RemediationCreate,
   idempotent: true,
   errors: [422, 503],
-  success: {
-    status: 201,
-    description: 'The proposed remediation.',
-    schema: RemediationResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The proposed remediation.', RemediationResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const findings = await checkFindings(db, params.workspace_id, body.finding_ids);
     const template = templatePlan(findings as unknown as PlanFinding[]);
@@ -268,7 +263,7 @@ export const getRemediation = defineOperation({
   tag: 'Remediations',
   access: { kind: 'scope', scope: 'remediations:read' },
   params: RemediationParams,
-  success: { status: 200, description: 'The remediation.', schema: RemediationResponse },
+  success: ok('The remediation.', RemediationResponse),
   handler: async ({ db, params }) =>
     present(db, await loadRemediation(db, params.workspace_id, params.remediation_id)),
 });
@@ -288,7 +283,7 @@ export const approveRemediation = defineOperation({
   path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval',
   summary: 'Approve a remediation',
   description: `Moves a proposed remediation to approved, recording the approver, role, scope and rationale. ${approvalRules('remediation')} A plan still being written by the model is approved once it is written.`,
-  success: { status: 200, description: 'The approved remediation.', schema: RemediationResponse },
+  success: ok('The approved remediation.', RemediationResponse),
   handler: async (ctx) => move(ctx, 'approved', ctx.body.rationale),
 });
 
@@ -300,7 +295,7 @@ export const rejectRemediation = defineOperation({
   summary: 'Reject a remediation',
   description:
     'Moves a proposed remediation to rejected (terminal), recording the rejection like an approval. Its creator may reject (withdraw) it. One already approved or rejected is 409 `already_decided`.',
-  success: { status: 200, description: 'The rejected remediation.', schema: RemediationResponse },
+  success: ok('The rejected remediation.', RemediationResponse),
   handler: async (ctx) => move(ctx, 'rejected', ctx.body.rationale),
 });
 
@@ -316,6 +311,6 @@ export const transitionRemediation = defineOperation({
   params: RemediationParams,
   body: RemediationTransition,
   errors: [409, 503],
-  success: { status: 200, description: 'The moved remediation.', schema: RemediationResponse },
+  success: ok('The moved remediation.', RemediationResponse),
   handler: async (ctx) => move(ctx, ctx.body.status, ctx.body.rationale),
 });

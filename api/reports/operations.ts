@@ -21,7 +21,7 @@ import {
   approvalProblem,
   approvalRules,
 } from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created } from '../registry/operation';
 import { iso, recordPrincipalWrite } from '../shared';
 import {
   AuditReportResponse,
@@ -155,12 +155,7 @@ export const approveAuditReport = defineOperation({
   params: AuditParams,
   body: ReportApprovalCreate,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The approval.',
-    schema: ReportApprovalResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The approval.', ReportApprovalResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const row = await db.transaction(async (trx) => {
       const { audit, report } = await completedAudit(trx, params.workspace_id, params.audit_id);

@@ -13,7 +13,7 @@ import type { WorkspaceRef } from '../../domain/repositories/source-policy';
 import type { Config } from '../../platform/config';
 import { checkRegistration, sourcePolicyOf } from '../../platform/source-access';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentRepository } from './present';
@@ -82,11 +82,7 @@ export const listRepositories = defineOperation({
   access: { kind: 'scope', scope: 'repositories:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of repositories, newest first.',
-    schema: RepositoryPage,
-  },
+  success: ok('A page of repositories, newest first.', RepositoryPage),
   handler: async ({ db, params, query }) => {
     return pageOf(query, repositoriesQuery(db, params.workspace_id), presentRepository);
   },
@@ -102,12 +98,7 @@ export const createRepository = defineOperation({
   params: WorkspaceParams,
   body: RepositoryCreate,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The registered repository.',
-    schema: RepositoryResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The registered repository.', RepositoryResponse),
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     await assertSource(body.url, principal.workspace, services.config);
     const row = await db
@@ -145,7 +136,7 @@ export const getRepository = defineOperation({
   tag: 'Repositories',
   access: { kind: 'scope', scope: 'repositories:read' },
   params: RepositoryParams,
-  success: { status: 200, description: 'The repository.', schema: RepositoryResponse },
+  success: ok('The repository.', RepositoryResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -165,7 +156,7 @@ export const updateRepository = defineOperation({
   params: RepositoryParams,
   body: RepositoryUpdate,
   errors: [409],
-  success: { status: 200, description: 'The changed repository.', schema: RepositoryResponse },
+  success: ok('The changed repository.', RepositoryResponse),
   handler: async ({ db, params, body, principal, requestId, services }) => {
     if (body.url !== undefined) await assertSource(body.url, principal.workspace, services.config);
     const row = await db
@@ -217,11 +208,7 @@ export const deleteRepository = defineOperation({
   tag: 'Repositories',
   access: { kind: 'scope', scope: 'repositories:write' },
   params: RepositoryParams,
-  success: {
-    status: 200,
-    description: 'The deleted repository as it was.',
-    schema: RepositoryResponse,
-  },
+  success: ok('The deleted repository as it was.', RepositoryResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const deleted = await found(

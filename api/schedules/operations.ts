@@ -38,7 +38,7 @@ import { startAudit } from '../audits/operations';
 import { presentAudit } from '../audits/present';
 import { AuditResponse } from '../audits/schemas';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, started } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
 import { commitThenStart, iso, recordPrincipalWrite } from '../shared';
@@ -129,11 +129,7 @@ export const listAuditSchedules = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: WorkspaceParams,
   query: ScheduleListQuery,
-  success: {
-    status: 200,
-    description: 'A page of schedules, newest first.',
-    schema: AuditSchedulePage,
-  },
+  success: ok('A page of schedules, newest first.', AuditSchedulePage),
   handler: async ({ db, params, query }) => {
     return pageOf(
       query,
@@ -154,12 +150,7 @@ export const createAuditSchedule = defineOperation({
   params: WorkspaceParams,
   body: AuditScheduleCreate,
   errors: [503],
-  success: {
-    status: 201,
-    description: 'The new schedule.',
-    schema: AuditScheduleResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The new schedule.', AuditScheduleResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa }) => {
     const rule = checkDefinition(body);
     await assertRepository(db, params.workspace_id, body.repository_id);
@@ -229,11 +220,7 @@ export const previewAuditSchedule = defineOperation({
   access: { kind: 'scope', scope: 'audits:read' },
   params: WorkspaceParams,
   body: AuditSchedulePreviewRequest,
-  success: {
-    status: 200,
-    description: 'The next run times (UTC).',
-    schema: AuditSchedulePreviewResponse,
-  },
+  success: ok('The next run times (UTC).', AuditSchedulePreviewResponse),
   handler: async ({ body }) => {
     const rule = checkDefinition(body);
     const runs = nextOccurrences(rule, new Date(), body.count ?? 5);
@@ -249,7 +236,7 @@ export const getAuditSchedule = defineOperation({
   tag: 'Schedules',
   access: { kind: 'scope', scope: 'audits:read' },
   params: ScheduleParams,
-  success: { status: 200, description: 'The schedule.', schema: AuditScheduleResponse },
+  success: ok('The schedule.', AuditScheduleResponse),
   handler: async ({ db, params }) =>
     presentSchedule(await loadSchedule(db, params.workspace_id, params.schedule_id)),
 });
@@ -275,7 +262,7 @@ export const updateAuditSchedule = defineOperation({
   params: ScheduleParams,
   body: AuditScheduleUpdate,
   errors: [409],
-  success: { status: 200, description: 'The changed schedule.', schema: AuditScheduleResponse },
+  success: ok('The changed schedule.', AuditScheduleResponse),
   handler: async ({ services, db, params, body, principal, requestId }) => {
     const { expected_version: expected, ...patch } = body;
     const row = await db.transaction(async (trx) => {
@@ -364,11 +351,7 @@ export const deleteAuditSchedule = defineOperation({
   tag: 'Schedules',
   access: { kind: 'scope', scope: 'audits:write' },
   params: ScheduleParams,
-  success: {
-    status: 200,
-    description: 'The deleted schedule as it was.',
-    schema: AuditScheduleResponse,
-  },
+  success: ok('The deleted schedule as it was.', AuditScheduleResponse),
   handler: async ({ services, db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
@@ -415,7 +398,7 @@ function stateChange(options: {
     access: { kind: 'scope', scope: 'audits:write' },
     params: ScheduleParams,
     errors: [409, 503],
-    success: { status: 200, description: 'The schedule.', schema: AuditScheduleResponse },
+    success: ok('The schedule.', AuditScheduleResponse),
     handler: async ({ services, db, params, principal, requestId }) => {
       const row = await db.transaction(async (trx) => {
         const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
@@ -497,12 +480,7 @@ export const triggerAuditSchedule = defineOperation({
   params: ScheduleParams,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The queued audit.',
-    schema: AuditResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued audit.', AuditResponse),
   handler: async ({ services, db, params, principal, requestId, koa, newId }) => {
     const schedule = await loadSchedule(db, params.workspace_id, params.schedule_id);
     if (!(await findRepository(db, schedule.workspace_id, schedule.repository_id))) {

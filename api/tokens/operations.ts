@@ -18,7 +18,7 @@ import {
   scopesLacking,
 } from '../../domain/tokens/rules';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { auditTokenId, defineOperation, created, ok } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
 import { presentToken } from './present';
@@ -40,11 +40,7 @@ export const listApiTokens = defineOperation({
   access: { kind: 'scope', scope: 'members:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of tokens, newest first; no secrets.',
-    schema: ApiTokenPage,
-  },
+  success: ok('A page of tokens, newest first; no secrets.', ApiTokenPage),
   handler: async ({ db, params, query }) => {
     return pageOf(query, tokensQuery(db, params.workspace_id), presentToken);
   },
@@ -61,12 +57,7 @@ export const createApiToken = defineOperation({
   access: { kind: 'token', rule: 'the caller must hold every scope it grants.' },
   params: WorkspaceParams,
   body: ApiTokenCreate,
-  success: {
-    status: 201,
-    description: 'The token, with its secret (shown once).',
-    schema: ApiTokenCreated,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The token, with its secret (shown once).', ApiTokenCreated),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const scopes = [...new Set(body.scopes)] as ScopeName[];
     const expiresAt = new Date(body.expires_at);
@@ -147,7 +138,7 @@ export const getApiToken = defineOperation({
   tag: 'Tokens',
   access: { kind: 'scope', scope: 'members:read' },
   params: TokenParams,
-  success: { status: 200, description: 'The token, without its secret.', schema: ApiTokenResponse },
+  success: ok('The token, without its secret.', ApiTokenResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findToken(db, params.workspace_id, params.token_id),
@@ -170,7 +161,7 @@ export const revokeApiToken = defineOperation({
     rule: 'a token may revoke itself; revoking another needs members:read and every scope that token holds.',
   },
   params: TokenParams,
-  success: { status: 200, description: 'The revoked token.', schema: ApiTokenResponse },
+  success: ok('The revoked token.', ApiTokenResponse),
   handler: async ({ db, params, principal, requestId, services }) => {
     // Only a token reading tokens may learn about another one (its existence, its scopes).
     if (params.token_id !== principal.tokenId && !principal.scopes.has('members:read')) {

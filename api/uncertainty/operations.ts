@@ -8,7 +8,7 @@ import { caseCounts, casesQuery, findCase, updateCase } from '../../db/uncertain
 import { findMember } from '../../db/workspaces';
 import { casePatch } from '../../domain/uncertainty/rules';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { pageRequest, recordPrincipalWrite } from '../shared';
 import { presentCase } from './present';
@@ -75,11 +75,7 @@ export const getUncertaintyCase = defineOperation({
   tag: 'Uncertainty',
   access: { kind: 'scope', scope: 'findings:read' },
   params: UncertaintyCaseParams,
-  success: {
-    status: 200,
-    description: 'The uncertainty case.',
-    schema: ArchitectureUncertaintyCaseResponse,
-  },
+  success: ok('The uncertainty case.', ArchitectureUncertaintyCaseResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findCase(db, params.workspace_id, params.case_id),
@@ -102,11 +98,7 @@ export const updateUncertaintyCase = defineOperation({
   access: { kind: 'scope', scope: 'findings:write' },
   params: UncertaintyCaseParams,
   body: ArchitectureUncertaintyCaseUpdate,
-  success: {
-    status: 200,
-    description: 'The changed uncertainty case.',
-    schema: ArchitectureUncertaintyCaseResponse,
-  },
+  success: ok('The changed uncertainty case.', ArchitectureUncertaintyCaseResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     if (Object.keys(body).length === 0) {
       throw problems.validationFailed([

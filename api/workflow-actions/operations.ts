@@ -29,7 +29,7 @@ import {
   approvalActor,
   approvalRules,
 } from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+import { defineOperation, type OperationContext, created, ok } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
@@ -136,7 +136,7 @@ export const listWorkflowActions = defineOperation({
   access: { kind: 'scope', scope: 'workflow_actions:read' },
   params: WorkspaceParams,
   query: WorkflowActionListQuery,
-  success: { status: 200, description: 'A page of workflow actions.', schema: WorkflowActionPage },
+  success: ok('A page of workflow actions.', WorkflowActionPage),
   handler: async ({ db, params, query }) => {
     return pageOf(
       query,
@@ -159,12 +159,7 @@ export const requestWorkflowAction = defineOperation({
   body: WorkflowActionCreate,
   idempotent: true,
   errors: [503],
-  success: {
-    status: 201,
-    description: 'The pending action.',
-    schema: WorkflowActionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The pending action.', WorkflowActionResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     await checkTarget(db, params.workspace_id, body);
     const id = newId();
@@ -233,7 +228,7 @@ export const getWorkflowAction = defineOperation({
   tag: 'Workflow actions',
   access: { kind: 'scope', scope: 'workflow_actions:read' },
   params: WorkflowActionParams,
-  success: { status: 200, description: 'The workflow action.', schema: WorkflowActionResponse },
+  success: ok('The workflow action.', WorkflowActionResponse),
   handler: async ({ db, params }) =>
     presentAction(await loadAction(db, params.workspace_id, params.action_id)),
 });
@@ -249,7 +244,7 @@ export const approveWorkflowAction = defineOperation({
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],
-  success: { status: 200, description: 'The approved action.', schema: WorkflowActionResponse },
+  success: ok('The approved action.', WorkflowActionResponse),
   handler: async (ctx) => decide(ctx, 'approved'),
 });
 
@@ -265,6 +260,6 @@ export const rejectWorkflowAction = defineOperation({
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],
-  success: { status: 200, description: 'The rejected action.', schema: WorkflowActionResponse },
+  success: ok('The rejected action.', WorkflowActionResponse),
   handler: async (ctx) => decide(ctx, 'rejected'),
 });

@@ -1,6 +1,6 @@
 /** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
 import { findWorkspace, membersQuery } from '../../db/workspaces';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { pageRequest } from '../shared';
 import { presentMember, presentWorkspace } from './present';
@@ -17,7 +17,7 @@ export const listWorkspaces = defineOperation({
   tag: 'Workspaces',
   access: { kind: 'scope', scope: 'repositories:read' },
   query: PageQuery,
-  success: { status: 200, description: 'A page of workspaces.', schema: WorkspacePage },
+  success: ok('A page of workspaces.', WorkspacePage),
   handler: async ({ principal, query }) => {
     // A token belongs to one workspace, which authentication has already read: no query here.
     // A session (the console) sees every workspace of its member, read with the session.
@@ -50,7 +50,7 @@ export const getWorkspace = defineOperation({
   tag: 'Workspaces',
   access: { kind: 'scope', scope: 'repositories:read' },
   params: WorkspaceParams,
-  success: { status: 200, description: 'The workspace.', schema: WorkspaceResponse },
+  success: ok('The workspace.', WorkspaceResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findWorkspace(db, params.workspace_id),
@@ -69,7 +69,7 @@ export const listMembers = defineOperation({
   access: { kind: 'scope', scope: 'members:read' },
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of members, newest first.', schema: MemberPage },
+  success: ok('A page of members, newest first.', MemberPage),
   handler: async ({ db, params, query }) => {
     return pageOf(query, membersQuery(db, params.workspace_id), presentMember);
   },
