@@ -15,7 +15,6 @@ import {
   Decimal,
   FreeObject,
   LiteralUnion,
-  named,
   Nullable,
   pageFields,
   Strict,
