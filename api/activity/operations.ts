@@ -1,18 +1,19 @@
 /** The two write records: the activity feed (for people) and audit events (for compliance). */
 import { activityQuery, auditEventsQuery } from '../../db/activity';
 import { keysetPage } from '../../db/paginate';
-import { defineOperation, ok } from '../registry/operation';
+import { defineOperation, ok, operationGroup } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest } from '../shared';
 import { ActivityPage, AuditEventPage } from './schemas';
+
+const ACTIVITY = operationGroup('Activity');
 
 export const listActivity = defineOperation({
   operationId: 'listActivity',
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/activity',
   summary: 'The workspace activity feed',
-  tag: 'Activity',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...ACTIVITY.scope('members:read'),
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of activity items, newest first.', ActivityPage),
@@ -40,8 +41,7 @@ export const listAuditEvents = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audit-events',
   summary: 'The workspace audit trail',
-  tag: 'Activity',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...ACTIVITY.scope('members:read'),
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of audit events, newest first.', AuditEventPage),

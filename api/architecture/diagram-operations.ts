@@ -5,8 +5,10 @@ import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
 import { snapshotOfAudit, snapshotRefOfAudit } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
 import { AuditParams } from '../audits/schemas';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, operationGroup } from '../registry/operation';
 import { found } from '../registry/parts';
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 /** Koa adds `; charset=utf-8` to a text/* type. */
 export const MERMAID_TYPE = 'text/vnd.mermaid';
@@ -30,8 +32,7 @@ export const getAuditArchitectureDiagram = defineOperation({
   summary: "An audit's architecture snapshot as a diagram",
   description:
     'The entities and relationships of the snapshot, drawn left to right and grouped by kind: `format=mermaid` answers Mermaid flowchart source (`text/vnd.mermaid`), `format=svg` a standalone SVG image (`image/svg+xml`). The same snapshot always gives the same text. 404 until the audit has passed its reconcile stage.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: AuditParams,
   query: Type.Object(
     {

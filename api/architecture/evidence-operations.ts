@@ -10,10 +10,12 @@ import { evidenceOfAudit, sourceFileAt } from '../../db/cited-lines';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation, ok } from '../registry/operation';
+import { defineOperation, ok, operationGroup } from '../registry/operation';
 import { LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
 import { presentEvidence } from './operations';
 import { ArchitectureEvidenceResponse } from './schemas';
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 /** At most this many cited lines are returned (a range over a whole large file is cut). */
 export const MAX_CITED_LINES = 400;
@@ -65,8 +67,7 @@ export const getAuditEvidence = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/evidence/{evidence_id}',
   summary: 'One evidence item of an audit with its cited lines and whether they verify',
   description: `The evidence item (as in getAuditArchitecture), the file and line range it cites, the cited lines (at most ${MAX_CITED_LINES}) read from the content the audit stored, and the verification: the SHA-256 of the cited lines joined with a newline, compared with content_sha256. 404 when the audit has no snapshot or the snapshot no such evidence.`,
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: EvidenceParams,
   success: ok('The evidence and what it cites.', EvidenceCitationResponse),
   handler: async ({ db, params, services }) => {

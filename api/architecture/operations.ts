@@ -13,7 +13,7 @@ import { findAudit } from '../../db/audits';
 import { remediationIdsByEntity } from '../../db/remediations';
 import { findRepository } from '../../db/repositories';
 import { AuditParams } from '../audits/schemas';
-import { defineOperation, ok } from '../registry/operation';
+import { defineOperation, ok, operationGroup } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { iso, isoOrNull } from '../shared';
 import {
@@ -22,6 +22,8 @@ import {
   type ArchitectureTruthResponse as Truth,
 } from './schemas';
 import { found } from '../registry/parts';
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 /**
  * The snapshot's entities with their graph links: `remediation_ids` names the repository's
@@ -98,8 +100,7 @@ export const getAuditArchitecture = defineOperation({
   summary: 'The architecture snapshot an audit produced',
   description:
     'Entities, relationships and the evidence each rests on (file, lines, content hash). 404 until the audit has passed its reconcile stage.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: AuditParams,
   success: ok('The snapshot.', ArchitectureTruthResponse),
   handler: async ({ db, params }) => {
@@ -115,8 +116,7 @@ export const getRepositoryArchitecture = defineOperation({
   summary: "A repository's latest architecture: its default branch's latest full audit",
   description:
     "The snapshot of the newest completed audit of the repository's default branch (or of a commit with no branch named) whose source scope narrows nothing (no include, exclude, source_types or max_files). Audits of other branches and scoped audits are served only while the default branch has no full audit.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
   success: ok('The latest snapshot.', ArchitectureTruthResponse),
   handler: async ({ db, params }) => {
@@ -137,8 +137,7 @@ export const listArchitectureSnapshots = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/snapshots',
   summary: "A repository's architecture snapshots, newest first",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
   query: Type.Object(
     {

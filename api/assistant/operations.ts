@@ -23,7 +23,7 @@ import { assistantRunWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/wo
 import { WORKSPACE_ID } from '../../domain/workflow-starts';
 import type { AssistantRunWorkflow } from '../../workflows/assistant';
 import { ApiError, problems } from '../errors';
-import { defineOperation, created, ok, started } from '../registry/operation';
+import { defineOperation, created, ok, started, operationGroup } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import { commitThenStart, recordPrincipalWrite } from '../shared';
 import { presentConversation, presentMessage, presentRun } from './present';
@@ -41,6 +41,8 @@ import {
 import { PageQuery } from '../schema-kit';
 import { found, pageOf } from '../registry/parts';
 
+const ASSISTANT = operationGroup('Assistant');
+
 const ACTIVE = new Set(['queued', 'running']);
 
 export const listAssistantConversations = defineOperation({
@@ -49,8 +51,7 @@ export const listAssistantConversations = defineOperation({
   path: '/v1/workspaces/{workspace_id}/assistant/conversations',
   summary: 'List assistant conversations',
   description: 'Newest first; `repository_id` keeps those about one repository.',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: WorkspaceParams,
   query: ConversationListQuery,
   success: ok('A page of conversations.', ConversationPage),
@@ -70,8 +71,7 @@ export const createAssistantConversation = defineOperation({
   summary: 'Start an assistant conversation about a repository',
   description:
     "Questions of the conversation are answered from `snapshot_id` when given (a snapshot of that repository), else from the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) at the time of each question.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: WorkspaceParams,
   body: ConversationCreate,
   success: created('The conversation.', ConversationResponse),
@@ -123,8 +123,7 @@ export const listAssistantMessages = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages',
   summary: "A conversation's messages, newest first",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: ConversationParams,
   query: PageQuery,
   success: ok('A page of messages.', MessagePage),
@@ -141,8 +140,7 @@ export const askAssistant = defineOperation({
   summary: 'Ask a question (starts a durable assistant run)',
   description:
     "Admits the question against the workspace's assistant limits (getAssistantLimits) in one step under a per-workspace lock, so concurrent questions never overshoot: per-member and per-workspace questions per day (in the limits' time zone), questions being answered at once per member and per workspace, and the monthly budget: with a model configured, a question sets aside the most it can cost (its input bound and max_output_tokens at the model's price) until it ends. A refusal is 429 with a stable code (assistant_user_daily_limit, assistant_workspace_daily_limit, assistant_user_active_runs, assistant_workspace_active_runs, assistant_monthly_budget_exhausted with `remaining_usd`) and Retry-After, and writes nothing. An admitted question is answered by the `AssistantRunWorkflow` (workflow id `assistant-run-<id>`): route, specialist, context from the snapshot (`context_snapshot_id`), answer, record. Follow it with getAssistantRun. 409 no_architecture_snapshot while the repository has no completed audit.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: ConversationParams,
   body: QuestionCreate,
   idempotent: true,
@@ -238,8 +236,7 @@ export const getAssistantRun = defineOperation({
   summary: 'An assistant run: status, route, specialist, tokens, cost, error code',
   description:
     'Status: queued, running, completed (answered; the answer is `assistant_message_id`), failed (`error_code`, e.g. model_unavailable after the retries), cancelled, or refused (it could not answer: `model_not_configured` for a free-form question without a model).',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: RunParams,
   success: ok('The run.', AssistantRunResponse),
   handler: async ({ db, params }) =>
@@ -253,8 +250,7 @@ export const cancelAssistantRun = defineOperation({
   summary: 'Cancel a queued or running assistant run',
   description:
     'A queued run ends `cancelled` at once; a running one when its workflow stops (a model call under way is abandoned; tokens already spent stay counted). A finished run answers 409 run_finished.',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: RunParams,
   errors: [409, 503],
   success: { status: 202, description: 'Cancellation requested.', schema: AcceptedResponse },

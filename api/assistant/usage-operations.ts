@@ -14,7 +14,7 @@ import { assistantUsageOfMonth, usageOfMonth, type UsageFigures } from '../../db
 import { limitsProblems, type AssistantLimits } from '../../domain/assistant/limits';
 import { addUsd, formatMicros, parseMicros } from '../../domain/audits/pricing';
 import { problems } from '../errors';
-import { defineOperation, type Principal, ok } from '../registry/operation';
+import { defineOperation, type Principal, ok, operationGroup } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import { usd } from './present';
@@ -25,6 +25,8 @@ import {
   UsageQuery,
   UsageResponse,
 } from './schemas';
+
+const ASSISTANT = operationGroup('Assistant');
 
 /** The caller's member id; null for the demo's anonymous reader (it asks nothing). */
 const memberOf = (p: Principal): string | null => (p.anonymous ? null : p.memberId);
@@ -48,8 +50,7 @@ export const getAssistantLimits = defineOperation({
   summary: "The workspace's assistant limits",
   description:
     'Until set, the built-in defaults apply (version 0): 50 questions per member and 500 per workspace a day, 2 active questions per member and 10 per workspace, 50 USD a month, 1024 output tokens per question, days and months in UTC. Readable with policies:read or usage:read.',
-  tag: 'Assistant',
-  access: { kind: 'token', rule: 'policies:read or usage:read' },
+  ...ASSISTANT.token('policies:read or usage:read'),
   params: WorkspaceParams,
   success: ok('The limits.', AssistantLimitsResponse),
   handler: async ({ db, params, principal }) => {
@@ -69,8 +70,7 @@ export const updateAssistantLimits = defineOperation({
   summary: "Replace the workspace's assistant limits",
   description:
     '`expected_version` must be the current version (0 on the defaults), else 409 version_mismatch with current_version. Takes effect for the next question; questions already admitted keep running. A limit of 0 questions or 0 USD turns the assistant off.',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...ASSISTANT.scope('policies:write'),
   params: WorkspaceParams,
   body: AssistantLimitsUpdate,
   errors: [409],
@@ -125,8 +125,7 @@ export const getAssistantUsage = defineOperation({
   summary: "The assistant's usage against the workspace's limits",
   description:
     "`period` is the current month (YYYY-MM) in the limits' time zone; today's counts are the calling member's and the workspace's. `monthly_cost_usd` is what this month's runs cost; `remaining_usd` is the limit less that cost and less what active runs hold back (what the next question can use). `conversations`, `daily` and `recent_runs` (the latest 20) cover the month.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'usage:read' },
+  ...ASSISTANT.scope('usage:read'),
   params: WorkspaceParams,
   success: ok('The usage.', AssistantUsageResponse),
   handler: async ({ db, params, principal }) => {
@@ -214,8 +213,7 @@ export const getUsage = defineOperation({
   summary: 'Model cost and tokens of audits and the assistant, by day and repository',
   description:
     "Sums over the month's agent runs (every attempt of every audit) and assistant runs, counted by the day they started in the workspace's assistant time zone (UTC by default). `period` is YYYY-MM, default the current month.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'usage:read' },
+  ...ASSISTANT.scope('usage:read'),
   params: WorkspaceParams,
   query: UsageQuery,
   success: ok('The usage.', UsageResponse),

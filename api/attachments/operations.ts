@@ -19,7 +19,7 @@ import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, created, ok } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup } from '../registry/operation';
 import { iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
@@ -30,6 +30,8 @@ import {
   AttachmentResponse,
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
+
+const ATTACHMENTS = operationGroup('Attachments');
 
 const DEFAULT_RETENTION_DAYS = 90;
 
@@ -51,8 +53,7 @@ export const createAuditAttachment = defineOperation({
   summary: 'Attach an upload to an audit',
   description:
     'Keeps the upload (createUpload) beside the audit until retained_until = now + retention_days (1..365, default 90). filename, content_type, sha256 and size_bytes come from the upload. After retained_until the retention sweep removes it (status `expired`). An upload that only ever served attachments is removed with the last of them (its status becomes `expired`); an upload an audit ran on is kept. Beyond the spec fields the response carries audit_id, retention_days and removed_at.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'uploads:write' },
+  ...ATTACHMENTS.scope('uploads:write'),
   params: AuditParams,
   body: AttachmentCreate,
   errors: [409],
@@ -117,8 +118,7 @@ export const listAuditAttachments = defineOperation({
   summary: "List an audit's attachments",
   description:
     'Newest first, every status unless `status` is given: removed attachments stay listed as the record of what was kept and when it went.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ATTACHMENTS.scope('audits:read'),
   params: AuditParams,
   query: AttachmentListQuery,
   success: ok('A page of attachments.', AttachmentPage),
@@ -142,8 +142,7 @@ export const getAttachmentContent = defineOperation({
   summary: "Download an attachment's bytes",
   description:
     'The bytes as uploaded, with the upload content type, `Content-Disposition: attachment` naming its filename, `X-Content-SHA256` and `Content-Length`. A deleted or expired attachment answers 410 attachment_removed.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ATTACHMENTS.scope('audits:read'),
   params: AttachmentParams,
   errors: [410],
   success: {
@@ -180,8 +179,7 @@ export const deleteAttachment = defineOperation({
   summary: 'Delete an attachment before its retention ends',
   description:
     'The attachment becomes `deleted` (it stays listed) and its content is removed unless another upload, attachment or audit still holds the same bytes. Deleting a removed attachment answers 410 attachment_removed.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'uploads:write' },
+  ...ATTACHMENTS.scope('uploads:write'),
   params: AttachmentParams,
   errors: [410],
   success: ok('The deleted attachment.', AttachmentResponse),

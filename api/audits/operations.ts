@@ -31,7 +31,14 @@ import { auditStartOptions } from '../../domain/workflow-starts';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
 import { profileSnapshot, versionMismatch } from '../profiles/operations';
-import { auditTokenId, defineOperation, type Principal, ok, started } from '../registry/operation';
+import {
+  auditTokenId,
+  defineOperation,
+  type Principal,
+  ok,
+  started,
+  operationGroup,
+} from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
 import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
@@ -49,6 +56,8 @@ import {
   type AuditCreate as AuditCreateBody,
 } from './schemas';
 import { found } from '../registry/parts';
+
+const AUDITS = operationGroup('Audits');
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -228,8 +237,7 @@ export const createAudit = defineOperation({
   summary: 'Start an audit',
   description:
     'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). Exactly one of repository_id and upload_id. The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...AUDITS.scope('audits:write'),
   params: WorkspaceParams,
   body: AuditCreate,
   idempotent: true,
@@ -255,8 +263,7 @@ export const listAudits = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audits',
   summary: 'List audits',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: WorkspaceParams,
   query: AuditListQuery,
   success: ok('A page of audits, newest first.', AuditPage),
@@ -281,8 +288,7 @@ export const getAudit = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}',
   summary: 'Get an audit with its stages, source and coverage gaps',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
   success: ok('The audit.', AuditResponse),
   handler: async ({ db, params }) =>
@@ -296,8 +302,7 @@ export const cancelAudit = defineOperation({
   summary: 'Cancel a running audit',
   description:
     'The running stage ends `cancelled`, later stages `skipped`, the audit `cancelled`. A finished audit answers 409 audit_finished.',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...AUDITS.scope('audits:write'),
   params: AuditParams,
   errors: [409, 503],
   success: { status: 202, description: 'Cancellation requested.', schema: AcceptedResponse },
@@ -336,8 +341,7 @@ export const retryAudit = defineOperation({
   method: 'post',
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/retry',
   summary: 'Run a finished audit again as a new audit with the same inputs',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...AUDITS.scope('audits:write'),
   params: AuditParams,
   idempotent: true,
   errors: [409, 503],
@@ -385,8 +389,7 @@ export const getAuditLogs = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/logs',
   summary: 'The audit log, oldest first',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
   query: AuditLogQuery,
   success: ok('Log lines.', AuditLogResponse),
@@ -421,8 +424,7 @@ export const getAuditAgentTimeline = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/agent-runs',
   summary: 'Every agent attempt of an audit, in order',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
   success: ok('The agent timeline.', AgentTimelineResponse),
   handler: async ({ db, params }) => {
@@ -437,8 +439,7 @@ export const getAuditCost = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cost',
   summary: 'What an audit cost: the sum over its agent runs',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
   success: ok('Cost and token figures.', AuditCostResponse),
   handler: async ({ db, params }) => {

@@ -21,7 +21,7 @@ import {
 } from '../../domain/changes/change-sets';
 import { CHANGE_SET_STATES } from '../../domain/contract/values';
 import { problems } from '../errors';
-import { defineOperation, created, ok } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, pageFields } from '../schema-kit';
 import { iso, pageRequest, recordPrincipalWrite } from '../shared';
@@ -34,6 +34,8 @@ import {
   type ArchitectureChangeSetResponse as ChangeSetResponse,
 } from './schemas';
 import { found } from '../registry/parts';
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 function present(row: ChangeSetRow): ChangeSetResponse {
   return {
@@ -67,8 +69,7 @@ export const listChangeSets = defineOperation({
   summary: "A repository's change sets, newest first",
   description:
     'Candidates are declared through createChangeSet; each audit with an earlier snapshot to compare with records one observed set (`change_key` `audit:<audit id>`). The next page is in the `Link` header.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
   query: Type.Object(
     { state: Type.Optional(LiteralUnion(CHANGE_SET_STATES)), ...pageFields() },
@@ -110,8 +111,7 @@ export const createChangeSet = defineOperation({
   summary: 'Declare a candidate change set',
   description:
     "Declared intent (a pull request, an IaC plan) as normalized changes in the graph's canonical keys (`<kind>:<name>` for entities, `<kind>:<entity key>-><entity key>` for relationships): a key in another form is 400 naming it. `change_key` is unique per repository among candidates (409 conflict). Reconcile it with the observed set of the audit that ran the change (reconcileChangeSet).",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'evidence:write' },
+  ...ARCHITECTURE.scope('evidence:write'),
   params: RepositoryParams,
   body: ChangeSetCreate,
   idempotent: true,
@@ -187,8 +187,7 @@ export const getChangeSet = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/change-sets/{change_set_id}',
   summary: 'A change set',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: ChangeSetParams,
   success: ok('The change set.', ArchitectureChangeSetResponse),
   handler: async ({ db, params }) => {
@@ -207,8 +206,7 @@ export const reconcileChangeSet = defineOperation({
   summary: 'Reconcile a candidate change set with what an audit observed',
   description:
     "Matches the candidate's declared changes with an observed set by change type and key: `accuracy` counts what was declared and happened (matched), declared and did not happen (unexpected) and happened undeclared (missed), with precision and recall; `impact_result` holds the dependency paths of every changed entity in the observed result snapshot; `gate_result` is the observed set's gate. Without `observed_change_set_id` the newest observed set of the repository created since the candidate is used. Reconciling again with the same observed set answers the same result; the candidate is 409 when it is an observed set (`change_set_not_candidate`), already reconciled with another set (`already_reconciled`), or has no observed set yet (`no_observed_change_set`); an observed set of another repository is 422 `change_set_repository_mismatch`.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'evidence:write' },
+  ...ARCHITECTURE.scope('evidence:write'),
   params: ChangeSetParams,
   body: ArchitectureChangeSetReconcile,
   errors: [409, 422],

@@ -15,7 +15,7 @@ import { keysetPage } from '../../db/paginate';
 import type { GraphItem } from '../../domain/changes/diff';
 import { compareAudits, contentSha256, type ComparedAudit } from '../../domain/comparisons/compare';
 import { problems } from '../errors';
-import { defineOperation, created, ok } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup } from '../registry/operation';
 import { pageFields, Uuid, WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
@@ -25,6 +25,8 @@ import {
   type AuditComparisonResult,
 } from './schemas';
 import { found } from '../registry/parts';
+
+const COMPARISONS = operationGroup('Comparisons');
 
 async function comparedAudit(db: Knex, audit: AuditRow): Promise<ComparedAudit> {
   const snapshot = await snapshotOfAudit(db, audit.id);
@@ -73,8 +75,7 @@ export const createAuditComparison = defineOperation({
   summary: 'Compare two audits of one repository',
   description:
     'Findings by fingerprint (added, resolved, changed severity, unchanged), the architecture differences between the two snapshots, counts, whether coverage and architecture are comparable, and the limitations (a side not completed or without a snapshot, a source type a side did not read, scanner-only audits, different source scopes). `content_sha256` is the SHA-256 of the RFC 8785 canonical JSON of `snapshot`: the same two audits always give the same hash. Audits of different repositories (or an upload audit) are 422 audits_not_comparable.',
-  tag: 'Comparisons',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...COMPARISONS.scope('audits:read'),
   params: WorkspaceParams,
   body: AuditComparisonCreate,
   errors: [422],
@@ -130,8 +131,7 @@ export const listAuditComparisons = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audit-comparisons',
   summary: "List the workspace's audit comparisons, newest first",
-  tag: 'Comparisons',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...COMPARISONS.scope('audits:read'),
   params: WorkspaceParams,
   query: Type.Object(
     {
@@ -167,8 +167,7 @@ export const getAuditComparison = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audit-comparisons/{comparison_id}',
   summary: 'An audit comparison',
-  tag: 'Comparisons',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...COMPARISONS.scope('audits:read'),
   params: ComparisonParams,
   success: ok('The comparison.', AuditComparisonResponse),
   handler: async ({ db, params }) => {

@@ -13,7 +13,7 @@ import { findRepository } from '../../db/repositories';
 import { isEntityKey, isRelationshipKey } from '../../domain/changes/change-sets';
 import { exceptionState } from '../../domain/controls/exceptions';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, created, ok } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup } from '../registry/operation';
 import { LiteralUnion, pageFields, Uuid, WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
@@ -23,6 +23,8 @@ import {
   ControlExceptionResponse,
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
+
+const POLICIES = operationGroup('Policies');
 
 const MAX_DAYS = 366;
 const CONTROL_KEYS = new Set(CONTROLS.map((c) => c.key));
@@ -52,8 +54,7 @@ export const createControlException = defineOperation({
   summary: 'Waive a control for a scope until a date',
   description:
     'Applies from the next audit on: an assessment it covers keeps its status, carries `exception_id`, and does not fail the change gate. `expires_at` is mandatory, in the future and at most 366 days ahead; `repository` and `entity` scopes name `repository_id`, `entity` also a canonical `subject_key`. Recorded as an audit event.',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...POLICIES.scope('policies:write'),
   params: WorkspaceParams,
   body: ControlExceptionCreate,
   success: created('The exception.', ControlExceptionResponse),
@@ -114,8 +115,7 @@ export const listControlExceptions = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/control-exceptions',
   summary: "The workspace's control exceptions, newest first",
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...POLICIES.scope('policies:read'),
   params: WorkspaceParams,
   query: Type.Object(
     {
@@ -145,8 +145,7 @@ export const getControlException = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}',
   summary: 'A control exception',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...POLICIES.scope('policies:read'),
   params: ControlExceptionParams,
   success: ok('The exception.', ControlExceptionResponse),
   handler: async ({ db, params }) => {
@@ -165,8 +164,7 @@ export const revokeControlException = defineOperation({
   summary: 'Revoke a control exception',
   description:
     'It stops applying at the next audit; assessments already made keep their `exception_id`. Revoking a revoked exception answers it unchanged. Recorded as an audit event.',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...POLICIES.scope('policies:write'),
   params: ControlExceptionParams,
   success: ok('The revoked exception.', ControlExceptionResponse),
   handler: async ({ db, params, principal, requestId }) => {

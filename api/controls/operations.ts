@@ -12,7 +12,7 @@ import {
 } from '../../db/controls';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation, ok } from '../registry/operation';
+import { defineOperation, ok, operationGroup } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentAssessment, presentControl, presentFinding } from './present';
@@ -27,14 +27,16 @@ import {
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
 
+const CONTROLS = operationGroup('Controls');
+const FINDINGS = operationGroup('Findings');
+
 export const listControls = defineOperation({
   operationId: 'listControls',
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/controls',
   summary: 'The built-in control catalog',
   description: `The controls of the current catalog version (${CONTROL_CATALOG_VERSION}) that every audit assesses.`,
-  tag: 'Controls',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...CONTROLS.scope('policies:read'),
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of controls.', ControlPage),
@@ -51,8 +53,7 @@ export const listAuditAssessments = defineOperation({
   summary: "An audit's control assessments",
   description:
     'One assessment per catalog control, in control key order; empty until the audit has passed its controls stage.',
-  tag: 'Controls',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...CONTROLS.scope('policies:read'),
   params: AuditParams,
   query: PageQuery,
   success: ok('A page of assessments.', AssessmentPage),
@@ -71,8 +72,7 @@ export const listAuditFindings = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/findings',
   summary: 'The findings an audit observed',
   description: 'Each finding as it stands now (status, last sighting), newest first.',
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...FINDINGS.scope('findings:read'),
   params: AuditParams,
   query: PageQuery,
   success: ok('A page of findings.', FindingPage),
@@ -91,8 +91,7 @@ export const listFindings = defineOperation({
   path: '/v1/workspaces/{workspace_id}/findings',
   summary: "The workspace's findings",
   description: 'Newest first; filter by status, severity, repository or control.',
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...FINDINGS.scope('findings:read'),
   params: WorkspaceParams,
   query: FindingListQuery,
   success: ok('A page of findings.', FindingPage),
@@ -115,8 +114,7 @@ export const getFinding = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/findings/{finding_id}',
   summary: 'Get a finding',
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...FINDINGS.scope('findings:read'),
   params: FindingParams,
   success: ok('The finding.', FindingResponse),
   handler: async ({ db, params }) => {
@@ -135,8 +133,7 @@ export const updateFinding = defineOperation({
   summary: "Change a finding's status",
   description:
     'Triage: accepted_risk and false_positive are kept by later audits that still observe the finding; open reopens it. resolved is answered 409 invalid_transition while the latest completed audit of the repository still observes the finding (fix the code and audit again).',
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:write' },
+  ...FINDINGS.scope('findings:write'),
   params: FindingParams,
   body: FindingUpdate,
   errors: [409],

@@ -38,7 +38,13 @@ import {
   approvalRules,
   applyThroughWorkflow,
 } from '../registry/approvals';
-import { defineOperation, type OperationContext, created, ok } from '../registry/operation';
+import {
+  defineOperation,
+  type OperationContext,
+  created,
+  ok,
+  operationGroup,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentDecision } from './present';
@@ -55,6 +61,8 @@ import {
   type ArchitectureDecisionProposal as Proposal,
 } from './schemas';
 import { found, ifMatchVersion, startOwnedWorkflow, versionMismatch } from '../registry/parts';
+
+const DECISIONS = operationGroup('Decisions');
 
 async function loadDecision(db: Knex, workspaceId: string, id: string): Promise<DecisionRow> {
   return found(findDecision(db, workspaceId, id), `Decision ${id}`);
@@ -180,8 +188,7 @@ export const listDecisions = defineOperation({
   summary: 'List architecture decisions',
   description:
     'Newest first. When more decisions remain, the response carries `Link: <...>; rel="next"` with the cursor of the next page.',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:read' },
+  ...DECISIONS.scope('decisions:read'),
   params: WorkspaceParams,
   query: DecisionListQuery,
   success: {
@@ -226,8 +233,7 @@ export const proposeDecision = defineOperation({
   summary: 'Propose an architecture decision',
   description:
     'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`, started once the decision is stored. When the workflow cannot be started the proposal is discarded and the answer is 503 workflow_engine_unavailable (with its decision_id).',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:write' },
+  ...DECISIONS.scope('decisions:write'),
   params: WorkspaceParams,
   body: ArchitectureDecisionProposal,
   idempotent: true,
@@ -319,8 +325,7 @@ export const getDecision = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}',
   summary: 'Get an architecture decision',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:read' },
+  ...DECISIONS.scope('decisions:read'),
   params: DecisionParams,
   success: {
     status: 200,
@@ -347,8 +352,7 @@ export const transitionDecision = defineOperation({
   summary: 'Move an architecture decision',
   description:
     'Moves: proposed -> in_review; in_review -> proposed (withdrawn); approved -> implemented. Approving and rejecting are approvals, made through approveDecision and rejectDecision (scope decisions:approve): a transition to approved or rejected is 400 validation_failed naming /status. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:write' },
+  ...DECISIONS.scope('decisions:write'),
   params: DecisionParams,
   body: ArchitectureDecisionTransition,
   conditional: true,
@@ -369,8 +373,7 @@ export const transitionDecision = defineOperation({
 });
 
 const DECISION_VOTE = {
-  tag: 'Decisions',
-  access: approvalAccess('decision'),
+  ...DECISIONS.access(approvalAccess('decision')),
   params: DecisionParams,
   conditional: true,
   errors: [409, 503],
@@ -423,8 +426,7 @@ export const getDecisionBrief = defineOperation({
   summary: 'A Markdown ADR of a decision',
   description:
     'Context, question, options with benefits and tradeoffs, the selected option and rationale, evidence with file locations, success criteria and their verification, approvals and status history.',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:read' },
+  ...DECISIONS.scope('decisions:read'),
   params: DecisionParams,
   success: ok('The brief.', ArchitectureDecisionBriefResponse),
   handler: async ({ db, params }) => {

@@ -22,7 +22,7 @@ import {
 } from '../../domain/architecture/ingested';
 import { RepositoryParams } from '../repositories/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, ok, started } from '../registry/operation';
+import { defineOperation, ok, started, operationGroup } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
 import {
@@ -35,6 +35,8 @@ import {
   type IngestionResponse as IngestionBody,
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 function presentIngestion(row: IngestionRow): IngestionBody {
   return {
@@ -101,8 +103,7 @@ export const ingestEvidence = defineOperation({
   summary: 'Send a batch of evidence from outside the repository',
   description:
     "Runtime observations (`runtime_call`: A called B, from traces or a service mesh), cloud inventory records (`cloud_resource`) and CI/CD run records (`cicd_run`), each with provider, source_type, subject_key (and object_key for a call), observed_at and an optional location. Every record is checked and every problem is reported at once: 422 invalid_evidence_records with `errors` (a JSON pointer per problem) and `invalid_records` ({index, path, code, message}; codes unknown_kind, source_type_mismatch, invalid_key, object_key_required, object_key_not_allowed, observed_in_future). More than INGESTION_MAX_RECORDS records or INGESTION_MAX_BYTES bytes is 413 batch_too_large. Idempotent per `batch_key` within the repository: the same batch again answers the first result, another batch under the same key is 409 batch_key_conflict. The repository's next audits reconcile the records observed within INGESTED_EVIDENCE_WINDOW_DAYS: a runtime call corroborates a declared relationship (its confidence rises) or, when nothing declares it, opens an uncertainty case; evidence older than EVIDENCE_STALE_AFTER_DAYS is listed in the stale_evidence_ids of the assessments that use it.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'evidence:write' },
+  ...ARCHITECTURE.scope('evidence:write'),
   params: RepositoryParams,
   body: EvidenceBatch,
   errors: [409, 422],
@@ -204,8 +205,7 @@ export const listIngestions = defineOperation({
   path: '/v1/workspaces/{workspace_id}/ingestions',
   summary: 'List evidence ingestion batches',
   description: 'Newest first; `repository_id` narrows to one repository.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'ingestion:read' },
+  ...ARCHITECTURE.scope('ingestion:read'),
   params: WorkspaceParams,
   query: IngestionListQuery,
   success: ok('A page of batches.', IngestionPage),
@@ -223,8 +223,7 @@ export const getIngestion = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/ingestions/{ingestion_id}',
   summary: 'An evidence ingestion batch',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'ingestion:read' },
+  ...ARCHITECTURE.scope('ingestion:read'),
   params: IngestionParams,
   success: ok('The batch.', IngestionResponse),
   handler: async ({ db, params }) => {

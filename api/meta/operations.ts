@@ -6,19 +6,20 @@ import { SCOPES } from '../../domain/contract/values';
 import { SCOPE_DESCRIPTIONS } from '../../domain/tokens/scope-descriptions';
 import { CONTRACT_VERSION, contractDocument } from '../contract';
 import { problems } from '../errors';
-import { defineOperation, ok } from '../registry/operation';
+import { defineOperation, ok, operationGroup } from '../registry/operation';
 import { presentToken } from '../tokens/present';
 import { CurrentTokenResponse } from '../tokens/schemas';
 import { Health, ScopeList } from './schemas';
 import { found } from '../registry/parts';
+
+const META = operationGroup('Meta');
 
 export const getContract = defineOperation({
   operationId: 'getContract',
   method: 'get',
   path: '/v1/openapi.json',
   summary: 'The OpenAPI 3.1 contract of this API',
-  tag: 'Meta',
-  access: { kind: 'public' },
+  ...META.public(),
   success: {
     status: 200,
     description: 'The OpenAPI 3.1 document, generated from the operation registry.',
@@ -32,8 +33,7 @@ export const listScopes = defineOperation({
   method: 'get',
   path: '/v1/scopes',
   summary: 'The 25 scopes a token can carry',
-  tag: 'Meta',
-  access: { kind: 'public' },
+  ...META.public(),
   success: ok('Every scope with what it allows.', ScopeList),
   handler: async () => ({
     items: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
@@ -47,8 +47,7 @@ export const getHealth = defineOperation({
   summary: 'Health of the API and its dependencies',
   description:
     'Answers 200 while the database works (status degraded when Temporal is down) and 503 when it does not.',
-  tag: 'Meta',
-  access: { kind: 'public' },
+  ...META.public(),
   errors: [503],
   success: ok('The API can serve requests.', Health),
   handler: async ({ services }) => {
@@ -78,8 +77,7 @@ export const getCurrentToken = defineOperation({
   method: 'get',
   path: '/v1/token',
   summary: 'The token making this request',
-  tag: 'Meta',
-  access: { kind: 'token', rule: 'a token can always read itself.' },
+  ...META.token('a token can always read itself.'),
   success: ok('The calling token, without its secret.', CurrentTokenResponse),
   handler: async ({ db, principal }) => {
     const row = await found(findToken(db, principal.workspaceId, principal.tokenId), 'Token');

@@ -4,12 +4,14 @@
  */
 import { findGrant, memberGrantsQuery, type OAuthGrantRow } from '../../db/oauth';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation, ok } from '../registry/operation';
+import { auditTokenId, defineOperation, ok, operationGroup } from '../registry/operation';
 import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso } from '../shared';
 import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
 import { pageOf } from '../registry/parts';
+
+const OAUTH_GRANTS = operationGroup('OAuth grants');
 
 function present(row: OAuthGrantRow): OAuthGrantResponse {
   return {
@@ -36,8 +38,7 @@ export const listOAuthGrants = defineOperation({
   summary: 'List the OAuth grants you gave MCP clients',
   description:
     'The authorizations the calling member gave MCP clients for this workspace on the consent page, newest first, revoked ones included (revoked_at set).',
-  tag: 'OAuth grants',
-  access: { kind: 'token', rule: OWN },
+  ...OAUTH_GRANTS.token(OWN),
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of grants.', OAuthGrantPage),
@@ -53,8 +54,7 @@ export const revokeOAuthGrant = defineOperation({
   summary: 'Revoke an OAuth grant',
   description:
     "Ends the grant: its access tokens stop working at once and its refresh tokens cannot be used. Idempotent: a second call answers the grant with its first revoked_at. Another member's grant is 404.",
-  tag: 'OAuth grants',
-  access: { kind: 'token', rule: OWN },
+  ...OAUTH_GRANTS.token(OWN),
   params: OAuthGrantParams,
   success: ok('The revoked grant.', OAuthGrantResponse),
   handler: async ({ db, params, principal, requestId }) => {

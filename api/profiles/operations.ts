@@ -17,7 +17,7 @@ import {
 import { findRepository } from '../../db/repositories';
 import { refNameProblem } from '../../domain/repositories/git-ref';
 import { problems } from '../errors';
-import { defineOperation, created, ok } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { PageQuery } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
@@ -30,6 +30,8 @@ import {
   AuditProfileUpdate,
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
+
+const PROFILES = operationGroup('Profiles');
 
 /** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
 export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
@@ -80,8 +82,7 @@ export const listAuditProfiles = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles',
   summary: "List a repository's audit profiles",
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...PROFILES.scope('audits:read'),
   params: RepositoryParams,
   query: PageQuery,
   success: ok('A page of audit profiles, newest first.', AuditProfilePage),
@@ -103,8 +104,7 @@ export const createAuditProfile = defineOperation({
   summary: 'Create an audit profile',
   description:
     'A named set of audit settings (branch_ref, source_scope, purpose) for the repository; names are unique per repository (case-insensitive, 409 conflict). Start an audit with it through createAudit `profile_id`.',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...PROFILES.scope('audits:write'),
   params: RepositoryParams,
   body: AuditProfileFields,
   errors: [409],
@@ -144,8 +144,7 @@ export const getAuditProfile = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
   summary: 'Get an audit profile',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...PROFILES.scope('audits:read'),
   params: AuditProfileParams,
   success: ok('The profile.', AuditProfileResponse),
   handler: async ({ db, params }) => {
@@ -164,8 +163,7 @@ export const updateAuditProfile = defineOperation({
   summary: 'Replace an audit profile',
   description:
     'Replaces every field (an omitted purpose becomes empty, an omitted source_scope is removed) and increments `version`. `expected_version` must be the current version: otherwise 409 version_mismatch (with current_version) and nothing changes. Of two concurrent updates with the same expected_version exactly one succeeds. Audits already run keep the snapshot of the version they used.',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...PROFILES.scope('audits:write'),
   params: AuditProfileParams,
   body: AuditProfileUpdate,
   errors: [409],
@@ -228,8 +226,7 @@ export const deleteAuditProfile = defineOperation({
   summary: 'Delete an audit profile',
   description:
     'The profile disappears from reads and can no longer start audits; its name is free again. Audits that ran with it keep their profile_snapshot.',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...PROFILES.scope('audits:write'),
   params: AuditProfileParams,
   success: ok('The deleted profile as it was.', AuditProfileResponse),
   handler: async ({ db, params, principal, requestId }) => {

@@ -78,6 +78,24 @@ export interface OperationContext<P, Q, B> {
   readonly keyed: boolean;
 }
 
+/**
+ * The operations of one tag (a family's section of the contract): the tag is named once, and
+ * each operation spreads its tag with its access, e.g. `...AUDITS.scope('audits:read')`.
+ */
+export function operationGroup(tag: string) {
+  const as = (access: Access): { tag: string; access: Access } => ({ tag, access });
+  return {
+    /** A valid token holding `scope`. */
+    scope: (scope: ScopeName) => as({ kind: 'scope', scope }),
+    /** Any valid token; the handler applies the finer `rule`. */
+    token: (rule: string) => as({ kind: 'token', rule }),
+    /** No token needed. */
+    public: () => as({ kind: 'public' }),
+    /** An access built elsewhere (an approval's). */
+    access: as,
+  };
+}
+
 /** A response header an operation declares (documented in the contract, checked in tests). */
 export interface HeaderSpec {
   description: string;

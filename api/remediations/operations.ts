@@ -31,7 +31,13 @@ import {
   approvalActor,
   approvalRules,
 } from '../registry/approvals';
-import { defineOperation, type OperationContext, created, ok } from '../registry/operation';
+import {
+  defineOperation,
+  type OperationContext,
+  created,
+  ok,
+  operationGroup,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, recordPrincipalWrite } from '../shared';
 import { presentRemediation } from './present';
@@ -45,6 +51,8 @@ import {
   RemediationTransition,
 } from './schemas';
 import { found, pageOfAll, startOwnedWorkflow } from '../registry/parts';
+
+const REMEDIATIONS = operationGroup('Remediations');
 
 async function loadRemediation(db: Knex, workspaceId: string, id: string) {
   return found(findRemediation(db, workspaceId, id), `Remediation ${id}`);
@@ -144,8 +152,7 @@ export const listRemediations = defineOperation({
   summary: 'List remediations',
   description:
     'Newest first; filter by state, repository or finding (the remediations of a finding).',
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:read' },
+  ...REMEDIATIONS.scope('remediations:read'),
   params: WorkspaceParams,
   query: RemediationListQuery,
   success: ok('A page of remediations.', RemediationPage),
@@ -169,8 +176,7 @@ export const createRemediation = defineOperation({
   summary: 'Plan the fix of findings',
   description:
     "Every finding must exist in this workspace (else 422 `unknown_finding` naming each unknown one), be unresolved (422 `finding_resolved`) and belong to one repository (422 `findings_span_repositories`). With `plan` the plan is the caller's (`source: manual`); without it the remediation agent writes one from the template of each control (`source: template`) and, when the worker has a model configured, asks the model to improve it (`source: model`; the call is an agent run of the audit that last observed the findings, and its cost is that audit's `remediation_cost_usd`). The remediation starts `proposed` and is owned by a `RemediationWorkflow` with workflow id `remediation-<id>`.",
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:write' },
+  ...REMEDIATIONS.scope('remediations:write'),
   params: WorkspaceParams,
   body: RemediationCreate,
   idempotent: true,
@@ -260,8 +266,7 @@ export const getRemediation = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}',
   summary: 'Get a remediation',
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:read' },
+  ...REMEDIATIONS.scope('remediations:read'),
   params: RemediationParams,
   success: ok('The remediation.', RemediationResponse),
   handler: async ({ db, params }) =>
@@ -269,8 +274,7 @@ export const getRemediation = defineOperation({
 });
 
 const REMEDIATION_VOTE = {
-  tag: 'Remediations',
-  access: approvalAccess('remediation'),
+  ...REMEDIATIONS.access(approvalAccess('remediation')),
   params: RemediationParams,
   body: ApprovalCreate,
   errors: [409, 503],
@@ -306,8 +310,7 @@ export const transitionRemediation = defineOperation({
   summary: 'Move a remediation',
   description:
     'Moves: approved -> in_progress; in_progress -> done; not_verified -> in_progress. Approving and rejecting are approvals, made through approveRemediation and rejectRemediation (scope remediations:approve); `status: rejected` is not a transition (400 validation_failed). Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:write' },
+  ...REMEDIATIONS.scope('remediations:write'),
   params: RemediationParams,
   body: RemediationTransition,
   errors: [409, 503],

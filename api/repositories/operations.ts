@@ -13,7 +13,7 @@ import type { WorkspaceRef } from '../../domain/repositories/source-policy';
 import type { Config } from '../../platform/config';
 import { checkRegistration, sourcePolicyOf } from '../../platform/source-access';
 import { ApiError, problems } from '../errors';
-import { defineOperation, created, ok } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentRepository } from './present';
@@ -25,6 +25,8 @@ import {
   RepositoryUpdate,
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
+
+const REPOSITORIES = operationGroup('Repositories');
 
 const SOURCE_HINTS: Record<string, string> = {
   local_repository_not_allowed:
@@ -78,8 +80,7 @@ export const listRepositories = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/repositories',
   summary: 'List repositories',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...REPOSITORIES.scope('repositories:read'),
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of repositories, newest first.', RepositoryPage),
@@ -93,8 +94,7 @@ export const createRepository = defineOperation({
   method: 'post',
   path: '/v1/workspaces/{workspace_id}/repositories',
   summary: 'Register a repository',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...REPOSITORIES.scope('repositories:write'),
   params: WorkspaceParams,
   body: RepositoryCreate,
   errors: [409],
@@ -133,8 +133,7 @@ export const getRepository = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
   summary: 'Get a repository',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...REPOSITORIES.scope('repositories:read'),
   params: RepositoryParams,
   success: ok('The repository.', RepositoryResponse),
   handler: async ({ db, params }) => {
@@ -151,8 +150,7 @@ export const updateRepository = defineOperation({
   method: 'patch',
   path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
   summary: 'Change a repository',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...REPOSITORIES.scope('repositories:write'),
   params: RepositoryParams,
   body: RepositoryUpdate,
   errors: [409],
@@ -205,8 +203,7 @@ export const deleteRepository = defineOperation({
   summary: 'Delete a repository',
   description:
     'The repository disappears from reads; audits already run against it keep their history.',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...REPOSITORIES.scope('repositories:write'),
   params: RepositoryParams,
   success: ok('The deleted repository as it was.', RepositoryResponse),
   handler: async ({ db, params, principal, requestId }) => {

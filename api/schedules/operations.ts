@@ -38,7 +38,7 @@ import { startAudit } from '../audits/operations';
 import { presentAudit } from '../audits/present';
 import { AuditResponse } from '../audits/schemas';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, created, ok, started } from '../registry/operation';
+import { defineOperation, created, ok, started, operationGroup } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
 import { commitThenStart, iso, recordPrincipalWrite } from '../shared';
@@ -54,6 +54,8 @@ import {
   ScheduleParams,
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
+
+const SCHEDULES = operationGroup('Schedules');
 
 const CALENDAR_RULES =
   'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date` (at most 2999-12-31). A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';
@@ -125,8 +127,7 @@ export const listAuditSchedules = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audit-schedules',
   summary: 'List audit schedules',
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...SCHEDULES.scope('audits:read'),
   params: WorkspaceParams,
   query: ScheduleListQuery,
   success: ok('A page of schedules, newest first.', AuditSchedulePage),
@@ -145,8 +146,7 @@ export const createAuditSchedule = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audit-schedules',
   summary: 'Create an audit schedule',
   description: `Audits a repository (its default branch, or \`branch_ref\`) on a calendar. ${CALENDAR_RULES} ${MISSED_RUNS} ${DISPATCH} The creating member is the owner.`,
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: WorkspaceParams,
   body: AuditScheduleCreate,
   errors: [503],
@@ -216,8 +216,7 @@ export const previewAuditSchedule = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audit-schedules/preview',
   summary: 'List the next runs of a schedule definition',
   description: `Computes the next \`count\` (1..20, default 5) run times, strictly after now, with the same function the scheduler dispatches by. Nothing is stored. ${CALENDAR_RULES}`,
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...SCHEDULES.scope('audits:read'),
   params: WorkspaceParams,
   body: AuditSchedulePreviewRequest,
   success: ok('The next run times (UTC).', AuditSchedulePreviewResponse),
@@ -233,8 +232,7 @@ export const getAuditSchedule = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
   summary: 'Get an audit schedule',
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...SCHEDULES.scope('audits:read'),
   params: ScheduleParams,
   success: ok('The schedule.', AuditScheduleResponse),
   handler: async ({ db, params }) =>
@@ -257,8 +255,7 @@ export const updateAuditSchedule = defineOperation({
   path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
   summary: 'Change an audit schedule',
   description: `Changes the given fields when \`expected_version\` is the current version (else 409 version_mismatch and nothing changes). The result must satisfy the calendar rules; a changed calendar takes effect from now (next_run_at is recomputed; occurrences before the change are not missed runs). ${CALENDAR_RULES}`,
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: ScheduleParams,
   body: AuditScheduleUpdate,
   errors: [409],
@@ -348,8 +345,7 @@ export const deleteAuditSchedule = defineOperation({
   summary: 'Delete an audit schedule',
   description:
     'Stops the schedule: its workflow is terminated and it disappears from reads. Audits it already started keep running and keep their origin_ref.',
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: ScheduleParams,
   success: ok('The deleted schedule as it was.', AuditScheduleResponse),
   handler: async ({ services, db, params, principal, requestId }) => {
@@ -475,8 +471,7 @@ export const triggerAuditSchedule = defineOperation({
   summary: 'Run one audit of a schedule now',
   description:
     "Starts one audit now with the schedule's repository and branch (origin `schedule`, origin_ref the schedule id), whatever the schedule's state; the calendar is unchanged. A deleted repository is 409 repository_deleted.",
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: ScheduleParams,
   idempotent: true,
   errors: [409, 503],

@@ -18,7 +18,7 @@ import {
   scopesLacking,
 } from '../../domain/tokens/rules';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation, created, ok } from '../registry/operation';
+import { auditTokenId, defineOperation, created, ok, operationGroup } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
 import { presentToken } from './present';
@@ -31,13 +31,14 @@ import {
 } from './schemas';
 import { found, pageOf } from '../registry/parts';
 
+const TOKENS = operationGroup('Tokens');
+
 export const listApiTokens = defineOperation({
   operationId: 'listApiTokens',
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/tokens',
   summary: 'List the API tokens of a workspace',
-  tag: 'Tokens',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...TOKENS.scope('members:read'),
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of tokens, newest first; no secrets.', ApiTokenPage),
@@ -53,8 +54,7 @@ export const createApiToken = defineOperation({
   summary: 'Create an API token',
   description:
     "The caller must hold every requested scope (403 insufficient_scope naming the missing ones) and the new token cannot expire after the caller's own (403 expiry_exceeds_creator). expires_at must be in the future and at most 366 days ahead. The secret `token` appears only in this response.",
-  tag: 'Tokens',
-  access: { kind: 'token', rule: 'the caller must hold every scope it grants.' },
+  ...TOKENS.token('the caller must hold every scope it grants.'),
   params: WorkspaceParams,
   body: ApiTokenCreate,
   success: created('The token, with its secret (shown once).', ApiTokenCreated),
@@ -135,8 +135,7 @@ export const getApiToken = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
   summary: 'Get an API token',
-  tag: 'Tokens',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...TOKENS.scope('members:read'),
   params: TokenParams,
   success: ok('The token, without its secret.', ApiTokenResponse),
   handler: async ({ db, params }) => {

@@ -8,7 +8,7 @@ import { caseCounts, casesQuery, findCase, updateCase } from '../../db/uncertain
 import { findMember } from '../../db/workspaces';
 import { casePatch } from '../../domain/uncertainty/rules';
 import { problems } from '../errors';
-import { defineOperation, ok } from '../registry/operation';
+import { defineOperation, ok, operationGroup } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { pageRequest, recordPrincipalWrite } from '../shared';
 import { presentCase } from './present';
@@ -21,6 +21,8 @@ import {
 } from './schemas';
 import { found } from '../registry/parts';
 
+const UNCERTAINTY = operationGroup('Uncertainty');
+
 export const listUncertaintyCases = defineOperation({
   operationId: 'listUncertaintyCases',
   method: 'get',
@@ -30,8 +32,7 @@ export const listUncertaintyCases = defineOperation({
     'Newest first. `open_count` (open or investigating), `blocking_count` (of those, blocking) and ' +
     '`unassigned_count` (of those, without owner) count the whole filtered set, not the page. ' +
     'When more cases follow, the response carries `Link: <...&cursor=...>; rel="next"`.',
-  tag: 'Uncertainty',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...UNCERTAINTY.scope('findings:read'),
   params: WorkspaceParams,
   query: UncertaintyCaseListQuery,
   success: {
@@ -72,8 +73,7 @@ export const getUncertaintyCase = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}',
   summary: 'Get an uncertainty case',
-  tag: 'Uncertainty',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...UNCERTAINTY.scope('findings:read'),
   params: UncertaintyCaseParams,
   success: ok('The uncertainty case.', ArchitectureUncertaintyCaseResponse),
   handler: async ({ db, params }) => {
@@ -94,8 +94,7 @@ export const updateUncertaintyCase = defineOperation({
     '`owner_id` must be a member of the workspace (null unassigns). Moving to `resolved` or ' +
     '`dismissed` needs a `resolution_summary` and sets `resolved_at`; moving back to `open` or ' +
     '`investigating` clears both. An omitted or null `state` keeps the state.',
-  tag: 'Uncertainty',
-  access: { kind: 'scope', scope: 'findings:write' },
+  ...UNCERTAINTY.scope('findings:write'),
   params: UncertaintyCaseParams,
   body: ArchitectureUncertaintyCaseUpdate,
   success: ok('The changed uncertainty case.', ArchitectureUncertaintyCaseResponse),

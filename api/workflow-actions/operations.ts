@@ -29,7 +29,13 @@ import {
   approvalActor,
   approvalRules,
 } from '../registry/approvals';
-import { defineOperation, type OperationContext, created, ok } from '../registry/operation';
+import {
+  defineOperation,
+  type OperationContext,
+  created,
+  ok,
+  operationGroup,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
@@ -40,6 +46,8 @@ import {
   WorkflowActionResponse,
 } from './schemas';
 import { found, pageOf, startOwnedWorkflow } from '../registry/parts';
+
+const WORKFLOW_ACTIONS = operationGroup('Workflow actions');
 
 function presentAction(row: WorkflowActionRow) {
   return {
@@ -132,8 +140,7 @@ export const listWorkflowActions = defineOperation({
   summary: 'List workflow actions',
   description:
     'Newest first; filter by state or kind (`status=pending` is what waits for approval).',
-  tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:read' },
+  ...WORKFLOW_ACTIONS.scope('workflow_actions:read'),
   params: WorkspaceParams,
   query: WorkflowActionListQuery,
   success: ok('A page of workflow actions.', WorkflowActionPage),
@@ -153,8 +160,7 @@ export const requestWorkflowAction = defineOperation({
   summary: 'Request a privileged action',
   description:
     'The action waits, `pending`, for another member holding workflow_actions:approve (the requester cannot approve it) until `expires_at` (WORKFLOW_ACTION_TTL_HOURS after the request); then it expires and never executes. Once approved it executes exactly once in its `WorkflowActionWorkflow` (`workflow-action-<id>`) and records the outcome. The target takes the fields of its kind only: delete_repository `repository_id` (the repository and its history: findings, remediations, uncertainty cases and finished audits not cited by a decision); purge_attachments `audit_id` (every available attachment of the audit, before its retention); deep_review_audit `repository_id` and optional `branch_ref` (starts an audit with deep_review); change_gate_policy `gate_policy` (replaces the gate policy); revoke_member_tokens `member_id` (revokes every live token of the member). An unknown kind or a target field that does not apply is 400 validation_failed naming the field.',
-  tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:request' },
+  ...WORKFLOW_ACTIONS.scope('workflow_actions:request'),
   params: WorkspaceParams,
   body: WorkflowActionCreate,
   idempotent: true,
@@ -225,8 +231,7 @@ export const getWorkflowAction = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}',
   summary: 'Get a workflow action',
-  tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:read' },
+  ...WORKFLOW_ACTIONS.scope('workflow_actions:read'),
   params: WorkflowActionParams,
   success: ok('The workflow action.', WorkflowActionResponse),
   handler: async ({ db, params }) =>
@@ -239,8 +244,7 @@ export const approveWorkflowAction = defineOperation({
   path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval',
   summary: 'Approve a workflow action',
   description: `Approves a pending action; it then executes once (read it with getWorkflowAction until \`executed\` or \`failed\`). ${approvalRules('workflow_action')} An expired action is 409 \`approval_expired\`.`,
-  tag: 'Workflow actions',
-  access: approvalAccess('workflow_action'),
+  ...WORKFLOW_ACTIONS.access(approvalAccess('workflow_action')),
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],
@@ -255,8 +259,7 @@ export const rejectWorkflowAction = defineOperation({
   summary: 'Reject a workflow action',
   description:
     'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `approval_expired`; one already decided 409 `already_decided`.',
-  tag: 'Workflow actions',
-  access: approvalAccess('workflow_action'),
+  ...WORKFLOW_ACTIONS.access(approvalAccess('workflow_action')),
   params: WorkflowActionParams,
   body: ApprovalCreate,
   errors: [409, 503],

@@ -1,11 +1,13 @@
 /** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
 import { findWorkspace, membersQuery } from '../../db/workspaces';
-import { defineOperation, ok } from '../registry/operation';
+import { defineOperation, ok, operationGroup } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { pageRequest } from '../shared';
 import { presentMember, presentWorkspace } from './present';
 import { MemberPage, WorkspacePage, WorkspaceResponse } from './schemas';
 import { found, pageOf } from '../registry/parts';
+
+const WORKSPACES = operationGroup('Workspaces');
 
 export const listWorkspaces = defineOperation({
   operationId: 'listWorkspaces',
@@ -14,8 +16,7 @@ export const listWorkspaces = defineOperation({
   summary: 'List the workspaces the token can see',
   description:
     "A token belongs to one workspace, so the page holds that workspace; a member's session (the console) sees every workspace of the member.",
-  tag: 'Workspaces',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...WORKSPACES.scope('repositories:read'),
   query: PageQuery,
   success: ok('A page of workspaces.', WorkspacePage),
   handler: async ({ principal, query }) => {
@@ -47,8 +48,7 @@ export const getWorkspace = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}',
   summary: 'Get a workspace',
-  tag: 'Workspaces',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...WORKSPACES.scope('repositories:read'),
   params: WorkspaceParams,
   success: ok('The workspace.', WorkspaceResponse),
   handler: async ({ db, params }) => {
@@ -65,8 +65,7 @@ export const listMembers = defineOperation({
   method: 'get',
   path: '/v1/workspaces/{workspace_id}/members',
   summary: 'List the members of a workspace',
-  tag: 'Workspaces',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...WORKSPACES.scope('members:read'),
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of members, newest first.', MemberPage),
