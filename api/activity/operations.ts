@@ -1,7 +1,7 @@
 /** The two write records: the activity feed (for people) and audit events (for compliance). */
 import { activityQuery, auditEventsQuery } from '../../db/activity';
 import { keysetPage } from '../../db/paginate';
-import { defineOperation, ok, operationGroup } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, pageRequest } from '../shared';
 import { ActivityPage, AuditEventPage } from './schemas';
@@ -10,8 +10,7 @@ const ACTIVITY = operationGroup('Activity');
 
 export const listActivity = defineOperation({
   operationId: 'listActivity',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/activity',
+  ...route.get('/v1/workspaces/{workspace_id}/activity'),
   summary: 'The workspace activity feed',
   ...ACTIVITY.scope('members:read'),
   params: WorkspaceParams,
@@ -38,8 +37,7 @@ export const listActivity = defineOperation({
 
 export const listAuditEvents = defineOperation({
   operationId: 'listAuditEvents',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-events',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-events'),
   summary: 'The workspace audit trail',
   ...ACTIVITY.scope('members:read'),
   params: WorkspaceParams,

@@ -5,7 +5,7 @@ import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
 import { snapshotOfAudit, snapshotRefOfAudit } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
 import { AuditParams } from '../audits/schemas';
-import { defineOperation, operationGroup } from '../registry/operation';
+import { defineOperation, operationGroup, route } from '../registry/operation';
 import { found } from '../registry/parts';
 
 const ARCHITECTURE = operationGroup('Architecture');
@@ -27,8 +27,7 @@ const drawn = new LRUCache<string, string>({
 
 export const getAuditArchitectureDiagram = defineOperation({
   operationId: 'getAuditArchitectureDiagram',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture/diagram',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture/diagram'),
   summary: "An audit's architecture snapshot as a diagram",
   description:
     'The entities and relationships of the snapshot, drawn left to right and grouped by kind: `format=mermaid` answers Mermaid flowchart source (`text/vnd.mermaid`), `format=svg` a standalone SVG image (`image/svg+xml`). The same snapshot always gives the same text. 404 until the audit has passed its reconcile stage.',

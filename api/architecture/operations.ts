@@ -13,7 +13,7 @@ import { findAudit } from '../../db/audits';
 import { remediationIdsByEntity } from '../../db/remediations';
 import { findRepository } from '../../db/repositories';
 import { AuditParams } from '../audits/schemas';
-import { defineOperation, ok, operationGroup } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { iso, isoOrNull } from '../shared';
 import {
@@ -95,8 +95,7 @@ export async function auditSnapshot(db: Knex, params: { workspace_id: string; au
 
 export const getAuditArchitecture = defineOperation({
   operationId: 'getAuditArchitecture',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture'),
   summary: 'The architecture snapshot an audit produced',
   description:
     'Entities, relationships and the evidence each rests on (file, lines, content hash). 404 until the audit has passed its reconcile stage.',
@@ -111,8 +110,7 @@ export const getAuditArchitecture = defineOperation({
 
 export const getRepositoryArchitecture = defineOperation({
   operationId: 'getRepositoryArchitecture',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture'),
   summary: "A repository's latest architecture: its default branch's latest full audit",
   description:
     "The snapshot of the newest completed audit of the repository's default branch (or of a commit with no branch named) whose source scope narrows nothing (no include, exclude, source_types or max_files). Audits of other branches and scoped audits are served only while the default branch has no full audit.",
@@ -134,8 +132,7 @@ export const getRepositoryArchitecture = defineOperation({
 
 export const listArchitectureSnapshots = defineOperation({
   operationId: 'listArchitectureSnapshots',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/snapshots',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/snapshots'),
   summary: "A repository's architecture snapshots, newest first",
   ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,

@@ -23,7 +23,14 @@ import { assistantRunWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/wo
 import { WORKSPACE_ID } from '../../domain/workflow-starts';
 import type { AssistantRunWorkflow } from '../../workflows/assistant';
 import { ApiError, problems } from '../errors';
-import { defineOperation, created, ok, started, operationGroup } from '../registry/operation';
+import {
+  defineOperation,
+  created,
+  ok,
+  started,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import { commitThenStart, recordPrincipalWrite } from '../shared';
 import { presentConversation, presentMessage, presentRun } from './present';
@@ -47,8 +54,7 @@ const ACTIVE = new Set(['queued', 'running']);
 
 export const listAssistantConversations = defineOperation({
   operationId: 'listAssistantConversations',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/conversations'),
   summary: 'List assistant conversations',
   description: 'Newest first; `repository_id` keeps those about one repository.',
   ...ASSISTANT.scope('audits:read'),
@@ -66,8 +72,7 @@ export const listAssistantConversations = defineOperation({
 
 export const createAssistantConversation = defineOperation({
   operationId: 'createAssistantConversation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations',
+  ...route.post('/v1/workspaces/{workspace_id}/assistant/conversations'),
   summary: 'Start an assistant conversation about a repository',
   description:
     "Questions of the conversation are answered from `snapshot_id` when given (a snapshot of that repository), else from the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) at the time of each question.",
@@ -120,8 +125,7 @@ async function loadConversation(
 
 export const listAssistantMessages = defineOperation({
   operationId: 'listAssistantMessages',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages'),
   summary: "A conversation's messages, newest first",
   ...ASSISTANT.scope('audits:read'),
   params: ConversationParams,
@@ -135,8 +139,7 @@ export const listAssistantMessages = defineOperation({
 
 export const askAssistant = defineOperation({
   operationId: 'askAssistant',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages',
+  ...route.post('/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages'),
   summary: 'Ask a question (starts a durable assistant run)',
   description:
     "Admits the question against the workspace's assistant limits (getAssistantLimits) in one step under a per-workspace lock, so concurrent questions never overshoot: per-member and per-workspace questions per day (in the limits' time zone), questions being answered at once per member and per workspace, and the monthly budget: with a model configured, a question sets aside the most it can cost (its input bound and max_output_tokens at the model's price) until it ends. A refusal is 429 with a stable code (assistant_user_daily_limit, assistant_workspace_daily_limit, assistant_user_active_runs, assistant_workspace_active_runs, assistant_monthly_budget_exhausted with `remaining_usd`) and Retry-After, and writes nothing. An admitted question is answered by the `AssistantRunWorkflow` (workflow id `assistant-run-<id>`): route, specialist, context from the snapshot (`context_snapshot_id`), answer, record. Follow it with getAssistantRun. 409 no_architecture_snapshot while the repository has no completed audit.",
@@ -231,8 +234,7 @@ async function loadRun(db: Parameters<typeof findRun>[0], workspaceId: string, i
 
 export const getAssistantRun = defineOperation({
   operationId: 'getAssistantRun',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/runs/{run_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/runs/{run_id}'),
   summary: 'An assistant run: status, route, specialist, tokens, cost, error code',
   description:
     'Status: queued, running, completed (answered; the answer is `assistant_message_id`), failed (`error_code`, e.g. model_unavailable after the retries), cancelled, or refused (it could not answer: `model_not_configured` for a free-form question without a model).',
@@ -245,8 +247,7 @@ export const getAssistantRun = defineOperation({
 
 export const cancelAssistantRun = defineOperation({
   operationId: 'cancelAssistantRun',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/assistant/runs/{run_id}/cancel',
+  ...route.post('/v1/workspaces/{workspace_id}/assistant/runs/{run_id}/cancel'),
   summary: 'Cancel a queued or running assistant run',
   description:
     'A queued run ends `cancelled` at once; a running one when its workflow stops (a model call under way is abandoned; tokens already spent stay counted). A finished run answers 409 run_finished.',

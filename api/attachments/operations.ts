@@ -19,7 +19,7 @@ import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, created, ok, operationGroup } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
@@ -48,8 +48,7 @@ function removedProblem(row: AttachmentRow): ApiError {
 
 export const createAuditAttachment = defineOperation({
   operationId: 'createAuditAttachment',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments'),
   summary: 'Attach an upload to an audit',
   description:
     'Keeps the upload (createUpload) beside the audit until retained_until = now + retention_days (1..365, default 90). filename, content_type, sha256 and size_bytes come from the upload. After retained_until the retention sweep removes it (status `expired`). An upload that only ever served attachments is removed with the last of them (its status becomes `expired`); an upload an audit ran on is kept. Beyond the spec fields the response carries audit_id, retention_days and removed_at.',
@@ -113,8 +112,7 @@ export const createAuditAttachment = defineOperation({
 
 export const listAuditAttachments = defineOperation({
   operationId: 'listAuditAttachments',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments'),
   summary: "List an audit's attachments",
   description:
     'Newest first, every status unless `status` is given: removed attachments stay listed as the record of what was kept and when it went.',
@@ -137,8 +135,7 @@ export const listAuditAttachments = defineOperation({
 
 export const getAttachmentContent = defineOperation({
   operationId: 'getAttachmentContent',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/attachments/{attachment_id}/content',
+  ...route.get('/v1/workspaces/{workspace_id}/attachments/{attachment_id}/content'),
   summary: "Download an attachment's bytes",
   description:
     'The bytes as uploaded, with the upload content type, `Content-Disposition: attachment` naming its filename, `X-Content-SHA256` and `Content-Length`. A deleted or expired attachment answers 410 attachment_removed.',
@@ -174,8 +171,7 @@ export const getAttachmentContent = defineOperation({
 
 export const deleteAttachment = defineOperation({
   operationId: 'deleteAttachment',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/attachments/{attachment_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/attachments/{attachment_id}'),
   summary: 'Delete an attachment before its retention ends',
   description:
     'The attachment becomes `deleted` (it stays listed) and its content is removed unless another upload, attachment or audit still holds the same bytes. Deleting a removed attachment answers 410 attachment_removed.',

@@ -38,6 +38,7 @@ import {
   ok,
   started,
   operationGroup,
+  route,
 } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
@@ -232,8 +233,7 @@ export async function startAudit(
 
 export const createAudit = defineOperation({
   operationId: 'createAudit',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits',
+  ...route.post('/v1/workspaces/{workspace_id}/audits'),
   summary: 'Start an audit',
   description:
     'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). Exactly one of repository_id and upload_id. The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.',
@@ -260,8 +260,7 @@ export const createAudit = defineOperation({
 
 export const listAudits = defineOperation({
   operationId: 'listAudits',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits',
+  ...route.get('/v1/workspaces/{workspace_id}/audits'),
   summary: 'List audits',
   ...AUDITS.scope('audits:read'),
   params: WorkspaceParams,
@@ -285,8 +284,7 @@ export const listAudits = defineOperation({
 
 export const getAudit = defineOperation({
   operationId: 'getAudit',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}'),
   summary: 'Get an audit with its stages, source and coverage gaps',
   ...AUDITS.scope('audits:read'),
   params: AuditParams,
@@ -297,8 +295,7 @@ export const getAudit = defineOperation({
 
 export const cancelAudit = defineOperation({
   operationId: 'cancelAudit',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cancel',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/cancel'),
   summary: 'Cancel a running audit',
   description:
     'The running stage ends `cancelled`, later stages `skipped`, the audit `cancelled`. A finished audit answers 409 audit_finished.',
@@ -338,8 +335,7 @@ export const cancelAudit = defineOperation({
 
 export const retryAudit = defineOperation({
   operationId: 'retryAudit',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/retry',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/retry'),
   summary: 'Run a finished audit again as a new audit with the same inputs',
   ...AUDITS.scope('audits:write'),
   params: AuditParams,
@@ -386,8 +382,7 @@ const LEVELS = { info: 0, warning: 1, error: 2 } as const;
 
 export const getAuditLogs = defineOperation({
   operationId: 'getAuditLogs',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/logs',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/logs'),
   summary: 'The audit log, oldest first',
   ...AUDITS.scope('audits:read'),
   params: AuditParams,
@@ -421,8 +416,7 @@ export const getAuditLogs = defineOperation({
 
 export const getAuditAgentTimeline = defineOperation({
   operationId: 'getAuditAgentTimeline',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/agent-runs',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/agent-runs'),
   summary: 'Every agent attempt of an audit, in order',
   ...AUDITS.scope('audits:read'),
   params: AuditParams,
@@ -436,8 +430,7 @@ export const getAuditAgentTimeline = defineOperation({
 
 export const getAuditCost = defineOperation({
   operationId: 'getAuditCost',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cost',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/cost'),
   summary: 'What an audit cost: the sum over its agent runs',
   ...AUDITS.scope('audits:read'),
   params: AuditParams,

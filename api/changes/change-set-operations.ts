@@ -21,7 +21,7 @@ import {
 } from '../../domain/changes/change-sets';
 import { CHANGE_SET_STATES } from '../../domain/contract/values';
 import { problems } from '../errors';
-import { defineOperation, created, ok, operationGroup } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, pageFields } from '../schema-kit';
 import { iso, pageRequest, recordPrincipalWrite } from '../shared';
@@ -64,8 +64,7 @@ function present(row: ChangeSetRow): ChangeSetResponse {
 
 export const listChangeSets = defineOperation({
   operationId: 'listChangeSets',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets'),
   summary: "A repository's change sets, newest first",
   description:
     'Candidates are declared through createChangeSet; each audit with an earlier snapshot to compare with records one observed set (`change_key` `audit:<audit id>`). The next page is in the `Link` header.',
@@ -106,8 +105,7 @@ export const listChangeSets = defineOperation({
 
 export const createChangeSet = defineOperation({
   operationId: 'createChangeSet',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets',
+  ...route.post('/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets'),
   summary: 'Declare a candidate change set',
   description:
     "Declared intent (a pull request, an IaC plan) as normalized changes in the graph's canonical keys (`<kind>:<name>` for entities, `<kind>:<entity key>-><entity key>` for relationships): a key in another form is 400 naming it. `change_key` is unique per repository among candidates (409 conflict). Reconcile it with the observed set of the audit that ran the change (reconcileChangeSet).",
@@ -184,8 +182,7 @@ export const createChangeSet = defineOperation({
 
 export const getChangeSet = defineOperation({
   operationId: 'getChangeSet',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/change-sets/{change_set_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/change-sets/{change_set_id}'),
   summary: 'A change set',
   ...ARCHITECTURE.scope('audits:read'),
   params: ChangeSetParams,
@@ -201,8 +198,7 @@ export const getChangeSet = defineOperation({
 
 export const reconcileChangeSet = defineOperation({
   operationId: 'reconcileChangeSet',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/change-sets/{change_set_id}/reconcile',
+  ...route.post('/v1/workspaces/{workspace_id}/change-sets/{change_set_id}/reconcile'),
   summary: 'Reconcile a candidate change set with what an audit observed',
   description:
     "Matches the candidate's declared changes with an observed set by change type and key: `accuracy` counts what was declared and happened (matched), declared and did not happen (unexpected) and happened undeclared (missed), with precision and recall; `impact_result` holds the dependency paths of every changed entity in the observed result snapshot; `gate_result` is the observed set's gate. Without `observed_change_set_id` the newest observed set of the repository created since the candidate is used. Reconciling again with the same observed set answers the same result; the candidate is 409 when it is an observed set (`change_set_not_candidate`), already reconciled with another set (`already_reconciled`), or has no observed set yet (`no_observed_change_set`); an observed set of another repository is 422 `change_set_repository_mismatch`.",

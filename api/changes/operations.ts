@@ -23,7 +23,7 @@ import {
 import { evaluateChanges, presentChangeItem, presentGate } from '../../domain/changes/service';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation, type Principal, ok, operationGroup } from '../registry/operation';
+import { defineOperation, type Principal, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
@@ -44,8 +44,7 @@ const POLICIES = operationGroup('Policies');
 
 export const getArchitectureChanges = defineOperation({
   operationId: 'getArchitectureChanges',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes'),
   summary: 'Changes between two architecture snapshots of a repository, with the change gate',
   description:
     "Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot before it on the same branch. `to_snapshot_id` alone compares that snapshot with the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.",
@@ -193,8 +192,7 @@ async function storePolicy(
 
 export const getGatePolicy = defineOperation({
   operationId: 'getGatePolicy',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/policies/gate',
+  ...route.get('/v1/workspaces/{workspace_id}/policies/gate'),
   summary: "The workspace's change gate policy",
   description:
     'A workspace that never set one runs on the built-in default (version 0, `is_default` true): a new external call or a new service -> review; a datastore, queue or bucket removed, a new client of a shared datastore, a new service cycle, or a newly failing high-severity control -> blocked; confidence floor 0.5.',
@@ -207,8 +205,7 @@ export const getGatePolicy = defineOperation({
 
 export const updateGatePolicy = defineOperation({
   operationId: 'updateGatePolicy',
-  method: 'put',
-  path: '/v1/workspaces/{workspace_id}/policies/gate',
+  ...route.put('/v1/workspaces/{workspace_id}/policies/gate'),
   summary: "Replace the workspace's change gate policy",
   description:
     '`expected_version` must be the current version (0 while on the default): otherwise 409 version_mismatch with current_version, and nothing changes. Each replacement increments `version`; every later gate records the version it applied. Recorded as an audit event with the policy before and after.',
@@ -230,8 +227,7 @@ export const updateGatePolicy = defineOperation({
 
 export const resetGatePolicy = defineOperation({
   operationId: 'resetGatePolicy',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/policies/gate/reset',
+  ...route.post('/v1/workspaces/{workspace_id}/policies/gate/reset'),
   summary: 'Put the built-in default gate policy back in effect',
   description:
     'Stores the built-in default policy (every default rule, floor 0.5, enabled) as the next version, so later gates record which version they applied. `expected_version` must be the current version: otherwise 409 version_mismatch with current_version, and nothing changes. Recorded as an audit event with the policy before and after.',
@@ -257,8 +253,7 @@ export const resetGatePolicy = defineOperation({
 
 export const getAuditGate = defineOperation({
   operationId: 'getAuditGate',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/gate',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/gate'),
   summary: "An audit's change gate, as JSON or as a CI artifact",
   description:
     "The gate the audit's `changes` stage computed against the previous completed snapshot of the same repository and branch, with the policy version it applied. `format=json` (default) answers AuditGateResponse; `sarif` a SARIF 2.1.0 log (application/sarif+json) with one result per reviewed or blocked change; `junit` JUnit XML with one test case per rule; `markdown` a summary for a pull-request comment. 404 until the audit has passed its changes stage.",

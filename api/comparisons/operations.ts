@@ -15,7 +15,7 @@ import { keysetPage } from '../../db/paginate';
 import type { GraphItem } from '../../domain/changes/diff';
 import { compareAudits, contentSha256, type ComparedAudit } from '../../domain/comparisons/compare';
 import { problems } from '../errors';
-import { defineOperation, created, ok, operationGroup } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { pageFields, Uuid, WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
 import {
@@ -70,8 +70,7 @@ const ComparisonParams = Type.Object(
 
 export const createAuditComparison = defineOperation({
   operationId: 'createAuditComparison',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-comparisons',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-comparisons'),
   summary: 'Compare two audits of one repository',
   description:
     'Findings by fingerprint (added, resolved, changed severity, unchanged), the architecture differences between the two snapshots, counts, whether coverage and architecture are comparable, and the limitations (a side not completed or without a snapshot, a source type a side did not read, scanner-only audits, different source scopes). `content_sha256` is the SHA-256 of the RFC 8785 canonical JSON of `snapshot`: the same two audits always give the same hash. Audits of different repositories (or an upload audit) are 422 audits_not_comparable.',
@@ -128,8 +127,7 @@ export const createAuditComparison = defineOperation({
 
 export const listAuditComparisons = defineOperation({
   operationId: 'listAuditComparisons',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-comparisons',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-comparisons'),
   summary: "List the workspace's audit comparisons, newest first",
   ...COMPARISONS.scope('audits:read'),
   params: WorkspaceParams,
@@ -164,8 +162,7 @@ export const listAuditComparisons = defineOperation({
 
 export const getAuditComparison = defineOperation({
   operationId: 'getAuditComparison',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-comparisons/{comparison_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-comparisons/{comparison_id}'),
   summary: 'An audit comparison',
   ...COMPARISONS.scope('audits:read'),
   params: ComparisonParams,

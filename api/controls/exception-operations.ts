@@ -13,7 +13,7 @@ import { findRepository } from '../../db/repositories';
 import { isEntityKey, isRelationshipKey } from '../../domain/changes/change-sets';
 import { exceptionState } from '../../domain/controls/exceptions';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, created, ok, operationGroup } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { LiteralUnion, pageFields, Uuid, WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
@@ -49,8 +49,7 @@ function present(row: ExceptionRow) {
 
 export const createControlException = defineOperation({
   operationId: 'createControlException',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions',
+  ...route.post('/v1/workspaces/{workspace_id}/control-exceptions'),
   summary: 'Waive a control for a scope until a date',
   description:
     'Applies from the next audit on: an assessment it covers keeps its status, carries `exception_id`, and does not fail the change gate. `expires_at` is mandatory, in the future and at most 366 days ahead; `repository` and `entity` scopes name `repository_id`, `entity` also a canonical `subject_key`. Recorded as an audit event.',
@@ -112,8 +111,7 @@ export const createControlException = defineOperation({
 
 export const listControlExceptions = defineOperation({
   operationId: 'listControlExceptions',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions',
+  ...route.get('/v1/workspaces/{workspace_id}/control-exceptions'),
   summary: "The workspace's control exceptions, newest first",
   ...POLICIES.scope('policies:read'),
   params: WorkspaceParams,
@@ -142,8 +140,7 @@ export const listControlExceptions = defineOperation({
 
 export const getControlException = defineOperation({
   operationId: 'getControlException',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}'),
   summary: 'A control exception',
   ...POLICIES.scope('policies:read'),
   params: ControlExceptionParams,
@@ -159,8 +156,7 @@ export const getControlException = defineOperation({
 
 export const revokeControlException = defineOperation({
   operationId: 'revokeControlException',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}/revoke',
+  ...route.post('/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}/revoke'),
   summary: 'Revoke a control exception',
   description:
     'It stops applying at the next audit; assessments already made keep their `exception_id`. Revoking a revoked exception answers it unchanged. Recorded as an audit event.',

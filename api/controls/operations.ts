@@ -12,7 +12,7 @@ import {
 } from '../../db/controls';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation, ok, operationGroup } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentAssessment, presentControl, presentFinding } from './present';
@@ -32,8 +32,7 @@ const FINDINGS = operationGroup('Findings');
 
 export const listControls = defineOperation({
   operationId: 'listControls',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/controls',
+  ...route.get('/v1/workspaces/{workspace_id}/controls'),
   summary: 'The built-in control catalog',
   description: `The controls of the current catalog version (${CONTROL_CATALOG_VERSION}) that every audit assesses.`,
   ...CONTROLS.scope('policies:read'),
@@ -48,8 +47,7 @@ export const listControls = defineOperation({
 
 export const listAuditAssessments = defineOperation({
   operationId: 'listAuditAssessments',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/assessments',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/assessments'),
   summary: "An audit's control assessments",
   description:
     'One assessment per catalog control, in control key order; empty until the audit has passed its controls stage.',
@@ -68,8 +66,7 @@ export const listAuditAssessments = defineOperation({
 
 export const listAuditFindings = defineOperation({
   operationId: 'listAuditFindings',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/findings',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/findings'),
   summary: 'The findings an audit observed',
   description: 'Each finding as it stands now (status, last sighting), newest first.',
   ...FINDINGS.scope('findings:read'),
@@ -87,8 +84,7 @@ export const listAuditFindings = defineOperation({
 
 export const listFindings = defineOperation({
   operationId: 'listFindings',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/findings',
+  ...route.get('/v1/workspaces/{workspace_id}/findings'),
   summary: "The workspace's findings",
   description: 'Newest first; filter by status, severity, repository or control.',
   ...FINDINGS.scope('findings:read'),
@@ -111,8 +107,7 @@ export const listFindings = defineOperation({
 
 export const getFinding = defineOperation({
   operationId: 'getFinding',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/findings/{finding_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/findings/{finding_id}'),
   summary: 'Get a finding',
   ...FINDINGS.scope('findings:read'),
   params: FindingParams,
@@ -128,8 +123,7 @@ export const getFinding = defineOperation({
 
 export const updateFinding = defineOperation({
   operationId: 'updateFinding',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/findings/{finding_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/findings/{finding_id}'),
   summary: "Change a finding's status",
   description:
     'Triage: accepted_risk and false_positive are kept by later audits that still observe the finding; open reopens it. resolved is answered 409 invalid_transition while the latest completed audit of the repository still observes the finding (fix the code and audit again).',

@@ -44,6 +44,7 @@ import {
   created,
   ok,
   operationGroup,
+  route,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
@@ -183,8 +184,7 @@ async function requestMove(
 
 export const listDecisions = defineOperation({
   operationId: 'listDecisions',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/decisions',
+  ...route.get('/v1/workspaces/{workspace_id}/decisions'),
   summary: 'List architecture decisions',
   description:
     'Newest first. When more decisions remain, the response carries `Link: <...>; rel="next"` with the cursor of the next page.',
@@ -228,8 +228,7 @@ export const listDecisions = defineOperation({
 
 export const proposeDecision = defineOperation({
   operationId: 'proposeDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions',
+  ...route.post('/v1/workspaces/{workspace_id}/decisions'),
   summary: 'Propose an architecture decision',
   description:
     'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`, started once the decision is stored. When the workflow cannot be started the proposal is discarded and the answer is 503 workflow_engine_unavailable (with its decision_id).',
@@ -322,8 +321,7 @@ export const proposeDecision = defineOperation({
 
 export const getDecision = defineOperation({
   operationId: 'getDecision',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/decisions/{decision_id}'),
   summary: 'Get an architecture decision',
   ...DECISIONS.scope('decisions:read'),
   params: DecisionParams,
@@ -347,8 +345,7 @@ export const getDecision = defineOperation({
 
 export const transitionDecision = defineOperation({
   operationId: 'transitionDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions',
+  ...route.post('/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions'),
   summary: 'Move an architecture decision',
   description:
     'Moves: proposed -> in_review; in_review -> proposed (withdrawn); approved -> implemented. Approving and rejecting are approvals, made through approveDecision and rejectDecision (scope decisions:approve): a transition to approved or rejected is 400 validation_failed naming /status. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
@@ -382,8 +379,7 @@ const DECISION_VOTE = {
 export const approveDecision = defineOperation({
   ...DECISION_VOTE,
   operationId: 'approveDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/approval',
+  ...route.post('/v1/workspaces/{workspace_id}/decisions/{decision_id}/approval'),
   summary: 'Approve an architecture decision in review',
   description: `Records an approval of a decision in review with the approver's role, the scope decisions:approve and the version of the workspace approval policy. With a quorum above 1 the decision stays in_review until that many distinct members approved; the last approval moves it to approved with selected_option_id (which must name one of its options). ${approvalRules('decision')} A decision not yet in review is 409 \`not_awaiting_approval\`. With If-Match, a stale version is 409 version_mismatch.`,
   body: ArchitectureDecisionApproval,
@@ -395,8 +391,7 @@ export const approveDecision = defineOperation({
 export const rejectDecision = defineOperation({
   ...DECISION_VOTE,
   operationId: 'rejectDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/rejection',
+  ...route.post('/v1/workspaces/{workspace_id}/decisions/{decision_id}/rejection'),
   summary: 'Reject an architecture decision in review',
   description: `Records a rejection (with the same role, scope and policy version as an approval) and ends the decision: rejected is terminal. The proposer may reject their own decision. A decision already approved or rejected is 409 \`already_decided\`; one not yet in review 409 \`not_awaiting_approval\`; a second vote by the same member in one review 409 \`duplicate_vote\`.`,
   body: ArchitectureDecisionRejection,
@@ -421,8 +416,7 @@ async function renderBrief(db: Knex, row: DecisionRow): Promise<string> {
 
 export const getDecisionBrief = defineOperation({
   operationId: 'getDecisionBrief',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief',
+  ...route.get('/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief'),
   summary: 'A Markdown ADR of a decision',
   description:
     'Context, question, options with benefits and tradeoffs, the selected option and rationale, evidence with file locations, success criteria and their verification, approvals and status history.',

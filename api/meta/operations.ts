@@ -6,7 +6,7 @@ import { SCOPES } from '../../domain/contract/values';
 import { SCOPE_DESCRIPTIONS } from '../../domain/tokens/scope-descriptions';
 import { CONTRACT_VERSION, contractDocument } from '../contract';
 import { problems } from '../errors';
-import { defineOperation, ok, operationGroup } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { presentToken } from '../tokens/present';
 import { CurrentTokenResponse } from '../tokens/schemas';
 import { Health, ScopeList } from './schemas';
@@ -16,8 +16,7 @@ const META = operationGroup('Meta');
 
 export const getContract = defineOperation({
   operationId: 'getContract',
-  method: 'get',
-  path: '/v1/openapi.json',
+  ...route.get('/v1/openapi.json'),
   summary: 'The OpenAPI 3.1 contract of this API',
   ...META.public(),
   success: {
@@ -30,8 +29,7 @@ export const getContract = defineOperation({
 
 export const listScopes = defineOperation({
   operationId: 'listScopes',
-  method: 'get',
-  path: '/v1/scopes',
+  ...route.get('/v1/scopes'),
   summary: 'The 25 scopes a token can carry',
   ...META.public(),
   success: ok('Every scope with what it allows.', ScopeList),
@@ -42,8 +40,7 @@ export const listScopes = defineOperation({
 
 export const getHealth = defineOperation({
   operationId: 'getHealth',
-  method: 'get',
-  path: '/v1/health',
+  ...route.get('/v1/health'),
   summary: 'Health of the API and its dependencies',
   description:
     'Answers 200 while the database works (status degraded when Temporal is down) and 503 when it does not.',
@@ -74,8 +71,7 @@ export const getHealth = defineOperation({
 
 export const getCurrentToken = defineOperation({
   operationId: 'getCurrentToken',
-  method: 'get',
-  path: '/v1/token',
+  ...route.get('/v1/token'),
   summary: 'The token making this request',
   ...META.token('a token can always read itself.'),
   success: ok('The calling token, without its secret.', CurrentTokenResponse),

@@ -4,7 +4,7 @@
  */
 import { findGrant, memberGrantsQuery, type OAuthGrantRow } from '../../db/oauth';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation, ok, operationGroup } from '../registry/operation';
+import { auditTokenId, defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso } from '../shared';
@@ -33,8 +33,7 @@ const OWN = "a member's own grants: any token acting for the member.";
 
 export const listOAuthGrants = defineOperation({
   operationId: 'listOAuthGrants',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/oauth-grants',
+  ...route.get('/v1/workspaces/{workspace_id}/oauth-grants'),
   summary: 'List the OAuth grants you gave MCP clients',
   description:
     'The authorizations the calling member gave MCP clients for this workspace on the consent page, newest first, revoked ones included (revoked_at set).',
@@ -49,8 +48,7 @@ export const listOAuthGrants = defineOperation({
 
 export const revokeOAuthGrant = defineOperation({
   operationId: 'revokeOAuthGrant',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/oauth-grants/{grant_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/oauth-grants/{grant_id}'),
   summary: 'Revoke an OAuth grant',
   description:
     "Ends the grant: its access tokens stop working at once and its refresh tokens cannot be used. Idempotent: a second call answers the grant with its first revoked_at. Another member's grant is 404.",

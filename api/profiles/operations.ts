@@ -17,7 +17,7 @@ import {
 import { findRepository } from '../../db/repositories';
 import { refNameProblem } from '../../domain/repositories/git-ref';
 import { problems } from '../errors';
-import { defineOperation, created, ok, operationGroup } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { PageQuery } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
@@ -79,8 +79,7 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 export const listAuditProfiles = defineOperation({
   operationId: 'listAuditProfiles',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles'),
   summary: "List a repository's audit profiles",
   ...PROFILES.scope('audits:read'),
   params: RepositoryParams,
@@ -99,8 +98,7 @@ export const listAuditProfiles = defineOperation({
 
 export const createAuditProfile = defineOperation({
   operationId: 'createAuditProfile',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles',
+  ...route.post('/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles'),
   summary: 'Create an audit profile',
   description:
     'A named set of audit settings (branch_ref, source_scope, purpose) for the repository; names are unique per repository (case-insensitive, 409 conflict). Start an audit with it through createAudit `profile_id`.',
@@ -141,8 +139,7 @@ export const createAuditProfile = defineOperation({
 
 export const getAuditProfile = defineOperation({
   operationId: 'getAuditProfile',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}'),
   summary: 'Get an audit profile',
   ...PROFILES.scope('audits:read'),
   params: AuditProfileParams,
@@ -158,8 +155,7 @@ export const getAuditProfile = defineOperation({
 
 export const updateAuditProfile = defineOperation({
   operationId: 'updateAuditProfile',
-  method: 'put',
-  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  ...route.put('/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}'),
   summary: 'Replace an audit profile',
   description:
     'Replaces every field (an omitted purpose becomes empty, an omitted source_scope is removed) and increments `version`. `expected_version` must be the current version: otherwise 409 version_mismatch (with current_version) and nothing changes. Of two concurrent updates with the same expected_version exactly one succeeds. Audits already run keep the snapshot of the version they used.',
@@ -221,8 +217,7 @@ export function versionMismatch(current: AuditProfileRow, expected: number) {
 
 export const deleteAuditProfile = defineOperation({
   operationId: 'deleteAuditProfile',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}'),
   summary: 'Delete an audit profile',
   description:
     'The profile disappears from reads and can no longer start audits; its name is free again. Audits that ran with it keep their profile_snapshot.',

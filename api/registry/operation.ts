@@ -96,6 +96,17 @@ export function operationGroup(tag: string) {
   };
 }
 
+const at = (method: HttpMethod) => (path: string) => ({ method, path });
+
+/** An operation's method and path, spread into its declaration: `...route.get('/v1/...')`. */
+export const route = {
+  get: at('get'),
+  post: at('post'),
+  put: at('put'),
+  patch: at('patch'),
+  delete: at('delete'),
+};
+
 /** A response header an operation declares (documented in the contract, checked in tests). */
 export interface HeaderSpec {
   description: string;

@@ -37,6 +37,7 @@ import {
   created,
   ok,
   operationGroup,
+  route,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, recordPrincipalWrite } from '../shared';
@@ -147,8 +148,7 @@ async function move(
 
 export const listRemediations = defineOperation({
   operationId: 'listRemediations',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/remediations',
+  ...route.get('/v1/workspaces/{workspace_id}/remediations'),
   summary: 'List remediations',
   description:
     'Newest first; filter by state, repository or finding (the remediations of a finding).',
@@ -171,8 +171,7 @@ export const listRemediations = defineOperation({
 
 export const createRemediation = defineOperation({
   operationId: 'createRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations',
+  ...route.post('/v1/workspaces/{workspace_id}/remediations'),
   summary: 'Plan the fix of findings',
   description:
     "Every finding must exist in this workspace (else 422 `unknown_finding` naming each unknown one), be unresolved (422 `finding_resolved`) and belong to one repository (422 `findings_span_repositories`). With `plan` the plan is the caller's (`source: manual`); without it the remediation agent writes one from the template of each control (`source: template`) and, when the worker has a model configured, asks the model to improve it (`source: model`; the call is an agent run of the audit that last observed the findings, and its cost is that audit's `remediation_cost_usd`). The remediation starts `proposed` and is owned by a `RemediationWorkflow` with workflow id `remediation-<id>`.",
@@ -263,8 +262,7 @@ export const createRemediation = defineOperation({
 
 export const getRemediation = defineOperation({
   operationId: 'getRemediation',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/remediations/{remediation_id}'),
   summary: 'Get a remediation',
   ...REMEDIATIONS.scope('remediations:read'),
   params: RemediationParams,
@@ -283,8 +281,7 @@ const REMEDIATION_VOTE = {
 export const approveRemediation = defineOperation({
   ...REMEDIATION_VOTE,
   operationId: 'approveRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval',
+  ...route.post('/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval'),
   summary: 'Approve a remediation',
   description: `Moves a proposed remediation to approved, recording the approver, role, scope and rationale. ${approvalRules('remediation')} A plan still being written by the model is approved once it is written.`,
   success: ok('The approved remediation.', RemediationResponse),
@@ -294,8 +291,7 @@ export const approveRemediation = defineOperation({
 export const rejectRemediation = defineOperation({
   ...REMEDIATION_VOTE,
   operationId: 'rejectRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/rejection',
+  ...route.post('/v1/workspaces/{workspace_id}/remediations/{remediation_id}/rejection'),
   summary: 'Reject a remediation',
   description:
     'Moves a proposed remediation to rejected (terminal), recording the rejection like an approval. Its creator may reject (withdraw) it. One already approved or rejected is 409 `already_decided`.',
@@ -305,8 +301,7 @@ export const rejectRemediation = defineOperation({
 
 export const transitionRemediation = defineOperation({
   operationId: 'transitionRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/transitions',
+  ...route.post('/v1/workspaces/{workspace_id}/remediations/{remediation_id}/transitions'),
   summary: 'Move a remediation',
   description:
     'Moves: approved -> in_progress; in_progress -> done; not_verified -> in_progress. Approving and rejecting are approvals, made through approveRemediation and rejectRemediation (scope remediations:approve); `status: rejected` is not a transition (400 validation_failed). Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',

@@ -13,7 +13,7 @@ import type { WorkspaceRef } from '../../domain/repositories/source-policy';
 import type { Config } from '../../platform/config';
 import { checkRegistration, sourcePolicyOf } from '../../platform/source-access';
 import { ApiError, problems } from '../errors';
-import { defineOperation, created, ok, operationGroup } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentRepository } from './present';
@@ -77,8 +77,7 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 export const listRepositories = defineOperation({
   operationId: 'listRepositories',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories'),
   summary: 'List repositories',
   ...REPOSITORIES.scope('repositories:read'),
   params: WorkspaceParams,
@@ -91,8 +90,7 @@ export const listRepositories = defineOperation({
 
 export const createRepository = defineOperation({
   operationId: 'createRepository',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/repositories',
+  ...route.post('/v1/workspaces/{workspace_id}/repositories'),
   summary: 'Register a repository',
   ...REPOSITORIES.scope('repositories:write'),
   params: WorkspaceParams,
@@ -130,8 +128,7 @@ export const createRepository = defineOperation({
 
 export const getRepository = defineOperation({
   operationId: 'getRepository',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}'),
   summary: 'Get a repository',
   ...REPOSITORIES.scope('repositories:read'),
   params: RepositoryParams,
@@ -147,8 +144,7 @@ export const getRepository = defineOperation({
 
 export const updateRepository = defineOperation({
   operationId: 'updateRepository',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/repositories/{repository_id}'),
   summary: 'Change a repository',
   ...REPOSITORIES.scope('repositories:write'),
   params: RepositoryParams,
@@ -198,8 +194,7 @@ export const updateRepository = defineOperation({
 
 export const deleteRepository = defineOperation({
   operationId: 'deleteRepository',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/repositories/{repository_id}'),
   summary: 'Delete a repository',
   description:
     'The repository disappears from reads; audits already run against it keep their history.',

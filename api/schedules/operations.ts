@@ -38,7 +38,14 @@ import { startAudit } from '../audits/operations';
 import { presentAudit } from '../audits/present';
 import { AuditResponse } from '../audits/schemas';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, created, ok, started, operationGroup } from '../registry/operation';
+import {
+  defineOperation,
+  created,
+  ok,
+  started,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
 import { commitThenStart, iso, recordPrincipalWrite } from '../shared';
@@ -124,8 +131,7 @@ async function notifyWorkflow(services: AppServices, row: ScheduleRow): Promise<
 
 export const listAuditSchedules = defineOperation({
   operationId: 'listAuditSchedules',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-schedules'),
   summary: 'List audit schedules',
   ...SCHEDULES.scope('audits:read'),
   params: WorkspaceParams,
@@ -142,8 +148,7 @@ export const listAuditSchedules = defineOperation({
 
 export const createAuditSchedule = defineOperation({
   operationId: 'createAuditSchedule',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-schedules'),
   summary: 'Create an audit schedule',
   description: `Audits a repository (its default branch, or \`branch_ref\`) on a calendar. ${CALENDAR_RULES} ${MISSED_RUNS} ${DISPATCH} The creating member is the owner.`,
   ...SCHEDULES.scope('audits:write'),
@@ -212,8 +217,7 @@ export const createAuditSchedule = defineOperation({
 
 export const previewAuditSchedule = defineOperation({
   operationId: 'previewAuditSchedule',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/preview',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-schedules/preview'),
   summary: 'List the next runs of a schedule definition',
   description: `Computes the next \`count\` (1..20, default 5) run times, strictly after now, with the same function the scheduler dispatches by. Nothing is stored. ${CALENDAR_RULES}`,
   ...SCHEDULES.scope('audits:read'),
@@ -229,8 +233,7 @@ export const previewAuditSchedule = defineOperation({
 
 export const getAuditSchedule = defineOperation({
   operationId: 'getAuditSchedule',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}'),
   summary: 'Get an audit schedule',
   ...SCHEDULES.scope('audits:read'),
   params: ScheduleParams,
@@ -251,8 +254,7 @@ const CALENDAR_FIELDS = [
 
 export const updateAuditSchedule = defineOperation({
   operationId: 'updateAuditSchedule',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}'),
   summary: 'Change an audit schedule',
   description: `Changes the given fields when \`expected_version\` is the current version (else 409 version_mismatch and nothing changes). The result must satisfy the calendar rules; a changed calendar takes effect from now (next_run_at is recomputed; occurrences before the change are not missed runs). ${CALENDAR_RULES}`,
   ...SCHEDULES.scope('audits:write'),
@@ -340,8 +342,7 @@ export const updateAuditSchedule = defineOperation({
 
 export const deleteAuditSchedule = defineOperation({
   operationId: 'deleteAuditSchedule',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}'),
   summary: 'Delete an audit schedule',
   description:
     'Stops the schedule: its workflow is terminated and it disappears from reads. Audits it already started keep running and keep their origin_ref.',
@@ -466,8 +467,7 @@ export const resumeAuditSchedule = stateChange({
 
 export const triggerAuditSchedule = defineOperation({
   operationId: 'triggerAuditSchedule',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}/trigger',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}/trigger'),
   summary: 'Run one audit of a schedule now',
   description:
     "Starts one audit now with the schedule's repository and branch (origin `schedule`, origin_ref the schedule id), whatever the schedule's state; the calendar is unchanged. A deleted repository is 409 repository_deleted.",

@@ -18,7 +18,14 @@ import {
   scopesLacking,
 } from '../../domain/tokens/rules';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation, created, ok, operationGroup } from '../registry/operation';
+import {
+  auditTokenId,
+  defineOperation,
+  created,
+  ok,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
 import { presentToken } from './present';
@@ -35,8 +42,7 @@ const TOKENS = operationGroup('Tokens');
 
 export const listApiTokens = defineOperation({
   operationId: 'listApiTokens',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/tokens',
+  ...route.get('/v1/workspaces/{workspace_id}/tokens'),
   summary: 'List the API tokens of a workspace',
   ...TOKENS.scope('members:read'),
   params: WorkspaceParams,
@@ -49,8 +55,7 @@ export const listApiTokens = defineOperation({
 
 export const createApiToken = defineOperation({
   operationId: 'createApiToken',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/tokens',
+  ...route.post('/v1/workspaces/{workspace_id}/tokens'),
   summary: 'Create an API token',
   description:
     "The caller must hold every requested scope (403 insufficient_scope naming the missing ones) and the new token cannot expire after the caller's own (403 expiry_exceeds_creator). expires_at must be in the future and at most 366 days ahead. The secret `token` appears only in this response.",
@@ -132,8 +137,7 @@ export const createApiToken = defineOperation({
 
 export const getApiToken = defineOperation({
   operationId: 'getApiToken',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/tokens/{token_id}'),
   summary: 'Get an API token',
   ...TOKENS.scope('members:read'),
   params: TokenParams,
@@ -149,8 +153,7 @@ export const getApiToken = defineOperation({
 
 export const revokeApiToken = defineOperation({
   operationId: 'revokeApiToken',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/tokens/{token_id}'),
   summary: 'Revoke an API token',
   description:
     'Revoking is permanent and idempotent: a second call answers the token with its first revoked_at. The tokens it minted (created_by_token_id), and the tokens they minted, are revoked with it, each with its own audit event (details.cascade_from names the token revoked here).',

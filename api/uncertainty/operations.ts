@@ -8,7 +8,7 @@ import { caseCounts, casesQuery, findCase, updateCase } from '../../db/uncertain
 import { findMember } from '../../db/workspaces';
 import { casePatch } from '../../domain/uncertainty/rules';
 import { problems } from '../errors';
-import { defineOperation, ok, operationGroup } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { pageRequest, recordPrincipalWrite } from '../shared';
 import { presentCase } from './present';
@@ -25,8 +25,7 @@ const UNCERTAINTY = operationGroup('Uncertainty');
 
 export const listUncertaintyCases = defineOperation({
   operationId: 'listUncertaintyCases',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/uncertainty-cases',
+  ...route.get('/v1/workspaces/{workspace_id}/uncertainty-cases'),
   summary: 'List uncertainty cases',
   description:
     'Newest first. `open_count` (open or investigating), `blocking_count` (of those, blocking) and ' +
@@ -70,8 +69,7 @@ export const listUncertaintyCases = defineOperation({
 
 export const getUncertaintyCase = defineOperation({
   operationId: 'getUncertaintyCase',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}'),
   summary: 'Get an uncertainty case',
   ...UNCERTAINTY.scope('findings:read'),
   params: UncertaintyCaseParams,
@@ -87,8 +85,7 @@ export const getUncertaintyCase = defineOperation({
 
 export const updateUncertaintyCase = defineOperation({
   operationId: 'updateUncertaintyCase',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}'),
   summary: 'Assign, investigate, resolve or dismiss an uncertainty case',
   description:
     '`owner_id` must be a member of the workspace (null unassigns). Moving to `resolved` or ' +

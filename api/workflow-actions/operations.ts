@@ -35,6 +35,7 @@ import {
   created,
   ok,
   operationGroup,
+  route,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
@@ -135,8 +136,7 @@ async function decide(
 
 export const listWorkflowActions = defineOperation({
   operationId: 'listWorkflowActions',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions',
+  ...route.get('/v1/workspaces/{workspace_id}/workflow-actions'),
   summary: 'List workflow actions',
   description:
     'Newest first; filter by state or kind (`status=pending` is what waits for approval).',
@@ -155,8 +155,7 @@ export const listWorkflowActions = defineOperation({
 
 export const requestWorkflowAction = defineOperation({
   operationId: 'requestWorkflowAction',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions',
+  ...route.post('/v1/workspaces/{workspace_id}/workflow-actions'),
   summary: 'Request a privileged action',
   description:
     'The action waits, `pending`, for another member holding workflow_actions:approve (the requester cannot approve it) until `expires_at` (WORKFLOW_ACTION_TTL_HOURS after the request); then it expires and never executes. Once approved it executes exactly once in its `WorkflowActionWorkflow` (`workflow-action-<id>`) and records the outcome. The target takes the fields of its kind only: delete_repository `repository_id` (the repository and its history: findings, remediations, uncertainty cases and finished audits not cited by a decision); purge_attachments `audit_id` (every available attachment of the audit, before its retention); deep_review_audit `repository_id` and optional `branch_ref` (starts an audit with deep_review); change_gate_policy `gate_policy` (replaces the gate policy); revoke_member_tokens `member_id` (revokes every live token of the member). An unknown kind or a target field that does not apply is 400 validation_failed naming the field.',
@@ -228,8 +227,7 @@ export const requestWorkflowAction = defineOperation({
 
 export const getWorkflowAction = defineOperation({
   operationId: 'getWorkflowAction',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/workflow-actions/{action_id}'),
   summary: 'Get a workflow action',
   ...WORKFLOW_ACTIONS.scope('workflow_actions:read'),
   params: WorkflowActionParams,
@@ -240,8 +238,7 @@ export const getWorkflowAction = defineOperation({
 
 export const approveWorkflowAction = defineOperation({
   operationId: 'approveWorkflowAction',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval',
+  ...route.post('/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval'),
   summary: 'Approve a workflow action',
   description: `Approves a pending action; it then executes once (read it with getWorkflowAction until \`executed\` or \`failed\`). ${approvalRules('workflow_action')} An expired action is 409 \`approval_expired\`.`,
   ...WORKFLOW_ACTIONS.access(approvalAccess('workflow_action')),
@@ -254,8 +251,7 @@ export const approveWorkflowAction = defineOperation({
 
 export const rejectWorkflowAction = defineOperation({
   operationId: 'rejectWorkflowAction',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection',
+  ...route.post('/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection'),
   summary: 'Reject a workflow action',
   description:
     'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `approval_expired`; one already decided 409 `already_decided`.',

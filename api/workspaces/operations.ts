@@ -1,6 +1,6 @@
 /** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
 import { findWorkspace, membersQuery } from '../../db/workspaces';
-import { defineOperation, ok, operationGroup } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { pageRequest } from '../shared';
 import { presentMember, presentWorkspace } from './present';
@@ -11,8 +11,7 @@ const WORKSPACES = operationGroup('Workspaces');
 
 export const listWorkspaces = defineOperation({
   operationId: 'listWorkspaces',
-  method: 'get',
-  path: '/v1/workspaces',
+  ...route.get('/v1/workspaces'),
   summary: 'List the workspaces the token can see',
   description:
     "A token belongs to one workspace, so the page holds that workspace; a member's session (the console) sees every workspace of the member.",
@@ -45,8 +44,7 @@ export const listWorkspaces = defineOperation({
 
 export const getWorkspace = defineOperation({
   operationId: 'getWorkspace',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}',
+  ...route.get('/v1/workspaces/{workspace_id}'),
   summary: 'Get a workspace',
   ...WORKSPACES.scope('repositories:read'),
   params: WorkspaceParams,
@@ -62,8 +60,7 @@ export const getWorkspace = defineOperation({
 
 export const listMembers = defineOperation({
   operationId: 'listMembers',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/members',
+  ...route.get('/v1/workspaces/{workspace_id}/members'),
   summary: 'List the members of a workspace',
   ...WORKSPACES.scope('members:read'),
   params: WorkspaceParams,
