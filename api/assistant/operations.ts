@@ -46,13 +46,13 @@ import {
   RunParams,
 } from './schemas';
 import { PageQuery } from '../schema-kit';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const ASSISTANT = operationGroup('Assistant');
 
 const ACTIVE = new Set(['queued', 'running']);
 
-export const listAssistantConversations = defineOperation({
+export const listAssistantConversations = listOperation({
   operationId: 'listAssistantConversations',
   ...route.get('/v1/workspaces/{workspace_id}/assistant/conversations'),
   summary: 'List assistant conversations',
@@ -61,13 +61,8 @@ export const listAssistantConversations = defineOperation({
   params: WorkspaceParams,
   query: ConversationListQuery,
   success: ok('A page of conversations.', ConversationPage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      conversationsQuery(db, params.workspace_id, query.repository_id),
-      presentConversation,
-    );
-  },
+  rows: ({ db, params, query }) => conversationsQuery(db, params.workspace_id, query.repository_id),
+  present: presentConversation,
 });
 
 export const createAssistantConversation = defineOperation({
@@ -123,7 +118,7 @@ async function loadConversation(
   return found(findConversation(db, workspaceId, id), `Conversation ${id}`);
 }
 
-export const listAssistantMessages = defineOperation({
+export const listAssistantMessages = listOperation({
   operationId: 'listAssistantMessages',
   ...route.get('/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages'),
   summary: "A conversation's messages, newest first",
@@ -131,10 +126,11 @@ export const listAssistantMessages = defineOperation({
   params: ConversationParams,
   query: PageQuery,
   success: ok('A page of messages.', MessagePage),
-  handler: async ({ db, params, query }) => {
+  rows: async ({ db, params }) => {
     const conversation = await loadConversation(db, params.workspace_id, params.conversation_id);
-    return pageOf(query, messagesQuery(db, conversation.id), presentMessage);
+    return messagesQuery(db, conversation.id);
   },
+  present: presentMessage,
 });
 
 export const askAssistant = defineOperation({

@@ -29,7 +29,7 @@ import {
   AttachmentParams,
   AttachmentResponse,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const ATTACHMENTS = operationGroup('Attachments');
 
@@ -110,7 +110,7 @@ export const createAuditAttachment = defineOperation({
   },
 });
 
-export const listAuditAttachments = defineOperation({
+export const listAuditAttachments = listOperation({
   operationId: 'listAuditAttachments',
   ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments'),
   summary: "List an audit's attachments",
@@ -120,17 +120,14 @@ export const listAuditAttachments = defineOperation({
   params: AuditParams,
   query: AttachmentListQuery,
   success: ok('A page of attachments.', AttachmentPage),
-  handler: async ({ db, params, query }) => {
+  rows: async ({ db, params, query }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(
-      query,
-      attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status }),
-      presentAttachment,
-    );
+    return attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status });
   },
+  present: presentAttachment,
 });
 
 export const getAttachmentContent = defineOperation({

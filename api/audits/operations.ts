@@ -20,7 +20,6 @@ import {
   type AuditRow,
   type NewAudit,
 } from '../../db/audits';
-import { keysetPage } from '../../db/paginate';
 import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
@@ -42,7 +41,7 @@ import {
 } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, iso, recordPrincipalWrite } from '../shared';
 import { presentAudit, presentRun } from './present';
 import {
   AgentTimelineResponse,
@@ -56,7 +55,7 @@ import {
   AuditResponse,
   type AuditCreate as AuditCreateBody,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const AUDITS = operationGroup('Audits');
 
@@ -258,7 +257,7 @@ export const createAudit = defineOperation({
   },
 });
 
-export const listAudits = defineOperation({
+export const listAudits = listOperation({
   operationId: 'listAudits',
   ...route.get('/v1/workspaces/{workspace_id}/audits'),
   summary: 'List audits',
@@ -266,19 +265,17 @@ export const listAudits = defineOperation({
   params: WorkspaceParams,
   query: AuditListQuery,
   success: ok('A page of audits, newest first.', AuditPage),
-  handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
-      auditsQuery(db, params.workspace_id, {
-        repositoryId: query.repository_id,
-        status: query.status,
-      }),
-      pageRequest(query),
-    );
+  rows: ({ db, params, query }) =>
+    auditsQuery(db, params.workspace_id, {
+      repositoryId: query.repository_id,
+      status: query.status,
+    }),
+  presentAll: async (rows, { db }) => {
     const stages = await stagesOf(
       db,
-      page.items.map((a) => a.id),
+      rows.map((a) => a.id),
     );
-    return { ...page, items: page.items.map((a) => presentAudit(a, stages.get(a.id) ?? [])) };
+    return rows.map((a) => presentAudit(a, stages.get(a.id) ?? []));
   },
 });
 

@@ -11,20 +11,19 @@ import {
   insertComparison,
   type ComparisonRow,
 } from '../../db/comparisons';
-import { keysetPage } from '../../db/paginate';
 import type { GraphItem } from '../../domain/changes/diff';
 import { compareAudits, contentSha256, type ComparedAudit } from '../../domain/comparisons/compare';
 import { problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { pageFields, Uuid, WorkspaceParams } from '../schema-kit';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
   AuditComparisonCreate,
   AuditComparisonPage,
   AuditComparisonResponse,
   type AuditComparisonResult,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const COMPARISONS = operationGroup('Comparisons');
 
@@ -125,7 +124,7 @@ export const createAuditComparison = defineOperation({
   },
 });
 
-export const listAuditComparisons = defineOperation({
+export const listAuditComparisons = listOperation({
   operationId: 'listAuditComparisons',
   ...route.get('/v1/workspaces/{workspace_id}/audit-comparisons'),
   summary: "List the workspace's audit comparisons, newest first",
@@ -139,25 +138,17 @@ export const listAuditComparisons = defineOperation({
     { additionalProperties: false },
   ),
   success: ok('A page of comparisons.', AuditComparisonPage),
-  handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
-      comparisonsQuery(db, params.workspace_id, query.repository_id),
-      pageRequest(query),
-    );
-    return {
-      ...page,
-      items: page.items.map((r) => ({
-        id: r.id,
-        repository_id: r.repository_id,
-        baseline_audit_id: r.baseline_audit_id,
-        candidate_audit_id: r.candidate_audit_id,
-        content_sha256: r.content_sha256,
-        created_at: iso(r.created_at),
-        coverage_comparable: r.coverage_comparable,
-        counts: r.counts,
-      })),
-    };
-  },
+  rows: ({ db, params, query }) => comparisonsQuery(db, params.workspace_id, query.repository_id),
+  present: (r) => ({
+    id: r.id,
+    repository_id: r.repository_id,
+    baseline_audit_id: r.baseline_audit_id,
+    candidate_audit_id: r.candidate_audit_id,
+    content_sha256: r.content_sha256,
+    created_at: iso(r.created_at),
+    coverage_comparable: r.coverage_comparable,
+    counts: r.counts,
+  }),
 });
 
 export const getAuditComparison = defineOperation({

@@ -22,7 +22,7 @@ import {
   ControlExceptionParams,
   ControlExceptionResponse,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const POLICIES = operationGroup('Policies');
 
@@ -109,7 +109,7 @@ export const createControlException = defineOperation({
   },
 });
 
-export const listControlExceptions = defineOperation({
+export const listControlExceptions = listOperation({
   operationId: 'listControlExceptions',
   ...route.get('/v1/workspaces/{workspace_id}/control-exceptions'),
   summary: "The workspace's control exceptions, newest first",
@@ -125,17 +125,13 @@ export const listControlExceptions = defineOperation({
     { additionalProperties: false },
   ),
   success: ok('A page of exceptions.', ControlExceptionPage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      exceptionsQuery(db, params.workspace_id, {
-        state: query.state,
-        controlKey: query.control_key,
-        repositoryId: query.repository_id,
-      }),
-      present,
-    );
-  },
+  rows: ({ db, params, query }) =>
+    exceptionsQuery(db, params.workspace_id, {
+      state: query.state,
+      controlKey: query.control_key,
+      repositoryId: query.repository_id,
+    }),
+  present: present,
 });
 
 export const getControlException = defineOperation({

@@ -25,12 +25,12 @@ import {
   FindingResponse,
   FindingUpdate,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const CONTROLS = operationGroup('Controls');
 const FINDINGS = operationGroup('Findings');
 
-export const listControls = defineOperation({
+export const listControls = listOperation({
   operationId: 'listControls',
   ...route.get('/v1/workspaces/{workspace_id}/controls'),
   summary: 'The built-in control catalog',
@@ -39,13 +39,14 @@ export const listControls = defineOperation({
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of controls.', ControlPage),
-  handler: async ({ db, query }) => {
+  rows: async ({ db }) => {
     // The catalog rows are written when the API starts (startApi) and by every audit.
-    return pageOf(query, controlsQuery(db, CONTROL_CATALOG_VERSION), presentControl);
+    return controlsQuery(db, CONTROL_CATALOG_VERSION);
   },
+  present: presentControl,
 });
 
-export const listAuditAssessments = defineOperation({
+export const listAuditAssessments = listOperation({
   operationId: 'listAuditAssessments',
   ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/assessments'),
   summary: "An audit's control assessments",
@@ -55,16 +56,17 @@ export const listAuditAssessments = defineOperation({
   params: AuditParams,
   query: PageQuery,
   success: ok('A page of assessments.', AssessmentPage),
-  handler: async ({ db, params, query }) => {
+  rows: async ({ db, params }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(query, assessmentsQuery(db, audit.id), presentAssessment);
+    return assessmentsQuery(db, audit.id);
   },
+  present: presentAssessment,
 });
 
-export const listAuditFindings = defineOperation({
+export const listAuditFindings = listOperation({
   operationId: 'listAuditFindings',
   ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/findings'),
   summary: 'The findings an audit observed',
@@ -73,16 +75,17 @@ export const listAuditFindings = defineOperation({
   params: AuditParams,
   query: PageQuery,
   success: ok('A page of findings.', FindingPage),
-  handler: async ({ db, params, query }) => {
+  rows: async ({ db, params }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(query, auditFindingsQuery(db, audit.id), presentFinding);
+    return auditFindingsQuery(db, audit.id);
   },
+  present: presentFinding,
 });
 
-export const listFindings = defineOperation({
+export const listFindings = listOperation({
   operationId: 'listFindings',
   ...route.get('/v1/workspaces/{workspace_id}/findings'),
   summary: "The workspace's findings",
@@ -91,18 +94,14 @@ export const listFindings = defineOperation({
   params: WorkspaceParams,
   query: FindingListQuery,
   success: ok('A page of findings.', FindingPage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      findingsQuery(db, params.workspace_id, {
-        status: query.status,
-        severity: query.severity,
-        repository_id: query.repository_id,
-        control_key: query.control_key,
-      }),
-      presentFinding,
-    );
-  },
+  rows: ({ db, params, query }) =>
+    findingsQuery(db, params.workspace_id, {
+      status: query.status,
+      severity: query.severity,
+      repository_id: query.repository_id,
+      control_key: query.control_key,
+    }),
+  present: presentFinding,
 });
 
 export const getFinding = defineOperation({

@@ -30,7 +30,7 @@ import {
   ExportResponse,
   type ExportResponse as ExportBody,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const REPORTS = operationGroup('Reports');
 
@@ -150,7 +150,7 @@ export const exportAudit = defineOperation({
   },
 });
 
-export const listExports = defineOperation({
+export const listExports = listOperation({
   operationId: 'listExports',
   ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/exports'),
   summary: "List an audit's exports",
@@ -160,13 +160,14 @@ export const listExports = defineOperation({
   params: AuditParams,
   query: ExportListQuery,
   success: ok('A page of exports.', ExportPage),
-  handler: async ({ db, params, query }) => {
+  rows: async ({ db, params }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(query, exportsQuery(db, params.workspace_id, audit.id), presentExport);
+    return exportsQuery(db, params.workspace_id, audit.id);
   },
+  present: presentExport,
 });
 
 export const getExport = defineOperation({

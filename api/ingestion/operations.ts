@@ -34,7 +34,7 @@ import {
   type EvidenceRecord,
   type IngestionResponse as IngestionBody,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const ARCHITECTURE = operationGroup('Architecture');
 
@@ -198,7 +198,7 @@ export const ingestEvidence = defineOperation({
   },
 });
 
-export const listIngestions = defineOperation({
+export const listIngestions = listOperation({
   operationId: 'listIngestions',
   ...route.get('/v1/workspaces/{workspace_id}/ingestions'),
   summary: 'List evidence ingestion batches',
@@ -207,13 +207,8 @@ export const listIngestions = defineOperation({
   params: WorkspaceParams,
   query: IngestionListQuery,
   success: ok('A page of batches.', IngestionPage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      ingestionsQuery(db, params.workspace_id, query.repository_id),
-      presentIngestion,
-    );
-  },
+  rows: ({ db, params, query }) => ingestionsQuery(db, params.workspace_id, query.repository_id),
+  present: presentIngestion,
 });
 
 export const getIngestion = defineOperation({

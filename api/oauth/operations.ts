@@ -9,7 +9,7 @@ import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso } from '../shared';
 import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
-import { pageOf } from '../registry/parts';
+import { listOperation } from '../registry/parts';
 
 const OAUTH_GRANTS = operationGroup('OAuth grants');
 
@@ -31,7 +31,7 @@ function present(row: OAuthGrantRow): OAuthGrantResponse {
 
 const OWN = "a member's own grants: any token acting for the member.";
 
-export const listOAuthGrants = defineOperation({
+export const listOAuthGrants = listOperation({
   operationId: 'listOAuthGrants',
   ...route.get('/v1/workspaces/{workspace_id}/oauth-grants'),
   summary: 'List the OAuth grants you gave MCP clients',
@@ -41,9 +41,9 @@ export const listOAuthGrants = defineOperation({
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of grants.', OAuthGrantPage),
-  handler: async ({ db, params, query, principal }) => {
-    return pageOf(query, memberGrantsQuery(db, params.workspace_id, principal.memberId), present);
-  },
+  rows: ({ db, params, principal }) =>
+    memberGrantsQuery(db, params.workspace_id, principal.memberId),
+  present: present,
 });
 
 export const revokeOAuthGrant = defineOperation({

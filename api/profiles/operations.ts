@@ -29,7 +29,7 @@ import {
   AuditProfileResponse,
   AuditProfileUpdate,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const PROFILES = operationGroup('Profiles');
 
@@ -77,7 +77,7 @@ async function assertNameFree(
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
-export const listAuditProfiles = defineOperation({
+export const listAuditProfiles = listOperation({
   operationId: 'listAuditProfiles',
   ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles'),
   summary: "List a repository's audit profiles",
@@ -85,15 +85,12 @@ export const listAuditProfiles = defineOperation({
   params: RepositoryParams,
   query: PageQuery,
   success: ok('A page of audit profiles, newest first.', AuditProfilePage),
-  handler: async ({ db, params, query }) => {
+  rows: async ({ db, params }) => {
     if (!(await findRepository(db, params.workspace_id, params.repository_id)))
       throw problems.notFound(`Repository ${params.repository_id}`);
-    return pageOf(
-      query,
-      auditProfilesQuery(db, params.workspace_id, params.repository_id),
-      presentAuditProfile,
-    );
+    return auditProfilesQuery(db, params.workspace_id, params.repository_id);
   },
+  present: presentAuditProfile,
 });
 
 export const createAuditProfile = defineOperation({

@@ -51,7 +51,7 @@ import {
   RemediationResponse,
   RemediationTransition,
 } from './schemas';
-import { found, pageOfAll, startOwnedWorkflow } from '../registry/parts';
+import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
 
 const REMEDIATIONS = operationGroup('Remediations');
 
@@ -146,7 +146,7 @@ async function move(
   return present(db, row);
 }
 
-export const listRemediations = defineOperation({
+export const listRemediations = listOperation({
   operationId: 'listRemediations',
   ...route.get('/v1/workspaces/{workspace_id}/remediations'),
   summary: 'List remediations',
@@ -156,17 +156,13 @@ export const listRemediations = defineOperation({
   params: WorkspaceParams,
   query: RemediationListQuery,
   success: ok('A page of remediations.', RemediationPage),
-  handler: async ({ db, params, query }) => {
-    return pageOfAll(
-      query,
-      remediationsQuery(db, params.workspace_id, {
-        status: query.status,
-        repositoryId: query.repository_id,
-        findingId: query.finding_id,
-      }),
-      (rows) => presentAll(db, rows),
-    );
-  },
+  rows: ({ db, params, query }) =>
+    remediationsQuery(db, params.workspace_id, {
+      status: query.status,
+      repositoryId: query.repository_id,
+      findingId: query.finding_id,
+    }),
+  presentAll: (rows, { db }) => presentAll(db, rows),
 });
 
 export const createRemediation = defineOperation({

@@ -24,7 +24,7 @@ import {
   RepositoryResponse,
   RepositoryUpdate,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const REPOSITORIES = operationGroup('Repositories');
 
@@ -75,7 +75,7 @@ async function assertNameFree(
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
-export const listRepositories = defineOperation({
+export const listRepositories = listOperation({
   operationId: 'listRepositories',
   ...route.get('/v1/workspaces/{workspace_id}/repositories'),
   summary: 'List repositories',
@@ -83,9 +83,8 @@ export const listRepositories = defineOperation({
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of repositories, newest first.', RepositoryPage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(query, repositoriesQuery(db, params.workspace_id), presentRepository);
-  },
+  rows: ({ db, params }) => repositoriesQuery(db, params.workspace_id),
+  present: presentRepository,
 });
 
 export const createRepository = defineOperation({

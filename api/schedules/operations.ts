@@ -60,7 +60,7 @@ import {
   ScheduleListQuery,
   ScheduleParams,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const SCHEDULES = operationGroup('Schedules');
 
@@ -129,7 +129,7 @@ async function notifyWorkflow(services: AppServices, row: ScheduleRow): Promise<
   }
 }
 
-export const listAuditSchedules = defineOperation({
+export const listAuditSchedules = listOperation({
   operationId: 'listAuditSchedules',
   ...route.get('/v1/workspaces/{workspace_id}/audit-schedules'),
   summary: 'List audit schedules',
@@ -137,13 +137,9 @@ export const listAuditSchedules = defineOperation({
   params: WorkspaceParams,
   query: ScheduleListQuery,
   success: ok('A page of schedules, newest first.', AuditSchedulePage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      schedulesQuery(db, params.workspace_id, { repositoryId: query.repository_id }),
-      presentSchedule,
-    );
-  },
+  rows: ({ db, params, query }) =>
+    schedulesQuery(db, params.workspace_id, { repositoryId: query.repository_id }),
+  present: presentSchedule,
 });
 
 export const createAuditSchedule = defineOperation({

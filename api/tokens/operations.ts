@@ -36,11 +36,11 @@ import {
   ApiTokenResponse,
   TokenParams,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const TOKENS = operationGroup('Tokens');
 
-export const listApiTokens = defineOperation({
+export const listApiTokens = listOperation({
   operationId: 'listApiTokens',
   ...route.get('/v1/workspaces/{workspace_id}/tokens'),
   summary: 'List the API tokens of a workspace',
@@ -48,9 +48,8 @@ export const listApiTokens = defineOperation({
   params: WorkspaceParams,
   query: PageQuery,
   success: ok('A page of tokens, newest first; no secrets.', ApiTokenPage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(query, tokensQuery(db, params.workspace_id), presentToken);
-  },
+  rows: ({ db, params }) => tokensQuery(db, params.workspace_id),
+  present: presentToken,
 });
 
 export const createApiToken = defineOperation({

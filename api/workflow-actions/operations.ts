@@ -46,7 +46,7 @@ import {
   WorkflowActionParams,
   WorkflowActionResponse,
 } from './schemas';
-import { found, pageOf, startOwnedWorkflow } from '../registry/parts';
+import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
 
 const WORKFLOW_ACTIONS = operationGroup('Workflow actions');
 
@@ -134,7 +134,7 @@ async function decide(
   return presentAction(row);
 }
 
-export const listWorkflowActions = defineOperation({
+export const listWorkflowActions = listOperation({
   operationId: 'listWorkflowActions',
   ...route.get('/v1/workspaces/{workspace_id}/workflow-actions'),
   summary: 'List workflow actions',
@@ -144,13 +144,9 @@ export const listWorkflowActions = defineOperation({
   params: WorkspaceParams,
   query: WorkflowActionListQuery,
   success: ok('A page of workflow actions.', WorkflowActionPage),
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      workflowActionsQuery(db, params.workspace_id, { status: query.status, kind: query.kind }),
-      presentAction,
-    );
-  },
+  rows: ({ db, params, query }) =>
+    workflowActionsQuery(db, params.workspace_id, { status: query.status, kind: query.kind }),
+  present: presentAction,
 });
 
 export const requestWorkflowAction = defineOperation({
