@@ -32,7 +32,7 @@ import {
 import { transitionUpdate, type DecisionWorkflowInput } from '../../workflows/decisions';
 import { problems, type ApiError, type FieldError } from '../errors';
 import {
-  approvalAccess,
+  vote,
   approvalActor,
   approvalProblem,
   approvalRules,
@@ -369,17 +369,15 @@ export const transitionDecision = defineOperation({
   },
 });
 
-const DECISION_VOTE = {
-  ...DECISIONS.access(approvalAccess('decision')),
+const DECISION = {
+  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}',
   params: DecisionParams,
-  conditional: true,
-  errors: [409, 503],
 };
 
 export const approveDecision = defineOperation({
-  ...DECISION_VOTE,
   operationId: 'approveDecision',
-  ...route.post('/v1/workspaces/{workspace_id}/decisions/{decision_id}/approval'),
+  ...vote('decision', DECISIONS, DECISION, 'approval'),
+  conditional: true,
   summary: 'Approve an architecture decision in review',
   description: `Records an approval of a decision in review with the approver's role, the scope decisions:approve and the version of the workspace approval policy. With a quorum above 1 the decision stays in_review until that many distinct members approved; the last approval moves it to approved with selected_option_id (which must name one of its options). ${approvalRules('decision')} A decision not yet in review is 409 \`not_awaiting_approval\`. With If-Match, a stale version is 409 version_mismatch.`,
   body: ArchitectureDecisionApproval,
@@ -389,9 +387,9 @@ export const approveDecision = defineOperation({
 });
 
 export const rejectDecision = defineOperation({
-  ...DECISION_VOTE,
   operationId: 'rejectDecision',
-  ...route.post('/v1/workspaces/{workspace_id}/decisions/{decision_id}/rejection'),
+  ...vote('decision', DECISIONS, DECISION, 'rejection'),
+  conditional: true,
   summary: 'Reject an architecture decision in review',
   description: `Records a rejection (with the same role, scope and policy version as an approval) and ends the decision: rejected is terminal. The proposer may reject their own decision. A decision already approved or rejected is 409 \`already_decided\`; one not yet in review 409 \`not_awaiting_approval\`; a second vote by the same member in one review 409 \`duplicate_vote\`.`,
   body: ArchitectureDecisionRejection,

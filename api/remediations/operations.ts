@@ -25,12 +25,7 @@ import {
 import { templatePlan, type PlanFinding } from '../../domain/remediations/templates';
 import { moveUpdate, type RemediationWorkflowInput } from '../../workflows/remediations';
 import { ApiError, problems, type FieldError } from '../errors';
-import {
-  applyThroughWorkflow,
-  approvalAccess,
-  approvalActor,
-  approvalRules,
-} from '../registry/approvals';
+import { applyThroughWorkflow, vote, approvalActor, approvalRules } from '../registry/approvals';
 import {
   defineOperation,
   type OperationContext,
@@ -267,17 +262,15 @@ export const getRemediation = defineOperation({
     present(db, await loadRemediation(db, params.workspace_id, params.remediation_id)),
 });
 
-const REMEDIATION_VOTE = {
-  ...REMEDIATIONS.access(approvalAccess('remediation')),
+const REMEDIATION = {
+  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}',
   params: RemediationParams,
-  body: ApprovalCreate,
-  errors: [409, 503],
 };
 
 export const approveRemediation = defineOperation({
-  ...REMEDIATION_VOTE,
   operationId: 'approveRemediation',
-  ...route.post('/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval'),
+  ...vote('remediation', REMEDIATIONS, REMEDIATION, 'approval'),
+  body: ApprovalCreate,
   summary: 'Approve a remediation',
   description: `Moves a proposed remediation to approved, recording the approver, role, scope and rationale. ${approvalRules('remediation')} A plan still being written by the model is approved once it is written.`,
   success: ok('The approved remediation.', RemediationResponse),
@@ -285,9 +278,9 @@ export const approveRemediation = defineOperation({
 });
 
 export const rejectRemediation = defineOperation({
-  ...REMEDIATION_VOTE,
   operationId: 'rejectRemediation',
-  ...route.post('/v1/workspaces/{workspace_id}/remediations/{remediation_id}/rejection'),
+  ...vote('remediation', REMEDIATIONS, REMEDIATION, 'rejection'),
+  body: ApprovalCreate,
   summary: 'Reject a remediation',
   description:
     'Moves a proposed remediation to rejected (terminal), recording the rejection like an approval. Its creator may reject (withdraw) it. One already approved or rejected is 409 `already_decided`.',

@@ -23,12 +23,7 @@ import {
 import { decideUpdate, type WorkflowActionWorkflowInput } from '../../workflows/workflow-actions';
 import { ApprovalCreate } from '../remediations/schemas';
 import { problems, type FieldError } from '../errors';
-import {
-  applyThroughWorkflow,
-  approvalAccess,
-  approvalActor,
-  approvalRules,
-} from '../registry/approvals';
+import { applyThroughWorkflow, vote, approvalActor, approvalRules } from '../registry/approvals';
 import {
   defineOperation,
   type OperationContext,
@@ -232,29 +227,28 @@ export const getWorkflowAction = defineOperation({
     presentAction(await loadAction(db, params.workspace_id, params.action_id)),
 });
 
+const WORKFLOW_ACTION = {
+  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}',
+  params: WorkflowActionParams,
+};
+
 export const approveWorkflowAction = defineOperation({
   operationId: 'approveWorkflowAction',
-  ...route.post('/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval'),
+  ...vote('workflow_action', WORKFLOW_ACTIONS, WORKFLOW_ACTION, 'approval'),
   summary: 'Approve a workflow action',
   description: `Approves a pending action; it then executes once (read it with getWorkflowAction until \`executed\` or \`failed\`). ${approvalRules('workflow_action')} An expired action is 409 \`approval_expired\`.`,
-  ...WORKFLOW_ACTIONS.access(approvalAccess('workflow_action')),
-  params: WorkflowActionParams,
   body: ApprovalCreate,
-  errors: [409, 503],
   success: ok('The approved action.', WorkflowActionResponse),
   handler: async (ctx) => decide(ctx, 'approved'),
 });
 
 export const rejectWorkflowAction = defineOperation({
   operationId: 'rejectWorkflowAction',
-  ...route.post('/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection'),
+  ...vote('workflow_action', WORKFLOW_ACTIONS, WORKFLOW_ACTION, 'rejection'),
   summary: 'Reject a workflow action',
   description:
     'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `approval_expired`; one already decided 409 `already_decided`.',
-  ...WORKFLOW_ACTIONS.access(approvalAccess('workflow_action')),
-  params: WorkflowActionParams,
   body: ApprovalCreate,
-  errors: [409, 503],
   success: ok('The rejected action.', WorkflowActionResponse),
   handler: async (ctx) => decide(ctx, 'rejected'),
 });
