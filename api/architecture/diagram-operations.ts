@@ -8,8 +8,6 @@ import { AuditParams } from '../audits/schemas';
 import { defineOperation, operationGroup, route } from '../registry/operation';
 import { found } from '../registry/parts';
 
-const ARCHITECTURE = operationGroup('Architecture');
-
 /** Koa adds `; charset=utf-8` to a text/* type. */
 export const MERMAID_TYPE = 'text/vnd.mermaid';
 export const SVG_TYPE = 'image/svg+xml';
@@ -24,6 +22,8 @@ const drawn = new LRUCache<string, string>({
   maxSize: 32 * 1024 * 1024,
   sizeCalculation: (text) => Math.max(1, text.length),
 });
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 export const getAuditArchitectureDiagram = defineOperation({
   operationId: 'getAuditArchitectureDiagram',

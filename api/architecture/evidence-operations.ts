@@ -15,8 +15,6 @@ import { LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
 import { presentEvidence } from './operations';
 import { ArchitectureEvidenceResponse } from './schemas';
 
-const ARCHITECTURE = operationGroup('Architecture');
-
 /** At most this many cited lines are returned (a range over a whole large file is cut). */
 export const MAX_CITED_LINES = 400;
 
@@ -60,6 +58,8 @@ const EvidenceParams = Type.Object(
 function sha256(text: string | Buffer): string {
   return crypto.createHash('sha256').update(text).digest('hex');
 }
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 export const getAuditEvidence = defineOperation({
   operationId: 'getAuditEvidence',

@@ -32,12 +32,12 @@ import {
 import { found } from '../registry/parts';
 import { auditSnapshot } from './operations';
 
-const ARCHITECTURE = operationGroup('Architecture');
-
 const graphOf = (s: SnapshotRow) => s as unknown as Graph;
 
 // ---------------------------------------------------------------------------------------------
 // getArchitectureDependencies
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 export const getArchitectureDependencies = defineOperation({
   operationId: 'getArchitectureDependencies',

@@ -23,8 +23,6 @@ import {
 } from './schemas';
 import { found } from '../registry/parts';
 
-const ARCHITECTURE = operationGroup('Architecture');
-
 /**
  * The snapshot's entities with their graph links: `remediation_ids` names the repository's
  * remediations (not rejected) whose plan affects the entity.
@@ -92,6 +90,8 @@ export async function auditSnapshot(db: Knex, params: { workspace_id: string; au
   );
   return { audit, snapshot };
 }
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 export const getAuditArchitecture = defineOperation({
   operationId: 'getAuditArchitecture',

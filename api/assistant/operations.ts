@@ -48,9 +48,9 @@ import {
 import { PageQuery } from '../schema-kit';
 import { found, listOperation } from '../registry/parts';
 
-const ASSISTANT = operationGroup('Assistant');
-
 const ACTIVE = new Set(['queued', 'running']);
+
+const ASSISTANT = operationGroup('Assistant');
 
 export const listAssistantConversations = listOperation({
   operationId: 'listAssistantConversations',

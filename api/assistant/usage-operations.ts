@@ -26,8 +26,6 @@ import {
   UsageResponse,
 } from './schemas';
 
-const ASSISTANT = operationGroup('Assistant');
-
 /** The caller's member id; null for the demo's anonymous reader (it asks nothing). */
 const memberOf = (p: Principal): string | null => (p.anonymous ? null : p.memberId);
 
@@ -42,6 +40,8 @@ function presentLimits(workspaceId: string, stored: StoredLimits) {
     updated_at: isoOrNull(stored.updated_at),
   };
 }
+
+const ASSISTANT = operationGroup('Assistant');
 
 export const getAssistantLimits = defineOperation({
   operationId: 'getAssistantLimits',

@@ -31,8 +31,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const ATTACHMENTS = operationGroup('Attachments');
-
 const DEFAULT_RETENTION_DAYS = 90;
 
 function removedProblem(row: AttachmentRow): ApiError {
@@ -45,6 +43,8 @@ function removedProblem(row: AttachmentRow): ApiError {
     extensions: { attachment_status: row.status },
   });
 }
+
+const ATTACHMENTS = operationGroup('Attachments');
 
 export const createAuditAttachment = defineOperation({
   operationId: 'createAuditAttachment',

@@ -57,8 +57,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const AUDITS = operationGroup('Audits');
-
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
 async function present(db: Knex, row: AuditRow) {
@@ -229,6 +227,8 @@ export async function startAudit(
       : 'The audit was recorded but its workflow could not be started; it is marked failed.',
   });
 }
+
+const AUDITS = operationGroup('Audits');
 
 export const createAudit = defineOperation({
   operationId: 'createAudit',

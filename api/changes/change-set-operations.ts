@@ -35,8 +35,6 @@ import {
 } from './schemas';
 import { found } from '../registry/parts';
 
-const ARCHITECTURE = operationGroup('Architecture');
-
 function present(row: ChangeSetRow): ChangeSetResponse {
   return {
     id: row.id,
@@ -61,6 +59,8 @@ function present(row: ChangeSetRow): ChangeSetResponse {
     updated_at: iso(row.updated_at),
   };
 }
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 export const listChangeSets = defineOperation({
   operationId: 'listChangeSets',

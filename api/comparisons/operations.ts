@@ -25,8 +25,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const COMPARISONS = operationGroup('Comparisons');
-
 async function comparedAudit(db: Knex, audit: AuditRow): Promise<ComparedAudit> {
   const snapshot = await snapshotOfAudit(db, audit.id);
   return {
@@ -66,6 +64,8 @@ const ComparisonParams = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const COMPARISONS = operationGroup('Comparisons');
 
 export const createAuditComparison = defineOperation({
   operationId: 'createAuditComparison',

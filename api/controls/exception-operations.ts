@@ -24,8 +24,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const POLICIES = operationGroup('Policies');
-
 const MAX_DAYS = 366;
 const CONTROL_KEYS = new Set(CONTROLS.map((c) => c.key));
 
@@ -46,6 +44,8 @@ function present(row: ExceptionRow) {
     revoked_by: row.revoked_by,
   };
 }
+
+const POLICIES = operationGroup('Policies');
 
 export const createControlException = defineOperation({
   operationId: 'createControlException',

@@ -63,8 +63,6 @@ import {
 } from './schemas';
 import { found, ifMatchVersion, startOwnedWorkflow, versionMismatch } from '../registry/parts';
 
-const DECISIONS = operationGroup('Decisions');
-
 async function loadDecision(db: Knex, workspaceId: string, id: string): Promise<DecisionRow> {
   return found(findDecision(db, workspaceId, id), `Decision ${id}`);
 }
@@ -181,6 +179,8 @@ async function requestMove(
   });
   return present(db, row);
 }
+
+const DECISIONS = operationGroup('Decisions');
 
 export const listDecisions = defineOperation({
   operationId: 'listDecisions',

@@ -32,8 +32,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const REPORTS = operationGroup('Reports');
-
 function presentExport(row: ExportRow): ExportBody {
   return {
     id: row.id,
@@ -81,6 +79,8 @@ function unavailableProblem(row: ExportRow): ApiError {
     { export_status: row.status },
   );
 }
+
+const REPORTS = operationGroup('Reports');
 
 export const exportAudit = defineOperation({
   operationId: 'exportAudit',

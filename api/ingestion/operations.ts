@@ -36,8 +36,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const ARCHITECTURE = operationGroup('Architecture');
-
 function presentIngestion(row: IngestionRow): IngestionBody {
   return {
     id: row.id,
@@ -95,6 +93,8 @@ function storedRecord(r: EvidenceRecord): NewIngestedRecord {
     content_sha256: sha256(observed),
   };
 }
+
+const ARCHITECTURE = operationGroup('Architecture');
 
 export const ingestEvidence = defineOperation({
   operationId: 'ingestEvidence',

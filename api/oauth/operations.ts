@@ -11,8 +11,6 @@ import { iso } from '../shared';
 import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
 import { listOperation } from '../registry/parts';
 
-const OAUTH_GRANTS = operationGroup('OAuth grants');
-
 function present(row: OAuthGrantRow): OAuthGrantResponse {
   return {
     id: row.id,
@@ -30,6 +28,8 @@ function present(row: OAuthGrantRow): OAuthGrantResponse {
 }
 
 const OWN = "a member's own grants: any token acting for the member.";
+
+const OAUTH_GRANTS = operationGroup('OAuth grants');
 
 export const listOAuthGrants = listOperation({
   operationId: 'listOAuthGrants',

@@ -31,8 +31,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const PROFILES = operationGroup('Profiles');
-
 /** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
 export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
   return {
@@ -76,6 +74,8 @@ async function assertNameFree(
 }
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+const PROFILES = operationGroup('Profiles');
 
 export const listAuditProfiles = listOperation({
   operationId: 'listAuditProfiles',

@@ -48,8 +48,6 @@ import {
 } from './schemas';
 import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
 
-const REMEDIATIONS = operationGroup('Remediations');
-
 async function loadRemediation(db: Knex, workspaceId: string, id: string) {
   return found(findRemediation(db, workspaceId, id), `Remediation ${id}`);
 }
@@ -140,6 +138,8 @@ async function move(
   });
   return present(db, row);
 }
+
+const REMEDIATIONS = operationGroup('Remediations');
 
 export const listRemediations = listOperation({
   operationId: 'listRemediations',

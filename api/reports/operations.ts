@@ -31,8 +31,6 @@ import {
 } from './schemas';
 import { found } from '../registry/parts';
 
-const REPORTS = operationGroup('Reports');
-
 function presentApproval(row: ReportApprovalRow): ApprovalResponse {
   return {
     id: row.id,
@@ -70,6 +68,8 @@ async function completedAudit(
   const report = await found(currentReport(db, audit), `The report of audit ${audit.id}`);
   return { audit, report };
 }
+
+const REPORTS = operationGroup('Reports');
 
 export const getAuditReport = defineOperation({
   operationId: 'getAuditReport',

@@ -26,8 +26,6 @@ import {
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
 
-const REPOSITORIES = operationGroup('Repositories');
-
 const SOURCE_HINTS: Record<string, string> = {
   local_repository_not_allowed:
     'Register the repository by its https URL; an operator can allow local sources for this workspace.',
@@ -74,6 +72,8 @@ async function assertNameFree(
 }
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
+
+const REPOSITORIES = operationGroup('Repositories');
 
 export const listRepositories = listOperation({
   operationId: 'listRepositories',

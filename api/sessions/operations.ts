@@ -7,8 +7,6 @@ import { DateTime, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
 import { Scope } from '../tokens/schemas';
 import { CSRF_HEADER } from './principal';
 
-const META = operationGroup('Meta');
-
 const Role = LiteralUnion(['owner', 'admin', 'member'] as const, {
   description: "The member's role in that workspace.",
 });
@@ -51,6 +49,8 @@ type RoleName = 'owner' | 'admin' | 'member';
 function workspaceOf(p: Principal, role: string) {
   return { id: p.workspace.id, name: p.workspace.name, slug: p.workspace.slug, role };
 }
+
+const META = operationGroup('Meta');
 
 export const getCurrentCaller = defineOperation({
   operationId: 'getCurrentCaller',

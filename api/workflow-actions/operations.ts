@@ -43,8 +43,6 @@ import {
 } from './schemas';
 import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
 
-const WORKFLOW_ACTIONS = operationGroup('Workflow actions');
-
 function presentAction(row: WorkflowActionRow) {
   return {
     id: row.id,
@@ -128,6 +126,8 @@ async function decide(
   });
   return presentAction(row);
 }
+
+const WORKFLOW_ACTIONS = operationGroup('Workflow actions');
 
 export const listWorkflowActions = listOperation({
   operationId: 'listWorkflowActions',
