@@ -66,6 +66,22 @@ export const DateTime = (options: { description?: string } = {}) =>
 export const DateOnly = (options: { description?: string } = {}) =>
   Type.String({ format: 'date', ...options });
 
+/** The version a client last read and expects to replace (0: the built-in default, never stored). */
+export const ExpectedVersion = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: MAX_INT32, description });
+
+/**
+ * The path parameters of one resource of a workspace: `workspace_id` and the resource's own id
+ * `key` (both UUIDs).
+ */
+export function ResourceParams<K extends string>(key: K, description?: string) {
+  const properties = {
+    workspace_id: Uuid({ description: 'The workspace.' }),
+    [key]: Uuid(description ? { description } : {}),
+  } as { workspace_id: TString } & Record<K, TString>;
+  return Type.Object(properties, { additionalProperties: false });
+}
+
 /** Spec "decimal": optional sign, digits, optional point; signs and points alone are invalid. */
 export const DECIMAL_PATTERN = '^[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$';
 export const Decimal = (options: { description?: string; default?: string } = {}) =>
@@ -125,6 +141,15 @@ export function LiteralUnion<const T extends readonly [string, ...string[]]>(
     values.map((value) => Type.Literal(value)),
     options,
   ) as unknown as TUnsafe<T[number]>;
+}
+
+/** A named component that is one of `values` (a state, a kind). */
+export function NamedUnion<const T extends readonly [string, ...string[]]>(
+  name: string,
+  values: T,
+  description: string,
+) {
+  return named(name, LiteralUnion(values, { description }));
 }
 
 export const AcceptedResponse = Strict(

@@ -5,7 +5,7 @@ import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
 import { snapshotOfAudit, snapshotRefOfAudit } from '../../db/architecture';
 import { findAudit } from '../../db/audits';
 import { AuditParams } from '../audits/schemas';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, operationGroup, route } from '../registry/operation';
 import { found } from '../registry/parts';
 
 /** Koa adds `; charset=utf-8` to a text/* type. */
@@ -23,15 +23,15 @@ const drawn = new LRUCache<string, string>({
   sizeCalculation: (text) => Math.max(1, text.length),
 });
 
+const ARCHITECTURE = operationGroup('Architecture');
+
 export const getAuditArchitectureDiagram = defineOperation({
   operationId: 'getAuditArchitectureDiagram',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture/diagram',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture/diagram'),
   summary: "An audit's architecture snapshot as a diagram",
   description:
     'The entities and relationships of the snapshot, drawn left to right and grouped by kind: `format=mermaid` answers Mermaid flowchart source (`text/vnd.mermaid`), `format=svg` a standalone SVG image (`image/svg+xml`). The same snapshot always gives the same text. 404 until the audit has passed its reconcile stage.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: AuditParams,
   query: Type.Object(
     {

@@ -10,7 +10,7 @@ import { evidenceOfAudit, sourceFileAt } from '../../db/cited-lines';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
 import { presentEvidence } from './operations';
 import { ArchitectureEvidenceResponse } from './schemas';
@@ -59,20 +59,16 @@ function sha256(text: string | Buffer): string {
   return crypto.createHash('sha256').update(text).digest('hex');
 }
 
+const ARCHITECTURE = operationGroup('Architecture');
+
 export const getAuditEvidence = defineOperation({
   operationId: 'getAuditEvidence',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/evidence/{evidence_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/evidence/{evidence_id}'),
   summary: 'One evidence item of an audit with its cited lines and whether they verify',
   description: `The evidence item (as in getAuditArchitecture), the file and line range it cites, the cited lines (at most ${MAX_CITED_LINES}) read from the content the audit stored, and the verification: the SHA-256 of the cited lines joined with a newline, compared with content_sha256. 404 when the audit has no snapshot or the snapshot no such evidence.`,
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: EvidenceParams,
-  success: {
-    status: 200,
-    description: 'The evidence and what it cites.',
-    schema: EvidenceCitationResponse,
-  },
+  success: ok('The evidence and what it cites.', EvidenceCitationResponse),
   handler: async ({ db, params, services }) => {
     const audit = await findAudit(db, params.workspace_id, params.audit_id);
     if (!audit) throw problems.notFound(`Audit ${params.audit_id}`);

@@ -21,7 +21,7 @@ import { threatsOf } from '../../domain/architecture/threats';
 import { DEPENDENCY_DIRECTIONS } from '../../domain/contract/values';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, Uuid } from '../schema-kit';
 import {
@@ -37,15 +37,17 @@ const graphOf = (s: SnapshotRow) => s as unknown as Graph;
 // ---------------------------------------------------------------------------------------------
 // getArchitectureDependencies
 
+const ARCHITECTURE = operationGroup('Architecture');
+
 export const getArchitectureDependencies = defineOperation({
   operationId: 'getArchitectureDependencies',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/dependencies',
+  ...route.get(
+    '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/dependencies',
+  ),
   summary: 'Upstream or downstream dependency paths of one entity',
   description:
     "Follows relationships from `entity_key` (downstream: source to target; upstream: target to source) and returns every maximal simple path of at most `max_depth` relationships: a path ends at `max_depth`, at an entity with no further relationship, or where the next step would revisit an entity on the path (cycles end there). Path confidence is the product of its relationships' confidences, rounded half up to two decimals. At most 1000 paths are returned. `entity_key` may be a canonical key or an alias of one. Reads the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) unless `snapshot_id` names another.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
   query: Type.Object(
     {
@@ -77,11 +79,7 @@ export const getArchitectureDependencies = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: {
-    status: 200,
-    description: 'The paths from the entity.',
-    schema: ArchitectureDependencyResponse,
-  },
+  success: ok('The paths from the entity.', ArchitectureDependencyResponse),
   handler: async ({ db, params, query }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -119,15 +117,13 @@ export const getArchitectureDependencies = defineOperation({
 
 export const getAuditArchitectureBundle = defineOperation({
   operationId: 'getAuditArchitectureBundle',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture/bundle',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture/bundle'),
   summary: "An audit's architecture bundle: facts, observations, a diagram and threats",
   description:
     "Derived from the audit's snapshot. `architecture_facts`: one object per entity and relationship. `observations`: coverage (missing sources, coverage gaps, analyzer gaps), low-confidence entities (< 0.5) and contradictions, each with the evidence ids it rests on. `diagrams`: one Mermaid flowchart. `threats`: rule-based, each citing entity keys and evidence ids; rules: public-exposure-reaches-datastore, unencrypted-storage, unpinned-action-with-write-token, literal-secret. A threat id is the first 16 hex digits of SHA-256 of its rule and keys, so it is stable across reads. `model_id` is the model of a successful deep review of the audit, else null. 404 until the audit has passed its reconcile stage.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: AuditParams,
-  success: { status: 200, description: 'The bundle.', schema: ArchitectureBundleResponse },
+  success: ok('The bundle.', ArchitectureBundleResponse),
   handler: async ({ db, params }) => {
     const { audit, snapshot } = await auditSnapshot(db, params);
     const [evidence, runs, reconciled] = await Promise.all([

@@ -13,7 +13,7 @@ import { findAudit } from '../../db/audits';
 import { remediationIdsByEntity } from '../../db/remediations';
 import { findRepository } from '../../db/repositories';
 import { AuditParams } from '../audits/schemas';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { iso, isoOrNull } from '../shared';
 import {
@@ -91,17 +91,17 @@ export async function auditSnapshot(db: Knex, params: { workspace_id: string; au
   return { audit, snapshot };
 }
 
+const ARCHITECTURE = operationGroup('Architecture');
+
 export const getAuditArchitecture = defineOperation({
   operationId: 'getAuditArchitecture',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture'),
   summary: 'The architecture snapshot an audit produced',
   description:
     'Entities, relationships and the evidence each rests on (file, lines, content hash). 404 until the audit has passed its reconcile stage.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: AuditParams,
-  success: { status: 200, description: 'The snapshot.', schema: ArchitectureTruthResponse },
+  success: ok('The snapshot.', ArchitectureTruthResponse),
   handler: async ({ db, params }) => {
     const { snapshot } = await auditSnapshot(db, params);
     return presentTruth(db, snapshot);
@@ -110,15 +110,13 @@ export const getAuditArchitecture = defineOperation({
 
 export const getRepositoryArchitecture = defineOperation({
   operationId: 'getRepositoryArchitecture',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture'),
   summary: "A repository's latest architecture: its default branch's latest full audit",
   description:
     "The snapshot of the newest completed audit of the repository's default branch (or of a commit with no branch named) whose source scope narrows nothing (no include, exclude, source_types or max_files). Audits of other branches and scoped audits are served only while the default branch has no full audit.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
-  success: { status: 200, description: 'The latest snapshot.', schema: ArchitectureTruthResponse },
+  success: ok('The latest snapshot.', ArchitectureTruthResponse),
   handler: async ({ db, params }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -134,11 +132,9 @@ export const getRepositoryArchitecture = defineOperation({
 
 export const listArchitectureSnapshots = defineOperation({
   operationId: 'listArchitectureSnapshots',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/snapshots',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/snapshots'),
   summary: "A repository's architecture snapshots, newest first",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
   query: Type.Object(
     {
@@ -153,11 +149,7 @@ export const listArchitectureSnapshots = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: {
-    status: 200,
-    description: 'The history.',
-    schema: ArchitectureSnapshotHistoryResponse,
-  },
+  success: ok('The history.', ArchitectureSnapshotHistoryResponse),
   handler: async ({ db, params, query }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),

@@ -23,7 +23,14 @@ import { assistantRunWorkflowId, WORKFLOW_TYPES } from '../../domain/contract/wo
 import { WORKSPACE_ID } from '../../domain/workflow-starts';
 import type { AssistantRunWorkflow } from '../../workflows/assistant';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import {
+  defineOperation,
+  created,
+  ok,
+  started,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import { commitThenStart, recordPrincipalWrite } from '../shared';
 import { presentConversation, presentMessage, presentRun } from './present';
@@ -39,47 +46,35 @@ import {
   RunParams,
 } from './schemas';
 import { PageQuery } from '../schema-kit';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const ACTIVE = new Set(['queued', 'running']);
 
-export const listAssistantConversations = defineOperation({
+const ASSISTANT = operationGroup('Assistant');
+
+export const listAssistantConversations = listOperation({
   operationId: 'listAssistantConversations',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/conversations'),
   summary: 'List assistant conversations',
   description: 'Newest first; `repository_id` keeps those about one repository.',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: WorkspaceParams,
   query: ConversationListQuery,
-  success: { status: 200, description: 'A page of conversations.', schema: ConversationPage },
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      conversationsQuery(db, params.workspace_id, query.repository_id),
-      presentConversation,
-    );
-  },
+  success: ok('A page of conversations.', ConversationPage),
+  rows: ({ db, params, query }) => conversationsQuery(db, params.workspace_id, query.repository_id),
+  present: presentConversation,
 });
 
 export const createAssistantConversation = defineOperation({
   operationId: 'createAssistantConversation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations',
+  ...route.post('/v1/workspaces/{workspace_id}/assistant/conversations'),
   summary: 'Start an assistant conversation about a repository',
   description:
     "Questions of the conversation are answered from `snapshot_id` when given (a snapshot of that repository), else from the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) at the time of each question.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: WorkspaceParams,
   body: ConversationCreate,
-  success: {
-    status: 201,
-    description: 'The conversation.',
-    schema: ConversationResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The conversation.', ConversationResponse),
   handler: async ({ db, params, body, principal, requestId, koa, newId }) => {
     const repo = await findRepository(db, params.workspace_id, body.repository_id);
     if (!repo)
@@ -123,41 +118,33 @@ async function loadConversation(
   return found(findConversation(db, workspaceId, id), `Conversation ${id}`);
 }
 
-export const listAssistantMessages = defineOperation({
+export const listAssistantMessages = listOperation({
   operationId: 'listAssistantMessages',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages'),
   summary: "A conversation's messages, newest first",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: ConversationParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of messages.', schema: MessagePage },
-  handler: async ({ db, params, query }) => {
+  success: ok('A page of messages.', MessagePage),
+  rows: async ({ db, params }) => {
     const conversation = await loadConversation(db, params.workspace_id, params.conversation_id);
-    return pageOf(query, messagesQuery(db, conversation.id), presentMessage);
+    return messagesQuery(db, conversation.id);
   },
+  present: presentMessage,
 });
 
 export const askAssistant = defineOperation({
   operationId: 'askAssistant',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages',
+  ...route.post('/v1/workspaces/{workspace_id}/assistant/conversations/{conversation_id}/messages'),
   summary: 'Ask a question (starts a durable assistant run)',
   description:
     "Admits the question against the workspace's assistant limits (getAssistantLimits) in one step under a per-workspace lock, so concurrent questions never overshoot: per-member and per-workspace questions per day (in the limits' time zone), questions being answered at once per member and per workspace, and the monthly budget: with a model configured, a question sets aside the most it can cost (its input bound and max_output_tokens at the model's price) until it ends. A refusal is 429 with a stable code (assistant_user_daily_limit, assistant_workspace_daily_limit, assistant_user_active_runs, assistant_workspace_active_runs, assistant_monthly_budget_exhausted with `remaining_usd`) and Retry-After, and writes nothing. An admitted question is answered by the `AssistantRunWorkflow` (workflow id `assistant-run-<id>`): route, specialist, context from the snapshot (`context_snapshot_id`), answer, record. Follow it with getAssistantRun. 409 no_architecture_snapshot while the repository has no completed audit.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: ConversationParams,
   body: QuestionCreate,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The queued run.',
-    schema: AssistantRunResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued run.', AssistantRunResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const conversation = await loadConversation(db, params.workspace_id, params.conversation_id);
     const snapshotId =
@@ -243,28 +230,24 @@ async function loadRun(db: Parameters<typeof findRun>[0], workspaceId: string, i
 
 export const getAssistantRun = defineOperation({
   operationId: 'getAssistantRun',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/runs/{run_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/runs/{run_id}'),
   summary: 'An assistant run: status, route, specialist, tokens, cost, error code',
   description:
     'Status: queued, running, completed (answered; the answer is `assistant_message_id`), failed (`error_code`, e.g. model_unavailable after the retries), cancelled, or refused (it could not answer: `model_not_configured` for a free-form question without a model).',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: RunParams,
-  success: { status: 200, description: 'The run.', schema: AssistantRunResponse },
+  success: ok('The run.', AssistantRunResponse),
   handler: async ({ db, params }) =>
     presentRun(await loadRun(db, params.workspace_id, params.run_id)),
 });
 
 export const cancelAssistantRun = defineOperation({
   operationId: 'cancelAssistantRun',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/assistant/runs/{run_id}/cancel',
+  ...route.post('/v1/workspaces/{workspace_id}/assistant/runs/{run_id}/cancel'),
   summary: 'Cancel a queued or running assistant run',
   description:
     'A queued run ends `cancelled` at once; a running one when its workflow stops (a model call under way is abandoned; tokens already spent stay counted). A finished run answers 409 run_finished.',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ASSISTANT.scope('audits:read'),
   params: RunParams,
   errors: [409, 503],
   success: { status: 202, description: 'Cancellation requested.', schema: AcceptedResponse },

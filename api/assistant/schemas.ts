@@ -15,6 +15,8 @@ import {
   pageFields,
   Strict,
   Uuid,
+  ExpectedVersion,
+  ResourceParams,
 } from '../schema-kit';
 import { LIMIT_BOUNDS } from '../../domain/assistant/limits';
 
@@ -133,14 +135,8 @@ export type AssistantUsageResponse = Static<typeof AssistantUsageResponse>;
 // ---------------------------------------------------------------------------------------------
 // Ours: conversations, questions, pages, limits, workspace usage
 
-export const ConversationParams = Type.Object(
-  { workspace_id: Uuid({ description: 'The workspace.' }), conversation_id: Uuid() },
-  { additionalProperties: false },
-);
-export const RunParams = Type.Object(
-  { workspace_id: Uuid({ description: 'The workspace.' }), run_id: Uuid() },
-  { additionalProperties: false },
-);
+export const ConversationParams = ResourceParams('conversation_id');
+export const RunParams = ResourceParams('run_id');
 
 export const ConversationCreate = Strict(
   'ConversationCreate',
@@ -220,11 +216,9 @@ export const AssistantLimitsUpdate = Strict(
   'AssistantLimitsUpdate',
   {
     ...limitFields,
-    expected_version: Type.Integer({
-      minimum: 0,
-      maximum: 2147483647,
-      description: 'The version the client last read (0 while on the defaults).',
-    }),
+    expected_version: ExpectedVersion(
+      'The version the client last read (0 while on the defaults).',
+    ),
   },
   { description: "Replaces the workspace's assistant limits (every field)." },
 );

@@ -14,7 +14,7 @@ import { assistantUsageOfMonth, usageOfMonth, type UsageFigures } from '../../db
 import { limitsProblems, type AssistantLimits } from '../../domain/assistant/limits';
 import { addUsd, formatMicros, parseMicros } from '../../domain/audits/pricing';
 import { problems } from '../errors';
-import { defineOperation, type Principal } from '../registry/operation';
+import { defineOperation, type Principal, ok, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import { usd } from './present';
@@ -41,17 +41,17 @@ function presentLimits(workspaceId: string, stored: StoredLimits) {
   };
 }
 
+const ASSISTANT = operationGroup('Assistant');
+
 export const getAssistantLimits = defineOperation({
   operationId: 'getAssistantLimits',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/limits',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/limits'),
   summary: "The workspace's assistant limits",
   description:
     'Until set, the built-in defaults apply (version 0): 50 questions per member and 500 per workspace a day, 2 active questions per member and 10 per workspace, 50 USD a month, 1024 output tokens per question, days and months in UTC. Readable with policies:read or usage:read.',
-  tag: 'Assistant',
-  access: { kind: 'token', rule: 'policies:read or usage:read' },
+  ...ASSISTANT.token('policies:read or usage:read'),
   params: WorkspaceParams,
-  success: { status: 200, description: 'The limits.', schema: AssistantLimitsResponse },
+  success: ok('The limits.', AssistantLimitsResponse),
   handler: async ({ db, params, principal }) => {
     if (!principal.scopes.has('policies:read') && !principal.scopes.has('usage:read'))
       throw problems.insufficientScope(
@@ -64,17 +64,15 @@ export const getAssistantLimits = defineOperation({
 
 export const updateAssistantLimits = defineOperation({
   operationId: 'updateAssistantLimits',
-  method: 'put',
-  path: '/v1/workspaces/{workspace_id}/assistant/limits',
+  ...route.put('/v1/workspaces/{workspace_id}/assistant/limits'),
   summary: "Replace the workspace's assistant limits",
   description:
     '`expected_version` must be the current version (0 on the defaults), else 409 version_mismatch with current_version. Takes effect for the next question; questions already admitted keep running. A limit of 0 questions or 0 USD turns the assistant off.',
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...ASSISTANT.scope('policies:write'),
   params: WorkspaceParams,
   body: AssistantLimitsUpdate,
   errors: [409],
-  success: { status: 200, description: 'The new limits.', schema: AssistantLimitsResponse },
+  success: ok('The new limits.', AssistantLimitsResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const { expected_version, ...fields } = body;
     const limits: AssistantLimits = fields;
@@ -120,15 +118,13 @@ export const updateAssistantLimits = defineOperation({
 
 export const getAssistantUsage = defineOperation({
   operationId: 'getAssistantUsage',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/assistant/usage',
+  ...route.get('/v1/workspaces/{workspace_id}/assistant/usage'),
   summary: "The assistant's usage against the workspace's limits",
   description:
     "`period` is the current month (YYYY-MM) in the limits' time zone; today's counts are the calling member's and the workspace's. `monthly_cost_usd` is what this month's runs cost; `remaining_usd` is the limit less that cost and less what active runs hold back (what the next question can use). `conversations`, `daily` and `recent_runs` (the latest 20) cover the month.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'usage:read' },
+  ...ASSISTANT.scope('usage:read'),
   params: WorkspaceParams,
-  success: { status: 200, description: 'The usage.', schema: AssistantUsageResponse },
+  success: ok('The usage.', AssistantUsageResponse),
   handler: async ({ db, params, principal }) => {
     const { limits } = await limitsOfWorkspace(db, params.workspace_id);
     const counts = await usageCounts(
@@ -209,16 +205,14 @@ function add(into: Figures, row: UsageFigures): void {
 
 export const getUsage = defineOperation({
   operationId: 'getUsage',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/usage',
+  ...route.get('/v1/workspaces/{workspace_id}/usage'),
   summary: 'Model cost and tokens of audits and the assistant, by day and repository',
   description:
     "Sums over the month's agent runs (every attempt of every audit) and assistant runs, counted by the day they started in the workspace's assistant time zone (UTC by default). `period` is YYYY-MM, default the current month.",
-  tag: 'Assistant',
-  access: { kind: 'scope', scope: 'usage:read' },
+  ...ASSISTANT.scope('usage:read'),
   params: WorkspaceParams,
   query: UsageQuery,
-  success: { status: 200, description: 'The usage.', schema: UsageResponse },
+  success: ok('The usage.', UsageResponse),
   handler: async ({ db, params, query, principal }) => {
     const { limits } = await limitsOfWorkspace(db, params.workspace_id);
     const zone = limits.time_zone;

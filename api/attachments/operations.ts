@@ -19,7 +19,7 @@ import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
@@ -29,7 +29,7 @@ import {
   AttachmentParams,
   AttachmentResponse,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const DEFAULT_RETENTION_DAYS = 90;
 
@@ -44,24 +44,19 @@ function removedProblem(row: AttachmentRow): ApiError {
   });
 }
 
+const ATTACHMENTS = operationGroup('Attachments');
+
 export const createAuditAttachment = defineOperation({
   operationId: 'createAuditAttachment',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments'),
   summary: 'Attach an upload to an audit',
   description:
     'Keeps the upload (createUpload) beside the audit until retained_until = now + retention_days (1..365, default 90). filename, content_type, sha256 and size_bytes come from the upload. After retained_until the retention sweep removes it (status `expired`). An upload that only ever served attachments is removed with the last of them (its status becomes `expired`); an upload an audit ran on is kept. Beyond the spec fields the response carries audit_id, retention_days and removed_at.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'uploads:write' },
+  ...ATTACHMENTS.scope('uploads:write'),
   params: AuditParams,
   body: AttachmentCreate,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The attachment.',
-    schema: AttachmentResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The attachment.', AttachmentResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -115,40 +110,33 @@ export const createAuditAttachment = defineOperation({
   },
 });
 
-export const listAuditAttachments = defineOperation({
+export const listAuditAttachments = listOperation({
   operationId: 'listAuditAttachments',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/attachments'),
   summary: "List an audit's attachments",
   description:
     'Newest first, every status unless `status` is given: removed attachments stay listed as the record of what was kept and when it went.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ATTACHMENTS.scope('audits:read'),
   params: AuditParams,
   query: AttachmentListQuery,
-  success: { status: 200, description: 'A page of attachments.', schema: AttachmentPage },
-  handler: async ({ db, params, query }) => {
+  success: ok('A page of attachments.', AttachmentPage),
+  rows: async ({ db, params, query }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(
-      query,
-      attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status }),
-      presentAttachment,
-    );
+    return attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status });
   },
+  present: presentAttachment,
 });
 
 export const getAttachmentContent = defineOperation({
   operationId: 'getAttachmentContent',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/attachments/{attachment_id}/content',
+  ...route.get('/v1/workspaces/{workspace_id}/attachments/{attachment_id}/content'),
   summary: "Download an attachment's bytes",
   description:
     'The bytes as uploaded, with the upload content type, `Content-Disposition: attachment` naming its filename, `X-Content-SHA256` and `Content-Length`. A deleted or expired attachment answers 410 attachment_removed.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ATTACHMENTS.scope('audits:read'),
   params: AttachmentParams,
   errors: [410],
   success: {
@@ -180,16 +168,14 @@ export const getAttachmentContent = defineOperation({
 
 export const deleteAttachment = defineOperation({
   operationId: 'deleteAttachment',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/attachments/{attachment_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/attachments/{attachment_id}'),
   summary: 'Delete an attachment before its retention ends',
   description:
     'The attachment becomes `deleted` (it stays listed) and its content is removed unless another upload, attachment or audit still holds the same bytes. Deleting a removed attachment answers 410 attachment_removed.',
-  tag: 'Attachments',
-  access: { kind: 'scope', scope: 'uploads:write' },
+  ...ATTACHMENTS.scope('uploads:write'),
   params: AttachmentParams,
   errors: [410],
-  success: { status: 200, description: 'The deleted attachment.', schema: AttachmentResponse },
+  success: ok('The deleted attachment.', AttachmentResponse),
   handler: async ({ db, params, principal, requestId, services }) => {
     const row = await db.transaction(async (trx) => {
       const deleted = await markAttachmentDeleted(trx, params.workspace_id, params.attachment_id);

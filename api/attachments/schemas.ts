@@ -9,6 +9,7 @@ import {
   Open,
   Uuid,
   pageFields,
+  ResourceParams,
 } from '../schema-kit';
 
 export const AttachmentCreate = Open(
@@ -59,13 +60,7 @@ export const AttachmentResponse = Open(
 );
 export type AttachmentResponse = Static<typeof AttachmentResponse>;
 
-export const AttachmentParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    attachment_id: Uuid({ description: 'The attachment.' }),
-  },
-  { additionalProperties: false },
-);
+export const AttachmentParams = ResourceParams('attachment_id', 'The attachment.');
 
 export const AttachmentListQuery = Type.Object(
   {

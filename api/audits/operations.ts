@@ -18,7 +18,6 @@ import {
   type AuditRow,
   type NewAudit,
 } from '../../db/audits';
-import { keysetPage } from '../../db/paginate';
 import { findAuditProfile, type AuditProfileRow } from '../../db/profiles';
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
@@ -33,12 +32,15 @@ import { profileSnapshot, versionMismatch } from '../profiles/operations';
 import {
   auditTokenId,
   defineOperation,
-  LOCATION_HEADER,
   type Principal,
+  ok,
+  started,
+  operationGroup,
+  route,
 } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
-import { commitThenStart, iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { commitThenStart, iso, recordPrincipalWrite } from '../shared';
 import { presentAudit, presentRun } from './present';
 import {
   AgentTimelineResponse,
@@ -52,7 +54,7 @@ import {
   AuditResponse,
   type AuditCreate as AuditCreateBody,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -224,25 +226,20 @@ export async function startAudit(
   });
 }
 
+const AUDITS = operationGroup('Audits');
+
 export const createAudit = defineOperation({
   operationId: 'createAudit',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits',
+  ...route.post('/v1/workspaces/{workspace_id}/audits'),
   summary: 'Start an audit',
   description:
     'Audits a repository (its default branch, `branch_ref`, or an exact `commit_sha`) or an uploaded archive (`upload_id`). An upload audit may also name `repository_id`, the workspace repository the uploaded folder belongs to: its findings are findings of that repository (one finding per fingerprint, with the control exceptions of the repository), but the folder is not known to be the whole repository at any commit, so it resolves none of the findings of the repository, verifies no remediation, and its architecture snapshot stays its own (not the latest architecture of the repository, no gate baseline, no change set). Without repository_id the findings of an upload audit are its own (`source: upload`). The audit runs durably in the `AuditWorkflow` with workflow id `audit-<id>`; follow it with getAudit, getAuditLogs and getAuditAgentTimeline. An unknown branch or commit fails the audit with error_code `branch_not_found` / `commit_not_found`. With `profile_id` the audit runs on the repository of the profile with its branch_ref and source_scope and keeps the profile as it was in `profile_snapshot`; repository_id may be left out (if given it must be the profile repository), and a branch_ref, commit_sha or source_scope given in the request overrides the profile value. `profile_version`, when given, must be the current version of the profile, else 409 version_mismatch.',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...AUDITS.scope('audits:write'),
   params: WorkspaceParams,
   body: AuditCreate,
   idempotent: true,
   errors: [503],
-  success: {
-    status: 202,
-    description: 'The queued audit.',
-    schema: AuditResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued audit.', AuditResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId, keyed }) => {
     const input = await resolveCreate(db, params.workspace_id, body);
     const row = await startAudit(
@@ -258,54 +255,46 @@ export const createAudit = defineOperation({
   },
 });
 
-export const listAudits = defineOperation({
+export const listAudits = listOperation({
   operationId: 'listAudits',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits',
+  ...route.get('/v1/workspaces/{workspace_id}/audits'),
   summary: 'List audits',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: WorkspaceParams,
   query: AuditListQuery,
-  success: { status: 200, description: 'A page of audits, newest first.', schema: AuditPage },
-  handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
-      auditsQuery(db, params.workspace_id, {
-        repositoryId: query.repository_id,
-        status: query.status,
-      }),
-      pageRequest(query),
-    );
+  success: ok('A page of audits, newest first.', AuditPage),
+  rows: ({ db, params, query }) =>
+    auditsQuery(db, params.workspace_id, {
+      repositoryId: query.repository_id,
+      status: query.status,
+    }),
+  presentAll: async (rows, { db }) => {
     const stages = await stagesOf(
       db,
-      page.items.map((a) => a.id),
+      rows.map((a) => a.id),
     );
-    return { ...page, items: page.items.map((a) => presentAudit(a, stages.get(a.id) ?? [])) };
+    return rows.map((a) => presentAudit(a, stages.get(a.id) ?? []));
   },
 });
 
 export const getAudit = defineOperation({
   operationId: 'getAudit',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}'),
   summary: 'Get an audit with its stages, source and coverage gaps',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
-  success: { status: 200, description: 'The audit.', schema: AuditResponse },
+  success: ok('The audit.', AuditResponse),
   handler: async ({ db, params }) =>
     present(db, await loadAudit(db, params.workspace_id, params.audit_id)),
 });
 
 export const cancelAudit = defineOperation({
   operationId: 'cancelAudit',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cancel',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/cancel'),
   summary: 'Cancel a running audit',
   description:
     'The running stage ends `cancelled`, later stages `skipped`, the audit `cancelled`. A finished audit answers 409 audit_finished.',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...AUDITS.scope('audits:write'),
   params: AuditParams,
   errors: [409, 503],
   success: { status: 202, description: 'Cancellation requested.', schema: AcceptedResponse },
@@ -331,20 +320,13 @@ export const cancelAudit = defineOperation({
 
 export const retryAudit = defineOperation({
   operationId: 'retryAudit',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/retry',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/retry'),
   summary: 'Run a finished audit again as a new audit with the same inputs',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...AUDITS.scope('audits:write'),
   params: AuditParams,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The new, queued audit (origin `retry`, origin_ref the old id).',
-    schema: AuditResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The new, queued audit (origin `retry`, origin_ref the old id).', AuditResponse),
   handler: async ({ services, db, params, principal, requestId, koa, newId }) => {
     const old = await loadAudit(db, params.workspace_id, params.audit_id);
     if (!FINISHED.has(old.status)) {
@@ -385,14 +367,12 @@ const LEVELS = { info: 0, warning: 1, error: 2 } as const;
 
 export const getAuditLogs = defineOperation({
   operationId: 'getAuditLogs',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/logs',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/logs'),
   summary: 'The audit log, oldest first',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
   query: AuditLogQuery,
-  success: { status: 200, description: 'Log lines.', schema: AuditLogResponse },
+  success: ok('Log lines.', AuditLogResponse),
   handler: async ({ db, params, query }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const min = query.level ? LEVELS[query.level] : null;
@@ -421,13 +401,11 @@ export const getAuditLogs = defineOperation({
 
 export const getAuditAgentTimeline = defineOperation({
   operationId: 'getAuditAgentTimeline',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/agent-runs',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/agent-runs'),
   summary: 'Every agent attempt of an audit, in order',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
-  success: { status: 200, description: 'The agent timeline.', schema: AgentTimelineResponse },
+  success: ok('The agent timeline.', AgentTimelineResponse),
   handler: async ({ db, params }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const runs = await runsOfAudit(db, audit.id);
@@ -437,13 +415,11 @@ export const getAuditAgentTimeline = defineOperation({
 
 export const getAuditCost = defineOperation({
   operationId: 'getAuditCost',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/cost',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/cost'),
   summary: 'What an audit cost: the sum over its agent runs',
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
-  success: { status: 200, description: 'Cost and token figures.', schema: AuditCostResponse },
+  success: ok('Cost and token figures.', AuditCostResponse),
   handler: async ({ db, params }) => {
     const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const runs = await runsOfAudit(db, audit.id);

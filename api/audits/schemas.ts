@@ -15,12 +15,13 @@ import {
   Decimal,
   FreeObject,
   LiteralUnion,
-  named,
   Nullable,
   pageFields,
   Strict,
   Uuid,
   Version,
+  NamedUnion,
+  ResourceParams,
 } from '../schema-kit';
 
 /** Commit SHA: exactly 40 hexadecimal characters. */
@@ -28,17 +29,17 @@ export const COMMIT_SHA_PATTERN = '^[0-9a-fA-F]{40}$';
 export const CommitSha = (options: { description?: string } = {}) =>
   Type.String({ pattern: COMMIT_SHA_PATTERN, ...options });
 
-export const AuditType = named(
+export const AuditType = NamedUnion(
   'AuditType',
-  LiteralUnion(AUDIT_TYPES, {
-    description: 'What an audit runs against: a repository (branch or commit) or an upload.',
-  }),
+  AUDIT_TYPES,
+  'What an audit runs against: a repository (branch or commit) or an upload.',
 );
 export type AuditType = Static<typeof AuditType>;
 
-export const AuditStatus = named(
+export const AuditStatus = NamedUnion(
   'AuditStatus',
-  LiteralUnion(AUDIT_STATUSES, { description: 'Lifecycle status of an audit.' }),
+  AUDIT_STATUSES,
+  'Lifecycle status of an audit.',
 );
 export type AuditStatus = Static<typeof AuditStatus>;
 
@@ -230,13 +231,7 @@ export const AuditCostResponse = Strict(
 );
 export type AuditCostResponse = Static<typeof AuditCostResponse>;
 
-export const AuditParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    audit_id: Uuid({ description: 'The audit.' }),
-  },
-  { additionalProperties: false },
-);
+export const AuditParams = ResourceParams('audit_id', 'The audit.');
 export const AuditListQuery = Type.Object(
   {
     repository_id: Type.Optional(Uuid({ description: 'Only audits of this repository.' })),

@@ -21,7 +21,7 @@ import {
 } from '../../domain/changes/change-sets';
 import { CHANGE_SET_STATES } from '../../domain/contract/values';
 import { problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, pageFields } from '../schema-kit';
 import { iso, pageRequest, recordPrincipalWrite } from '../shared';
@@ -62,15 +62,15 @@ function present(row: ChangeSetRow): ChangeSetResponse {
   };
 }
 
+const ARCHITECTURE = operationGroup('Architecture');
+
 export const listChangeSets = defineOperation({
   operationId: 'listChangeSets',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets'),
   summary: "A repository's change sets, newest first",
   description:
     'Candidates are declared through createChangeSet; each audit with an earlier snapshot to compare with records one observed set (`change_key` `audit:<audit id>`). The next page is in the `Link` header.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
   query: Type.Object(
     { state: Type.Optional(LiteralUnion(CHANGE_SET_STATES)), ...pageFields() },
@@ -107,23 +107,16 @@ export const listChangeSets = defineOperation({
 
 export const createChangeSet = defineOperation({
   operationId: 'createChangeSet',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets',
+  ...route.post('/v1/workspaces/{workspace_id}/repositories/{repository_id}/change-sets'),
   summary: 'Declare a candidate change set',
   description:
     "Declared intent (a pull request, an IaC plan) as normalized changes in the graph's canonical keys (`<kind>:<name>` for entities, `<kind>:<entity key>-><entity key>` for relationships): a key in another form is 400 naming it. `change_key` is unique per repository among candidates (409 conflict). Reconcile it with the observed set of the audit that ran the change (reconcileChangeSet).",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'evidence:write' },
+  ...ARCHITECTURE.scope('evidence:write'),
   params: RepositoryParams,
   body: ChangeSetCreate,
   idempotent: true,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The candidate.',
-    schema: ArchitectureChangeSetResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The candidate.', ArchitectureChangeSetResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -191,13 +184,11 @@ export const createChangeSet = defineOperation({
 
 export const getChangeSet = defineOperation({
   operationId: 'getChangeSet',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/change-sets/{change_set_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/change-sets/{change_set_id}'),
   summary: 'A change set',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: ChangeSetParams,
-  success: { status: 200, description: 'The change set.', schema: ArchitectureChangeSetResponse },
+  success: ok('The change set.', ArchitectureChangeSetResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findChangeSet(db, params.workspace_id, params.change_set_id),
@@ -209,21 +200,15 @@ export const getChangeSet = defineOperation({
 
 export const reconcileChangeSet = defineOperation({
   operationId: 'reconcileChangeSet',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/change-sets/{change_set_id}/reconcile',
+  ...route.post('/v1/workspaces/{workspace_id}/change-sets/{change_set_id}/reconcile'),
   summary: 'Reconcile a candidate change set with what an audit observed',
   description:
     "Matches the candidate's declared changes with an observed set by change type and key: `accuracy` counts what was declared and happened (matched), declared and did not happen (unexpected) and happened undeclared (missed), with precision and recall; `impact_result` holds the dependency paths of every changed entity in the observed result snapshot; `gate_result` is the observed set's gate. Without `observed_change_set_id` the newest observed set of the repository created since the candidate is used. Reconciling again with the same observed set answers the same result; the candidate is 409 when it is an observed set (`change_set_not_candidate`), already reconciled with another set (`already_reconciled`), or has no observed set yet (`no_observed_change_set`); an observed set of another repository is 422 `change_set_repository_mismatch`.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'evidence:write' },
+  ...ARCHITECTURE.scope('evidence:write'),
   params: ChangeSetParams,
   body: ArchitectureChangeSetReconcile,
   errors: [409, 422],
-  success: {
-    status: 200,
-    description: 'The reconciled candidate.',
-    schema: ArchitectureChangeSetResponse,
-  },
+  success: ok('The reconciled candidate.', ArchitectureChangeSetResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const candidate = await found(

@@ -23,7 +23,7 @@ import {
 import { evaluateChanges, presentChangeItem, presentGate } from '../../domain/changes/service';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation, type Principal } from '../registry/operation';
+import { defineOperation, type Principal, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
@@ -38,15 +38,17 @@ import {
 } from './schemas';
 import { found } from '../registry/parts';
 
+const ARCHITECTURE = operationGroup('Architecture');
+const AUDITS = operationGroup('Audits');
+const POLICIES = operationGroup('Policies');
+
 export const getArchitectureChanges = defineOperation({
   operationId: 'getArchitectureChanges',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/architecture/changes'),
   summary: 'Changes between two architecture snapshots of a repository, with the change gate',
   description:
     "Without parameters: the repository's latest architecture (its default branch's latest full audit: a completed audit of the default branch whose source scope narrows nothing; a feature-branch or scoped audit only while there is none) against the snapshot its audit's change gate was computed against. `to_snapshot_id` alone compares that snapshot with the same baseline as its audit's gate: for an audit of another branch or a pull request, its base branch's snapshot at the merge-base; otherwise (and when the audit has no gate) the completed one before it on its branch; `from_snapshot_id` and `to_snapshot_id` compare any two snapshots of the repository. An entity or relationship that is gone while the current snapshot did not read the source type that saw it is `*_not_reobserved`, not removed. The gate applies the workspace's current gate policy. Snapshots of another repository are 422 snapshot_repository_mismatch.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...ARCHITECTURE.scope('audits:read'),
   params: RepositoryParams,
   query: Type.Object(
     {
@@ -60,11 +62,7 @@ export const getArchitectureChanges = defineOperation({
     { additionalProperties: false },
   ),
   errors: [422],
-  success: {
-    status: 200,
-    description: 'The changes and the gate.',
-    schema: ArchitectureChangeResponse,
-  },
+  success: ok('The changes and the gate.', ArchitectureChangeResponse),
   handler: async ({ db, params, query }) => {
     const repo = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -195,32 +193,28 @@ async function storePolicy(
 
 export const getGatePolicy = defineOperation({
   operationId: 'getGatePolicy',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/policies/gate',
+  ...route.get('/v1/workspaces/{workspace_id}/policies/gate'),
   summary: "The workspace's change gate policy",
   description:
     'A workspace that never set one runs on the built-in default (version 0, `is_default` true): a new external call or a new service -> review; a datastore, queue or bucket removed, a new client of a shared datastore, a new service cycle, or a newly failing high-severity control -> blocked; confidence floor 0.5.',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...POLICIES.scope('policies:read'),
   params: WorkspaceParams,
-  success: { status: 200, description: 'The policy.', schema: GatePolicyResponse },
+  success: ok('The policy.', GatePolicyResponse),
   handler: async ({ db, params }) =>
     presentPolicy(params.workspace_id, await gatePolicyOf(db, params.workspace_id)),
 });
 
 export const updateGatePolicy = defineOperation({
   operationId: 'updateGatePolicy',
-  method: 'put',
-  path: '/v1/workspaces/{workspace_id}/policies/gate',
+  ...route.put('/v1/workspaces/{workspace_id}/policies/gate'),
   summary: "Replace the workspace's change gate policy",
   description:
     '`expected_version` must be the current version (0 while on the default): otherwise 409 version_mismatch with current_version, and nothing changes. Each replacement increments `version`; every later gate records the version it applied. Recorded as an audit event with the policy before and after.',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...POLICIES.scope('policies:write'),
   params: WorkspaceParams,
   body: GatePolicyUpdate,
   errors: [409],
-  success: { status: 200, description: 'The new policy.', schema: GatePolicyResponse },
+  success: ok('The new policy.', GatePolicyResponse),
   handler: async ({ db, params, body, principal, requestId }) =>
     presentPolicy(
       params.workspace_id,
@@ -234,21 +228,15 @@ export const updateGatePolicy = defineOperation({
 
 export const resetGatePolicy = defineOperation({
   operationId: 'resetGatePolicy',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/policies/gate/reset',
+  ...route.post('/v1/workspaces/{workspace_id}/policies/gate/reset'),
   summary: 'Put the built-in default gate policy back in effect',
   description:
     'Stores the built-in default policy (every default rule, floor 0.5, enabled) as the next version, so later gates record which version they applied. `expected_version` must be the current version: otherwise 409 version_mismatch with current_version, and nothing changes. Recorded as an audit event with the policy before and after.',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...POLICIES.scope('policies:write'),
   params: WorkspaceParams,
   body: GatePolicyReset,
   errors: [409],
-  success: {
-    status: 200,
-    description: 'The default policy, in effect.',
-    schema: GatePolicyResponse,
-  },
+  success: ok('The default policy, in effect.', GatePolicyResponse),
   handler: async ({ db, params, body, principal, requestId }) =>
     presentPolicy(
       params.workspace_id,
@@ -266,13 +254,11 @@ export const resetGatePolicy = defineOperation({
 
 export const getAuditGate = defineOperation({
   operationId: 'getAuditGate',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/gate',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/gate'),
   summary: "An audit's change gate, as JSON or as a CI artifact",
   description:
     "The gate the audit's `changes` stage computed against the previous completed snapshot of the same repository and branch, with the policy version it applied. `format=json` (default) answers AuditGateResponse; `sarif` a SARIF 2.1.0 log (application/sarif+json) with one result per reviewed or blocked change; `junit` JUnit XML with one test case per rule; `markdown` a summary for a pull-request comment. 404 until the audit has passed its changes stage.",
-  tag: 'Audits',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...AUDITS.scope('audits:read'),
   params: AuditParams,
   query: Type.Object(
     {

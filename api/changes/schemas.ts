@@ -17,6 +17,8 @@ import {
   Nullable,
   Strict,
   Uuid,
+  ExpectedVersion,
+  ResourceParams,
 } from '../schema-kit';
 
 export const ChangeSetAccuracy = Strict(
@@ -248,11 +250,9 @@ export const GatePolicyUpdate = Strict(
   'GatePolicyUpdate',
   {
     ...policyFields,
-    expected_version: Type.Integer({
-      minimum: 0,
-      maximum: 2147483647,
-      description: 'The policy version the client last read (0 for the default policy).',
-    }),
+    expected_version: ExpectedVersion(
+      'The policy version the client last read (0 for the default policy).',
+    ),
   },
   { description: 'Request to replace the workspace gate policy (every field).' },
 );
@@ -261,11 +261,9 @@ export type GatePolicyUpdate = Static<typeof GatePolicyUpdate>;
 export const GatePolicyReset = Strict(
   'GatePolicyReset',
   {
-    expected_version: Type.Integer({
-      minimum: 0,
-      maximum: 2147483647,
-      description: 'The policy version the client last read (0 for the default policy).',
-    }),
+    expected_version: ExpectedVersion(
+      'The policy version the client last read (0 for the default policy).',
+    ),
   },
   { description: 'Request to put the built-in default gate policy back in effect.' },
 );
@@ -369,10 +367,4 @@ export const ChangeSetCreate = Strict(
 );
 export type ChangeSetCreate = Static<typeof ChangeSetCreate>;
 
-export const ChangeSetParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    change_set_id: Uuid({ description: 'The change set.' }),
-  },
-  { additionalProperties: false },
-);
+export const ChangeSetParams = ResourceParams('change_set_id', 'The change set.');

@@ -11,20 +11,19 @@ import {
   insertComparison,
   type ComparisonRow,
 } from '../../db/comparisons';
-import { keysetPage } from '../../db/paginate';
 import type { GraphItem } from '../../domain/changes/diff';
 import { compareAudits, contentSha256, type ComparedAudit } from '../../domain/comparisons/compare';
 import { problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { pageFields, Uuid, WorkspaceParams } from '../schema-kit';
-import { iso, isoOrNull, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
   AuditComparisonCreate,
   AuditComparisonPage,
   AuditComparisonResponse,
   type AuditComparisonResult,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 async function comparedAudit(db: Knex, audit: AuditRow): Promise<ComparedAudit> {
   const snapshot = await snapshotOfAudit(db, audit.id);
@@ -66,24 +65,19 @@ const ComparisonParams = Type.Object(
   { additionalProperties: false },
 );
 
+const COMPARISONS = operationGroup('Comparisons');
+
 export const createAuditComparison = defineOperation({
   operationId: 'createAuditComparison',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-comparisons',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-comparisons'),
   summary: 'Compare two audits of one repository',
   description:
     'Findings by fingerprint (added, resolved, changed severity, unchanged), the architecture differences between the two snapshots, counts, whether coverage and architecture are comparable, and the limitations (a side not completed or without a snapshot, a source type a side did not read, scanner-only audits, different source scopes). `content_sha256` is the SHA-256 of the RFC 8785 canonical JSON of `snapshot`: the same two audits always give the same hash. Audits of different repositories (or an upload audit) are 422 audits_not_comparable.',
-  tag: 'Comparisons',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...COMPARISONS.scope('audits:read'),
   params: WorkspaceParams,
   body: AuditComparisonCreate,
   errors: [422],
-  success: {
-    status: 201,
-    description: 'The stored comparison.',
-    schema: AuditComparisonResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The stored comparison.', AuditComparisonResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const baseline = await found(
       findAudit(db, params.workspace_id, body.baseline_audit_id),
@@ -130,13 +124,11 @@ export const createAuditComparison = defineOperation({
   },
 });
 
-export const listAuditComparisons = defineOperation({
+export const listAuditComparisons = listOperation({
   operationId: 'listAuditComparisons',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-comparisons',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-comparisons'),
   summary: "List the workspace's audit comparisons, newest first",
-  tag: 'Comparisons',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...COMPARISONS.scope('audits:read'),
   params: WorkspaceParams,
   query: Type.Object(
     {
@@ -145,37 +137,27 @@ export const listAuditComparisons = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: { status: 200, description: 'A page of comparisons.', schema: AuditComparisonPage },
-  handler: async ({ db, params, query }) => {
-    const page = await keysetPage(
-      comparisonsQuery(db, params.workspace_id, query.repository_id),
-      pageRequest(query),
-    );
-    return {
-      ...page,
-      items: page.items.map((r) => ({
-        id: r.id,
-        repository_id: r.repository_id,
-        baseline_audit_id: r.baseline_audit_id,
-        candidate_audit_id: r.candidate_audit_id,
-        content_sha256: r.content_sha256,
-        created_at: iso(r.created_at),
-        coverage_comparable: r.coverage_comparable,
-        counts: r.counts,
-      })),
-    };
-  },
+  success: ok('A page of comparisons.', AuditComparisonPage),
+  rows: ({ db, params, query }) => comparisonsQuery(db, params.workspace_id, query.repository_id),
+  present: (r) => ({
+    id: r.id,
+    repository_id: r.repository_id,
+    baseline_audit_id: r.baseline_audit_id,
+    candidate_audit_id: r.candidate_audit_id,
+    content_sha256: r.content_sha256,
+    created_at: iso(r.created_at),
+    coverage_comparable: r.coverage_comparable,
+    counts: r.counts,
+  }),
 });
 
 export const getAuditComparison = defineOperation({
   operationId: 'getAuditComparison',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-comparisons/{comparison_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-comparisons/{comparison_id}'),
   summary: 'An audit comparison',
-  tag: 'Comparisons',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...COMPARISONS.scope('audits:read'),
   params: ComparisonParams,
-  success: { status: 200, description: 'The comparison.', schema: AuditComparisonResponse },
+  success: ok('The comparison.', AuditComparisonResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findComparison(db, params.workspace_id, params.comparison_id),

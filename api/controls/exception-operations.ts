@@ -13,7 +13,7 @@ import { findRepository } from '../../db/repositories';
 import { isEntityKey, isRelationshipKey } from '../../domain/changes/change-sets';
 import { exceptionState } from '../../domain/controls/exceptions';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { LiteralUnion, pageFields, Uuid, WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
@@ -22,7 +22,7 @@ import {
   ControlExceptionParams,
   ControlExceptionResponse,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const MAX_DAYS = 366;
 const CONTROL_KEYS = new Set(CONTROLS.map((c) => c.key));
@@ -45,23 +45,18 @@ function present(row: ExceptionRow) {
   };
 }
 
+const POLICIES = operationGroup('Policies');
+
 export const createControlException = defineOperation({
   operationId: 'createControlException',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions',
+  ...route.post('/v1/workspaces/{workspace_id}/control-exceptions'),
   summary: 'Waive a control for a scope until a date',
   description:
     'Applies from the next audit on: an assessment it covers keeps its status, carries `exception_id`, and does not fail the change gate. `expires_at` is mandatory, in the future and at most 366 days ahead; `repository` and `entity` scopes name `repository_id`, `entity` also a canonical `subject_key`. Recorded as an audit event.',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...POLICIES.scope('policies:write'),
   params: WorkspaceParams,
   body: ControlExceptionCreate,
-  success: {
-    status: 201,
-    description: 'The exception.',
-    schema: ControlExceptionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The exception.', ControlExceptionResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const scope = body.scope ?? 'workspace';
     const errors: FieldError[] = [];
@@ -114,13 +109,11 @@ export const createControlException = defineOperation({
   },
 });
 
-export const listControlExceptions = defineOperation({
+export const listControlExceptions = listOperation({
   operationId: 'listControlExceptions',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions',
+  ...route.get('/v1/workspaces/{workspace_id}/control-exceptions'),
   summary: "The workspace's control exceptions, newest first",
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...POLICIES.scope('policies:read'),
   params: WorkspaceParams,
   query: Type.Object(
     {
@@ -131,29 +124,23 @@ export const listControlExceptions = defineOperation({
     },
     { additionalProperties: false },
   ),
-  success: { status: 200, description: 'A page of exceptions.', schema: ControlExceptionPage },
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      exceptionsQuery(db, params.workspace_id, {
-        state: query.state,
-        controlKey: query.control_key,
-        repositoryId: query.repository_id,
-      }),
-      present,
-    );
-  },
+  success: ok('A page of exceptions.', ControlExceptionPage),
+  rows: ({ db, params, query }) =>
+    exceptionsQuery(db, params.workspace_id, {
+      state: query.state,
+      controlKey: query.control_key,
+      repositoryId: query.repository_id,
+    }),
+  present: present,
 });
 
 export const getControlException = defineOperation({
   operationId: 'getControlException',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}'),
   summary: 'A control exception',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...POLICIES.scope('policies:read'),
   params: ControlExceptionParams,
-  success: { status: 200, description: 'The exception.', schema: ControlExceptionResponse },
+  success: ok('The exception.', ControlExceptionResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findException(db, params.workspace_id, params.exception_id),
@@ -165,15 +152,13 @@ export const getControlException = defineOperation({
 
 export const revokeControlException = defineOperation({
   operationId: 'revokeControlException',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}/revoke',
+  ...route.post('/v1/workspaces/{workspace_id}/control-exceptions/{exception_id}/revoke'),
   summary: 'Revoke a control exception',
   description:
     'It stops applying at the next audit; assessments already made keep their `exception_id`. Revoking a revoked exception answers it unchanged. Recorded as an audit event.',
-  tag: 'Policies',
-  access: { kind: 'scope', scope: 'policies:write' },
+  ...POLICIES.scope('policies:write'),
   params: ControlExceptionParams,
-  success: { status: 200, description: 'The revoked exception.', schema: ControlExceptionResponse },
+  success: ok('The revoked exception.', ControlExceptionResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const hit = await found(

@@ -13,7 +13,7 @@ import {
 } from '../../db/controls';
 import { AuditParams } from '../audits/schemas';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentAssessment, presentControl, presentFinding } from './present';
@@ -26,102 +26,94 @@ import {
   FindingResponse,
   FindingUpdate,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
-export const listControls = defineOperation({
+const CONTROLS = operationGroup('Controls');
+const FINDINGS = operationGroup('Findings');
+
+export const listControls = listOperation({
   operationId: 'listControls',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/controls',
+  ...route.get('/v1/workspaces/{workspace_id}/controls'),
   summary: 'The built-in control catalog',
   description: `The controls of the current catalog version (${CONTROL_CATALOG_VERSION}) that every audit assesses.`,
-  tag: 'Controls',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...CONTROLS.scope('policies:read'),
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of controls.', schema: ControlPage },
-  handler: async ({ db, query }) => {
+  success: ok('A page of controls.', ControlPage),
+  rows: async ({ db }) => {
     // The catalog rows are written when the API starts (startApi) and by every audit.
-    return pageOf(query, controlsQuery(db, CONTROL_CATALOG_VERSION), presentControl);
+    return controlsQuery(db, CONTROL_CATALOG_VERSION);
   },
+  present: presentControl,
 });
 
-export const listAuditAssessments = defineOperation({
+export const listAuditAssessments = listOperation({
   operationId: 'listAuditAssessments',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/assessments',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/assessments'),
   summary: "An audit's control assessments",
   description:
     'One assessment per catalog control, in control key order; empty until the audit has passed its controls stage.',
-  tag: 'Controls',
-  access: { kind: 'scope', scope: 'policies:read' },
+  ...CONTROLS.scope('policies:read'),
   params: AuditParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of assessments.', schema: AssessmentPage },
-  handler: async ({ db, params, query }) => {
+  success: ok('A page of assessments.', AssessmentPage),
+  rows: async ({ db, params }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(query, assessmentsQuery(db, audit.id), presentAssessment);
+    return assessmentsQuery(db, audit.id);
   },
+  present: presentAssessment,
 });
 
-export const listAuditFindings = defineOperation({
+export const listAuditFindings = listOperation({
   operationId: 'listAuditFindings',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/findings',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/findings'),
   summary: 'The findings an audit observed',
   description: 'Each finding as it stands now (status, last sighting), newest first.',
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...FINDINGS.scope('findings:read'),
   params: AuditParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of findings.', schema: FindingPage },
-  handler: async ({ db, params, query }) => {
+  success: ok('A page of findings.', FindingPage),
+  rows: async ({ db, params }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(query, auditFindingsQuery(db, audit.id), presentFinding);
+    return auditFindingsQuery(db, audit.id);
   },
+  present: presentFinding,
 });
 
-export const listFindings = defineOperation({
+export const listFindings = listOperation({
   operationId: 'listFindings',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/findings',
+  ...route.get('/v1/workspaces/{workspace_id}/findings'),
   summary: "The workspace's findings",
   description:
     "Newest first; filter by status, severity, repository, source or control. Each finding says where it comes from (`source`, `source_label`): a repository, or one upload audit that named no repository (its findings are its own, not duplicates of a repository's).",
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...FINDINGS.scope('findings:read'),
   params: WorkspaceParams,
   query: FindingListQuery,
-  success: { status: 200, description: 'A page of findings.', schema: FindingPage },
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      findingsQuery(db, params.workspace_id, {
-        status: query.status,
-        severity: query.severity,
-        repository_id: query.repository_id,
-        control_key: query.control_key,
-        source: query.source,
-      }),
-      presentFinding,
-    );
-  },
+  success: ok('A page of findings.', FindingPage),
+  rows: ({ db, params, query }) =>
+    findingsQuery(db, params.workspace_id, {
+      status: query.status,
+      severity: query.severity,
+      repository_id: query.repository_id,
+      control_key: query.control_key,
+      source: query.source,
+    }),
+  present: presentFinding,
 });
 
 export const getFinding = defineOperation({
   operationId: 'getFinding',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/findings/{finding_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/findings/{finding_id}'),
   summary: 'Get a finding',
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...FINDINGS.scope('findings:read'),
   params: FindingParams,
-  success: { status: 200, description: 'The finding.', schema: FindingResponse },
+  success: ok('The finding.', FindingResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findSourcedFinding(db, params.workspace_id, params.finding_id),
@@ -133,17 +125,15 @@ export const getFinding = defineOperation({
 
 export const updateFinding = defineOperation({
   operationId: 'updateFinding',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/findings/{finding_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/findings/{finding_id}'),
   summary: "Change a finding's status",
   description:
     'Triage: accepted_risk and false_positive are kept by later audits that still observe the finding; open reopens it. resolved is answered 409 invalid_transition while the latest completed audit of the repository still observes the finding (fix the code and audit again).',
-  tag: 'Findings',
-  access: { kind: 'scope', scope: 'findings:write' },
+  ...FINDINGS.scope('findings:write'),
   params: FindingParams,
   body: FindingUpdate,
   errors: [409],
-  success: { status: 200, description: 'The changed finding.', schema: FindingResponse },
+  success: ok('The changed finding.', FindingResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const before = await found(

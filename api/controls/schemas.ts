@@ -17,6 +17,7 @@ import {
   pageFields,
   Strict,
   Uuid,
+  ResourceParams,
 } from '../schema-kit';
 
 export const RequirementResponse = Strict(
@@ -187,13 +188,7 @@ export const FindingUpdate = Strict(
 );
 export type FindingUpdate = Static<typeof FindingUpdate>;
 
-export const FindingParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    finding_id: Uuid({ description: 'The finding.' }),
-  },
-  { additionalProperties: false },
-);
+export const FindingParams = ResourceParams('finding_id', 'The finding.');
 
 export const FindingListQuery = Type.Object(
   {
@@ -277,10 +272,4 @@ export type ControlExceptionResponse = Static<typeof ControlExceptionResponse>;
 
 export const ControlExceptionPage = CursorPage('ControlExceptionPage', ControlExceptionResponse);
 
-export const ControlExceptionParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    exception_id: Uuid({ description: 'The control exception.' }),
-  },
-  { additionalProperties: false },
-);
+export const ControlExceptionParams = ResourceParams('exception_id', 'The control exception.');

@@ -32,13 +32,20 @@ import {
 import { transitionUpdate, type DecisionWorkflowInput } from '../../workflows/decisions';
 import { problems, type ApiError, type FieldError } from '../errors';
 import {
-  approvalAccess,
+  vote,
   approvalActor,
   approvalProblem,
   approvalRules,
   applyThroughWorkflow,
 } from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+import {
+  defineOperation,
+  type OperationContext,
+  created,
+  ok,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
 import { presentDecision } from './present';
@@ -173,15 +180,15 @@ async function requestMove(
   return present(db, row);
 }
 
+const DECISIONS = operationGroup('Decisions');
+
 export const listDecisions = defineOperation({
   operationId: 'listDecisions',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/decisions',
+  ...route.get('/v1/workspaces/{workspace_id}/decisions'),
   summary: 'List architecture decisions',
   description:
     'Newest first. When more decisions remain, the response carries `Link: <...>; rel="next"` with the cursor of the next page.',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:read' },
+  ...DECISIONS.scope('decisions:read'),
   params: WorkspaceParams,
   query: DecisionListQuery,
   success: {
@@ -221,23 +228,16 @@ export const listDecisions = defineOperation({
 
 export const proposeDecision = defineOperation({
   operationId: 'proposeDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions',
+  ...route.post('/v1/workspaces/{workspace_id}/decisions'),
   summary: 'Propose an architecture decision',
   description:
     'snapshot_id, owner_id, every evidence id and supersedes_id must exist in this workspace. The decision starts `proposed`, version 1, and is owned by a `DecisionWorkflow` with workflow id `decision-<id>`, started once the decision is stored. When the workflow cannot be started the proposal is discarded and the answer is 503 workflow_engine_unavailable (with its decision_id).',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:write' },
+  ...DECISIONS.scope('decisions:write'),
   params: WorkspaceParams,
   body: ArchitectureDecisionProposal,
   idempotent: true,
   errors: [503],
-  success: {
-    status: 201,
-    description: 'The proposed decision.',
-    schema: ArchitectureDecisionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The proposed decision.', ArchitectureDecisionResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const { repositoryId } = await checkProposal(db, params.workspace_id, body);
     const id = newId();
@@ -321,11 +321,9 @@ export const proposeDecision = defineOperation({
 
 export const getDecision = defineOperation({
   operationId: 'getDecision',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/decisions/{decision_id}'),
   summary: 'Get an architecture decision',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:read' },
+  ...DECISIONS.scope('decisions:read'),
   params: DecisionParams,
   success: {
     status: 200,
@@ -347,22 +345,16 @@ export const getDecision = defineOperation({
 
 export const transitionDecision = defineOperation({
   operationId: 'transitionDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions',
+  ...route.post('/v1/workspaces/{workspace_id}/decisions/{decision_id}/transitions'),
   summary: 'Move an architecture decision',
   description:
     'Moves: proposed -> in_review; in_review -> proposed (withdrawn); approved -> implemented. Approving and rejecting are approvals, made through approveDecision and rejectDecision (scope decisions:approve): a transition to approved or rejected is 400 validation_failed naming /status. `verified` is reached only through verification against a later snapshot; `superseded` only when a decision naming this one in supersedes_id is approved. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:write' },
+  ...DECISIONS.scope('decisions:write'),
   params: DecisionParams,
   body: ArchitectureDecisionTransition,
   conditional: true,
   errors: [409, 503],
-  success: {
-    status: 200,
-    description: 'The moved decision.',
-    schema: ArchitectureDecisionResponse,
-  },
+  success: ok('The moved decision.', ArchitectureDecisionResponse),
   handler: async (ctx) => {
     const to = ctx.body.status;
     if (APPROVAL_MOVES.includes(to))
@@ -377,36 +369,31 @@ export const transitionDecision = defineOperation({
   },
 });
 
-const DECISION_VOTE = {
-  tag: 'Decisions',
-  access: approvalAccess('decision'),
+const DECISION = {
+  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}',
   params: DecisionParams,
-  conditional: true,
-  errors: [409, 503],
 };
 
 export const approveDecision = defineOperation({
-  ...DECISION_VOTE,
   operationId: 'approveDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/approval',
+  ...vote('decision', DECISIONS, DECISION, 'approval'),
+  conditional: true,
   summary: 'Approve an architecture decision in review',
   description: `Records an approval of a decision in review with the approver's role, the scope decisions:approve and the version of the workspace approval policy. With a quorum above 1 the decision stays in_review until that many distinct members approved; the last approval moves it to approved with selected_option_id (which must name one of its options). ${approvalRules('decision')} A decision not yet in review is 409 \`not_awaiting_approval\`. With If-Match, a stale version is 409 version_mismatch.`,
   body: ArchitectureDecisionApproval,
-  success: { status: 200, description: 'The decision.', schema: ArchitectureDecisionResponse },
+  success: ok('The decision.', ArchitectureDecisionResponse),
   handler: async (ctx) =>
     requestMove(ctx, 'approved', ctx.body.rationale, ctx.body.selected_option_id),
 });
 
 export const rejectDecision = defineOperation({
-  ...DECISION_VOTE,
   operationId: 'rejectDecision',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/rejection',
+  ...vote('decision', DECISIONS, DECISION, 'rejection'),
+  conditional: true,
   summary: 'Reject an architecture decision in review',
   description: `Records a rejection (with the same role, scope and policy version as an approval) and ends the decision: rejected is terminal. The proposer may reject their own decision. A decision already approved or rejected is 409 \`already_decided\`; one not yet in review 409 \`not_awaiting_approval\`; a second vote by the same member in one review 409 \`duplicate_vote\`.`,
   body: ArchitectureDecisionRejection,
-  success: { status: 200, description: 'The decision.', schema: ArchitectureDecisionResponse },
+  success: ok('The decision.', ArchitectureDecisionResponse),
   handler: async (ctx) => requestMove(ctx, 'rejected', ctx.body.rationale, null),
 });
 
@@ -427,19 +414,13 @@ async function renderBrief(db: Knex, row: DecisionRow): Promise<string> {
 
 export const getDecisionBrief = defineOperation({
   operationId: 'getDecisionBrief',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief',
+  ...route.get('/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief'),
   summary: 'A Markdown ADR of a decision',
   description:
     'Context, question, options with benefits and tradeoffs, the selected option and rationale, evidence with file locations, success criteria and their verification, approvals and status history.',
-  tag: 'Decisions',
-  access: { kind: 'scope', scope: 'decisions:read' },
+  ...DECISIONS.scope('decisions:read'),
   params: DecisionParams,
-  success: {
-    status: 200,
-    description: 'The brief.',
-    schema: ArchitectureDecisionBriefResponse,
-  },
+  success: ok('The brief.', ArchitectureDecisionBriefResponse),
   handler: async ({ db, params }) => {
     const row = await loadDecision(db, params.workspace_id, params.decision_id);
     return {

@@ -10,19 +10,21 @@ import {
   DateTime,
   ItemsPage,
   LiteralUnion,
-  named,
   Nullable,
   pageFields,
   Strict,
   Uuid,
   Version,
+  NamedUnion,
+  ResourceParams,
 } from '../schema-kit';
 import { approvalRecordFields } from '../registry/approvals';
 import { UncertaintySignal } from '../uncertainty/schemas';
 
-export const ArchitectureDecisionState = named(
+export const ArchitectureDecisionState = NamedUnion(
   'ArchitectureDecisionState',
-  LiteralUnion(DECISION_STATES, { description: 'Lifecycle state of an architecture decision.' }),
+  DECISION_STATES,
+  'Lifecycle state of an architecture decision.',
 );
 export type ArchitectureDecisionState = Static<typeof ArchitectureDecisionState>;
 
@@ -218,13 +220,7 @@ export const ArchitectureDecisionPage = ItemsPage(
 );
 export type ArchitectureDecisionPage = Static<typeof ArchitectureDecisionPage>;
 
-export const DecisionParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    decision_id: Uuid({ description: 'The decision.' }),
-  },
-  { additionalProperties: false },
-);
+export const DecisionParams = ResourceParams('decision_id', 'The decision.');
 
 export const DecisionListQuery = Type.Object(
   {

@@ -19,7 +19,7 @@ import { EXPORT_FILES, slug } from '../../domain/exports/render';
 import type { ExportWorkflow } from '../../workflows/exports';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, ok, started, operationGroup, route } from '../registry/operation';
 import { auditNotCompleted } from '../reports/operations';
 import { commitThenStart, iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
 import {
@@ -30,7 +30,7 @@ import {
   ExportResponse,
   type ExportResponse as ExportBody,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 function presentExport(row: ExportRow): ExportBody {
   return {
@@ -80,25 +80,20 @@ function unavailableProblem(row: ExportRow): ApiError {
   );
 }
 
+const REPORTS = operationGroup('Reports');
+
 export const exportAudit = defineOperation({
   operationId: 'exportAudit',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/exports',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/exports'),
   summary: 'Export a completed audit in a format another tool reads',
   description:
     "Starts an `ExportWorkflow` (workflow id `export-<id>`) that renders the audit into one file: `structurizr` a Structurizr DSL workspace (the repository as a software system, its services, jobs and stores as containers, external dependencies as software systems, relationships with their technology); `backstage` a Backstage catalog-info.yaml (a System, Components and Resources with `dependsOn`, owners from the CODEOWNERS the audit read); `madr` the repository's decisions as MADR files in a tar.gz; `mermaid` and `svg` the architecture diagram; `sarif` and `junit` the report's files (getAuditReport). An approved report's content is what is exported. Follow it with getExport; download with getExportContent until `retained_until` (retention_days, default EXPORT_RETENTION_DAYS), after which the retention sweep removes the file. An audit that is not completed is 409 audit_not_completed.",
-  tag: 'Reports',
-  access: { kind: 'scope', scope: 'exports:write' },
+  ...REPORTS.scope('exports:write'),
   params: AuditParams,
   body: ExportCreate,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The queued export.',
-    schema: ExportResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued export.', ExportResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
@@ -155,36 +150,33 @@ export const exportAudit = defineOperation({
   },
 });
 
-export const listExports = defineOperation({
+export const listExports = listOperation({
   operationId: 'listExports',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/exports',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/exports'),
   summary: "List an audit's exports",
   description:
     'Newest first, every status: expired and failed exports stay listed as the record of what was requested and handed out.',
-  tag: 'Reports',
-  access: { kind: 'scope', scope: 'reports:read' },
+  ...REPORTS.scope('reports:read'),
   params: AuditParams,
   query: ExportListQuery,
-  success: { status: 200, description: 'A page of exports.', schema: ExportPage },
-  handler: async ({ db, params, query }) => {
+  success: ok('A page of exports.', ExportPage),
+  rows: async ({ db, params }) => {
     const audit = await found(
       findAudit(db, params.workspace_id, params.audit_id),
       `Audit ${params.audit_id}`,
     );
-    return pageOf(query, exportsQuery(db, params.workspace_id, audit.id), presentExport);
+    return exportsQuery(db, params.workspace_id, audit.id);
   },
+  present: presentExport,
 });
 
 export const getExport = defineOperation({
   operationId: 'getExport',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/exports/{export_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/exports/{export_id}'),
   summary: 'An export and the state of its file',
-  tag: 'Reports',
-  access: { kind: 'scope', scope: 'reports:read' },
+  ...REPORTS.scope('reports:read'),
   params: ExportParams,
-  success: { status: 200, description: 'The export.', schema: ExportResponse },
+  success: ok('The export.', ExportResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findExport(db, params.workspace_id, params.export_id),
@@ -196,13 +188,11 @@ export const getExport = defineOperation({
 
 export const getExportContent = defineOperation({
   operationId: 'getExportContent',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/exports/{export_id}/content',
+  ...route.get('/v1/workspaces/{workspace_id}/exports/{export_id}/content'),
   summary: "Download an export's file",
   description:
     'The file with its content type (text/plain for Structurizr DSL, application/yaml, application/gzip, text/vnd.mermaid, image/svg+xml, application/sarif+json, application/xml), `Content-Disposition: attachment` naming it, `X-Content-SHA256` and `Content-Length`. Not rendered yet: 409 export_not_ready; failed: 409 export_failed; removed by retention: 410 export_expired.',
-  tag: 'Reports',
-  access: { kind: 'scope', scope: 'reports:read' },
+  ...REPORTS.scope('reports:read'),
   params: ExportParams,
   errors: [409, 410],
   success: {

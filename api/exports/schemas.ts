@@ -10,6 +10,7 @@ import {
   pageFields,
   Strict,
   Uuid,
+  ResourceParams,
 } from '../schema-kit';
 
 export const ExportCreate = Strict(
@@ -61,12 +62,6 @@ export type ExportResponse = Static<typeof ExportResponse>;
 
 export const ExportPage = CursorPage('ExportPage', ExportResponse);
 
-export const ExportParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    export_id: Uuid({ description: 'The export.' }),
-  },
-  { additionalProperties: false },
-);
+export const ExportParams = ResourceParams('export_id', 'The export.');
 
 export const ExportListQuery = Type.Object({ ...pageFields() }, { additionalProperties: false });

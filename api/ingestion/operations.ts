@@ -22,7 +22,7 @@ import {
 } from '../../domain/architecture/ingested';
 import { RepositoryParams } from '../repositories/schemas';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, ok, started, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
 import {
@@ -34,7 +34,7 @@ import {
   type EvidenceRecord,
   type IngestionResponse as IngestionBody,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 function presentIngestion(row: IngestionRow): IngestionBody {
   return {
@@ -94,24 +94,19 @@ function storedRecord(r: EvidenceRecord): NewIngestedRecord {
   };
 }
 
+const ARCHITECTURE = operationGroup('Architecture');
+
 export const ingestEvidence = defineOperation({
   operationId: 'ingestEvidence',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/evidence',
+  ...route.post('/v1/workspaces/{workspace_id}/repositories/{repository_id}/evidence'),
   summary: 'Send a batch of evidence from outside the repository',
   description:
     "Runtime observations (`runtime_call`: A called B, from traces or a service mesh), cloud inventory records (`cloud_resource`) and CI/CD run records (`cicd_run`), each with provider, source_type, subject_key (and object_key for a call), observed_at and an optional location. Every record is checked and every problem is reported at once: 422 invalid_evidence_records with `errors` (a JSON pointer per problem) and `invalid_records` ({index, path, code, message}; codes unknown_kind, source_type_mismatch, invalid_key, object_key_required, object_key_not_allowed, observed_in_future). More than INGESTION_MAX_RECORDS records or INGESTION_MAX_BYTES bytes is 413 batch_too_large. Idempotent per `batch_key` within the repository: the same batch again answers the first result, another batch under the same key is 409 batch_key_conflict. The repository's next audits reconcile the records observed within INGESTED_EVIDENCE_WINDOW_DAYS: a runtime call corroborates a declared relationship (its confidence rises) or, when nothing declares it, opens an uncertainty case; evidence older than EVIDENCE_STALE_AFTER_DAYS is listed in the stale_evidence_ids of the assessments that use it.",
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'evidence:write' },
+  ...ARCHITECTURE.scope('evidence:write'),
   params: RepositoryParams,
   body: EvidenceBatch,
   errors: [409, 422],
-  success: {
-    status: 202,
-    description: 'The stored batch; the next audit reconciles it.',
-    schema: IngestionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The stored batch; the next audit reconciles it.', IngestionResponse),
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     const { config } = services;
     const repo = await found(
@@ -203,35 +198,26 @@ export const ingestEvidence = defineOperation({
   },
 });
 
-export const listIngestions = defineOperation({
+export const listIngestions = listOperation({
   operationId: 'listIngestions',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/ingestions',
+  ...route.get('/v1/workspaces/{workspace_id}/ingestions'),
   summary: 'List evidence ingestion batches',
   description: 'Newest first; `repository_id` narrows to one repository.',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'ingestion:read' },
+  ...ARCHITECTURE.scope('ingestion:read'),
   params: WorkspaceParams,
   query: IngestionListQuery,
-  success: { status: 200, description: 'A page of batches.', schema: IngestionPage },
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      ingestionsQuery(db, params.workspace_id, query.repository_id),
-      presentIngestion,
-    );
-  },
+  success: ok('A page of batches.', IngestionPage),
+  rows: ({ db, params, query }) => ingestionsQuery(db, params.workspace_id, query.repository_id),
+  present: presentIngestion,
 });
 
 export const getIngestion = defineOperation({
   operationId: 'getIngestion',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/ingestions/{ingestion_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/ingestions/{ingestion_id}'),
   summary: 'An evidence ingestion batch',
-  tag: 'Architecture',
-  access: { kind: 'scope', scope: 'ingestion:read' },
+  ...ARCHITECTURE.scope('ingestion:read'),
   params: IngestionParams,
-  success: { status: 200, description: 'The batch.', schema: IngestionResponse },
+  success: ok('The batch.', IngestionResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findIngestion(db, params.workspace_id, params.ingestion_id),

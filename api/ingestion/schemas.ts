@@ -9,6 +9,7 @@ import {
   pageFields,
   Strict,
   Uuid,
+  ResourceParams,
 } from '../schema-kit';
 
 const Key = (description: string) => Type.String({ minLength: 3, maxLength: 500, description });
@@ -101,13 +102,7 @@ export type IngestionResponse = Static<typeof IngestionResponse>;
 
 export const IngestionPage = CursorPage('IngestionPage', IngestionResponse);
 
-export const IngestionParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    ingestion_id: Uuid({ description: 'The ingestion batch.' }),
-  },
-  { additionalProperties: false },
-);
+export const IngestionParams = ResourceParams('ingestion_id', 'The ingestion batch.');
 
 export const IngestionListQuery = Type.Object(
   {

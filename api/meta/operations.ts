@@ -6,19 +6,19 @@ import { SCOPES } from '../../domain/contract/values';
 import { SCOPE_DESCRIPTIONS } from '../../domain/tokens/scope-descriptions';
 import { CONTRACT_VERSION, contractDocument } from '../contract';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { presentToken } from '../tokens/present';
 import { CurrentTokenResponse } from '../tokens/schemas';
 import { Health, ScopeList } from './schemas';
 import { found } from '../registry/parts';
 
+const META = operationGroup('Meta');
+
 export const getContract = defineOperation({
   operationId: 'getContract',
-  method: 'get',
-  path: '/v1/openapi.json',
+  ...route.get('/v1/openapi.json'),
   summary: 'The OpenAPI 3.1 contract of this API',
-  tag: 'Meta',
-  access: { kind: 'public' },
+  ...META.public(),
   success: {
     status: 200,
     description: 'The OpenAPI 3.1 document, generated from the operation registry.',
@@ -29,12 +29,10 @@ export const getContract = defineOperation({
 
 export const listScopes = defineOperation({
   operationId: 'listScopes',
-  method: 'get',
-  path: '/v1/scopes',
+  ...route.get('/v1/scopes'),
   summary: 'The 25 scopes a token can carry',
-  tag: 'Meta',
-  access: { kind: 'public' },
-  success: { status: 200, description: 'Every scope with what it allows.', schema: ScopeList },
+  ...META.public(),
+  success: ok('Every scope with what it allows.', ScopeList),
   handler: async () => ({
     items: SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
   }),
@@ -42,15 +40,13 @@ export const listScopes = defineOperation({
 
 export const getHealth = defineOperation({
   operationId: 'getHealth',
-  method: 'get',
-  path: '/v1/health',
+  ...route.get('/v1/health'),
   summary: 'Health of the API and its dependencies',
   description:
     'Answers 200 while the database works (status degraded when Temporal is down) and 503 when it does not.',
-  tag: 'Meta',
-  access: { kind: 'public' },
+  ...META.public(),
   errors: [503],
-  success: { status: 200, description: 'The API can serve requests.', schema: Health },
+  success: ok('The API can serve requests.', Health),
   handler: async ({ services }) => {
     const [db, temporal] = await Promise.all([
       pingDatabase(services.db).then(
@@ -75,16 +71,10 @@ export const getHealth = defineOperation({
 
 export const getCurrentToken = defineOperation({
   operationId: 'getCurrentToken',
-  method: 'get',
-  path: '/v1/token',
+  ...route.get('/v1/token'),
   summary: 'The token making this request',
-  tag: 'Meta',
-  access: { kind: 'token', rule: 'a token can always read itself.' },
-  success: {
-    status: 200,
-    description: 'The calling token, without its secret.',
-    schema: CurrentTokenResponse,
-  },
+  ...META.token('a token can always read itself.'),
+  success: ok('The calling token, without its secret.', CurrentTokenResponse),
   handler: async ({ db, principal }) => {
     const row = await found(findToken(db, principal.workspaceId, principal.tokenId), 'Token');
     return { ...presentToken(row), workspace_id: row.workspace_id, member_id: row.member_id };

@@ -4,12 +4,12 @@
  */
 import { findGrant, memberGrantsQuery, type OAuthGrantRow } from '../../db/oauth';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation } from '../registry/operation';
+import { auditTokenId, defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso } from '../shared';
 import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
-import { pageOf } from '../registry/parts';
+import { listOperation } from '../registry/parts';
 
 function present(row: OAuthGrantRow): OAuthGrantResponse {
   return {
@@ -29,34 +29,32 @@ function present(row: OAuthGrantRow): OAuthGrantResponse {
 
 const OWN = "a member's own grants: any token acting for the member.";
 
-export const listOAuthGrants = defineOperation({
+const OAUTH_GRANTS = operationGroup('OAuth grants');
+
+export const listOAuthGrants = listOperation({
   operationId: 'listOAuthGrants',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/oauth-grants',
+  ...route.get('/v1/workspaces/{workspace_id}/oauth-grants'),
   summary: 'List the OAuth grants you gave MCP clients',
   description:
     'The authorizations the calling member gave MCP clients for this workspace on the consent page, newest first, revoked ones included (revoked_at set).',
-  tag: 'OAuth grants',
-  access: { kind: 'token', rule: OWN },
+  ...OAUTH_GRANTS.token(OWN),
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of grants.', schema: OAuthGrantPage },
-  handler: async ({ db, params, query, principal }) => {
-    return pageOf(query, memberGrantsQuery(db, params.workspace_id, principal.memberId), present);
-  },
+  success: ok('A page of grants.', OAuthGrantPage),
+  rows: ({ db, params, principal }) =>
+    memberGrantsQuery(db, params.workspace_id, principal.memberId),
+  present: present,
 });
 
 export const revokeOAuthGrant = defineOperation({
   operationId: 'revokeOAuthGrant',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/oauth-grants/{grant_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/oauth-grants/{grant_id}'),
   summary: 'Revoke an OAuth grant',
   description:
     "Ends the grant: its access tokens stop working at once and its refresh tokens cannot be used. Idempotent: a second call answers the grant with its first revoked_at. Another member's grant is 404.",
-  tag: 'OAuth grants',
-  access: { kind: 'token', rule: OWN },
+  ...OAUTH_GRANTS.token(OWN),
   params: OAuthGrantParams,
-  success: { status: 200, description: 'The revoked grant.', schema: OAuthGrantResponse },
+  success: ok('The revoked grant.', OAuthGrantResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const grant = await findGrant(db, params.grant_id);
     if (

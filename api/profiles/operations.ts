@@ -17,7 +17,7 @@ import {
 import { findRepository } from '../../db/repositories';
 import { refNameProblem } from '../../domain/repositories/git-ref';
 import { problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { PageQuery } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
@@ -29,7 +29,7 @@ import {
   AuditProfileResponse,
   AuditProfileUpdate,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 /** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
 export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
@@ -75,49 +75,35 @@ async function assertNameFree(
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
-export const listAuditProfiles = defineOperation({
+const PROFILES = operationGroup('Profiles');
+
+export const listAuditProfiles = listOperation({
   operationId: 'listAuditProfiles',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles'),
   summary: "List a repository's audit profiles",
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...PROFILES.scope('audits:read'),
   params: RepositoryParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of audit profiles, newest first.',
-    schema: AuditProfilePage,
-  },
-  handler: async ({ db, params, query }) => {
+  success: ok('A page of audit profiles, newest first.', AuditProfilePage),
+  rows: async ({ db, params }) => {
     if (!(await findRepository(db, params.workspace_id, params.repository_id)))
       throw problems.notFound(`Repository ${params.repository_id}`);
-    return pageOf(
-      query,
-      auditProfilesQuery(db, params.workspace_id, params.repository_id),
-      presentAuditProfile,
-    );
+    return auditProfilesQuery(db, params.workspace_id, params.repository_id);
   },
+  present: presentAuditProfile,
 });
 
 export const createAuditProfile = defineOperation({
   operationId: 'createAuditProfile',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles',
+  ...route.post('/v1/workspaces/{workspace_id}/repositories/{repository_id}/audit-profiles'),
   summary: 'Create an audit profile',
   description:
     'A named set of audit settings (branch_ref, source_scope, purpose) for the repository; names are unique per repository (case-insensitive, 409 conflict). Start an audit with it through createAudit `profile_id`.',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...PROFILES.scope('audits:write'),
   params: RepositoryParams,
   body: AuditProfileFields,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The new profile (version 1).',
-    schema: AuditProfileResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The new profile (version 1).', AuditProfileResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const fields = fieldsOf(body);
     const row = await db
@@ -150,13 +136,11 @@ export const createAuditProfile = defineOperation({
 
 export const getAuditProfile = defineOperation({
   operationId: 'getAuditProfile',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}'),
   summary: 'Get an audit profile',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...PROFILES.scope('audits:read'),
   params: AuditProfileParams,
-  success: { status: 200, description: 'The profile.', schema: AuditProfileResponse },
+  success: ok('The profile.', AuditProfileResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findAuditProfile(db, params.workspace_id, params.profile_id),
@@ -168,17 +152,15 @@ export const getAuditProfile = defineOperation({
 
 export const updateAuditProfile = defineOperation({
   operationId: 'updateAuditProfile',
-  method: 'put',
-  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  ...route.put('/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}'),
   summary: 'Replace an audit profile',
   description:
     'Replaces every field (an omitted purpose becomes empty, an omitted source_scope is removed) and increments `version`. `expected_version` must be the current version: otherwise 409 version_mismatch (with current_version) and nothing changes. Of two concurrent updates with the same expected_version exactly one succeeds. Audits already run keep the snapshot of the version they used.',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...PROFILES.scope('audits:write'),
   params: AuditProfileParams,
   body: AuditProfileUpdate,
   errors: [409],
-  success: { status: 200, description: 'The profile as replaced.', schema: AuditProfileResponse },
+  success: ok('The profile as replaced.', AuditProfileResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     const fields = fieldsOf(body);
     const update = async (trx: Knex) => {
@@ -232,19 +214,13 @@ export function versionMismatch(current: AuditProfileRow, expected: number) {
 
 export const deleteAuditProfile = defineOperation({
   operationId: 'deleteAuditProfile',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/audit-profiles/{profile_id}'),
   summary: 'Delete an audit profile',
   description:
     'The profile disappears from reads and can no longer start audits; its name is free again. Audits that ran with it keep their profile_snapshot.',
-  tag: 'Profiles',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...PROFILES.scope('audits:write'),
   params: AuditProfileParams,
-  success: {
-    status: 200,
-    description: 'The deleted profile as it was.',
-    schema: AuditProfileResponse,
-  },
+  success: ok('The deleted profile as it was.', AuditProfileResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const deleted = await found(

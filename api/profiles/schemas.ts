@@ -1,7 +1,7 @@
 /** Audit profiles. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AuditSourceScope } from '../audits/schemas';
-import { CursorPage, DateTime, Strict, Uuid, Version } from '../schema-kit';
+import { CursorPage, DateTime, Strict, Uuid, Version, ResourceParams } from '../schema-kit';
 
 const name = () => Type.String({ minLength: 1, maxLength: 100, description: 'Profile name.' });
 const branchRef = () =>
@@ -55,10 +55,4 @@ export type AuditProfileResponse = Static<typeof AuditProfileResponse>;
 export const AuditProfilePage = CursorPage('AuditProfilePage', AuditProfileResponse);
 export type AuditProfilePage = Static<typeof AuditProfilePage>;
 
-export const AuditProfileParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    profile_id: Uuid({ description: 'The audit profile.' }),
-  },
-  { additionalProperties: false },
-);
+export const AuditProfileParams = ResourceParams('profile_id', 'The audit profile.');

@@ -5,7 +5,7 @@
  * shape every Update-applied approval shares (check early, send the Update, answer what is
  * stored).
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type TObject } from '@sinclair/typebox';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { ApprovalRow } from '../../db/approvals';
@@ -22,11 +22,30 @@ import { problems, type ApiError } from '../errors';
 import { DateTime, LiteralUnion, Nullable, Uuid } from '../schema-kit';
 import { iso, runWorkflowUpdate } from '../shared';
 import type { AppServices } from '../services';
-import { auditTokenId, type Access, type Principal } from './operation';
+import { auditTokenId, route, type Access, type operationGroup, type Principal } from './operation';
 
 /** The access of every approve or reject operation of `family`. */
 export function approvalAccess(family: ApprovalFamily): Access {
   return { kind: 'scope', scope: APPROVAL_POLICIES[family].scope };
+}
+
+/**
+ * The parts every Update-applied approve or reject operation of `family` shares: its tag and
+ * access (the family's approve scope), its path (`<item>/approval` or `<item>/rejection`), the
+ * item's params, and 409 (refused) / 503 (the item's workflow unreachable).
+ */
+export function vote<P extends TObject>(
+  family: ApprovalFamily,
+  group: ReturnType<typeof operationGroup>,
+  item: { path: string; params: P },
+  outcome: 'approval' | 'rejection',
+) {
+  return {
+    ...route.post(`${item.path}/${outcome}`),
+    ...group.access(approvalAccess(family)),
+    params: item.params,
+    errors: [409, 503],
+  };
 }
 
 /** The refusal codes, for operation descriptions. */

@@ -78,6 +78,35 @@ export interface OperationContext<P, Q, B> {
   readonly keyed: boolean;
 }
 
+/**
+ * The operations of one tag (a family's section of the contract): the tag is named once, and
+ * each operation spreads its tag with its access, e.g. `...AUDITS.scope('audits:read')`.
+ */
+export function operationGroup(tag: string) {
+  const as = (access: Access): { tag: string; access: Access } => ({ tag, access });
+  return {
+    /** A valid token holding `scope`. */
+    scope: (scope: ScopeName) => as({ kind: 'scope', scope }),
+    /** Any valid token; the handler applies the finer `rule`. */
+    token: (rule: string) => as({ kind: 'token', rule }),
+    /** No token needed. */
+    public: () => as({ kind: 'public' }),
+    /** An access built elsewhere (an approval's). */
+    access: as,
+  };
+}
+
+const at = (method: HttpMethod) => (path: string) => ({ method, path });
+
+/** An operation's method and path, spread into its declaration: `...route.get('/v1/...')`. */
+export const route = {
+  get: at('get'),
+  post: at('post'),
+  put: at('put'),
+  patch: at('patch'),
+  delete: at('delete'),
+};
+
 /** A response header an operation declares (documented in the contract, checked in tests). */
 export interface HeaderSpec {
   description: string;
@@ -88,6 +117,21 @@ export interface HeaderSpec {
 export const LOCATION_HEADER: HeaderSpec = {
   description: 'Path of the created (or started) resource.',
 };
+
+/** 200: `schema`, described. */
+export function ok<R extends TSchema>(description: string, schema: R): SuccessSpec<R> {
+  return { status: 200, description, schema };
+}
+
+/** 201 with the created resource's `Location`. */
+export function created<R extends TSchema>(description: string, schema: R): SuccessSpec<R> {
+  return { status: 201, description, schema, headers: { Location: LOCATION_HEADER } };
+}
+
+/** 202 with the started (queued) resource's `Location`. */
+export function started<R extends TSchema>(description: string, schema: R): SuccessSpec<R> {
+  return { status: 202, description, schema, headers: { Location: LOCATION_HEADER } };
+}
 
 export interface SuccessSpec<R extends TSchema | undefined> {
   status: 200 | 201 | 202 | 204;

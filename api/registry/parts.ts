@@ -9,6 +9,8 @@ import { keysetPage, type Keyset, type KeysetRow } from '../../db/paginate';
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
 import { problems, type ApiError } from '../errors';
 import type { PageQuery } from '../schema-kit';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { AnyOperation, OperationContext, OperationSpec } from './operation';
 import type { AppServices } from '../services';
 import { pageRequest } from '../shared';
 
@@ -36,6 +38,47 @@ export async function pageOfAll<Row extends KeysetRow, Item>(
 ): Promise<{ items: Item[]; next_cursor: string | null }> {
   const page = await keysetPage(rows, pageRequest(query));
   return { ...page, items: await present(page.items) };
+}
+
+type ItemOf<R extends TSchema> = Static<R> extends { items: Array<infer I> } ? I : never;
+type ListContext<P extends TObject, Q extends TObject> = OperationContext<
+  Static<P>,
+  Static<Q>,
+  undefined
+>;
+
+/**
+ * Declares a keyset-paged list: `rows` picks the rows (after any 404 of what they belong to) and
+ * `present` shapes each one (or `presentAll` the page at once, a batch read of what the items
+ * carry); the handler is the page of them.
+ */
+export function listOperation<
+  P extends TObject,
+  Q extends TObject,
+  R extends TSchema,
+  Row extends KeysetRow,
+>(
+  spec: Omit<OperationSpec<P, Q, undefined, R>, 'handler'> & {
+    rows: (ctx: ListContext<P, Q>) => Keyset<Row> | Promise<Keyset<Row>>;
+  } & (
+      | { present: (row: Row) => ItemOf<R> }
+      | { presentAll: (rows: Row[], ctx: ListContext<P, Q>) => Promise<Array<ItemOf<R>>> }
+    ),
+): OperationSpec<P, Q, undefined, R> {
+  const { rows, ...declared } = spec;
+  const present = 'present' in spec ? spec.present : undefined;
+  const presentAll = 'presentAll' in spec ? spec.presentAll : undefined;
+  delete (declared as { present?: unknown }).present;
+  delete (declared as { presentAll?: unknown }).presentAll;
+  // Typed loosely (as AnyOperation is): Static<R> of a page schema is too deep to compare.
+  const handler: AnyOperation['handler'] = async (ctx: ListContext<P, Q>) => {
+    const keyset = await rows(ctx);
+    const query = ctx.query as PageQuery;
+    return present
+      ? pageOf(query, keyset, present)
+      : pageOfAll(query, keyset, (page) => presentAll!(page, ctx));
+  };
+  return { ...declared, handler } as unknown as OperationSpec<P, Q, undefined, R>;
 }
 
 /**

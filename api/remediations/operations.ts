@@ -25,13 +25,15 @@ import {
 import { templatePlan, type PlanFinding } from '../../domain/remediations/templates';
 import { moveUpdate, type RemediationWorkflowInput } from '../../workflows/remediations';
 import { ApiError, problems, type FieldError } from '../errors';
+import { applyThroughWorkflow, vote, approvalActor, approvalRules } from '../registry/approvals';
 import {
-  applyThroughWorkflow,
-  approvalAccess,
-  approvalActor,
-  approvalRules,
-} from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+  defineOperation,
+  type OperationContext,
+  created,
+  ok,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, recordPrincipalWrite } from '../shared';
 import { presentRemediation } from './present';
@@ -44,7 +46,7 @@ import {
   RemediationResponse,
   RemediationTransition,
 } from './schemas';
-import { found, pageOfAll, startOwnedWorkflow } from '../registry/parts';
+import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
 
 async function loadRemediation(db: Knex, workspaceId: string, id: string) {
   return found(findRemediation(db, workspaceId, id), `Remediation ${id}`);
@@ -137,50 +139,39 @@ async function move(
   return present(db, row);
 }
 
-export const listRemediations = defineOperation({
+const REMEDIATIONS = operationGroup('Remediations');
+
+export const listRemediations = listOperation({
   operationId: 'listRemediations',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/remediations',
+  ...route.get('/v1/workspaces/{workspace_id}/remediations'),
   summary: 'List remediations',
   description:
     'Newest first; filter by state, repository or finding (the remediations of a finding).',
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:read' },
+  ...REMEDIATIONS.scope('remediations:read'),
   params: WorkspaceParams,
   query: RemediationListQuery,
-  success: { status: 200, description: 'A page of remediations.', schema: RemediationPage },
-  handler: async ({ db, params, query }) => {
-    return pageOfAll(
-      query,
-      remediationsQuery(db, params.workspace_id, {
-        status: query.status,
-        repositoryId: query.repository_id,
-        findingId: query.finding_id,
-      }),
-      (rows) => presentAll(db, rows),
-    );
-  },
+  success: ok('A page of remediations.', RemediationPage),
+  rows: ({ db, params, query }) =>
+    remediationsQuery(db, params.workspace_id, {
+      status: query.status,
+      repositoryId: query.repository_id,
+      findingId: query.finding_id,
+    }),
+  presentAll: (rows, { db }) => presentAll(db, rows),
 });
 
 export const createRemediation = defineOperation({
   operationId: 'createRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations',
+  ...route.post('/v1/workspaces/{workspace_id}/remediations'),
   summary: 'Plan the fix of findings',
   description:
     "Every finding must exist in this workspace (else 422 `unknown_finding` naming each unknown one), be unresolved (422 `finding_resolved`) and belong to one repository (422 `findings_span_repositories`). With `plan` the plan is the caller's (`source: manual`); without it the remediation agent writes one from the template of each control (`source: template`) and, when the worker has a model configured, asks the model to improve it (`source: model`; the call is an agent run of the audit that last observed the findings, and its cost is that audit's `remediation_cost_usd`). The remediation starts `proposed` and is owned by a `RemediationWorkflow` with workflow id `remediation-<id>`.",
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:write' },
+  ...REMEDIATIONS.scope('remediations:write'),
   params: WorkspaceParams,
   body: RemediationCreate,
   idempotent: true,
   errors: [422, 503],
-  success: {
-    status: 201,
-    description: 'The proposed remediation.',
-    schema: RemediationResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The proposed remediation.', RemediationResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     const findings = await checkFindings(db, params.workspace_id, body.finding_ids);
     const template = templatePlan(findings as unknown as PlanFinding[]);
@@ -262,60 +253,51 @@ export const createRemediation = defineOperation({
 
 export const getRemediation = defineOperation({
   operationId: 'getRemediation',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/remediations/{remediation_id}'),
   summary: 'Get a remediation',
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:read' },
+  ...REMEDIATIONS.scope('remediations:read'),
   params: RemediationParams,
-  success: { status: 200, description: 'The remediation.', schema: RemediationResponse },
+  success: ok('The remediation.', RemediationResponse),
   handler: async ({ db, params }) =>
     present(db, await loadRemediation(db, params.workspace_id, params.remediation_id)),
 });
 
-const REMEDIATION_VOTE = {
-  tag: 'Remediations',
-  access: approvalAccess('remediation'),
+const REMEDIATION = {
+  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}',
   params: RemediationParams,
-  body: ApprovalCreate,
-  errors: [409, 503],
 };
 
 export const approveRemediation = defineOperation({
-  ...REMEDIATION_VOTE,
   operationId: 'approveRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/approval',
+  ...vote('remediation', REMEDIATIONS, REMEDIATION, 'approval'),
+  body: ApprovalCreate,
   summary: 'Approve a remediation',
   description: `Moves a proposed remediation to approved, recording the approver, role, scope and rationale. ${approvalRules('remediation')} A plan still being written by the model is approved once it is written.`,
-  success: { status: 200, description: 'The approved remediation.', schema: RemediationResponse },
+  success: ok('The approved remediation.', RemediationResponse),
   handler: async (ctx) => move(ctx, 'approved', ctx.body.rationale),
 });
 
 export const rejectRemediation = defineOperation({
-  ...REMEDIATION_VOTE,
   operationId: 'rejectRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/rejection',
+  ...vote('remediation', REMEDIATIONS, REMEDIATION, 'rejection'),
+  body: ApprovalCreate,
   summary: 'Reject a remediation',
   description:
     'Moves a proposed remediation to rejected (terminal), recording the rejection like an approval. Its creator may reject (withdraw) it. One already approved or rejected is 409 `already_decided`.',
-  success: { status: 200, description: 'The rejected remediation.', schema: RemediationResponse },
+  success: ok('The rejected remediation.', RemediationResponse),
   handler: async (ctx) => move(ctx, 'rejected', ctx.body.rationale),
 });
 
 export const transitionRemediation = defineOperation({
   operationId: 'transitionRemediation',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/remediations/{remediation_id}/transitions',
+  ...route.post('/v1/workspaces/{workspace_id}/remediations/{remediation_id}/transitions'),
   summary: 'Move a remediation',
   description:
     'Moves: approved -> in_progress; in_progress -> done; not_verified -> in_progress. Approving and rejecting are approvals, made through approveRemediation and rejectRemediation (scope remediations:approve); `status: rejected` is not a transition (400 validation_failed). Once done, the next completed audit of the repository verifies it: every finding resolved -> verified; any still observed -> not_verified; an audit that looked at too little (a narrowed scope) decides nothing and the remediation waits for the next. Any other move is 409 `invalid_transition` naming the current state and the allowed moves.',
-  tag: 'Remediations',
-  access: { kind: 'scope', scope: 'remediations:write' },
+  ...REMEDIATIONS.scope('remediations:write'),
   params: RemediationParams,
   body: RemediationTransition,
   errors: [409, 503],
-  success: { status: 200, description: 'The moved remediation.', schema: RemediationResponse },
+  success: ok('The moved remediation.', RemediationResponse),
   handler: async (ctx) => move(ctx, ctx.body.status, ctx.body.rationale),
 });

@@ -11,17 +11,19 @@ import {
   CursorPage,
   DateTime,
   LiteralUnion,
-  named,
   Nullable,
   pageFields,
   Strict,
   Uuid,
   Version,
+  NamedUnion,
+  ResourceParams,
 } from '../schema-kit';
 
-export const RemediationState = named(
+export const RemediationState = NamedUnion(
   'RemediationState',
-  LiteralUnion(REMEDIATION_STATES, { description: 'Lifecycle state of a remediation.' }),
+  REMEDIATION_STATES,
+  'Lifecycle state of a remediation.',
 );
 
 const rationale = (description: string) =>
@@ -154,13 +156,7 @@ export type RemediationResponse = Static<typeof RemediationResponse>;
 
 export const RemediationPage = CursorPage('RemediationPage', RemediationResponse);
 
-export const RemediationParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    remediation_id: Uuid({ description: 'The remediation.' }),
-  },
-  { additionalProperties: false },
-);
+export const RemediationParams = ResourceParams('remediation_id', 'The remediation.');
 
 export const RemediationListQuery = Type.Object(
   {

@@ -21,7 +21,7 @@ import {
   approvalProblem,
   approvalRules,
 } from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, operationGroup, route } from '../registry/operation';
 import { iso, recordPrincipalWrite } from '../shared';
 import {
   AuditReportResponse,
@@ -69,15 +69,15 @@ async function completedAudit(
   return { audit, report };
 }
 
+const REPORTS = operationGroup('Reports');
+
 export const getAuditReport = defineOperation({
   operationId: 'getAuditReport',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/report',
+  ...route.get('/v1/workspaces/{workspace_id}/audits/{audit_id}/report'),
   summary: "An audit's report: JSON, Markdown, printable HTML, SARIF or JUnit",
   description:
     'What was audited, the architecture found, every control assessment, the findings with their locations, the uncertainty cases and the change gate. `format=json` (default) answers AuditReportResponse; `markdown` a Markdown document; `html` one self-contained printable HTML page with the architecture diagram inline as SVG; `sarif` a SARIF 2.1.0 log of the findings (one result per finding not resolved, `partialFingerprints` from the finding fingerprint, a set-aside finding suppressed); `junit` JUnit XML with one test case per control. Until it is approved the report is built from the rows of its audit: the findings as this audit observed them (severity, title, detail, evidence, locations), so a later audit that moves or resolves a finding changes no earlier report; a person setting a finding aside (or reopening it) does change the draft, and its content_sha256. Once approved, the approved content is served unchanged. A queued, running, failed or cancelled audit is 409 audit_not_completed.',
-  tag: 'Reports',
-  access: { kind: 'scope', scope: 'reports:read' },
+  ...REPORTS.scope('reports:read'),
   params: AuditParams,
   query: Type.Object(
     {
@@ -146,21 +146,14 @@ export const getAuditReport = defineOperation({
 
 export const approveAuditReport = defineOperation({
   operationId: 'approveAuditReport',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audits/{audit_id}/report/approval',
+  ...route.post('/v1/workspaces/{workspace_id}/audits/{audit_id}/report/approval'),
   summary: "Approve the current version of an audit's report",
   description: `Signs off the report as it is now: its content and content_sha256 are stored with the approver's role, the scope and the rationale, and from then on getAuditReport serves exactly that content (the approved version is immutable; a later audit of the repository has a report of its own). ${approvalRules('report')} Only a completed audit's report can be approved (409 audit_not_completed); with \`content_sha256\`, a report that changed since it was read is 409 report_changed.`,
-  tag: 'Reports',
-  access: approvalAccess('report'),
+  ...REPORTS.access(approvalAccess('report')),
   params: AuditParams,
   body: ReportApprovalCreate,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The approval.',
-    schema: ReportApprovalResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The approval.', ReportApprovalResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const row = await db.transaction(async (trx) => {
       const { audit, report } = await completedAudit(trx, params.workspace_id, params.audit_id);

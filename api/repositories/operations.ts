@@ -13,7 +13,7 @@ import type { WorkspaceRef } from '../../domain/repositories/source-policy';
 import type { Config } from '../../platform/config';
 import { checkRegistration, sourcePolicyOf } from '../../platform/source-access';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { recordPrincipalWrite } from '../shared';
 import { presentRepository } from './present';
@@ -24,7 +24,7 @@ import {
   RepositoryResponse,
   RepositoryUpdate,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const SOURCE_HINTS: Record<string, string> = {
   local_repository_not_allowed:
@@ -73,41 +73,29 @@ async function assertNameFree(
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 
-export const listRepositories = defineOperation({
+const REPOSITORIES = operationGroup('Repositories');
+
+export const listRepositories = listOperation({
   operationId: 'listRepositories',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories'),
   summary: 'List repositories',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...REPOSITORIES.scope('repositories:read'),
   params: WorkspaceParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of repositories, newest first.',
-    schema: RepositoryPage,
-  },
-  handler: async ({ db, params, query }) => {
-    return pageOf(query, repositoriesQuery(db, params.workspace_id), presentRepository);
-  },
+  success: ok('A page of repositories, newest first.', RepositoryPage),
+  rows: ({ db, params }) => repositoriesQuery(db, params.workspace_id),
+  present: presentRepository,
 });
 
 export const createRepository = defineOperation({
   operationId: 'createRepository',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/repositories',
+  ...route.post('/v1/workspaces/{workspace_id}/repositories'),
   summary: 'Register a repository',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...REPOSITORIES.scope('repositories:write'),
   params: WorkspaceParams,
   body: RepositoryCreate,
   errors: [409],
-  success: {
-    status: 201,
-    description: 'The registered repository.',
-    schema: RepositoryResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The registered repository.', RepositoryResponse),
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     await assertSource(body.url, principal.workspace, services.config);
     const row = await db
@@ -139,13 +127,11 @@ export const createRepository = defineOperation({
 
 export const getRepository = defineOperation({
   operationId: 'getRepository',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/repositories/{repository_id}'),
   summary: 'Get a repository',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...REPOSITORIES.scope('repositories:read'),
   params: RepositoryParams,
-  success: { status: 200, description: 'The repository.', schema: RepositoryResponse },
+  success: ok('The repository.', RepositoryResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findRepository(db, params.workspace_id, params.repository_id),
@@ -157,15 +143,13 @@ export const getRepository = defineOperation({
 
 export const updateRepository = defineOperation({
   operationId: 'updateRepository',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/repositories/{repository_id}'),
   summary: 'Change a repository',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...REPOSITORIES.scope('repositories:write'),
   params: RepositoryParams,
   body: RepositoryUpdate,
   errors: [409],
-  success: { status: 200, description: 'The changed repository.', schema: RepositoryResponse },
+  success: ok('The changed repository.', RepositoryResponse),
   handler: async ({ db, params, body, principal, requestId, services }) => {
     if (body.url !== undefined) await assertSource(body.url, principal.workspace, services.config);
     const row = await db
@@ -209,19 +193,13 @@ export const updateRepository = defineOperation({
 
 export const deleteRepository = defineOperation({
   operationId: 'deleteRepository',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/repositories/{repository_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/repositories/{repository_id}'),
   summary: 'Delete a repository',
   description:
     'The repository disappears from reads; audits already run against it keep their history.',
-  tag: 'Repositories',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...REPOSITORIES.scope('repositories:write'),
   params: RepositoryParams,
-  success: {
-    status: 200,
-    description: 'The deleted repository as it was.',
-    schema: RepositoryResponse,
-  },
+  success: ok('The deleted repository as it was.', RepositoryResponse),
   handler: async ({ db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const deleted = await found(

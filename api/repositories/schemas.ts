@@ -1,15 +1,9 @@
 /** Repositories. */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
+import { CursorPage, DateTime, Nullable, Strict, Uuid, ResourceParams } from '../schema-kit';
 
 // Parameters ---------------------------------------------------------------------------------
-export const RepositoryParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    repository_id: Uuid({ description: 'The repository.' }),
-  },
-  { additionalProperties: false },
-);
+export const RepositoryParams = ResourceParams('repository_id', 'The repository.');
 
 // Meta ---------------------------------------------------------------------------------------
 // Workspaces and members ---------------------------------------------------------------------

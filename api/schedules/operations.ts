@@ -38,7 +38,14 @@ import { startAudit } from '../audits/operations';
 import { presentAudit } from '../audits/present';
 import { AuditResponse } from '../audits/schemas';
 import { problems, type FieldError } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import {
+  defineOperation,
+  created,
+  ok,
+  started,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
 import { commitThenStart, iso, recordPrincipalWrite } from '../shared';
@@ -53,7 +60,7 @@ import {
   ScheduleListQuery,
   ScheduleParams,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
 const CALENDAR_RULES =
   'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date` (at most 2999-12-31). A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';
@@ -120,46 +127,31 @@ async function notifyWorkflow(services: AppServices, row: ScheduleRow): Promise<
   }
 }
 
-export const listAuditSchedules = defineOperation({
+const SCHEDULES = operationGroup('Schedules');
+
+export const listAuditSchedules = listOperation({
   operationId: 'listAuditSchedules',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-schedules'),
   summary: 'List audit schedules',
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...SCHEDULES.scope('audits:read'),
   params: WorkspaceParams,
   query: ScheduleListQuery,
-  success: {
-    status: 200,
-    description: 'A page of schedules, newest first.',
-    schema: AuditSchedulePage,
-  },
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      schedulesQuery(db, params.workspace_id, { repositoryId: query.repository_id }),
-      presentSchedule,
-    );
-  },
+  success: ok('A page of schedules, newest first.', AuditSchedulePage),
+  rows: ({ db, params, query }) =>
+    schedulesQuery(db, params.workspace_id, { repositoryId: query.repository_id }),
+  present: presentSchedule,
 });
 
 export const createAuditSchedule = defineOperation({
   operationId: 'createAuditSchedule',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-schedules'),
   summary: 'Create an audit schedule',
   description: `Audits a repository (its default branch, or \`branch_ref\`) on a calendar. ${CALENDAR_RULES} ${MISSED_RUNS} ${DISPATCH} The creating member is the owner.`,
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: WorkspaceParams,
   body: AuditScheduleCreate,
   errors: [503],
-  success: {
-    status: 201,
-    description: 'The new schedule.',
-    schema: AuditScheduleResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The new schedule.', AuditScheduleResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa }) => {
     const rule = checkDefinition(body);
     await assertRepository(db, params.workspace_id, body.repository_id);
@@ -221,19 +213,13 @@ export const createAuditSchedule = defineOperation({
 
 export const previewAuditSchedule = defineOperation({
   operationId: 'previewAuditSchedule',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/preview',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-schedules/preview'),
   summary: 'List the next runs of a schedule definition',
   description: `Computes the next \`count\` (1..20, default 5) run times, strictly after now, with the same function the scheduler dispatches by. Nothing is stored. ${CALENDAR_RULES}`,
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...SCHEDULES.scope('audits:read'),
   params: WorkspaceParams,
   body: AuditSchedulePreviewRequest,
-  success: {
-    status: 200,
-    description: 'The next run times (UTC).',
-    schema: AuditSchedulePreviewResponse,
-  },
+  success: ok('The next run times (UTC).', AuditSchedulePreviewResponse),
   handler: async ({ body }) => {
     const rule = checkDefinition(body);
     const runs = nextOccurrences(rule, new Date(), body.count ?? 5);
@@ -243,13 +229,11 @@ export const previewAuditSchedule = defineOperation({
 
 export const getAuditSchedule = defineOperation({
   operationId: 'getAuditSchedule',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}'),
   summary: 'Get an audit schedule',
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:read' },
+  ...SCHEDULES.scope('audits:read'),
   params: ScheduleParams,
-  success: { status: 200, description: 'The schedule.', schema: AuditScheduleResponse },
+  success: ok('The schedule.', AuditScheduleResponse),
   handler: async ({ db, params }) =>
     presentSchedule(await loadSchedule(db, params.workspace_id, params.schedule_id)),
 });
@@ -266,16 +250,14 @@ const CALENDAR_FIELDS = [
 
 export const updateAuditSchedule = defineOperation({
   operationId: 'updateAuditSchedule',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}'),
   summary: 'Change an audit schedule',
   description: `Changes the given fields when \`expected_version\` is the current version (else 409 version_mismatch and nothing changes). The result must satisfy the calendar rules; a changed calendar takes effect from now (next_run_at is recomputed; occurrences before the change are not missed runs). ${CALENDAR_RULES}`,
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: ScheduleParams,
   body: AuditScheduleUpdate,
   errors: [409],
-  success: { status: 200, description: 'The changed schedule.', schema: AuditScheduleResponse },
+  success: ok('The changed schedule.', AuditScheduleResponse),
   handler: async ({ services, db, params, body, principal, requestId }) => {
     const { expected_version: expected, ...patch } = body;
     const row = await db.transaction(async (trx) => {
@@ -356,19 +338,13 @@ export const updateAuditSchedule = defineOperation({
 
 export const deleteAuditSchedule = defineOperation({
   operationId: 'deleteAuditSchedule',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}'),
   summary: 'Delete an audit schedule',
   description:
     'Stops the schedule: its workflow is terminated and it disappears from reads. Audits it already started keep running and keep their origin_ref.',
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: ScheduleParams,
-  success: {
-    status: 200,
-    description: 'The deleted schedule as it was.',
-    schema: AuditScheduleResponse,
-  },
+  success: ok('The deleted schedule as it was.', AuditScheduleResponse),
   handler: async ({ services, db, params, principal, requestId }) => {
     const row = await db.transaction(async (trx) => {
       const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
@@ -415,7 +391,7 @@ function stateChange(options: {
     access: { kind: 'scope', scope: 'audits:write' },
     params: ScheduleParams,
     errors: [409, 503],
-    success: { status: 200, description: 'The schedule.', schema: AuditScheduleResponse },
+    success: ok('The schedule.', AuditScheduleResponse),
     handler: async ({ services, db, params, principal, requestId }) => {
       const row = await db.transaction(async (trx) => {
         const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
@@ -487,22 +463,15 @@ export const resumeAuditSchedule = stateChange({
 
 export const triggerAuditSchedule = defineOperation({
   operationId: 'triggerAuditSchedule',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}/trigger',
+  ...route.post('/v1/workspaces/{workspace_id}/audit-schedules/{schedule_id}/trigger'),
   summary: 'Run one audit of a schedule now',
   description:
     "Starts one audit now with the schedule's repository and branch (origin `schedule`, origin_ref the schedule id), whatever the schedule's state; the calendar is unchanged. A deleted repository is 409 repository_deleted.",
-  tag: 'Schedules',
-  access: { kind: 'scope', scope: 'audits:write' },
+  ...SCHEDULES.scope('audits:write'),
   params: ScheduleParams,
   idempotent: true,
   errors: [409, 503],
-  success: {
-    status: 202,
-    description: 'The queued audit.',
-    schema: AuditResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: started('The queued audit.', AuditResponse),
   handler: async ({ services, db, params, principal, requestId, koa, newId }) => {
     const schedule = await loadSchedule(db, params.workspace_id, params.schedule_id);
     if (!(await findRepository(db, schedule.workspace_id, schedule.repository_id))) {

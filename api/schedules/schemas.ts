@@ -11,6 +11,7 @@ import {
   Uuid,
   pageFields,
   Version,
+  ResourceParams,
 } from '../schema-kit';
 
 const timezone = () =>
@@ -118,13 +119,7 @@ export type AuditScheduleResponse = Static<typeof AuditScheduleResponse>;
 export const AuditSchedulePage = CursorPage('AuditSchedulePage', AuditScheduleResponse);
 export type AuditSchedulePage = Static<typeof AuditSchedulePage>;
 
-export const ScheduleParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    schedule_id: Uuid({ description: 'The audit schedule.' }),
-  },
-  { additionalProperties: false },
-);
+export const ScheduleParams = ResourceParams('schedule_id', 'The audit schedule.');
 
 export const ScheduleListQuery = Type.Object(
   {

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { memberById } from '../../db/workspaces';
 import { problems } from '../errors';
-import { defineOperation, type Principal } from '../registry/operation';
+import { defineOperation, type Principal, operationGroup, route } from '../registry/operation';
 import { DateTime, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
 import { Scope } from '../tokens/schemas';
 import { CSRF_HEADER } from './principal';
@@ -50,14 +50,14 @@ function workspaceOf(p: Principal, role: string) {
   return { id: p.workspace.id, name: p.workspace.name, slug: p.workspace.slug, role };
 }
 
+const META = operationGroup('Meta');
+
 export const getCurrentCaller = defineOperation({
   operationId: 'getCurrentCaller',
-  method: 'get',
-  path: '/v1/caller',
+  ...route.get('/v1/caller'),
   summary: 'Who is making this request',
   description: `The member behind the credential, their role, the workspaces they can act in and the scopes held. With a session (the console's cookie) it also gives the CSRF token every unsafe method must carry as ${CSRF_HEADER}.`,
-  tag: 'Meta',
-  access: { kind: 'token', rule: 'any credential can read who it is.' },
+  ...META.token('any credential can read who it is.'),
   success: {
     status: 200,
     description: 'The caller.',

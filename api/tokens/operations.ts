@@ -18,7 +18,14 @@ import {
   scopesLacking,
 } from '../../domain/tokens/rules';
 import { problems } from '../errors';
-import { auditTokenId, defineOperation, LOCATION_HEADER } from '../registry/operation';
+import {
+  auditTokenId,
+  defineOperation,
+  created,
+  ok,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { iso, recordPrincipalWrite } from '../shared';
 import { presentToken } from './present';
@@ -29,44 +36,32 @@ import {
   ApiTokenResponse,
   TokenParams,
 } from './schemas';
-import { found, pageOf } from '../registry/parts';
+import { found, listOperation } from '../registry/parts';
 
-export const listApiTokens = defineOperation({
+const TOKENS = operationGroup('Tokens');
+
+export const listApiTokens = listOperation({
   operationId: 'listApiTokens',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/tokens',
+  ...route.get('/v1/workspaces/{workspace_id}/tokens'),
   summary: 'List the API tokens of a workspace',
-  tag: 'Tokens',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...TOKENS.scope('members:read'),
   params: WorkspaceParams,
   query: PageQuery,
-  success: {
-    status: 200,
-    description: 'A page of tokens, newest first; no secrets.',
-    schema: ApiTokenPage,
-  },
-  handler: async ({ db, params, query }) => {
-    return pageOf(query, tokensQuery(db, params.workspace_id), presentToken);
-  },
+  success: ok('A page of tokens, newest first; no secrets.', ApiTokenPage),
+  rows: ({ db, params }) => tokensQuery(db, params.workspace_id),
+  present: presentToken,
 });
 
 export const createApiToken = defineOperation({
   operationId: 'createApiToken',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/tokens',
+  ...route.post('/v1/workspaces/{workspace_id}/tokens'),
   summary: 'Create an API token',
   description:
     "The caller must hold every requested scope (403 insufficient_scope naming the missing ones) and the new token cannot expire after the caller's own (403 expiry_exceeds_creator). expires_at must be in the future and at most 366 days ahead. The secret `token` appears only in this response.",
-  tag: 'Tokens',
-  access: { kind: 'token', rule: 'the caller must hold every scope it grants.' },
+  ...TOKENS.token('the caller must hold every scope it grants.'),
   params: WorkspaceParams,
   body: ApiTokenCreate,
-  success: {
-    status: 201,
-    description: 'The token, with its secret (shown once).',
-    schema: ApiTokenCreated,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The token, with its secret (shown once).', ApiTokenCreated),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
     const scopes = [...new Set(body.scopes)] as ScopeName[];
     const expiresAt = new Date(body.expires_at);
@@ -141,13 +136,11 @@ export const createApiToken = defineOperation({
 
 export const getApiToken = defineOperation({
   operationId: 'getApiToken',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/tokens/{token_id}'),
   summary: 'Get an API token',
-  tag: 'Tokens',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...TOKENS.scope('members:read'),
   params: TokenParams,
-  success: { status: 200, description: 'The token, without its secret.', schema: ApiTokenResponse },
+  success: ok('The token, without its secret.', ApiTokenResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findToken(db, params.workspace_id, params.token_id),
@@ -159,8 +152,7 @@ export const getApiToken = defineOperation({
 
 export const revokeApiToken = defineOperation({
   operationId: 'revokeApiToken',
-  method: 'delete',
-  path: '/v1/workspaces/{workspace_id}/tokens/{token_id}',
+  ...route.delete('/v1/workspaces/{workspace_id}/tokens/{token_id}'),
   summary: 'Revoke an API token',
   description:
     'Revoking is permanent and idempotent: a second call answers the token with its first revoked_at. The tokens it minted (created_by_token_id), and the tokens they minted, are revoked with it, each with its own audit event (details.cascade_from names the token revoked here).',
@@ -170,7 +162,7 @@ export const revokeApiToken = defineOperation({
     rule: 'a token may revoke itself; revoking another needs members:read and every scope that token holds.',
   },
   params: TokenParams,
-  success: { status: 200, description: 'The revoked token.', schema: ApiTokenResponse },
+  success: ok('The revoked token.', ApiTokenResponse),
   handler: async ({ db, params, principal, requestId, services }) => {
     // Only a token reading tokens may learn about another one (its existence, its scopes).
     if (params.token_id !== principal.tokenId && !principal.scopes.has('members:read')) {

@@ -1,12 +1,17 @@
 /** API tokens and the current token. */
 import { Type, type Static } from '@sinclair/typebox';
 import { SCOPES } from '../../domain/contract/values';
-import { CursorPage, DateTime, LiteralUnion, named, Nullable, Strict, Uuid } from '../schema-kit';
+import {
+  CursorPage,
+  DateTime,
+  Nullable,
+  Strict,
+  Uuid,
+  NamedUnion,
+  ResourceParams,
+} from '../schema-kit';
 
-export const Scope = named(
-  'Scope',
-  LiteralUnion(SCOPES, { description: 'A permission an API token can carry.' }),
-);
+export const Scope = NamedUnion('Scope', SCOPES, 'A permission an API token can carry.');
 export type Scope = Static<typeof Scope>;
 
 export const ApiTokenCreate = Strict(
@@ -64,13 +69,7 @@ export const ApiTokenResponse = Strict(
 export type ApiTokenResponse = Static<typeof ApiTokenResponse>;
 
 // Parameters ---------------------------------------------------------------------------------
-export const TokenParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    token_id: Uuid({ description: 'The API token.' }),
-  },
-  { additionalProperties: false },
-);
+export const TokenParams = ResourceParams('token_id', 'The API token.');
 
 export const CurrentTokenResponse = Strict(
   'CurrentTokenResponse',

@@ -8,7 +8,7 @@ import { caseCounts, casesQuery, findCase, updateCase } from '../../db/uncertain
 import { findMember } from '../../db/workspaces';
 import { casePatch } from '../../domain/uncertainty/rules';
 import { problems } from '../errors';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { pageRequest, recordPrincipalWrite } from '../shared';
 import { presentCase } from './present';
@@ -21,17 +21,17 @@ import {
 } from './schemas';
 import { found } from '../registry/parts';
 
+const UNCERTAINTY = operationGroup('Uncertainty');
+
 export const listUncertaintyCases = defineOperation({
   operationId: 'listUncertaintyCases',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/uncertainty-cases',
+  ...route.get('/v1/workspaces/{workspace_id}/uncertainty-cases'),
   summary: 'List uncertainty cases',
   description:
     'Newest first. `open_count` (open or investigating), `blocking_count` (of those, blocking) and ' +
     '`unassigned_count` (of those, without owner) count the whole filtered set, not the page. ' +
     'When more cases follow, the response carries `Link: <...&cursor=...>; rel="next"`.',
-  tag: 'Uncertainty',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...UNCERTAINTY.scope('findings:read'),
   params: WorkspaceParams,
   query: UncertaintyCaseListQuery,
   success: {
@@ -69,17 +69,11 @@ export const listUncertaintyCases = defineOperation({
 
 export const getUncertaintyCase = defineOperation({
   operationId: 'getUncertaintyCase',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}'),
   summary: 'Get an uncertainty case',
-  tag: 'Uncertainty',
-  access: { kind: 'scope', scope: 'findings:read' },
+  ...UNCERTAINTY.scope('findings:read'),
   params: UncertaintyCaseParams,
-  success: {
-    status: 200,
-    description: 'The uncertainty case.',
-    schema: ArchitectureUncertaintyCaseResponse,
-  },
+  success: ok('The uncertainty case.', ArchitectureUncertaintyCaseResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findCase(db, params.workspace_id, params.case_id),
@@ -91,22 +85,16 @@ export const getUncertaintyCase = defineOperation({
 
 export const updateUncertaintyCase = defineOperation({
   operationId: 'updateUncertaintyCase',
-  method: 'patch',
-  path: '/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}',
+  ...route.patch('/v1/workspaces/{workspace_id}/uncertainty-cases/{case_id}'),
   summary: 'Assign, investigate, resolve or dismiss an uncertainty case',
   description:
     '`owner_id` must be a member of the workspace (null unassigns). Moving to `resolved` or ' +
     '`dismissed` needs a `resolution_summary` and sets `resolved_at`; moving back to `open` or ' +
     '`investigating` clears both. An omitted or null `state` keeps the state.',
-  tag: 'Uncertainty',
-  access: { kind: 'scope', scope: 'findings:write' },
+  ...UNCERTAINTY.scope('findings:write'),
   params: UncertaintyCaseParams,
   body: ArchitectureUncertaintyCaseUpdate,
-  success: {
-    status: 200,
-    description: 'The changed uncertainty case.',
-    schema: ArchitectureUncertaintyCaseResponse,
-  },
+  success: ok('The changed uncertainty case.', ArchitectureUncertaintyCaseResponse),
   handler: async ({ db, params, body, principal, requestId }) => {
     if (Object.keys(body).length === 0) {
       throw problems.validationFailed([

@@ -9,30 +9,32 @@ import {
   DateTime,
   Decimal,
   LiteralUnion,
-  named,
   Nullable,
   pageFields,
   Strict,
   Uuid,
+  NamedUnion,
+  ResourceParams,
 } from '../schema-kit';
 
-export const UncertaintyReason = named(
+export const UncertaintyReason = NamedUnion(
   'UncertaintyReason',
-  LiteralUnion(UNCERTAINTY_REASONS, { description: 'Why the architecture is uncertain here.' }),
+  UNCERTAINTY_REASONS,
+  'Why the architecture is uncertain here.',
 );
 export type UncertaintyReason = Static<typeof UncertaintyReason>;
 
-export const UncertaintyScope = named(
+export const UncertaintyScope = NamedUnion(
   'UncertaintyScope',
-  LiteralUnion(UNCERTAINTY_SCOPES, {
-    description: 'What kind of subject the uncertainty is about.',
-  }),
+  UNCERTAINTY_SCOPES,
+  'What kind of subject the uncertainty is about.',
 );
 export type UncertaintyScope = Static<typeof UncertaintyScope>;
 
-export const UncertaintyState = named(
+export const UncertaintyState = NamedUnion(
   'UncertaintyState',
-  LiteralUnion(UNCERTAINTY_STATES, { description: 'Lifecycle state of an uncertainty case.' }),
+  UNCERTAINTY_STATES,
+  'Lifecycle state of an uncertainty case.',
 );
 export type UncertaintyState = Static<typeof UncertaintyState>;
 
@@ -134,10 +136,4 @@ export const UncertaintyCaseListQuery = Type.Object(
 );
 export type UncertaintyCaseListQuery = Static<typeof UncertaintyCaseListQuery>;
 
-export const UncertaintyCaseParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    case_id: Uuid({ description: 'The uncertainty case.' }),
-  },
-  { additionalProperties: false },
-);
+export const UncertaintyCaseParams = ResourceParams('case_id', 'The uncertainty case.');

@@ -23,13 +23,15 @@ import {
 import { decideUpdate, type WorkflowActionWorkflowInput } from '../../workflows/workflow-actions';
 import { ApprovalCreate } from '../remediations/schemas';
 import { problems, type FieldError } from '../errors';
+import { applyThroughWorkflow, vote, approvalActor, approvalRules } from '../registry/approvals';
 import {
-  applyThroughWorkflow,
-  approvalAccess,
-  approvalActor,
-  approvalRules,
-} from '../registry/approvals';
-import { defineOperation, LOCATION_HEADER, type OperationContext } from '../registry/operation';
+  defineOperation,
+  type OperationContext,
+  created,
+  ok,
+  operationGroup,
+  route,
+} from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
@@ -39,7 +41,7 @@ import {
   WorkflowActionParams,
   WorkflowActionResponse,
 } from './schemas';
-import { found, pageOf, startOwnedWorkflow } from '../registry/parts';
+import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
 
 function presentAction(row: WorkflowActionRow) {
   return {
@@ -125,46 +127,35 @@ async function decide(
   return presentAction(row);
 }
 
-export const listWorkflowActions = defineOperation({
+const WORKFLOW_ACTIONS = operationGroup('Workflow actions');
+
+export const listWorkflowActions = listOperation({
   operationId: 'listWorkflowActions',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions',
+  ...route.get('/v1/workspaces/{workspace_id}/workflow-actions'),
   summary: 'List workflow actions',
   description:
     'Newest first; filter by state or kind (`status=pending` is what waits for approval).',
-  tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:read' },
+  ...WORKFLOW_ACTIONS.scope('workflow_actions:read'),
   params: WorkspaceParams,
   query: WorkflowActionListQuery,
-  success: { status: 200, description: 'A page of workflow actions.', schema: WorkflowActionPage },
-  handler: async ({ db, params, query }) => {
-    return pageOf(
-      query,
-      workflowActionsQuery(db, params.workspace_id, { status: query.status, kind: query.kind }),
-      presentAction,
-    );
-  },
+  success: ok('A page of workflow actions.', WorkflowActionPage),
+  rows: ({ db, params, query }) =>
+    workflowActionsQuery(db, params.workspace_id, { status: query.status, kind: query.kind }),
+  present: presentAction,
 });
 
 export const requestWorkflowAction = defineOperation({
   operationId: 'requestWorkflowAction',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions',
+  ...route.post('/v1/workspaces/{workspace_id}/workflow-actions'),
   summary: 'Request a privileged action',
   description:
     'The action waits, `pending`, for another member holding workflow_actions:approve (the requester cannot approve it) until `expires_at` (WORKFLOW_ACTION_TTL_HOURS after the request); then it expires and never executes. Once approved it executes exactly once in its `WorkflowActionWorkflow` (`workflow-action-<id>`) and records the outcome. The target takes the fields of its kind only: delete_repository `repository_id` (the repository and its history: findings, remediations, uncertainty cases and finished audits not cited by a decision); purge_attachments `audit_id` (every available attachment of the audit, before its retention); deep_review_audit `repository_id` and optional `branch_ref` (starts an audit with deep_review); change_gate_policy `gate_policy` (replaces the gate policy); revoke_member_tokens `member_id` (revokes every live token of the member). An unknown kind or a target field that does not apply is 400 validation_failed naming the field.',
-  tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:request' },
+  ...WORKFLOW_ACTIONS.scope('workflow_actions:request'),
   params: WorkspaceParams,
   body: WorkflowActionCreate,
   idempotent: true,
   errors: [503],
-  success: {
-    status: 201,
-    description: 'The pending action.',
-    schema: WorkflowActionResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The pending action.', WorkflowActionResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
     await checkTarget(db, params.workspace_id, body);
     const id = newId();
@@ -227,44 +218,37 @@ export const requestWorkflowAction = defineOperation({
 
 export const getWorkflowAction = defineOperation({
   operationId: 'getWorkflowAction',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/workflow-actions/{action_id}'),
   summary: 'Get a workflow action',
-  tag: 'Workflow actions',
-  access: { kind: 'scope', scope: 'workflow_actions:read' },
+  ...WORKFLOW_ACTIONS.scope('workflow_actions:read'),
   params: WorkflowActionParams,
-  success: { status: 200, description: 'The workflow action.', schema: WorkflowActionResponse },
+  success: ok('The workflow action.', WorkflowActionResponse),
   handler: async ({ db, params }) =>
     presentAction(await loadAction(db, params.workspace_id, params.action_id)),
 });
 
+const WORKFLOW_ACTION = {
+  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}',
+  params: WorkflowActionParams,
+};
+
 export const approveWorkflowAction = defineOperation({
   operationId: 'approveWorkflowAction',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/approval',
+  ...vote('workflow_action', WORKFLOW_ACTIONS, WORKFLOW_ACTION, 'approval'),
   summary: 'Approve a workflow action',
   description: `Approves a pending action; it then executes once (read it with getWorkflowAction until \`executed\` or \`failed\`). ${approvalRules('workflow_action')} An expired action is 409 \`approval_expired\`.`,
-  tag: 'Workflow actions',
-  access: approvalAccess('workflow_action'),
-  params: WorkflowActionParams,
   body: ApprovalCreate,
-  errors: [409, 503],
-  success: { status: 200, description: 'The approved action.', schema: WorkflowActionResponse },
+  success: ok('The approved action.', WorkflowActionResponse),
   handler: async (ctx) => decide(ctx, 'approved'),
 });
 
 export const rejectWorkflowAction = defineOperation({
   operationId: 'rejectWorkflowAction',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/workflow-actions/{action_id}/rejection',
+  ...vote('workflow_action', WORKFLOW_ACTIONS, WORKFLOW_ACTION, 'rejection'),
   summary: 'Reject a workflow action',
   description:
     'Rejects a pending action, which then never executes. The requester may reject (withdraw) their own request. An expired action is 409 `approval_expired`; one already decided 409 `already_decided`.',
-  tag: 'Workflow actions',
-  access: approvalAccess('workflow_action'),
-  params: WorkflowActionParams,
   body: ApprovalCreate,
-  errors: [409, 503],
-  success: { status: 200, description: 'The rejected action.', schema: WorkflowActionResponse },
+  success: ok('The rejected action.', WorkflowActionResponse),
   handler: async (ctx) => decide(ctx, 'rejected'),
 });

@@ -11,6 +11,7 @@ import {
   pageFields,
   Strict,
   Uuid,
+  ResourceParams,
 } from '../schema-kit';
 
 const kind = (description: string) => LiteralUnion(WORKFLOW_ACTION_KINDS, { description });
@@ -95,13 +96,7 @@ export type WorkflowActionResponse = Static<typeof WorkflowActionResponse>;
 
 export const WorkflowActionPage = CursorPage('WorkflowActionPage', WorkflowActionResponse);
 
-export const WorkflowActionParams = Type.Object(
-  {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    action_id: Uuid({ description: 'The workflow action.' }),
-  },
-  { additionalProperties: false },
-);
+export const WorkflowActionParams = ResourceParams('action_id', 'The workflow action.');
 
 export const WorkflowActionListQuery = Type.Object(
   {

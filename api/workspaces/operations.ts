@@ -1,23 +1,23 @@
 /** Workspaces and members. A token belongs to one workspace, so it sees exactly one. */
 import { findWorkspace, membersQuery } from '../../db/workspaces';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
 import { pageRequest } from '../shared';
 import { presentMember, presentWorkspace } from './present';
 import { MemberPage, WorkspacePage, WorkspaceResponse } from './schemas';
 import { found, pageOf } from '../registry/parts';
 
+const WORKSPACES = operationGroup('Workspaces');
+
 export const listWorkspaces = defineOperation({
   operationId: 'listWorkspaces',
-  method: 'get',
-  path: '/v1/workspaces',
+  ...route.get('/v1/workspaces'),
   summary: 'List the workspaces the token can see',
   description:
     "A token belongs to one workspace, so the page holds that workspace; a member's session (the console) sees every workspace of the member.",
-  tag: 'Workspaces',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...WORKSPACES.scope('repositories:read'),
   query: PageQuery,
-  success: { status: 200, description: 'A page of workspaces.', schema: WorkspacePage },
+  success: ok('A page of workspaces.', WorkspacePage),
   handler: async ({ principal, query }) => {
     // A token belongs to one workspace, which authentication has already read: no query here.
     // A session (the console) sees every workspace of its member, read with the session.
@@ -44,13 +44,11 @@ export const listWorkspaces = defineOperation({
 
 export const getWorkspace = defineOperation({
   operationId: 'getWorkspace',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}',
+  ...route.get('/v1/workspaces/{workspace_id}'),
   summary: 'Get a workspace',
-  tag: 'Workspaces',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...WORKSPACES.scope('repositories:read'),
   params: WorkspaceParams,
-  success: { status: 200, description: 'The workspace.', schema: WorkspaceResponse },
+  success: ok('The workspace.', WorkspaceResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findWorkspace(db, params.workspace_id),
@@ -62,14 +60,12 @@ export const getWorkspace = defineOperation({
 
 export const listMembers = defineOperation({
   operationId: 'listMembers',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/members',
+  ...route.get('/v1/workspaces/{workspace_id}/members'),
   summary: 'List the members of a workspace',
-  tag: 'Workspaces',
-  access: { kind: 'scope', scope: 'members:read' },
+  ...WORKSPACES.scope('members:read'),
   params: WorkspaceParams,
   query: PageQuery,
-  success: { status: 200, description: 'A page of members, newest first.', schema: MemberPage },
+  success: ok('A page of members, newest first.', MemberPage),
   handler: async ({ db, params, query }) => {
     return pageOf(query, membersQuery(db, params.workspace_id), presentMember);
   },
