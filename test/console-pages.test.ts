@@ -512,7 +512,9 @@ test.serial(
     t.is(proposed.status, 201, proposed.text);
     const brief = await api('GET', `/decisions/${proposed.body.id}/brief`);
     t.is(brief.status, 200);
-    t.true(brief.body.markdown.includes('<script>'), 'the brief carries the hostile strings');
+    // The brief escapes them as entities: shown as HTML they would turn back into tags, as text
+    // the reader sees the Markdown exactly (checked below).
+    t.true(brief.body.markdown.includes('&lt;script&gt;'), 'the brief carries the hostile strings');
     const { context, page, watch } = await person(browser, base);
     try {
       await signIn(page, base, 'demo', PASSWORD);
