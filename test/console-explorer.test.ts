@@ -461,11 +461,20 @@ test.serial('an entity lists its findings and the decisions about it, each a lin
         `/app/w/${demo.workspaceId}/findings#${f.id}`,
       );
     await accessible(t, page, 'explorer entity with findings and decisions');
+    // A finding's link opens the findings page on its card (every status shown), focused.
+    await listed.getByRole('link', { name: mine[0]!.title, exact: true }).first().click();
+    await page.getByRole('heading', { name: 'Findings', level: 1 }).waitFor();
+    await page.waitForFunction((id) => document.activeElement?.id === id, mine[0]!.id);
+    t.is(await page.getByLabel('Status').inputValue(), 'all');
+    await openGraph(page, second);
+    await page.locator(`[data-testid="rf__node-${root.canonical_key}"]`).click();
+    await decisions.getByRole('heading', { name: 'Decisions (2)' }).waitFor();
     // The decision's link opens the decisions page on its card.
     await decisions.getByRole('link', { name: `Decide about <b>${root.name}</b>` }).click();
     await page.getByRole('heading', { name: 'Decisions', level: 1 }).waitFor();
     t.is(new URL(page.url()).hash, `#${byEntity.id}`);
     await page.locator(`article[id="${byEntity.id}"]`).waitFor();
+    await page.waitForFunction((id) => document.activeElement?.id === id, byEntity.id);
     clean(t, watch, 'explorer linked findings and decisions');
   } finally {
     await context.close();

@@ -10,7 +10,7 @@ import { api, unwrap, type Schemas } from '../api/client';
 import { moveDecision, type DecisionMove } from '../api/decisions';
 import { keys, useArchitecture, useDecisions, useRepositories } from '../api/queries';
 import type { Viewer } from '../App';
-import { Badge, Loading, Problem, When } from '../components';
+import { Badge, Loading, Problem, When, useHashTarget } from '../components';
 import { useTitle } from '../router';
 
 type Decision = Schemas['ArchitectureDecisionResponse'];
@@ -26,6 +26,7 @@ const COLUMNS = [
 export function Decisions({ ws, viewer }: { ws: string; viewer: Viewer }) {
   useTitle('Decisions');
   const decisions = useDecisions(ws);
+  useHashTarget(decisions.data !== undefined);
   if (decisions.isError) return <Problem error={decisions.error} />;
   if (decisions.isPending) return <Loading />;
   const items = decisions.data.items;
@@ -80,7 +81,7 @@ function DecisionCard({
   const ready = rationale.trim().length >= 3;
   const id = `d-${decision.id}`;
   return (
-    <article className="card" id={decision.id} aria-labelledby={`${id}-title`}>
+    <article className="card" id={decision.id} aria-labelledby={`${id}-title`} tabIndex={-1}>
       <h3 id={`${id}-title`}>{decision.title}</h3>
       <p className="muted">
         <Badge value={decision.status} /> <When at={decision.updated_at} />
