@@ -358,3 +358,125 @@ test.serial(
     }
   },
 );
+
+test.serial('an entity lists its findings and the decisions about it, each a link', async (t) => {
+  const truth = await truthOf(second);
+  const findings = await call(
+    base,
+    'GET',
+    `/v1/workspaces/${demo.workspaceId}/audits/${second}/findings?limit=200`,
+    { token: demo.token },
+  );
+  t.is(findings.status, 200);
+  const withEntity = (
+    findings.body.items as Array<{ id: string; title: string; entity_key: string | null }>
+  ).filter((f) => f.entity_key && truth.entities.some((e) => e.canonical_key === f.entity_key));
+  // The entity with a finding (else the one with the most relationships), and one decision
+  // naming it, one naming a relationship of it, one about something else.
+  const touching = (k: string) =>
+    truth.relationships.filter((r) => r.source_key === k || r.target_key === k);
+  const root =
+    truth.entities.find((e) => e.canonical_key === withEntity[0]?.entity_key) ??
+    [...truth.entities].sort(
+      (a, b) => touching(b.canonical_key).length - touching(a.canonical_key).length,
+    )[0]!;
+  const rel = touching(root.canonical_key)[0]!;
+  const unrelated = truth.entities.find(
+    (e) =>
+      e.canonical_key !== root.canonical_key &&
+      !touching(root.canonical_key).some(
+        (r) => r.source_key === e.canonical_key || r.target_key === e.canonical_key,
+      ),
+  )!;
+  const snapshots = await call(
+    base,
+    'GET',
+    `/v1/workspaces/${demo.workspaceId}/repositories/${repositoryId}/architecture/snapshots`,
+    { token: demo.token },
+  );
+  const snapshotId = (snapshots.body.items as Array<{ id: string; audit_id: string }>).find(
+    (s) => s.audit_id === second,
+  )!.id;
+  const caller = await call(base, 'GET', '/v1/caller', { token: demo.token });
+  const propose = async (title: string, over: Record<string, unknown>) => {
+    const r = await call(base, 'POST', `/v1/workspaces/${demo.workspaceId}/decisions`, {
+      token: demo.token,
+      body: {
+        title,
+        question: 'What should this part of the system become?',
+        context: 'Seen in the explorer.',
+        snapshot_id: snapshotId,
+        owner_id: caller.body.member_id,
+        options: [
+          { id: 'keep', title: 'Keep', description: 'Keep it as it is.' },
+          { id: 'change', title: 'Change', description: 'Change it.' },
+        ],
+        evidence_ids: [rel.evidence_ids[0]],
+        uncertainties: [],
+        success_criteria: [
+          {
+            id: 'present',
+            description: 'Still present',
+            check: { kind: 'entity_present', key: root.canonical_key },
+          },
+        ],
+        ...over,
+      },
+    });
+    if (r.status !== 201) throw new Error(r.text);
+    return r.body as { id: string };
+  };
+  const byEntity = await propose(`Decide about <b>${root.name}</b>`, {
+    affected_entity_keys: [root.canonical_key],
+  });
+  await propose('Decide about its relationship', {
+    affected_relationship_keys: [rel.canonical_key],
+  });
+  await propose('Decide about something else', {
+    affected_entity_keys: [unrelated.canonical_key],
+  });
+  const { context, page, watch } = await person(browser, base);
+  try {
+    await signIn(page, base, 'demo', PASSWORD);
+    await openGraph(page, second);
+    await page.locator(`[data-testid="rf__node-${root.canonical_key}"]`).click();
+    await page.getByRole('heading', { name: root.name, level: 2 }).waitFor();
+    const decisions = page.getByRole('region', { name: 'Decisions' });
+    await decisions.getByRole('heading', { name: 'Decisions (2)' }).waitFor();
+    t.deepEqual(
+      (await decisions.getByRole('link').allTextContents()).sort(),
+      [`Decide about <b>${root.name}</b>`, 'Decide about its relationship'].sort(),
+    );
+    const listed = page.getByRole('region', { name: 'Findings' });
+    const mine = withEntity.filter((f) => f.entity_key === root.canonical_key);
+    t.true(mine.length > 0, 'the audit raised a finding about the entity');
+    await listed.getByRole('heading', { name: `Findings (${mine.length})` }).waitFor();
+    t.deepEqual(
+      (await listed.getByRole('link').allTextContents()).sort(),
+      mine.map((f) => f.title).sort(),
+    );
+    for (const f of mine)
+      t.is(
+        await listed.getByRole('link', { name: f.title, exact: true }).first().getAttribute('href'),
+        `/app/w/${demo.workspaceId}/findings#${f.id}`,
+      );
+    await accessible(t, page, 'explorer entity with findings and decisions');
+    // A finding's link opens the findings page on its card (every status shown), focused.
+    await listed.getByRole('link', { name: mine[0]!.title, exact: true }).first().click();
+    await page.getByRole('heading', { name: 'Findings', level: 1 }).waitFor();
+    await page.waitForFunction((id) => document.activeElement?.id === id, mine[0]!.id);
+    t.is(await page.getByLabel('Status').inputValue(), 'all');
+    await openGraph(page, second);
+    await page.locator(`[data-testid="rf__node-${root.canonical_key}"]`).click();
+    await decisions.getByRole('heading', { name: 'Decisions (2)' }).waitFor();
+    // The decision's link opens the decisions page on its card.
+    await decisions.getByRole('link', { name: `Decide about <b>${root.name}</b>` }).click();
+    await page.getByRole('heading', { name: 'Decisions', level: 1 }).waitFor();
+    t.is(new URL(page.url()).hash, `#${byEntity.id}`);
+    await page.locator(`article[id="${byEntity.id}"]`).waitFor();
+    await page.waitForFunction((id) => document.activeElement?.id === id, byEntity.id);
+    clean(t, watch, 'explorer linked findings and decisions');
+  } finally {
+    await context.close();
+  }
+});

@@ -476,3 +476,71 @@ test.serial('the public demo shows the new pages read-only', async (t) => {
     await context.close();
   }
 });
+
+test.serial(
+  'decisions: the brief is shown as text and downloads as its Markdown file',
+  async (t) => {
+    const snapshots = await api('GET', `/repositories/${demo.repositoryId}/architecture/snapshots`);
+    const snapshot = (snapshots.body.items as Array<{ id: string; audit_id: string }>)[0]!;
+    const arch = await api('GET', `/audits/${snapshot.audit_id}/architecture`);
+    const evidenceId = (arch.body.evidence as Array<{ id: string }>)[0]!.id;
+    const caller = await call(base, 'GET', '/v1/caller', { token: demo.token });
+    const title = 'Brief of <i>the queue</i>';
+    const proposed = await api('POST', '/decisions', {
+      title,
+      question: 'Which broker carries the orders?',
+      context: HOSTILE_REASON,
+      snapshot_id: snapshot.id,
+      owner_id: caller.body.member_id,
+      options: [
+        { id: 'keep', title: 'Keep **RabbitMQ**', description: 'As deployed.' },
+        { id: 'kafka', title: '<script>window.__pwned=3</script>', description: 'A log.' },
+      ],
+      evidence_ids: [evidenceId],
+      uncertainties: [],
+      success_criteria: [
+        {
+          id: 'entity',
+          description: 'The first entity is still there',
+          check: {
+            kind: 'entity_present',
+            key: (arch.body.entities as Array<{ canonical_key: string }>)[0]!.canonical_key,
+          },
+        },
+      ],
+    });
+    t.is(proposed.status, 201, proposed.text);
+    const brief = await api('GET', `/decisions/${proposed.body.id}/brief`);
+    t.is(brief.status, 200);
+    // The brief escapes them as entities: shown as HTML they would turn back into tags, as text
+    // the reader sees the Markdown exactly (checked below).
+    t.true(brief.body.markdown.includes('&lt;script&gt;'), 'the brief carries the hostile strings');
+    const { context, page, watch } = await person(browser, base);
+    try {
+      await signIn(page, base, 'demo', PASSWORD);
+      await page.goto(`${base}${ws()}/decisions`);
+      const card = page.locator(`article[id="${proposed.body.id}"]`);
+      await card.getByRole('heading', { name: title }).waitFor();
+      await card.getByText('The brief').click();
+      const text = card.getByLabel(`Brief of ${title}`);
+      await text.waitFor();
+      // The Markdown as the API gives it, as text: no element made of it, no script run.
+      t.is(await text.textContent(), brief.body.markdown);
+      t.is(await text.locator('*').count(), 0);
+      t.is(await page.evaluate('window.__pwned'), undefined);
+      const link = card.getByRole('link', { name: `Download ${brief.body.filename}` });
+      t.is(await link.getAttribute('download'), brief.body.filename);
+      const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+      t.is(download.suggestedFilename(), brief.body.filename);
+      const saved = await download.path();
+      const { readFile } = await import('node:fs/promises');
+      t.is(await readFile(saved, 'utf8'), brief.body.markdown);
+      await accessible(t, page, 'decisions with a brief');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await accessible(t, page, 'decisions with a brief at 390 px');
+      clean(t, watch, 'decision brief');
+    } finally {
+      await context.close();
+    }
+  },
+);

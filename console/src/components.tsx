@@ -1,4 +1,5 @@
 /** Small pieces every page uses: problems, status badges, dates, the pending state. */
+import { useEffect } from 'react';
 import { ProblemError } from './api/client';
 
 export function Problem({ error }: { error: unknown }) {
@@ -32,4 +33,20 @@ export function Loading() {
       Loading…
     </p>
   );
+}
+
+/**
+ * Once the page's list is shown (`ready`), the element the address's #fragment names (a link
+ * from another page, e.g. the explorer's linked findings and decisions) is scrolled to and takes
+ * the focus (give it tabIndex={-1}).
+ */
+export function useHashTarget(ready: boolean): void {
+  useEffect(() => {
+    if (!ready) return;
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const el = id ? document.getElementById(id) : null;
+    if (!el) return;
+    el.scrollIntoView({ block: 'start' });
+    el.focus({ preventScroll: true });
+  }, [ready]);
 }

@@ -1,15 +1,17 @@
 /**
  * The explorer's details panel: an entity (attributes, confidence, sources, contradictions, how
  * it differs from the compared snapshot, and its upstream and downstream entities as buttons
- * that walk the paths by keyboard) or a relationship with its evidence, each item with its file,
+ * that walk the paths by keyboard, the findings and decisions about it, each a link to its page) or
+ * a relationship with its evidence, each item with its file,
  * line range, the cited lines syntax-highlighted, its SHA-256 and whether it still verifies.
  */
 import { useEffect, useState } from 'react';
 import { useEvidence } from '../api/queries';
 import { Badge, Loading, Problem, When } from '../components';
+import { Link } from '../router';
 import { DIFF_LEGEND, type DiffStatus, type Entity, type Relationship } from './compare';
 import type { Token } from './highlight';
-import { useEntityHistory } from './queries';
+import { useAuditFindings, useEntityHistory, useRepositoryDecisions } from './queries';
 
 const LISTED = 40;
 
@@ -104,6 +106,81 @@ function History({
   );
 }
 
+/**
+ * The findings this audit observed about the entity, and the decisions that name it or one of
+ * its relationships, each a link to its page. Both read one bounded page (200 findings of the
+ * audit, 100 decisions of the repository) and filter it here; more is said when it may be cut.
+ */
+function Linked({
+  ws,
+  repository,
+  audit,
+  entityKey,
+  relationshipKeys,
+}: {
+  ws: string;
+  repository: string | null;
+  audit: string;
+  entityKey: string;
+  relationshipKeys: string[];
+}) {
+  const findings = useAuditFindings(ws, audit);
+  const decisions = useRepositoryDecisions(ws, repository);
+  const touching = new Set(relationshipKeys);
+  const mine = (findings.data?.items ?? []).filter((f) => f.entity_key === entityKey);
+  const named = (decisions.data?.items ?? []).filter(
+    (d) =>
+      d.affected_entity_keys.includes(entityKey) ||
+      d.affected_relationship_keys.some((k) => touching.has(k)),
+  );
+  return (
+    <>
+      <section aria-label="Findings">
+        <h3>Findings{findings.data ? ` (${mine.length})` : ''}</h3>
+        {findings.isPending && <Loading />}
+        {findings.isError && <Problem error={findings.error} />}
+        {findings.data &&
+          (mine.length === 0 ? (
+            <p className="muted">None in this audit.</p>
+          ) : (
+            <ul className="related">
+              {mine.slice(0, LISTED).map((f) => (
+                <li key={f.id}>
+                  <Badge value={f.severity} />{' '}
+                  <Link to={`/app/w/${ws}/findings#${f.id}`}>{f.title}</Link>{' '}
+                  <span className="muted">{f.status.replace('_', ' ')}</span>
+                </li>
+              ))}
+              {mine.length > LISTED && <li className="muted">and {mine.length - LISTED} more</li>}
+            </ul>
+          ))}
+        {findings.data?.next_cursor && (
+          <p className="muted">Only the audit’s first 200 findings were searched.</p>
+        )}
+      </section>
+      <section aria-label="Decisions">
+        <h3>Decisions{decisions.data ? ` (${named.length})` : ''}</h3>
+        {decisions.isPending && <Loading />}
+        {decisions.isError && <Problem error={decisions.error} />}
+        {decisions.data &&
+          (named.length === 0 ? (
+            <p className="muted">None.</p>
+          ) : (
+            <ul className="related">
+              {named.slice(0, LISTED).map((d) => (
+                <li key={d.id}>
+                  <Badge value={d.status} />{' '}
+                  <Link to={`/app/w/${ws}/decisions#${d.id}`}>{d.title}</Link>
+                </li>
+              ))}
+              {named.length > LISTED && <li className="muted">and {named.length - LISTED} more</li>}
+            </ul>
+          ))}
+      </section>
+    </>
+  );
+}
+
 export function EntityPanel({
   ws,
   repository,
@@ -113,6 +190,7 @@ export function EntityPanel({
   fields,
   upstream,
   downstream,
+  relationshipKeys,
   names,
   onPick,
 }: {
@@ -124,6 +202,8 @@ export function EntityPanel({
   fields?: string[];
   upstream: string[];
   downstream: string[];
+  /** The relationships of the snapshot from or to the entity (decisions may name those). */
+  relationshipKeys: string[];
   names: Map<string, string>;
   onPick: (key: string) => void;
 }) {
@@ -155,6 +235,13 @@ export function EntityPanel({
       )}
       <Related title="Upstream" keys={upstream} names={names} onPick={onPick} />
       <Related title="Downstream" keys={downstream} names={names} onPick={onPick} />
+      <Linked
+        ws={ws}
+        repository={repository}
+        audit={audit}
+        entityKey={entity.canonical_key}
+        relationshipKeys={relationshipKeys}
+      />
       <History ws={ws} repository={repository} audit={audit} entityKey={entity.canonical_key} />
     </>
   );

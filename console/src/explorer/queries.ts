@@ -67,3 +67,34 @@ export function useEntityHistory(workspace: string, repository: string | null, k
     staleTime: 60_000,
   });
 }
+
+/** The findings this audit observed (one bounded page: the panel filters it by entity). */
+export function useAuditFindings(workspace: string, audit: string) {
+  return useQuery({
+    queryKey: ['ws', workspace, 'audit', audit, 'findings'],
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/v1/workspaces/{workspace_id}/audits/{audit_id}/findings', {
+          params: { path: { workspace_id: workspace, audit_id: audit }, query: { limit: 200 } },
+        }),
+      ),
+    staleTime: 60_000,
+  });
+}
+
+/** The decisions about a repository (one bounded page: the panel filters it by entity). */
+export function useRepositoryDecisions(workspace: string, repository: string | null) {
+  return useQuery({
+    queryKey: ['ws', workspace, 'decisions', 'repository', repository ?? 'all'],
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/v1/workspaces/{workspace_id}/decisions', {
+          params: {
+            path: { workspace_id: workspace },
+            query: repository ? { repository_id: repository, limit: 100 } : { limit: 100 },
+          },
+        }),
+      ),
+    staleTime: 30_000,
+  });
+}

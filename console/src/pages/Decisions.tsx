@@ -1,15 +1,16 @@
 /**
  * Decisions: a board by status, a proposal whose evidence is the evidence of a relationship
  * picked from the repository's latest snapshot, and the moves (submit for review; approve or
- * reject with a rationale by another member holding decisions:approve).
+ * reject with a rationale by another member holding decisions:approve), and each decision's brief
+ * (its Markdown ADR, shown as text and offered as a file).
  */
-import { useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../api/client';
 import { moveDecision, type DecisionMove } from '../api/decisions';
 import { keys, useArchitecture, useDecisions, useRepositories } from '../api/queries';
 import type { Viewer } from '../App';
-import { Badge, Loading, Problem, When } from '../components';
+import { Badge, Loading, Problem, When, useHashTarget } from '../components';
 import { useTitle } from '../router';
 
 type Decision = Schemas['ArchitectureDecisionResponse'];
@@ -25,6 +26,7 @@ const COLUMNS = [
 export function Decisions({ ws, viewer }: { ws: string; viewer: Viewer }) {
   useTitle('Decisions');
   const decisions = useDecisions(ws);
+  useHashTarget(decisions.data !== undefined);
   if (decisions.isError) return <Problem error={decisions.error} />;
   if (decisions.isPending) return <Loading />;
   const items = decisions.data.items;
@@ -79,7 +81,7 @@ function DecisionCard({
   const ready = rationale.trim().length >= 3;
   const id = `d-${decision.id}`;
   return (
-    <article className="card" id={decision.id} aria-labelledby={`${id}-title`}>
+    <article className="card" id={decision.id} aria-labelledby={`${id}-title`} tabIndex={-1}>
       <h3 id={`${id}-title`}>{decision.title}</h3>
       <p className="muted">
         <Badge value={decision.status} /> <When at={decision.updated_at} />
@@ -145,7 +147,60 @@ function DecisionCard({
       {decision.status === 'in_review' && mine && (
         <p className="muted">Waiting for another member’s approval.</p>
       )}
+      <Brief ws={ws} decision={decision} />
     </article>
+  );
+}
+
+/**
+ * The brief (getDecisionBrief), fetched when opened: its Markdown shown as text, never as HTML
+ * (the options, rationale and evidence paths come from people and audited repositories), and a
+ * link that saves it under its own filename.
+ */
+function Brief({ ws, decision }: { ws: string; decision: Decision }) {
+  const [open, setOpen] = useState(false);
+  const brief = useQuery({
+    queryKey: [...keys.decisions(ws), decision.id, 'brief', decision.version],
+    enabled: open,
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/v1/workspaces/{workspace_id}/decisions/{decision_id}/brief', {
+          params: { path: { workspace_id: ws, decision_id: decision.id } },
+        }),
+      ),
+  });
+  const markdown = brief.data?.markdown;
+  const href = useMemo(
+    () =>
+      markdown === undefined
+        ? null
+        : URL.createObjectURL(new Blob([markdown], { type: 'text/markdown;charset=utf-8' })),
+    [markdown],
+  );
+  useEffect(
+    () => () => {
+      if (href) URL.revokeObjectURL(href);
+    },
+    [href],
+  );
+  return (
+    <details className="brief" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>The brief</summary>
+      {brief.isPending && open && <Loading />}
+      {brief.isError && <Problem error={brief.error} />}
+      {brief.data && (
+        <>
+          <p>
+            <a href={href ?? undefined} download={brief.data.filename}>
+              Download {brief.data.filename}
+            </a>
+          </p>
+          <pre className="brief-text" tabIndex={0} aria-label={`Brief of ${decision.title}`}>
+            {brief.data.markdown}
+          </pre>
+        </>
+      )}
+    </details>
   );
 }
 

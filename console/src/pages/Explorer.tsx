@@ -447,6 +447,12 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
               fields={compared.fields.get(entity.canonical_key)}
               upstream={[...(reached?.upstream ?? [])]}
               downstream={[...(reached?.downstream ?? [])]}
+              relationshipKeys={t.relationships
+                .filter(
+                  (r) =>
+                    r.source_key === entity.canonical_key || r.target_key === entity.canonical_key,
+                )
+                .map((r) => r.canonical_key)}
               names={names}
               onPick={pick}
             />

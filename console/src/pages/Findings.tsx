@@ -9,7 +9,7 @@ import { api, unwrap, type Schemas } from '../api/client';
 import { pageKeys, useRemediations } from '../api/pages';
 import { keys, useFindings, useRepositories } from '../api/queries';
 import type { Viewer } from '../App';
-import { Badge, Loading, Problem } from '../components';
+import { Badge, Loading, Problem, useHashTarget } from '../components';
 import { Link, navigate, useTitle } from '../router';
 
 type Finding = Schemas['FindingResponse'];
@@ -25,7 +25,9 @@ export function Findings({ ws, viewer }: { ws: string; viewer: Viewer }) {
   const repos = useRepositories(ws);
   const [repository, setRepository] = useState('all');
   const [severity, setSeverity] = useState('all');
-  const [status, setStatus] = useState('open');
+  // A link naming one finding (#id) shows every status: the finding may not be open.
+  const [status, setStatus] = useState(() => (window.location.hash ? 'all' : 'open'));
+  useHashTarget(findings.data !== undefined);
   if (findings.isError) return <Problem error={findings.error} />;
   if (findings.isPending) return <Loading />;
   const items = findings.data.items.filter(
@@ -125,7 +127,7 @@ function FindingCard({
   const canTriage = viewer.canWrite && viewer.scopes.has('findings:write');
   const short = reason.trim().length < 3 || triage.isPending;
   return (
-    <li className="card" id={item.id} aria-labelledby={`${id}-t`}>
+    <li className="card" id={item.id} aria-labelledby={`${id}-t`} tabIndex={-1}>
       <h2 id={`${id}-t`}>{item.title}</h2>
       <p>
         <Badge value={item.severity} /> <Badge value={item.status} />{' '}
