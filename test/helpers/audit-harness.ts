@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../../platform/config';
+import { closeAnalysisPool } from '../../analysis/pool';
 import { createWorker } from '../../worker/create';
 import type { Agent } from '../../activities/audits/agents/types';
 import type { ModelProvider } from '../../activities/audits/agents/model';
@@ -24,6 +25,17 @@ export interface AuditHarness {
   dir: string;
   stopWorker(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Harnesses open in this process. When the last one closes, the analysis pool's threads are ended
+ * as the worker process ends them at shutdown (worker/main.ts): a thread (or its message port) left
+ * behind by a cancelled analysis would otherwise keep the test process from exiting.
+ */
+let openHarnesses = 0;
+async function harnessClosed(): Promise<void> {
+  openHarnesses -= 1;
+  if (openHarnesses === 0) await closeAnalysisPool();
 }
 
 export async function startAuditHarness(
@@ -54,6 +66,13 @@ export async function startAuditHarness(
     },
     { route: options.route },
   );
+  openHarnesses += 1;
+  let counted = true;
+  const released = async () => {
+    if (!counted) return;
+    counted = false;
+    await harnessClosed();
+  };
   if (options.worker === false) {
     return {
       app,
@@ -63,6 +82,7 @@ export async function startAuditHarness(
       async close() {
         await app.close();
         fs.rmSync(dir, { recursive: true, force: true });
+        await released();
       },
     };
   }
@@ -101,6 +121,7 @@ export async function startAuditHarness(
       } finally {
         await app.close();
         fs.rmSync(dir, { recursive: true, force: true });
+        await released();
       }
     },
   };
