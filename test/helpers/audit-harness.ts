@@ -33,9 +33,23 @@ export interface AuditHarness {
  * behind by a cancelled analysis would otherwise keep the test process from exiting.
  */
 let openHarnesses = 0;
+/**
+ * Set when a Temporal worker's shutdown failed in this process. The SDK's reusable workflow VM can
+ * throw on shutdown ("Workflow execution context should have been disposed first", when the
+ * shutdown races an activation); its workflow thread then stays alive and the test process would
+ * never exit, though every test has passed (ava waits for the process). When the last harness has
+ * closed, such a process ends itself after SHUTDOWN_FAILED_EXIT_MS; results are already reported.
+ */
+let shutdownFailed = false;
+const SHUTDOWN_FAILED_EXIT_MS = 30_000;
 async function harnessClosed(): Promise<void> {
   openHarnesses -= 1;
-  if (openHarnesses === 0) await closeAnalysisPool();
+  if (openHarnesses > 0) return;
+  await closeAnalysisPool();
+  if (shutdownFailed) {
+    console.error('a Temporal worker shutdown failed: this test process ends in 30 s');
+    setTimeout(() => process.exit(process.exitCode ?? 0), SHUTDOWN_FAILED_EXIT_MS).unref();
+  }
 }
 
 export async function startAuditHarness(
@@ -105,7 +119,10 @@ export async function startAuditHarness(
       worker.shutdown();
       // A forced end (an activity that ignored its cancellation) must not leave the connection
       // open: the test process could then never exit.
-      await running.catch((err: unknown) => console.error('worker shutdown:', err));
+      await running.catch((err: unknown) => {
+        shutdownFailed = true;
+        console.error('worker shutdown:', err);
+      });
     } finally {
       await connection.close();
     }
