@@ -9,16 +9,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
-import { startAuditHarness, runAudit, type AuditHarness } from './helpers/audit-harness';
-import { LOCAL_TEST_WORKSPACES } from './helpers/factories';
+import { runAudit, type AuditHarness } from './helpers/audit-harness';
 import { createRepo, type TestRepo } from './helpers/git';
 import { call } from './helpers/http';
-import { accessible, clean, launch, person, screenshot, signIn } from './helpers/console-browser';
-import { ensureDemo, type Demo } from '../platform/bootstrap';
-import { ensureDemoRepo } from '../platform/demo-repo';
-import { setPasswordHash } from '../db/sessions';
-import { addMember } from '../db/workspaces';
-import { hashPassword } from '../domain/sessions/password';
+import {
+  startConsoleDemo,
+  accessible,
+  clean,
+  launch,
+  person,
+  screenshot,
+  signIn,
+} from './helpers/console-browser';
+import type { Demo } from '../platform/bootstrap';
 
 const XSS_IMG = '<img src=x onerror="window.__pwned=1;alert(1)">';
 const XSS_SCRIPT = '<script>window.__pwned=2;alert(2)</script>';
@@ -33,19 +36,9 @@ let base: string;
 const PASSWORD = 'console browser password';
 
 test.before(async () => {
-  h = await startAuditHarness({
-    config: {
-      demoPublicRead: true,
-      localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES, 'demo'],
-    },
-  });
+  // The demo workspace with its owner and Bob, a second member who may approve.
+  ({ h, demo } = await startConsoleDemo(PASSWORD));
   base = h.app.url;
-  const db = h.app.services.db;
-  demo = await ensureDemo(db, h.dir, ensureDemoRepo(path.join(h.dir, 'demo-repo')));
-  await setPasswordHash(db, 'demo', await hashPassword(PASSWORD));
-  // Bob, a second member who may approve.
-  await addMember(db, { workspaceId: demo.workspaceId, login: 'bob', role: 'admin' });
-  await setPasswordHash(db, 'bob', await hashPassword(PASSWORD));
   // A repository whose names and content carry HTML and script: two compose services built
   // from one unit (an ambiguous identity: an uncertainty case to resolve).
   hostile = createRepo({

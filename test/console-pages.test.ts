@@ -7,19 +7,21 @@
  * refusals, dialogs and requests to other origins. UPDATE_SCREENSHOTS=1 writes docs/console/*.png.
  */
 import crypto from 'node:crypto';
-import path from 'node:path';
 import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
-import { startAuditHarness, runAudit, type AuditHarness } from './helpers/audit-harness';
-import { LOCAL_TEST_WORKSPACES } from './helpers/factories';
+import { runAudit, type AuditHarness } from './helpers/audit-harness';
 import { call } from './helpers/http';
-import { accessible, clean, launch, person, screenshot, signIn } from './helpers/console-browser';
-import { ensureDemo, type Demo } from '../platform/bootstrap';
-import { ensureDemoRepo } from '../platform/demo-repo';
-import { setPasswordHash } from '../db/sessions';
-import { addMember } from '../db/workspaces';
+import {
+  startConsoleDemo,
+  accessible,
+  clean,
+  launch,
+  person,
+  screenshot,
+  signIn,
+} from './helpers/console-browser';
+import type { Demo } from '../platform/bootstrap';
 import { insertGrant } from '../db/oauth';
-import { hashPassword } from '../domain/sessions/password';
 
 let h: AuditHarness;
 let browser: Browser;
@@ -39,18 +41,10 @@ const api = (method: string, p: string, body?: unknown) =>
 const ws = () => `/app/w/${demo.workspaceId}`;
 
 test.before(async () => {
-  h = await startAuditHarness({
-    config: {
-      demoPublicRead: true,
-      localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES, 'demo'],
-    },
-  });
+  // The demo workspace with its owner and Bob, a second member who may approve.
+  ({ h, demo } = await startConsoleDemo(PASSWORD));
   base = h.app.url;
   const db = h.app.services.db;
-  demo = await ensureDemo(db, h.dir, ensureDemoRepo(path.join(h.dir, 'demo-repo')));
-  await setPasswordHash(db, 'demo', await hashPassword(PASSWORD));
-  await addMember(db, { workspaceId: demo.workspaceId, login: 'bob', role: 'admin' });
-  await setPasswordHash(db, 'bob', await hashPassword(PASSWORD));
   const audited = await runAudit(base, demo.token, demo.workspaceId, {
     repository_id: demo.repositoryId,
   });

@@ -8,6 +8,13 @@ import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS as ARGS } from './chromium';
+import { startAuditHarness, type AuditHarness } from './audit-harness';
+import { LOCAL_TEST_WORKSPACES } from './factories';
+import { ensureDemo, type Demo } from '../../platform/bootstrap';
+import { ensureDemoRepo } from '../../platform/demo-repo';
+import { setPasswordHash } from '../../db/sessions';
+import { addMember } from '../../db/workspaces';
+import { hashPassword } from '../../domain/sessions/password';
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'docs', 'console');
@@ -88,4 +95,27 @@ export async function screenshot(page: Page, name: string) {
   if (process.env.UPDATE_SCREENSHOTS !== '1') return;
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: false });
+}
+
+/**
+ * The stack the console tests sign in to: an audit harness serving the public demo (repositories
+ * on disk allowed for the tests' and the demo's workspaces), the demo workspace with the `demo`
+ * owner's password set, and Bob, an admin who may approve what the demo member proposes.
+ */
+export async function startConsoleDemo(password: string): Promise<{
+  h: AuditHarness;
+  demo: Demo;
+}> {
+  const h = await startAuditHarness({
+    config: {
+      demoPublicRead: true,
+      localRepositoryWorkspaces: [LOCAL_TEST_WORKSPACES, 'demo'],
+    },
+  });
+  const db = h.app.services.db;
+  const demo = await ensureDemo(db, h.dir, ensureDemoRepo(path.join(h.dir, 'demo-repo')));
+  await setPasswordHash(db, 'demo', await hashPassword(password));
+  await addMember(db, { workspaceId: demo.workspaceId, login: 'bob', role: 'admin' });
+  await setPasswordHash(db, 'bob', await hashPassword(password));
+  return { h, demo };
 }
