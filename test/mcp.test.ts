@@ -354,11 +354,12 @@ function exchange(clientId: string, code: string, verifier: string) {
   });
 }
 
-async function auditCount(): Promise<number> {
+/** Audits of one repository: other tests of this file start audits of their own concurrently. */
+async function auditCount(ofRepository: string): Promise<number> {
   const audits = await call(
     h.app.url,
     'GET',
-    `/v1/workspaces/${tenant.workspaceId}/audits?limit=200`,
+    `/v1/workspaces/${tenant.workspaceId}/audits?limit=200&repository_id=${ofRepository}`,
     { token: tenant.token },
   );
   return audits.body.items.length;
@@ -368,7 +369,14 @@ test('an unknown tool and schema-invalid arguments are JSON-RPC invalid params, 
   const client = await connect(
     await authorized(['repositories:read', 'audits:read', 'audits:write']),
   );
-  const before = await auditCount();
+  const own = await call(h.app.url, 'POST', `/v1/workspaces/${tenant.workspaceId}/repositories`, {
+    token: tenant.token,
+    body: { name: 'untouched', url: `file://${repo.dir}` },
+  });
+  t.is(own.status, 201);
+  const untouched: string = own.body.id;
+  const before = await auditCount(untouched);
+  t.is(before, 0);
   const unknown = await t.throwsAsync(client.callTool({ name: 'drop_database', arguments: {} }));
   t.is((unknown as { code?: number }).code, -32602);
   t.regex(unknown!.message, /Unknown tool: drop_database/);
@@ -380,13 +388,13 @@ test('an unknown tool and schema-invalid arguments are JSON-RPC invalid params, 
   const extra = await t.throwsAsync(
     client.callTool({
       name: 'audit_repository',
-      arguments: { repository_id: repositoryId, branch: 'main' },
+      arguments: { repository_id: untouched, branch: 'main' },
     }),
   );
   t.is((extra as { code?: number }).code, -32602);
   const missing = await t.throwsAsync(client.callTool({ name: 'get_audit', arguments: {} }));
   t.is((missing as { code?: number }).code, -32602);
-  t.is(await auditCount(), before, 'no audit was started');
+  t.is(await auditCount(untouched), before, 'no audit was started');
   await client.close();
 });
 

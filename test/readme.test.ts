@@ -19,8 +19,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
-import { freePort } from '../platform/dev-services';
 import { npmStart } from './helpers/npm-start';
+import { portOutsideEphemeralRange } from './helpers/processes';
 
 const ROOT = path.resolve(__dirname, '..');
 const SKIP = /^# \[not run by the README test: (.+)\]$/;
@@ -105,9 +105,11 @@ test('every shell example of README runs as written against npm start', async (t
   t.true(skipped.length <= 5, `only a few examples are left out: ${skipped.length}`);
 
   const dir = checkoutLike();
-  // Five distinct free ports (a port just freed may be handed out again).
+  // Five distinct free ports below the ephemeral range: a port the kernel hands out for listen(0)
+  // is also its pick for the next outgoing connection, and these are listened on minutes later
+  // (CI once lost the metrics port to a socket of the Temporal dev server in between).
   const free = new Set<number>();
-  while (free.size < 5) free.add(await freePort());
+  while (free.size < 5) free.add(await portOutsideEphemeralRange());
   const [api, temporal, ui, metrics, api2] = [...free] as [number, number, number, number, number];
   const ports = { api, temporal, ui, metrics, api2 };
   const globalPrefix = path.join(dir, '.npm-global');
