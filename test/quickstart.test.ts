@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { freePort } from '../platform/dev-services';
+import { portOutsideEphemeralRange } from './helpers/processes';
 import { Browser, hiddenField } from './helpers/oauth-flow';
 import { npmStart } from './helpers/npm-start';
 
@@ -119,7 +119,7 @@ async function demoChecks(t: ExecutionContext, api: string, token: string, dataD
 
 test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running; data reused', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-quickstart-'));
-  const ports = { api: await freePort(), temporal: await freePort(), ui: await freePort() };
+  const ports = { api: await portOutsideEphemeralRange(), temporal: await portOutsideEphemeralRange(), ui: await portOutsideEphemeralRange() };
   try {
     const first = await startIn(dataDir, ports);
     t.regex(first.token, /^aat_[a-z0-9]{12}_/);

@@ -12,11 +12,11 @@ import { Connection } from '@temporalio/client';
 import { startAuditHarness, waitForAudit, type AuditHarness } from '../helpers/audit-harness';
 import {
   ensureTemporalCli,
-  freePort,
   startTemporalDevServer,
   type DevTemporal,
 } from '../../platform/dev-services';
 import { ensureSearchAttributes } from '../../platform/temporal';
+import { portOutsideEphemeralRange } from '../helpers/processes';
 import { call } from '../helpers/http';
 import { makeWorld, type World } from './support';
 
@@ -38,7 +38,7 @@ const startServer = () =>
 
 test.before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-fault-post-'));
-  port = await freePort();
+  port = await portOutsideEphemeralRange();
   temporal = await startServer();
   const connection = await Connection.connect({ address: temporal.address });
   await ensureSearchAttributes(connection, 'default');

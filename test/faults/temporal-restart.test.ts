@@ -12,11 +12,11 @@ import { Connection } from '@temporalio/client';
 import { startAuditHarness, type AuditHarness } from '../helpers/audit-harness';
 import {
   ensureTemporalCli,
-  freePort,
   startTemporalDevServer,
   type DevTemporal,
 } from '../../platform/dev-services';
 import { ensureSearchAttributes } from '../../platform/temporal';
+import { portOutsideEphemeralRange } from '../helpers/processes';
 import {
   auditsInFlight,
   checkInvariants,
@@ -45,7 +45,7 @@ const startServer = () =>
 
 test.before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-fault-temporal-'));
-  port = await freePort();
+  port = await portOutsideEphemeralRange();
   temporal = await startServer();
   const connection = await Connection.connect({ address: temporal.address });
   await ensureSearchAttributes(connection, 'default');
