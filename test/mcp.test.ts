@@ -24,6 +24,7 @@ let other: Tenant;
 let repo: TestRepo;
 let repositoryId: string;
 let otherRepositoryId: string;
+let untouchedRepositoryId: string;
 const login = `alice-${crypto.randomBytes(3).toString('hex')}`;
 const password = 'correct horse battery staple';
 
@@ -39,6 +40,12 @@ test.before(async () => {
     body: { name: 'shop', url: `file://${repo.dir}` },
   });
   repositoryId = made.body.id;
+  // A repository no test audits: what a refused call must leave without audits.
+  const idle = await call(h.app.url, 'POST', `/v1/workspaces/${tenant.workspaceId}/repositories`, {
+    token: tenant.token,
+    body: { name: 'untouched', url: `file://${repo.dir}` },
+  });
+  untouchedRepositoryId = idle.body.id;
   const theirs = await call(h.app.url, 'POST', `/v1/workspaces/${other.workspaceId}/repositories`, {
     token: other.token,
     body: { name: 'theirs', url: `file://${repo.dir}` },
@@ -114,7 +121,8 @@ test('an MCP client connects through discovery, registration, sign-in and consen
   t.falsy(listed.isError);
   t.deepEqual(
     (listed.structuredContent as { items: Array<{ id: string }> }).items.map((r) => r.id),
-    [repositoryId],
+    [untouchedRepositoryId, repositoryId],
+    'newest first',
   );
 
   // A real audit through Temporal, with progress notifications while it runs.
@@ -369,12 +377,7 @@ test('an unknown tool and schema-invalid arguments are JSON-RPC invalid params, 
   const client = await connect(
     await authorized(['repositories:read', 'audits:read', 'audits:write']),
   );
-  const own = await call(h.app.url, 'POST', `/v1/workspaces/${tenant.workspaceId}/repositories`, {
-    token: tenant.token,
-    body: { name: 'untouched', url: `file://${repo.dir}` },
-  });
-  t.is(own.status, 201);
-  const untouched: string = own.body.id;
+  const untouched = untouchedRepositoryId;
   const before = await auditCount(untouched);
   t.is(before, 0);
   const unknown = await t.throwsAsync(client.callTool({ name: 'drop_database', arguments: {} }));
