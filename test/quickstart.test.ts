@@ -119,7 +119,11 @@ async function demoChecks(t: ExecutionContext, api: string, token: string, dataD
 
 test('npm start, the printed token, listWorkspaces, Ctrl-C, nothing left running; data reused', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'archaudit-quickstart-'));
-  const ports = { api: await portOutsideEphemeralRange(), temporal: await portOutsideEphemeralRange(), ui: await portOutsideEphemeralRange() };
+  const ports = {
+    api: await portOutsideEphemeralRange(),
+    temporal: await portOutsideEphemeralRange(),
+    ui: await portOutsideEphemeralRange(),
+  };
   try {
     const first = await startIn(dataDir, ports);
     t.regex(first.token, /^aat_[a-z0-9]{12}_/);
