@@ -157,7 +157,6 @@ export const AcceptedResponse = Strict(
   { status: Type.Optional(Type.String({ default: 'accepted' })) },
   { description: 'The request was accepted; the work continues asynchronously.' },
 );
-export type AcceptedResponse = Static<typeof AcceptedResponse>;
 
 export const FieldError = Strict('FieldError', {
   in: Type.Union([

@@ -1,5 +1,5 @@
 /** The activity feed and audit events. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { CursorPage, DateTime, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
 
 export const ActivityFeedItem = Strict(
@@ -17,7 +17,6 @@ export const ActivityFeedItem = Strict(
   },
   { description: 'One entry of the activity feed.' },
 );
-export type ActivityFeedItem = Static<typeof ActivityFeedItem>;
 
 export const AuditEventResponse = Strict(
   'AuditEventResponse',
@@ -32,7 +31,6 @@ export const AuditEventResponse = Strict(
   },
   { description: 'One audit-event record.' },
 );
-export type AuditEventResponse = Static<typeof AuditEventResponse>;
 
 // Activity -----------------------------------------------------------------------------------
 

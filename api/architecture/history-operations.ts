@@ -56,7 +56,6 @@ export const EntityHistoryResponse = Strict(
   },
   { description: 'An entity across the snapshots of its repository.' },
 );
-export type EntityHistoryResponse = Static<typeof EntityHistoryResponse>;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 

@@ -5,7 +5,6 @@ import { DateTime, Decimal, FreeObject, LiteralUnion, Nullable, Strict, Uuid } f
 
 /** Source type of evidence (spec: code, cloud, cicd). Inline, not a named component. */
 export const SourceType = LiteralUnion(SOURCE_TYPES, { description: 'Evidence source type.' });
-export type SourceType = Static<typeof SourceType>;
 
 export const ConflictingClaimValue = Strict(
   'ConflictingClaimValue',
@@ -18,7 +17,6 @@ export const ConflictingClaimValue = Strict(
   },
   { description: 'One of the competing values of a contradiction.' },
 );
-export type ConflictingClaimValue = Static<typeof ConflictingClaimValue>;
 
 export const ConflictingClaim = Strict(
   'ConflictingClaim',
@@ -28,7 +26,6 @@ export const ConflictingClaim = Strict(
   },
   { description: 'Sources claiming different values for one field.' },
 );
-export type ConflictingClaim = Static<typeof ConflictingClaim>;
 
 const confidence = () => Decimal({ description: 'Confidence, 0 to 1.' });
 const evidenceIds = () => Type.Array(Type.String(), { description: 'Supporting evidence ids.' });
@@ -48,7 +45,6 @@ export const ArchitectureBundleResponse = Strict(
   },
   { description: 'Architecture bundle produced by an audit.' },
 );
-export type ArchitectureBundleResponse = Static<typeof ArchitectureBundleResponse>;
 
 export const ArchitectureGraphLinks = Strict(
   'ArchitectureGraphLinks',
@@ -63,7 +59,6 @@ export const ArchitectureGraphLinks = Strict(
   },
   { description: 'Links from a graph element to other records.' },
 );
-export type ArchitectureGraphLinks = Static<typeof ArchitectureGraphLinks>;
 
 export const ArchitectureEntityResponse = Strict(
   'ArchitectureEntityResponse',
@@ -104,7 +99,6 @@ export const ArchitectureRelationshipResponse = Strict(
   },
   { description: 'A relationship between two entities.' },
 );
-export type ArchitectureRelationshipResponse = Static<typeof ArchitectureRelationshipResponse>;
 
 export const ArchitectureEvidenceResponse = Strict(
   'ArchitectureEvidenceResponse',
@@ -124,7 +118,6 @@ export const ArchitectureEvidenceResponse = Strict(
   },
   { description: 'One observed fact at one place.' },
 );
-export type ArchitectureEvidenceResponse = Static<typeof ArchitectureEvidenceResponse>;
 
 export const ArchitectureTruthResponse = Strict(
   'ArchitectureTruthResponse',
@@ -158,7 +151,6 @@ export const ArchitectureDependencyPath = Strict(
   },
   { description: 'One dependency path from the root entity.' },
 );
-export type ArchitectureDependencyPath = Static<typeof ArchitectureDependencyPath>;
 
 export const ArchitectureDependencyResponse = Strict(
   'ArchitectureDependencyResponse',
@@ -173,7 +165,6 @@ export const ArchitectureDependencyResponse = Strict(
   },
   { description: 'Upstream and downstream dependencies of an entity.' },
 );
-export type ArchitectureDependencyResponse = Static<typeof ArchitectureDependencyResponse>;
 
 export const ArchitectureSnapshotHistoryItem = Strict(
   'ArchitectureSnapshotHistoryItem',
@@ -195,7 +186,6 @@ export const ArchitectureSnapshotHistoryItem = Strict(
   },
   { description: 'One architecture snapshot of a repository.' },
 );
-export type ArchitectureSnapshotHistoryItem = Static<typeof ArchitectureSnapshotHistoryItem>;
 
 export const ArchitectureSnapshotHistoryResponse = Strict(
   'ArchitectureSnapshotHistoryResponse',

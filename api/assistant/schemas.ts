@@ -3,7 +3,7 @@
  * specification's (exact); ConversationCreate, ConversationResponse, QuestionCreate, the pages,
  * AssistantLimits and UsageResponse are ours.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ASSISTANT_ROLES } from '../../domain/contract/values';
 import {
   CursorPage,
@@ -35,7 +35,6 @@ export const AssistantMessageResponse = Strict(
   },
   { description: 'One message of an assistant conversation.' },
 );
-export type AssistantMessageResponse = Static<typeof AssistantMessageResponse>;
 
 export const AssistantRunResponse = Strict(
   'AssistantRunResponse',
@@ -62,7 +61,6 @@ export const AssistantRunResponse = Strict(
   },
   { description: 'One assistant run answering a user message.' },
 );
-export type AssistantRunResponse = Static<typeof AssistantRunResponse>;
 
 export const AssistantRunUsage = Strict(
   'AssistantRunUsage',
@@ -78,7 +76,6 @@ export const AssistantRunUsage = Strict(
   },
   { description: 'Usage of one assistant run.' },
 );
-export type AssistantRunUsage = Static<typeof AssistantRunUsage>;
 
 export const AssistantConversationUsage = Strict(
   'AssistantConversationUsage',
@@ -94,7 +91,6 @@ export const AssistantConversationUsage = Strict(
   },
   { description: 'Usage of one assistant conversation.' },
 );
-export type AssistantConversationUsage = Static<typeof AssistantConversationUsage>;
 
 export const AssistantUsageDay = Strict(
   'AssistantUsageDay',
@@ -106,7 +102,6 @@ export const AssistantUsageDay = Strict(
   },
   { description: 'Assistant usage on one day.' },
 );
-export type AssistantUsageDay = Static<typeof AssistantUsageDay>;
 
 export const AssistantUsageResponse = Strict(
   'AssistantUsageResponse',
@@ -130,7 +125,6 @@ export const AssistantUsageResponse = Strict(
   },
   { description: 'Assistant usage, limits and cost.' },
 );
-export type AssistantUsageResponse = Static<typeof AssistantUsageResponse>;
 
 // ---------------------------------------------------------------------------------------------
 // Ours: conversations, questions, pages, limits, workspace usage
@@ -154,7 +148,6 @@ export const ConversationCreate = Strict(
   },
   { description: 'A new assistant conversation.' },
 );
-export type ConversationCreate = Static<typeof ConversationCreate>;
 
 export const ConversationResponse = Strict(
   'ConversationResponse',
@@ -222,7 +215,6 @@ export const AssistantLimitsUpdate = Strict(
   },
   { description: "Replaces the workspace's assistant limits (every field)." },
 );
-export type AssistantLimitsUpdate = Static<typeof AssistantLimitsUpdate>;
 
 export const AssistantLimitsResponse = Strict(
   'AssistantLimits',

@@ -1,5 +1,5 @@
 /** Attachments. The specification does not declare the no-unknown-properties rule for them. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ATTACHMENT_STATUSES } from '../../db/attachments';
 import {
   CursorPage,
@@ -27,7 +27,6 @@ export const AttachmentCreate = Open(
   },
   { description: 'Request to create an attachment from an upload.' },
 );
-export type AttachmentCreate = Static<typeof AttachmentCreate>;
 
 export const AttachmentResponse = Open(
   'AttachmentResponse',
@@ -58,7 +57,6 @@ export const AttachmentResponse = Open(
       'An attachment. status: available (content downloadable), deleted (removed by a user), expired (removed by the retention sweep).',
   },
 );
-export type AttachmentResponse = Static<typeof AttachmentResponse>;
 
 export const AttachmentParams = ResourceParams('attachment_id', 'The attachment.');
 
@@ -74,6 +72,5 @@ export const AttachmentListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type AttachmentListQuery = Static<typeof AttachmentListQuery>;
 
 export const AttachmentPage = CursorPage('AttachmentPage', AttachmentResponse);

@@ -34,24 +34,20 @@ export const AuditType = NamedUnion(
   AUDIT_TYPES,
   'What an audit runs against: a repository (branch or commit) or an upload.',
 );
-export type AuditType = Static<typeof AuditType>;
 
 export const AuditStatus = NamedUnion(
   'AuditStatus',
   AUDIT_STATUSES,
   'Lifecycle status of an audit.',
 );
-export type AuditStatus = Static<typeof AuditStatus>;
 
 /** Stage key and status: inline enums of AuditStageResponse (not named components). */
 export const AuditStageKey = LiteralUnion(STAGE_KEYS, {
   description: 'Stage of the audit pipeline.',
 });
-export type AuditStageKey = Static<typeof AuditStageKey>;
 export const AuditStageStatus = LiteralUnion(STAGE_STATUSES, {
   description: 'Status of the stage.',
 });
-export type AuditStageStatus = Static<typeof AuditStageStatus>;
 
 export const AuditSourceScope = Strict(
   'AuditSourceScope',
@@ -82,7 +78,6 @@ export const AuditSourceScope = Strict(
   },
   { description: 'Which part of the source an audit reads.' },
 );
-export type AuditSourceScope = Static<typeof AuditSourceScope>;
 
 export const AuditSourceResponse = Strict(
   'AuditSourceResponse',
@@ -122,7 +117,6 @@ export const AuditSourceResponse = Strict(
   },
   { description: 'The resolved source an audit read.' },
 );
-export type AuditSourceResponse = Static<typeof AuditSourceResponse>;
 
 export const AuditStageResponse = Strict(
   'AuditStageResponse',
@@ -137,7 +131,6 @@ export const AuditStageResponse = Strict(
   },
   { description: 'One stage of an audit run.' },
 );
-export type AuditStageResponse = Static<typeof AuditStageResponse>;
 
 export const AuditCreate = Strict(
   'AuditCreate',
@@ -192,7 +185,6 @@ export const AuditResponse = Strict(
 export type AuditResponse = Static<typeof AuditResponse>;
 
 export const AuditPage = CursorPage('AuditPage', AuditResponse);
-export type AuditPage = Static<typeof AuditPage>;
 
 export const AuditLogItem = Strict(
   'AuditLogItem',
@@ -205,14 +197,12 @@ export const AuditLogItem = Strict(
   },
   { description: 'One audit log line.' },
 );
-export type AuditLogItem = Static<typeof AuditLogItem>;
 
 export const AuditLogResponse = Strict(
   'AuditLogResponse',
   { audit_id: Uuid(), items: Type.Array(AuditLogItem) },
   { description: 'The log of an audit.' },
 );
-export type AuditLogResponse = Static<typeof AuditLogResponse>;
 
 export const AuditCostResponse = Strict(
   'AuditCostResponse',
@@ -229,7 +219,6 @@ export const AuditCostResponse = Strict(
   },
   { description: 'Cost of an audit, summed over its agent runs.' },
 );
-export type AuditCostResponse = Static<typeof AuditCostResponse>;
 
 export const AuditParams = ResourceParams('audit_id', 'The audit.');
 export const AuditListQuery = Type.Object(
@@ -280,7 +269,6 @@ export const AgentArtifactResponse = Strict(
   },
   { description: 'Output of one agent run.' },
 );
-export type AgentArtifactResponse = Static<typeof AgentArtifactResponse>;
 
 export const AgentRunResponse = Strict(
   'AgentRunResponse',
@@ -315,4 +303,3 @@ export const AgentTimelineResponse = Strict(
   },
   { description: 'The agent runs of an audit, in order.' },
 );
-export type AgentTimelineResponse = Static<typeof AgentTimelineResponse>;

@@ -32,7 +32,6 @@ export const ChangeSetAccuracy = Strict(
   },
   { description: 'How well a candidate change set matched the observed one.' },
 );
-export type ChangeSetAccuracy = Static<typeof ChangeSetAccuracy>;
 
 export const NormalizedArchitectureChange = Strict(
   'NormalizedArchitectureChange',
@@ -46,7 +45,6 @@ export const NormalizedArchitectureChange = Strict(
   },
   { description: 'One change in canonical form.' },
 );
-export type NormalizedArchitectureChange = Static<typeof NormalizedArchitectureChange>;
 
 export const ArchitectureChangeGate = Strict(
   'ArchitectureChangeGate',
@@ -57,7 +55,6 @@ export const ArchitectureChangeGate = Strict(
   },
   { description: 'Outcome of the change gate.' },
 );
-export type ArchitectureChangeGate = Static<typeof ArchitectureChangeGate>;
 
 export const ArchitectureChangeItem = Strict(
   'ArchitectureChangeItem',
@@ -75,7 +72,6 @@ export const ArchitectureChangeItem = Strict(
   },
   { description: 'One change between two snapshots.' },
 );
-export type ArchitectureChangeItem = Static<typeof ArchitectureChangeItem>;
 
 export const ArchitectureChangeResponse = Strict(
   'ArchitectureChangeResponse',
@@ -98,7 +94,6 @@ export const ArchitectureChangeResponse = Strict(
   },
   { description: 'Changes between the previous and the current snapshot of a repository.' },
 );
-export type ArchitectureChangeResponse = Static<typeof ArchitectureChangeResponse>;
 
 export const ArchitectureChangeSetResponse = Strict(
   'ArchitectureChangeSetResponse',
@@ -147,14 +142,12 @@ export const ArchitectureChangeSetPage = ItemsPage(
   'ArchitectureChangeSetPage',
   ArchitectureChangeSetResponse,
 );
-export type ArchitectureChangeSetPage = Static<typeof ArchitectureChangeSetPage>;
 
 export const ArchitectureChangeSetReconcile = Strict(
   'ArchitectureChangeSetReconcile',
   { observed_change_set_id: Type.Optional(Nullable(Uuid())) },
   { description: 'Request to reconcile a candidate change set with an observed one.' },
 );
-export type ArchitectureChangeSetReconcile = Static<typeof ArchitectureChangeSetReconcile>;
 
 export const ArchitectureDelta = Strict(
   'ArchitectureDelta',
@@ -169,7 +162,6 @@ export const ArchitectureDelta = Strict(
   },
   { description: 'One architecture difference between two audits.' },
 );
-export type ArchitectureDelta = Static<typeof ArchitectureDelta>;
 
 // Ours: the gate policy of a workspace, and the gate of one audit.
 
@@ -256,7 +248,6 @@ export const GatePolicyUpdate = Strict(
   },
   { description: 'Request to replace the workspace gate policy (every field).' },
 );
-export type GatePolicyUpdate = Static<typeof GatePolicyUpdate>;
 
 export const GatePolicyReset = Strict(
   'GatePolicyReset',
@@ -267,7 +258,6 @@ export const GatePolicyReset = Strict(
   },
   { description: 'Request to put the built-in default gate policy back in effect.' },
 );
-export type GatePolicyReset = Static<typeof GatePolicyReset>;
 
 export const GatePolicyResponse = Strict(
   'GatePolicy',
@@ -292,7 +282,6 @@ export const GatePolicyResponse = Strict(
   },
   { description: 'The change gate policy of a workspace.' },
 );
-export type GatePolicyResponse = Static<typeof GatePolicyResponse>;
 
 export const GateReason = Strict(
   'GateReason',
@@ -329,7 +318,6 @@ export const AuditGateResponse = Strict(
       "The gate an audit's changes stage computed against the previous completed snapshot of the same repository and branch.",
   },
 );
-export type AuditGateResponse = Static<typeof AuditGateResponse>;
 
 // Ours: declaring a candidate change set.
 
@@ -365,6 +353,5 @@ export const ChangeSetCreate = Strict(
   },
   { description: 'A candidate change set: declared changes in canonical form.' },
 );
-export type ChangeSetCreate = Static<typeof ChangeSetCreate>;
 
 export const ChangeSetParams = ResourceParams('change_set_id', 'The change set.');

@@ -15,7 +15,6 @@ export const ComparisonAuditSide = Strict(
   },
   { description: 'One side (baseline or candidate) of an audit comparison.' },
 );
-export type ComparisonAuditSide = Static<typeof ComparisonAuditSide>;
 
 export const FindingDelta = Strict(
   'FindingDelta',
@@ -32,7 +31,6 @@ export const FindingDelta = Strict(
   },
   { description: 'A finding difference between two audits.' },
 );
-export type FindingDelta = Static<typeof FindingDelta>;
 
 const counts = () =>
   Type.Record(Type.String(), Type.Integer(), { description: 'Counts by category.' });
@@ -42,7 +40,6 @@ export const AuditComparisonCreate = Strict(
   { baseline_audit_id: Uuid(), candidate_audit_id: Uuid() },
   { description: 'Request to compare two audits.' },
 );
-export type AuditComparisonCreate = Static<typeof AuditComparisonCreate>;
 
 export const AuditComparisonListItem = Strict(
   'AuditComparisonListItem',
@@ -58,10 +55,8 @@ export const AuditComparisonListItem = Strict(
   },
   { description: 'A comparison in a list.' },
 );
-export type AuditComparisonListItem = Static<typeof AuditComparisonListItem>;
 
 export const AuditComparisonPage = CursorPage('AuditComparisonPage', AuditComparisonListItem);
-export type AuditComparisonPage = Static<typeof AuditComparisonPage>;
 
 export const AuditComparisonResult = Strict(
   'AuditComparisonResult',
@@ -91,4 +86,3 @@ export const AuditComparisonResponse = Strict(
   },
   { description: 'A stored audit comparison.' },
 );
-export type AuditComparisonResponse = Static<typeof AuditComparisonResponse>;

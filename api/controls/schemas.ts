@@ -31,7 +31,6 @@ export const RequirementResponse = Strict(
   },
   { description: 'One requirement of a control and whether the evidence meets it.' },
 );
-export type RequirementResponse = Static<typeof RequirementResponse>;
 
 const ids = (description: string) => Type.Array(Type.String(), { description });
 
@@ -102,7 +101,6 @@ export const ControlResponse = Strict(
   },
   { description: 'A control of the built-in catalog.' },
 );
-export type ControlResponse = Static<typeof ControlResponse>;
 
 export const ControlPage = CursorPage('ControlPage', ControlResponse);
 export const AssessmentPage = CursorPage('AssessmentPage', AssessmentResponse);
@@ -167,7 +165,6 @@ export const FindingResponse = Strict(
   },
   { description: 'A failing control observation, tracked across audits by fingerprint.' },
 );
-export type FindingResponse = Static<typeof FindingResponse>;
 
 export const FindingPage = CursorPage('FindingPage', FindingResponse);
 
@@ -186,7 +183,6 @@ export const FindingUpdate = Strict(
   },
   { description: 'A status change of a finding, with its reason.' },
 );
-export type FindingUpdate = Static<typeof FindingUpdate>;
 
 export const FindingParams = ResourceParams('finding_id', 'The finding.');
 
@@ -244,7 +240,6 @@ export const ControlExceptionCreate = Strict(
   },
   { description: 'Request to waive a control for a scope until a date.' },
 );
-export type ControlExceptionCreate = Static<typeof ControlExceptionCreate>;
 
 export const ControlExceptionResponse = Strict(
   'ControlExceptionResponse',
@@ -268,7 +263,6 @@ export const ControlExceptionResponse = Strict(
       'A control exception. Assessments of later audits that it covers carry its id in `exception_id`; an expired or revoked exception stops applying at the next audit.',
   },
 );
-export type ControlExceptionResponse = Static<typeof ControlExceptionResponse>;
 
 export const ControlExceptionPage = CursorPage('ControlExceptionPage', ControlExceptionResponse);
 

@@ -26,7 +26,6 @@ export const ArchitectureDecisionState = NamedUnion(
   DECISION_STATES,
   'Lifecycle state of an architecture decision.',
 );
-export type ArchitectureDecisionState = Static<typeof ArchitectureDecisionState>;
 
 export const DecisionSuccessCheck = Strict(
   'DecisionSuccessCheck',
@@ -44,7 +43,6 @@ export const DecisionSuccessCheck = Strict(
   },
   { description: 'A machine-checkable condition on an architecture snapshot.' },
 );
-export type DecisionSuccessCheck = Static<typeof DecisionSuccessCheck>;
 
 const criterionId = () =>
   Type.String({ minLength: 1, maxLength: 100, description: 'Criterion id, unique per decision.' });
@@ -55,7 +53,6 @@ export const DecisionSuccessCriterionInput = Strict(
   { id: criterionId(), description: criterionDescription(), check: DecisionSuccessCheck },
   { description: 'A success criterion as proposed.' },
 );
-export type DecisionSuccessCriterionInput = Static<typeof DecisionSuccessCriterionInput>;
 
 export const DecisionSuccessCriterion = Strict(
   'DecisionSuccessCriterion',
@@ -69,7 +66,6 @@ export const DecisionSuccessCriterion = Strict(
   },
   { description: 'A success criterion with its evaluation.' },
 );
-export type DecisionSuccessCriterion = Static<typeof DecisionSuccessCriterion>;
 
 export const DecisionOutcomeVerification = Strict(
   'DecisionOutcomeVerification',
@@ -81,7 +77,6 @@ export const DecisionOutcomeVerification = Strict(
   },
   { description: 'Result of checking an implemented decision against a snapshot.' },
 );
-export type DecisionOutcomeVerification = Static<typeof DecisionOutcomeVerification>;
 
 export const ArchitectureDecisionOption = Strict(
   'ArchitectureDecisionOption',
@@ -99,7 +94,6 @@ export const ArchitectureDecisionOption = Strict(
   },
   { description: 'One option considered by a decision.' },
 );
-export type ArchitectureDecisionOption = Static<typeof ArchitectureDecisionOption>;
 
 export const ArchitectureDecisionProposal = Strict(
   'ArchitectureDecisionProposal',
@@ -168,7 +162,6 @@ export const ArchitectureDecisionResponse = Strict(
   },
   { description: 'An architecture decision.' },
 );
-export type ArchitectureDecisionResponse = Static<typeof ArchitectureDecisionResponse>;
 
 export const ArchitectureDecisionTransition = Strict(
   'ArchitectureDecisionTransition',
@@ -179,7 +172,6 @@ export const ArchitectureDecisionTransition = Strict(
   },
   { description: 'Request to move a decision to another state.' },
 );
-export type ArchitectureDecisionTransition = Static<typeof ArchitectureDecisionTransition>;
 
 export const ArchitectureDecisionApproval = Strict(
   'ArchitectureDecisionApproval',
@@ -192,7 +184,6 @@ export const ArchitectureDecisionApproval = Strict(
   },
   { description: 'Request to approve a decision in review.' },
 );
-export type ArchitectureDecisionApproval = Static<typeof ArchitectureDecisionApproval>;
 
 export const ArchitectureDecisionRejection = Strict(
   'ArchitectureDecisionRejection',
@@ -212,13 +203,11 @@ export const ArchitectureDecisionBriefResponse = Strict(
   },
   { description: 'A Markdown brief of a decision.' },
 );
-export type ArchitectureDecisionBriefResponse = Static<typeof ArchitectureDecisionBriefResponse>;
 
 export const ArchitectureDecisionPage = ItemsPage(
   'ArchitectureDecisionPage',
   ArchitectureDecisionResponse,
 );
-export type ArchitectureDecisionPage = Static<typeof ArchitectureDecisionPage>;
 
 export const DecisionParams = ResourceParams('decision_id', 'The decision.');
 

@@ -30,7 +30,6 @@ export const ExportCreate = Strict(
   },
   { description: 'Which format of the audit to render.' },
 );
-export type ExportCreate = Static<typeof ExportCreate>;
 
 export const ExportResponse = Strict(
   'ExportResponse',

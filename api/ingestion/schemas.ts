@@ -76,7 +76,6 @@ export const EvidenceBatch = Strict(
   },
   { description: 'A batch of evidence from outside the repository.' },
 );
-export type EvidenceBatch = Static<typeof EvidenceBatch>;
 
 export const IngestionResponse = Strict(
   'IngestionResponse',

@@ -75,7 +75,6 @@ export const IntegrationUpdate = Strict(
   },
   { description: "A repository's GitHub or GitLab integration." },
 );
-export type IntegrationUpdate = Static<typeof IntegrationUpdate>;
 
 export const IntegrationResponse = Strict(
   'RepositoryIntegrationResponse',

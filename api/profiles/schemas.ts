@@ -50,9 +50,7 @@ export const AuditProfileResponse = Strict(
   },
   { description: 'An audit profile.' },
 );
-export type AuditProfileResponse = Static<typeof AuditProfileResponse>;
 
 export const AuditProfilePage = CursorPage('AuditProfilePage', AuditProfileResponse);
-export type AuditProfilePage = Static<typeof AuditProfilePage>;
 
 export const AuditProfileParams = ResourceParams('profile_id', 'The audit profile.');

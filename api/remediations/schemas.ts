@@ -74,7 +74,6 @@ export const RemediationCreate = Strict(
       'Request to plan the fix of findings. Without `plan` the remediation agent writes it: from a template per control, then (when a model is configured) rewritten by the model.',
   },
 );
-export type RemediationCreate = Static<typeof RemediationCreate>;
 
 export const ApprovalCreate = Strict(
   'ApprovalCreate',
@@ -94,7 +93,6 @@ export const RemediationTransition = Strict(
   },
   { description: 'Request to move a remediation.' },
 );
-export type RemediationTransition = Static<typeof RemediationTransition>;
 
 export const RemediationApprovalResponse = Strict(
   'RemediationApprovalResponse',
@@ -152,7 +150,6 @@ export const RemediationResponse = Strict(
   },
   { description: 'A plan to fix one or more findings, and where it stands.' },
 );
-export type RemediationResponse = Static<typeof RemediationResponse>;
 
 export const RemediationPage = CursorPage('RemediationPage', RemediationResponse);
 

@@ -133,7 +133,6 @@ export const ReportApprovalCreate = Strict(
   },
   { description: 'Approves the current version of an audit report.' },
 );
-export type ReportApprovalCreate = Static<typeof ReportApprovalCreate>;
 
 export const ReportApprovalResponse = Strict(
   'ReportApprovalResponse',
@@ -170,4 +169,3 @@ export const AuditReportResponse = Strict(
   },
   { description: "An audit's report with its version identity and approval." },
 );
-export type AuditReportResponse = Static<typeof AuditReportResponse>;

@@ -1,5 +1,5 @@
 /** Repositories. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { CursorPage, DateTime, Nullable, Strict, Uuid, ResourceParams } from '../schema-kit';
 
 // Parameters ---------------------------------------------------------------------------------
@@ -34,7 +34,6 @@ export const RepositoryCreate = Strict('RepositoryCreate', {
   default_branch: Type.Optional({ ...BranchName, default: 'main' }),
   description: Type.Optional(Nullable(Description)),
 });
-export type RepositoryCreate = Static<typeof RepositoryCreate>;
 
 export const RepositoryUpdate = Strict(
   'RepositoryUpdate',
@@ -46,7 +45,6 @@ export const RepositoryUpdate = Strict(
   },
   { minProperties: 1, description: 'The fields to change; at least one.' },
 );
-export type RepositoryUpdate = Static<typeof RepositoryUpdate>;
 
 export const RepositoryResponse = Strict('RepositoryResponse', {
   id: Uuid(),

@@ -1,5 +1,5 @@
 /** Audit schedules: the specification's schemas and the parameters of our operations. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { MISSED_RUN_POLICIES, SCHEDULE_CADENCES } from '../../domain/contract/values';
 import {
   CursorPage,
@@ -58,7 +58,6 @@ export const AuditScheduleCreate = Strict(
   },
   { description: 'Request to create an audit schedule.' },
 );
-export type AuditScheduleCreate = Static<typeof AuditScheduleCreate>;
 
 export const AuditSchedulePreviewRequest = Strict(
   'AuditSchedulePreviewRequest',
@@ -76,14 +75,12 @@ export const AuditSchedulePreviewRequest = Strict(
   },
   { description: 'Request to list the next runs of a schedule definition.' },
 );
-export type AuditSchedulePreviewRequest = Static<typeof AuditSchedulePreviewRequest>;
 
 export const AuditSchedulePreviewResponse = Strict(
   'AuditSchedulePreviewResponse',
   { timezone: Type.String(), runs: Type.Array(DateTime(), { description: 'Next run times.' }) },
   { description: 'The next runs of a schedule definition.' },
 );
-export type AuditSchedulePreviewResponse = Static<typeof AuditSchedulePreviewResponse>;
 
 export const AuditScheduleResponse = Strict(
   'AuditScheduleResponse',
@@ -114,10 +111,8 @@ export const AuditScheduleResponse = Strict(
   },
   { description: 'An audit schedule.' },
 );
-export type AuditScheduleResponse = Static<typeof AuditScheduleResponse>;
 
 export const AuditSchedulePage = CursorPage('AuditSchedulePage', AuditScheduleResponse);
-export type AuditSchedulePage = Static<typeof AuditSchedulePage>;
 
 export const ScheduleParams = ResourceParams('schedule_id', 'The audit schedule.');
 
@@ -128,7 +123,6 @@ export const ScheduleListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ScheduleListQuery = Static<typeof ScheduleListQuery>;
 
 const createFields = AuditScheduleCreate.properties;
 
@@ -161,4 +155,3 @@ export const AuditScheduleUpdate = Strict(
       'Changes to an audit schedule. Omitted fields keep their value; null clears a nullable one. The result must satisfy the same calendar rules as AuditScheduleCreate.',
   },
 );
-export type AuditScheduleUpdate = Static<typeof AuditScheduleUpdate>;

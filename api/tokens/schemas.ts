@@ -12,7 +12,6 @@ import {
 } from '../schema-kit';
 
 export const Scope = NamedUnion('Scope', SCOPES, 'A permission an API token can carry.');
-export type Scope = Static<typeof Scope>;
 
 export const ApiTokenCreate = Strict(
   'ApiTokenCreate',
@@ -27,7 +26,6 @@ export const ApiTokenCreate = Strict(
   },
   { description: 'Request to create an API token.' },
 );
-export type ApiTokenCreate = Static<typeof ApiTokenCreate>;
 
 export const ApiTokenCreated = Strict(
   'ApiTokenCreated',
@@ -41,7 +39,6 @@ export const ApiTokenCreated = Strict(
   },
   { description: 'A newly created API token, including its secret.' },
 );
-export type ApiTokenCreated = Static<typeof ApiTokenCreated>;
 
 export const ApiTokenResponse = Strict(
   'ApiTokenResponse',

@@ -22,21 +22,18 @@ export const UncertaintyReason = NamedUnion(
   UNCERTAINTY_REASONS,
   'Why the architecture is uncertain here.',
 );
-export type UncertaintyReason = Static<typeof UncertaintyReason>;
 
 export const UncertaintyScope = NamedUnion(
   'UncertaintyScope',
   UNCERTAINTY_SCOPES,
   'What kind of subject the uncertainty is about.',
 );
-export type UncertaintyScope = Static<typeof UncertaintyScope>;
 
 export const UncertaintyState = NamedUnion(
   'UncertaintyState',
   UNCERTAINTY_STATES,
   'Lifecycle state of an uncertainty case.',
 );
-export type UncertaintyState = Static<typeof UncertaintyState>;
 
 export const ClaimAlternative = Strict(
   'ClaimAlternative',
@@ -48,7 +45,6 @@ export const ClaimAlternative = Strict(
   },
   { description: 'A candidate answer to an uncertainty case.' },
 );
-export type ClaimAlternative = Static<typeof ClaimAlternative>;
 
 export const UncertaintySignal = Strict(
   'UncertaintySignal',
@@ -63,7 +59,6 @@ export const UncertaintySignal = Strict(
   },
   { description: 'An open question recorded with a decision.' },
 );
-export type UncertaintySignal = Static<typeof UncertaintySignal>;
 
 export const ArchitectureUncertaintyCaseResponse = Strict(
   'ArchitectureUncertaintyCaseResponse',
@@ -105,7 +100,6 @@ export const ArchitectureUncertaintyCaseUpdate = Strict(
   },
   { description: 'Request to change an uncertainty case.' },
 );
-export type ArchitectureUncertaintyCaseUpdate = Static<typeof ArchitectureUncertaintyCaseUpdate>;
 
 export const ArchitectureUncertaintyCasePage = Strict(
   'ArchitectureUncertaintyCasePage',
@@ -117,7 +111,6 @@ export const ArchitectureUncertaintyCasePage = Strict(
   },
   { description: 'Uncertainty cases with counts.' },
 );
-export type ArchitectureUncertaintyCasePage = Static<typeof ArchitectureUncertaintyCasePage>;
 
 export const UncertaintyCaseListQuery = Type.Object(
   {
@@ -134,6 +127,5 @@ export const UncertaintyCaseListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type UncertaintyCaseListQuery = Static<typeof UncertaintyCaseListQuery>;
 
 export const UncertaintyCaseParams = ResourceParams('case_id', 'The uncertainty case.');
