@@ -203,9 +203,11 @@ export const PageQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type PageQuery = Static<typeof PageQuery>;
 
 export const WorkspaceParams = Type.Object(
   { workspace_id: Uuid({ description: 'The workspace.' }) },
   { additionalProperties: false },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type PageQuery = Static<typeof PageQuery>;

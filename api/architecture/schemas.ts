@@ -77,7 +77,6 @@ export const ArchitectureEntityResponse = Strict(
   },
   { description: 'An architecture entity (service, datastore, pipeline, ...).' },
 );
-export type ArchitectureEntityResponse = Static<typeof ArchitectureEntityResponse>;
 
 export const ArchitectureRelationshipResponse = Strict(
   'ArchitectureRelationshipResponse',
@@ -137,7 +136,6 @@ export const ArchitectureTruthResponse = Strict(
   },
   { description: 'The architecture snapshot of an audit.' },
 );
-export type ArchitectureTruthResponse = Static<typeof ArchitectureTruthResponse>;
 
 export const ArchitectureDependencyPath = Strict(
   'ArchitectureDependencyPath',
@@ -192,6 +190,7 @@ export const ArchitectureSnapshotHistoryResponse = Strict(
   { repository_id: Uuid(), items: Type.Array(ArchitectureSnapshotHistoryItem) },
   { description: 'Architecture snapshots of a repository.' },
 );
-export type ArchitectureSnapshotHistoryResponse = Static<
-  typeof ArchitectureSnapshotHistoryResponse
->;
+
+// The static types of the schemas that code elsewhere names.
+export type ArchitectureEntityResponse = Static<typeof ArchitectureEntityResponse>;
+export type ArchitectureTruthResponse = Static<typeof ArchitectureTruthResponse>;

@@ -150,7 +150,6 @@ export const AuditCreate = Strict(
   },
   { description: 'Request to start an audit.' },
 );
-export type AuditCreate = Static<typeof AuditCreate>;
 
 export const AuditResponse = Strict(
   'AuditResponse',
@@ -182,7 +181,6 @@ export const AuditResponse = Strict(
   },
   { description: 'An audit.' },
 );
-export type AuditResponse = Static<typeof AuditResponse>;
 
 export const AuditPage = CursorPage('AuditPage', AuditResponse);
 
@@ -292,7 +290,6 @@ export const AgentRunResponse = Strict(
   },
   { description: 'One attempt of one agent within an audit.' },
 );
-export type AgentRunResponse = Static<typeof AgentRunResponse>;
 
 export const AgentTimelineResponse = Strict(
   'AgentTimelineResponse',
@@ -303,3 +300,8 @@ export const AgentTimelineResponse = Strict(
   },
   { description: 'The agent runs of an audit, in order.' },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type AuditCreate = Static<typeof AuditCreate>;
+export type AuditResponse = Static<typeof AuditResponse>;
+export type AgentRunResponse = Static<typeof AgentRunResponse>;

@@ -136,7 +136,6 @@ export const ArchitectureChangeSetResponse = Strict(
   },
   { description: 'A set of architecture changes, proposed or observed.' },
 );
-export type ArchitectureChangeSetResponse = Static<typeof ArchitectureChangeSetResponse>;
 
 export const ArchitectureChangeSetPage = ItemsPage(
   'ArchitectureChangeSetPage',
@@ -355,3 +354,6 @@ export const ChangeSetCreate = Strict(
 );
 
 export const ChangeSetParams = ResourceParams('change_set_id', 'The change set.');
+
+// The static types of the schemas that code elsewhere names.
+export type ArchitectureChangeSetResponse = Static<typeof ArchitectureChangeSetResponse>;

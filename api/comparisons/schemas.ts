@@ -72,7 +72,6 @@ export const AuditComparisonResult = Strict(
   },
   { description: 'Differences between a baseline and a candidate audit.' },
 );
-export type AuditComparisonResult = Static<typeof AuditComparisonResult>;
 
 export const AuditComparisonResponse = Strict(
   'AuditComparisonResponse',
@@ -86,3 +85,6 @@ export const AuditComparisonResponse = Strict(
   },
   { description: 'A stored audit comparison.' },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type AuditComparisonResult = Static<typeof AuditComparisonResult>;

@@ -67,7 +67,6 @@ export const AssessmentResponse = Open(
   },
   { description: 'Assessment of one control against evidence.' },
 );
-export type AssessmentResponse = Static<typeof AssessmentResponse>;
 
 export const ControlRequirementResponse = Strict(
   'ControlRequirementResponse',
@@ -267,3 +266,6 @@ export const ControlExceptionResponse = Strict(
 export const ControlExceptionPage = CursorPage('ControlExceptionPage', ControlExceptionResponse);
 
 export const ControlExceptionParams = ResourceParams('exception_id', 'The control exception.');
+
+// The static types of the schemas that code elsewhere names.
+export type AssessmentResponse = Static<typeof AssessmentResponse>;

@@ -114,16 +114,12 @@ export const ArchitectureDecisionProposal = Strict(
   },
   { description: 'Request to propose an architecture decision.' },
 );
-export type ArchitectureDecisionProposal = Static<typeof ArchitectureDecisionProposal>;
 
 export const ArchitectureDecisionApprovalResponse = Strict(
   'ArchitectureDecisionApprovalResponse',
   approvalRecordFields('decision'),
   { description: 'One approval or rejection of a decision.' },
 );
-export type ArchitectureDecisionApprovalResponse = Static<
-  typeof ArchitectureDecisionApprovalResponse
->;
 
 export const ArchitectureDecisionResponse = Strict(
   'ArchitectureDecisionResponse',
@@ -223,3 +219,6 @@ export const DecisionListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type ArchitectureDecisionProposal = Static<typeof ArchitectureDecisionProposal>;

@@ -57,10 +57,12 @@ export const ExportResponse = Strict(
   },
   { description: 'An export of an audit and the state of its file.' },
 );
-export type ExportResponse = Static<typeof ExportResponse>;
 
 export const ExportPage = CursorPage('ExportPage', ExportResponse);
 
 export const ExportParams = ResourceParams('export_id', 'The export.');
 
 export const ExportListQuery = Type.Object({ ...pageFields() }, { additionalProperties: false });
+
+// The static types of the schemas that code elsewhere names.
+export type ExportResponse = Static<typeof ExportResponse>;

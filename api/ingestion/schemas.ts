@@ -57,7 +57,6 @@ export const EvidenceRecord = Strict(
   },
   { description: 'One observation from outside the repository.' },
 );
-export type EvidenceRecord = Static<typeof EvidenceRecord>;
 
 export const EvidenceBatch = Strict(
   'EvidenceBatch',
@@ -97,7 +96,6 @@ export const IngestionResponse = Strict(
       "A stored batch. The repository's next audits reconcile its records observed within INGESTED_EVIDENCE_WINDOW_DAYS.",
   },
 );
-export type IngestionResponse = Static<typeof IngestionResponse>;
 
 export const IngestionPage = CursorPage('IngestionPage', IngestionResponse);
 
@@ -110,3 +108,7 @@ export const IngestionListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type EvidenceRecord = Static<typeof EvidenceRecord>;
+export type IngestionResponse = Static<typeof IngestionResponse>;

@@ -132,7 +132,6 @@ export const WebhookReceipt = Strict(
   },
   { description: 'What a webhook delivery did.' },
 );
-export type WebhookReceipt = Static<typeof WebhookReceipt>;
 
 export const DeliveryPage = Strict('WebhookDeliveryPage', {
   items: Type.Array(
@@ -152,3 +151,6 @@ export const DeliveryPage = Strict('WebhookDeliveryPage', {
     }),
   ),
 });
+
+// The static types of the schemas that code elsewhere names.
+export type WebhookReceipt = Static<typeof WebhookReceipt>;

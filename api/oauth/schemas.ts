@@ -19,7 +19,6 @@ export const OAuthGrantResponse = Strict(
   },
   { description: 'An authorization a member gave an MCP client for one workspace.' },
 );
-export type OAuthGrantResponse = Static<typeof OAuthGrantResponse>;
 
 export const OAuthGrantPage = CursorPage('OAuthGrantPage', OAuthGrantResponse);
 
@@ -35,3 +34,6 @@ export const OAuthGrantParams = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type OAuthGrantResponse = Static<typeof OAuthGrantResponse>;

@@ -18,7 +18,6 @@ export const AuditProfileFields = Strict(
   },
   { description: 'Fields of an audit profile (request to create one).' },
 );
-export type AuditProfileFields = Static<typeof AuditProfileFields>;
 
 export const AuditProfileUpdate = Strict(
   'AuditProfileUpdate',
@@ -31,7 +30,6 @@ export const AuditProfileUpdate = Strict(
   },
   { description: 'Request to replace an audit profile.' },
 );
-export type AuditProfileUpdate = Static<typeof AuditProfileUpdate>;
 
 export const AuditProfileResponse = Strict(
   'AuditProfileResponse',
@@ -54,3 +52,7 @@ export const AuditProfileResponse = Strict(
 export const AuditProfilePage = CursorPage('AuditProfilePage', AuditProfileResponse);
 
 export const AuditProfileParams = ResourceParams('profile_id', 'The audit profile.');
+
+// The static types of the schemas that code elsewhere names.
+export type AuditProfileFields = Static<typeof AuditProfileFields>;
+export type AuditProfileUpdate = Static<typeof AuditProfileUpdate>;

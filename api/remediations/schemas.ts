@@ -80,7 +80,6 @@ export const ApprovalCreate = Strict(
   { rationale: rationale('Why it is approved (kept with the approval).') },
   { description: 'Request to approve or reject a remediation or a workflow action.' },
 );
-export type ApprovalCreate = Static<typeof ApprovalCreate>;
 
 export const RemediationTransition = Strict(
   'RemediationTransition',
@@ -166,3 +165,6 @@ export const RemediationListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type ApprovalCreate = Static<typeof ApprovalCreate>;

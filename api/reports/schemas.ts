@@ -152,7 +152,6 @@ export const ReportApprovalResponse = Strict(
   },
   { description: 'Who approved a report version, in which role, under which scope, and why.' },
 );
-export type ReportApprovalResponse = Static<typeof ReportApprovalResponse>;
 
 export const AuditReportResponse = Strict(
   'AuditReportResponse',
@@ -169,3 +168,6 @@ export const AuditReportResponse = Strict(
   },
   { description: "An audit's report with its version identity and approval." },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type ReportApprovalResponse = Static<typeof ReportApprovalResponse>;

@@ -63,7 +63,6 @@ export const ApiTokenResponse = Strict(
   },
   { description: 'An API token without its secret.' },
 );
-export type ApiTokenResponse = Static<typeof ApiTokenResponse>;
 
 // Parameters ---------------------------------------------------------------------------------
 export const TokenParams = ResourceParams('token_id', 'The API token.');
@@ -80,3 +79,6 @@ export const CurrentTokenResponse = Strict(
   },
 );
 export const ApiTokenPage = CursorPage('ApiTokenPage', ApiTokenResponse);
+
+// The static types of the schemas that code elsewhere names.
+export type ApiTokenResponse = Static<typeof ApiTokenResponse>;

@@ -87,9 +87,6 @@ export const ArchitectureUncertaintyCaseResponse = Strict(
   },
   { description: 'An open question about the architecture.' },
 );
-export type ArchitectureUncertaintyCaseResponse = Static<
-  typeof ArchitectureUncertaintyCaseResponse
->;
 
 export const ArchitectureUncertaintyCaseUpdate = Strict(
   'ArchitectureUncertaintyCaseUpdate',
@@ -129,3 +126,8 @@ export const UncertaintyCaseListQuery = Type.Object(
 );
 
 export const UncertaintyCaseParams = ResourceParams('case_id', 'The uncertainty case.');
+
+// The static types of the schemas that code elsewhere names.
+export type ArchitectureUncertaintyCaseResponse = Static<
+  typeof ArchitectureUncertaintyCaseResponse
+>;

@@ -55,7 +55,6 @@ export const WorkflowActionCreate = Strict(
   },
   { description: 'Request a privileged action that another member must approve.' },
 );
-export type WorkflowActionCreate = Static<typeof WorkflowActionCreate>;
 
 export const WorkflowActionResponse = Strict(
   'WorkflowActionResponse',
@@ -92,7 +91,6 @@ export const WorkflowActionResponse = Strict(
   },
   { description: 'A privileged action, who asked, who decided, and what happened.' },
 );
-export type WorkflowActionResponse = Static<typeof WorkflowActionResponse>;
 
 export const WorkflowActionPage = CursorPage('WorkflowActionPage', WorkflowActionResponse);
 
@@ -108,3 +106,7 @@ export const WorkflowActionListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// The static types of the schemas that code elsewhere names.
+export type WorkflowActionCreate = Static<typeof WorkflowActionCreate>;
+export type WorkflowActionResponse = Static<typeof WorkflowActionResponse>;
