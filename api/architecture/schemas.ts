@@ -31,6 +31,16 @@ const confidence = () => Decimal({ description: 'Confidence, 0 to 1.' });
 const evidenceIds = () => Type.Array(Type.String(), { description: 'Supporting evidence ids.' });
 const sourceList = (description: string) => Type.Array(Type.String(), { description });
 
+/** What a snapshot found: the source types seen and missed, the coverage, the counts, and when. */
+const snapshotCoverage = {
+  sources: sourceList('Source types found.'),
+  missing_sources: sourceList('Source types not found.'),
+  source_coverage: Decimal({ description: 'Share of source types found, 0 to 1.' }),
+  entity_count: Type.Integer(),
+  relationship_count: Type.Integer(),
+  generated_at: DateTime(),
+};
+
 export const ArchitectureBundleResponse = Strict(
   'ArchitectureBundleResponse',
   {
@@ -124,12 +134,7 @@ export const ArchitectureTruthResponse = Strict(
     audit_id: Uuid(),
     version: Type.String({ description: 'Snapshot version.' }),
     status: Type.String(),
-    sources: sourceList('Source types found.'),
-    missing_sources: sourceList('Source types not found.'),
-    source_coverage: Decimal({ description: 'Share of source types found, 0 to 1.' }),
-    entity_count: Type.Integer(),
-    relationship_count: Type.Integer(),
-    generated_at: DateTime(),
+    ...snapshotCoverage,
     entities: Type.Array(ArchitectureEntityResponse),
     relationships: Type.Array(ArchitectureRelationshipResponse),
     evidence: Type.Array(ArchitectureEvidenceResponse),
@@ -174,12 +179,7 @@ export const ArchitectureSnapshotHistoryItem = Strict(
     audit_status: Type.String(),
     audit_type: Type.String(),
     commit_sha: Nullable(Type.String()),
-    sources: sourceList('Source types found.'),
-    missing_sources: sourceList('Source types not found.'),
-    source_coverage: Decimal({ description: 'Share of source types found, 0 to 1.' }),
-    entity_count: Type.Integer(),
-    relationship_count: Type.Integer(),
-    generated_at: DateTime(),
+    ...snapshotCoverage,
     completed_at: Nullable(DateTime()),
   },
   { description: 'One architecture snapshot of a repository.' },

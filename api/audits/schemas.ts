@@ -23,6 +23,7 @@ import {
   NamedUnion,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord } from '../schema-parts';
 
 /** Commit SHA: exactly 40 hexadecimal characters. */
 export const COMMIT_SHA_PATTERN = '^[0-9a-fA-F]{40}$';
@@ -154,8 +155,7 @@ export const AuditCreate = Strict(
 export const AuditResponse = Strict(
   'AuditResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Nullable(Uuid()),
     upload_id: Nullable(Uuid()),
     audit_type: AuditType,

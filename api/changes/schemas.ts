@@ -20,6 +20,7 @@ import {
   ExpectedVersion,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 export const ChangeSetAccuracy = Strict(
   'ChangeSetAccuracy',
@@ -98,8 +99,7 @@ export const ArchitectureChangeResponse = Strict(
 export const ArchitectureChangeSetResponse = Strict(
   'ArchitectureChangeSetResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Uuid(),
     state: LiteralUnion(CHANGE_SET_STATES, {
       description: 'Proposed (candidate) or seen (observed).',
@@ -131,8 +131,7 @@ export const ArchitectureChangeSetResponse = Strict(
       }),
     ),
     occurred_at: DateTime(),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
   },
   { description: 'A set of architecture changes, proposed or observed.' },
 );

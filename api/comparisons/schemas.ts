@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { FINDING_CHANGES } from '../../domain/contract/values';
 import { ArchitectureDelta } from '../changes/schemas';
 import { CursorPage, DateTime, Decimal, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
+import { WorkspaceRecord } from '../schema-parts';
 
 export const ComparisonAuditSide = Strict(
   'ComparisonAuditSide',
@@ -76,8 +77,7 @@ export const AuditComparisonResult = Strict(
 export const AuditComparisonResponse = Strict(
   'AuditComparisonResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Uuid(),
     content_sha256: Type.String({ description: 'SHA-256 of the comparison result.' }),
     snapshot: AuditComparisonResult,

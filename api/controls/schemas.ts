@@ -19,6 +19,7 @@ import {
   Uuid,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 export const RequirementResponse = Strict(
   'RequirementResponse',
@@ -117,8 +118,7 @@ export const FindingLocation = Strict(
 export const FindingResponse = Strict(
   'FindingResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Nullable(
       Uuid({
         description:
@@ -159,8 +159,7 @@ export const FindingResponse = Strict(
     occurrences: Type.Integer({ minimum: 1, description: 'Audits that observed it.' }),
     resolved_audit_id: Nullable(Uuid({ description: 'The audit that no longer observed it.' })),
     resolved_at: Nullable(DateTime()),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
   },
   { description: 'A failing control observation, tracked across audits by fingerprint.' },
 );
@@ -243,8 +242,7 @@ export const ControlExceptionCreate = Strict(
 export const ControlExceptionResponse = Strict(
   'ControlExceptionResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     control_key: Type.String(),
     scope: LiteralUnion(EXCEPTION_SCOPES),
     repository_id: Nullable(Uuid()),

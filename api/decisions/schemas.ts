@@ -18,7 +18,7 @@ import {
   NamedUnion,
   ResourceParams,
 } from '../schema-kit';
-import { approvalRecordFields } from '../registry/approvals';
+import { WorkspaceRecord, Timestamps, ApprovalRecord } from '../schema-parts';
 import { UncertaintySignal } from '../uncertainty/schemas';
 
 export const ArchitectureDecisionState = NamedUnion(
@@ -115,17 +115,15 @@ export const ArchitectureDecisionProposal = Strict(
   { description: 'Request to propose an architecture decision.' },
 );
 
-export const ArchitectureDecisionApprovalResponse = Strict(
+export const ArchitectureDecisionApprovalResponse = ApprovalRecord(
   'ArchitectureDecisionApprovalResponse',
-  approvalRecordFields('decision'),
-  { description: 'One approval or rejection of a decision.' },
+  'decision',
 );
 
 export const ArchitectureDecisionResponse = Strict(
   'ArchitectureDecisionResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Nullable(Uuid()),
     snapshot_id: Uuid(),
     candidate_change_id: Nullable(Type.String()),
@@ -153,8 +151,7 @@ export const ArchitectureDecisionResponse = Strict(
     supersedes_id: Nullable(Uuid()),
     version: Version({ description: 'Revision counter.' }),
     approvals: Type.Array(ArchitectureDecisionApprovalResponse),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
   },
   { description: 'An architecture decision.' },
 );

@@ -12,6 +12,7 @@ import {
   Uuid,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord } from '../schema-parts';
 
 export const ExportCreate = Strict(
   'ExportCreate',
@@ -34,8 +35,7 @@ export const ExportCreate = Strict(
 export const ExportResponse = Strict(
   'ExportResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     audit_id: Uuid(),
     format: LiteralUnion(EXPORT_FORMATS),
     status: LiteralUnion(EXPORT_STATUSES, {

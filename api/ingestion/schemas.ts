@@ -11,6 +11,7 @@ import {
   Uuid,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord } from '../schema-parts';
 
 const Key = (description: string) => Type.String({ minLength: 3, maxLength: 500, description });
 
@@ -79,8 +80,7 @@ export const EvidenceBatch = Strict(
 export const IngestionResponse = Strict(
   'IngestionResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Uuid(),
     batch_key: Type.String(),
     content_sha256: Type.String({ description: "SHA-256 of the batch's canonical JSON." }),

@@ -4,6 +4,7 @@ import { PROVIDERS } from '../../domain/integrations/webhooks';
 import { API_BASE_URL_MAX } from '../../domain/integrations/endpoint';
 import { FAILING_OUTCOMES, PUBLISH_AS } from '../../domain/integrations/publication';
 import { DateTime, LiteralUnion, Nullable, Strict, Uuid, Version } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 /** The longest token or webhook secret accepted (GitHub and GitLab tokens are < 100). */
 export const SECRET_MAX = 1000;
@@ -79,8 +80,7 @@ export const IntegrationUpdate = Strict(
 export const IntegrationResponse = Strict(
   'RepositoryIntegrationResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Uuid(),
     provider: provider(),
     api_base_url: Type.String(),
@@ -97,8 +97,7 @@ export const IntegrationResponse = Strict(
         'Where the forge sends webhooks (absolute under PUBLIC_BASE_URL, else the path). GitHub: content type application/json, events `Pull requests` and `Pushes`. GitLab: `Merge request events` and `Push events`.',
     }),
     version: Type.Integer(),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
   },
   { description: "A repository's GitHub or GitLab integration, without its secrets." },
 );

@@ -1,7 +1,8 @@
 /** Audit profiles. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AuditSourceScope } from '../audits/schemas';
-import { CursorPage, DateTime, Strict, Uuid, Version, ResourceParams } from '../schema-kit';
+import { CursorPage, Strict, Uuid, Version, ResourceParams } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 const name = () => Type.String({ minLength: 1, maxLength: 100, description: 'Profile name.' });
 const branchRef = () =>
@@ -36,13 +37,11 @@ export const AuditProfileResponse = Strict(
   {
     name: name(),
     branch_ref: branchRef(),
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Uuid(),
     created_by: Uuid(),
     version: Version({ description: 'Revision counter.' }),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
     purpose: purpose(),
     source_scope: Type.Optional(AuditSourceScope),
   },

@@ -1,6 +1,5 @@
 /** Remediations: plans for findings, their approvals and verification by a later audit. */
 import { Type, type Static } from '@sinclair/typebox';
-import { approvalRecordFields } from '../registry/approvals';
 import {
   REMEDIATION_EFFORTS,
   REMEDIATION_RISKS,
@@ -19,6 +18,7 @@ import {
   NamedUnion,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord, Timestamps, ApprovalRecord } from '../schema-parts';
 
 export const RemediationState = NamedUnion(
   'RemediationState',
@@ -93,10 +93,9 @@ export const RemediationTransition = Strict(
   { description: 'Request to move a remediation.' },
 );
 
-export const RemediationApprovalResponse = Strict(
+export const RemediationApprovalResponse = ApprovalRecord(
   'RemediationApprovalResponse',
-  approvalRecordFields('remediation'),
-  { description: 'One approval or rejection of a remediation.' },
+  'remediation',
 );
 
 export const RemediationVerification = Strict(
@@ -114,8 +113,7 @@ export const RemediationVerification = Strict(
 export const RemediationResponse = Strict(
   'RemediationResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Nullable(Uuid({ description: 'Null for findings of an upload audit.' })),
     audit_id: Nullable(
       Uuid({ description: 'The audit that last observed the findings when the plan was made.' }),
@@ -144,8 +142,7 @@ export const RemediationResponse = Strict(
     approvals: Type.Array(RemediationApprovalResponse),
     workflow_id: Type.String({ description: 'The RemediationWorkflow, `remediation-<id>`.' }),
     version: Version({ description: 'Revision counter.' }),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
   },
   { description: 'A plan to fix one or more findings, and where it stands.' },
 );

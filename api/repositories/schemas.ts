@@ -1,6 +1,7 @@
 /** Repositories. */
 import { Type } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid, ResourceParams } from '../schema-kit';
+import { CursorPage, Nullable, Strict, ResourceParams } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 // Parameters ---------------------------------------------------------------------------------
 export const RepositoryParams = ResourceParams('repository_id', 'The repository.');
@@ -47,13 +48,11 @@ export const RepositoryUpdate = Strict(
 );
 
 export const RepositoryResponse = Strict('RepositoryResponse', {
-  id: Uuid(),
-  workspace_id: Uuid(),
+  ...WorkspaceRecord,
   name: Type.String(),
   url: Type.String(),
   default_branch: Type.String(),
   description: Nullable(Type.String()),
-  created_at: DateTime(),
-  updated_at: DateTime(),
+  ...Timestamps,
 });
 export const RepositoryPage = CursorPage('RepositoryPage', RepositoryResponse);

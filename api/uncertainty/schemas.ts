@@ -16,6 +16,7 @@ import {
   NamedUnion,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 export const UncertaintyReason = NamedUnion(
   'UncertaintyReason',
@@ -63,8 +64,7 @@ export const UncertaintySignal = Strict(
 export const ArchitectureUncertaintyCaseResponse = Strict(
   'ArchitectureUncertaintyCaseResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     repository_id: Nullable(Uuid()),
     snapshot_id: Nullable(Uuid()),
     reason: UncertaintyReason,
@@ -82,8 +82,7 @@ export const ArchitectureUncertaintyCaseResponse = Strict(
     last_observed_at: DateTime(),
     resolved_at: Nullable(DateTime()),
     resolution_summary: Nullable(Type.String()),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
   },
   { description: 'An open question about the architecture.' },
 );

@@ -1,6 +1,7 @@
 /** Source archive uploads. */
 import { Type } from '@sinclair/typebox';
 import { DateTime, Strict, Uuid } from '../schema-kit';
+import { WorkspaceRecord } from '../schema-parts';
 
 export const UploadParams = Type.Object(
   {
@@ -25,8 +26,7 @@ export const UploadQuery = Type.Object(
 );
 
 export const UploadResponse = Strict('UploadResponse', {
-  id: Uuid(),
-  workspace_id: Uuid(),
+  ...WorkspaceRecord,
   uploaded_by: Uuid(),
   filename: Type.String(),
   content_type: Type.String(),

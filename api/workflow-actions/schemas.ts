@@ -13,6 +13,7 @@ import {
   Uuid,
   ResourceParams,
 } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 const kind = (description: string) => LiteralUnion(WORKFLOW_ACTION_KINDS, { description });
 
@@ -59,8 +60,7 @@ export const WorkflowActionCreate = Strict(
 export const WorkflowActionResponse = Strict(
   'WorkflowActionResponse',
   {
-    id: Uuid(),
-    workspace_id: Uuid(),
+    ...WorkspaceRecord,
     kind: kind('What the action does.'),
     target: WorkflowActionTarget,
     reason: Type.String(),
@@ -86,8 +86,7 @@ export const WorkflowActionResponse = Strict(
     workflow_id: Type.String({
       description: 'The WorkflowActionWorkflow, `workflow-action-<id>`.',
     }),
-    created_at: DateTime(),
-    updated_at: DateTime(),
+    ...Timestamps,
   },
   { description: 'A privileged action, who asked, who decided, and what happened.' },
 );

@@ -1,6 +1,7 @@
 /** Workspaces and members. */
 import { Type } from '@sinclair/typebox';
 import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
+import { WorkspaceRecord, Timestamps } from '../schema-parts';
 
 // Meta ---------------------------------------------------------------------------------------
 // Workspaces and members ---------------------------------------------------------------------
@@ -9,14 +10,12 @@ export const WorkspaceResponse = Strict('WorkspaceResponse', {
   id: Uuid(),
   name: Type.String(),
   slug: Type.String(),
-  created_at: DateTime(),
-  updated_at: DateTime(),
+  ...Timestamps,
 });
 export const WorkspacePage = CursorPage('WorkspacePage', WorkspaceResponse);
 
 export const MemberResponse = Strict('MemberResponse', {
-  id: Uuid(),
-  workspace_id: Uuid(),
+  ...WorkspaceRecord,
   login: Type.String(),
   display_name: Nullable(Type.String()),
   role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]),
