@@ -19,7 +19,7 @@ import {
   Uuid,
   ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps } from '../schema-parts';
+import { WorkspaceRecord, Timestamps, Rationale } from '../schema-parts';
 
 export const RequirementResponse = Strict(
   'RequirementResponse',
@@ -231,7 +231,7 @@ export const ControlExceptionCreate = Strict(
         }),
       ),
     ),
-    reason: Type.String({ minLength: 3, maxLength: 4000 }),
+    reason: Rationale(),
     expires_at: DateTime({
       description: 'When the exception stops applying: in the future, at most 366 days ahead.',
     }),

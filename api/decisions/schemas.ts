@@ -18,7 +18,7 @@ import {
   NamedUnion,
   ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps, ApprovalRecord } from '../schema-parts';
+import { WorkspaceRecord, Timestamps, ApprovalRecord, Rationale } from '../schema-parts';
 import { UncertaintySignal } from '../uncertainty/schemas';
 
 export const ArchitectureDecisionState = NamedUnion(
@@ -160,7 +160,7 @@ export const ArchitectureDecisionTransition = Strict(
   'ArchitectureDecisionTransition',
   {
     status: ArchitectureDecisionState,
-    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why the move is made.' }),
+    rationale: Rationale('Why the move is made.'),
     selected_option_id: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
   },
   { description: 'Request to move a decision to another state.' },
@@ -173,7 +173,7 @@ export const ArchitectureDecisionApproval = Strict(
       maxLength: 100,
       description: 'The option the approver approves (one of the decision options).',
     }),
-    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why it is approved.' }),
+    rationale: Rationale('Why it is approved.'),
   },
   { description: 'Request to approve a decision in review.' },
 );
@@ -181,7 +181,7 @@ export const ArchitectureDecisionApproval = Strict(
 export const ArchitectureDecisionRejection = Strict(
   'ArchitectureDecisionRejection',
   {
-    rationale: Type.String({ minLength: 3, maxLength: 4000, description: 'Why it is rejected.' }),
+    rationale: Rationale('Why it is rejected.'),
   },
   { description: 'Request to reject a decision in review.' },
 );

@@ -18,16 +18,13 @@ import {
   NamedUnion,
   ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps, ApprovalRecord } from '../schema-parts';
+import { WorkspaceRecord, Timestamps, ApprovalRecord, Rationale } from '../schema-parts';
 
 export const RemediationState = NamedUnion(
   'RemediationState',
   REMEDIATION_STATES,
   'Lifecycle state of a remediation.',
 );
-
-const rationale = (description: string) =>
-  Type.String({ minLength: 3, maxLength: 4000, description });
 
 export const RemediationStep = Strict(
   'RemediationStep',
@@ -77,7 +74,7 @@ export const RemediationCreate = Strict(
 
 export const ApprovalCreate = Strict(
   'ApprovalCreate',
-  { rationale: rationale('Why it is approved (kept with the approval).') },
+  { rationale: Rationale('Why it is approved (kept with the approval).') },
   { description: 'Request to approve or reject a remediation or a workflow action.' },
 );
 
@@ -88,7 +85,7 @@ export const RemediationTransition = Strict(
       description:
         'in_progress (from approved or not_verified), done (from in_progress). Rejecting is rejectRemediation.',
     }),
-    rationale: rationale('Why the move is made.'),
+    rationale: Rationale('Why the move is made.'),
   },
   { description: 'Request to move a remediation.' },
 );

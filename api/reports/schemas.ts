@@ -1,6 +1,7 @@
 /** An audit's report and its approval. */
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Decimal, Nullable, Strict, Uuid } from '../schema-kit';
+import { Rationale } from '../schema-parts';
 
 const Location = Strict('ReportLocation', {
   path: Type.String(),
@@ -118,11 +119,7 @@ export const AuditReportContent = Strict(
 export const ReportApprovalCreate = Strict(
   'ReportApprovalCreate',
   {
-    rationale: Type.String({
-      minLength: 3,
-      maxLength: 4000,
-      description: 'Why the approver signs the report off.',
-    }),
+    rationale: Rationale('Why the approver signs the report off.'),
     content_sha256: Type.Optional(
       Type.String({
         pattern: '^[0-9a-f]{64}$',
