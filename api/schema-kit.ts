@@ -130,6 +130,15 @@ export function pageFields(cursorDescription = 'The next_cursor of the previous 
 }
 
 /**
+ * The `limit` and `cursor` of a list paged by its `Link` header (its page, an ItemsPage, has no
+ * next_cursor).
+ */
+export const linkPageFields = () =>
+  pageFields(
+    'The cursor of the `Link: <...>; rel="next"` header of the previous page (the page schema has no next_cursor field).',
+  );
+
+/**
  * A union of string literals built from a tuple of values (order kept). Typed as TUnsafe so its
  * static type is the plain literal union (a mapped TLiteral tuple makes TypeScript recurse too deep).
  */

@@ -11,7 +11,7 @@ import {
   ItemsPage,
   LiteralUnion,
   Nullable,
-  pageFields,
+  linkPageFields,
   Strict,
   Uuid,
   Version,
@@ -210,9 +210,7 @@ export const DecisionListQuery = Type.Object(
       LiteralUnion(DECISION_STATES, { description: 'Only decisions in this state.' }),
     ),
     repository_id: Type.Optional(Uuid({ description: 'Only decisions about this repository.' })),
-    ...pageFields(
-      'The cursor of the `Link: <...>; rel="next"` header of the previous page (the page schema has no next_cursor field).',
-    ),
+    ...linkPageFields(),
   },
   { additionalProperties: false },
 );

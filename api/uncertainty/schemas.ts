@@ -10,7 +10,7 @@ import {
   Decimal,
   LiteralUnion,
   Nullable,
-  pageFields,
+  linkPageFields,
   Strict,
   Uuid,
   NamedUnion,
@@ -117,9 +117,7 @@ export const UncertaintyCaseListQuery = Type.Object(
     blocking: Type.Optional(
       Type.Boolean({ description: 'Only blocking (true) or only non-blocking (false) cases.' }),
     ),
-    ...pageFields(
-      'The cursor of the `Link: <...>; rel="next"` header of the previous page (the page schema has no next_cursor field).',
-    ),
+    ...linkPageFields(),
   },
   { additionalProperties: false },
 );
