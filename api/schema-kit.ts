@@ -70,18 +70,6 @@ export const DateOnly = (options: { description?: string } = {}) =>
 export const ExpectedVersion = (description: string) =>
   Type.Integer({ minimum: 0, maximum: MAX_INT32, description });
 
-/**
- * The path parameters of one resource of a workspace: `workspace_id` and the resource's own id
- * `key` (both UUIDs).
- */
-export function ResourceParams<K extends string>(key: K, description?: string) {
-  const properties = {
-    workspace_id: Uuid({ description: 'The workspace.' }),
-    [key]: Uuid(description ? { description } : {}),
-  } as { workspace_id: TString } & Record<K, TString>;
-  return Type.Object(properties, { additionalProperties: false });
-}
-
 /** Spec "decimal": optional sign, digits, optional point; signs and points alone are invalid. */
 export const DECIMAL_PATTERN = '^[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$';
 export const Decimal = (options: { description?: string; default?: string } = {}) =>
@@ -94,20 +82,6 @@ export const FreeObject = (options: { description?: string } = {}) =>
 export const StringArray = (options: { description?: string } = {}) =>
   Type.Array(Type.String(), options);
 export const UuidArray = (options: { description?: string } = {}) => Type.Array(Uuid(), options);
-
-/** A page with `items`, `has_more` and `next_cursor` (keyset pagination, opaque cursor). */
-export function CursorPage<T extends TSchema>(name: string, item: T) {
-  return Strict(name, {
-    items: Type.Array(item),
-    has_more: Type.Optional(Type.Boolean({ default: false })),
-    next_cursor: Type.Optional(Nullable(Type.String())),
-  });
-}
-
-/** A page that only has `items` (as the spec states for some pages). */
-export function ItemsPage<T extends TSchema>(name: string, item: T) {
-  return Strict(name, { items: Type.Array(item) });
-}
 
 export const Empty = Type.Object({}, { additionalProperties: false });
 

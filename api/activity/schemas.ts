@@ -1,6 +1,7 @@
 /** The activity feed and audit events. */
 import { Type } from '@sinclair/typebox';
-import { CursorPage, DateTime, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
+import { DateTime, FreeObject, Nullable, Strict, Uuid } from '../schema-kit';
+import { CursorPage } from '../schema-parts';
 
 export const ActivityFeedItem = Strict(
   'ActivityFeedItem',

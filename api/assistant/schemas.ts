@@ -6,7 +6,6 @@
 import { Type } from '@sinclair/typebox';
 import { ASSISTANT_ROLES } from '../../domain/contract/values';
 import {
-  CursorPage,
   DateTime,
   Decimal,
   FreeObject,
@@ -16,8 +15,8 @@ import {
   Strict,
   Uuid,
   ExpectedVersion,
-  ResourceParams,
 } from '../schema-kit';
+import { CursorPage, ResourceParams } from '../schema-parts';
 import { LIMIT_BOUNDS } from '../../domain/assistant/limits';
 
 const usd = (description = 'Cost in USD.') => Decimal({ description });

@@ -1,16 +1,8 @@
 /** Attachments. The specification does not declare the no-unknown-properties rule for them. */
 import { Type } from '@sinclair/typebox';
 import { ATTACHMENT_STATUSES } from '../../db/attachments';
-import {
-  CursorPage,
-  DateTime,
-  LiteralUnion,
-  Nullable,
-  Open,
-  Uuid,
-  pageFields,
-  ResourceParams,
-} from '../schema-kit';
+import { DateTime, LiteralUnion, Nullable, Open, Uuid, pageFields } from '../schema-kit';
+import { CursorPage, ResourceParams } from '../schema-parts';
 
 export const AttachmentCreate = Open(
   'AttachmentCreate',

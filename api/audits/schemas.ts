@@ -10,7 +10,6 @@ import {
 } from '../../domain/contract/values';
 import { SourceType } from '../architecture/schemas';
 import {
-  CursorPage,
   DateTime,
   Decimal,
   FreeObject,
@@ -21,9 +20,8 @@ import {
   Uuid,
   Version,
   NamedUnion,
-  ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord } from '../schema-parts';
+import { CursorPage, ResourceParams, WorkspaceRecord } from '../schema-parts';
 
 /** Commit SHA: exactly 40 hexadecimal characters. */
 export const COMMIT_SHA_PATTERN = '^[0-9a-fA-F]{40}$';

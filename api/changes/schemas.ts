@@ -12,15 +12,13 @@ import {
   DateTime,
   Decimal,
   FreeObject,
-  ItemsPage,
   LiteralUnion,
   Nullable,
   Strict,
   Uuid,
   ExpectedVersion,
-  ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps } from '../schema-parts';
+import { ItemsPage, ResourceParams, WorkspaceRecord, Timestamps } from '../schema-parts';
 
 export const ChangeSetAccuracy = Strict(
   'ChangeSetAccuracy',

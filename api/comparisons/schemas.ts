@@ -2,8 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FINDING_CHANGES } from '../../domain/contract/values';
 import { ArchitectureDelta } from '../changes/schemas';
-import { CursorPage, DateTime, Decimal, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
-import { WorkspaceRecord } from '../schema-parts';
+import { DateTime, Decimal, LiteralUnion, Nullable, Strict, Uuid } from '../schema-kit';
+import { CursorPage, WorkspaceRecord } from '../schema-parts';
 
 export const ComparisonAuditSide = Strict(
   'ComparisonAuditSide',

@@ -8,7 +8,6 @@ import {
   REQUIREMENT_STATUSES,
 } from '../../domain/contract/values';
 import {
-  CursorPage,
   DateTime,
   Decimal,
   LiteralUnion,
@@ -17,9 +16,14 @@ import {
   pageFields,
   Strict,
   Uuid,
-  ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps, Rationale } from '../schema-parts';
+import {
+  CursorPage,
+  ResourceParams,
+  WorkspaceRecord,
+  Timestamps,
+  Rationale,
+} from '../schema-parts';
 
 export const RequirementResponse = Strict(
   'RequirementResponse',

@@ -8,7 +8,6 @@ import {
 } from '../../domain/contract/values';
 import {
   DateTime,
-  ItemsPage,
   LiteralUnion,
   Nullable,
   linkPageFields,
@@ -16,9 +15,15 @@ import {
   Uuid,
   Version,
   NamedUnion,
-  ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps, ApprovalRecord, Rationale } from '../schema-parts';
+import {
+  ItemsPage,
+  ResourceParams,
+  WorkspaceRecord,
+  Timestamps,
+  ApprovalRecord,
+  Rationale,
+} from '../schema-parts';
 import { UncertaintySignal } from '../uncertainty/schemas';
 
 export const ArchitectureDecisionState = NamedUnion(

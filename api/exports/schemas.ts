@@ -2,17 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EXPORT_STATUSES } from '../../db/exports';
 import { EXPORT_FORMATS } from '../../domain/exports/render';
-import {
-  CursorPage,
-  DateTime,
-  LiteralUnion,
-  Nullable,
-  pageFields,
-  Strict,
-  Uuid,
-  ResourceParams,
-} from '../schema-kit';
-import { WorkspaceRecord } from '../schema-parts';
+import { DateTime, LiteralUnion, Nullable, pageFields, Strict, Uuid } from '../schema-kit';
+import { CursorPage, ResourceParams, WorkspaceRecord } from '../schema-parts';
 
 export const ExportCreate = Strict(
   'ExportCreate',

@@ -1,17 +1,8 @@
 /** Evidence ingestion: batches of evidence from outside the repository. */
 import { Type, type Static } from '@sinclair/typebox';
 import { INGESTED_KINDS } from '../../domain/architecture/ingested';
-import {
-  CursorPage,
-  DateTime,
-  FreeObject,
-  Nullable,
-  pageFields,
-  Strict,
-  Uuid,
-  ResourceParams,
-} from '../schema-kit';
-import { WorkspaceRecord } from '../schema-parts';
+import { DateTime, FreeObject, Nullable, pageFields, Strict, Uuid } from '../schema-kit';
+import { CursorPage, ResourceParams, WorkspaceRecord } from '../schema-parts';
 
 const Key = (description: string) => Type.String({ minLength: 3, maxLength: 500, description });
 

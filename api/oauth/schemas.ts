@@ -1,6 +1,7 @@
 /** The grants members gave MCP clients (not in the spec: documented as our extension). */
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
+import { DateTime, Nullable, Strict, Uuid } from '../schema-kit';
+import { CursorPage } from '../schema-parts';
 
 export const OAuthGrantResponse = Strict(
   'OAuthGrantResponse',

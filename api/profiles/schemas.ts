@@ -1,8 +1,8 @@
 /** Audit profiles. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AuditSourceScope } from '../audits/schemas';
-import { CursorPage, Strict, Uuid, Version, ResourceParams } from '../schema-kit';
-import { WorkspaceRecord, Timestamps } from '../schema-parts';
+import { Strict, Uuid, Version } from '../schema-kit';
+import { CursorPage, ResourceParams, WorkspaceRecord, Timestamps } from '../schema-parts';
 
 const name = () => Type.String({ minLength: 1, maxLength: 100, description: 'Profile name.' });
 const branchRef = () =>

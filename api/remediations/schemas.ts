@@ -7,7 +7,6 @@ import {
   REMEDIATION_STATES,
 } from '../../domain/contract/values';
 import {
-  CursorPage,
   DateTime,
   LiteralUnion,
   Nullable,
@@ -16,9 +15,15 @@ import {
   Uuid,
   Version,
   NamedUnion,
-  ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps, ApprovalRecord, Rationale } from '../schema-parts';
+import {
+  CursorPage,
+  ResourceParams,
+  WorkspaceRecord,
+  Timestamps,
+  ApprovalRecord,
+  Rationale,
+} from '../schema-parts';
 
 export const RemediationState = NamedUnion(
   'RemediationState',

@@ -1,7 +1,7 @@
 /** Repositories. */
 import { Type } from '@sinclair/typebox';
-import { CursorPage, Nullable, Strict, ResourceParams } from '../schema-kit';
-import { WorkspaceRecord, Timestamps } from '../schema-parts';
+import { Nullable, Strict } from '../schema-kit';
+import { CursorPage, ResourceParams, WorkspaceRecord, Timestamps } from '../schema-parts';
 
 // Parameters ---------------------------------------------------------------------------------
 export const RepositoryParams = ResourceParams('repository_id', 'The repository.');

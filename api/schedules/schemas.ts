@@ -2,7 +2,6 @@
 import { Type } from '@sinclair/typebox';
 import { MISSED_RUN_POLICIES, SCHEDULE_CADENCES } from '../../domain/contract/values';
 import {
-  CursorPage,
   DateOnly,
   DateTime,
   LiteralUnion,
@@ -11,8 +10,8 @@ import {
   Uuid,
   pageFields,
   Version,
-  ResourceParams,
 } from '../schema-kit';
+import { CursorPage, ResourceParams } from '../schema-parts';
 
 const timezone = () =>
   Type.String({ minLength: 1, maxLength: 100, description: 'IANA time zone, e.g. Europe/Paris.' });

@@ -1,15 +1,8 @@
 /** API tokens and the current token. */
 import { Type, type Static } from '@sinclair/typebox';
 import { SCOPES } from '../../domain/contract/values';
-import {
-  CursorPage,
-  DateTime,
-  Nullable,
-  Strict,
-  Uuid,
-  NamedUnion,
-  ResourceParams,
-} from '../schema-kit';
+import { DateTime, Nullable, Strict, Uuid, NamedUnion } from '../schema-kit';
+import { CursorPage, ResourceParams } from '../schema-parts';
 
 export const Scope = NamedUnion('Scope', SCOPES, 'A permission an API token can carry.');
 

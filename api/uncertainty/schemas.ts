@@ -14,9 +14,8 @@ import {
   Strict,
   Uuid,
   NamedUnion,
-  ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps } from '../schema-parts';
+import { ResourceParams, WorkspaceRecord, Timestamps } from '../schema-parts';
 
 export const UncertaintyReason = NamedUnion(
   'UncertaintyReason',

@@ -3,7 +3,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { WORKFLOW_ACTION_KINDS, WORKFLOW_ACTION_STATES } from '../../domain/contract/values';
 import { policyFields } from '../changes/schemas';
 import {
-  CursorPage,
   DateTime,
   FreeObject,
   LiteralUnion,
@@ -11,9 +10,8 @@ import {
   pageFields,
   Strict,
   Uuid,
-  ResourceParams,
 } from '../schema-kit';
-import { WorkspaceRecord, Timestamps } from '../schema-parts';
+import { CursorPage, ResourceParams, WorkspaceRecord, Timestamps } from '../schema-parts';
 
 const kind = (description: string) => LiteralUnion(WORKFLOW_ACTION_KINDS, { description });
 

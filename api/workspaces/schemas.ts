@@ -1,7 +1,7 @@
 /** Workspaces and members. */
 import { Type } from '@sinclair/typebox';
-import { CursorPage, DateTime, Nullable, Strict, Uuid } from '../schema-kit';
-import { WorkspaceRecord, Timestamps } from '../schema-parts';
+import { DateTime, Nullable, Strict, Uuid } from '../schema-kit';
+import { CursorPage, WorkspaceRecord, Timestamps } from '../schema-parts';
 
 // Meta ---------------------------------------------------------------------------------------
 // Workspaces and members ---------------------------------------------------------------------
