@@ -21,6 +21,14 @@ import { LIMIT_BOUNDS } from '../../domain/assistant/limits';
 
 const usd = (description = 'Cost in USD.') => Decimal({ description });
 
+/** What model calls cost: USD and tokens (input, cached input, output). */
+const costAndTokens = {
+  cost_usd: usd(),
+  input_tokens: Type.Integer(),
+  cached_input_tokens: Type.Integer(),
+  output_tokens: Type.Integer(),
+};
+
 export const AssistantMessageResponse = Strict(
   'AssistantMessageResponse',
   {
@@ -49,10 +57,7 @@ export const AssistantRunResponse = Strict(
     route: Nullable(Type.String()),
     specialist: Nullable(Type.String()),
     cache_hit: Type.Boolean(),
-    cost_usd: usd(),
-    input_tokens: Type.Integer(),
-    cached_input_tokens: Type.Integer(),
-    output_tokens: Type.Integer(),
+    ...costAndTokens,
     error_code: Nullable(Type.String({ description: 'Stable error code when the run failed.' })),
     created_at: DateTime(),
     started_at: Nullable(DateTime()),
@@ -68,10 +73,7 @@ export const AssistantRunUsage = Strict(
     conversation_id: Uuid(),
     created_at: DateTime(),
     cache_hit: Type.Boolean(),
-    cost_usd: usd(),
-    input_tokens: Type.Integer(),
-    cached_input_tokens: Type.Integer(),
-    output_tokens: Type.Integer(),
+    ...costAndTokens,
   },
   { description: 'Usage of one assistant run.' },
 );
@@ -83,10 +85,7 @@ export const AssistantConversationUsage = Strict(
     title: Type.String(),
     questions: Type.Integer(),
     cached_questions: Type.Integer(),
-    cost_usd: usd(),
-    input_tokens: Type.Integer(),
-    cached_input_tokens: Type.Integer(),
-    output_tokens: Type.Integer(),
+    ...costAndTokens,
   },
   { description: 'Usage of one assistant conversation.' },
 );
@@ -232,10 +231,7 @@ const UsageFigures = Strict(
   'UsageFigures',
   {
     runs: Type.Integer({ description: 'Agent runs (audit) or assistant runs.' }),
-    cost_usd: usd(),
-    input_tokens: Type.Integer(),
-    cached_input_tokens: Type.Integer(),
-    output_tokens: Type.Integer(),
+    ...costAndTokens,
   },
   { description: 'Runs, cost and tokens.' },
 );
