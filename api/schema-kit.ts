@@ -5,6 +5,9 @@
  * carry TypeScript types. A schema that should appear as a named component in the OpenAPI
  * document is marked with `x-name`; the document builder hoists each one into
  * `components.schemas` and replaces it with a `$ref`. Nothing else needs to know about names.
+ *
+ * The shapes families share, written in these words (a resource's path parameters, pages, record
+ * fields, approvals, rationales), are api/schema-parts.ts.
  */
 import {
   Type,
