@@ -323,7 +323,10 @@ function argocd(r: Reader, f: SourceFile): HelmDeployment[] {
               {
                 name: p.name,
                 value: p.value,
-                origin: { path: f.path, line: doc.span([...at, 'helm', 'parameters', i]).start },
+                origin: {
+                  path: f.path,
+                  line: doc.span([...at, 'helm', 'parameters', i, 'value']).start,
+                },
               },
             ]
           : [],
