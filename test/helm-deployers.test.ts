@@ -251,7 +251,7 @@ test('values-prod.yaml is a deployment variant: the graph is the chart defaults,
   for (const e of evidence) t.true(verifiable(files, e), `${e.summary} cites its lines`);
 });
 
-test('two deployers with different values: the first is the graph, the other a variant, and the choice is a guess that keeps the snapshot partial', async (t) => {
+test('two deployers with different values: the most complete is the graph, the other a variant, and the choice is a guess that keeps the snapshot partial', async (t) => {
   const files: SourceFile[] = [
     ...chart('chart', 'shop', SHOP_DEFAULTS),
     {

@@ -83,19 +83,38 @@ export function renderedEvidence(
 ): RenderedOutput {
   const out: RenderedOutput = { evidence: [], gaps: [], handled: new Set(), gapPaths: new Set() };
   const files = new Map(all.map((f) => [f.path, f]));
-  for (const render of renderCharts(charts, templates, files)) {
-    for (const g of render.gaps) {
-      out.gaps.push(g);
+  for (const first of renderCharts(charts, templates, files)) {
+    const all = [first, ...first.variants];
+    const reads = all.map((r) => readRender(r, files, built));
+    const counts = reads.map((r) => edgesOf(r.evidence).length);
+    // Several deployers: the most complete deployment is the graph (a guess, said so).
+    const deployers = all.flatMap((r, i) =>
+      r.deployment && r.deployment.via !== 'values-file' ? [i] : [],
+    );
+    const pick = deployers.reduce((best, i) => (counts[i]! > counts[best]! ? i : best), 0);
+    const primary = all[pick]!;
+    const others = all.filter((_, i) => i !== pick);
+    for (const r of all) for (const p of r.handled) out.handled.add(p);
+    const names = others.map((v) => v.deployment?.label ?? `${v.root || '.'} (values.yaml)`);
+    for (const g of [...primary.gaps, ...reads[pick]!.gaps]) {
+      out.gaps.push(
+        names.length
+          ? {
+              ...g,
+              message: `${g.message}; the chart's other deployments (${names.slice(0, 5).join(', ')}) are rendered apart, as deployment variants`,
+            }
+          : g,
+      );
       out.gapPaths.add(g.path);
     }
-    for (const p of render.handled) out.handled.add(p);
-    const read = readRender(render, files, built);
-    for (const e of read.evidence) out.evidence.push(e);
-    for (const g of read.gaps) {
-      out.gaps.push(g);
-      out.gapPaths.add(g.path);
-    }
-    const choice = variantRecord(render, read.evidence, files, built);
+    for (const e of reads[pick]!.evidence) out.evidence.push(e);
+    const choice = variantRecord(
+      primary,
+      others.map((r) => ({ render: r, evidence: reads[all.indexOf(r)]!.evidence })),
+      reads[pick]!.evidence,
+      files,
+      deployers.length,
+    );
     if (choice) out.evidence.push(choice);
   }
   return out;
@@ -150,28 +169,28 @@ function edgesOf(evidence: Evidence[]): string[] {
  */
 function variantRecord(
   render: ChartRender,
+  variants: { render: ChartRender; evidence: Evidence[] }[],
   primary: Evidence[],
   files: Map<string, SourceFile>,
-  built?: BuiltEngine,
+  deployers: number,
 ): Evidence | null {
-  if (!render.variants.length) return null;
+  if (!variants.length) return null;
   const chartFile = files.get(render.root ? `${render.root}/Chart.yaml` : 'Chart.yaml');
   if (!chartFile) return null;
   const own = new Set(edgesOf(primary));
-  const dropped = uniqueSorted(
-    render.variants.flatMap((v) => edgesOf(readRender(v, files, built).evidence)),
-  ).filter((e) => !own.has(e));
-  const d = render.deployment;
-  const deployers = [d, ...render.variants.map((v) => v.deployment)].filter(
-    (x) => x && x.via !== 'values-file',
+  const dropped = uniqueSorted(variants.flatMap((v) => edgesOf(v.evidence))).filter(
+    (e) => !own.has(e),
   );
+  const d = render.deployment;
   const primaryName = d ? d.label : `${render.root || '.'} (values.yaml)`;
-  const others = render.variants.map((v) => v.deployment?.label ?? '').filter(Boolean);
-  const guessed = deployers.length > 1;
+  const others = variants.map(
+    (v) => v.render.deployment?.label ?? `${render.root || '.'} (values.yaml)`,
+  );
+  const guessed = deployers > 1;
   const why = !d
     ? "no deployer in the repository passes values to it; the chart's own values.yaml is what `helm install` applies"
     : guessed
-      ? `${deployers.length} deployers install it with different values; the first (${d.label}) was chosen, a guess`
+      ? `${deployers} deployers install it with different values; the most complete (${d.label}, ${own.size} edge(s)) was chosen, a guess`
       : `${d.label} installs it`;
   const shown = dropped.slice(0, 20).join('; ');
   const detail = `helm deployment variants of chart ${render.root || '.'}: ${[primaryName, ...others].join(', ')}. The graph is built from ${primaryName}: ${why}. Edges only the other variant(s) declare are left out${dropped.length ? ` (${dropped.length}: ${shown}${dropped.length > 20 ? '; ...' : ''})` : ' (none differ)'}.`;
@@ -183,7 +202,7 @@ function variantRecord(
     subject_key: entityKey('deployment', `helm-${render.root || 'root'}`),
     relationship_kind: null,
     object_key: null,
-    summary: `Helm chart ${render.root || '.'} has ${render.variants.length + 1} deployment variants; the graph is built from ${primaryName}`,
+    summary: `Helm chart ${render.root || '.'} has ${variants.length + 1} deployment variants; the graph is built from ${primaryName}`,
     attributes: {
       family: 'helm',
       primary: d ? d.at.path : render.root || '.',

@@ -146,15 +146,9 @@ export function renderCharts(
       const variant = renderChart(root, d, render.release);
       if (variant) render.variants.push(variant);
     }
-    if (render.variants.length) {
-      const names = render.variants.map((v) => v.deployment?.label ?? '').slice(0, 5);
-      for (const g of render.gaps)
-        g.message += `; the chart's other deployments (${names.join(', ')}) are rendered apart, as deployment variants`;
-    }
     out.push(render);
   }
-  if (out[0]) out[0].gaps.push(...deployerGaps);
-  else if (deployerGaps.length) out.push({ ...emptyRender(''), gaps: deployerGaps });
+  if (deployerGaps.length) out.push({ ...emptyRender(''), gaps: deployerGaps });
   return out;
 
   function emptyRender(root: string): ChartRender {
