@@ -249,7 +249,10 @@ function helmVariants(evidence: Ev[]): VariantChoice[] {
       family: 'helm',
       primary: typeof a.primary === 'string' ? a.primary : e.location.path,
       others: strings(a.others),
-      chosen_by: a.chosen_by === 'deploy-step' ? 'deploy-step' : 'chart-defaults',
+      chosen_by:
+        a.chosen_by === 'deploy-step' || a.chosen_by === 'most-complete'
+          ? a.chosen_by
+          : 'chart-defaults',
       guessed: a.guessed === true,
       dropped_edges: strings(a.dropped_edges),
       evidence_ids: [e.id],

@@ -335,3 +335,32 @@ test('a helmfile values file that is a template, or missing, is a gap naming it;
     'a hostile host is no entity key',
   );
 });
+
+test('a chart whose own values.yaml renders nothing (use -f values-<env>.yaml): the values file that renders the most is the graph, a guess', async (t) => {
+  const files: SourceFile[] = [
+    ...chart('deploy/chart', 'shop', '# Use -f values-java.yaml or -f values-native.yaml\n'),
+    {
+      path: 'deploy/chart/values-java.yaml',
+      text: 'db:\n  host: shop-db\napi:\n  url: http://stock\n',
+    },
+    {
+      path: 'deploy/chart/values-native.yaml',
+      text: 'db:\n  host: native-db\napi:\n  url: http://stock\n',
+    },
+  ];
+  const { graph, evidence } = await analyzeFiles(files);
+  t.deepEqual(edges(graph), ['service:shop -> service:shop-db', 'service:shop -> service:stock']);
+  const v = graph.variants?.find((x) => x.family === 'helm');
+  t.like(v, {
+    primary: 'deploy/chart/values-java.yaml',
+    chosen_by: 'most-complete',
+    guessed: true,
+  });
+  t.deepEqual(v?.others, ['deploy/chart (values.yaml)', 'values-native.yaml']);
+  t.deepEqual(v?.dropped_edges, ['service:shop -> service:native-db']);
+  const { gaps } = await analyzeCloud(files);
+  t.false(gaps.some((g) => g.reason === 'helm_template_not_rendered'));
+  const db = edgeEvidence(evidence, 'service:shop', 'service:shop-db')[0];
+  t.like(db!.location, { path: 'deploy/chart/values-java.yaml', start_line: 2 });
+  for (const e of evidence) t.true(verifiable(files, e), `${e.summary} cites its lines`);
+});

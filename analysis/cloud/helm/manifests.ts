@@ -91,7 +91,16 @@ export function renderedEvidence(
     const deployers = all.flatMap((r, i) =>
       r.deployment && r.deployment.via !== 'values-file' ? [i] : [],
     );
-    const pick = deployers.reduce((best, i) => (counts[i]! > counts[best]! ? i : best), 0);
+    let pick = deployers.reduce((best, i) => (counts[i]! > counts[best]! ? i : best), 0);
+    // No deployer, and the chart's defaults leave templates unrendered that a values file renders
+    // (`# use -f values-prod.yaml`): the defaults are no deployment; the most complete values
+    // file is the graph, a guess.
+    const size = (i: number) => all[i]!.rendered.length * 1000 + counts[i]!;
+    let unusable = false;
+    if (!deployers.length && all.length > 1) {
+      const best = all.reduce((b, _r, i) => (size(i) > size(b) ? i : b), 0);
+      if (all[best]!.rendered.length > first.rendered.length) [pick, unusable] = [best, true];
+    }
     const primary = all[pick]!;
     const others = all.filter((_, i) => i !== pick);
     for (const r of all) for (const p of r.handled) out.handled.add(p);
@@ -113,7 +122,7 @@ export function renderedEvidence(
       others.map((r) => ({ render: r, evidence: reads[all.indexOf(r)]!.evidence })),
       reads[pick]!.evidence,
       files,
-      deployers.length,
+      unusable ? 'defaults-unusable' : deployers.length > 1 ? 'several' : 'one',
     );
     if (choice) out.evidence.push(choice);
   }
@@ -172,7 +181,7 @@ function variantRecord(
   variants: { render: ChartRender; evidence: Evidence[] }[],
   primary: Evidence[],
   files: Map<string, SourceFile>,
-  deployers: number,
+  choice: 'one' | 'several' | 'defaults-unusable',
 ): Evidence | null {
   if (!variants.length) return null;
   const chartFile = files.get(render.root ? `${render.root}/Chart.yaml` : 'Chart.yaml');
@@ -186,12 +195,14 @@ function variantRecord(
   const others = variants.map(
     (v) => v.render.deployment?.label ?? `${render.root || '.'} (values.yaml)`,
   );
-  const guessed = deployers > 1;
+  const guessed = choice !== 'one';
   const why = !d
     ? "no deployer in the repository passes values to it; the chart's own values.yaml is what `helm install` applies"
-    : guessed
-      ? `${deployers} deployers install it with different values; the most complete (${d.label}, ${own.size} edge(s)) was chosen, a guess`
-      : `${d.label} installs it`;
+    : choice === 'defaults-unusable'
+      ? `no deployer in the repository passes values to it and the chart's own values.yaml leaves templates unrendered; the values file that renders the most (${d.label}, ${render.rendered.length} template(s), ${own.size} edge(s)) was chosen, a guess`
+      : guessed
+        ? `several deployers install it with different values; the most complete (${d.label}, ${own.size} edge(s)) was chosen, a guess`
+        : `${d.label} installs it`;
   const shown = dropped.slice(0, 20).join('; ');
   const detail = `helm deployment variants of chart ${render.root || '.'}: ${[primaryName, ...others].join(', ')}. The graph is built from ${primaryName}: ${why}. Edges only the other variant(s) declare are left out${dropped.length ? ` (${dropped.length}: ${shown}${dropped.length > 20 ? '; ...' : ''})` : ' (none differ)'}.`;
   const line = chartFile.text.split('\n').findIndex((l) => /^name\s*:/.test(l)) + 1 || 1;
@@ -208,7 +219,11 @@ function variantRecord(
       primary: d ? d.at.path : render.root || '.',
       primary_label: primaryName,
       others,
-      chosen_by: d ? 'deploy-step' : 'chart-defaults',
+      chosen_by: !d
+        ? 'chart-defaults'
+        : choice === 'defaults-unusable'
+          ? 'most-complete'
+          : 'deploy-step',
       guessed,
       dropped_edges: dropped,
       detail,
