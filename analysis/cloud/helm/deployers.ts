@@ -55,7 +55,7 @@ export interface Deployments {
 const MAX_ORIGINS = 5000;
 const HELMFILE =
   /(^|\/)helmfile(\.[\w-]+)*\.ya?ml(\.gotmpl)?$|(^|\/)helmfile\.d\/[^/]+\.ya?ml(\.gotmpl)?$/;
-export const ENV_VALUES = /^values[.-][\w.-]+\.ya?ml$/;
+const ENV_VALUES = /^values[.-][\w.-]+\.ya?ml$/;
 
 /** Where each leaf of `value` is written: `span` gives the lines of a path below it. */
 export function leafOrigins(
@@ -376,7 +376,7 @@ function skaffold(r: Reader, f: SourceFile): HelmDeployment[] {
             setLayer(
               Object.entries(rel.setValues).map(([name, value]) => ({
                 name,
-                value: typeof value === 'string' ? value : value,
+                value,
                 origin: { path: f.path, line: doc.span([...at, 'setValues', name]).start },
               })),
             ),
