@@ -4,7 +4,8 @@
  * Skaffold release's values, an umbrella chart's `file://` dependencies, and a chart's
  * `values-<env>.yaml` files as deployment variants. Small repositories written here, run through
  * the audit's analysis path (classify, analyzers, reconcile); every citation is checked against
- * the file as written. Pure: no database.
+ * the file as written. The last test audits a git repository made here end to end (HTTP API,
+ * Temporal, PostgreSQL).
  */
 import test from 'ava';
 import { analyzeCloud } from '../analysis/cloud';
@@ -17,6 +18,10 @@ import {
   entityKeys as keys,
   verifiable,
 } from './helpers/pipeline';
+import { startAuditHarness, waitForAudit, type AuditHarness } from './helpers/audit-harness';
+import { createTenant } from './helpers/factories';
+import { createRepo } from './helpers/git';
+import { call } from './helpers/http';
 
 /** The line of `file` that contains `text` (1-based). */
 function lineOf(files: SourceFile[], path: string, text: string): number {
@@ -363,4 +368,69 @@ test('a chart whose own values.yaml renders nothing (use -f values-<env>.yaml): 
   const db = edgeEvidence(evidence, 'service:shop', 'service:shop-db')[0];
   t.like(db!.location, { path: 'deploy/chart/values-java.yaml', start_line: 2 });
   for (const e of evidence) t.true(verifiable(files, e), `${e.summary} cites its lines`);
+});
+
+test('an audit of a repository with a helmfile and a values-prod.yaml: the helmfile values are the graph, the evidence cites the helmfile line, the variant is a coverage gap', async (t) => {
+  let h: AuditHarness | undefined;
+  const files: SourceFile[] = [
+    ...chart('charts/shop', 'shop', SHOP_DEFAULTS),
+    { path: 'charts/shop/values-prod.yaml', text: 'db:\n  host: prod-db\n' },
+    {
+      path: 'helmfile.yaml',
+      text: 'releases:\n  - name: shop\n    chart: ./charts/shop\n    values:\n      - db:\n          host: orders-db\n        api:\n          url: http://stock\n',
+    },
+  ];
+  const repo = createRepo(Object.fromEntries(files.map((f) => [f.path, f.text])));
+  try {
+    h = await startAuditHarness();
+    const tenant = await createTenant(h.app.services.db);
+    const ws = `/v1/workspaces/${tenant.workspaceId}`;
+    const created = await call(h.app.url, 'POST', `${ws}/repositories`, {
+      token: tenant.token,
+      body: { name: 'helm-shop', url: `file://${repo.dir}` },
+    });
+    const started = await call(h.app.url, 'POST', `${ws}/audits`, {
+      token: tenant.token,
+      body: { repository_id: created.body.id, source_scope: { source_types: ['cloud'] } },
+    });
+    const done = await waitForAudit(h.app.url, tenant.token, tenant.workspaceId, started.body.id);
+    t.is(done.body.status, 'completed', JSON.stringify(done.body.stages));
+    const gap = done.body.coverage_gaps.find(
+      (g: { reason: string }) => g.reason === 'deployment_variant_chosen',
+    );
+    t.truthy(gap, JSON.stringify(done.body.coverage_gaps));
+    t.regex(gap.message, /values-prod\.yaml/);
+    const arch = await call(h.app.url, 'GET', `${ws}/audits/${started.body.id}/architecture`, {
+      token: tenant.token,
+    });
+    const got = arch.body.relationships
+      .filter((r: { kind: string }) => r.kind === 'connects_to')
+      .map((r: { source_key: string; target_key: string }) => `${r.source_key} -> ${r.target_key}`)
+      .sort();
+    t.deepEqual(got, ['service:shop -> service:orders-db', 'service:shop -> service:stock']);
+    t.false(
+      arch.body.entities.some((e: { canonical_key: string }) =>
+        e.canonical_key.includes('prod-db'),
+      ),
+    );
+    const rel = arch.body.relationships.find(
+      (r: { target_key: string }) => r.target_key === 'service:orders-db',
+    );
+    // The edge's evidence cites the helmfile line `host: orders-db`, and the cited lines verify.
+    const cited = [];
+    for (const id of rel.evidence_ids as string[]) {
+      const one = await call(h.app.url, 'GET', `${ws}/audits/${started.body.id}/evidence/${id}`, {
+        token: tenant.token,
+      });
+      cited.push(one.body);
+    }
+    const fromHelmfile = cited.find((c) => c.path === 'helmfile.yaml');
+    t.truthy(fromHelmfile, JSON.stringify(cited).slice(0, 2000));
+    t.is(fromHelmfile.start_line, 6);
+    t.deepEqual(fromHelmfile.lines, [{ number: 6, text: '          host: orders-db' }]);
+    t.is(fromHelmfile.verification, 'verified');
+  } finally {
+    await h?.close();
+    repo.remove();
+  }
 });
