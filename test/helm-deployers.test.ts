@@ -434,3 +434,19 @@ test('an audit of a repository with a helmfile and a values-prod.yaml: the helmf
     repo.remove();
   }
 });
+
+test('a chart with very many values files: a bounded number is rendered, the rest named in a gap', async (t) => {
+  const files: SourceFile[] = [...chart('chart', 'shop', SHOP_DEFAULTS)];
+  for (let i = 0; i < 40; i++)
+    files.push({
+      path: `chart/values-env${String(i).padStart(2, '0')}.yaml`,
+      text: `db:\n  host: db-${i}\n`,
+    });
+  const started = Date.now();
+  const out = await analyzeCloud(files);
+  t.true(Date.now() - started < 20_000);
+  const gap = out.gaps.find((g) => g.reason === 'helm_variants_not_rendered');
+  t.regex(gap?.message ?? '', /41 deployments .* only 13 are rendered/);
+  const v = out.evidence.find((e) => e.evidence_kind === 'deployment-variants');
+  t.is((v?.attributes.others as string[]).length, 12);
+});

@@ -81,6 +81,9 @@ const BUILTIN_APIS = new Set([
   'certificates.k8s.io/v1',
 ]);
 
+/** Deployments of one chart rendered besides the primary: a bound on a repository of many. */
+const MAX_VARIANTS = 12;
+
 const KUBE = { Version: 'v1.30.0', GitVersion: 'v1.30.0', Major: '1', Minor: '30' };
 
 /**
@@ -141,11 +144,20 @@ export function renderCharts(
     const render = renderChart(root, primary, primary?.release ?? releases.get(root) ?? null);
     if (!render) continue;
     render.releaseFound = render.releaseFound || releases.has(root);
-    for (const d of mine) {
-      if (d === primary) continue;
+    const others = mine.filter((d) => d !== primary);
+    for (const d of others.slice(0, MAX_VARIANTS)) {
       const variant = renderChart(root, d, render.release);
       if (variant) render.variants.push(variant);
     }
+    if (others.length > MAX_VARIANTS)
+      deployerGaps.push({
+        path: others[MAX_VARIANTS]!.at.path,
+        reason: 'helm_variants_not_rendered',
+        message: `chart ${root || '.'} has ${others.length + 1} deployments (deployers and values files); only ${MAX_VARIANTS + 1} are rendered, the others (${others
+          .slice(MAX_VARIANTS, MAX_VARIANTS + 5)
+          .map((d) => d.label)
+          .join(', ')}${others.length > MAX_VARIANTS + 5 ? ', ...' : ''}) are not compared`,
+      });
     out.push(render);
   }
   if (deployerGaps.length) out.push({ ...emptyRender(''), gaps: deployerGaps });
