@@ -106,6 +106,7 @@ export const UNREAD_DESCRIPTION_REASONS = new Set([
   'terraform_parse_error',
   'template_not_rendered',
   'helm_template_not_rendered',
+  'helm_values_not_read',
   'dockerfile_no_from',
   'analyzer_error',
   'compose_no_services',

@@ -18,14 +18,17 @@ import { compareStrings, uniqueSorted } from './shared/text';
 type Ev = Evidence & { id: string };
 
 export interface VariantChoice {
-  /** `kubernetes` (manifest folders) or `docker-compose` (compose files). */
+  /** `kubernetes` (manifest folders), `docker-compose` (compose files) or `helm` (a chart's values). */
   family: string;
   /** The primary variant's root: a folder, or a compose file (its override files with it). */
   primary: string;
   /** The other variants' roots, sorted. */
   others: string[];
-  /** What chose the primary: a pipeline's deploy step, Skaffold, or completeness alone. */
-  chosen_by: 'deploy-step' | 'most-complete';
+  /**
+   * What chose the primary: a pipeline's deploy step, Skaffold, completeness alone, or (a Helm
+   * chart no deployer passes values to) the chart's own values.yaml.
+   */
+  chosen_by: 'deploy-step' | 'most-complete' | 'chart-defaults';
   /** True when no deploy step decided: the primary is a guess and the snapshot is partial. */
   guessed: boolean;
   /** Edges only the other variants declare (`source -> target`), kept out of the graph. */
@@ -217,6 +220,7 @@ export function selectVariants<T extends Ev>(
       detail: `${family} deployment variants of one system: ${[primary, ...others].join(', ')}. The graph is built from ${primary}: ${why}. Edges only the other variant(s) declare are left out${dropped.length ? ` (${dropped.length}: ${shown}${dropped.length > 20 ? '; ...' : ''})` : ' (none differ)'}.`,
     });
   }
+  variants.push(...helmVariants(evidence));
   if (demoted.length === 0) return { evidence, variants };
   const kept = evidence.filter((e) => {
     const d = demoted.find((x) => e.provider === x.family && x.within(e.location.path));
@@ -228,4 +232,32 @@ export function selectVariants<T extends Ev>(
     );
   });
   return { evidence: kept, variants };
+}
+
+/**
+ * Helm charts deployed several ways: the Helm analyzer renders each variant apart and keeps only
+ * the primary's evidence, saying so in a `deployment-variants` record (analysis/cloud/helm).
+ */
+function helmVariants(evidence: Ev[]): VariantChoice[] {
+  const out: VariantChoice[] = [];
+  for (const e of evidence) {
+    if (e.evidence_kind !== 'deployment-variants' || e.provider !== 'helm') continue;
+    const a = e.attributes;
+    const strings = (v: unknown) =>
+      Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+    out.push({
+      family: 'helm',
+      primary: typeof a.primary === 'string' ? a.primary : e.location.path,
+      others: strings(a.others),
+      chosen_by:
+        a.chosen_by === 'deploy-step' || a.chosen_by === 'most-complete'
+          ? a.chosen_by
+          : 'chart-defaults',
+      guessed: a.guessed === true,
+      dropped_edges: strings(a.dropped_edges),
+      evidence_ids: [e.id],
+      detail: typeof a.detail === 'string' ? a.detail : e.summary,
+    });
+  }
+  return out;
 }

@@ -7,16 +7,8 @@
  */
 import test from 'ava';
 import type { SourceFile } from '../analysis/evidence';
-import type { Graph } from '../analysis/reconcile';
 import { architectureStatus } from '../analysis/uncertainty';
-import { analyzeFiles } from './helpers/pipeline';
-
-const edges = (g: Graph) =>
-  g.relationships
-    .filter((r) => r.kind === 'connects_to')
-    .map((r) => `${r.source_key} -> ${r.target_key}`)
-    .sort();
-const keys = (g: Graph) => g.entities.map((e) => e.canonical_key).sort();
+import { analyzeFiles, connections as edges, entityKeys as keys } from './helpers/pipeline';
 
 const deployment = (name: string, image: string, env: Record<string, string> = {}) => `---
 apiVersion: apps/v1

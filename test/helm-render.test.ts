@@ -377,10 +377,11 @@ test('values.yaml with a repeated key is read as Helm reads it (the last one win
 });
 
 test('a chart whose defaults lack a value it needs says which, and names the values files it ships', async (t) => {
+  // values-prod.yaml lacks it too (one that renders would be taken: test/helm-deployers.test.ts).
   const out = await analyzeCloud([
     { path: 'c/Chart.yaml', text: 'apiVersion: v2\nname: c\nversion: 1.0.0\n' },
     { path: 'c/values.yaml', text: '# use -f values-prod.yaml\n' },
-    { path: 'c/values-prod.yaml', text: 'app:\n  replicas: 3\n' },
+    { path: 'c/values-prod.yaml', text: 'image:\n  tag: "3"\n' },
     {
       path: 'c/templates/d.yaml',
       text: 'apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: {{ .Values.app.replicas }}\n',

@@ -42,7 +42,11 @@ const CLOUD_PATTERNS: RegExp[] = [
   /\.tfvars$/,
   /\.tf\.json$/,
   /(^|\/)Chart\.ya?ml$/,
-  /(^|\/)values(\.[\w-]+)?\.ya?ml$/,
+  /(^|\/)values([.-][\w.-]+)?\.ya?ml$/,
+  // What deploys a chart with its values: helmfile releases and their values folders.
+  /(^|\/)helmfile(\.[\w-]+)*\.ya?ml(\.gotmpl)?$/,
+  /(^|\/)helmfile\.d\/[^/]+\.ya?ml(\.gotmpl)?$/,
+  /(^|\/)values\/[^/]+\.ya?ml(\.gotmpl)?$/,
   /(^|\/)kustomization\.ya?ml$/,
   /(^|\/)templates\/[^/]+\.(ya?ml|tpl)$/,
   /(^|\/)(k8s|kubernetes|manifests|deploy|deployment|helm|charts)\/.+\.ya?ml$/,

@@ -3,6 +3,8 @@ import { analyzeCicd } from '../../analysis/cicd';
 import { analyzeCloud } from '../../analysis/cloud';
 import { analyzeCode } from '../../analysis/code';
 import type { SourceFile } from '../../analysis/evidence';
+import crypto from 'node:crypto';
+import type { Evidence } from '../../analysis/evidence';
 import { reconcile, type Graph, type StoredEvidence } from '../../analysis/reconcile';
 import { classifyPath } from '../../domain/audits/classify';
 
@@ -21,4 +23,22 @@ export async function analyzeFiles(
   ];
   const evidence = outputs.flatMap((o) => o.evidence).map((e, i) => ({ ...e, id: `e${i}` }));
   return { graph: reconcile(evidence), evidence };
+}
+
+/** The graph's runtime connections, `source -> target`, sorted. */
+export const connections = (g: Graph) =>
+  g.relationships
+    .filter((r) => r.kind === 'connects_to')
+    .map((r) => `${r.source_key} -> ${r.target_key}`)
+    .sort();
+
+/** The graph's entity keys, sorted. */
+export const entityKeys = (g: Graph) => g.entities.map((e) => e.canonical_key).sort();
+
+/** Whether a record's citation verifies against the file as written (lines and content hash). */
+export function verifiable(files: SourceFile[], e: Evidence): boolean {
+  const f = files.find((x) => x.path === e.location.path);
+  if (!f) return false;
+  const lines = f.text.split('\n').slice(e.location.start_line - 1, e.location.end_line);
+  return crypto.createHash('sha256').update(lines.join('\n')).digest('hex') === e.content_sha256;
 }

@@ -7,6 +7,7 @@
  */
 import {
   cite,
+  entityKey,
   normalizeName,
   type AnalyzerGap,
   type Evidence,
@@ -14,6 +15,8 @@ import {
 } from '../../evidence';
 import type { BuiltEngine } from '../built-images';
 import { analyzeKubernetes } from '../kubernetes';
+import { uniqueSorted } from '../../shared/text';
+import type { ValueOrigin } from './deployers';
 import { renderCharts, type ChartRender, type RenderedTemplate } from './render';
 
 export interface RenderedOutput {
@@ -80,43 +83,163 @@ export function renderedEvidence(
 ): RenderedOutput {
   const out: RenderedOutput = { evidence: [], gaps: [], handled: new Set(), gapPaths: new Set() };
   const files = new Map(all.map((f) => [f.path, f]));
-  for (const render of renderCharts(charts, templates, files)) {
-    for (const g of render.gaps) {
-      out.gaps.push(g);
-      out.gapPaths.add(g.path);
-    }
-    for (const p of render.handled) out.handled.add(p);
-    const list = render.rendered.filter((r) => !definesNothing(r.rendered.text));
-    if (!list.length) continue;
-    const byPath = new Map<string, RenderedTemplate>(list.map((r) => [r.rendered.path, r]));
-    const rekey = renamer(render);
-    const k8s = analyzeKubernetes(
-      list.map((r) => r.rendered),
-      [],
-      built,
+  for (const first of renderCharts(charts, templates, files)) {
+    const all = [first, ...first.variants];
+    const reads = all.map((r) => readRender(r, files, built));
+    const counts = reads.map((r) => edgesOf(r.evidence).length);
+    // Several deployers: the most complete deployment is the graph (a guess, said so).
+    const deployers = all.flatMap((r, i) =>
+      r.deployment && r.deployment.via !== 'values-file' ? [i] : [],
     );
-    for (const e of k8s.evidence) {
-      const r = byPath.get(e.location.path);
-      out.evidence.push(r ? onTemplate(e, r, render.root, rekey) : e);
+    let pick = deployers.reduce((best, i) => (counts[i]! > counts[best]! ? i : best), 0);
+    // No deployer, and the chart's defaults leave templates unrendered that a values file renders
+    // (`# use -f values-prod.yaml`): the defaults are no deployment; the most complete values
+    // file is the graph, a guess.
+    const size = (i: number) => all[i]!.rendered.length * 1000 + counts[i]!;
+    let unusable = false;
+    if (!deployers.length && all.length > 1) {
+      const best = all.reduce((b, _r, i) => (size(i) > size(b) ? i : b), 0);
+      if (all[best]!.rendered.length > first.rendered.length) [pick, unusable] = [best, true];
     }
-    for (const g of k8s.gaps) {
-      out.gaps.push({
-        ...g,
-        message: `rendered with the chart's default values, ${g.message.replace(/line (\d+)/, (_m, n: string) => `line ${n} of the output (template line ${byPath.get(g.path)?.origins[Number(n) - 1] ?? '?'})`)}`,
-      });
+    const primary = all[pick]!;
+    const others = all.filter((_, i) => i !== pick);
+    for (const r of all) for (const p of r.handled) out.handled.add(p);
+    const names = others.map((v) => v.deployment?.label ?? `${v.root || '.'} (values.yaml)`);
+    for (const g of [...primary.gaps, ...reads[pick]!.gaps]) {
+      out.gaps.push(
+        names.length
+          ? {
+              ...g,
+              message: `${g.message}; the chart's other deployments (${names.slice(0, 5).join(', ')}) are rendered apart, as deployment variants`,
+            }
+          : g,
+      );
       out.gapPaths.add(g.path);
     }
+    for (const e of reads[pick]!.evidence) out.evidence.push(e);
+    const choice = variantRecord(
+      primary,
+      others.map((r) => ({ render: r, evidence: reads[all.indexOf(r)]!.evidence })),
+      reads[pick]!.evidence,
+      files,
+      unusable ? 'defaults-unusable' : deployers.length > 1 ? 'several' : 'one',
+    );
+    if (choice) out.evidence.push(choice);
   }
   return out;
+}
+
+/** The rendered templates of one deployment read as Kubernetes manifests, cited on the templates. */
+function readRender(
+  render: ChartRender,
+  files: Map<string, SourceFile>,
+  built?: BuiltEngine,
+): { evidence: Evidence[]; gaps: AnalyzerGap[] } {
+  const list = render.rendered.filter((r) => !definesNothing(r.rendered.text));
+  if (!list.length) return { evidence: [], gaps: [] };
+  const byPath = new Map<string, RenderedTemplate>(list.map((r) => [r.rendered.path, r]));
+  const rekey = renamer(render);
+  const k8s = analyzeKubernetes(
+    list.map((r) => r.rendered),
+    [],
+    built,
+  );
+  const evidence = k8s.evidence.map((e) => {
+    const r = byPath.get(e.location.path);
+    return r ? onTemplate(e, r, render, rekey, files) : e;
+  });
+  const values = render.deployment
+    ? `the values of ${render.deployment.label}`
+    : "the chart's default values";
+  const gaps = k8s.gaps.map((g) => ({
+    ...g,
+    message: `rendered with ${values}, ${g.message.replace(/line (\d+)/, (_m, n: string) => `line ${n} of the output (template line ${byPath.get(g.path)?.origins[Number(n) - 1] ?? '?'})`)}`,
+  }));
+  return { evidence, gaps };
+}
+
+const GRAPH_KEY = /^(service|datastore|queue|bucket|external|ingress|job):/;
+
+function edgesOf(evidence: Evidence[]): string[] {
+  return uniqueSorted(
+    evidence
+      .filter(
+        (e) => e.object_key && GRAPH_KEY.test(e.object_key) && e.relationship_kind !== 'uses_image',
+      )
+      .map((e) => `${e.subject_key} -> ${e.object_key}`),
+  );
+}
+
+/**
+ * A chart deployed several ways (deployers with their own values, `values-<env>.yaml` files) is
+ * one set of deployment variants: the graph holds the primary (the deployer's values, else the
+ * chart's defaults); each other variant is rendered apart and only the edges it alone would give
+ * are named, in a `deployment-variants` record that reconcile turns into a variant choice.
+ */
+function variantRecord(
+  render: ChartRender,
+  variants: { render: ChartRender; evidence: Evidence[] }[],
+  primary: Evidence[],
+  files: Map<string, SourceFile>,
+  choice: 'one' | 'several' | 'defaults-unusable',
+): Evidence | null {
+  if (!variants.length) return null;
+  const chartFile = files.get(render.root ? `${render.root}/Chart.yaml` : 'Chart.yaml');
+  if (!chartFile) return null;
+  const own = new Set(edgesOf(primary));
+  const dropped = uniqueSorted(variants.flatMap((v) => edgesOf(v.evidence))).filter(
+    (e) => !own.has(e),
+  );
+  const d = render.deployment;
+  const primaryName = d ? d.label : `${render.root || '.'} (values.yaml)`;
+  const others = variants.map(
+    (v) => v.render.deployment?.label ?? `${render.root || '.'} (values.yaml)`,
+  );
+  const guessed = choice !== 'one';
+  const why = !d
+    ? "no deployer in the repository passes values to it; the chart's own values.yaml is what `helm install` applies"
+    : choice === 'defaults-unusable'
+      ? `no deployer in the repository passes values to it and the chart's own values.yaml leaves templates unrendered; the values file that renders the most (${d.label}, ${render.rendered.length} template(s), ${own.size} edge(s)) was chosen, a guess`
+      : guessed
+        ? `several deployers install it with different values; the most complete (${d.label}, ${own.size} edge(s)) was chosen, a guess`
+        : `${d.label} installs it`;
+  const shown = dropped.slice(0, 20).join('; ');
+  const detail = `helm deployment variants of chart ${render.root || '.'}: ${[primaryName, ...others].join(', ')}. The graph is built from ${primaryName}: ${why}. Edges only the other variant(s) declare are left out${dropped.length ? ` (${dropped.length}: ${shown}${dropped.length > 20 ? '; ...' : ''})` : ' (none differ)'}.`;
+  const line = chartFile.text.split('\n').findIndex((l) => /^name\s*:/.test(l)) + 1 || 1;
+  return cite(chartFile, line, line, {
+    source_type: 'cloud',
+    provider: 'helm',
+    evidence_kind: 'deployment-variants',
+    subject_key: entityKey('deployment', `helm-${render.root || 'root'}`),
+    relationship_kind: null,
+    object_key: null,
+    summary: `Helm chart ${render.root || '.'} has ${variants.length + 1} deployment variants; the graph is built from ${primaryName}`,
+    attributes: {
+      family: 'helm',
+      primary: d ? d.at.path : render.root || '.',
+      primary_label: primaryName,
+      others,
+      chosen_by: !d
+        ? 'chart-defaults'
+        : choice === 'defaults-unusable'
+          ? 'most-complete'
+          : 'deploy-step',
+      guessed,
+      dropped_edges: dropped,
+      detail,
+    },
+  });
 }
 
 /** The evidence cited at the template lines its rendered lines came from. */
 function onTemplate(
   e: Evidence,
   r: RenderedTemplate,
-  chart: string,
+  render: ChartRender,
   rekey: (key: string | null) => string | null,
+  files: Map<string, SourceFile>,
 ): Evidence {
+  const chart = render.root;
   const { start_line: s, end_line: end } = e.location;
   const lines: number[] = [];
   for (let i = s; i <= end; i++) {
@@ -157,7 +280,14 @@ function onTemplate(
       .some((l) => l.includes('{{'))
   )
     attributes.placeholder = "templated: set from the chart's values at install";
-  return cite(r.template, from, to, {
+  // The values the cited template lines read, where each is written; a short citation of an edge
+  // whose value a deployer passes cites the deployer's line (the template lines stay attributes).
+  const used = valuesUsed(r.template, from, to, render.origins.get(r.template.path));
+  if (used.length) attributes.values_from = used;
+  const passed = used.find((u) => u.deployer);
+  const at = passed && e.object_key !== null && to - from <= 4 ? files.get(passed.path) : undefined;
+  if (passed && at) attributes.template = { path: r.template.path, start_line: from, end_line: to };
+  return cite(at ?? r.template, at ? passed!.line : from, at ? passed!.line : to, {
     source_type: e.source_type,
     provider: e.provider,
     evidence_kind: e.evidence_kind,
@@ -167,4 +297,25 @@ function onTemplate(
     summary: e.summary,
     attributes,
   });
+}
+
+/** The `.Values.x.y` paths a template's lines `from..to` read, with where each value is written. */
+function valuesUsed(
+  template: SourceFile,
+  from: number,
+  to: number,
+  origins: Map<string, ValueOrigin> | undefined,
+): (ValueOrigin & { values_path: string })[] {
+  if (!origins?.size) return [];
+  const text = template.text
+    .split('\n')
+    .slice(from - 1, to)
+    .join('\n');
+  const out: (ValueOrigin & { values_path: string })[] = [];
+  for (const m of text.matchAll(/\.Values\.([\w.]+)/g)) {
+    const o = origins.get(m[1]!);
+    if (o && !out.some((x) => x.values_path === m[1])) out.push({ values_path: m[1]!, ...o });
+    if (out.length >= 10) break;
+  }
+  return out;
 }

@@ -11,10 +11,17 @@
  */
 import { parseAllDocuments } from 'yaml';
 import type { AnalyzerGap, SourceFile } from '../../evidence';
-import { basename } from '../../shared/paths';
+import { basename, joinPath } from '../../shared/paths';
 import { parseYamlDocuments } from '../../shared/yaml';
 import { LineWriter, execute, newContext, type Limits, DEFAULT_LIMITS } from './exec';
 import { parseTemplate, type Node } from './parse';
+import {
+  helmDeployments,
+  layered,
+  leafOrigins,
+  type HelmDeployment,
+  type ValueOrigin,
+} from './deployers';
 import { releaseNames } from './releases';
 import { Method, RenderError, copy, isDict, mergeInto, type Dict } from './values';
 
@@ -40,12 +47,19 @@ export interface ChartRender {
   releaseFound: boolean;
   /** The templates of the chart and its subcharts, as written. */
   sources: SourceFile[];
+  /** The deployment rendered: a deployer's values, or null for the chart's own defaults. */
+  deployment: HelmDeployment | null;
+  /** Per template path, where each values path it may read is written (deployer or values.yaml). */
+  origins: Map<string, Map<string, ValueOrigin>>;
+  /** The chart's other deployments (other deployers, `values-<env>.yaml`), rendered apart. */
+  variants: ChartRender[];
 }
 
 interface ChartNode {
   dir: string;
   meta: Dict;
   values: Dict;
+  origins: Map<string, ValueOrigin>;
   children: ChartNode[];
 }
 
@@ -67,6 +81,9 @@ const BUILTIN_APIS = new Set([
   'certificates.k8s.io/v1',
 ]);
 
+/** Deployments of one chart rendered besides the primary: a bound on a repository of many. */
+const MAX_VARIANTS = 12;
+
 const KUBE = { Version: 'v1.30.0', GitVersion: 'v1.30.0', Major: '1', Minor: '30' };
 
 /**
@@ -80,8 +97,6 @@ export function renderCharts(
   limits: Limits = DEFAULT_LIMITS,
 ): ChartRender[] {
   const byPath = files;
-  const disabled = new Set<string>();
-  const alternatives = new Map<string, string[]>();
   const parentOf = (dir: string): string | null => {
     const m = /^(?:(.*)\/)?charts\/[^/]+$/.exec(dir);
     const parent = m ? (m[1] ?? '') : null;
@@ -111,37 +126,119 @@ export function renderCharts(
       parentOf(root) === null ? yamlOf(root ? `${root}/Chart.yaml` : 'Chart.yaml') : null;
     if (isDict(meta)) roots.set(root, String(meta.name ?? (basename(root) || 'release')));
   }
+  const { deployments, gaps: deployerGaps } = helmDeployments(roots, byPath);
+  // A chart an umbrella chart names as a `file://` dependency is rendered as part of it, unless a
+  // deployer installs it by itself.
+  const deployed = new Set(deployments.filter((d) => d.via !== 'values-file').map((d) => d.chart));
+  const localDeps = new Set<string>();
+  for (const root of roots.keys())
+    for (const d of localDependencies(root))
+      if (d.dir !== root && !deployed.has(d.dir)) localDeps.add(d.dir);
   const releases = releaseNames(roots, [...byPath.values()]);
   const out: ChartRender[] = [];
-  for (const root of [...charts].sort()) {
-    if (parentOf(root) !== null) continue;
-    const render: ChartRender = {
+  for (const root of [...roots.keys()].sort()) {
+    if (localDeps.has(root)) continue;
+    const mine = deployments.filter((d) => d.chart === root);
+    const byDeployer = mine.filter((d) => d.via !== 'values-file');
+    const primary = byDeployer[0] ?? null;
+    const render = renderChart(root, primary, primary?.release ?? releases.get(root) ?? null);
+    if (!render) continue;
+    render.releaseFound = render.releaseFound || releases.has(root);
+    const others = mine.filter((d) => d !== primary);
+    for (const d of others.slice(0, MAX_VARIANTS)) {
+      const variant = renderChart(root, d, render.release);
+      if (variant) render.variants.push(variant);
+    }
+    if (others.length > MAX_VARIANTS)
+      deployerGaps.push({
+        path: others[MAX_VARIANTS]!.at.path,
+        reason: 'helm_variants_not_rendered',
+        message: `chart ${root || '.'} has ${others.length + 1} deployments (deployers and values files); only ${MAX_VARIANTS + 1} are rendered, the others (${others
+          .slice(MAX_VARIANTS, MAX_VARIANTS + 5)
+          .map((d) => d.label)
+          .join(', ')}${others.length > MAX_VARIANTS + 5 ? ', ...' : ''}) are not compared`,
+      });
+    out.push(render);
+  }
+  if (deployerGaps.length) out.push({ ...emptyRender(''), gaps: deployerGaps });
+  return out;
+
+  function emptyRender(root: string): ChartRender {
+    return {
       root,
       rendered: [],
       gaps: [],
       handled: new Set(),
       release: '',
-      releaseFound: releases.has(root),
+      releaseFound: false,
       sources: [],
+      deployment: null,
+      origins: new Map(),
+      variants: [],
     };
-    const tree = build(root, null, null);
-    if (!tree) continue;
-    renderTree(tree, render);
-    out.push(render);
   }
-  return out;
 
-  function build(dir: string, parent: ChartNode | null, dep: Dict | null): ChartNode | null {
+  function renderChart(
+    root: string,
+    deployment: HelmDeployment | null,
+    release: string | null,
+  ): ChartRender | null {
+    const render = { ...emptyRender(root), deployment, releaseFound: release !== null };
+    const disabled = new Set<string>();
+    const tree = build(root, null, null, deployment, disabled, 0);
+    if (!tree) return null;
+    for (const p of disabled) render.handled.add(p);
+    renderTree(tree, render, release);
+    return render;
+  }
+
+  /** The `file://` dependencies of a chart that are charts of the repository. */
+  function localDependencies(dir: string): { dir: string; dep: Dict }[] {
     const meta = yamlOf(dir ? `${dir}/Chart.yaml` : 'Chart.yaml');
-    if (!isDict(meta)) return null;
+    const deps = isDict(meta) && Array.isArray(meta.dependencies) ? meta.dependencies : [];
+    const out: { dir: string; dep: Dict }[] = [];
+    for (const d of deps) {
+      if (!isDict(d) || typeof d.repository !== 'string' || !d.repository.startsWith('file://'))
+        continue;
+      const sub = joinPath(dir, d.repository.slice('file://'.length).replace(/\/$/, ''));
+      if (sub !== null && charts.has(sub)) out.push({ dir: sub, dep: d });
+    }
+    return out;
+  }
+
+  /** The values a chart's own values.yaml writes, each leaf with its line. */
+  function ownOrigins(dir: string): Map<string, ValueOrigin> {
+    for (const name of ['values.yaml', 'values.yml']) {
+      const f = byPath.get(dir ? `${dir}/${name}` : name);
+      const doc = f ? parseYamlDocuments(f).docs[0] : undefined;
+      if (f && doc && isDict(doc.value)) return leafOrigins(f.path, doc.value, doc.span);
+    }
+    return new Map();
+  }
+
+  function build(
+    dir: string,
+    parent: ChartNode | null,
+    dep: Dict | null,
+    deployment: HelmDeployment | null,
+    disabled: Set<string>,
+    depth: number,
+  ): ChartNode | null {
+    const meta = yamlOf(dir ? `${dir}/Chart.yaml` : 'Chart.yaml');
+    if (!isDict(meta) || depth > 20) return null;
     const defaults =
       valuesOf(dir ? `${dir}/values.yaml` : 'values.yaml') ??
       valuesOf(dir ? `${dir}/values.yml` : 'values.yml');
-    const values: Dict = isDict(defaults) ? copy(defaults) : {};
+    let values: Dict = isDict(defaults) ? copy(defaults) : {};
+    const origins = ownOrigins(dir);
     if (parent) {
       const key = String(dep?.alias ?? meta.name ?? basename(dir));
       const own = parent.values[key];
       if (isDict(own)) mergeInto(values, own, true);
+      for (const [k, o] of parent.origins) {
+        if (k.startsWith(`${key}.`)) origins.set(k.slice(key.length + 1), o);
+        else if (k.startsWith('global.')) origins.set(k, o);
+      }
       const global = isDict(values.global) ? values.global : {};
       values.global = mergeInto(
         global,
@@ -149,27 +246,38 @@ export function renderCharts(
         true,
       );
       parent.values[key] = values;
-    } else if (!isDict(values.global)) values.global = {};
-    const node: ChartNode = { dir, meta, values, children: [] };
+    } else {
+      if (deployment) {
+        const l = layered(values, deployment.layers);
+        values = l.values;
+        for (const [k, o] of l.origins) origins.set(k, o);
+      }
+      if (!isDict(values.global)) values.global = {};
+    }
+    const node: ChartNode = { dir, meta, values, origins, children: [] };
     const deps = Array.isArray(meta.dependencies) ? meta.dependencies.filter(isDict) : [];
+    const subs: { dir: string; dep: Dict | null }[] = [];
     for (const sub of [...charts].sort()) {
       if (parentOf(sub) !== dir) continue;
       const subMeta = yamlOf(`${sub}/Chart.yaml`);
       const name = isDict(subMeta) ? subMeta.name : basename(sub);
-      const d = deps.find((x) => x.name === name) ?? null;
+      subs.push({ dir: sub, dep: deps.find((x) => x.name === name) ?? null });
+    }
+    // Umbrella charts: `repository: file://../x` names a chart of the repository.
+    for (const d of localDependencies(dir)) if (!subs.some((s) => s.dir === d.dir)) subs.push(d);
+    for (const { dir: sub, dep: d } of subs) {
       if (d && typeof d.condition === 'string' && !conditionHolds(values, d.condition)) {
         for (const [dir, list] of templates)
           if (dir === sub || dir.startsWith(`${sub}/`)) for (const f of list) disabled.add(f.path);
         continue;
       }
-      const child = build(sub, node, d);
+      const child = build(sub, node, d, null, disabled, depth + 1);
       if (child) node.children.push(child);
     }
     return node;
   }
 
-  function renderTree(tree: ChartNode, render: ChartRender): void {
-    for (const p of disabled) render.handled.add(p);
+  function renderTree(tree: ChartNode, render: ChartRender, release: string | null): void {
     const nodes: ChartNode[] = [];
     const walk = (n: ChartNode) => {
       for (const c of n.children) walk(c);
@@ -182,6 +290,7 @@ export function renderCharts(
     for (const n of nodes) {
       for (const f of templatesOf(n.dir)) {
         render.sources.push(f);
+        render.origins.set(f.path, n.origins);
         try {
           const p = parseTemplate(f.text);
           for (const [k, v] of p.defines) defines.set(k, v);
@@ -191,8 +300,7 @@ export function renderCharts(
         }
       }
     }
-    const releaseName =
-      releases.get(tree.dir) ?? String(tree.meta.name ?? (basename(tree.dir) || 'release'));
+    const releaseName = release ?? String(tree.meta.name ?? (basename(tree.dir) || 'release'));
     render.release = releaseName;
     for (const n of nodes) {
       for (const f of templatesOf(n.dir)) {
@@ -218,30 +326,10 @@ export function renderCharts(
           render.handled.add(f.path);
         } catch (e) {
           if (!(e instanceof RenderError)) throw e;
-          render.gaps.push(gap(f.path, n, `${whyNot(e)}${otherValues(n.dir)}`));
+          render.gaps.push(gap(f.path, n, whyNot(e, render.deployment), render.deployment));
         }
       }
     }
-  }
-
-  /** `; values files ... are not applied` when a chart ships values for other environments. */
-  function otherValues(dir: string): string {
-    let names = alternatives.get(dir);
-    if (!names) {
-      names = [...byPath.keys()]
-        .filter(
-          (p) =>
-            (dir
-              ? p.startsWith(`${dir}/`) && !p.slice(dir.length + 1).includes('/')
-              : !p.includes('/')) && /^values[.-][^/]+\.ya?ml$/.test(basename(p)),
-        )
-        .map(basename)
-        .sort();
-      alternatives.set(dir, names);
-    }
-    return names.length
-      ? `; the chart also ships ${names.slice(0, 5).join(', ')}, values for other environments, not applied`
-      : '';
   }
 
   function topLevel(n: ChartNode, releaseName: string, path: string): Dict {
@@ -297,7 +385,7 @@ function conditionHolds(values: Dict, condition: string): boolean {
   return true;
 }
 
-function whyNot(e: RenderError): string {
+function whyNot(e: RenderError, deployment: HelmDeployment | null): string {
   switch (e.code) {
     case 'unknown_function':
       return `uses a template function the renderer does not support (${e.message})`;
@@ -307,16 +395,22 @@ function whyNot(e: RenderError): string {
       return `exceeds a rendering bound (${e.message})`;
     case 'required':
     case 'fail':
-      return `does not render with the chart's default values (${e.message})`;
+      return `does not render with ${deployment ? 'these' : "the chart's default"} values (${e.message})`;
     default:
       return `fails to render (${e.message})`;
   }
 }
 
-function gap(path: string, n: ChartNode, why: string): AnalyzerGap {
+function gap(
+  path: string,
+  n: ChartNode,
+  why: string,
+  deployment: HelmDeployment | null = null,
+): AnalyzerGap {
+  const values = deployment ? ` with the values of ${deployment.label}` : '';
   return {
     path,
     reason: 'helm_template_not_rendered',
-    message: `Helm template of chart ${String(n.meta.name ?? n.dir)} ${why}; the resources it defines are not analyzed`,
+    message: `Helm template of chart ${String(n.meta.name ?? n.dir)}${values} ${why}; the resources it defines are not analyzed`,
   };
 }
