@@ -2,13 +2,8 @@
  * docker-compose files: services, their images, ports, volumes, dependencies, and the
  * environment values that point at other services or hold literal secrets.
  */
-import {
-  entityKey,
-  type AnalyzerGap,
-  type AnalyzerOutput,
-  type Evidence,
-  type SourceFile,
-} from '../evidence';
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
+import { entityKey } from '../evidence';
 import { related, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname, joinPath } from '../shared/paths';
