@@ -22,15 +22,8 @@ import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 
 export { confidence } from './reconcile-confidence';
-export {
-  GRAPH_KINDS,
-  type ConflictingClaim,
-  type Entity,
-  type Graph,
-  type IdentityConflict,
-  type Relationship,
-  type StoredEvidence,
-} from './reconcile-model';
+export { GRAPH_KINDS, type ConflictingClaim } from './reconcile-model';
+export type { Entity, Graph, IdentityConflict, Relationship, StoredEvidence };
 
 /**
  * Builds the graph from stored evidence. Evidence seen only in tests (fixtures, mocks) stays

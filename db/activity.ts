@@ -19,6 +19,26 @@ export interface WriteRecord {
   details: Record<string, unknown>;
 }
 
+/** Who a write is by, as its record names them: a member (through a token, in a request). */
+export interface WriteActor {
+  id: string | null;
+  login: string | null;
+  tokenId: string | null;
+  requestId: string | null;
+}
+
+/** The actor fields of a write record; `null` for a write by the system, which names no one. */
+export function writtenBy(
+  actor: WriteActor | null,
+): Pick<WriteRecord, 'actorId' | 'actorLogin' | 'tokenId' | 'requestId'> {
+  return {
+    actorId: actor?.id ?? null,
+    actorLogin: actor?.login ?? null,
+    tokenId: actor?.tokenId ?? null,
+    requestId: actor?.requestId ?? null,
+  };
+}
+
 export async function recordWrite(db: Knex, w: WriteRecord): Promise<void> {
   await db('audit_events').insert({
     id: crypto.randomUUID(),

@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { completedSnapshots } from './architecture';
+import { DECISION_SCOPE_COLUMNS } from './decisions';
 import { keyset, type Keyset } from './paginate';
 import {
   DEFAULT_ASSISTANT_LIMITS,
@@ -126,6 +127,9 @@ export function messagesQuery(db: Knex, conversationId: string): Keyset<MessageR
 // ---------------------------------------------------------------------------------------------
 // Limits and admission
 
+/** The columns of `assistant_limits` that hold the limits: named as the limits are. */
+const LIMIT_COLUMNS = Object.keys(DEFAULT_ASSISTANT_LIMITS);
+
 function limitsOf(row: Record<string, unknown> | undefined): StoredLimits {
   if (!row || row.version === 0)
     return {
@@ -135,15 +139,9 @@ function limitsOf(row: Record<string, unknown> | undefined): StoredLimits {
       updated_at: null,
     };
   return {
-    limits: {
-      user_daily_limit: row.user_daily_limit as number,
-      workspace_daily_limit: row.workspace_daily_limit as number,
-      monthly_limit_usd: row.monthly_limit_usd as string,
-      max_output_tokens: row.max_output_tokens as number,
-      max_active_user_runs: row.max_active_user_runs as number,
-      max_active_workspace_runs: row.max_active_workspace_runs as number,
-      time_zone: row.time_zone as string,
-    },
+    limits: Object.fromEntries(
+      LIMIT_COLUMNS.map((column) => [column, row[column]]),
+    ) as unknown as AssistantLimits,
     version: row.version as number,
     updated_by: row.updated_by as string | null,
     updated_at: row.updated_at as Date | null,
@@ -434,14 +432,7 @@ export async function repositoryRecords(db: Knex, workspaceId: string, repositor
       .where(scope)
       .orderBy('number')
       .limit(500)
-      .select(
-        'id',
-        'number',
-        'title',
-        'status',
-        'affected_entity_keys',
-        'affected_relationship_keys',
-      ),
+      .select(...DECISION_SCOPE_COLUMNS),
     db('findings')
       .where({ ...scope, status: 'open' })
       .orderBy('id')

@@ -10,6 +10,7 @@ import type {
 import { DEFAULT_GATE_POLICY } from '../domain/changes/gate';
 import type { ChangeStore } from '../domain/changes/service';
 import type { SnapshotRow } from './architecture';
+import { DECISION_SCOPE_COLUMNS } from './decisions';
 
 export interface StoredGatePolicy {
   policy: GatePolicy;
@@ -207,16 +208,7 @@ export async function decisionsForGate(
     .where({ workspace_id: workspaceId, repository_id: repositoryId })
     .whereIn('status', ['approved', 'implemented'])
     .orderBy('number')
-    .select(
-      'id',
-      'number',
-      'title',
-      'status',
-      'affected_entity_keys',
-      'affected_relationship_keys',
-      'candidate_change_id',
-      'success_criteria',
-    );
+    .select(...DECISION_SCOPE_COLUMNS, 'candidate_change_id', 'success_criteria');
   return rows as GateDecision[];
 }
 

@@ -79,6 +79,16 @@ export const DEFAULT_POLICY: DecisionPolicy = {
   version: null,
 };
 
+/** The columns that say which decision it is and what it affects (the gate and the assistant read them). */
+export const DECISION_SCOPE_COLUMNS = [
+  'id',
+  'number',
+  'title',
+  'status',
+  'affected_entity_keys',
+  'affected_relationship_keys',
+] as const;
+
 const JSON_COLUMNS = [
   'options',
   'evidence_ids',

@@ -1,7 +1,7 @@
 /** Member credentials (per login) and server-side session rows. */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import type { MemberRow, WorkspaceRow } from './workspaces';
+import { workspaceColumns, type MemberRow, type WorkspaceRow } from './workspaces';
 
 export async function passwordHashOf(db: Knex, login: string): Promise<string | null> {
   const row = await db('member_credentials').where({ login }).first('password_hash');
@@ -67,13 +67,7 @@ export async function membershipsOf(
     .where('members.login', login)
     .whereNull('members.removed_at')
     .orderBy('workspaces.name')
-    .select(
-      'members.*',
-      'workspaces.name as ws_name',
-      'workspaces.slug as ws_slug',
-      'workspaces.created_at as ws_created_at',
-      'workspaces.updated_at as ws_updated_at',
-    );
+    .select('members.*', ...workspaceColumns('ws_'));
   return rows.map((r: Record<string, unknown>) => ({
     id: r.id as string,
     workspace_id: r.workspace_id as string,

@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { keyset, type Keyset } from './paginate';
+import { workspaceColumns } from './workspaces';
 
 export interface TokenRow {
   id: string;
@@ -63,14 +64,7 @@ export async function findTokenByPrefix(
   return db('api_tokens')
     .join('members', 'members.id', 'api_tokens.member_id')
     .join('workspaces', 'workspaces.id', 'api_tokens.workspace_id')
-    .select(
-      'api_tokens.*',
-      'members.login as member_login',
-      'workspaces.name as workspace_name',
-      'workspaces.slug as workspace_slug',
-      'workspaces.created_at as workspace_created_at',
-      'workspaces.updated_at as workspace_updated_at',
-    )
+    .select('api_tokens.*', 'members.login as member_login', ...workspaceColumns('workspace_'))
     .where('api_tokens.prefix', prefix)
     .whereNull('members.removed_at')
     .first();

@@ -22,6 +22,13 @@ export interface MemberRow {
   removed_at: Date | null;
 }
 
+/** A joined workspace's own columns (all but its id), each named `<prefix><column>`. */
+export function workspaceColumns(prefix: string): string[] {
+  return ['name', 'slug', 'created_at', 'updated_at'].map(
+    (column) => `workspaces.${column} as ${prefix}${column}`,
+  );
+}
+
 export async function insertWorkspace(
   db: Knex,
   input: { name: string; slug: string },

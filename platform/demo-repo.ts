@@ -24,6 +24,12 @@ const lockfile = (name: string, deps: Record<string, string>) =>
     packages: { '': { name, version: '1.0.0', dependencies: deps } },
   });
 
+/** A Node service's package.json, and its lockfile when `locked`, by path. */
+const nodePackage = (dir: string, name: string, deps: Record<string, string>, locked: boolean) => ({
+  [`${dir}/package.json`]: json({ name, version: '1.0.0', dependencies: deps }),
+  ...(locked ? { [`${dir}/package-lock.json`]: lockfile(name, deps) } : {}),
+});
+
 function deployment(name: string, image: string, port: number, env: Record<string, string>) {
   return lines(
     'apiVersion: apps/v1',
@@ -77,12 +83,7 @@ export const DEMO_FILES: Record<string, string> = {
     'Registered by `npm start` as the demo repository of the architecture audit service.',
   ),
   '.github/CODEOWNERS': lines('* @acme/shop-team', '/infra/ @acme/platform'),
-  'services/web/package.json': json({
-    name: 'web',
-    version: '1.0.0',
-    dependencies: { express: '^4.19.2' },
-  }),
-  'services/web/package-lock.json': lockfile('web', { express: '^4.19.2' }),
+  ...nodePackage('services/web', 'web', { express: '^4.19.2' }, true),
   'services/web/src/server.js': lines(
     "const express = require('express');",
     'const app = express();',
@@ -98,11 +99,7 @@ export const DEMO_FILES: Record<string, string> = {
     'USER node',
     'CMD ["node", "src/server.js"]',
   ),
-  'services/orders/package.json': json({
-    name: 'orders',
-    version: '1.0.0',
-    dependencies: { pg: '^8.12.0', express: '^4.19.2' },
-  }),
+  ...nodePackage('services/orders', 'orders', { pg: '^8.12.0', express: '^4.19.2' }, false),
   'services/orders/src/index.js': lines(
     "const { Pool } = require('pg');",
     "const express = require('express');",
@@ -207,12 +204,7 @@ export const DEMO_FILES: Record<string, string> = {
 /** What the branch `feature/reports` adds on top of main. */
 export const DEMO_FEATURE_BRANCH = 'feature/reports';
 const FEATURE_FILES: Record<string, string> = {
-  'services/reports/package.json': json({
-    name: 'reports',
-    version: '1.0.0',
-    dependencies: { pg: '^8.12.0' },
-  }),
-  'services/reports/package-lock.json': lockfile('reports', { pg: '^8.12.0' }),
+  ...nodePackage('services/reports', 'reports', { pg: '^8.12.0' }, true),
   'services/reports/src/index.js': lines(
     "const { Pool } = require('pg');",
     'const pool = new Pool({ connectionString: process.env.DATABASE_URL });',

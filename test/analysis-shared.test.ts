@@ -30,16 +30,7 @@ import { isLiteralValue, isSecretName, looksLikeSecretValue } from '../analysis/
 import { LineIndex, compareStrings, errorMessage, uniqueSorted } from '../analysis/shared/text';
 import { asArray, asString, isRecord } from '../analysis/shared/values';
 import { expandVariables, isDynamic } from '../analysis/shared/variables';
-import {
-  asMap,
-  entries,
-  entry,
-  entryLines,
-  get,
-  nodeLines,
-  parseYamlDocuments,
-  parseYamlMapping,
-} from '../analysis/shared/yaml';
+import { parseYamlDocuments, parseYamlMapping } from '../analysis/shared/yaml';
 import {
   internalName,
   isLocalHost,
@@ -620,7 +611,7 @@ test('parseYamlMapping: one mapping document, or a gap saying why not', (t) => {
     { path: 'x.yml', text: 'spec:\n  inputs: {}\n---\njob: {}\n' },
     { allowHeaderDocument: true },
   );
-  t.deepEqual(parsed.ok ? entries(parsed.y, parsed.root).map((e) => e.key) : [], ['job']);
+  t.deepEqual(parsed.ok ? parsed.y.entries(parsed.root).map((e) => e.key) : [], ['job']);
 });
 
 // The lines each view cites: a block ends at its last value, not at the comments and blank
@@ -649,16 +640,16 @@ test('YAML lines: blocks end at their last value; merged keys are cited at the a
   const parsed = parseYamlMapping({ path: 'c.yml', text: CITED });
   if (!parsed.ok) return t.fail(parsed.gap.message);
   const { y, root } = parsed;
-  const services = asMap(y, get(y, root, 'services'));
-  const web = asMap(y, get(y, services, 'web'));
-  const api = asMap(y, get(y, services, 'api'));
-  const env = asMap(y, get(y, web, 'env'));
+  const services = y.asMap(y.get(root, 'services'));
+  const web = y.asMap(y.get(services, 'web'));
+  const api = y.asMap(y.get(services, 'api'));
+  const env = y.asMap(y.get(web, 'env'));
   const at = (m: YAMLMap | null, key: string) => {
-    const e = entry(y, m, key);
-    return e ? span(entryLines(y, e)) : null;
+    const e = y.entry(m, key);
+    return e ? span(y.entryLines(e)) : null;
   };
   const rows: [string, number[] | null, number[]][] = [
-    ['services (node)', span(nodeLines(y, services)), [4, 16]],
+    ['services (node)', span(y.nodeLines(services)), [4, 16]],
     ['web', at(services, 'web'), [4, 8]],
     ['web.env', at(web, 'env'), [6, 8]],
     ['web.env.A (merged)', at(env, 'A'), [2, 2]],
@@ -668,7 +659,7 @@ test('YAML lines: blocks end at their last value; merged keys are cited at the a
   ];
   for (const [what, got, expected] of rows) t.deepEqual(got, expected, what);
   t.deepEqual(
-    entries(y, env).map((e) => e.key),
+    y.entries(env).map((e) => e.key),
     ['A', 'B'],
   );
 });

@@ -21,6 +21,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { asUpdateFailure, refuse } from './refusals';
+import { awaitMove, type Completions } from './verification';
 import type { DecisionActivities } from '../activities/decisions';
 import {
   checkMove,
@@ -69,7 +70,7 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
   let status = input.resume?.status ?? ('proposed' as DecisionStatus);
   let reviewRound = input.resume?.reviewRound ?? 0;
   let voted: string[] = [...(input.resume?.votedThisRound ?? [])];
-  let snapshotsPending = 0;
+  const snapshots: Completions = { pending: 0 };
   let busy = false;
 
   setHandler(
@@ -109,7 +110,7 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
     },
   );
   setHandler(snapshotCompletedSignal, () => {
-    snapshotsPending++;
+    snapshots.pending++;
   });
   setHandler(stateQuery, () => ({ status, reviewRound, votedThisRound: [...voted] }));
   setHandler(supersededSignal, () => {
@@ -144,18 +145,11 @@ export async function DecisionWorkflow(input: DecisionWorkflowInput): Promise<De
       }
       continue;
     }
-    if (status === 'implemented') {
-      // Check first: a snapshot completed between implementation and now is not lost.
-      snapshotsPending = 0;
-      const checked = await act.verifyDecision(input.decisionId);
-      if (checked.status !== 'implemented') {
-        status = checked.status;
-        continue;
-      }
-      await condition(() => snapshotsPending > 0 || status !== 'implemented');
-      continue;
-    }
-    const before = status;
-    await condition(() => status !== before);
+    status = await awaitMove(
+      () => status,
+      'implemented',
+      snapshots,
+      () => act.verifyDecision(input.decisionId),
+    );
   }
 }

@@ -20,6 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { asUpdateFailure, refuse } from './refusals';
+import { awaitMove, type Completions } from './verification';
 import type { RemediationActivities } from '../activities/remediations';
 import {
   checkRemediationMove,
@@ -66,7 +67,7 @@ export async function RemediationWorkflow(
   let status: RemediationStatus = input.resume?.status ?? 'proposed';
   let drafting = input.draft && !input.resume;
   let busy = false;
-  let auditsPending = 0;
+  const audits: Completions = { pending: 0 };
 
   setHandler(
     moveUpdate,
@@ -96,7 +97,7 @@ export async function RemediationWorkflow(
     },
   );
   setHandler(auditCompletedSignal, () => {
-    auditsPending++;
+    audits.pending++;
   });
   setHandler(remediationStateQuery, () => ({ status, drafting }));
 
@@ -119,18 +120,11 @@ export async function RemediationWorkflow(
       await condition(() => !busy && allHandlersFinished());
       await continueAsNew<typeof RemediationWorkflow>({ ...input, resume: { status } });
     }
-    if (status === 'done') {
-      // Check first: an audit that completed between `done` and now is not lost.
-      auditsPending = 0;
-      const checked = await act.verifyRemediation(input.remediationId);
-      if (checked.status !== 'done') {
-        status = checked.status;
-        continue;
-      }
-      await condition(() => auditsPending > 0 || status !== 'done');
-      continue;
-    }
-    const before = status;
-    await condition(() => status !== before);
+    status = await awaitMove(
+      () => status,
+      'done',
+      audits,
+      () => act.verifyRemediation(input.remediationId),
+    );
   }
 }

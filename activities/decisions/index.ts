@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
-import { recordWrite } from '../../db/activity';
+import { recordWrite, writtenBy } from '../../db/activity';
 import { approvalRecord, quorumReached } from '../../domain/approvals/model';
 import {
   latestSnapshotCompletedSince,
@@ -201,10 +201,7 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
                 });
                 await recordWrite(trx, {
                   workspaceId: decision.workspace_id,
-                  actorId: req.actor.id,
-                  actorLogin: req.actor.login,
-                  tokenId: req.actor.tokenId,
-                  requestId: req.actor.requestId,
+                  ...writtenBy(req.actor),
                   action: 'decision.superseded',
                   resourceType: 'decision',
                   resourceId: old.id,
@@ -235,10 +232,7 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
         details.to = to;
         await recordWrite(trx, {
           workspaceId: decision.workspace_id,
-          actorId: req.actor.id,
-          actorLogin: req.actor.login,
-          tokenId: req.actor.tokenId,
-          requestId: req.actor.requestId,
+          ...writtenBy(req.actor),
           action:
             req.to === 'approved' || req.to === 'rejected'
               ? `decision.${req.to}${to === 'in_review' ? '_partially' : ''}`

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { recordWrite } from '../../db/activity';
+import { recordWrite, writtenBy } from '../../db/activity';
 import { finishAgentRun, startAgentRun } from '../../db/agents';
 import {
   auditPlace,
@@ -208,10 +208,7 @@ export function createRemediationActivities(deps: RemediationActivityDeps) {
         const after = await updateRemediation(trx, row.id, changes);
         await recordWrite(trx, {
           workspaceId: row.workspace_id,
-          actorId: req.actor.id,
-          actorLogin: req.actor.login,
-          tokenId: req.actor.tokenId,
-          requestId: req.actor.requestId,
+          ...writtenBy(req.actor),
           action: ACTIONS[req.to] ?? 'remediation.transitioned',
           resourceType: 'remediation',
           resourceId: row.id,

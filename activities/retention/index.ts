@@ -26,18 +26,29 @@ export interface RetentionActivityDeps {
 /** Who the retention sweep's write records name as the actor. */
 export const RETENTION_ACTOR = 'system:retention';
 
+/** A row a sweep expires: its blob, and the audit it belongs to (named in its write record). */
+interface SweptRow {
+  id: string;
+  workspace_id: string;
+  audit_id: string;
+  sha256: string | null;
+}
+
+/** What to sweep: which rows are due, and what else than audit and blob their records say. */
+interface Sweep<Row extends SweptRow> {
+  expire: (trx: Knex, limit: number) => Promise<Row[]>;
+  resourceType: string;
+  details: (row: Row) => Record<string, unknown>;
+}
+
 /**
  * One batch of a sweep: rows past their retention marked `expired` with a write record each (one
  * transaction), then their blobs released when nothing else holds them.
  */
-async function sweep<Row extends { id: string; workspace_id: string; sha256: string | null }>(
+async function sweep<Row extends SweptRow>(
   deps: RetentionActivityDeps,
   batchSize: number,
-  what: {
-    expire: (trx: Knex, limit: number) => Promise<Row[]>;
-    resourceType: string;
-    details: (row: Row) => Record<string, unknown>;
-  },
+  what: Sweep<Row>,
 ): Promise<{ removed: number; blobsRemoved: number }> {
   const expired = await deps.db.transaction(async (trx) => {
     const rows = await what.expire(trx, batchSize);
@@ -51,7 +62,7 @@ async function sweep<Row extends { id: string; workspace_id: string; sha256: str
         action: `${what.resourceType}.expired`,
         resourceType: what.resourceType,
         resourceId: row.id,
-        details: what.details(row),
+        details: { audit_id: row.audit_id, ...what.details(row), sha256: row.sha256 },
       });
     return rows;
   });
@@ -70,38 +81,30 @@ async function sweep<Row extends { id: string; workspace_id: string; sha256: str
 }
 
 export function createRetentionActivities(deps: RetentionActivityDeps) {
+  const sweeper =
+    <Row extends SweptRow>(what: Sweep<Row>) =>
+    (input: { batchSize: number }): Promise<{ removed: number; blobsRemoved: number }> =>
+      sweep(deps, input.batchSize, what);
   return {
     /** Expires up to `batchSize` due attachments; returns how many it removed. */
-    async sweepExpiredAttachments(input: {
-      batchSize: number;
-    }): Promise<{ removed: number; blobsRemoved: number }> {
-      return sweep(deps, input.batchSize, {
-        expire: expireDueAttachments,
-        resourceType: 'attachment',
-        details: (row) => ({
-          audit_id: row.audit_id,
-          filename: row.filename,
-          sha256: row.sha256,
-          retained_until: row.retained_until.toISOString(),
-        }),
-      });
-    },
+    sweepExpiredAttachments: sweeper({
+      expire: expireDueAttachments,
+      resourceType: 'attachment',
+      details: (row) => ({
+        filename: row.filename,
+        retained_until: row.retained_until.toISOString(),
+      }),
+    }),
 
     /** Expires up to `batchSize` exports past their retention; returns how many it removed. */
-    async sweepExpiredExports(input: {
-      batchSize: number;
-    }): Promise<{ removed: number; blobsRemoved: number }> {
-      return sweep(deps, input.batchSize, {
-        expire: expireDueExports,
-        resourceType: 'export',
-        details: (row) => ({
-          audit_id: row.audit_id,
-          format: row.format,
-          sha256: row.sha256,
-          retained_until: row.retained_until?.toISOString() ?? null,
-        }),
-      });
-    },
+    sweepExpiredExports: sweeper({
+      expire: expireDueExports,
+      resourceType: 'export',
+      details: (row) => ({
+        format: row.format,
+        retained_until: row.retained_until?.toISOString() ?? null,
+      }),
+    }),
 
     /**
      * Prunes up to `batchSize` audits past RETENTION_AUDIT_DAYS that nothing needs whole; returns

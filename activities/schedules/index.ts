@@ -5,7 +5,7 @@
  */
 import { scheduleDispatchLag } from '../../platform/metrics';
 import type { Knex } from 'knex';
-import { recordWrite } from '../../db/activity';
+import { recordWrite, writtenBy } from '../../db/activity';
 import { createAuditRecord, failQueuedAudit } from '../../db/audits';
 import { findRepository } from '../../db/repositories';
 import {
@@ -89,10 +89,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
     );
     await recordWrite(trx, {
       workspaceId: row.workspace_id,
-      actorId: null,
-      actorLogin: null,
-      tokenId: null,
-      requestId: null,
+      ...writtenBy(null),
       action: 'schedule.dispatch_failed',
       resourceType: 'audit_schedule',
       resourceId: row.id,
@@ -270,10 +267,7 @@ export function createScheduleActivities(deps: ScheduleActivityDeps) {
         if (!row || missed === 0) return;
         await recordWrite(trx, {
           workspaceId: row.workspace_id,
-          actorId: null,
-          actorLogin: null,
-          tokenId: null,
-          requestId: null,
+          ...writtenBy(null),
           action: 'schedule.runs_missed',
           resourceType: 'audit_schedule',
           resourceId: scheduleId,

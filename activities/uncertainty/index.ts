@@ -12,7 +12,7 @@ import {
   type SnapshotVariant,
   type UndeclaredCall,
 } from '../../analysis/uncertainty';
-import { recordWrite } from '../../db/activity';
+import { recordWrite, writtenBy } from '../../db/activity';
 import { observeCases, type ObserveResult } from '../../db/uncertainty';
 
 export async function recordUncertainty(
@@ -37,10 +37,7 @@ export async function recordUncertainty(
   if (candidates.length) {
     await recordWrite(trx, {
       workspaceId: input.workspaceId,
-      actorId: null,
-      actorLogin: null,
-      tokenId: null,
-      requestId: null,
+      ...writtenBy(null),
       action: 'uncertainty_cases.observed',
       resourceType: 'architecture_snapshot',
       resourceId: input.snapshotId,

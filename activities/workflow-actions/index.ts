@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { recordWrite } from '../../db/activity';
+import { recordWrite, writtenBy, type WriteActor } from '../../db/activity';
 import { releaseBlobs } from '../../db/attachments';
 import { createAuditRecord, failQueuedAudit, findAudit } from '../../db/audits';
 import { gatePolicyOf, replaceGatePolicy } from '../../db/changes';
@@ -149,20 +149,12 @@ export function createWorkflowActionActivities(deps: WorkflowActionActivityDeps)
     trx: Knex,
     row: WorkflowActionRow,
     action: string,
-    actor: {
-      id: string | null;
-      login: string | null;
-      tokenId: string | null;
-      requestId: string | null;
-    },
+    actor: WriteActor,
     details: Record<string, unknown>,
   ) =>
     recordWrite(trx, {
       workspaceId: row.workspace_id,
-      actorId: actor.id,
-      actorLogin: actor.login,
-      tokenId: actor.tokenId,
-      requestId: actor.requestId,
+      ...writtenBy(actor),
       action,
       resourceType: 'workflow_action',
       resourceId: row.id,

@@ -6,33 +6,10 @@
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import {
-  Sink,
-  emitEnvironmentDeploy,
-  emitOp,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-  pipelineName,
-  keepVariable,
-} from './common';
+import { Sink, pathKey, scriptOps, type JobRef, pipelineName } from './common';
 
 import { taskOps } from './azure-tasks';
-import {
-  asMap,
-  asSeq,
-  entries,
-  entry,
-  entryLines,
-  get,
-  getString,
-  nodeLines,
-  scalarString,
-  stringList,
-  toJs,
-  type YamlFile,
-} from '../shared/yaml';
+import { type YamlFile } from '../shared/yaml';
 
 const PROVIDER = 'azure-pipelines';
 const SCRIPT_KEYS = ['script', 'bash', 'pwsh', 'powershell'];
@@ -62,37 +39,34 @@ export function analyzeAzurePipeline(file: SourceFile): AnalyzerOutput {
   const name = azurePipelineName(file.path);
   const pipeline = { key: pathKey('pipeline', PROVIDER, name), label: `Azure pipeline ${name}` };
   const containers = new Map<string, string>();
-  for (const c of asSeq(y, get(y, asMap(y, get(y, root, 'resources')), 'containers'))?.items ??
-    []) {
-    const alias = getString(y, asMap(y, c), 'container');
-    const image = getString(y, asMap(y, c), 'image');
+  for (const c of y.asSeq(y.get(y.asMap(y.get(root, 'resources')), 'containers'))?.items ?? []) {
+    const alias = y.getString(y.asMap(c), 'container');
+    const image = y.getString(y.asMap(c), 'image');
     if (alias && image) containers.set(alias, image);
   }
-  const stagesNode = asSeq(y, get(y, root, 'stages'));
-  const extendsTemplate = getString(y, asMap(y, get(y, root, 'extends')), 'template');
+  const stagesNode = y.asSeq(y.get(root, 'stages'));
+  const extendsTemplate = y.getString(y.asMap(y.get(root, 'extends')), 'template');
   const triggers = {
-    trigger: entry(y, root, 'trigger')
-      ? toJs(y, get(y, root, 'trigger'))
-      : 'default (all branches)',
-    pr: entry(y, root, 'pr') ? toJs(y, get(y, root, 'pr')) : 'default',
-    schedules: (asSeq(y, get(y, root, 'schedules'))?.items ?? []).map(
-      (s) => getString(y, asMap(y, s), 'cron') ?? null,
+    trigger: y.entry(root, 'trigger') ? y.toJs(y.get(root, 'trigger')) : 'default (all branches)',
+    pr: y.entry(root, 'pr') ? y.toJs(y.get(root, 'pr')) : 'default',
+    schedules: (y.asSeq(y.get(root, 'schedules'))?.items ?? []).map(
+      (s) => y.getString(y.asMap(s), 'cron') ?? null,
     ),
   };
   sink.add(
-    nodeLines(y, root) ?? { start: 1, end: 1 },
+    y.nodeLines(root) ?? { start: 1, end: 1 },
     'pipeline-declared',
     pipeline.key,
     null,
     null,
-    `Azure pipeline ${name}${stagesNode ? ` with stages ${stagesNode.items.map((s) => getString(y, asMap(y, s), 'stage') ?? '(template)').join(', ')}` : ''}`,
+    `Azure pipeline ${name}${stagesNode ? ` with stages ${stagesNode.items.map((s) => y.getString(y.asMap(s), 'stage') ?? '(template)').join(', ')}` : ''}`,
     {
       name,
-      run_name: getString(y, root, 'name') ?? null,
+      run_name: y.getString(root, 'name') ?? null,
       triggers,
-      pool: toJs(y, get(y, root, 'pool')),
+      pool: y.toJs(y.get(root, 'pool')),
       extends: extendsTemplate ?? null,
-      variable_groups: variableGroups(y, get(y, root, 'variables')),
+      variable_groups: variableGroups(y, y.get(root, 'variables')),
     },
   );
   if (extendsTemplate)
@@ -106,13 +80,13 @@ export function analyzeAzurePipeline(file: SourceFile): AnalyzerOutput {
     name,
     pipelineKey: pipeline.key,
     containers,
-    vars: readVariables(sink, y, get(y, root, 'variables'), pipeline),
+    vars: readVariables(sink, y, y.get(root, 'variables'), pipeline),
   };
   if (stagesNode) {
     for (const s of stagesNode.items) {
-      const stage = asMap(y, s);
-      const stageName = getString(y, stage, 'stage');
-      const template = getString(y, stage, 'template');
+      const stage = y.asMap(s);
+      const stageName = y.getString(stage, 'stage');
+      const template = y.getString(stage, 'template');
       if (template || !stageName) {
         if (template)
           sink.gap(
@@ -124,20 +98,20 @@ export function analyzeAzurePipeline(file: SourceFile): AnalyzerOutput {
       readJobs(
         ctx,
         stageName,
-        asSeq(y, get(y, stage, 'jobs'))?.items ?? [],
-        stringList(y, get(y, stage, 'dependsOn')),
+        y.asSeq(y.get(stage, 'jobs'))?.items ?? [],
+        y.stringList(y.get(stage, 'dependsOn')),
       );
     }
-  } else if (get(y, root, 'jobs')) {
-    readJobs(ctx, null, asSeq(y, get(y, root, 'jobs'))?.items ?? [], []);
-  } else if (get(y, root, 'steps')) {
+  } else if (y.get(root, 'jobs')) {
+    readJobs(ctx, null, y.asSeq(y.get(root, 'jobs'))?.items ?? [], []);
+  } else if (y.get(root, 'steps')) {
     readJob(ctx, null, root, 'default', []);
   }
   return sink.output();
 }
 
 function variableGroups(y: YamlFile, node: unknown): string[] {
-  return (asSeq(y, node)?.items ?? []).flatMap((v) => stringList(y, get(y, asMap(y, v), 'group')));
+  return (y.asSeq(node)?.items ?? []).flatMap((v) => y.stringList(y.get(y.asMap(v), 'group')));
 }
 
 /** Variables as a map, or as a list of `{name, value}` / `{group}` / `{template}`. */
@@ -147,17 +121,17 @@ function readVariables(
   node: unknown,
   owner: { key: string; label: string },
 ): Record<string, string> {
-  const seq = asSeq(y, node);
-  if (!seq) return readEnv(sink, y, node, owner, 'variables');
+  const seq = y.asSeq(node);
+  if (!seq) return sink.readEnv(y, node, owner, 'variables');
   const vars: Record<string, string> = {};
   for (const item of seq.items) {
-    const m = asMap(y, item);
-    const name = getString(y, m, 'name');
+    const m = y.asMap(item);
+    const name = y.getString(m, 'name');
     if (!name) continue;
-    keepVariable(sink, owner, vars, {
+    sink.keepVariable(owner, vars, {
       name,
-      value: getString(y, m, 'value'),
-      lines: nodeLines(y, m) ?? { start: 1, end: 1 },
+      value: y.getString(m, 'value'),
+      lines: y.nodeLines(m) ?? { start: 1, end: 1 },
       scope: 'variables',
       phrase: 'variable',
     });
@@ -166,7 +140,7 @@ function readVariables(
 }
 
 function jobName(y: YamlFile, job: YAMLMap | null): string | undefined {
-  return getString(y, job, 'job') ?? getString(y, job, 'deployment');
+  return y.getString(job, 'job') ?? y.getString(job, 'deployment');
 }
 
 function readJobs(
@@ -177,8 +151,8 @@ function readJobs(
 ): void {
   const { y } = ctx;
   for (const item of items) {
-    const job = asMap(y, item);
-    const template = getString(y, job, 'template');
+    const job = y.asMap(item);
+    const template = y.getString(job, 'template');
     if (template) {
       ctx.sink.gap(
         'azure_template_not_resolved',
@@ -205,57 +179,55 @@ function readJob(
   stageDependsOn: string[],
 ): void {
   const { y, sink } = ctx;
-  const envNode = get(y, job, 'environment');
-  const rawEnv = scalarString(y, envNode) ?? getString(y, asMap(y, envNode), 'name');
+  const envNode = y.get(job, 'environment');
+  const rawEnv = y.scalarString(envNode) ?? y.getString(y.asMap(envNode), 'name');
   const environment = rawEnv?.split('.')[0] ?? null;
-  const deployment = getString(y, job, 'deployment') !== undefined;
+  const deployment = y.getString(job, 'deployment') !== undefined;
   const ref: JobRef = {
     key: jobKey(ctx, stage, name),
     label: `${deployment ? 'deployment job' : 'job'} ${name}${stage ? ` of stage ${stage}` : ''} in Azure pipeline ${ctx.name}`,
     environment,
   };
-  const jobLines = nodeLines(y, job) ?? { start: 1, end: 1 };
+  const jobLines = y.nodeLines(job) ?? { start: 1, end: 1 };
   const lines =
-    name === 'default' && !getString(y, job, 'job')
-      ? entryLines(y, entry(y, job, 'steps')!)
+    name === 'default' && !y.getString(job, 'job')
+      ? y.entryLines(y.entry(job, 'steps')!)
       : jobLines;
   const containerRef =
-    scalarString(y, get(y, job, 'container')) ??
-    getString(y, asMap(y, get(y, job, 'container')), 'image');
-  const dependsOn = stringList(y, get(y, job, 'dependsOn'));
-  sink.add(
+    y.scalarString(y.get(job, 'container')) ??
+    y.getString(y.asMap(y.get(job, 'container')), 'image');
+  const dependsOn = y.stringList(y.get(job, 'dependsOn'));
+  sink.jobDeclared(
     lines,
-    'job-declared',
-    ref.key,
-    'part_of',
+    ref,
     ctx.pipelineKey,
-    `${ref.label}${environment ? ` deploys to environment ${environment}` : ''} runs on ${describePool(toJs(y, get(y, job, 'pool')))}`,
+    `${ref.label}${environment ? ` deploys to environment ${environment}` : ''} runs on ${describePool(y.toJs(y.get(job, 'pool')))}`,
     {
       stage,
       kind: deployment ? 'deployment' : 'job',
-      pool: toJs(y, get(y, job, 'pool')),
+      pool: y.toJs(y.get(job, 'pool')),
       container: containerRef ?? null,
       environment: rawEnv
         ? {
             name: environment,
             resource: rawEnv.includes('.')
               ? rawEnv.slice(rawEnv.indexOf('.') + 1)
-              : (getString(y, asMap(y, envNode), 'resourceName') ?? null),
+              : (y.getString(y.asMap(envNode), 'resourceName') ?? null),
           }
         : null,
       depends_on: dependsOn,
       stage_depends_on: stageDependsOn,
-      condition: getString(y, job, 'condition') ?? null,
+      condition: y.getString(job, 'condition') ?? null,
       strategy: deployment
-        ? (entries(y, asMap(y, get(y, job, 'strategy')))[0]?.key ?? null)
-        : toJs(y, get(y, job, 'strategy')),
+        ? (y.entries(y.asMap(y.get(job, 'strategy')))[0]?.key ?? null)
+        : y.toJs(y.get(job, 'strategy')),
     },
   );
   for (const d of dependsOn) {
-    const depNode = get(y, job, 'dependsOn');
-    const item = asSeq(y, depNode)?.items.find((i) => scalarString(y, i) === d) ?? depNode;
+    const depNode = y.get(job, 'dependsOn');
+    const item = y.asSeq(depNode)?.items.find((i) => y.scalarString(i) === d) ?? depNode;
     sink.add(
-      nodeLines(y, item) ?? lines,
+      y.nodeLines(item) ?? lines,
       'job-depends-on',
       ref.key,
       'depends_on',
@@ -265,20 +237,20 @@ function readJob(
     );
   }
   const images: [string, unknown, string][] = [];
-  const containerEntry = entry(y, job, 'container');
+  const containerEntry = y.entry(job, 'container');
   if (containerRef && containerEntry) images.push([containerRef, containerEntry.pair, 'container']);
-  for (const s of entries(y, asMap(y, get(y, job, 'services')))) {
-    const r = scalarString(y, s.value);
+  for (const s of y.entries(y.asMap(y.get(job, 'services')))) {
+    const r = y.scalarString(s.value);
     if (r) images.push([r, s.pair, 'service']);
   }
   for (const [r, pair, role] of images) {
     const img = parseImageRef(ctx.containers.get(r) ?? r);
     if (!img) continue;
     const at =
-      entries(y, job).find((e) => e.pair === pair) ??
-      entries(y, asMap(y, get(y, job, 'services'))).find((e) => e.pair === pair);
+      y.entries(job).find((e) => e.pair === pair) ??
+      y.entries(y.asMap(y.get(job, 'services'))).find((e) => e.pair === pair);
     sink.add(
-      at ? entryLines(y, at) : lines,
+      at ? y.entryLines(at) : lines,
       'image-reference',
       ref.key,
       'uses_image',
@@ -291,20 +263,19 @@ function readJob(
       },
     );
   }
-  const vars = { ...ctx.vars, ...readVariables(sink, y, get(y, job, 'variables'), ref) };
-  const strategy = entries(y, asMap(y, get(y, job, 'strategy')))[0];
+  const vars = { ...ctx.vars, ...readVariables(sink, y, y.get(job, 'variables'), ref) };
+  const strategy = y.entries(y.asMap(y.get(job, 'strategy')))[0];
   const hooks =
     deployment && strategy
-      ? STRATEGY_HOOKS.map((h) => get(y, asMap(y, get(y, asMap(y, strategy.value), h)), 'steps'))
+      ? STRATEGY_HOOKS.map((h) => y.get(y.asMap(y.get(y.asMap(strategy.value), h)), 'steps'))
       : [];
   let deployed = false;
-  for (const steps of [get(y, job, 'steps'), ...hooks]) {
-    for (const step of asSeq(y, steps)?.items ?? [])
-      deployed = readStep(ctx, ref, asMap(y, step), vars) || deployed;
+  for (const steps of [y.get(job, 'steps'), ...hooks]) {
+    for (const step of y.asSeq(steps)?.items ?? [])
+      deployed = readStep(ctx, ref, y.asMap(step), vars) || deployed;
   }
-  const envEntry = entry(y, job, 'environment');
-  if (!deployed && envEntry && environment)
-    emitEnvironmentDeploy(sink, ref, entryLines(y, envEntry));
+  const envEntry = y.entry(job, 'environment');
+  if (!deployed && envEntry && environment) sink.emitEnvironmentDeploy(ref, y.entryLines(envEntry));
 }
 
 function describePool(pool: unknown): string {
@@ -324,21 +295,21 @@ function readStep(
 ): boolean {
   const { y, sink } = ctx;
   if (!step) return false;
-  const lines = nodeLines(y, step) ?? { start: 1, end: 1 };
-  const label = getString(y, step, 'displayName') ?? getString(y, step, 'name') ?? null;
-  const vars = { ...jobVars, ...readEnv(sink, y, get(y, step, 'env'), ref, 'step env') };
+  const lines = y.nodeLines(step) ?? { start: 1, end: 1 };
+  const label = y.getString(step, 'displayName') ?? y.getString(step, 'name') ?? null;
+  const vars = { ...jobVars, ...sink.readEnv(y, y.get(step, 'env'), ref, 'step env') };
   let deployed = false;
-  const template = getString(y, step, 'template');
+  const template = y.getString(step, 'template');
   if (template)
     sink.gap(
       'azure_template_not_resolved',
       `step template ${template} in ${ref.label} is not read`,
     );
   for (const k of SCRIPT_KEYS) {
-    for (const op of scriptOps(y, get(y, step, k), vars))
-      deployed = emitOp(sink, ref, op, { step: label }) || deployed;
+    for (const op of scriptOps(y, y.get(step, k), vars))
+      deployed = sink.emitOp(ref, op, { step: label }) || deployed;
   }
-  const task = getString(y, step, 'task');
+  const task = y.getString(step, 'task');
   if (!task) return deployed;
   const at = task.lastIndexOf('@');
   const taskName = at > 0 ? task.slice(0, at) : task;
@@ -359,15 +330,14 @@ function readStep(
       step: label,
     },
   );
-  const inputs = asMap(y, get(y, step, 'inputs'));
-  readEnv(sink, y, inputs, ref, 'task input');
+  const inputs = y.asMap(y.get(step, 'inputs'));
+  sink.readEnv(y, inputs, ref, 'task input');
   if (/^AzureCLI$|^AzurePowerShell$/i.test(taskName)) {
-    for (const op of scriptOps(y, get(y, inputs, 'inlineScript') ?? get(y, inputs, 'Inline'), vars))
-      deployed = emitOp(sink, ref, op, { step: label, task }) || deployed;
+    for (const op of scriptOps(y, y.get(inputs, 'inlineScript') ?? y.get(inputs, 'Inline'), vars))
+      deployed = sink.emitOp(ref, op, { step: label, task }) || deployed;
   }
   for (const op of taskOps(y, taskName, inputs, vars))
     deployed =
-      emitOp(sink, ref, { ...op, line: 0, line_count: 1, lines }, { step: label, task }) ||
-      deployed;
+      sink.emitOp(ref, { ...op, line: 0, line_count: 1, lines }, { step: label, task }) || deployed;
   return deployed;
 }

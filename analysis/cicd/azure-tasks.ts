@@ -2,7 +2,7 @@
  * What well-known Azure Pipelines tasks build, push and deploy, read from their `inputs:`.
  */
 import type { Node, YAMLMap } from 'yaml';
-import { entries, scalarString, type YamlFile } from '../shared/yaml';
+import { type YamlFile } from '../shared/yaml';
 import { substitute, type Op } from './shell';
 
 type TaskOp = Omit<Op, 'line' | 'line_count'>;
@@ -15,10 +15,9 @@ export function taskOps(
   vars: Readonly<Record<string, string>> = {},
 ): TaskOp[] {
   const values = new Map(
-    entries(y, inputs).map((e) => [
-      e.key.toLowerCase(),
-      substitute(scalarString(y, e.value as Node) ?? '', vars),
-    ]),
+    y
+      .entries(inputs)
+      .map((e) => [e.key.toLowerCase(), substitute(y.scalarString(e.value as Node) ?? '', vars)]),
   );
   const i = (...keys: string[]): string | undefined =>
     keys.map((k) => values.get(k.toLowerCase())).find((v) => v);

@@ -3,7 +3,7 @@
  * parameters.
  */
 import type { YAMLMap } from 'yaml';
-import { getString, type YamlFile } from '../shared/yaml';
+import { type YamlFile } from '../shared/yaml';
 import { substitute, type Op } from './shell';
 
 type OrbOp = Omit<Op, 'line' | 'line_count'>;
@@ -16,7 +16,7 @@ export function orbOps(
   vars: Record<string, string>,
 ): OrbOp[] {
   const p = (k: string): string | undefined => {
-    const v = getString(y, params, k) ?? getString(y, params, k.replace(/-/g, '_'));
+    const v = y.getString(params, k) ?? y.getString(params, k.replace(/-/g, '_'));
     return v === undefined ? undefined : substitute(v, vars);
   };
   const [alias = '', command = ''] = used.split('/');

@@ -8,22 +8,8 @@ import type { AnalyzerOutput, SourceFile } from '../evidence';
 import type { Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname } from '../shared/paths';
-import {
-  asMap,
-  asSeq,
-  entries,
-  entry,
-  entryLines,
-  get,
-  getString,
-  nodeLines,
-  scalarString,
-  stringList,
-  toJs,
-  type Entry,
-  type YamlFile,
-} from '../shared/yaml';
-import { Sink, emitOp, pathKey, readEnv, scriptOps, pipelineName, type JobRef } from './common';
+import { type Entry, type YamlFile } from '../shared/yaml';
+import { Sink, pathKey, scriptOps, pipelineName, type JobRef } from './common';
 import { orbOps } from './circleci-orbs';
 
 const PROVIDER = 'circleci';
@@ -81,36 +67,34 @@ export function analyzeCircleci(file: SourceFile): AnalyzerOutput {
   // `.circleci/config.yml`: the directory holding `.circleci` names the pipeline.
   const name = pipelineName(dirname(file.path), () => '');
   const pipelineKey = pathKey('pipeline', PROVIDER, name);
-  const orbEntries = entries(y, asMap(y, get(y, root, 'orbs')));
-  const orbs = new Map(orbEntries.map((e) => [e.key, parseOrb(e.key, scalarString(y, e.value))]));
-  const workflows = entries(y, asMap(y, get(y, root, 'workflows'))).filter(
-    (w) => w.key !== 'version',
-  );
+  const orbEntries = y.entries(y.asMap(y.get(root, 'orbs')));
+  const orbs = new Map(orbEntries.map((e) => [e.key, parseOrb(e.key, y.scalarString(e.value))]));
+  const workflows = y.entries(y.asMap(y.get(root, 'workflows'))).filter((w) => w.key !== 'version');
   const ctx: Ctx = {
     y,
     sink,
     name,
     pipelineKey,
     orbs,
-    jobs: asMap(y, get(y, root, 'jobs')),
-    executors: asMap(y, get(y, root, 'executors')),
-    commands: asMap(y, get(y, root, 'commands')),
+    jobs: y.asMap(y.get(root, 'jobs')),
+    executors: y.asMap(y.get(root, 'executors')),
+    commands: y.asMap(y.get(root, 'commands')),
   };
   const workflowSummary = workflows.map((w) => ({
     name: w.key,
     jobs: workflowJobs(y, w).map((j) => j.name),
-    triggers: toJs(y, get(y, asMap(y, w.value), 'triggers')),
+    triggers: y.toJs(y.get(y.asMap(w.value), 'triggers')),
   }));
   sink.add(
-    nodeLines(y, root) ?? { start: 1, end: 1 },
+    y.nodeLines(root) ?? { start: 1, end: 1 },
     'pipeline-declared',
     pipelineKey,
     null,
     null,
     `CircleCI config ${name} with workflows ${workflowSummary.map((w) => w.name).join(', ') || '(none)'}`,
     {
-      version: getString(y, root, 'version') ?? null,
-      setup: getString(y, root, 'setup') === 'true',
+      version: y.getString(root, 'version') ?? null,
+      setup: y.getString(root, 'setup') === 'true',
       orbs: Object.fromEntries(
         [...orbs.values()].map((o) => [o.alias, o.ref ? `${o.name}@${o.ref}` : o.name]),
       ),
@@ -122,7 +106,7 @@ export function analyzeCircleci(file: SourceFile): AnalyzerOutput {
     if (!orb) continue;
     const shown = orb.ref ? `${orb.name}@${orb.ref}` : orb.name;
     sink.add(
-      entryLines(y, e),
+      y.entryLines(e),
       'action-use',
       pipelineKey,
       'uses',
@@ -141,9 +125,9 @@ export function analyzeCircleci(file: SourceFile): AnalyzerOutput {
   const usage = new Map<string, WorkflowJob[]>();
   for (const w of workflows)
     for (const j of workflowJobs(y, w)) usage.set(j.name, [...(usage.get(j.name) ?? []), j]);
-  for (const e of entries(y, ctx.jobs)) readJob(ctx, e, usage.get(e.key) ?? []);
+  for (const e of y.entries(ctx.jobs)) readJob(ctx, e, usage.get(e.key) ?? []);
   for (const [jobName, uses] of usage) {
-    if (!get(y, ctx.jobs, jobName) && jobName.includes('/')) readOrbJob(ctx, jobName, uses);
+    if (!y.get(ctx.jobs, jobName) && jobName.includes('/')) readOrbJob(ctx, jobName, uses);
   }
   for (const w of workflows) for (const j of workflowJobs(y, w)) readRequires(ctx, j);
   return sink.output();
@@ -160,18 +144,18 @@ interface WorkflowJob {
 }
 
 function workflowJobs(y: YamlFile, w: Entry): WorkflowJob[] {
-  const items = asSeq(y, get(y, asMap(y, w.value), 'jobs'))?.items ?? [];
+  const items = y.asSeq(y.get(y.asMap(w.value), 'jobs'))?.items ?? [];
   return items.flatMap((item) => {
-    const s = scalarString(y, item);
+    const s = y.scalarString(item);
     if (s) return [{ workflow: w.key, name: s, alias: s, node: item as Node, params: null }];
-    const first = entries(y, asMap(y, item))[0];
+    const first = y.entries(y.asMap(item))[0];
     if (!first) return [];
-    const params = asMap(y, first.value);
+    const params = y.asMap(first.value);
     return [
       {
         workflow: w.key,
         name: first.key,
-        alias: getString(y, params, 'name') ?? first.key,
+        alias: y.getString(params, 'name') ?? first.key,
         node: item as Node,
         params,
       },
@@ -186,14 +170,14 @@ function jobKey(ctx: Ctx, name: string): string {
 function usageAttributes(y: YamlFile, uses: WorkflowJob[]): Record<string, unknown> {
   return {
     workflows: [...new Set(uses.map((u) => u.workflow))],
-    contexts: [...new Set(uses.flatMap((u) => stringList(y, get(y, u.params, 'context'))))].sort(),
-    filters: uses.map((u) => toJs(y, get(y, u.params, 'filters'))).find((f) => f !== null) ?? null,
+    contexts: [...new Set(uses.flatMap((u) => y.stringList(y.get(u.params, 'context'))))].sort(),
+    filters: uses.map((u) => y.toJs(y.get(u.params, 'filters'))).find((f) => f !== null) ?? null,
   };
 }
 
 function readJob(ctx: Ctx, e: Entry, uses: WorkflowJob[]): void {
   const { y, sink } = ctx;
-  const job = asMap(y, e.value);
+  const job = y.asMap(e.value);
   if (!job) return;
   const ref: JobRef = {
     key: jobKey(ctx, e.key),
@@ -201,18 +185,15 @@ function readJob(ctx: Ctx, e: Entry, uses: WorkflowJob[]): void {
     environment: null,
   };
   const executorName =
-    scalarString(y, get(y, job, 'executor')) ??
-    getString(y, asMap(y, get(y, job, 'executor')), 'name');
-  const executor = executorName ? asMap(y, get(y, ctx.executors, executorName)) : null;
-  const imagesFrom = get(y, job, 'docker') ? job : executor;
-  const images = asSeq(y, get(y, imagesFrom, 'docker'))?.items ?? [];
-  const imageNames = images.map((i) => getString(y, asMap(y, i), 'image') ?? null);
-  const machine = toJs(y, get(y, job, 'machine') ?? get(y, executor, 'machine'));
-  sink.add(
-    entryLines(y, e),
-    'job-declared',
-    ref.key,
-    'part_of',
+    y.scalarString(y.get(job, 'executor')) ?? y.getString(y.asMap(y.get(job, 'executor')), 'name');
+  const executor = executorName ? y.asMap(y.get(ctx.executors, executorName)) : null;
+  const imagesFrom = y.get(job, 'docker') ? job : executor;
+  const images = y.asSeq(y.get(imagesFrom, 'docker'))?.items ?? [];
+  const imageNames = images.map((i) => y.getString(y.asMap(i), 'image') ?? null);
+  const machine = y.toJs(y.get(job, 'machine') ?? y.get(executor, 'machine'));
+  sink.jobDeclared(
+    y.entryLines(e),
+    ref,
     ctx.pipelineKey,
     `${ref.label} runs ${imageNames[0] ? `in ${imageNames[0]}` : executorName ? `on executor ${executorName}` : machine ? 'on a machine executor' : 'on an unspecified executor'}`,
     {
@@ -220,21 +201,21 @@ function readJob(ctx: Ctx, e: Entry, uses: WorkflowJob[]): void {
       images: imageNames,
       machine,
       resource_class:
-        getString(y, job, 'resource_class') ?? getString(y, executor, 'resource_class') ?? null,
-      parallelism: toJs(y, get(y, job, 'parallelism')),
+        y.getString(job, 'resource_class') ?? y.getString(executor, 'resource_class') ?? null,
+      parallelism: y.toJs(y.get(job, 'parallelism')),
       ...usageAttributes(y, uses),
     },
   );
   if (executorName?.includes('/'))
-    orbUse(ctx, ref, executorName, entryLines(y, entry(y, job, 'executor') ?? e), 'executor');
+    orbUse(ctx, ref, executorName, y.entryLines(y.entry(job, 'executor') ?? e), 'executor');
   images.forEach((item, i) => {
-    const m = asMap(y, item);
-    const raw = getString(y, m, 'image');
+    const m = y.asMap(item);
+    const raw = y.getString(m, 'image');
     const img = raw ? parseImageRef(raw) : null;
     if (!img || !m) return;
     const role = i === 0 ? 'primary' : 'service';
     sink.add(
-      nodeLines(y, m) ?? entryLines(y, e),
+      y.nodeLines(m) ?? y.entryLines(e),
       'image-reference',
       ref.key,
       'uses_image',
@@ -246,13 +227,13 @@ function readJob(ctx: Ctx, e: Entry, uses: WorkflowJob[]): void {
         ...imageAttributes(img),
       },
     );
-    readEnv(sink, y, get(y, m, 'environment'), ref, 'container env');
+    sink.readEnv(y, y.get(m, 'environment'), ref, 'container env');
   });
   const vars = {
-    ...readEnv(sink, y, get(y, executor, 'environment'), ref, 'executor env'),
-    ...readEnv(sink, y, get(y, job, 'environment'), ref, 'job env'),
+    ...sink.readEnv(y, y.get(executor, 'environment'), ref, 'executor env'),
+    ...sink.readEnv(y, y.get(job, 'environment'), ref, 'job env'),
   };
-  readSteps(ctx, ref, get(y, job, 'steps'), vars, 0);
+  readSteps(ctx, ref, y.get(job, 'steps'), vars, 0);
 }
 
 function orbUse(
@@ -294,29 +275,29 @@ function readSteps(
 ): void {
   const { y, sink } = ctx;
   if (depth > 4) return;
-  for (const item of asSeq(y, node)?.items ?? []) {
-    const lines = nodeLines(y, item) ?? { start: 1, end: 1 };
-    const name = scalarString(y, item) ?? entries(y, asMap(y, item))[0]?.key;
+  for (const item of y.asSeq(node)?.items ?? []) {
+    const lines = y.nodeLines(item) ?? { start: 1, end: 1 };
+    const name = y.scalarString(item) ?? y.entries(y.asMap(item))[0]?.key;
     if (!name) continue;
-    const body = get(y, asMap(y, item), name);
-    const params = asMap(y, body);
+    const body = y.get(y.asMap(item), name);
+    const params = y.asMap(body);
     if (name === 'run') {
-      const command = scalarString(y, body) === undefined ? get(y, params, 'command') : body;
+      const command = y.scalarString(body) === undefined ? y.get(params, 'command') : body;
       const stepVars = {
         ...vars,
-        ...readEnv(sink, y, get(y, params, 'environment'), ref, 'step env'),
+        ...sink.readEnv(y, y.get(params, 'environment'), ref, 'step env'),
       };
       for (const op of scriptOps(y, command, stepVars))
-        emitOp(sink, ref, op, { step: getString(y, params, 'name') ?? null });
+        sink.emitOp(ref, op, { step: y.getString(params, 'name') ?? null });
     } else if (name === 'when' || name === 'unless') {
-      readSteps(ctx, ref, get(y, params, 'steps'), vars, depth + 1);
+      readSteps(ctx, ref, y.get(params, 'steps'), vars, depth + 1);
     } else if (name.includes('/')) {
       orbUse(ctx, ref, name, lines, 'command');
       for (const op of orbOps(y, name, params, vars))
-        emitOp(sink, ref, { ...op, line: 0, line_count: 1, lines }, { orb_command: name });
+        sink.emitOp(ref, { ...op, line: 0, line_count: 1, lines }, { orb_command: name });
     } else {
-      const command = asMap(y, get(y, ctx.commands, name));
-      if (command) readSteps(ctx, ref, get(y, command, 'steps'), vars, depth + 1);
+      const command = y.asMap(y.get(ctx.commands, name));
+      if (command) readSteps(ctx, ref, y.get(command, 'steps'), vars, depth + 1);
     }
   }
 }
@@ -330,35 +311,27 @@ function readOrbJob(ctx: Ctx, name: string, uses: WorkflowJob[]): void {
       label: `orb job ${u.alias} in CircleCI config ${ctx.name}`,
       environment: null,
     };
-    const lines = nodeLines(y, u.node) ?? { start: 1, end: 1 };
-    sink.add(
-      lines,
-      'job-declared',
-      ref.key,
-      'part_of',
-      ctx.pipelineKey,
-      `${ref.label} runs orb job ${name}`,
-      {
-        orb_job: name,
-        ...usageAttributes(y, [u]),
-      },
-    );
+    const lines = y.nodeLines(u.node) ?? { start: 1, end: 1 };
+    sink.jobDeclared(lines, ref, ctx.pipelineKey, `${ref.label} runs orb job ${name}`, {
+      orb_job: name,
+      ...usageAttributes(y, [u]),
+    });
     orbUse(ctx, ref, name, lines, 'job');
     for (const op of orbOps(y, name, u.params, {}))
-      emitOp(sink, ref, { ...op, line: 0, line_count: 1, lines }, { orb_job: name });
+      sink.emitOp(ref, { ...op, line: 0, line_count: 1, lines }, { orb_job: name });
   }
 }
 
 function readRequires(ctx: Ctx, j: WorkflowJob): void {
   const { y } = ctx;
-  const requires = get(y, j.params, 'requires');
-  const items = asSeq(y, requires)?.items ?? (requires ? [requires] : []);
+  const requires = y.get(j.params, 'requires');
+  const items = y.asSeq(requires)?.items ?? (requires ? [requires] : []);
   for (const r of items) {
-    const need = scalarString(y, r);
+    const need = y.scalarString(r);
     if (!need) continue;
     const ref = jobKey(ctx, j.alias);
     ctx.sink.add(
-      nodeLines(y, r) ?? nodeLines(y, j.node) ?? { start: 1, end: 1 },
+      y.nodeLines(r) ?? y.nodeLines(j.node) ?? { start: 1, end: 1 },
       'job-depends-on',
       ref,
       'depends_on',

@@ -8,33 +8,8 @@ import type { AnalyzerOutput, SourceFile } from '../evidence';
 import type { Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { stem } from '../shared/paths';
-import {
-  asMap,
-  asSeq,
-  entries,
-  entry,
-  entryLines,
-  get,
-  getString,
-  nodeLines,
-  pairSource,
-  scalarString,
-  stringList,
-  toJs,
-  type Entry,
-  type YamlFile,
-} from '../shared/yaml';
-import {
-  Sink,
-  emitEnvironmentDeploy,
-  emitOp,
-  githubSecretRefs,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-  type LocatedOp,
-} from './common';
+import { type Entry, type YamlFile } from '../shared/yaml';
+import { Sink, githubSecretRefs, pathKey, scriptOps, type JobRef, type LocatedOp } from './common';
 import { isCompositeAction, readCompositeAction } from './github-composite';
 import { actionOps, parseUses, pinPhrase } from './github-steps';
 
@@ -55,15 +30,15 @@ export interface Trigger {
 }
 
 function readTriggers(y: YamlFile, node: unknown): Trigger[] {
-  const single = scalarString(y, node);
+  const single = y.scalarString(node);
   if (single !== undefined) return [{ event: single }];
-  const seq = asSeq(y, node);
-  if (seq) return stringList(y, seq).map((event) => ({ event }));
-  return entries(y, asMap(y, node)).map((e) => {
-    const m = asMap(y, e.value);
+  const seq = y.asSeq(node);
+  if (seq) return y.stringList(seq).map((event) => ({ event }));
+  return y.entries(y.asMap(node)).map((e) => {
+    const m = y.asMap(e.value);
     const list = (k: string): string[] | undefined => {
-      const v = get(y, m, k);
-      return v ? stringList(y, v) : undefined;
+      const v = y.get(m, k);
+      return v ? y.stringList(v) : undefined;
     };
     const t: Trigger = { event: e.key };
     const fields: [keyof Trigger, string][] = [
@@ -79,21 +54,21 @@ function readTriggers(y: YamlFile, node: unknown): Trigger[] {
       if (v) (t as unknown as Record<string, string[]>)[field] = v;
     }
     if (e.key === 'schedule') {
-      t.crons = (asSeq(y, e.value)?.items ?? []).flatMap((i) =>
-        stringList(y, get(y, asMap(y, i), 'cron')),
+      t.crons = (y.asSeq(e.value)?.items ?? []).flatMap((i) =>
+        y.stringList(y.get(y.asMap(i), 'cron')),
       );
     }
-    const inputs = asMap(y, get(y, m, 'inputs'));
-    if (inputs) t.inputs = entries(y, inputs).map((i) => i.key);
+    const inputs = y.asMap(y.get(m, 'inputs'));
+    if (inputs) t.inputs = y.entries(inputs).map((i) => i.key);
     return t;
   });
 }
 
 /** `read-all`/`write-all` as written, a map as an object, `{}` for none. */
 function readPermissions(y: YamlFile, node: unknown): unknown {
-  const s = scalarString(y, node);
+  const s = y.scalarString(node);
   if (s !== undefined) return s;
-  const js = toJs(y, node);
+  const js = y.toJs(node);
   return js && typeof js === 'object' ? js : {};
 }
 
@@ -112,13 +87,13 @@ export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
   if (isCompositeAction(file.path)) return readCompositeAction(file, sink, y, root, readStep);
   const wf = stem(file.path);
   const pipeline = { key: pathKey('pipeline', PROVIDER, wf), label: `workflow ${wf}` };
-  const on = entry(y, root, 'on') ?? entry(y, root, 'true');
+  const on = y.entry(root, 'on') ?? y.entry(root, 'true');
   const triggers = readTriggers(y, on?.value ?? null);
   const events = triggers.map((t) => t.event);
   const risky = events.filter((e) => RISKY_TRIGGERS.has(e));
-  const permEntry = entry(y, root, 'permissions');
+  const permEntry = y.entry(root, 'permissions');
   const permissions = permEntry ? readPermissions(y, permEntry.value) : 'default';
-  const rootLines = nodeLines(y, root) ?? { start: 1, end: 1 };
+  const rootLines = y.nodeLines(root) ?? { start: 1, end: 1 };
   const permText = permEntry
     ? `top-level permissions ${describePermissions(permissions)}`
     : 'no top-level permissions (the repository default applies, which may be write-all)';
@@ -130,18 +105,18 @@ export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
     null,
     `GitHub Actions workflow ${wf} runs on ${events.join(', ') || 'no trigger'} with ${permText}`,
     {
-      name: getString(y, root, 'name') ?? wf,
+      name: y.getString(root, 'name') ?? wf,
       triggers,
       events,
       risky_trigger: risky.length > 0,
       risky_triggers: risky,
       permissions,
       permissions_declared: permEntry !== undefined,
-      concurrency: toJs(y, get(y, root, 'concurrency')),
+      concurrency: y.toJs(y.get(root, 'concurrency')),
       secrets: githubSecretRefs(file.text),
     },
   );
-  const vars = readEnv(sink, y, get(y, root, 'env'), pipeline, 'workflow env');
+  const vars = sink.readEnv(y, y.get(root, 'env'), pipeline, 'workflow env');
   const workflow: WorkflowContext = {
     y,
     sink,
@@ -151,7 +126,7 @@ export function analyzeGithubWorkflow(file: SourceFile): AnalyzerOutput {
     permissionsDeclared: !!permEntry,
     vars,
   };
-  for (const e of entries(y, asMap(y, get(y, root, 'jobs')))) readJob(workflow, e);
+  for (const e of y.entries(y.asMap(y.get(root, 'jobs')))) readJob(workflow, e);
   return sink.output();
 }
 
@@ -171,23 +146,23 @@ function jobKey(w: WorkflowContext, id: string): string {
 
 function readJob(w: WorkflowContext, e: Entry): void {
   const { y, sink } = w;
-  const job = asMap(y, e.value);
+  const job = y.asMap(e.value);
   if (!job) return;
   const id = e.key;
-  const envNode = get(y, job, 'environment');
-  const envMap = asMap(y, envNode);
-  const environment = scalarString(y, envNode) ?? getString(y, envMap, 'name') ?? null;
-  const envUrl = getString(y, envMap, 'url') ?? null;
+  const envNode = y.get(job, 'environment');
+  const envMap = y.asMap(envNode);
+  const environment = y.scalarString(envNode) ?? y.getString(envMap, 'name') ?? null;
+  const envUrl = y.getString(envMap, 'url') ?? null;
   const ref: JobRef = { key: jobKey(w, id), label: `job ${id} in workflow ${w.wf}`, environment };
-  const permEntry = entry(y, job, 'permissions');
+  const permEntry = y.entry(job, 'permissions');
   const permissions = permEntry ? readPermissions(y, permEntry.value) : w.permissions;
   const permissionsSource = permEntry ? 'job' : w.permissionsDeclared ? 'workflow' : 'default';
-  const needsEntry = entry(y, job, 'needs');
-  const needs = stringList(y, needsEntry?.value);
-  const runsOn = toJs(y, get(y, job, 'runs-on'));
-  const services = entries(y, asMap(y, get(y, job, 'services')));
-  const strategy = asMap(y, get(y, job, 'strategy'));
-  const uses = getString(y, job, 'uses');
+  const needsEntry = y.entry(job, 'needs');
+  const needs = y.stringList(needsEntry?.value);
+  const runsOn = y.toJs(y.get(job, 'runs-on'));
+  const services = y.entries(y.asMap(y.get(job, 'services')));
+  const strategy = y.asMap(y.get(job, 'strategy'));
+  const uses = y.getString(job, 'uses');
   const runsOnText =
     typeof runsOn === 'string'
       ? runsOn
@@ -196,60 +171,58 @@ function readJob(w: WorkflowContext, e: Entry): void {
         : uses
           ? `reusable workflow ${uses}`
           : 'an unspecified runner';
-  sink.add(
-    entryLines(y, e),
-    'job-declared',
-    ref.key,
-    'part_of',
+  sink.jobDeclared(
+    y.entryLines(e),
+    ref,
     w.pipelineKey,
     `${ref.label} runs on ${runsOnText}${environment ? ` in environment ${environment}` : ''} with permissions ${describePermissions(permissions)} (${permissionsSource === 'job' ? 'job-level' : permissionsSource === 'workflow' ? 'inherited from the workflow' : 'repository default'})`,
     {
-      name: getString(y, job, 'name') ?? id,
+      name: y.getString(job, 'name') ?? id,
       runs_on: runsOn,
       environment: environment ? { name: environment, url: envUrl } : null,
       permissions,
       permissions_source: permissionsSource,
       needs,
-      if: getString(y, job, 'if') ?? null,
+      if: y.getString(job, 'if') ?? null,
       services: services.map((s) => ({ name: s.key, image: serviceImage(y, s.value) ?? null })),
-      container: serviceImage(y, get(y, job, 'container')) ?? null,
-      matrix: get(y, strategy, 'matrix') !== null,
+      container: serviceImage(y, y.get(job, 'container')) ?? null,
+      matrix: y.get(strategy, 'matrix') !== null,
       uses: uses ?? null,
-      secrets: githubSecretRefs(pairSource(y, e.pair)),
-      secrets_inherit: getString(y, job, 'secrets') === 'inherit',
+      secrets: githubSecretRefs(y.pairSource(e.pair)),
+      secrets_inherit: y.getString(job, 'secrets') === 'inherit',
     },
   );
   readNeeds(w, ref, needsEntry);
   for (const s of services) containerImage(w, ref, s, 'service');
-  const container = entry(y, job, 'container');
+  const container = y.entry(job, 'container');
   if (container) containerImage(w, ref, container, 'container');
-  const vars = { ...w.vars, ...readEnv(sink, y, get(y, job, 'env'), ref, 'job env') };
+  const vars = { ...w.vars, ...sink.readEnv(y, y.get(job, 'env'), ref, 'job env') };
   if (uses)
-    useEvidence(w, ref, { uses, lines: entryLines(y, entry(y, job, 'uses') ?? e), step: null });
+    useEvidence(w, ref, { uses, lines: y.entryLines(y.entry(job, 'uses') ?? e), step: null });
   let deployed = false;
-  const steps = asSeq(y, get(y, job, 'steps'))?.items ?? [];
+  const steps = y.asSeq(y.get(job, 'steps'))?.items ?? [];
   steps.forEach((item, i) => {
-    deployed = readStep(w, ref, asMap(y, item), i, vars) || deployed;
+    deployed = readStep(w, ref, y.asMap(item), i, vars) || deployed;
   });
-  const envEntry = entry(y, job, 'environment');
+  const envEntry = y.entry(job, 'environment');
   if (!deployed && envEntry)
-    emitEnvironmentDeploy(sink, ref, entryLines(y, envEntry), { url: envUrl });
+    sink.emitEnvironmentDeploy(ref, y.entryLines(envEntry), { url: envUrl });
 }
 
 function serviceImage(y: YamlFile, node: unknown): string | undefined {
-  return scalarString(y, node) ?? getString(y, asMap(y, node), 'image');
+  return y.scalarString(node) ?? y.getString(y.asMap(node), 'image');
 }
 
 function readNeeds(w: WorkflowContext, ref: JobRef, needsEntry: Entry | undefined): void {
   if (!needsEntry) return;
   const { y } = w;
-  const items = asSeq(y, needsEntry.value)?.items ?? [needsEntry.value];
+  const items = y.asSeq(needsEntry.value)?.items ?? [needsEntry.value];
   for (const item of items) {
-    const need = scalarString(y, item);
+    const need = y.scalarString(item);
     if (!need) continue;
     const lines =
-      (items.length > 1 || asSeq(y, needsEntry.value) ? nodeLines(y, item) : null) ??
-      entryLines(y, needsEntry);
+      (items.length > 1 || y.asSeq(needsEntry.value) ? y.nodeLines(item) : null) ??
+      y.entryLines(needsEntry);
     w.sink.add(
       lines,
       'job-depends-on',
@@ -274,7 +247,7 @@ function containerImage(
   if (!img) return;
   const what = role === 'service' ? `service container ${e.key}` : 'its steps in container';
   w.sink.add(
-    entryLines(y, e),
+    y.entryLines(e),
     'image-reference',
     ref.key,
     'uses_image',
@@ -286,8 +259,8 @@ function containerImage(
       ...imageAttributes(img),
     },
   );
-  const env = get(y, asMap(y, e.value), 'env');
-  readEnv(w.sink, y, env, ref, `${role} env`);
+  const env = y.get(y.asMap(e.value), 'env');
+  w.sink.readEnv(y, env, ref, `${role} env`);
 }
 
 function useEvidence(
@@ -328,13 +301,13 @@ function actionInputImage(
   withMap: YAMLMap | null,
   step: string,
 ): void {
-  const e = entry(w.y, withMap, 'image');
-  const raw = e ? scalarString(w.y, e.value) : null;
+  const e = w.y.entry(withMap, 'image');
+  const raw = e ? w.y.scalarString(e.value) : null;
   if (!e || !raw || raw.includes('${{')) return;
   const img = parseImageRef(raw.trim());
   if (!img) return;
   w.sink.add(
-    entryLines(w.y, e),
+    w.y.entryLines(e),
     'image-reference',
     ref.key,
     'uses_image',
@@ -354,13 +327,13 @@ export function readStep(
 ): boolean {
   const { y, sink } = w;
   if (!step) return false;
-  const label = getString(y, step, 'name') ?? getString(y, step, 'id') ?? String(i + 1);
-  const stepLines = nodeLines(y, step) ?? { start: 1, end: 1 };
-  const vars = { ...jobVars, ...readEnv(sink, y, get(y, step, 'env'), ref, 'step env') };
-  const withMap = asMap(y, get(y, step, 'with'));
-  readEnv(sink, y, withMap, ref, 'step input');
+  const label = y.getString(step, 'name') ?? y.getString(step, 'id') ?? String(i + 1);
+  const stepLines = y.nodeLines(step) ?? { start: 1, end: 1 };
+  const vars = { ...jobVars, ...sink.readEnv(y, y.get(step, 'env'), ref, 'step env') };
+  const withMap = y.asMap(y.get(step, 'with'));
+  sink.readEnv(y, withMap, ref, 'step input');
   let deployed = false;
-  const uses = getString(y, step, 'uses');
+  const uses = y.getString(step, 'uses');
   if (uses) {
     const u = useEvidence(w, ref, { uses, lines: stepLines, step: label });
     actionInputImage(w, ref, withMap, label);
@@ -368,11 +341,11 @@ export function readStep(
       const located: LocatedOp = { ...op, line: 0, line_count: 1, lines: stepLines };
       const job =
         op.environment && !ref.environment ? { ...ref, environment: op.environment } : ref;
-      deployed = emitOp(sink, job, located, { step: label }) || deployed;
+      deployed = sink.emitOp(job, located, { step: label }) || deployed;
     }
   }
-  const run = get(y, step, 'run');
+  const run = y.get(step, 'run');
   for (const op of scriptOps(y, run, vars))
-    deployed = emitOp(sink, ref, op, { step: label }) || deployed;
+    deployed = sink.emitOp(ref, op, { step: label }) || deployed;
   return deployed;
 }

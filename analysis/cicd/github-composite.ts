@@ -7,8 +7,8 @@
 import type { YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
 import { basename, dirname } from '../shared/paths';
-import { asMap, asSeq, get, getString, type YamlFile } from '../shared/yaml';
-import { pathKey, readEnv, type JobRef, type Sink } from './common';
+import { type YamlFile } from '../shared/yaml';
+import { pathKey, type JobRef, type Sink } from './common';
 import type { WorkflowContext } from './github-actions';
 
 const PROVIDER = 'github-actions';
@@ -33,8 +33,8 @@ export function readCompositeAction(
   root: YAMLMap,
   readStep: StepReader,
 ): AnalyzerOutput {
-  const runs = asMap(y, get(y, root, 'runs'));
-  if (getString(y, runs, 'using') !== 'composite') return sink.output();
+  const runs = y.asMap(y.get(root, 'runs'));
+  if (y.getString(runs, 'using') !== 'composite') return sink.output();
   const name = basename(dirname(file.path)) || 'action';
   const ref: JobRef = {
     key: pathKey('job', PROVIDER, 'actions', name),
@@ -47,9 +47,9 @@ export function readCompositeAction(
     pipelineKey: pathKey('pipeline', PROVIDER, 'actions', name),
     permissions: null,
     permissionsDeclared: false,
-    vars: readEnv(sink, y, get(y, runs, 'env'), ref, 'action env'),
+    vars: sink.readEnv(y, y.get(runs, 'env'), ref, 'action env'),
   };
-  const steps = asSeq(y, get(y, runs, 'steps'))?.items ?? [];
-  steps.forEach((item, i) => readStep(w, ref, asMap(y, item), i, w.vars));
+  const steps = y.asSeq(y.get(runs, 'steps'))?.items ?? [];
+  steps.forEach((item, i) => readStep(w, ref, y.asMap(item), i, w.vars));
   return sink.output();
 }

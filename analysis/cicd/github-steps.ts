@@ -6,7 +6,7 @@ import type { YAMLMap } from 'yaml';
 import { imageKey, parseImageRef } from '../shared/images';
 import { stem } from '../shared/paths';
 import { isDynamic } from '../shared/variables';
-import { entries, scalarString, stringList, type YamlFile } from '../shared/yaml';
+import { type YamlFile } from '../shared/yaml';
 import { pathKey } from './common';
 import type { Op } from './shell';
 import { substitute } from './shell';
@@ -102,8 +102,8 @@ function inputs(
   vars: Readonly<Record<string, string>>,
 ): Map<string, string> {
   const out = new Map<string, string>();
-  for (const e of entries(y, withMap)) {
-    const v = scalarString(y, e.value) ?? stringList(y, e.value).join('\n');
+  for (const e of y.entries(withMap)) {
+    const v = y.scalarString(e.value) ?? y.stringList(e.value).join('\n');
     out.set(e.key.toLowerCase(), substitute(v, vars));
   }
   return out;

@@ -7,32 +7,8 @@ import picomatch from 'picomatch';
 import { isSeq, type Node, type YAMLMap } from 'yaml';
 import type { AnalyzerOutput, SourceFile } from '../evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import {
-  asMap,
-  asSeq,
-  deref,
-  entries,
-  entryLines,
-  get,
-  getString,
-  nodeLines,
-  parseYamlMapping,
-  scalarString,
-  stringList,
-  toJs,
-  type Entry,
-  type YamlFile,
-} from '../shared/yaml';
-import {
-  Sink,
-  emitEnvironmentDeploy,
-  emitOp,
-  pathKey,
-  readEnv,
-  scriptOps,
-  type JobRef,
-  pipelineName,
-} from './common';
+import { parseYamlMapping, type Entry, type YamlFile } from '../shared/yaml';
+import { Sink, pathKey, scriptOps, type JobRef, pipelineName } from './common';
 
 const PROVIDER = 'gitlab-ci';
 const GLOBAL_KEYS = new Set([
@@ -92,23 +68,23 @@ export function analyzeGitlabCi(
 
   const defs = new Map<string, Def>();
   for (const src of sources) {
-    for (const e of entries(src.y, src.root)) {
-      const map = asMap(src.y, e.value);
+    for (const e of src.y.entries(src.root)) {
+      const map = src.y.asMap(e.value);
       if (map && !GLOBAL_KEYS.has(e.key)) defs.set(e.key, { src, entry: e, map });
     }
   }
   const globals = globalEntries(sources);
   const stagesEntry = globals.get('stages');
   const stages = stagesEntry
-    ? stringList(stagesEntry.src.y, stagesEntry.entry.value)
+    ? stagesEntry.src.y.stringList(stagesEntry.entry.value)
     : DEFAULT_STAGES;
   const vars = globals.get('variables');
   const globalVars = vars
-    ? readEnv(vars.src.sink, vars.src.y, vars.entry.value, pipeline, 'global variables')
+    ? vars.src.sink.readEnv(vars.src.y, vars.entry.value, pipeline, 'global variables')
     : {};
   const workflowRules = globals.get('workflow');
   rootSink.add(
-    nodeLines(main.y, main.root) ?? { start: 1, end: 1 },
+    main.y.nodeLines(main.root) ?? { start: 1, end: 1 },
     'pipeline-declared',
     pipeline.key,
     null,
@@ -121,11 +97,7 @@ export function analyzeGitlabCi(
       workflow_rules: workflowRules
         ? rulesSummary(
             workflowRules.src.y,
-            get(
-              workflowRules.src.y,
-              asMap(workflowRules.src.y, workflowRules.entry.value),
-              'rules',
-            ),
+            workflowRules.src.y.get(workflowRules.src.y.asMap(workflowRules.entry.value), 'rules'),
           )
         : null,
       includes: unresolved.map((u) => u.location),
@@ -163,13 +135,13 @@ function readIncludes(
   seen: Set<string>,
 ): IncludeInfo[] {
   const { y } = src;
-  const node = get(y, src.root, 'include');
-  const items = asSeq(y, node)?.items ?? (node ? [node] : []);
+  const node = y.get(src.root, 'include');
+  const items = y.asSeq(node)?.items ?? (node ? [node] : []);
   const infos: IncludeInfo[] = [];
   for (const item of items) {
-    const lines = nodeLines(y, deref(y, item)) ?? { start: 1, end: 1 };
-    const m = asMap(y, item);
-    const str = scalarString(y, item);
+    const lines = y.nodeLines(y.deref(item)) ?? { start: 1, end: 1 };
+    const m = y.asMap(item);
+    const str = y.scalarString(item);
     let type: string;
     let location: string;
     if (str !== undefined) {
@@ -177,13 +149,12 @@ function readIncludes(
       location = str;
     } else if (m) {
       type =
-        ['local', 'remote', 'template', 'project', 'component'].find(
-          (k) => get(y, m, k) !== null,
-        ) ?? 'unknown';
+        ['local', 'remote', 'template', 'project', 'component'].find((k) => y.get(m, k) !== null) ??
+        'unknown';
       location =
         type === 'project'
-          ? `${getString(y, m, 'project') ?? ''}:${stringList(y, get(y, m, 'file')).join(',')}`
-          : (getString(y, m, type) ?? '');
+          ? `${y.getString(m, 'project') ?? ''}:${y.stringList(y.get(m, 'file')).join(',')}`
+          : (y.getString(m, type) ?? '');
     } else continue;
     let resolved = false;
     if (type === 'local') {
@@ -217,7 +188,7 @@ function readIncludes(
       {
         include_type: type,
         location,
-        ref: getString(y, m, 'ref') ?? null,
+        ref: y.getString(m, 'ref') ?? null,
         resolved,
       },
     );
@@ -237,7 +208,7 @@ function readIncludes(
 function globalEntries(sources: Source[]): Map<string, Located> {
   const out = new Map<string, Located>();
   for (const src of sources) {
-    for (const e of entries(src.y, src.root))
+    for (const e of src.y.entries(src.root))
       if (GLOBAL_KEYS.has(e.key)) out.set(e.key, { src, entry: e, from: '(global)' });
   }
   return out;
@@ -264,12 +235,12 @@ function resolveJob(
   if (!def || seen.has(name)) return out;
   seen.add(name);
   const { y } = def.src;
-  for (const parent of stringList(y, get(y, def.map, 'extends'))) {
+  for (const parent of y.stringList(y.get(def.map, 'extends'))) {
     if (!ctx.defs.has(parent)) missing.push(parent);
     for (const [k, v] of resolveJob(ctx, parent, seen, missing))
       if (k !== 'variables') out.set(k, v);
   }
-  for (const e of entries(y, def.map)) out.set(e.key, { src: def.src, entry: e, from: name });
+  for (const e of y.entries(def.map)) out.set(e.key, { src: def.src, entry: e, from: name });
   return out;
 }
 
@@ -279,29 +250,29 @@ function variableChain(ctx: PipelineContext, name: string, seen = new Set<string
   if (!def || seen.has(name)) return [];
   seen.add(name);
   const { y } = def.src;
-  const parents = stringList(y, get(y, def.map, 'extends')).flatMap((p) =>
-    variableChain(ctx, p, seen),
-  );
-  const own = entries(y, def.map).find((e) => e.key === 'variables');
+  const parents = y
+    .stringList(y.get(def.map, 'extends'))
+    .flatMap((p) => variableChain(ctx, p, seen));
+  const own = y.entries(def.map).find((e) => e.key === 'variables');
   return own ? [...parents, { src: def.src, entry: own, from: name }] : parents;
 }
 
 function rulesSummary(y: YamlFile, node: unknown): unknown[] | null {
-  const seq = asSeq(y, node);
+  const seq = y.asSeq(node);
   if (!seq) return null;
   return seq.items.map((r) => {
-    const m = asMap(y, r);
+    const m = y.asMap(r);
     const out: Record<string, unknown> = {};
     for (const k of ['if', 'when', 'changes', 'exists']) {
-      const v = get(y, m, k);
-      if (v) out[k] = k === 'if' || k === 'when' ? scalarString(y, v) : stringList(y, v);
+      const v = y.get(m, k);
+      if (v) out[k] = k === 'if' || k === 'when' ? y.scalarString(v) : y.stringList(v);
     }
     return out;
   });
 }
 
 function imageOf(y: YamlFile, node: unknown): string | undefined {
-  return scalarString(y, node) ?? getString(y, asMap(y, node), 'name');
+  return y.scalarString(node) ?? y.getString(y.asMap(node), 'name');
 }
 
 function readJob(ctx: PipelineContext, name: string, def: Def): void {
@@ -320,7 +291,7 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
     if (own) return own;
     const dflt = ctx.globals.get('default');
     const fromDefault = dflt
-      ? entries(dflt.src.y, asMap(dflt.src.y, dflt.entry.value)).find((e) => e.key === k)
+      ? dflt.src.y.entries(dflt.src.y.asMap(dflt.entry.value)).find((e) => e.key === k)
       : undefined;
     if (fromDefault && dflt) return { src: dflt.src, entry: fromDefault, from: 'default' };
     return ctx.globals.get(k);
@@ -328,24 +299,24 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
   const value = (l: Located | undefined): Node | null => l?.entry.value ?? null;
   const str = (k: string): string | undefined => {
     const l = keys.get(k);
-    return l ? scalarString(l.src.y, l.entry.value) : undefined;
+    return l ? l.src.y.scalarString(l.entry.value) : undefined;
   };
   const imageLoc = withDefault('image');
   const image = imageLoc ? imageOf(imageLoc.src.y, imageLoc.entry.value) : undefined;
   const envLoc = keys.get('environment');
-  const envMap = envLoc ? asMap(envLoc.src.y, envLoc.entry.value) : null;
+  const envMap = envLoc ? envLoc.src.y.asMap(envLoc.entry.value) : null;
   const environment = envLoc
-    ? (scalarString(envLoc.src.y, envLoc.entry.value) ?? getString(envLoc.src.y, envMap, 'name'))
+    ? (envLoc.src.y.scalarString(envLoc.entry.value) ?? envLoc.src.y.getString(envMap, 'name'))
     : undefined;
-  const envAction = envLoc ? (getString(envLoc.src.y, envMap, 'action') ?? 'start') : null;
+  const envAction = envLoc ? (envLoc.src.y.getString(envMap, 'action') ?? 'start') : null;
   const servicesLoc = withDefault('services');
   const serviceItems = servicesLoc
-    ? (asSeq(servicesLoc.src.y, servicesLoc.entry.value)?.items ?? [])
+    ? (servicesLoc.src.y.asSeq(servicesLoc.entry.value)?.items ?? [])
     : [];
   const needsLoc = keys.get('needs');
-  const needItems = needsLoc ? (asSeq(needsLoc.src.y, needsLoc.entry.value)?.items ?? []) : [];
+  const needItems = needsLoc ? (needsLoc.src.y.asSeq(needsLoc.entry.value)?.items ?? []) : [];
   const needName = (l: Located, n: unknown): string | undefined =>
-    scalarString(l.src.y, n) ?? getString(l.src.y, asMap(l.src.y, n), 'job');
+    l.src.y.scalarString(n) ?? l.src.y.getString(l.src.y.asMap(n), 'job');
   const stage = str('stage') ?? 'test';
   const inherited = [...new Set([...keys.values()].map((l) => l.from).filter((f) => f !== name))];
   const ref: JobRef = {
@@ -355,13 +326,11 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
   };
   const js = (k: string): unknown => {
     const l = keys.get(k);
-    return l ? toJs(l.src.y, l.entry.value) : null;
+    return l ? l.src.y.toJs(l.entry.value) : null;
   };
-  sink.add(
-    entryLines(y, def.entry),
-    'job-declared',
-    ref.key,
-    'part_of',
+  sink.jobDeclared(
+    y.entryLines(def.entry),
+    ref,
     ctx.pipelineKey,
     `${ref.label} runs in stage ${stage}${image ? ` with image ${image}` : ''}${environment ? ` for environment ${environment}` : ''}`,
     {
@@ -370,12 +339,12 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
       image_from: imageLoc?.from ?? null,
       services: serviceItems.map((s) => imageOf(servicesLoc?.src.y ?? y, s) ?? null),
       needs: needsLoc ? needItems.map((n) => needName(needsLoc, n) ?? null) : null,
-      extends: stringList(y, get(y, def.map, 'extends')),
+      extends: y.stringList(y.get(def.map, 'extends')),
       inherited_from: inherited,
       environment: environment
         ? {
             name: environment,
-            url: envLoc ? (getString(envLoc.src.y, envMap, 'url') ?? null) : null,
+            url: envLoc ? (envLoc.src.y.getString(envMap, 'url') ?? null) : null,
             action: envAction,
           }
         : null,
@@ -395,8 +364,8 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
       const need = needName(needsLoc, n);
       if (!need) continue;
       needsLoc.src.sink.add(
-        nodeLines(needsLoc.src.y, deref(needsLoc.src.y, n)) ??
-          entryLines(needsLoc.src.y, needsLoc.entry),
+        needsLoc.src.y.nodeLines(needsLoc.src.y.deref(n)) ??
+          needsLoc.src.y.entryLines(needsLoc.entry),
         'job-depends-on',
         ref.key,
         'depends_on',
@@ -413,7 +382,7 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
   }
   let vars = { ...ctx.globalVars };
   for (const l of variableChain(ctx, name))
-    vars = { ...vars, ...readEnv(l.src.sink, l.src.y, l.entry.value, ref, 'job variables') };
+    vars = { ...vars, ...l.src.sink.readEnv(l.src.y, l.entry.value, ref, 'job variables') };
   let deployed = false;
   for (const k of ['before_script', 'script', 'after_script']) {
     const loc = withDefault(k);
@@ -421,7 +390,7 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
     for (const item of scriptItems(ctx, loc.src, loc.entry.value, 0)) {
       for (const op of scriptOps(item.src.y, item.node, vars)) {
         deployed =
-          emitOp(item.src.sink, ref, op, {
+          item.src.sink.emitOp(ref, op, {
             script: k,
             ...(loc.from !== name ? { inherited_from: loc.from } : {}),
           }) || deployed;
@@ -429,8 +398,8 @@ function readJob(ctx: PipelineContext, name: string, def: Def): void {
     }
   }
   if (!deployed && envLoc && environment && !NOT_DEPLOYING.has(envAction ?? '')) {
-    emitEnvironmentDeploy(envLoc.src.sink, ref, entryLines(envLoc.src.y, envLoc.entry), {
-      url: getString(envLoc.src.y, envMap, 'url') ?? null,
+    envLoc.src.sink.emitEnvironmentDeploy(ref, envLoc.src.y.entryLines(envLoc.entry), {
+      url: envLoc.src.y.getString(envMap, 'url') ?? null,
     });
   }
 }
@@ -447,8 +416,8 @@ function imageEvidence(
   if (!img) return;
   const { y, sink } = loc.src;
   const lines = isEntry(node)
-    ? entryLines(y, node)
-    : (nodeLines(y, deref(y, node)) ?? entryLines(y, loc.entry));
+    ? y.entryLines(node)
+    : (y.nodeLines(y.deref(node)) ?? y.entryLines(loc.entry));
   const what = role === 'job' ? `runs in image ${img.raw}` : `starts service ${img.raw}`;
   sink.add(lines, 'image-reference', ref.key, 'uses_image', imageKey(img), `${ref.label} ${what}`, {
     role,
@@ -468,16 +437,16 @@ function scriptItems(
   node: unknown,
   depth: number,
 ): { src: Source; node: Node }[] {
-  const n = deref(src.y, node);
+  const n = src.y.deref(node);
   if (!n || depth > 5) return [];
   if (isSeq(n) && n.tag === '!reference') {
-    const [job, ...path] = stringList(src.y, n);
+    const [job, ...path] = src.y.stringList(n);
     const def = job ? ctx.defs.get(job) : undefined;
     if (!def) return [];
     let target: Node | null = def.map;
-    for (const k of path) target = get(def.src.y, asMap(def.src.y, target), k);
+    for (const k of path) target = def.src.y.get(def.src.y.asMap(target), k);
     return scriptItems(ctx, def.src, target, depth + 1);
   }
   if (isSeq(n)) return n.items.flatMap((i) => scriptItems(ctx, src, i, depth + 1));
-  return scalarString(src.y, n) !== undefined ? [{ src, node: n }] : [];
+  return src.y.scalarString(n) !== undefined ? [{ src, node: n }] : [];
 }

@@ -6,15 +6,7 @@
  */
 import type { AnalyzerOutput, SourceFile } from '../evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import {
-  Sink,
-  emitOp,
-  pathKey,
-  type JobRef,
-  type LocatedOp,
-  pipelineName,
-  keepVariable,
-} from './common';
+import { Sink, pathKey, type JobRef, type LocatedOp, pipelineName } from './common';
 
 import { parseUses, pinPhrase } from './github-steps';
 import { scanScript } from './commands';
@@ -207,11 +199,9 @@ export function analyzeJenkinsfile(file: SourceFile): AnalyzerOutput {
     const body = text.slice(s.open, s.end);
     const stageAgent = dockerAgent(body);
     const when = findBlocks(text, /\bwhen\s*\{/, s.open, s.end).find((b) => own(b.start));
-    sink.add(
+    sink.jobDeclared(
       span(s),
-      'job-declared',
-      ref.key,
-      'part_of',
+      ref,
       pipelineKey,
       `${ref.label}${stageAgent ? ` runs in ${stageAgent.image}` : ''}`,
       {
@@ -239,7 +229,7 @@ export function analyzeJenkinsfile(file: SourceFile): AnalyzerOutput {
       ),
     };
     for (const op of stageOps(file.text, text, s, stageVars, lineOf))
-      if (own(op.offset)) emitOp(sink, ref, op);
+      if (own(op.offset)) sink.emitOp(ref, op);
   }
   return sink.output();
 }
@@ -318,7 +308,7 @@ function literalSecrets(
   const out: Record<string, string> = {};
   for (const v of vars) {
     const line = lineOf(v.offset);
-    keepVariable(sink, owner, out, {
+    sink.keepVariable(owner, out, {
       name: v.name,
       value: v.value ?? undefined,
       lines: { start: line, end: line },

@@ -2,6 +2,7 @@
  * Helpers shared by the cloud analyzers: datastore and broker images, credentials in values,
  * and the reading of environment values that point at other services.
  */
+import { entityKey } from '../evidence';
 import type { ImageRef } from '../shared/images';
 import { isLocalHost, parseUrl } from '../shared/urls';
 
@@ -172,6 +173,32 @@ export function classifyDeclared(c: ContainerFacts): (ImageClass & { clue: strin
 
 // ---------------------------------------------------------------------------------------------
 // Credentials in values
+
+/**
+ * What a workload running a datastore or broker image declares: the store, named after the
+ * workload (`runner` says who runs it; `clue` how the engine was told when not by the image).
+ */
+export function storeDeclared(
+  cls: ImageClass,
+  clue: string | null | undefined,
+  image: ImageRef,
+  serviceKey: string,
+  runner: string,
+  name: string,
+): { kind: string; subject: string; summary: string; attributes: Record<string, unknown> } {
+  return {
+    kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
+    subject: entityKey(cls.kind, name),
+    summary: `${runner} runs a ${cls.engine} ${cls.kind}${clue ? ` (${clue})` : ''}`,
+    attributes: {
+      engine: cls.engine,
+      ...(clue ? { engine_clue: clue } : {}),
+      tag: image.tag,
+      service_key: serviceKey,
+      image: image.repo,
+    },
+  };
+}
 
 /** Hides credentials inside URLs and key=value connection strings. */
 export function redact(value: string): string {

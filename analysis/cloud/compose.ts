@@ -2,19 +2,20 @@
  * docker-compose files: services, their images, ports, volumes, dependencies, and the
  * environment values that point at other services or hold literal secrets.
  */
-import {
-  entityKey,
-  type AnalyzerGap,
-  type AnalyzerOutput,
-  type Evidence,
-  type SourceFile,
-} from '../evidence';
-import { type Span } from '../shared/evidence';
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
+import { entityKey } from '../evidence';
+import { related, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import type { PathItem } from '../shared/yaml';
-import { classifyDeclared, classifyImage, isServerSetting, singlePort } from './common';
+import {
+  classifyDeclared,
+  classifyImage,
+  isServerSetting,
+  singlePort,
+  storeDeclared,
+} from './common';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
@@ -59,12 +60,16 @@ export function analyzeCompose(
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
         evidence.push(
-          ...serviceEvidence(cf, name, svc, resolver, {
-            vars,
-            serviceNames,
-            files: byPath,
-            built,
-          }),
+          ...serviceEvidence(
+            { cf, name, svc },
+            {
+              resolver,
+              vars,
+              serviceNames,
+              files: byPath,
+              built,
+            },
+          ),
         );
     }
   }
@@ -143,7 +148,16 @@ function composeResolver(files: ComposeFile[]): HostResolver {
   };
 }
 
+/** One service of a compose file. */
+interface ComposeService {
+  cf: ComposeFile;
+  name: string;
+  svc: Record<string, unknown>;
+}
+
 interface ProjectContext {
+  /** Hosts resolved against the services of every compose file of the project. */
+  resolver: HostResolver;
   /** Variables of the project's `.env` file. */
   vars: Map<string, string>;
   /** Service names of every compose file of the project. */
@@ -154,13 +168,8 @@ interface ProjectContext {
   built: BuiltEngine;
 }
 
-function serviceEvidence(
-  cf: ComposeFile,
-  name: string,
-  svc: Record<string, unknown>,
-  resolver: HostResolver,
-  project: ProjectContext,
-): Evidence[] {
+function serviceEvidence(service: ComposeService, project: ProjectContext): Evidence[] {
+  const { cf, name, svc } = service;
   const subject = entityKey('service', name);
   // A value inherited through `extends` is cited where its base writes it.
   const inherits = cf.bases.has(name);
@@ -182,8 +191,7 @@ function serviceEvidence(
         subject,
         summary,
         attributes,
-        relationship: rel?.[0] ?? null,
-        object: rel?.[1] ?? null,
+        ...related(rel),
       }),
     );
 
@@ -262,23 +270,10 @@ function serviceEvidence(
       imageAttributes(image),
       ['uses_image', imageKey(image)],
     );
-    if (cls) {
-      const kind = cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared';
+    if (cls)
       out.push(
-        cite(...where(), {
-          kind,
-          subject: entityKey(cls.kind, name),
-          summary: `compose service ${name} runs a ${cls.engine} ${cls.kind}${clue ? ` (${clue})` : ''}`,
-          attributes: {
-            engine: cls.engine,
-            ...(clue ? { engine_clue: clue } : {}),
-            tag: image.tag,
-            service_key: subject,
-            image: image.repo,
-          },
-        }),
+        cite(...where(), storeDeclared(cls, clue, image, subject, `compose service ${name}`, name)),
       );
-    }
   }
 
   for (const [dep, path, attrs] of dependencies(svc)) {
@@ -342,7 +337,7 @@ function serviceEvidence(
 
   const ownEngine = image ? classifyImage(image)?.engine : undefined;
   for (const env of environment(svc.environment)) {
-    for (const r of environmentFindings(env, resolver, project)) {
+    for (const r of environmentFindings(env, project)) {
       // A database image's own server setting (`MARIADB_HOST: paperless`) is no call it makes.
       if (r.kind === 'env-reference' && ownEngine && isServerSetting(ownEngine, env.name)) continue;
       out.push(
@@ -357,7 +352,7 @@ function serviceEvidence(
       );
     }
   }
-  out.push(...envFileEvidence(cf, name, svc, resolver, project));
+  out.push(...envFileEvidence(service, project));
   return out;
 }
 
@@ -366,13 +361,8 @@ function serviceEvidence(
  * its variables reach the container like `environment:` ones, which win over them. The service
  * receives every variable of the file whether its code reads it or not (`received: 'bulk'`).
  */
-function envFileEvidence(
-  cf: ComposeFile,
-  name: string,
-  svc: Record<string, unknown>,
-  resolver: HostResolver,
-  project: ProjectContext,
-): Evidence[] {
+function envFileEvidence(service: ComposeService, project: ProjectContext): Evidence[] {
+  const { cf, name, svc } = service;
   const out: Evidence[] = [];
   const set = new Set(environment(svc.environment).map((e) => e.name));
   const list = typeof svc.env_file === 'string' ? [svc.env_file] : asArray(svc.env_file);
@@ -389,7 +379,7 @@ function envFileEvidence(
     );
     for (const [variable, value] of parseDotenv(file.text)) {
       if (set.has(variable)) continue;
-      for (const r of envReferences(variable, value, resolver, 'env_file')) {
+      for (const r of envReferences(variable, value, project.resolver, 'env_file')) {
         if (r.kind !== 'env-reference') continue;
         out.push(
           cite(cf.file, span, {
@@ -413,11 +403,8 @@ function envFileEvidence(
  * and for `- VAR` without a value, the .env file's VAR. A variable whose value stays unknown but
  * whose name names a service of the project (`KAFKA_SERVICE_ADDR` -> `kafka`) still points at it.
  */
-function environmentFindings(
-  env: EnvVar,
-  resolver: HostResolver,
-  project: ProjectContext,
-): EnvFinding[] {
+function environmentFindings(env: EnvVar, project: ProjectContext): EnvFinding[] {
+  const { resolver } = project;
   const written = envReferences(env.name, env.value, resolver);
   const raw = asString(env.value);
   const passed = raw === null && env.value === null ? (project.vars.get(env.name) ?? null) : null;

@@ -3,7 +3,7 @@
  * as, its healthcheck and ADDs of remote URLs.
  */
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
-import { evidence, type Span } from '../shared/evidence';
+import { evidence, related, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { basename, dirname } from '../shared/paths';
 import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
@@ -152,8 +152,7 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
         subject,
         summary,
         attributes,
-        relationship: rel?.[0] ?? null,
-        object: rel?.[1] ?? null,
+        ...related(rel),
       }),
     );
   const stageNames = new Set(all.map((s) => s.name?.toLowerCase()).filter(Boolean));

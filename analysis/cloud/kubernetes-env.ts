@@ -9,6 +9,12 @@ import type { PathItem } from '../shared/yaml';
 import { envReferences, type HostResolver } from './env';
 import { cite, type Cluster, type Obj, type Workload } from './kubernetes-cluster';
 
+/** The `valueFrom` references to one key of a secret or a config map. */
+const KEY_REFS = [
+  { via: 'secretKeyRef', kind: 'secret', relationship: 'reads_secret', phrase: 'secret' },
+  { via: 'configMapKeyRef', kind: 'config', relationship: 'reads_config', phrase: 'config map' },
+] as const;
+
 export function containerEnv(
   w: Workload,
   c: Obj,
@@ -82,41 +88,29 @@ export function containerEnv(
       }
       return;
     }
-    if (isRecord(from.secretKeyRef)) {
-      const secret = asString(from.secretKeyRef.name) ?? '';
-      const key = asString(from.secretKeyRef.key) ?? '';
-      refEvidence(
-        path,
-        'reads_secret',
-        entityKey('secret', secret),
-        `${label} reads ${name} from secret ${secret}`,
-        {
-          variable: name,
-          from: 'secretKeyRef',
-          secret,
-          key: asString(from.secretKeyRef.key),
-        },
-      );
-      const value = cluster.secretData(secret, w.namespace)?.[key];
-      resolved(path, name, value, 'secretKeyRef', { from: 'secretKeyRef', secret, key });
-    } else if (isRecord(from.configMapKeyRef)) {
-      const config = asString(from.configMapKeyRef.name) ?? '';
-      const key = asString(from.configMapKeyRef.key) ?? '';
-      refEvidence(
-        path,
-        'reads_config',
-        entityKey('config', config),
-        `${label} reads ${name} from config map ${config}`,
-        {
-          variable: name,
-          from: 'configMapKeyRef',
-          config,
-          key,
-        },
-      );
-      const value = cluster.configValue(config, key, w.namespace);
-      resolved(path, name, value, 'configMapKeyRef', { from: 'configMapKeyRef', config, key });
-    }
+    const ref = KEY_REFS.find((r) => isRecord(from[r.via]));
+    if (!ref) return;
+    const at = from[ref.via] as Record<string, unknown>;
+    const source = asString(at.name) ?? '';
+    const key = asString(at.key) ?? '';
+    refEvidence(
+      path,
+      ref.relationship,
+      entityKey(ref.kind, source),
+      `${label} reads ${name} from ${ref.phrase} ${source}`,
+      // A secret's key is cited as written (absent when it is).
+      {
+        variable: name,
+        from: ref.via,
+        [ref.kind]: source,
+        key: ref.kind === 'secret' ? asString(at.key) : key,
+      },
+    );
+    const value =
+      ref.kind === 'secret'
+        ? cluster.secretData(source, w.namespace)?.[key]
+        : cluster.configValue(source, key, w.namespace);
+    resolved(path, name, value, ref.via, { from: ref.via, [ref.kind]: source, key });
   });
   asArray(c.envFrom).forEach((e, j) => {
     if (!isRecord(e)) return;

@@ -6,7 +6,7 @@
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { asArray, asString, isRecord } from '../shared/values';
-import { classifyDeclared, classifyImage, singlePort } from './common';
+import { classifyDeclared, classifyImage, singlePort, storeDeclared } from './common';
 import type { BuiltEngine } from './built-images';
 import { daprComponentEvidence } from './dapr';
 import { containerEnv } from './kubernetes-env';
@@ -174,19 +174,11 @@ function workloadEvidence(w: Workload, cluster: Cluster, built: BuiltEngine): Ev
         const clue = cls === declared ? declared?.clue : cls === fromBuild ? fromBuild?.clue : null;
         if (cls) {
           classified = true;
+          const store = storeDeclared(cls, clue, image, subject, label, w.name);
           out.push(
             cite(w, [], {
-              kind: cls.kind === 'datastore' ? 'datastore-declared' : 'queue-declared',
-              subject: entityKey(cls.kind, w.name),
-              summary: `${label} runs a ${cls.engine} ${cls.kind}${clue ? ` (${clue})` : ''}`,
-              attributes: {
-                engine: cls.engine,
-                ...(clue ? { engine_clue: clue } : {}),
-                tag: image.tag,
-                service_key: subject,
-                image: image.repo,
-                workload_kind: w.kind,
-              },
+              ...store,
+              attributes: { ...store.attributes, workload_kind: w.kind },
             }),
           );
         }

@@ -2,13 +2,8 @@
  * kustomization.yaml: what an overlay assembles (resources, name prefix/suffix, namespace) and the
  * image overrides it applies; secretGenerator literals are reported without their values.
  */
-import {
-  entityKey,
-  type AnalyzerGap,
-  type AnalyzerOutput,
-  type Evidence,
-  type SourceFile,
-} from '../evidence';
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
+import { entityKey } from '../evidence';
 import { evidence } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname } from '../shared/paths';

@@ -14,13 +14,8 @@
  * defined variables are replaced, like the nginx image does; a target still holding a variable
  * names nothing.
  */
-import {
-  entityKey,
-  type AnalyzerGap,
-  type AnalyzerOutput,
-  type Evidence,
-  type SourceFile,
-} from '../evidence';
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
+import { entityKey } from '../evidence';
 import { evidence, type Span } from '../shared/evidence';
 import { parseImageRef } from '../shared/images';
 import { basename, dirname, isWithin, joinPath, normalizePath } from '../shared/paths';

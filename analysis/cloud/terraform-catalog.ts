@@ -104,28 +104,34 @@ export const CATALOG: Record<string, CatalogEntry> = {
   azurerm_kubernetes_cluster: { kind: 'cluster', engine: 'aks' },
 };
 
+/** Rules of a network's firewall, by the argument that names the network (or group) they belong to. */
+const NETWORK_RULES: Record<string, string> = {
+  aws_security_group_rule: 'security_group_id',
+  aws_vpc_security_group_ingress_rule: 'security_group_id',
+  azurerm_network_security_rule: 'network_security_group_name',
+};
+
+/** Security settings of a bucket or a service, by the argument that names it. */
+const SECURITY_SETTINGS: Record<string, string> = {
+  aws_s3_bucket_server_side_encryption_configuration: 'bucket',
+  aws_s3_bucket_versioning: 'bucket',
+  aws_s3_bucket_public_access_block: 'bucket',
+  aws_s3_bucket_acl: 'bucket',
+  google_cloud_run_service_iam_member: 'service',
+  google_cloud_run_service_iam_binding: 'service',
+  google_cloud_run_v2_service_iam_member: 'name',
+  google_cloud_run_v2_service_iam_binding: 'name',
+};
+
+const companions = (parents: Record<string, string>, evidenceKind: string) =>
+  Object.fromEntries(
+    Object.entries(parents).map(([type, parent]) => [type, { parent, evidenceKind }]),
+  );
+
 /** Resources that configure another one: their facts belong to the parent they reference. */
 export const COMPANIONS: Record<string, { parent: string; evidenceKind: string }> = {
-  aws_security_group_rule: { parent: 'security_group_id', evidenceKind: 'network-declared' },
-  aws_vpc_security_group_ingress_rule: {
-    parent: 'security_group_id',
-    evidenceKind: 'network-declared',
-  },
-  azurerm_network_security_rule: {
-    parent: 'network_security_group_name',
-    evidenceKind: 'network-declared',
-  },
-  aws_s3_bucket_server_side_encryption_configuration: {
-    parent: 'bucket',
-    evidenceKind: 'security-configured',
-  },
-  aws_s3_bucket_versioning: { parent: 'bucket', evidenceKind: 'security-configured' },
-  aws_s3_bucket_public_access_block: { parent: 'bucket', evidenceKind: 'security-configured' },
-  aws_s3_bucket_acl: { parent: 'bucket', evidenceKind: 'security-configured' },
-  google_cloud_run_service_iam_member: { parent: 'service', evidenceKind: 'security-configured' },
-  google_cloud_run_service_iam_binding: { parent: 'service', evidenceKind: 'security-configured' },
-  google_cloud_run_v2_service_iam_member: { parent: 'name', evidenceKind: 'security-configured' },
-  google_cloud_run_v2_service_iam_binding: { parent: 'name', evidenceKind: 'security-configured' },
+  ...companions(NETWORK_RULES, 'network-declared'),
+  ...companions(SECURITY_SETTINGS, 'security-configured'),
 };
 
 /**

@@ -4,13 +4,8 @@
  * between them (`${aws_db_instance.main.address}` in an ECS service).
  */
 import { parse } from '@cdktf/hcl2json';
-import {
-  entityKey,
-  type AnalyzerGap,
-  type AnalyzerOutput,
-  type Evidence,
-  type SourceFile,
-} from '../evidence';
+import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
+import { entityKey } from '../evidence';
 import { evidence, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
 import { dirname } from '../shared/paths';

@@ -54,6 +54,25 @@ export function push(ctx: Ctx, line: number, key: string, fields: () => LineFiel
   );
 }
 
+/** A connection to a bare host of a known engine: no URL, so no database and no credentials. */
+export function emitHostConnection(
+  ctx: Ctx,
+  line: number,
+  engine: { engine: string; kind: 'datastore' | 'queue' },
+  host: HostPort,
+  detectedBy: string,
+): void {
+  emitConnection(ctx, line, {
+    scheme: engine.engine,
+    engine: engine.engine,
+    category: engine.kind,
+    host,
+    database: null,
+    hasCredentials: false,
+    detectedBy,
+  });
+}
+
 export function emitConnection(
   ctx: Ctx,
   line: number,
@@ -262,14 +281,6 @@ export function scanClientHosts(ctx: Ctx, code: string, mask: Uint8Array, idx: L
     if (literal === undefined) continue;
     const hp = parseHostPort(literal);
     if (!hp || hp.host === '' || hp.host.includes('$') || hp.host.includes('{')) continue;
-    emitConnection(ctx, idx.lineAt(m.index), {
-      scheme: engine.engine,
-      engine: engine.engine,
-      category: engine.kind,
-      host: hp,
-      database: null,
-      hasCredentials: false,
-      detectedBy: 'client-host-argument',
-    });
+    emitHostConnection(ctx, idx.lineAt(m.index), engine, hp, 'client-host-argument');
   }
 }

@@ -54,6 +54,7 @@ import {
 } from './connection-hosts';
 import {
   emitConnection,
+  emitHostConnection,
   envReadEvidence,
   push,
   scanClientHosts,
@@ -69,6 +70,8 @@ import type { CodeModel, Unit } from './model';
 const IN_STRING = STRING;
 
 const MAX_FILE_CHARS = 1_000_000;
+/** What a bootstrap list of brokers connects to. */
+const KAFKA = { engine: 'kafka', kind: 'queue' } as const;
 
 // ---------------------------------------------------------------------------------------------
 // Which files
@@ -315,15 +318,7 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
       if (/kafka|bootstrap|brokers?\b/i.test(text)) {
         for (const lit of literals) {
           for (const hp of hostList(lit)) {
-            emitConnection(ctx, line, {
-              scheme: 'kafka',
-              engine: 'kafka',
-              category: 'queue',
-              host: hp,
-              database: null,
-              hasCredentials: false,
-              detectedBy: 'bootstrap-list',
-            });
+            emitHostConnection(ctx, line, KAFKA, hp, 'bootstrap-list');
           }
         }
       }
@@ -382,15 +377,7 @@ function scanConfig(ctx: Ctx, code: string): void {
       if (hp) hosts = [hp];
     }
     for (const hp of hosts) {
-      emitConnection(ctx, line, {
-        scheme: engine.engine,
-        engine: engine.engine,
-        category: engine.kind,
-        host: hp,
-        database: null,
-        hasCredentials: false,
-        detectedBy: 'config-key',
-      });
+      emitHostConnection(ctx, line, engine, hp, 'config-key');
     }
   });
 }

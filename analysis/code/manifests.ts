@@ -12,7 +12,7 @@
  * readable: `package:npm/@aws-sdk/client-s3`, `package:go/github.com/jackc/pgx/v5`.
  */
 import type { Evidence, SourceFile } from '../evidence';
-import { evidence } from '../shared/evidence';
+import { evidence, type EvidenceFields } from '../shared/evidence';
 import { basename } from '../shared/paths';
 import {
   AWS_SERVICES,
@@ -221,29 +221,28 @@ export function manifestEvidence(
     for (const dep of manifest.dependencies) {
       const object = packageKey(dep.ecosystem, dep.name);
       const version = dep.version ? ` ${dep.version}` : '';
-      out.push(
-        evidence(
-          file,
-          { start: dep.line, end: dep.endLine },
-          {
-            source: 'code',
-            provider: manifest.provider,
-            kind: 'dependency-declared',
-            subject: unit.key,
-            relationship: 'depends_on_package',
-            object,
-            summary: `${unit.name} depends on ${dep.ecosystem} package ${dep.name}${version}${dep.dev ? ' (dev)' : ''}`,
-            attributes: {
-              ecosystem: dep.ecosystem,
-              package: dep.name,
-              version: dep.version,
-              dev: dep.dev,
-              manifest: manifest.path,
-              ...dep.attributes,
-            },
-          },
-        ),
-      );
+      /** Evidence of the unit about the package, cited at the dependency's lines. */
+      const add = (fields: Omit<EvidenceFields, 'source' | 'provider' | 'subject' | 'object'>) =>
+        out.push(
+          evidence(
+            file,
+            { start: dep.line, end: dep.endLine },
+            { source: 'code', provider: manifest.provider, subject: unit.key, object, ...fields },
+          ),
+        );
+      add({
+        kind: 'dependency-declared',
+        relationship: 'depends_on_package',
+        summary: `${unit.name} depends on ${dep.ecosystem} package ${dep.name}${version}${dep.dev ? ' (dev)' : ''}`,
+        attributes: {
+          ecosystem: dep.ecosystem,
+          package: dep.name,
+          version: dep.version,
+          dev: dep.dev,
+          manifest: manifest.path,
+          ...dep.attributes,
+        },
+      });
       const hints = [
         ...((dep.attributes.extras as string[] | undefined) ?? []),
         ...((dep.attributes.features as string[] | undefined) ?? []),
@@ -259,29 +258,19 @@ export function manifestEvidence(
         }
       }
       for (const { cls: c, via } of classes) {
-        out.push(
-          evidence(
-            file,
-            { start: dep.line, end: dep.endLine },
-            {
-              source: 'code',
-              provider: manifest.provider,
-              kind: 'client-library',
-              subject: unit.key,
-              relationship: 'uses_client_library',
-              object,
-              summary: `${unit.name} uses ${c.engine} client library ${dep.name}`,
-              attributes: {
-                engine: c.engine,
-                category: c.category,
-                ecosystem: dep.ecosystem,
-                package: dep.name,
-                dev: dep.dev,
-                ...(via ? { detected_via: via } : {}),
-              },
-            },
-          ),
-        );
+        add({
+          kind: 'client-library',
+          relationship: 'uses_client_library',
+          summary: `${unit.name} uses ${c.engine} client library ${dep.name}`,
+          attributes: {
+            engine: c.engine,
+            category: c.category,
+            ecosystem: dep.ecosystem,
+            package: dep.name,
+            dev: dep.dev,
+            ...(via ? { detected_via: via } : {}),
+          },
+        });
       }
     }
   }

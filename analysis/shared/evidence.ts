@@ -46,6 +46,14 @@ export function evidence(file: SourceFile, span: Span, f: EvidenceFields): Evide
   });
 }
 
+/** The relationship fields of an evidence record from an optional `[relationship, object]`. */
+export function related(rel: readonly [string, string | null] | null | undefined): {
+  relationship: string | null;
+  object: string | null;
+} {
+  return { relationship: rel?.[0] ?? null, object: rel?.[1] ?? null };
+}
+
 /** Evidence and gaps in the order analyzers return them (by path, then line, then content). */
 export function sortOutput(out: AnalyzerOutput): AnalyzerOutput {
   return {

@@ -194,13 +194,6 @@ function pairSpan(text: string, lc: LineCounter, pair: Pair): Span {
 // ---------------------------------------------------------------------------------------------
 // The node tree of one mapping document
 
-export interface YamlFile {
-  file: SourceFile;
-  doc: Document;
-  lc: LineCounter;
-  lines: string[];
-}
-
 export type ParsedYaml = { ok: true; y: YamlFile; root: YAMLMap } | { ok: false; gap: AnalyzerGap };
 
 /**
@@ -231,105 +224,113 @@ export function parseYamlMapping(
   if (!doc || !isMap(doc.contents)) {
     return gap('yaml_not_a_mapping', 'the document root is not a mapping, nothing to analyze');
   }
-  return { ok: true, y: { file, doc, lc, lines: file.text.split('\n') }, root: doc.contents };
-}
-
-export function deref(y: YamlFile, node: unknown): Node | null {
-  return resolve(y.doc, node);
-}
-
-export function asMap(y: YamlFile, node: unknown): YAMLMap | null {
-  const n = deref(y, node);
-  return isMap(n) ? n : null;
-}
-
-export function asSeq(y: YamlFile, node: unknown): YAMLSeq | null {
-  const n = deref(y, node);
-  return isSeq(n) ? n : null;
-}
-
-/** The entries of a map, `<<` merge keys expanded (explicit keys win over merged ones). */
-export function entries(y: YamlFile, map: YAMLMap | null): Entry[] {
-  return mapEntries(y.doc, map);
-}
-
-export function entry(y: YamlFile, map: YAMLMap | null, key: string): Entry | undefined {
-  return map ? entryIndex(y.doc, map).get(key) : undefined;
-}
-
-export function get(y: YamlFile, map: YAMLMap | null, key: string): Node | null {
-  return entry(y, map, key)?.value ?? null;
-}
-
-/** A scalar's value as a string (numbers and booleans included); undefined for collections. */
-export function scalarString(y: YamlFile, node: unknown): string | undefined {
-  return scalarText(y.doc, node);
-}
-
-export function getString(y: YamlFile, map: YAMLMap | null, key: string): string | undefined {
-  return scalarString(y, get(y, map, key));
-}
-
-/** A scalar or a list of scalars as a list of strings. */
-export function stringList(y: YamlFile, node: unknown): string[] {
-  const seq = asSeq(y, node);
-  if (seq) return seq.items.flatMap((i) => stringList(y, i));
-  const s = scalarString(y, node);
-  return s === undefined ? [] : [s];
-}
-
-export function toJs(y: YamlFile, node: unknown): unknown {
-  const n = deref(y, node);
-  if (!n) return null;
-  try {
-    return n.toJS(y.doc, { maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-export function nodeLines(y: YamlFile, node: unknown): Span | null {
-  return nodeSpan(y.file.text, y.lc, node);
-}
-
-/** From a pair's key through the end of its value. */
-export function pairLines(y: YamlFile, pair: Pair): Span {
-  return pairSpan(y.file.text, y.lc, pair);
-}
-
-export function entryLines(y: YamlFile, e: Entry): Span {
-  return pairLines(y, e.pair);
-}
-
-/** The raw source text of a pair, key included. */
-export function pairSource(y: YamlFile, pair: Pair): string {
-  const keyRange = (pair.key as Node | null)?.range;
-  const valRange = (pair.value as Node | null)?.range;
-  const start = keyRange?.[0] ?? valRange?.[0];
-  const end = valRange?.[1] ?? keyRange?.[1];
-  return start === undefined || end === undefined ? '' : y.file.text.slice(start, end);
+  return { ok: true, y: new YamlFile(file, doc, lc), root: doc.contents };
 }
 
 /**
- * Where a script line sits in the file: the first line inside `within` (at or after `from`)
- * containing the trimmed script line; literal blocks keep lines intact, so this is exact there.
+ * One parsed mapping document and its file: reads its nodes (aliases and `<<` merge keys
+ * resolved) and says at which lines they are written.
  */
-export function locateScriptLine(
-  y: YamlFile,
-  within: Span,
-  scriptLine: string,
-  from: number,
-): number | null {
-  const needle = scriptLine.trim().slice(0, 60);
-  if (!needle) return null;
-  for (let l = Math.max(from, within.start); l <= within.end; l++) {
-    if ((y.lines[l - 1] ?? '').includes(needle)) return l;
-  }
-  return null;
-}
+export class YamlFile {
+  readonly lines: string[];
 
-// ---------------------------------------------------------------------------------------------
-// Plain values per document, with the span of any path
+  constructor(
+    readonly file: SourceFile,
+    readonly doc: Document,
+    readonly lc: LineCounter,
+  ) {
+    this.lines = file.text.split('\n');
+  }
+
+  deref(node: unknown): Node | null {
+    return resolve(this.doc, node);
+  }
+
+  asMap(node: unknown): YAMLMap | null {
+    const n = this.deref(node);
+    return isMap(n) ? n : null;
+  }
+
+  asSeq(node: unknown): YAMLSeq | null {
+    const n = this.deref(node);
+    return isSeq(n) ? n : null;
+  }
+
+  /** The entries of a map, `<<` merge keys expanded (explicit keys win over merged ones). */
+  entries(map: YAMLMap | null): Entry[] {
+    return mapEntries(this.doc, map);
+  }
+
+  entry(map: YAMLMap | null, key: string): Entry | undefined {
+    return map ? entryIndex(this.doc, map).get(key) : undefined;
+  }
+
+  get(map: YAMLMap | null, key: string): Node | null {
+    return this.entry(map, key)?.value ?? null;
+  }
+
+  /** A scalar's value as a string (numbers and booleans included); undefined for collections. */
+  scalarString(node: unknown): string | undefined {
+    return scalarText(this.doc, node);
+  }
+
+  getString(map: YAMLMap | null, key: string): string | undefined {
+    return this.scalarString(this.get(map, key));
+  }
+
+  /** A scalar or a list of scalars as a list of strings. */
+  stringList(node: unknown): string[] {
+    const seq = this.asSeq(node);
+    if (seq) return seq.items.flatMap((i) => this.stringList(i));
+    const s = this.scalarString(node);
+    return s === undefined ? [] : [s];
+  }
+
+  toJs(node: unknown): unknown {
+    const n = this.deref(node);
+    if (!n) return null;
+    try {
+      return n.toJS(this.doc, { maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+    } catch {
+      return null;
+    }
+  }
+
+  nodeLines(node: unknown): Span | null {
+    return nodeSpan(this.file.text, this.lc, node);
+  }
+
+  /** From a pair's key through the end of its value. */
+  pairLines(pair: Pair): Span {
+    return pairSpan(this.file.text, this.lc, pair);
+  }
+
+  entryLines(e: Entry): Span {
+    return this.pairLines(e.pair);
+  }
+
+  /** The raw source text of a pair, key included. */
+  pairSource(pair: Pair): string {
+    const keyRange = (pair.key as Node | null)?.range;
+    const valRange = (pair.value as Node | null)?.range;
+    const start = keyRange?.[0] ?? valRange?.[0];
+    const end = valRange?.[1] ?? keyRange?.[1];
+    return start === undefined || end === undefined ? '' : this.file.text.slice(start, end);
+  }
+
+  /**
+   * Where a script line sits in the file: the first line inside `within` (at or after `from`)
+   * containing the trimmed script line; literal blocks keep lines intact, so this is exact there.
+   */
+  locateScriptLine(within: Span, scriptLine: string, from: number): number | null {
+    const needle = scriptLine.trim().slice(0, 60);
+    if (!needle) return null;
+    for (let l = Math.max(from, within.start); l <= within.end; l++) {
+      if ((this.lines[l - 1] ?? '').includes(needle)) return l;
+    }
+    return null;
+  }
+}
 
 export type PathItem = string | number;
 

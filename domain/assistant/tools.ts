@@ -3,20 +3,7 @@
  * specialist, the prompt that frames the question and tool output as data, and the check that
  * an answer cites only ids the tools returned (others are dropped and counted).
  */
-import {
-  blockingCases,
-  changeFacts,
-  datastoreClients,
-  decisionsAffecting,
-  dependencyFacts,
-  emptyGrounding,
-  findEntities,
-  findingsFor,
-  GROUNDING_FIELDS,
-  mergeGrounding,
-  type AssistantContext,
-  type Grounding,
-} from './facts';
+import * as facts from './facts';
 
 export interface ToolSpec {
   name: string;
@@ -85,10 +72,10 @@ export const MAX_TOOL_RESULT_CHARS = 12_000;
 
 /** Runs one tool call; unknown tools and bad arguments answer an error the model can read. */
 export function runTool(
-  ctx: AssistantContext,
+  ctx: facts.AssistantContext,
   name: string,
   rawArguments: string,
-): { content: string; grounding: Grounding } {
+): { content: string; grounding: facts.Grounding } {
   let args: Record<string, unknown> = {};
   try {
     const parsed: unknown = rawArguments.trim() ? JSON.parse(rawArguments) : {};
@@ -97,42 +84,42 @@ export function runTool(
   } catch {
     return {
       content: JSON.stringify({ error: 'arguments are not JSON' }),
-      grounding: emptyGrounding(),
+      grounding: facts.emptyGrounding(),
     };
   }
   const key = typeof args.entity_key === 'string' ? args.entity_key.slice(0, 500) : undefined;
   const known = key ? ctx.snapshot.graph.entities.some((e) => e.canonical_key === key) : true;
   const fail = (error: string) => ({
     content: JSON.stringify({ error }),
-    grounding: emptyGrounding(),
+    grounding: facts.emptyGrounding(),
   });
   if (!known) return fail(`no entity ${key} in the snapshot; use find_entities`);
-  let result: { data: unknown; grounding: Grounding };
+  let result: { data: unknown; grounding: facts.Grounding };
   switch (name) {
     case 'find_entities':
       if (typeof args.text !== 'string' || !args.text) return fail('text is required');
-      result = findEntities(ctx, args.text.slice(0, 200));
+      result = facts.findEntities(ctx, args.text.slice(0, 200));
       break;
     case 'dependents':
     case 'dependencies':
       if (!key) return fail('entity_key is required');
-      result = dependencyFacts(ctx, key, name === 'dependents' ? 'upstream' : 'downstream');
+      result = facts.dependencyFacts(ctx, key, name === 'dependents' ? 'upstream' : 'downstream');
       break;
     case 'datastore_clients':
       if (!key) return fail('entity_key is required');
-      result = datastoreClients(ctx, key);
+      result = facts.datastoreClients(ctx, key);
       break;
     case 'recent_changes':
-      result = changeFacts(ctx);
+      result = facts.changeFacts(ctx);
       break;
     case 'blocking_uncertainty':
-      result = blockingCases(ctx, key);
+      result = facts.blockingCases(ctx, key);
       break;
     case 'decisions':
-      result = decisionsAffecting(ctx, key);
+      result = facts.decisionsAffecting(ctx, key);
       break;
     case 'findings':
-      result = findingsFor(ctx, key);
+      result = facts.findingsFor(ctx, key);
       break;
     default:
       return fail(`unknown tool ${name}`);
@@ -171,11 +158,12 @@ export function userPrompt(question: string, snapshotId: string): string {
  */
 export function checkCitations(
   text: string,
-  returned: Grounding,
-): { text: string; grounding: Grounding; dropped: number } {
-  const fieldOf = new Map<string, (typeof GROUNDING_FIELDS)[number]>();
-  for (const field of GROUNDING_FIELDS) for (const id of returned[field]) fieldOf.set(id, field);
-  const cited = emptyGrounding();
+  returned: facts.Grounding,
+): { text: string; grounding: facts.Grounding; dropped: number } {
+  const fieldOf = new Map<string, (typeof facts.GROUNDING_FIELDS)[number]>();
+  for (const field of facts.GROUNDING_FIELDS)
+    for (const id of returned[field]) fieldOf.set(id, field);
+  const cited = facts.emptyGrounding();
   let dropped = 0;
   const cleaned = text.replace(/\[([^[\]\n]{1,600})\]/g, (whole, inner: string) => {
     const parts = inner.split(',').map((p) => p.trim());
@@ -188,7 +176,11 @@ export function checkCitations(
     });
     return kept.length ? `[${kept.join(', ')}]` : '';
   });
-  return { text: cleaned.replace(/ {2,}/g, ' ').trim(), grounding: mergeGrounding(cited), dropped };
+  return {
+    text: cleaned.replace(/ {2,}/g, ' ').trim(),
+    grounding: facts.mergeGrounding(cited),
+    dropped,
+  };
 }
 
 /** A canonical key (`kind:name`, `kind:a->b`) or a uuid: what citations look like. */

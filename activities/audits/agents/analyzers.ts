@@ -3,7 +3,7 @@
  * emitting evidence), and the reconciler that merges their evidence into one graph. The
  * analysis itself runs in the analysis pool's threads (analysis/pool.ts).
  */
-import type { Agent, AgentInput, AgentResult } from './types';
+import { sourceTypeAgent, type Agent, type AgentInput, type AgentResult } from './types';
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../../../analysis/evidence';
 import type { StoredEvidence } from '../../../analysis/reconcile';
 import { runInPool } from '../../../analysis/pool';
@@ -53,31 +53,21 @@ async function analyzeInPool(
 }
 
 function analyzer(key: string, stage: 'code' | 'cloud' | 'cicd'): Agent {
-  return {
-    key,
-    version: '2',
-    stage,
-    modelBacked: false,
-    reasoningEffort: 'none',
-    costKind: 'analysis',
-    input: stage,
-    cacheable: true,
-    async run(input: AgentInput): Promise<AgentResult> {
-      const { files, gaps: unread } = await readText(input);
-      const analyzed = await analyzeInPool(stage, files, input.signal);
-      const output = { evidence: analyzed.evidence, gaps: [...unread, ...analyzed.gaps] };
-      for (const gap of output.gaps)
-        await input.log('warning', `${gap.path}: ${gap.message}`, { reason: gap.reason });
-      const kinds = new Set(output.evidence.map((e) => e.subject_key));
-      return {
-        kind: 'evidence',
-        title: `${stage} evidence`,
-        artifact: { source_type: stage, evidence: output.evidence, gaps: output.gaps },
-        confidence: '1',
-        summary: `${output.evidence.length} evidence records about ${kinds.size} subjects from ${files.length} files${output.gaps.length ? `, ${output.gaps.length} gaps` : ''}`,
-      };
-    },
-  };
+  return sourceTypeAgent(key, '2', stage, async (input: AgentInput): Promise<AgentResult> => {
+    const { files, gaps: unread } = await readText(input);
+    const analyzed = await analyzeInPool(stage, files, input.signal);
+    const output = { evidence: analyzed.evidence, gaps: [...unread, ...analyzed.gaps] };
+    for (const gap of output.gaps)
+      await input.log('warning', `${gap.path}: ${gap.message}`, { reason: gap.reason });
+    const kinds = new Set(output.evidence.map((e) => e.subject_key));
+    return {
+      kind: 'evidence',
+      title: `${stage} evidence`,
+      artifact: { source_type: stage, evidence: output.evidence, gaps: output.gaps },
+      confidence: '1',
+      summary: `${output.evidence.length} evidence records about ${kinds.size} subjects from ${files.length} files${output.gaps.length ? `, ${output.gaps.length} gaps` : ''}`,
+    };
+  });
 }
 
 export const codeAnalyzer = analyzer('code-analyzer', 'code');

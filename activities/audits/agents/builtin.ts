@@ -4,8 +4,13 @@
  * extractors replace them stage by stage.
  */
 import path from 'node:path';
-import type { Agent, AgentInput, AgentResult } from './types';
-import { AgentError } from './types';
+import {
+  AgentError,
+  sourceTypeAgent,
+  type Agent,
+  type AgentInput,
+  type AgentResult,
+} from './types';
 import type { ModelError } from './model';
 import { cicdAnalyzer, cloudAnalyzer, codeAnalyzer, reconcileAgent } from './analyzers';
 import { controlsAgent } from './controls';
@@ -58,32 +63,22 @@ function classifier(
   title: string,
   rules: Array<[string, RegExp]>,
 ): Agent {
-  return {
-    key,
-    version: '1',
-    stage,
-    modelBacked: false,
-    reasoningEffort: 'none',
-    costKind: 'analysis',
-    input: stage,
-    cacheable: true,
-    async run({ files }: AgentInput): Promise<AgentResult> {
-      const matched: Record<string, string[]> = {};
-      for (const f of files) {
-        const rule = rules.find(([, re]) => re.test(f.path));
-        const kind = rule ? rule[0] : 'other';
-        (matched[kind] ??= []).push(f.path);
-      }
-      const counts = Object.fromEntries(Object.entries(matched).map(([k, v]) => [k, v.length]));
-      return {
-        kind: `${stage}-inventory`,
-        title,
-        artifact: { files: files.length, formats: matched },
-        confidence: '1',
-        summary: `${files.length} ${stage} files (${describe(counts)})`,
-      };
-    },
-  };
+  return sourceTypeAgent(key, '1', stage, async ({ files }: AgentInput): Promise<AgentResult> => {
+    const matched: Record<string, string[]> = {};
+    for (const f of files) {
+      const rule = rules.find(([, re]) => re.test(f.path));
+      const kind = rule ? rule[0] : 'other';
+      (matched[kind] ??= []).push(f.path);
+    }
+    const counts = Object.fromEntries(Object.entries(matched).map(([k, v]) => [k, v.length]));
+    return {
+      kind: `${stage}-inventory`,
+      title,
+      artifact: { files: files.length, formats: matched },
+      confidence: '1',
+      summary: `${files.length} ${stage} files (${describe(counts)})`,
+    };
+  });
 }
 
 const codeInventory = classifier('code-inventory', 'code', 'Code and build manifests', [

@@ -71,6 +71,29 @@ export interface Agent {
   run(input: AgentInput): Promise<AgentResult>;
 }
 
+/**
+ * An agent without a model over the files of one source type (code, cloud or CI/CD): its result
+ * depends on those files only, so it may be cached.
+ */
+export function sourceTypeAgent(
+  key: string,
+  version: string,
+  stage: 'code' | 'cloud' | 'cicd',
+  run: Agent['run'],
+): Agent {
+  return {
+    key,
+    version,
+    stage,
+    modelBacked: false,
+    reasoningEffort: 'none',
+    costKind: 'analysis',
+    input: stage,
+    cacheable: true,
+    run,
+  };
+}
+
 /** A failure an agent reports with a stable code; `retryable: false` ends the stage at once. */
 export class AgentError extends Error {
   constructor(
