@@ -443,6 +443,110 @@ test.serial('repository: profiles and schedules with their next runs', async (t)
   }
 });
 
+test.serial(
+  'repository: create a profile and a schedule, pause, resume and change it; refusals name their field',
+  async (t) => {
+    const { context, page, watch } = await person(browser, base);
+    try {
+      await signIn(page, base, 'demo', PASSWORD);
+      await page.goto(`${base}${ws()}/r/${demo.repositoryId}`);
+      const main = page.locator('main');
+      await page.getByRole('region', { name: 'Profiles table' }).waitFor();
+
+      // A profile: a branch, a purpose and the paths it reads.
+      await main.getByText('New profile').click();
+      const profileForm = page.getByRole('form', { name: 'New profile' });
+      await profileForm.getByLabel('Name').fill('release-<i>cut</i>');
+      await profileForm.getByLabel('Branch').fill('release');
+      await profileForm.getByLabel('Purpose (optional)').fill('Before each release');
+      await profileForm.getByLabel(/^Include paths/).fill('services/**, deploy/**');
+      await press(page, 'Create the profile', profileForm);
+      const profiles = page.getByRole('region', { name: 'Profiles table' });
+      await profiles.getByRole('rowheader', { name: 'release-<i>cut</i>' }).waitFor();
+      await profiles.getByText('include services/**, deploy/**').waitFor();
+      t.is(await main.locator('i').count(), 0);
+      const stored = await api('GET', `/repositories/${demo.repositoryId}/audit-profiles`);
+      const made = (stored.body.items as Array<Record<string, any>>).find(
+        (p) => p.name === 'release-<i>cut</i>',
+      )!;
+      t.is(made.branch_ref, 'release');
+      t.deepEqual(made.source_scope.include, ['services/**', 'deploy/**']);
+
+      // A schedule: weekly on Friday at 18:15; an unknown time zone is refused under its field.
+      await main.getByText('New schedule').click();
+      const form = page.getByRole('form', { name: 'New schedule' });
+      await form.getByLabel('Name').fill('release review');
+      await form.getByLabel('Runs', { exact: true }).selectOption({ label: 'every week' });
+      await form.getByLabel('On', { exact: true }).selectOption({ label: 'Friday' });
+      await form.getByLabel('At (local time)').fill('18:15');
+      await form.getByLabel(/^Time zone/).fill('Mars/Olympus_Mons');
+      await form.getByLabel('Runs missed while nothing could run').selectOption('run_once');
+      await press(page, 'Create the schedule', form);
+      const zone = form.getByLabel(/^Time zone/);
+      await form.locator('#s-tz-problem').waitFor();
+      t.regex((await form.locator('#s-tz-problem').textContent())!, /^timezone /);
+      t.is(await zone.getAttribute('aria-invalid'), 'true');
+      t.is(await zone.getAttribute('aria-describedby'), 's-tz-problem');
+      await form.getByRole('alert').waitFor();
+      await accessible(t, page, 'repository with a refused schedule');
+      await zone.fill('America/New_York');
+      await press(page, 'Create the schedule', form);
+      const schedules = page.getByRole('region', { name: 'Schedules table' });
+      const row = schedules.getByRole('row', { name: /release review/ });
+      await row.getByText('weekly at 18:15 (America/New_York)').waitFor();
+      t.is(await form.locator('#s-tz-problem').count(), 0);
+      const list = await api('GET', `/audit-schedules?repository_id=${demo.repositoryId}`);
+      const schedule = (list.body.items as Array<Record<string, any>>).find(
+        (s) => s.name === 'release review',
+      )!;
+      t.like(schedule, {
+        cadence: 'weekly',
+        weekday: 5,
+        local_hour: 18,
+        local_minute: 15,
+        timezone: 'America/New_York',
+        missed_run_policy: 'run_once',
+        state: 'active',
+      });
+
+      // Pause, then resume.
+      await press(page, /^Pause release review/, row);
+      await row.locator('.next-run', { hasText: 'paused' }).waitFor();
+      t.is((await api('GET', `/audit-schedules/${schedule.id}`)).body.state, 'paused');
+      await press(page, /^Resume release review/, row);
+      await row.locator('.next-run time').waitFor();
+      t.is((await api('GET', `/audit-schedules/${schedule.id}`)).body.state, 'active');
+
+      // A new calendar: every day at 03:45; a day of the month the cadence does not take is
+      // impossible to send (the field is not offered), a bad time zone is refused again.
+      await press(page, /^Change the calendar of release review/, row);
+      const edit = page.getByRole('form', { name: 'Calendar of release review' });
+      await edit.getByLabel('Runs', { exact: true }).selectOption({ label: 'every day' });
+      t.is(await edit.getByLabel('On', { exact: true }).count(), 0);
+      await edit.getByLabel('At (local time)').fill('03:45');
+      await edit.getByLabel(/^Time zone/).fill('Nowhere/Atlantis');
+      await press(page, 'Save the calendar', edit);
+      await edit.locator('.field-problem', { hasText: /^timezone / }).waitFor();
+      await edit.getByLabel(/^Time zone/).fill('Asia/Tokyo');
+      await press(page, 'Save the calendar', edit);
+      await row.getByText('daily at 03:45 (Asia/Tokyo)').waitFor();
+      const changed = await api('GET', `/audit-schedules/${schedule.id}`);
+      t.like(changed.body, { cadence: 'daily', weekday: null, local_hour: 3, local_minute: 45 });
+      t.is(await row.locator('.next-run time').getAttribute('datetime'), changed.body.next_run_at);
+      await accessible(t, page, 'repository after the changes');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await accessible(t, page, 'repository forms at 390 px');
+      // The browser logs the two refused requests (400); nothing else went wrong.
+      const refused = /status of 400/;
+      t.is(watch.errors.filter((e) => refused.test(e)).length, 2);
+      watch.errors = watch.errors.filter((e) => !refused.test(e));
+      clean(t, watch, 'repository forms');
+    } finally {
+      await context.close();
+    }
+  },
+);
+
 test.serial('the public demo shows the new pages read-only', async (t) => {
   const { context, page, watch } = await person(browser, base);
   try {
@@ -456,6 +560,7 @@ test.serial('the public demo shows the new pages read-only', async (t) => {
       '/remediations',
       `/remediations/${remediationId}`,
       '/actions',
+      `/r/${demo.repositoryId}`,
     ]) {
       await page.goto(`${base}${ws()}${where}`);
       await page.locator('h1').waitFor();

@@ -1,6 +1,7 @@
 /**
  * A repository: its audits (status, origin, commit, branch), starting a new audit (a branch, a
- * commit or a profile), its audit profiles and its schedules with their next runs.
+ * commit or a profile), its audit profiles and its schedules with their next runs; creating a
+ * profile or a schedule, pausing, resuming or changing a schedule (RepositoryForms).
  */
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -10,6 +11,7 @@ import { keys, useAudits, useRepository } from '../api/queries';
 import type { Viewer } from '../App';
 import { Badge, Loading, Problem, When } from '../components';
 import { Link, navigate, useTitle } from '../router';
+import { ProfileForm, ScheduleEdit, ScheduleForm } from './RepositoryForms';
 
 export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; viewer: Viewer }) {
   const repo = useRepository(ws, id);
@@ -39,6 +41,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
       navigate(`/app/w/${ws}/a/${audit.id}`);
     },
   });
+  const canManage = viewer.canWrite && viewer.scopes.has('audits:write');
   if (repo.isError) return <Problem error={repo.error} />;
   if (repo.isPending) return <Loading />;
   const submit = (e: FormEvent) => {
@@ -55,7 +58,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
         <code>{repo.data.url}</code> · default branch <code>{repo.data.default_branch}</code>
       </p>
       {repo.data.description && <p>{repo.data.description}</p>}
-      {viewer.canWrite && viewer.scopes.has('audits:write') && (
+      {canManage && (
         <form className="inline" onSubmit={submit} aria-label="Start an audit">
           <label htmlFor="branch">Branch (default: {repo.data.default_branch})</label>
           <input id="branch" value={branch} onChange={(e) => setBranch(e.target.value)} />
@@ -130,7 +133,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
       {profiles.isError ? (
         <Problem error={profiles.error} />
       ) : (profiles.data?.items.length ?? 0) === 0 ? (
-        <p className="muted">No audit profile (create one with the CLI or the API).</p>
+        <p className="muted">No audit profile.</p>
       ) : (
         <div className="scroll" tabIndex={0} role="region" aria-label="Profiles table">
           <table>
@@ -157,6 +160,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
           </table>
         </div>
       )}
+      {canManage && <ProfileForm ws={ws} repository={id} />}
       <h2>Schedules</h2>
       {schedules.isError ? (
         <Problem error={schedules.error} />
@@ -172,6 +176,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
                 <th scope="col">State</th>
                 <th scope="col">Next run</th>
                 <th scope="col">Last run</th>
+                {canManage && <th scope="col">Change</th>}
               </tr>
             </thead>
             <tbody>
@@ -198,12 +203,18 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
                   <td>
                     <When at={s.last_run_at} />
                   </td>
+                  {canManage && (
+                    <td>
+                      <ScheduleEdit ws={ws} schedule={s} />
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
+      {canManage && <ScheduleForm ws={ws} repository={id} />}
     </>
   );
 }
