@@ -307,6 +307,69 @@ test.serial('workflow actions: the requester cannot approve; another member does
   }
 });
 
+test.serial(
+  'workflow actions: request one, its target fields by kind; a refusal names its field',
+  async (t) => {
+    const { context, page, watch } = await person(browser, base);
+    try {
+      await signIn(page, base, 'demo', PASSWORD);
+      await page.goto(`${base}${ws()}/actions`);
+      await page.getByText('Request an action').click();
+      const form = page.getByRole('form', { name: 'Request an action' });
+      // Each kind shows the target it takes.
+      await form
+        .getByLabel('Action')
+        .selectOption({ label: 'Revoke every live token of a member' });
+      await form
+        .getByLabel('Member')
+        .locator('option', { hasText: 'bob (admin)' })
+        .waitFor({ state: 'attached' });
+      t.is(await form.getByLabel('Repository').count(), 0);
+      await form.getByLabel('Action').selectOption({ label: 'Purge the attachments of an audit' });
+      await form.getByLabel('Audit').waitFor();
+      t.is(await form.getByLabel('Member').count(), 0);
+      await form
+        .getByLabel('Action')
+        .selectOption({ label: 'Audit a repository with a deep review' });
+      // No repository picked: refused, said under the field.
+      const reason = 'A second look at <em>main</em> before the release.';
+      await form.getByLabel('Reason (shown to the approver)').fill(reason);
+      await press(page, 'Request the action', form);
+      const problem = form.locator('#wa-repository-problem');
+      await problem.waitFor();
+      t.regex((await problem.textContent())!, /^target\/repository_id /);
+      t.is(await form.getByLabel('Repository').getAttribute('aria-invalid'), 'true');
+      await accessible(t, page, 'workflow action request refused');
+      await form.getByLabel('Repository').selectOption({ label: 'demo' });
+      await form.getByLabel('Branch (default: the default branch)').fill('main');
+      await press(page, 'Request the action', form);
+      await form.getByText('Requested: Audit a repository with a deep review.').waitFor();
+      t.is(await problem.count(), 0);
+      const card = page.locator('article.card', { hasText: reason });
+      await card.getByRole('heading', { name: 'deep review audit' }).waitFor();
+      t.is(await page.locator('main em').count(), 0);
+      const listed = await api('GET', '/workflow-actions?limit=100');
+      const made = (listed.body.items as Array<Record<string, any>>).find(
+        (a) => a.reason === reason,
+      )!;
+      t.like(made, {
+        kind: 'deep_review_audit',
+        status: 'pending',
+        target: { repository_id: demo.repositoryId, branch_ref: 'main' },
+      });
+      // The requester cannot approve their own request.
+      t.is(await card.getByRole('button', { name: 'Approve' }).count(), 0);
+      await accessible(t, page, 'workflow action requested');
+      const refused = /status of 400/;
+      t.is(watch.errors.filter((e) => refused.test(e)).length, 1);
+      watch.errors = watch.errors.filter((e) => !refused.test(e));
+      clean(t, watch, 'workflow action request');
+    } finally {
+      await context.close();
+    }
+  },
+);
+
 test.serial('audit: cost and agent runs; another member approves the report', async (t) => {
   const { context, page, watch } = await person(browser, base);
   try {
