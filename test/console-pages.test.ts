@@ -122,6 +122,8 @@ test.serial('findings: accept a risk with a reason, plan a fix and follow it', a
     const pinned = page.locator('li.card', { hasText: 'ci-actions-pinned' }).first();
     await pinned.waitFor();
     const pinnedId = (await pinned.getAttribute('id'))!;
+    // Each finding says where it comes from: here the demo repository.
+    t.is(await pinned.locator('.source').textContent(), 'demo');
     await accessible(t, page, 'findings');
     await screenshot(page, 'findings');
     await page.setViewportSize({ width: 390, height: 844 });
