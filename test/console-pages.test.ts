@@ -179,12 +179,29 @@ test.serial('findings: accept a risk with a reason, plan a fix and follow it', a
 test.serial("home: what waits for another member's approval", async (t) => {
   const { context, page, watch } = await person(browser, base);
   try {
+    const reads: URL[] = [];
+    page.on('request', (r) => reads.push(new URL(r.url())));
     await signIn(page, base, 'bob', PASSWORD);
     const waiting = page.locator('section[aria-labelledby="waiting"]');
     await waiting.getByText('Remediation to approve:').waitFor();
     await waiting.getByText('Workflow action to approve:').first().waitFor();
     await waiting.getByText('Report to approve:').waitFor();
     await waiting.getByRole('link', { name: new RegExp(ACTION_REASON) }).waitFor();
+    // What waits is decided by light list reads filtered by the API (at most 20 items each),
+    // never by reading whole reports.
+    t.deepEqual(
+      reads.filter((u) => u.pathname.endsWith('/report')).map((u) => u.pathname),
+      [],
+    );
+    const filtered = (p: string, q: string) =>
+      reads.some(
+        (u) => u.pathname === v1(p) && u.searchParams.get('limit') === '20' && u.search.includes(q),
+      );
+    t.true(filtered('/audits', 'report_status=draft'));
+    t.true(filtered('/decisions', 'status=in_review'));
+    t.true(filtered('/remediations', 'status=proposed'));
+    t.true(filtered('/workflow-actions', 'status=pending'));
+    t.true(filtered('/uncertainty-cases', 'blocking=true'));
     await accessible(t, page, 'home (waiting for you)');
     await screenshot(page, 'home-waiting');
     // The demo member does not see their own remediation or request as waiting for them.
