@@ -150,3 +150,34 @@ export function FormCard({
     </details>
   );
 }
+
+/** A table in a scrollable region the keyboard reaches (named `label`), with its column heads. */
+export function Table({
+  label,
+  columns,
+  children,
+}: {
+  label: string;
+  /** The column heads; a false one is left out (a column shown only to some). */
+  columns: Array<ReactNode | false>;
+  children: ReactNode;
+}) {
+  return (
+    <div className="scroll" tabIndex={0} role="region" aria-label={label}>
+      <table>
+        <thead>
+          <tr>
+            {columns
+              .filter((c) => c !== false)
+              .map((c, i) => (
+                <th scope="col" key={i}>
+                  {c}
+                </th>
+              ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -7,7 +7,7 @@ import type { Schemas } from '../api/client';
 import { useAudits, useFindings, useGate, useRepositories, useWorkspace } from '../api/queries';
 import { useWaiting } from '../api/waiting';
 import type { Viewer } from '../App';
-import { Badge, Loading, Problem, When } from '../components';
+import { Badge, Loading, Problem, Table, When } from '../components';
 import { Link, useTitle } from '../router';
 
 const SEVERITIES = ['high', 'medium', 'low'] as const;
@@ -105,52 +105,39 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
         {repos.data.items.length === 0 ? (
           <p className="muted">No repository yet.</p>
         ) : (
-          <div className="scroll" tabIndex={0} role="region" aria-label="Repositories table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Repository</th>
-                  <th scope="col">Last audit</th>
-                  <th scope="col">Gate</th>
+          <Table
+            label="Repositories table"
+            columns={['Repository', 'Last audit', 'Gate', ...SEVERITIES]}
+          >
+            {repos.data.items.map((r) => {
+              const a = lastAudit.get(r.id);
+              const c = counts.get(r.id) ?? {};
+              return (
+                <tr key={r.id}>
+                  <th scope="row">
+                    <Link to={`/app/w/${ws}/r/${r.id}`}>{r.name}</Link>
+                  </th>
+                  <td>
+                    {a ? (
+                      <Link to={`/app/w/${ws}/a/${a.id}`}>
+                        <Badge value={a.status} /> <When at={a.created_at} />
+                      </Link>
+                    ) : (
+                      'never'
+                    )}
+                  </td>
+                  <td>
+                    <GateCell ws={ws} audit={a} />
+                  </td>
                   {SEVERITIES.map((s) => (
-                    <th scope="col" key={s}>
-                      {s}
-                    </th>
+                    <td key={s} className="num">
+                      {c[s] ?? 0}
+                    </td>
                   ))}
                 </tr>
-              </thead>
-              <tbody>
-                {repos.data.items.map((r) => {
-                  const a = lastAudit.get(r.id);
-                  const c = counts.get(r.id) ?? {};
-                  return (
-                    <tr key={r.id}>
-                      <th scope="row">
-                        <Link to={`/app/w/${ws}/r/${r.id}`}>{r.name}</Link>
-                      </th>
-                      <td>
-                        {a ? (
-                          <Link to={`/app/w/${ws}/a/${a.id}`}>
-                            <Badge value={a.status} /> <When at={a.created_at} />
-                          </Link>
-                        ) : (
-                          'never'
-                        )}
-                      </td>
-                      <td>
-                        <GateCell ws={ws} audit={a} />
-                      </td>
-                      {SEVERITIES.map((s) => (
-                        <td key={s} className="num">
-                          {c[s] ?? 0}
-                        </td>
-                      ))}
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+              );
+            })}
+          </Table>
         )}
       </section>
     </>
