@@ -66,12 +66,15 @@ export function Field({
   label,
   error,
   path,
+  wide = false,
   children,
 }: {
   id: string;
   label: ReactNode;
   error: unknown;
   path: string;
+  /** Across the whole form (a long text, a select of long names). */
+  wide?: boolean;
   children: (control: {
     id: string;
     'aria-invalid'?: true;
@@ -81,7 +84,7 @@ export function Field({
   const messages = fieldMessages(error, path);
   const invalid = messages.length > 0;
   return (
-    <div className="field">
+    <div className={wide ? 'field wide' : 'field'}>
       <label htmlFor={id}>{label}</label>
       {children(
         invalid ? { id, 'aria-invalid': true, 'aria-describedby': `${id}-problem` } : { id },

@@ -123,7 +123,7 @@ export function RequestAction({ ws }: { ws: string }) {
       action={request}
       done={request.isSuccess ? `Requested: ${KINDS[request.data.kind].label}.` : null}
     >
-      <Field id="wa-kind" label="Action" error={err} path="/kind">
+      <Field id="wa-kind" label="Action" error={err} path="/kind" wide>
         {(c) => (
           <select {...c} value={kind} onChange={(e) => setKind(e.target.value as Kind)}>
             {Object.entries(KINDS).map(([k, v]) => (
@@ -199,7 +199,7 @@ export function RequestAction({ ws }: { ws: string }) {
           />
         </>
       )}
-      <Field id="wa-reason" label="Reason (shown to the approver)" error={err} path="/reason">
+      <Field id="wa-reason" label="Reason (shown to the approver)" error={err} path="/reason" wide>
         {(c) => (
           <textarea
             {...c}
