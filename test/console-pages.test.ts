@@ -359,6 +359,7 @@ test.serial(
       t.regex((await problem.textContent())!, /^target\/repository_id /);
       t.is(await form.getByLabel('Repository').getAttribute('aria-invalid'), 'true');
       await accessible(t, page, 'workflow action request refused');
+      await screenshot(page, 'workflow-action-request');
       await form.getByLabel('Repository').selectOption({ label: 'demo' });
       await form.getByLabel('Branch (default: the default branch)').fill('main');
       await press(page, 'Request the action', form);
@@ -571,6 +572,8 @@ test.serial(
       t.is(await zone.getAttribute('aria-describedby'), 's-tz-problem');
       await form.getByRole('alert').waitFor();
       await accessible(t, page, 'repository with a refused schedule');
+      await form.getByLabel('Name').scrollIntoViewIfNeeded();
+      await screenshot(page, 'repository-schedule');
       await zone.fill('America/New_York');
       await press(page, 'Create the schedule', form);
       const schedules = page.getByRole('region', { name: 'Schedules table' });
