@@ -51,10 +51,15 @@ export function useHashTarget(ready: boolean): void {
   }, [ready]);
 }
 
-/** The messages of a problem's validation errors naming the body value at `path` (a JSON Pointer). */
+/**
+ * The messages of a problem's validation errors naming the body value at `path` (a JSON
+ * Pointer) or a part of it (an item of a list).
+ */
 function fieldMessages(error: unknown, path: string): string[] {
   if (!(error instanceof ProblemError)) return [];
-  return error.errors.filter((e) => e.in === 'body' && e.path === path).map((e) => e.message);
+  return error.errors
+    .filter((e) => e.in === 'body' && (e.path === path || e.path.startsWith(`${path}/`)))
+    .map((e) => e.message);
 }
 
 /**
