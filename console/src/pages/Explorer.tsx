@@ -168,10 +168,16 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
         },
         () => undefined, // The quick layout stays.
       );
-    const idle = requestIdleCallback(() => void start(), { timeout: 1000 });
+    // Safari has no requestIdleCallback: a short delay there.
+    const idle =
+      typeof requestIdleCallback === 'function'
+        ? requestIdleCallback(() => void start(), { timeout: 1000 })
+        : null;
+    const timer = idle === null ? setTimeout(() => void start(), 200) : null;
     return () => {
       live = false;
-      cancelIdleCallback(idle);
+      if (idle !== null) cancelIdleCallback(idle);
+      if (timer !== null) clearTimeout(timer);
     };
   }, [first, shape]);
   const layout = refined?.key === layoutKey ? { positions: refined.positions, final: true } : first;
