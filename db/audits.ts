@@ -181,6 +181,8 @@ export async function stagesOf(db: Knex, auditIds: string[]): Promise<Map<string
 export interface AuditFilter {
   repositoryId?: string;
   status?: AuditRow['status'];
+  /** Completed audits whose report is a draft (no approval yet) or approved. */
+  report?: 'draft' | 'approved';
 }
 
 /** Audits of a workspace, optionally of one repository and status, for keyset paging. */
@@ -188,6 +190,14 @@ export function auditsQuery(db: Knex, workspaceId: string, f: AuditFilter = {}):
   const q = db('audits').select('*').where('audits.workspace_id', workspaceId);
   if (f.repositoryId) q.andWhere('audits.repository_id', f.repositoryId);
   if (f.status) q.andWhere('audits.status', f.status);
+  if (f.report) {
+    const approval = db('report_approvals')
+      .select(db.raw('1'))
+      .whereRaw('report_approvals.audit_id = audits.id');
+    q.andWhere('audits.status', 'completed');
+    if (f.report === 'draft') q.whereNotExists(approval);
+    else q.whereExists(approval);
+  }
   return keyset(q, 'audits');
 }
 

@@ -122,6 +122,8 @@ test.serial('findings: accept a risk with a reason, plan a fix and follow it', a
     const pinned = page.locator('li.card', { hasText: 'ci-actions-pinned' }).first();
     await pinned.waitFor();
     const pinnedId = (await pinned.getAttribute('id'))!;
+    // Each finding says where it comes from: here the demo repository.
+    t.is(await pinned.locator('.source').textContent(), 'demo');
     await accessible(t, page, 'findings');
     await screenshot(page, 'findings');
     await page.setViewportSize({ width: 390, height: 844 });
@@ -177,12 +179,29 @@ test.serial('findings: accept a risk with a reason, plan a fix and follow it', a
 test.serial("home: what waits for another member's approval", async (t) => {
   const { context, page, watch } = await person(browser, base);
   try {
+    const reads: URL[] = [];
+    page.on('request', (r) => reads.push(new URL(r.url())));
     await signIn(page, base, 'bob', PASSWORD);
     const waiting = page.locator('section[aria-labelledby="waiting"]');
     await waiting.getByText('Remediation to approve:').waitFor();
     await waiting.getByText('Workflow action to approve:').first().waitFor();
     await waiting.getByText('Report to approve:').waitFor();
     await waiting.getByRole('link', { name: new RegExp(ACTION_REASON) }).waitFor();
+    // What waits is decided by light list reads filtered by the API (at most 20 items each),
+    // never by reading whole reports.
+    t.deepEqual(
+      reads.filter((u) => u.pathname.endsWith('/report')).map((u) => u.pathname),
+      [],
+    );
+    const filtered = (p: string, q: string) =>
+      reads.some(
+        (u) => u.pathname === v1(p) && u.searchParams.get('limit') === '20' && u.search.includes(q),
+      );
+    t.true(filtered('/audits', 'report_status=draft'));
+    t.true(filtered('/decisions', 'status=in_review'));
+    t.true(filtered('/remediations', 'status=proposed'));
+    t.true(filtered('/workflow-actions', 'status=pending'));
+    t.true(filtered('/uncertainty-cases', 'blocking=true'));
     await accessible(t, page, 'home (waiting for you)');
     await screenshot(page, 'home-waiting');
     // The demo member does not see their own remediation or request as waiting for them.
@@ -306,6 +325,70 @@ test.serial('workflow actions: the requester cannot approve; another member does
     await bob.context.close();
   }
 });
+
+test.serial(
+  'workflow actions: request one, its target fields by kind; a refusal names its field',
+  async (t) => {
+    const { context, page, watch } = await person(browser, base);
+    try {
+      await signIn(page, base, 'demo', PASSWORD);
+      await page.goto(`${base}${ws()}/actions`);
+      await page.getByText('Request an action').click();
+      const form = page.getByRole('form', { name: 'Request an action' });
+      // Each kind shows the target it takes.
+      await form
+        .getByLabel('Action')
+        .selectOption({ label: 'Revoke every live token of a member' });
+      await form
+        .getByLabel('Member')
+        .locator('option', { hasText: 'bob (admin)' })
+        .waitFor({ state: 'attached' });
+      t.is(await form.getByLabel('Repository').count(), 0);
+      await form.getByLabel('Action').selectOption({ label: 'Purge the attachments of an audit' });
+      await form.getByLabel('Audit').waitFor();
+      t.is(await form.getByLabel('Member').count(), 0);
+      await form
+        .getByLabel('Action')
+        .selectOption({ label: 'Audit a repository with a deep review' });
+      // No repository picked: refused, said under the field.
+      const reason = 'A second look at <em>main</em> before the release.';
+      await form.getByLabel('Reason (shown to the approver)').fill(reason);
+      await press(page, 'Request the action', form);
+      const problem = form.locator('#wa-repository-problem');
+      await problem.waitFor();
+      t.regex((await problem.textContent())!, /^target\/repository_id /);
+      t.is(await form.getByLabel('Repository').getAttribute('aria-invalid'), 'true');
+      await accessible(t, page, 'workflow action request refused');
+      await screenshot(page, 'workflow-action-request');
+      await form.getByLabel('Repository').selectOption({ label: 'demo' });
+      await form.getByLabel('Branch (default: the default branch)').fill('main');
+      await press(page, 'Request the action', form);
+      await form.getByText('Requested: Audit a repository with a deep review.').waitFor();
+      t.is(await problem.count(), 0);
+      const card = page.locator('article.card', { hasText: reason });
+      await card.getByRole('heading', { name: 'deep review audit' }).waitFor();
+      t.is(await page.locator('main em').count(), 0);
+      const listed = await api('GET', '/workflow-actions?limit=100');
+      const made = (listed.body.items as Array<Record<string, any>>).find(
+        (a) => a.reason === reason,
+      )!;
+      t.like(made, {
+        kind: 'deep_review_audit',
+        status: 'pending',
+        target: { repository_id: demo.repositoryId, branch_ref: 'main' },
+      });
+      // The requester cannot approve their own request.
+      t.is(await card.getByRole('button', { name: 'Approve' }).count(), 0);
+      await accessible(t, page, 'workflow action requested');
+      const refused = /status of 400/;
+      t.is(watch.errors.filter((e) => refused.test(e)).length, 1);
+      watch.errors = watch.errors.filter((e) => !refused.test(e));
+      clean(t, watch, 'workflow action request');
+    } finally {
+      await context.close();
+    }
+  },
+);
 
 test.serial('audit: cost and agent runs; another member approves the report', async (t) => {
   const { context, page, watch } = await person(browser, base);
@@ -443,6 +526,112 @@ test.serial('repository: profiles and schedules with their next runs', async (t)
   }
 });
 
+test.serial(
+  'repository: create a profile and a schedule, pause, resume and change it; refusals name their field',
+  async (t) => {
+    const { context, page, watch } = await person(browser, base);
+    try {
+      await signIn(page, base, 'demo', PASSWORD);
+      await page.goto(`${base}${ws()}/r/${demo.repositoryId}`);
+      const main = page.locator('main');
+      await page.getByRole('region', { name: 'Profiles table' }).waitFor();
+
+      // A profile: a branch, a purpose and the paths it reads.
+      await main.getByText('New profile').click();
+      const profileForm = page.getByRole('form', { name: 'New profile' });
+      await profileForm.getByLabel('Name').fill('release-<i>cut</i>');
+      await profileForm.getByLabel('Branch').fill('release');
+      await profileForm.getByLabel('Purpose (optional)').fill('Before each release');
+      await profileForm.getByLabel(/^Include paths/).fill('services/**, deploy/**');
+      await press(page, 'Create the profile', profileForm);
+      const profiles = page.getByRole('region', { name: 'Profiles table' });
+      await profiles.getByRole('rowheader', { name: 'release-<i>cut</i>' }).waitFor();
+      await profiles.getByText('include services/**, deploy/**').waitFor();
+      t.is(await main.locator('i').count(), 0);
+      const stored = await api('GET', `/repositories/${demo.repositoryId}/audit-profiles`);
+      const made = (stored.body.items as Array<Record<string, any>>).find(
+        (p) => p.name === 'release-<i>cut</i>',
+      )!;
+      t.is(made.branch_ref, 'release');
+      t.deepEqual(made.source_scope.include, ['services/**', 'deploy/**']);
+
+      // A schedule: weekly on Friday at 18:15; an unknown time zone is refused under its field.
+      await main.getByText('New schedule').click();
+      const form = page.getByRole('form', { name: 'New schedule' });
+      await form.getByLabel('Name').fill('release review');
+      await form.getByLabel('Runs', { exact: true }).selectOption({ label: 'every week' });
+      await form.getByLabel('On', { exact: true }).selectOption({ label: 'Friday' });
+      await form.getByLabel('At (local time)').fill('18:15');
+      await form.getByLabel(/^Time zone/).fill('Mars/Olympus_Mons');
+      await form.getByLabel('Runs missed while nothing could run').selectOption('run_once');
+      await press(page, 'Create the schedule', form);
+      const zone = form.getByLabel(/^Time zone/);
+      await form.locator('#s-tz-problem').waitFor();
+      t.regex((await form.locator('#s-tz-problem').textContent())!, /^timezone /);
+      t.is(await zone.getAttribute('aria-invalid'), 'true');
+      t.is(await zone.getAttribute('aria-describedby'), 's-tz-problem');
+      await form.getByRole('alert').waitFor();
+      await accessible(t, page, 'repository with a refused schedule');
+      await form.getByLabel('Name').scrollIntoViewIfNeeded();
+      await screenshot(page, 'repository-schedule');
+      await zone.fill('America/New_York');
+      await press(page, 'Create the schedule', form);
+      const schedules = page.getByRole('region', { name: 'Schedules table' });
+      const row = schedules.getByRole('row', { name: /release review/ });
+      await row.getByText('weekly at 18:15 (America/New_York)').waitFor();
+      t.is(await form.locator('#s-tz-problem').count(), 0);
+      const list = await api('GET', `/audit-schedules?repository_id=${demo.repositoryId}`);
+      const schedule = (list.body.items as Array<Record<string, any>>).find(
+        (s) => s.name === 'release review',
+      )!;
+      t.like(schedule, {
+        cadence: 'weekly',
+        weekday: 5,
+        local_hour: 18,
+        local_minute: 15,
+        timezone: 'America/New_York',
+        missed_run_policy: 'run_once',
+        state: 'active',
+      });
+
+      // Pause, then resume.
+      await press(page, /^Pause release review/, row);
+      await row.locator('.next-run', { hasText: 'paused' }).waitFor();
+      t.is((await api('GET', `/audit-schedules/${schedule.id}`)).body.state, 'paused');
+      await press(page, /^Resume release review/, row);
+      await row.locator('.next-run time').waitFor();
+      t.is((await api('GET', `/audit-schedules/${schedule.id}`)).body.state, 'active');
+
+      // A new calendar: every day at 03:45; a day of the month the cadence does not take is
+      // impossible to send (the field is not offered), a bad time zone is refused again.
+      await press(page, /^Change the calendar of release review/, row);
+      const edit = page.getByRole('form', { name: 'Calendar of release review' });
+      await edit.getByLabel('Runs', { exact: true }).selectOption({ label: 'every day' });
+      t.is(await edit.getByLabel('On', { exact: true }).count(), 0);
+      await edit.getByLabel('At (local time)').fill('03:45');
+      await edit.getByLabel(/^Time zone/).fill('Nowhere/Atlantis');
+      await press(page, 'Save the calendar', edit);
+      await edit.locator('.field-problem', { hasText: /^timezone / }).waitFor();
+      await edit.getByLabel(/^Time zone/).fill('Asia/Tokyo');
+      await press(page, 'Save the calendar', edit);
+      await row.getByText('daily at 03:45 (Asia/Tokyo)').waitFor();
+      const changed = await api('GET', `/audit-schedules/${schedule.id}`);
+      t.like(changed.body, { cadence: 'daily', weekday: null, local_hour: 3, local_minute: 45 });
+      t.is(await row.locator('.next-run time').getAttribute('datetime'), changed.body.next_run_at);
+      await accessible(t, page, 'repository after the changes');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await accessible(t, page, 'repository forms at 390 px');
+      // The browser logs the two refused requests (400); nothing else went wrong.
+      const refused = /status of 400/;
+      t.is(watch.errors.filter((e) => refused.test(e)).length, 2);
+      watch.errors = watch.errors.filter((e) => !refused.test(e));
+      clean(t, watch, 'repository forms');
+    } finally {
+      await context.close();
+    }
+  },
+);
+
 test.serial('the public demo shows the new pages read-only', async (t) => {
   const { context, page, watch } = await person(browser, base);
   try {
@@ -456,6 +645,7 @@ test.serial('the public demo shows the new pages read-only', async (t) => {
       '/remediations',
       `/remediations/${remediationId}`,
       '/actions',
+      `/r/${demo.repositoryId}`,
     ]) {
       await page.goto(`${base}${ws()}${where}`);
       await page.locator('h1').waitFor();

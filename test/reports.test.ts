@@ -3,7 +3,7 @@
  * HTML (diagram inline), SARIF (validated against the SARIF 2.1.0 schema) and JUnit (parsed);
  * approval by another member (self-approval, twice, a changed report and an audit that did not
  * complete refused with their codes); the approved version served unchanged; a later audit's
- * report a new version.
+ * report a new version; the audits listed by their report's status (what waits for an approver).
  */
 import fs from 'node:fs';
 import test from 'ava';
@@ -309,6 +309,21 @@ test.serial('a later audit of the repository has a report version of its own', a
     ),
   );
   t.is(first.body.status, 'approved', 'the earlier approval stays with its version');
+  // What waits for an approver, without reading any report: the audits filtered by their
+  // report's status (only completed ones; the failed audit above has no report).
+  const ids = async (status: string) => {
+    const page = await get(`/audits?report_status=${status}`);
+    t.is(page.status, 200, page.text);
+    return (page.body.items as Array<{ id: string }>).map((a) => a.id);
+  };
+  t.deepEqual(await ids('draft'), [next.id]);
+  t.deepEqual(await ids('approved'), [auditId]);
   const ok = await approve({ rationale: 'Second review done' }, bob.token, next.id);
   t.is(ok.status, 201);
+  t.deepEqual(await ids('draft'), []);
+  t.deepEqual(await ids('approved'), [next.id, auditId]);
+  const bad = await get('/audits?report_status=pending');
+  t.is(bad.status, 400);
+  t.true(isProblem(bad), bad.text);
+  t.is(bad.body.code, 'validation_failed');
 });

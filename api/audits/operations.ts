@@ -267,6 +267,7 @@ export const listAudits = listOperation({
     auditsQuery(db, params.workspace_id, {
       repositoryId: query.repository_id,
       status: query.status,
+      report: query.report_status,
     }),
   presentAll: async (rows, { db }) => {
     const stages = await stagesOf(

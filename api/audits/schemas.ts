@@ -223,6 +223,12 @@ export const AuditListQuery = Type.Object(
     status: Type.Optional(
       LiteralUnion(AUDIT_STATUSES, { description: 'Only audits in this status.' }),
     ),
+    report_status: Type.Optional(
+      Type.Union([Type.Literal('draft'), Type.Literal('approved')], {
+        description:
+          'Only completed audits whose report is a draft (not approved yet: what waits for an approver) or approved.',
+      }),
+    ),
     ...pageFields(),
   },
   { additionalProperties: false },

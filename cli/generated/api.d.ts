@@ -9662,6 +9662,8 @@ export interface operations {
                 repository_id?: string;
                 /** @description Only audits in this status. */
                 status?: "queued" | "running" | "completed" | "failed" | "cancelled";
+                /** @description Only completed audits whose report is a draft (not approved yet: what waits for an approver) or approved. */
+                report_status?: "draft" | "approved";
                 /** @description Items per page. */
                 limit?: number;
                 /** @description The next_cursor of the previous page (opaque). */

@@ -5,8 +5,9 @@ import { useCaller } from './api/queries';
 import { Link, match, navigate, usePath, type Route } from './router';
 import { Loading, Problem } from './components';
 
-// The explorer (React Flow, ELK) is loaded when opened: the first page stays small.
-const Explorer = lazy(() => import('./pages/Explorer').then((m) => ({ default: m.Explorer })));
+/** The explorer's code (React Flow, ELK), loaded when opened: the first page stays small. */
+export const loadExplorer = () => import('./pages/Explorer').then((m) => ({ default: m.Explorer }));
+const Explorer = lazy(loadExplorer);
 import { Home } from './pages/Home';
 import { RepositoryPage } from './pages/Repository';
 import { AuditPage } from './pages/Audit';

@@ -37,6 +37,8 @@ export class ProblemError extends Error {
     readonly code: string,
     detail: string,
     readonly hint: string | undefined,
+    /** Each validation problem with the JSON Pointer of the value it names. */
+    readonly errors: Schemas['FieldError'][] = [],
   ) {
     super(detail);
   }
@@ -45,12 +47,13 @@ export class ProblemError extends Error {
 /** The data of an openapi-fetch result, or its problem thrown. */
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.error !== undefined || result.data === undefined) {
-    const p = (result.error ?? {}) as { code?: string; detail?: string; hint?: string };
+    const p = (result.error ?? {}) as Partial<Schemas['ProblemDetails']>;
     throw new ProblemError(
       result.response.status,
       p.code ?? 'unknown',
       p.detail ?? `The API answered ${result.response.status}.`,
       p.hint,
+      Array.isArray(p.errors) ? p.errors : [],
     );
   }
   return result.data;

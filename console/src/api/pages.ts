@@ -3,7 +3,7 @@
  * assistant, profiles and schedules, an audit's cost, agent runs and report), one hook each,
  * with their query keys (mutations invalidate exactly these). Same rules as queries.ts.
  */
-import { useQueries, useQuery } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { api, ProblemError, unwrap, type Schemas } from './client';
 
 export const pageKeys = {
@@ -229,31 +229,4 @@ async function fetchReport(workspace: string, audit: string) {
     if (err instanceof ProblemError && (err.status === 404 || err.status === 409)) return null;
     throw err;
   }
-}
-
-/**
- * The reports waiting for this member's approval: the draft report of each repository's last
- * completed audit (at most 20), when the member holds reports:approve. (Who started an audit is
- * not part of AuditResponse: approving one's own is refused by the API with self_approval.)
- */
-export function useReportsToApprove(
-  workspace: string,
-  viewer: { canWrite: boolean; scopes: ReadonlySet<string> },
-  audits: ReadonlyArray<Schemas['AuditResponse']>,
-) {
-  const last = new Map<string, string>();
-  for (const a of audits)
-    if (a.repository_id && a.status === 'completed' && !last.has(a.repository_id))
-      last.set(a.repository_id, a.id);
-  const wanted =
-    viewer.canWrite && viewer.scopes.has('reports:approve') ? [...last].slice(0, 20) : [];
-  const results = useQueries({
-    queries: wanted.map(([, audit]) => ({
-      queryKey: pageKeys.report(workspace, audit),
-      queryFn: () => fetchReport(workspace, audit),
-    })),
-  });
-  return wanted
-    .map(([repositoryId, auditId], i) => ({ repositoryId, auditId, report: results[i]?.data }))
-    .filter((r) => r.report?.status === 'draft');
 }

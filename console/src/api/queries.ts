@@ -140,18 +140,20 @@ export function useGate(workspace: string, id: string, enabled: boolean) {
   });
 }
 
+/** An audit's architecture snapshot as a query (the explorer's hook, and its early start). */
+export const architectureQuery = (workspace: string, id: string) => ({
+  queryKey: keys.architecture(workspace, id),
+  queryFn: async () =>
+    unwrap(
+      await api.GET('/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture', {
+        params: { path: { workspace_id: workspace, audit_id: id } },
+      }),
+    ),
+  staleTime: Infinity,
+});
+
 export function useArchitecture(workspace: string, id: string) {
-  return useQuery({
-    queryKey: keys.architecture(workspace, id),
-    enabled: id !== '',
-    queryFn: async () =>
-      unwrap(
-        await api.GET('/v1/workspaces/{workspace_id}/audits/{audit_id}/architecture', {
-          params: { path: { workspace_id: workspace, audit_id: id } },
-        }),
-      ),
-    staleTime: Infinity,
-  });
+  return useQuery({ ...architectureQuery(workspace, id), enabled: id !== '' });
 }
 
 export function useEvidence(workspace: string, audit: string, id: string | null) {

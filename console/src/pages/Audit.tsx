@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { useAgentRuns, useAuditCost } from '../api/pages';
 import { useAudit, useAuditLogs, useGate } from '../api/queries';
 import type { Viewer } from '../App';
-import { Badge, Loading, Problem, When } from '../components';
+import { Badge, Loading, Problem, When, Table } from '../components';
 import { Link, useTitle } from '../router';
 import { ReportApproval } from './ReportApproval';
 
@@ -95,46 +95,32 @@ export function AuditPage({ ws, id, viewer }: { ws: string; id: string; viewer: 
           <p className="muted">No agent run{live ? ' yet' : ''}.</p>
         )}
         {runs.data && runs.data.runs.length > 0 && (
-          <div className="scroll" tabIndex={0} role="region" aria-label="Agent runs table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Agent</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Attempt</th>
-                  <th scope="col">Tokens in / out</th>
-                  <th scope="col">Cost</th>
-                  <th scope="col">Artifact</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runs.data.runs.map((r) => (
-                  <tr key={r.id} data-agent={r.agent_key}>
-                    <th scope="row">
-                      {r.agent_key} <span className="muted">{r.agent_version}</span>
-                    </th>
-                    <td>
-                      <Badge value={r.status} />
-                      {r.cache_hit && <> cached</>}
-                      {r.error_code && <code> {r.error_code}</code>}
-                    </td>
-                    <td>{r.model_id}</td>
-                    <td className="num">{r.attempt}</td>
-                    <td className="num">
-                      {r.input_tokens ?? 0} / {r.output_tokens ?? 0}
-                    </td>
-                    <td className="num">${r.cost_usd ?? '0'}</td>
-                    <td>
-                      {r.artifact
-                        ? `${r.artifact.title} (confidence ${r.artifact.confidence})`
-                        : '—'}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Agent runs table"
+            columns={['Agent', 'Status', 'Model', 'Attempt', 'Tokens in / out', 'Cost', 'Artifact']}
+          >
+            {runs.data.runs.map((r) => (
+              <tr key={r.id} data-agent={r.agent_key}>
+                <th scope="row">
+                  {r.agent_key} <span className="muted">{r.agent_version}</span>
+                </th>
+                <td>
+                  <Badge value={r.status} />
+                  {r.cache_hit && <> cached</>}
+                  {r.error_code && <code> {r.error_code}</code>}
+                </td>
+                <td>{r.model_id}</td>
+                <td className="num">{r.attempt}</td>
+                <td className="num">
+                  {r.input_tokens ?? 0} / {r.output_tokens ?? 0}
+                </td>
+                <td className="num">${r.cost_usd ?? '0'}</td>
+                <td>
+                  {r.artifact ? `${r.artifact.title} (confidence ${r.artifact.confidence})` : '—'}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </section>
       {a.coverage_gaps.length > 0 && (

@@ -158,15 +158,26 @@ export function Explorer({ ws, audit }: { ws: string; audit: string }) {
     if (first.final || shape.nodes.length === 0) return;
     let live = true;
     const key = layoutKey;
-    elkLayout(shape).then(
-      (positions) => {
-        storeLayout(key, positions);
-        if (live) setRefined({ key, positions });
-      },
-      () => undefined, // The quick layout stays.
-    );
+    // ELK starts once the quick layout is drawn and the page idle: its worker (1.6 MB of script
+    // to parse, then the layout) would otherwise take the CPU the first clicks need.
+    const start = () =>
+      elkLayout(shape).then(
+        (positions) => {
+          storeLayout(key, positions);
+          if (live) setRefined({ key, positions });
+        },
+        () => undefined, // The quick layout stays.
+      );
+    // Safari has no requestIdleCallback: a short delay there.
+    const idle =
+      typeof requestIdleCallback === 'function'
+        ? requestIdleCallback(() => void start(), { timeout: 1000 })
+        : null;
+    const timer = idle === null ? setTimeout(() => void start(), 200) : null;
     return () => {
       live = false;
+      if (idle !== null) cancelIdleCallback(idle);
+      if (timer !== null) clearTimeout(timer);
     };
   }, [first, shape]);
   const layout = refined?.key === layoutKey ? { positions: refined.positions, final: true } : first;

@@ -1,5 +1,6 @@
 /**
- * Findings of the workspace, filtered by severity and status, with their locations; triage
+ * Findings of the workspace, filtered by severity and status, with where each comes from (its
+ * repository, or the upload audit that named none) and their locations; triage
  * (accept the risk, mark a false positive, reopen, each with a reason), the remediations that
  * fix each one, and planning a new one.
  */
@@ -132,6 +133,12 @@ function FindingCard({
       <p>
         <Badge value={item.severity} /> <Badge value={item.status} />{' '}
         <code>{item.control_key}</code>
+        {item.source_label && (
+          <>
+            {' '}
+            · <span className="source">{item.source_label}</span>
+          </>
+        )}
       </p>
       <p>{item.detail}</p>
       {item.note && <p className="muted">Note: {item.note}</p>}

@@ -5,7 +5,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
 import { pageKeys, useOAuthGrants } from '../api/pages';
-import { Loading, Problem, When } from '../components';
+import { Loading, Problem, When, Table } from '../components';
 import { useTitle } from '../router';
 
 export function Grants({ ws }: { ws: string }) {
@@ -36,56 +36,45 @@ export function Grants({ ws }: { ws: string }) {
       ) : grants.data.items.length === 0 ? (
         <p className="muted">You have not authorized any client.</p>
       ) : (
-        <div className="scroll" tabIndex={0} role="region" aria-label="OAuth grants table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Client</th>
-                <th scope="col">Redirects to</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Granted</th>
-                <th scope="col">Expires</th>
-                <th scope="col">State</th>
+        <Table
+          label="OAuth grants table"
+          columns={['Client', 'Redirects to', 'Scopes', 'Granted', 'Expires', 'State']}
+        >
+          {grants.data.items.map((g) => {
+            const name = g.client_name ?? g.client_id;
+            return (
+              <tr key={g.id} data-grant={g.id}>
+                <th scope="row">{name}</th>
+                <td>
+                  <code>{g.redirect_host}</code>
+                </td>
+                <td>{g.scopes.join(', ')}</td>
+                <td>
+                  <When at={g.created_at} />
+                </td>
+                <td>
+                  <When at={g.expires_at} />
+                </td>
+                <td>
+                  {g.revoked_at ? (
+                    <>
+                      revoked <When at={g.revoked_at} />
+                    </>
+                  ) : (
+                    <button
+                      type="button"
+                      className="secondary"
+                      disabled={revoke.isPending}
+                      onClick={() => revoke.mutate(g.id)}
+                    >
+                      Revoke <span className="sr-only">{name}</span>
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {grants.data.items.map((g) => {
-                const name = g.client_name ?? g.client_id;
-                return (
-                  <tr key={g.id} data-grant={g.id}>
-                    <th scope="row">{name}</th>
-                    <td>
-                      <code>{g.redirect_host}</code>
-                    </td>
-                    <td>{g.scopes.join(', ')}</td>
-                    <td>
-                      <When at={g.created_at} />
-                    </td>
-                    <td>
-                      <When at={g.expires_at} />
-                    </td>
-                    <td>
-                      {g.revoked_at ? (
-                        <>
-                          revoked <When at={g.revoked_at} />
-                        </>
-                      ) : (
-                        <button
-                          type="button"
-                          className="secondary"
-                          disabled={revoke.isPending}
-                          onClick={() => revoke.mutate(g.id)}
-                        >
-                          Revoke <span className="sr-only">{name}</span>
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       )}
     </>
   );

@@ -4,19 +4,11 @@
  * to approve (never their own), and open blocking questions.
  */
 import type { Schemas } from '../api/client';
-import {
-  useAudits,
-  useDecisions,
-  useFindings,
-  useGate,
-  useRepositories,
-  useUncertaintyCases,
-  useWorkspace,
-} from '../api/queries';
+import { useAudits, useFindings, useGate, useRepositories, useWorkspace } from '../api/queries';
+import { useWaiting } from '../api/waiting';
 import type { Viewer } from '../App';
-import { Badge, Loading, Problem, When } from '../components';
+import { Badge, Loading, Problem, Table, When } from '../components';
 import { Link, useTitle } from '../router';
-import { useRemediations, useReportsToApprove, useWorkflowActions } from '../api/pages';
 
 const SEVERITIES = ['high', 'medium', 'low'] as const;
 
@@ -32,11 +24,7 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
   const repos = useRepositories(ws);
   const audits = useAudits(ws);
   const findings = useFindings(ws);
-  const decisions = useDecisions(ws);
-  const cases = useUncertaintyCases(ws);
-  const remediations = useRemediations(ws);
-  const actions = useWorkflowActions(ws);
-  const reports = useReportsToApprove(ws, viewer, audits.data?.items ?? []);
+  const waiting = useWaiting(ws, viewer);
   if (repos.isError) return <Problem error={repos.error} />;
   if (repos.isPending) return <Loading />;
 
@@ -50,29 +38,13 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
     c[f.severity] = (c[f.severity] ?? 0) + 1;
     counts.set(f.repository_id, c);
   }
-  const toApprove = viewer.scopes.has('decisions:approve')
-    ? (decisions.data?.items ?? []).filter(
-        (d) => d.status === 'in_review' && d.created_by !== viewer.memberId,
-      )
-    : [];
-  const blocking = (cases.data?.items ?? []).filter(
-    (c) => c.blocking && (c.state === 'open' || c.state === 'investigating'),
-  );
-  const fixesToApprove = viewer.scopes.has('remediations:approve')
-    ? (remediations.data?.items ?? []).filter(
-        (r) => r.status === 'proposed' && r.steps.length > 0 && r.created_by !== viewer.memberId,
-      )
-    : [];
-  const actionsToApprove = viewer.scopes.has('workflow_actions:approve')
-    ? (actions.data?.items ?? []).filter(
-        (a) => a.status === 'pending' && a.requested_by !== viewer.memberId,
-      )
-    : [];
-  const lastCompleted = new Map<string, Schemas['AuditResponse']>();
-  for (const a of audits.data?.items ?? [])
-    if (a.repository_id && a.status === 'completed' && !lastCompleted.has(a.repository_id))
-      lastCompleted.set(a.repository_id, a);
-  const reportsToApprove = reports;
+  const {
+    decisions: toApprove,
+    remediations: fixesToApprove,
+    actions: actionsToApprove,
+    reports: reportsToApprove,
+    blocking,
+  } = waiting;
   const names = new Map((repos.data?.items ?? []).map((r) => [r.id, r.name]));
 
   return (
@@ -109,12 +81,12 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
                   </Link>
                 </li>
               ))}
-              {reportsToApprove.map((r) => (
-                <li key={r.auditId}>
+              {reportsToApprove.map((a) => (
+                <li key={a.id}>
                   Report to approve:{' '}
-                  <Link to={`/app/w/${ws}/a/${r.auditId}#report`}>
-                    {names.get(r.repositoryId) ?? 'repository'}, audit of{' '}
-                    <When at={lastCompleted.get(r.repositoryId)?.completed_at} />
+                  <Link to={`/app/w/${ws}/a/${a.id}#report`}>
+                    {names.get(a.repository_id ?? '') ?? 'upload'}, audit of{' '}
+                    <When at={a.completed_at} />
                   </Link>
                 </li>
               ))}
@@ -133,52 +105,39 @@ export function Home({ ws, viewer }: { ws: string; viewer: Viewer }) {
         {repos.data.items.length === 0 ? (
           <p className="muted">No repository yet.</p>
         ) : (
-          <div className="scroll" tabIndex={0} role="region" aria-label="Repositories table">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Repository</th>
-                  <th scope="col">Last audit</th>
-                  <th scope="col">Gate</th>
+          <Table
+            label="Repositories table"
+            columns={['Repository', 'Last audit', 'Gate', ...SEVERITIES]}
+          >
+            {repos.data.items.map((r) => {
+              const a = lastAudit.get(r.id);
+              const c = counts.get(r.id) ?? {};
+              return (
+                <tr key={r.id}>
+                  <th scope="row">
+                    <Link to={`/app/w/${ws}/r/${r.id}`}>{r.name}</Link>
+                  </th>
+                  <td>
+                    {a ? (
+                      <Link to={`/app/w/${ws}/a/${a.id}`}>
+                        <Badge value={a.status} /> <When at={a.created_at} />
+                      </Link>
+                    ) : (
+                      'never'
+                    )}
+                  </td>
+                  <td>
+                    <GateCell ws={ws} audit={a} />
+                  </td>
                   {SEVERITIES.map((s) => (
-                    <th scope="col" key={s}>
-                      {s}
-                    </th>
+                    <td key={s} className="num">
+                      {c[s] ?? 0}
+                    </td>
                   ))}
                 </tr>
-              </thead>
-              <tbody>
-                {repos.data.items.map((r) => {
-                  const a = lastAudit.get(r.id);
-                  const c = counts.get(r.id) ?? {};
-                  return (
-                    <tr key={r.id}>
-                      <th scope="row">
-                        <Link to={`/app/w/${ws}/r/${r.id}`}>{r.name}</Link>
-                      </th>
-                      <td>
-                        {a ? (
-                          <Link to={`/app/w/${ws}/a/${a.id}`}>
-                            <Badge value={a.status} /> <When at={a.created_at} />
-                          </Link>
-                        ) : (
-                          'never'
-                        )}
-                      </td>
-                      <td>
-                        <GateCell ws={ws} audit={a} />
-                      </td>
-                      {SEVERITIES.map((s) => (
-                        <td key={s} className="num">
-                          {c[s] ?? 0}
-                        </td>
-                      ))}
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+              );
+            })}
+          </Table>
         )}
       </section>
     </>

@@ -11,7 +11,7 @@ import { pageKeys, useMemberNames, useRemediation, useRemediations } from '../ap
 import { keys, useFindings } from '../api/queries';
 import type { Viewer } from '../App';
 import { ApprovalControls } from '../approval';
-import { Badge, Loading, Problem, When } from '../components';
+import { Badge, Loading, Problem, When, Table } from '../components';
 import { Link, useTitle } from '../router';
 
 type Remediation = Schemas['RemediationResponse'];
@@ -61,38 +61,27 @@ export function Remediations({
           No remediation{status === 'all' ? ' yet: plan one from a finding' : ' in this state'}.
         </p>
       ) : (
-        <div className="scroll" tabIndex={0} role="region" aria-label="Remediations table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Remediation</th>
-                <th scope="col">Status</th>
-                <th scope="col">Risk</th>
-                <th scope="col">Effort</th>
-                <th scope="col">Findings</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((r) => (
-                <tr key={r.id} aria-current={r.id === selected ? 'true' : undefined}>
-                  <th scope="row">
-                    <Link to={`/app/w/${ws}/remediations/${r.id}`}>{r.title}</Link>
-                  </th>
-                  <td>
-                    <Badge value={r.status} />
-                  </td>
-                  <td>{r.risk}</td>
-                  <td>{r.effort}</td>
-                  <td className="num">{r.finding_ids.length}</td>
-                  <td>
-                    <When at={r.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Remediations table"
+          columns={['Remediation', 'Status', 'Risk', 'Effort', 'Findings', 'Created']}
+        >
+          {items.map((r) => (
+            <tr key={r.id} aria-current={r.id === selected ? 'true' : undefined}>
+              <th scope="row">
+                <Link to={`/app/w/${ws}/remediations/${r.id}`}>{r.title}</Link>
+              </th>
+              <td>
+                <Badge value={r.status} />
+              </td>
+              <td>{r.risk}</td>
+              <td>{r.effort}</td>
+              <td className="num">{r.finding_ids.length}</td>
+              <td>
+                <When at={r.created_at} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </>
   );

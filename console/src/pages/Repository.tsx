@@ -1,6 +1,7 @@
 /**
  * A repository: its audits (status, origin, commit, branch), starting a new audit (a branch, a
- * commit or a profile), its audit profiles and its schedules with their next runs.
+ * commit or a profile), its audit profiles and its schedules with their next runs; creating a
+ * profile or a schedule, pausing, resuming or changing a schedule (RepositoryForms).
  */
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -8,8 +9,9 @@ import { api, unwrap, type Schemas } from '../api/client';
 import { useProfiles, useSchedules } from '../api/pages';
 import { keys, useAudits, useRepository } from '../api/queries';
 import type { Viewer } from '../App';
-import { Badge, Loading, Problem, When } from '../components';
+import { Badge, Loading, Problem, When, Table } from '../components';
 import { Link, navigate, useTitle } from '../router';
+import { ProfileForm, ScheduleEdit, ScheduleForm } from './RepositoryForms';
 
 export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; viewer: Viewer }) {
   const repo = useRepository(ws, id);
@@ -39,6 +41,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
       navigate(`/app/w/${ws}/a/${audit.id}`);
     },
   });
+  const canManage = viewer.canWrite && viewer.scopes.has('audits:write');
   if (repo.isError) return <Problem error={repo.error} />;
   if (repo.isPending) return <Loading />;
   const submit = (e: FormEvent) => {
@@ -55,7 +58,7 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
         <code>{repo.data.url}</code> · default branch <code>{repo.data.default_branch}</code>
       </p>
       {repo.data.description && <p>{repo.data.description}</p>}
-      {viewer.canWrite && viewer.scopes.has('audits:write') && (
+      {canManage && (
         <form className="inline" onSubmit={submit} aria-label="Start an audit">
           <label htmlFor="branch">Branch (default: {repo.data.default_branch})</label>
           <input id="branch" value={branch} onChange={(e) => setBranch(e.target.value)} />
@@ -93,117 +96,89 @@ export function RepositoryPage({ ws, id, viewer }: { ws: string; id: string; vie
       ) : audits.data.items.length === 0 ? (
         <p className="muted">Not audited yet.</p>
       ) : (
-        <div className="scroll" tabIndex={0} role="region" aria-label="Audits table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">Status</th>
-                <th scope="col">Origin</th>
-                <th scope="col">Branch</th>
-                <th scope="col">Commit</th>
-              </tr>
-            </thead>
-            <tbody>
-              {audits.data.items.map((a) => (
-                <tr key={a.id}>
-                  <th scope="row">
-                    <Link to={`/app/w/${ws}/a/${a.id}`}>
-                      <When at={a.created_at} />
-                    </Link>
-                  </th>
-                  <td>
-                    <Badge value={a.status} />
-                  </td>
-                  <td>{a.origin}</td>
-                  <td>{a.branch_ref ?? '—'}</td>
-                  <td>
-                    <code>{a.commit_sha?.slice(0, 12) ?? '—'}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Audits table" columns={['Started', 'Status', 'Origin', 'Branch', 'Commit']}>
+          {audits.data.items.map((a) => (
+            <tr key={a.id}>
+              <th scope="row">
+                <Link to={`/app/w/${ws}/a/${a.id}`}>
+                  <When at={a.created_at} />
+                </Link>
+              </th>
+              <td>
+                <Badge value={a.status} />
+              </td>
+              <td>{a.origin}</td>
+              <td>{a.branch_ref ?? '—'}</td>
+              <td>
+                <code>{a.commit_sha?.slice(0, 12) ?? '—'}</code>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <h2>Profiles</h2>
       {profiles.isError ? (
         <Problem error={profiles.error} />
       ) : (profiles.data?.items.length ?? 0) === 0 ? (
-        <p className="muted">No audit profile (create one with the CLI or the API).</p>
+        <p className="muted">No audit profile.</p>
       ) : (
-        <div className="scroll" tabIndex={0} role="region" aria-label="Profiles table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Profile</th>
-                <th scope="col">Branch</th>
-                <th scope="col">Purpose</th>
-                <th scope="col">Scope</th>
-              </tr>
-            </thead>
-            <tbody>
-              {profiles.data!.items.map((p) => (
-                <tr key={p.id}>
-                  <th scope="row">{p.name}</th>
-                  <td>
-                    <code>{p.branch_ref}</code>
-                  </td>
-                  <td>{p.purpose || '—'}</td>
-                  <td>{scopeText(p.source_scope)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Profiles table" columns={['Profile', 'Branch', 'Purpose', 'Scope']}>
+          {profiles.data!.items.map((p) => (
+            <tr key={p.id}>
+              <th scope="row">{p.name}</th>
+              <td>
+                <code>{p.branch_ref}</code>
+              </td>
+              <td>{p.purpose || '—'}</td>
+              <td>{scopeText(p.source_scope)}</td>
+            </tr>
+          ))}
+        </Table>
       )}
+      {canManage && <ProfileForm ws={ws} repository={id} />}
       <h2>Schedules</h2>
       {schedules.isError ? (
         <Problem error={schedules.error} />
       ) : (schedules.data?.items.length ?? 0) === 0 ? (
         <p className="muted">No schedule.</p>
       ) : (
-        <div className="scroll" tabIndex={0} role="region" aria-label="Schedules table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Schedule</th>
-                <th scope="col">Cadence</th>
-                <th scope="col">State</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last run</th>
-              </tr>
-            </thead>
-            <tbody>
-              {schedules.data!.items.map((s) => (
-                <tr key={s.id} data-schedule={s.id}>
-                  <th scope="row">{s.name}</th>
-                  <td>
-                    {s.cadence} at {String(s.local_hour).padStart(2, '0')}:
-                    {String(s.local_minute).padStart(2, '0')} ({s.timezone})
-                    {s.branch_ref && (
-                      <>
-                        {' '}
-                        · <code>{s.branch_ref}</code>
-                      </>
-                    )}
-                  </td>
-                  <td>
-                    <Badge value={s.state} />
-                    {s.last_error_code && <code> {s.last_error_code}</code>}
-                  </td>
-                  <td className="next-run">
-                    {s.state === 'paused' ? 'paused' : <When at={s.next_run_at} />}
-                  </td>
-                  <td>
-                    <When at={s.last_run_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label="Schedules table"
+          columns={['Schedule', 'Cadence', 'State', 'Next run', 'Last run', canManage && 'Change']}
+        >
+          {schedules.data!.items.map((s) => (
+            <tr key={s.id} data-schedule={s.id}>
+              <th scope="row">{s.name}</th>
+              <td>
+                {s.cadence} at {String(s.local_hour).padStart(2, '0')}:
+                {String(s.local_minute).padStart(2, '0')} ({s.timezone})
+                {s.branch_ref && (
+                  <>
+                    {' '}
+                    · <code>{s.branch_ref}</code>
+                  </>
+                )}
+              </td>
+              <td>
+                <Badge value={s.state} />
+                {s.last_error_code && <code> {s.last_error_code}</code>}
+              </td>
+              <td className="next-run">
+                {s.state === 'paused' ? 'paused' : <When at={s.next_run_at} />}
+              </td>
+              <td>
+                <When at={s.last_run_at} />
+              </td>
+              {canManage && (
+                <td>
+                  <ScheduleEdit ws={ws} schedule={s} />
+                </td>
+              )}
+            </tr>
+          ))}
+        </Table>
       )}
+      {canManage && <ScheduleForm ws={ws} repository={id} />}
     </>
   );
 }

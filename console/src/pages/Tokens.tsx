@@ -4,7 +4,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../api/client';
 import { keys, useScopes, useTokens } from '../api/queries';
 import type { Viewer } from '../App';
-import { Loading, Problem, When } from '../components';
+import { Loading, Problem, When, Table } from '../components';
 import { useTitle } from '../router';
 
 type Scope = Schemas['ApiTokenCreate']['scopes'][number];
@@ -120,48 +120,31 @@ export function Tokens({ ws, viewer }: { ws: string; viewer: Viewer }) {
       ) : tokens.isError ? (
         <Problem error={tokens.error} />
       ) : (
-        <div className="scroll" tabIndex={0} role="region" aria-label="Tokens table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Expires</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.items.map((t) => (
-                <tr key={t.id}>
-                  <th scope="row">{t.name}</th>
-                  <td>
-                    <code>{t.prefix}</code>
-                  </td>
-                  <td>{t.scopes.join(', ')}</td>
-                  <td>
-                    <When at={t.expires_at} />
-                  </td>
-                  <td>
-                    {t.revoked_at ? (
-                      'revoked'
-                    ) : viewer.canWrite ? (
-                      <button
-                        type="button"
-                        className="secondary"
-                        onClick={() => revoke.mutate(t.id)}
-                      >
-                        Revoke <span className="sr-only">{t.name}</span>
-                      </button>
-                    ) : (
-                      'active'
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Tokens table" columns={['Name', 'Prefix', 'Scopes', 'Expires', 'State']}>
+          {tokens.data.items.map((t) => (
+            <tr key={t.id}>
+              <th scope="row">{t.name}</th>
+              <td>
+                <code>{t.prefix}</code>
+              </td>
+              <td>{t.scopes.join(', ')}</td>
+              <td>
+                <When at={t.expires_at} />
+              </td>
+              <td>
+                {t.revoked_at ? (
+                  'revoked'
+                ) : viewer.canWrite ? (
+                  <button type="button" className="secondary" onClick={() => revoke.mutate(t.id)}>
+                    Revoke <span className="sr-only">{t.name}</span>
+                  </button>
+                ) : (
+                  'active'
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </>
   );

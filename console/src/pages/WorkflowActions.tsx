@@ -1,7 +1,7 @@
 /**
  * Workflow actions: privileged requests (delete a repository, purge attachments, a deep review,
- * a gate policy change, revoking a member's tokens) that wait for a second member. The list by
- * status; a pending action is approved or rejected with a rationale by another member holding
+ * a gate policy change, revoking a member's tokens) that wait for a second member. Requesting one
+ * (WorkflowActionRequest); the list by status; a pending action is approved or rejected with a rationale by another member holding
  * workflow_actions:approve; what the execution did.
  */
 import { useState } from 'react';
@@ -13,6 +13,7 @@ import type { Viewer } from '../App';
 import { ApprovalControls } from '../approval';
 import { Badge, Loading, Problem, When } from '../components';
 import { Link, useTitle } from '../router';
+import { RequestAction } from './WorkflowActionRequest';
 
 type Action = Schemas['WorkflowActionResponse'];
 const STATES = ['all', 'pending', 'approved', 'rejected', 'expired', 'executed', 'failed'];
@@ -31,10 +32,10 @@ export function WorkflowActions({ ws, viewer }: { ws: string; viewer: Viewer }) 
   return (
     <>
       <h1>Workflow actions</h1>
-      <p className="muted">
-        Privileged actions run only once another member approves them. Request them with the CLI, an
-        AI client or the API (createWorkflowAction).
-      </p>
+      <p className="muted">Privileged actions run only once another member approves them.</p>
+      {viewer.canWrite && viewer.scopes.has('workflow_actions:request') && (
+        <RequestAction ws={ws} />
+      )}
       <div className="filters">
         <label>
           Status{' '}
