@@ -31,34 +31,30 @@ import {
   ArchitectureChangeSetResponse,
   ChangeSetCreate,
   ChangeSetParams,
-  type ArchitectureChangeSetResponse as ChangeSetResponse,
 } from './schemas';
 import { found } from '../registry/parts';
+import { columns, isoColumns } from '../registry/columns';
 
-function present(row: ChangeSetRow): ChangeSetResponse {
+function present(row: ChangeSetRow): ArchitectureChangeSetResponse {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    repository_id: row.repository_id,
-    state: row.state,
-    change_key: row.change_key,
-    source_ref: row.source_ref,
-    trigger: row.trigger,
-    reason: row.reason,
-    actor_id: row.actor_id,
-    baseline_snapshot_id: row.baseline_snapshot_id,
-    result_snapshot_id: row.result_snapshot_id,
+    ...columns(row, ['id', 'workspace_id', 'repository_id', 'state', 'change_key', 'source_ref']),
+    ...columns(row, [
+      'trigger',
+      'reason',
+      'actor_id',
+      'baseline_snapshot_id',
+      'result_snapshot_id',
+    ]),
     reconciled_change_set_id: row.reconciled_change_set_id,
-    normalized_changes: row.normalized_changes as ChangeSetResponse['normalized_changes'],
+    normalized_changes:
+      row.normalized_changes as ArchitectureChangeSetResponse['normalized_changes'],
     candidate_payload: row.candidate_payload,
     impact_result: row.impact_result,
-    gate_result: row.gate_result as ChangeSetResponse['gate_result'],
-    accuracy: row.accuracy as ChangeSetResponse['accuracy'],
+    gate_result: row.gate_result as ArchitectureChangeSetResponse['gate_result'],
+    accuracy: row.accuracy as ArchitectureChangeSetResponse['accuracy'],
     closed_at: row.closed_at ? iso(row.closed_at) : null,
-    closed_reason: row.closed_reason as ChangeSetResponse['closed_reason'],
-    occurred_at: iso(row.occurred_at),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    closed_reason: row.closed_reason as ArchitectureChangeSetResponse['closed_reason'],
+    ...isoColumns(row, ['occurred_at', 'created_at', 'updated_at']),
   };
 }
 

@@ -21,36 +21,21 @@ import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, ok, started, operationGroup, route } from '../registry/operation';
 import { auditNotCompleted } from '../reports/operations';
-import { commitThenStart, iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
-import {
-  ExportCreate,
-  ExportListQuery,
-  ExportPage,
-  ExportParams,
-  ExportResponse,
-  type ExportResponse as ExportBody,
-} from './schemas';
+import { commitThenStart, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
+import { ExportCreate, ExportListQuery, ExportPage, ExportParams, ExportResponse } from './schemas';
 import { found, listOperation } from '../registry/parts';
+import { columns, isoColumns } from '../registry/columns';
 
-function presentExport(row: ExportRow): ExportBody {
+function presentExport(row: ExportRow): ExportResponse {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    audit_id: row.audit_id,
-    format: row.format as ExportBody['format'],
-    status: row.status,
-    filename: row.filename,
-    content_type: row.content_type,
-    sha256: row.sha256,
+    ...columns(row, ['id', 'workspace_id', 'audit_id']),
+    format: row.format as ExportResponse['format'],
+    ...columns(row, ['status', 'filename', 'content_type', 'sha256']),
     size_bytes: row.size_bytes === null ? null : Number(row.size_bytes),
     retention_days: row.retention_days,
     retained_until: isoOrNull(row.retained_until),
-    error_code: row.error_code,
-    requested_by: row.requested_by,
-    workflow_id: row.workflow_id,
-    created_at: iso(row.created_at),
-    completed_at: isoOrNull(row.completed_at),
-    removed_at: isoOrNull(row.removed_at),
+    ...columns(row, ['error_code', 'requested_by', 'workflow_id']),
+    ...isoColumns(row, ['created_at', 'completed_at', 'removed_at']),
   };
 }
 

@@ -32,20 +32,14 @@ import {
   IngestionParams,
   IngestionResponse,
   type EvidenceRecord,
-  type IngestionResponse as IngestionBody,
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
+import { columns } from '../registry/columns';
 
-function presentIngestion(row: IngestionRow): IngestionBody {
+function presentIngestion(row: IngestionRow): IngestionResponse {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    repository_id: row.repository_id,
-    batch_key: row.batch_key,
-    content_sha256: row.content_sha256,
-    record_count: row.record_count,
-    counts: row.counts,
-    submitted_by: row.submitted_by,
+    ...columns(row, ['id', 'workspace_id', 'repository_id', 'batch_key', 'content_sha256']),
+    ...columns(row, ['record_count', 'counts', 'submitted_by']),
     created_at: iso(row.created_at),
   };
 }

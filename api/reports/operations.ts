@@ -23,25 +23,14 @@ import {
 } from '../registry/approvals';
 import { defineOperation, created, operationGroup, route } from '../registry/operation';
 import { iso, recordPrincipalWrite } from '../shared';
-import {
-  AuditReportResponse,
-  ReportApprovalCreate,
-  ReportApprovalResponse,
-  type ReportApprovalResponse as ApprovalResponse,
-} from './schemas';
+import { AuditReportResponse, ReportApprovalCreate, ReportApprovalResponse } from './schemas';
 import { found } from '../registry/parts';
+import { columns } from '../registry/columns';
 
-function presentApproval(row: ReportApprovalRow): ApprovalResponse {
+function presentApproval(row: ReportApprovalRow): ReportApprovalResponse {
   return {
-    id: row.id,
-    audit_id: row.audit_id,
-    report_version: row.report_version,
-    content_sha256: row.content_sha256,
-    actor_id: row.actor_id,
-    actor_role: row.actor_role,
-    authorization_scope: row.authorization_scope,
-    policy_version: row.policy_version,
-    rationale: row.rationale,
+    ...columns(row, ['id', 'audit_id', 'report_version', 'content_sha256', 'actor_id']),
+    ...columns(row, ['actor_role', 'authorization_scope', 'policy_version', 'rationale']),
     created_at: iso(row.created_at),
   };
 }

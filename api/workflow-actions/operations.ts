@@ -33,7 +33,7 @@ import {
   route,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
+import { commitThenStart, discardUnstarted, isoOrNull, recordPrincipalWrite } from '../shared';
 import {
   WorkflowActionCreate,
   WorkflowActionListQuery,
@@ -42,29 +42,19 @@ import {
   WorkflowActionResponse,
 } from './schemas';
 import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
+import { columns, isoColumns } from '../registry/columns';
 
 function presentAction(row: WorkflowActionRow) {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    kind: row.kind,
+    ...columns(row, ['id', 'workspace_id', 'kind']),
     target: row.target as WorkflowActionResponse['target'],
-    reason: row.reason,
-    status: row.status,
-    requested_by: row.requested_by,
-    decided_by: row.decided_by,
-    decided_by_role: row.decided_by_role,
-    decided_by_scope: row.decided_by_scope,
-    decided_policy_version: row.decided_policy_version,
+    ...columns(row, ['reason', 'status', 'requested_by', 'decided_by', 'decided_by_role']),
+    ...columns(row, ['decided_by_scope', 'decided_policy_version']),
     decided_at: isoOrNull(row.decided_at),
     decision_rationale: row.decision_rationale,
-    expires_at: iso(row.expires_at),
-    executed_at: isoOrNull(row.executed_at),
-    outcome: row.outcome,
-    error_code: row.error_code,
-    workflow_id: row.workflow_id,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    ...isoColumns(row, ['expires_at', 'executed_at']),
+    ...columns(row, ['outcome', 'error_code', 'workflow_id']),
+    ...isoColumns(row, ['created_at', 'updated_at']),
   };
 }
 
