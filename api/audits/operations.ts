@@ -28,7 +28,7 @@ import { auditStartOptions } from '../../domain/workflow-starts';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
 import { requestAuditCancel } from './cancel';
-import { profileSnapshot, versionMismatch } from '../profiles/operations';
+import { profileSnapshot, profileVersionMismatch } from '../profiles/operations';
 import {
   auditTokenId,
   defineOperation,
@@ -144,7 +144,7 @@ async function resolveCreate(
   }
   if (errors.length) throw problems.validationFailed(errors);
   if (profile && body.profile_version != null && body.profile_version !== profile.version)
-    throw versionMismatch(profile, body.profile_version);
+    throw profileVersionMismatch(profile, body.profile_version);
   return {
     repository_id: repositoryId,
     upload_id: body.upload_id ?? null,

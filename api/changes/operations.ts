@@ -36,7 +36,7 @@ import {
   GatePolicyResponse,
   GatePolicyUpdate,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, versionMismatch } from '../registry/parts';
 
 const ARCHITECTURE = operationGroup('Architecture');
 const AUDITS = operationGroup('Audits');
@@ -170,12 +170,7 @@ async function storePolicy(
     );
     if (!after) {
       const current = await gatePolicyOf(trx, workspaceId);
-      throw problems.conflict(
-        'version_mismatch',
-        `The gate policy is at version ${current.version}, not ${expectedVersion}.`,
-        'Read the policy again (getGatePolicy) and retry with its current version.',
-        { current_version: current.version },
-      );
+      throw versionMismatch('gate policy', current.version, expectedVersion, 'getGatePolicy');
     }
     await recordPrincipalWrite(trx, principal, requestId, {
       action,

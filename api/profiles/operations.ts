@@ -29,7 +29,7 @@ import {
   AuditProfileResponse,
   AuditProfileUpdate,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, versionMismatch } from '../registry/parts';
 
 /** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
 export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
@@ -181,7 +181,7 @@ export const updateAuditProfile = defineOperation({
           findAuditProfile(trx, params.workspace_id, params.profile_id),
           `Audit profile ${params.profile_id}`,
         );
-        throw versionMismatch(current, body.expected_version);
+        throw profileVersionMismatch(current, body.expected_version);
       }
       await recordPrincipalWrite(trx, principal, requestId, {
         action: 'audit_profile.updated',
@@ -203,13 +203,8 @@ export const updateAuditProfile = defineOperation({
 });
 
 /** 409 version_mismatch for a profile whose version is not the one the client named. */
-export function versionMismatch(current: AuditProfileRow, expected: number) {
-  return problems.conflict(
-    'version_mismatch',
-    `Audit profile ${current.id} is at version ${current.version}, not ${expected}.`,
-    'Read the profile again (getAuditProfile) and retry with its current version.',
-    { current_version: current.version },
-  );
+export function profileVersionMismatch(current: AuditProfileRow, expected: number) {
+  return versionMismatch('audit profile', current.version, expected, 'getAuditProfile');
 }
 
 export const deleteAuditProfile = defineOperation({

@@ -132,8 +132,8 @@ export function versionMismatch(
 ): ApiError {
   return problems.conflict(
     'version_mismatch',
-    `The ${what} is at version ${current}, not ${expected}.`,
-    `Read the ${what} again (${readOperation}) and retry with its version.`,
+    `The current version of the ${what} is ${current}, not ${expected}.`,
+    `Read the ${what} again (${readOperation}) and retry with its current version.`,
     { current_version: current },
   );
 }

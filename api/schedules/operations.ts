@@ -60,7 +60,7 @@ import {
   ScheduleListQuery,
   ScheduleParams,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, versionMismatch } from '../registry/parts';
 
 const CALENDAR_RULES =
   'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date` (at most 2999-12-31). A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';
@@ -263,12 +263,7 @@ export const updateAuditSchedule = defineOperation({
     const row = await db.transaction(async (trx) => {
       const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
       if (before.version !== expected) {
-        throw problems.conflict(
-          'version_mismatch',
-          `Audit schedule ${before.id} is at version ${before.version}, not ${expected}.`,
-          'Read the schedule again, reapply your change and send its current version.',
-          { current_version: before.version },
-        );
+        throw versionMismatch('audit schedule', before.version, expected, 'getAuditSchedule');
       }
       const merged = {
         timezone: patch.timezone ?? before.timezone,
