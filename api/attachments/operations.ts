@@ -20,7 +20,7 @@ import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
-import { iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
+import { iso, isoOrNull, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
   AttachmentCreate,
@@ -29,7 +29,7 @@ import {
   AttachmentParams,
   AttachmentResponse,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
 
 const DEFAULT_RETENTION_DAYS = 90;
 
@@ -91,10 +91,8 @@ export const createAuditAttachment = defineOperation({
         size_bytes: Number(upload.size_bytes),
         retention_days: body.retention_days ?? DEFAULT_RETENTION_DAYS,
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, created, {
         action: 'attachment.created',
-        resourceType: 'attachment',
-        resourceId: created.id,
         details: {
           audit_id: audit.id,
           upload_id: upload.id,
@@ -103,7 +101,6 @@ export const createAuditAttachment = defineOperation({
           retained_until: iso(created.retained_until),
         },
       });
-      return created;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/attachments/${row.id}/content`);
     return presentAttachment(row);
@@ -186,13 +183,10 @@ export const deleteAttachment = defineOperation({
         );
         throw removedProblem(existing);
       }
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, deleted, {
         action: 'attachment.deleted',
-        resourceType: 'attachment',
-        resourceId: deleted.id,
         details: { audit_id: deleted.audit_id, filename: deleted.filename, sha256: deleted.sha256 },
       });
-      return deleted;
     });
     await releaseBlobs(db, new BlobStore(services.config.blobDir), [row.sha256]);
     return presentAttachment(row);

@@ -24,7 +24,7 @@ import { problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, pageFields } from '../schema-kit';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, pageRequest } from '../shared';
 import {
   ArchitectureChangeSetPage,
   ArchitectureChangeSetReconcile,
@@ -32,7 +32,7 @@ import {
   ChangeSetCreate,
   ChangeSetParams,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, recordedWrite } from '../registry/parts';
 import { columns, isoColumns } from '../registry/columns';
 
 function present(row: ChangeSetRow): ArchitectureChangeSetResponse {
@@ -165,13 +165,10 @@ export const createChangeSet = defineOperation({
           `Repository ${repo.id} already has a candidate change set with change_key ${JSON.stringify(body.change_key)}.`,
           'Use another change_key, or read the existing set (listChangeSets?state=candidate).',
         );
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, created, {
         action: 'change_set.created',
-        resourceType: 'change_set',
-        resourceId: id,
         details: { change_key: body.change_key, changes: changes.length },
       });
-      return created;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/change-sets/${id}`);
     return present(row);
@@ -268,13 +265,10 @@ export const reconcileChangeSet = defineOperation({
           : null,
         gate_result: observed.gate_result,
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, updated, {
         action: 'change_set.reconciled',
-        resourceType: 'change_set',
-        resourceId: candidate.id,
         details: { observed_change_set_id: observed.id, accuracy: updated.accuracy },
       });
-      return updated;
     });
     return present(row);
   },

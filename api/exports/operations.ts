@@ -21,9 +21,9 @@ import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, ok, started, operationGroup, route } from '../registry/operation';
 import { auditNotCompleted } from '../reports/operations';
-import { commitThenStart, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
+import { commitThenStart, isoOrNull, serveBlob } from '../shared';
 import { ExportCreate, ExportListQuery, ExportPage, ExportParams, ExportResponse } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
 import { columns, isoColumns } from '../registry/columns';
 
 function presentExport(row: ExportRow): ExportResponse {
@@ -104,17 +104,14 @@ export const exportAudit = defineOperation({
             requested_by: principal.memberId,
             workflow_id: exportWorkflowId(id),
           });
-          await recordPrincipalWrite(trx, principal, requestId, {
+          return recordedWrite(trx, principal, requestId, created, {
             action: 'export.requested',
-            resourceType: 'export',
-            resourceId: created.id,
             details: {
               audit_id: audit.id,
               format: created.format,
               retention_days: created.retention_days,
             },
           });
-          return created;
         }),
       needsStart: (r) => r.status === 'queued',
       start: async (r) => {

@@ -24,7 +24,7 @@ import { RepositoryParams } from '../repositories/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, ok, started, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { iso, recordPrincipalWrite } from '../shared';
+import { iso } from '../shared';
 import {
   EvidenceBatch,
   IngestionListQuery,
@@ -33,7 +33,7 @@ import {
   IngestionResponse,
   type EvidenceRecord,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
 import { columns } from '../registry/columns';
 
 function presentIngestion(row: IngestionRow): IngestionResponse {
@@ -170,10 +170,9 @@ export const ingestEvidence = defineOperation({
         records,
       );
       if (!stored) return undefined;
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, stored, {
         action: 'evidence.ingested',
         resourceType: 'evidence_ingestion',
-        resourceId: stored.id,
         details: {
           repository_id: repo.id,
           batch_key: stored.batch_key,
@@ -182,7 +181,6 @@ export const ingestEvidence = defineOperation({
           content_sha256: contentSha,
         },
       });
-      return stored;
     });
     // A concurrent request stored the same key first: its result, if it is the same batch.
     const result =

@@ -24,7 +24,7 @@ import type { Config } from '../../platform/config';
 import { ApiError, problems } from '../errors';
 import { RepositoryParams } from '../repositories/schemas';
 import { defineOperation, ok, operationGroup, route } from '../registry/operation';
-import { found, versionMismatch } from '../registry/parts';
+import { found, recordedWrite, versionMismatch } from '../registry/parts';
 import { iso, recordPrincipalWrite } from '../shared';
 import { DeliveryPage, IntegrationResponse, IntegrationUpdate } from './schemas';
 
@@ -205,10 +205,9 @@ export const deleteRepositoryIntegration = defineOperation({
       const row = await integrationOfRepository(trx, params.workspace_id, params.repository_id);
       if (!row) throw problems.notFound(`The integration of repository ${params.repository_id}`);
       await deleteIntegration(trx, row.id);
-      await recordPrincipalWrite(trx, principal, requestId, {
+      await recordedWrite(trx, principal, requestId, row, {
         action: 'integration.deleted',
         resourceType: 'repository_integration',
-        resourceId: row.id,
         details: { repository_id: row.repository_id, provider: row.provider },
       });
     });

@@ -10,9 +10,10 @@ import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
 import { problems, type ApiError } from '../errors';
 import type { PageQuery } from '../schema-kit';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { AnyOperation, OperationContext, OperationSpec } from './operation';
+import type { AnyOperation, OperationContext, OperationSpec, Principal } from './operation';
 import type { AppServices } from '../services';
-import { pageRequest } from '../shared';
+import { pageRequest, recordPrincipalWrite } from '../shared';
+import type { Knex } from 'knex';
 
 /** The row `lookup` finds, or 404 not_found naming `what` ("Audit <id>"). */
 export async function found<T>(lookup: Promise<T | null | undefined>, what: string): Promise<T> {
@@ -136,4 +137,25 @@ export function versionMismatch(
     `Read the ${what} again (${readOperation}) and retry with its current version.`,
     { current_version: current },
   );
+}
+
+/**
+ * The last step of a write's transaction: records the calling member's write of `row` (its id;
+ * the resource type is the action's noun, `repository` of `repository.created`, unless
+ * `resourceType` names another) and answers the row.
+ */
+export async function recordedWrite<Row extends { id: string }>(
+  trx: Knex,
+  principal: Principal,
+  requestId: string,
+  row: Row,
+  what: { action: string; details: Record<string, unknown>; resourceType?: string },
+): Promise<Row> {
+  await recordPrincipalWrite(trx, principal, requestId, {
+    action: what.action,
+    resourceType: what.resourceType ?? what.action.slice(0, what.action.indexOf('.')),
+    resourceId: row.id,
+    details: what.details,
+  });
+  return row;
 }

@@ -15,7 +15,6 @@ import { checkRegistration, sourcePolicyOf } from '../../platform/source-access'
 import { ApiError, problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { recordPrincipalWrite } from '../shared';
 import { presentRepository } from './present';
 import {
   RepositoryCreate,
@@ -24,7 +23,7 @@ import {
   RepositoryResponse,
   RepositoryUpdate,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
 
 const SOURCE_HINTS: Record<string, string> = {
   local_repository_not_allowed:
@@ -108,13 +107,10 @@ export const createRepository = defineOperation({
           defaultBranch: body.default_branch ?? 'main',
           description: body.description ?? null,
         });
-        await recordPrincipalWrite(trx, principal, requestId, {
+        return recordedWrite(trx, principal, requestId, created, {
           action: 'repository.created',
-          resourceType: 'repository',
-          resourceId: created.id,
           details: { name: created.name, url: created.url, default_branch: created.default_branch },
         });
-        return created;
       })
       .catch(async (err: unknown) => {
         if (isUniqueViolation(err)) await assertNameFree(db, params.workspace_id, body.name);
@@ -174,13 +170,10 @@ export const updateRepository = defineOperation({
             { from: before[k as keyof RepositoryRow], to: after[k as keyof RepositoryRow] },
           ]),
         );
-        await recordPrincipalWrite(trx, principal, requestId, {
+        return recordedWrite(trx, principal, requestId, after, {
           action: 'repository.updated',
-          resourceType: 'repository',
-          resourceId: before.id,
           details: { name: after.name, changes: changed },
         });
-        return after;
       })
       .catch(async (err: unknown) => {
         if (isUniqueViolation(err) && body.name)
@@ -206,13 +199,10 @@ export const deleteRepository = defineOperation({
         softDeleteRepository(trx, params.workspace_id, params.repository_id),
         `Repository ${params.repository_id}`,
       );
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, deleted, {
         action: 'repository.deleted',
-        resourceType: 'repository',
-        resourceId: deleted.id,
         details: { name: deleted.name },
       });
-      return deleted;
     });
     return presentRepository(row);
   },

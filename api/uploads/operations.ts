@@ -13,10 +13,9 @@ import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';
 import { ApiError, problems } from '../errors';
 import { defineOperation, LOCATION_HEADER } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { recordPrincipalWrite } from '../shared';
 import { presentUpload } from './present';
 import { UploadParams, UploadQuery, UploadResponse } from './schemas';
-import { found } from '../registry/parts';
+import { found, recordedWrite } from '../registry/parts';
 
 const ARCHIVE_TYPES = [
   'application/gzip',
@@ -123,10 +122,8 @@ export const createUpload = defineOperation({
         unpacked_bytes: summary.bytes,
         status: 'ready',
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, upload, {
         action: 'upload.created',
-        resourceType: 'upload',
-        resourceId: upload.id,
         details: {
           filename: upload.filename,
           sha256: upload.sha256,
@@ -134,7 +131,6 @@ export const createUpload = defineOperation({
           format,
         },
       });
-      return upload;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/uploads/${row.id}`);
     return presentUpload(row);
