@@ -14,7 +14,6 @@ import {
   releaseBlobs,
   type AttachmentRow,
 } from '../../db/attachments';
-import { findAudit } from '../../db/audits';
 import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
@@ -30,6 +29,7 @@ import {
   AttachmentResponse,
 } from './schemas';
 import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 
 const DEFAULT_RETENTION_DAYS = 90;
 
@@ -58,10 +58,7 @@ export const createAuditAttachment = defineOperation({
   errors: [409],
   success: created('The attachment.', AttachmentResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const row = await db.transaction(async (trx) => {
       const upload = await findUpload(trx, params.workspace_id, body.upload_id);
       if (!upload) {
@@ -118,10 +115,7 @@ export const listAuditAttachments = listOperation({
   query: AttachmentListQuery,
   success: ok('A page of attachments.', AttachmentPage),
   rows: async ({ db, params, query }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     return attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status });
   },
   present: presentAttachment,

@@ -13,7 +13,6 @@ import {
   createAuditRecord,
   appendLog,
   failQueuedAudit,
-  findAudit,
   stagesOf,
   type AuditRow,
   type NewAudit,
@@ -54,16 +53,13 @@ import {
   AuditResponse,
   type AuditCreate as AuditCreateBody,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { listOperation } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
 async function present(db: Knex, row: AuditRow) {
   return presentAudit(row, (await stagesOf(db, [row.id])).get(row.id) ?? []);
-}
-
-async function loadAudit(db: Knex, workspaceId: string, auditId: string): Promise<AuditRow> {
-  return found(findAudit(db, workspaceId, auditId), `Audit ${auditId}`);
 }
 
 /**

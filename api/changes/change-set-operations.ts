@@ -12,7 +12,6 @@ import {
   type ChangeSetRow,
 } from '../../db/change-sets';
 import { keysetPage } from '../../db/paginate';
-import { findRepository } from '../../db/repositories';
 import {
   accuracyOf,
   changeProblems,
@@ -33,6 +32,7 @@ import {
   ChangeSetParams,
 } from './schemas';
 import { found, recordedWrite } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
 import { columns, isoColumns } from '../registry/columns';
 
 function present(row: ChangeSetRow): ArchitectureChangeSetResponse {
@@ -79,10 +79,7 @@ export const listChangeSets = defineOperation({
     headers: { Link: { description: 'The next page (rel="next"), when there is one.' } },
   },
   handler: async ({ db, params, query, koa }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const page = await keysetPage(
       changeSetsQuery(db, params.workspace_id, repo.id, query.state),
       pageRequest(query),
@@ -114,10 +111,7 @@ export const createChangeSet = defineOperation({
   errors: [409],
   success: created('The candidate.', ArchitectureChangeSetResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const changes = body.changes as NormalizedChange[];
     const wrong = changeProblems(changes);
     if (wrong.length > 0)

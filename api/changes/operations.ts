@@ -1,6 +1,5 @@
 /** Architecture changes between snapshots, the workspace gate policy, and each audit's gate. */
 import { Type } from '@sinclair/typebox';
-import { findAudit } from '../../db/audits';
 import {
   auditGateOf,
   changeStore,
@@ -12,7 +11,6 @@ import {
   type StoredGatePolicy,
 } from '../../db/changes';
 import { latestSnapshotId } from '../../db/architecture';
-import { findRepository } from '../../db/repositories';
 import type { Knex } from 'knex';
 import {
   DEFAULT_GATE_POLICY,
@@ -37,6 +35,7 @@ import {
   GatePolicyUpdate,
 } from './schemas';
 import { found, versionMismatch } from '../registry/parts';
+import { loadAudit, loadRepository } from '../registry/loads';
 
 const ARCHITECTURE = operationGroup('Architecture');
 const AUDITS = operationGroup('Audits');
@@ -64,10 +63,7 @@ export const getArchitectureChanges = defineOperation({
   errors: [422],
   success: ok('The changes and the gate.', ArchitectureChangeResponse),
   handler: async ({ db, params, query }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     // Where the two snapshots are is settled first (small queries); their graphs, the bulk of
     // the time, are then read side by side.
     const place = async (id: string, role: string) => {
@@ -280,10 +276,7 @@ export const getAuditGate = defineOperation({
     },
   },
   handler: async ({ db, params, query, koa }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const row = await found(auditGateOf(db, audit.id), `The change gate of audit ${audit.id}`);
     const stored = row.result as unknown as StoredGate;
     const format = query.format ?? 'json';

@@ -5,7 +5,6 @@
  */
 import { Type } from '@sinclair/typebox';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
-import { findAudit } from '../../db/audits';
 import {
   exportsQuery,
   findExport,
@@ -24,6 +23,7 @@ import { auditNotCompleted } from '../reports/operations';
 import { commitThenStart, isoOrNull, serveBlob } from '../shared';
 import { ExportCreate, ExportListQuery, ExportPage, ExportParams, ExportResponse } from './schemas';
 import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 import { columns, isoColumns } from '../registry/columns';
 
 function presentExport(row: ExportRow): ExportResponse {
@@ -80,10 +80,7 @@ export const exportAudit = defineOperation({
   errors: [409, 503],
   success: started('The queued export.', ExportResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     if (audit.status !== 'completed') throw auditNotCompleted(audit);
     const repository = audit.repository_id
       ? await findRepository(db, params.workspace_id, audit.repository_id)
@@ -143,10 +140,7 @@ export const listExports = listOperation({
   query: ExportListQuery,
   success: ok('A page of exports.', ExportPage),
   rows: async ({ db, params }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     return exportsQuery(db, params.workspace_id, audit.id);
   },
   present: presentExport,

@@ -13,7 +13,6 @@ import {
   type IngestionRow,
   type NewIngestedRecord,
 } from '../../db/ingestion';
-import { findRepository } from '../../db/repositories';
 import {
   INGESTED_KINDS,
   KIND_RULES,
@@ -34,6 +33,7 @@ import {
   type EvidenceRecord,
 } from './schemas';
 import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
 import { columns } from '../registry/columns';
 
 function presentIngestion(row: IngestionRow): IngestionResponse {
@@ -103,10 +103,7 @@ export const ingestEvidence = defineOperation({
   success: started('The stored batch; the next audit reconciles it.', IngestionResponse),
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     const { config } = services;
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const limits = {
       max_records: config.ingestionMaxRecords,
       max_bytes: config.ingestionMaxBytes,

@@ -14,7 +14,6 @@ import {
   updateIntegration,
   type IntegrationRow,
 } from '../../db/integrations';
-import { findRepository } from '../../db/repositories';
 import { apiBaseUrlProblem, normalizedBaseUrl } from '../../domain/integrations/endpoint';
 import { FAILING_OUTCOMES, type FailingOutcome } from '../../domain/integrations/publication';
 import { SecretBox, sealContext } from '../../domain/integrations/sealed';
@@ -24,7 +23,8 @@ import type { Config } from '../../platform/config';
 import { ApiError, problems } from '../errors';
 import { RepositoryParams } from '../repositories/schemas';
 import { defineOperation, ok, operationGroup, route } from '../registry/operation';
-import { found, recordedWrite, versionMismatch } from '../registry/parts';
+import { recordedWrite, versionMismatch } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
 import { iso, recordPrincipalWrite } from '../shared';
 import { DeliveryPage, IntegrationResponse, IntegrationUpdate } from './schemas';
 
@@ -67,9 +67,6 @@ function present(config: Config, row: IntegrationRow) {
     updated_at: iso(row.updated_at),
   };
 }
-
-const loadRepository = (db: Knex, workspaceId: string, repositoryId: string) =>
-  found(findRepository(db, workspaceId, repositoryId), `Repository ${repositoryId}`);
 
 /** The repository's integration (404 for an unknown repository or one without). */
 async function loadIntegration(db: Knex, workspaceId: string, repositoryId: string) {

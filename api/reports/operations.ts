@@ -4,7 +4,8 @@
  * approves it; from then on the approved content is stored and served unchanged.
  */
 import { Type } from '@sinclair/typebox';
-import { findAudit, type AuditRow } from '../../db/audits';
+import type { Knex } from 'knex';
+import type { AuditRow } from '../../db/audits';
 import { currentReport, insertReportApproval, type ReportApprovalRow } from '../../db/reports';
 import { approvalRecord, checkApproval } from '../../domain/approvals/model';
 import {
@@ -25,6 +26,7 @@ import { defineOperation, created, operationGroup, route } from '../registry/ope
 import { iso, recordPrincipalWrite } from '../shared';
 import { AuditReportResponse, ReportApprovalCreate, ReportApprovalResponse } from './schemas';
 import { found } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 import { columns } from '../registry/columns';
 
 function presentApproval(row: ReportApprovalRow): ReportApprovalResponse {
@@ -47,12 +49,8 @@ export function auditNotCompleted(audit: AuditRow): ApiError {
   );
 }
 
-async function completedAudit(
-  db: Parameters<typeof findAudit>[0],
-  workspaceId: string,
-  auditId: string,
-) {
-  const audit = await found(findAudit(db, workspaceId, auditId), `Audit ${auditId}`);
+async function completedAudit(db: Knex, workspaceId: string, auditId: string) {
+  const audit = await loadAudit(db, workspaceId, auditId);
   if (audit.status !== 'completed') throw auditNotCompleted(audit);
   const report = await found(currentReport(db, audit), `The report of audit ${audit.id}`);
   return { audit, report };

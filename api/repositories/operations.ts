@@ -1,7 +1,6 @@
 /** Repositories: the git sources audits run against. */
 import type { Knex } from 'knex';
 import {
-  findRepository,
   findRepositoryByName,
   insertRepository,
   repositoriesQuery,
@@ -24,6 +23,7 @@ import {
   RepositoryUpdate,
 } from './schemas';
 import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
 
 const SOURCE_HINTS: Record<string, string> = {
   local_repository_not_allowed:
@@ -129,10 +129,7 @@ export const getRepository = defineOperation({
   params: RepositoryParams,
   success: ok('The repository.', RepositoryResponse),
   handler: async ({ db, params }) => {
-    const row = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const row = await loadRepository(db, params.workspace_id, params.repository_id);
     return presentRepository(row);
   },
 });
@@ -150,10 +147,7 @@ export const updateRepository = defineOperation({
     if (body.url !== undefined) await assertSource(body.url, principal.workspace, services.config);
     const row = await db
       .transaction(async (trx) => {
-        const before = await found(
-          findRepository(trx, params.workspace_id, params.repository_id),
-          `Repository ${params.repository_id}`,
-        );
+        const before = await loadRepository(trx, params.workspace_id, params.repository_id);
         if (body.name !== undefined)
           await assertNameFree(trx, params.workspace_id, body.name, before.id);
         const after = await updateRepositoryRow(
