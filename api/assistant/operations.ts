@@ -24,12 +24,12 @@ import { WORKSPACE_ID } from '../../domain/workflow-starts';
 import type { AssistantRunWorkflow } from '../../workflows/assistant';
 import { ApiError, problems } from '../errors';
 import {
-  defineOperation,
   created,
+  defineOperation,
   ok,
-  started,
   operationGroup,
   route,
+  started,
 } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import { commitThenStart, recordPrincipalWrite } from '../shared';

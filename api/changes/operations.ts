@@ -34,7 +34,7 @@ import {
   GatePolicyResponse,
   GatePolicyUpdate,
 } from './schemas';
-import { found, versionMismatch } from '../registry/parts';
+import { found, versionMismatch, formatQuery } from '../registry/parts';
 import { loadAudit, loadRepository } from '../registry/loads';
 
 const ARCHITECTURE = operationGroup('Architecture');
@@ -251,17 +251,7 @@ export const getAuditGate = defineOperation({
     "The gate the audit's `changes` stage computed against the previous completed snapshot of the same repository and branch, with the policy version it applied. `format=json` (default) answers AuditGateResponse; `sarif` a SARIF 2.1.0 log (application/sarif+json) with one result per reviewed or blocked change; `junit` JUnit XML with one test case per rule; `markdown` a summary for a pull-request comment. 404 until the audit has passed its changes stage.",
   ...AUDITS.scope('audits:read'),
   params: AuditParams,
-  query: Type.Object(
-    {
-      format: Type.Optional(
-        Type.Union(
-          GATE_FORMATS.map((f) => Type.Literal(f)),
-          { default: 'json', description: 'json, sarif, junit or markdown.' },
-        ),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  query: formatQuery(GATE_FORMATS, 'json, sarif, junit or markdown.'),
   success: {
     status: 200,
     description: 'The gate.',

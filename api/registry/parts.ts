@@ -9,7 +9,7 @@ import { keysetPage, type Keyset, type KeysetRow } from '../../db/paginate';
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
 import { problems, type ApiError } from '../errors';
 import type { PageQuery } from '../schema-kit';
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { AnyOperation, OperationContext, OperationSpec, Principal } from './operation';
 import type { AppServices } from '../services';
 import { pageRequest, recordPrincipalWrite } from '../shared';
@@ -158,4 +158,19 @@ export async function recordedWrite<Row extends { id: string }>(
     details: what.details,
   });
   return row;
+}
+
+/** The `?format=` query of an operation that answers several renderings, `json` by default. */
+export function formatQuery<F extends string>(formats: readonly F[], description: string) {
+  return Type.Object(
+    {
+      format: Type.Optional(
+        Type.Union(
+          formats.map((f) => Type.Literal(f)),
+          { default: 'json', description },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  );
 }

@@ -25,7 +25,7 @@ import {
 import { defineOperation, created, operationGroup, route } from '../registry/operation';
 import { iso, recordPrincipalWrite } from '../shared';
 import { AuditReportResponse, ReportApprovalCreate, ReportApprovalResponse } from './schemas';
-import { found } from '../registry/parts';
+import { found, formatQuery } from '../registry/parts';
 import { loadAudit } from '../registry/loads';
 import { columns } from '../registry/columns';
 
@@ -66,17 +66,7 @@ export const getAuditReport = defineOperation({
     'What was audited, the architecture found, every control assessment, the findings with their locations, the uncertainty cases and the change gate. `format=json` (default) answers AuditReportResponse; `markdown` a Markdown document; `html` one self-contained printable HTML page with the architecture diagram inline as SVG; `sarif` a SARIF 2.1.0 log of the findings (one result per finding not resolved, `partialFingerprints` from the finding fingerprint, a set-aside finding suppressed); `junit` JUnit XML with one test case per control. Until it is approved the report is built from the rows of its audit: the findings as this audit observed them (severity, title, detail, evidence, locations), so a later audit that moves or resolves a finding changes no earlier report; a person setting a finding aside (or reopening it) does change the draft, and its content_sha256. Once approved, the approved content is served unchanged. A queued, running, failed or cancelled audit is 409 audit_not_completed.',
   ...REPORTS.scope('reports:read'),
   params: AuditParams,
-  query: Type.Object(
-    {
-      format: Type.Optional(
-        Type.Union(
-          REPORT_FORMATS.map((f) => Type.Literal(f)),
-          { default: 'json', description: 'json, markdown, html, sarif or junit.' },
-        ),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  query: formatQuery(REPORT_FORMATS, 'json, markdown, html, sarif or junit.'),
   errors: [409],
   success: {
     status: 200,

@@ -39,12 +39,12 @@ import { presentAudit } from '../audits/present';
 import { AuditResponse } from '../audits/schemas';
 import { problems, type FieldError } from '../errors';
 import {
-  defineOperation,
   created,
+  defineOperation,
   ok,
-  started,
   operationGroup,
   route,
+  started,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
