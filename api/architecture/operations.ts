@@ -21,6 +21,7 @@ import {
 } from './schemas';
 import { found } from '../registry/parts';
 import { loadAudit, loadRepository } from '../registry/loads';
+import { columns } from '../registry/columns';
 
 /**
  * The snapshot's entities with their graph links: `remediation_ids` names the repository's
@@ -62,14 +63,8 @@ export function presentEvidence(e: EvidenceRow): Truth['evidence'][number] {
 async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
   const evidence = await evidenceOf(db, snapshot.id);
   return {
-    audit_id: snapshot.audit_id,
-    version: snapshot.version,
-    status: snapshot.status,
-    sources: snapshot.sources,
-    missing_sources: snapshot.missing_sources,
-    source_coverage: snapshot.source_coverage,
-    entity_count: snapshot.entity_count,
-    relationship_count: snapshot.relationship_count,
+    ...columns(snapshot, ['audit_id', 'version', 'status', 'sources', 'missing_sources']),
+    ...columns(snapshot, ['source_coverage', 'entity_count', 'relationship_count']),
     generated_at: iso(snapshot.generated_at),
     entities: await linkedEntities(db, snapshot),
     relationships: snapshot.relationships as Truth['relationships'],

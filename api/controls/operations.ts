@@ -90,14 +90,8 @@ export const listFindings = listOperation({
   params: WorkspaceParams,
   query: FindingListQuery,
   success: ok('A page of findings.', FindingPage),
-  rows: ({ db, params, query }) =>
-    findingsQuery(db, params.workspace_id, {
-      status: query.status,
-      severity: query.severity,
-      repository_id: query.repository_id,
-      control_key: query.control_key,
-      source: query.source,
-    }),
+  // The query's filters are the store's, by name (limit and cursor are the page's).
+  rows: ({ db, params, query }) => findingsQuery(db, params.workspace_id, query),
   present: presentFinding,
 });
 
