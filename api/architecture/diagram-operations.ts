@@ -3,10 +3,10 @@ import { Type } from '@sinclair/typebox';
 import { LRUCache } from 'lru-cache';
 import { diagramGraphOf, mermaid, svg } from '../../analysis/diagram';
 import { snapshotOfAudit, snapshotRefOfAudit } from '../../db/architecture';
-import { findAudit } from '../../db/audits';
 import { AuditParams } from '../audits/schemas';
 import { defineOperation, operationGroup, route } from '../registry/operation';
 import { found } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 
 /** Koa adds `; charset=utf-8` to a text/* type. */
 export const MERMAID_TYPE = 'text/vnd.mermaid';
@@ -52,10 +52,7 @@ export const getAuditArchitectureDiagram = defineOperation({
     contentType: [MERMAID_TYPE, SVG_TYPE],
   },
   handler: async ({ db, params, query, koa }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const ref = await found(
       snapshotRefOfAudit(db, audit.id),
       `The architecture snapshot of audit ${audit.id}`,

@@ -14,7 +14,6 @@ import {
   latestSnapshot,
   type SnapshotRow,
 } from '../../db/architecture';
-import { findRepository } from '../../db/repositories';
 import type { Graph, Obj } from '../../domain/architecture/graph';
 import { observationsOf } from '../../domain/architecture/observations';
 import { threatsOf } from '../../domain/architecture/threats';
@@ -29,7 +28,7 @@ import {
   ArchitectureDependencyResponse,
   type ArchitectureEntityResponse,
 } from './schemas';
-import { found } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
 import { auditSnapshot } from './operations';
 
 const graphOf = (s: SnapshotRow) => s as unknown as Graph;
@@ -81,10 +80,7 @@ export const getArchitectureDependencies = defineOperation({
   ),
   success: ok('The paths from the entity.', ArchitectureDependencyResponse),
   handler: async ({ db, params, query }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const snapshot = query.snapshot_id
       ? await findSnapshotOfRepository(db, params.workspace_id, repo.id, query.snapshot_id)
       : await latestSnapshot(db, params.workspace_id, repo.id);

@@ -9,9 +9,7 @@ import {
   type EvidenceRow,
   type SnapshotRow,
 } from '../../db/architecture';
-import { findAudit } from '../../db/audits';
 import { remediationIdsByEntity } from '../../db/remediations';
-import { findRepository } from '../../db/repositories';
 import { AuditParams } from '../audits/schemas';
 import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
@@ -22,6 +20,8 @@ import {
   type ArchitectureTruthResponse as Truth,
 } from './schemas';
 import { found } from '../registry/parts';
+import { loadAudit, loadRepository } from '../registry/loads';
+import { columns } from '../registry/columns';
 
 /**
  * The snapshot's entities with their graph links: `remediation_ids` names the repository's
@@ -63,14 +63,8 @@ export function presentEvidence(e: EvidenceRow): Truth['evidence'][number] {
 async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
   const evidence = await evidenceOf(db, snapshot.id);
   return {
-    audit_id: snapshot.audit_id,
-    version: snapshot.version,
-    status: snapshot.status,
-    sources: snapshot.sources,
-    missing_sources: snapshot.missing_sources,
-    source_coverage: snapshot.source_coverage,
-    entity_count: snapshot.entity_count,
-    relationship_count: snapshot.relationship_count,
+    ...columns(snapshot, ['audit_id', 'version', 'status', 'sources', 'missing_sources']),
+    ...columns(snapshot, ['source_coverage', 'entity_count', 'relationship_count']),
     generated_at: iso(snapshot.generated_at),
     entities: await linkedEntities(db, snapshot),
     relationships: snapshot.relationships as Truth['relationships'],
@@ -80,10 +74,7 @@ async function presentTruth(db: Knex, snapshot: SnapshotRow): Promise<Truth> {
 
 /** An audit of the workspace and its architecture snapshot (404 for either missing). */
 export async function auditSnapshot(db: Knex, params: { workspace_id: string; audit_id: string }) {
-  const audit = await found(
-    findAudit(db, params.workspace_id, params.audit_id),
-    `Audit ${params.audit_id}`,
-  );
+  const audit = await loadAudit(db, params.workspace_id, params.audit_id);
   const snapshot = await found(
     snapshotOfAudit(db, audit.id),
     `The architecture snapshot of audit ${audit.id}`,
@@ -118,10 +109,7 @@ export const getRepositoryArchitecture = defineOperation({
   params: RepositoryParams,
   success: ok('The latest snapshot.', ArchitectureTruthResponse),
   handler: async ({ db, params }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const snapshot = await found(
       latestSnapshot(db, params.workspace_id, repo.id),
       `A completed audit of repository ${repo.id}`,
@@ -151,10 +139,7 @@ export const listArchitectureSnapshots = defineOperation({
   ),
   success: ok('The history.', ArchitectureSnapshotHistoryResponse),
   handler: async ({ db, params, query }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const rows = await snapshotsOfRepository(db, params.workspace_id, repo.id, query.limit ?? 50);
     return {
       repository_id: repo.id,

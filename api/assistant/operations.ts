@@ -24,12 +24,12 @@ import { WORKSPACE_ID } from '../../domain/workflow-starts';
 import type { AssistantRunWorkflow } from '../../workflows/assistant';
 import { ApiError, problems } from '../errors';
 import {
-  defineOperation,
   created,
+  defineOperation,
   ok,
-  started,
   operationGroup,
   route,
+  started,
 } from '../registry/operation';
 import { AcceptedResponse, WorkspaceParams } from '../schema-kit';
 import { commitThenStart, recordPrincipalWrite } from '../shared';
@@ -46,7 +46,7 @@ import {
   RunParams,
 } from './schemas';
 import { PageQuery } from '../schema-kit';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
 
 const ACTIVE = new Set(['queued', 'running']);
 
@@ -97,13 +97,10 @@ export const createAssistantConversation = defineOperation({
         title: body.title,
         created_by: principal.memberId,
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, created, {
         action: 'assistant_conversation.created',
-        resourceType: 'assistant_conversation',
-        resourceId: created.id,
         details: { title: created.title, repository_id: repo.id },
       });
-      return created;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/assistant/conversations/${row.id}`);
     return presentConversation(row);
@@ -191,13 +188,11 @@ export const askAssistant = defineOperation({
               return { reservedUsd };
             },
           );
-          await recordPrincipalWrite(trx, principal, requestId, {
+          return recordedWrite(trx, principal, requestId, row, {
             action: 'assistant_question.asked',
             resourceType: 'assistant_run',
-            resourceId: row.id,
             details: { conversation_id: conversation.id, snapshot_id: snapshotId },
           });
-          return row;
         }),
       needsStart: (row) => row.status === 'queued',
       start: async (row) => {

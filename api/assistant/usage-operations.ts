@@ -17,6 +17,7 @@ import { problems } from '../errors';
 import { defineOperation, type Principal, ok, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import { iso, isoOrNull, recordPrincipalWrite } from '../shared';
+import { versionMismatch } from '../registry/parts';
 import { usd } from './present';
 import {
   AssistantLimitsResponse,
@@ -94,11 +95,11 @@ export const updateAssistantLimits = defineOperation({
       );
       if (!result) {
         const current = await limitsOfWorkspace(trx, params.workspace_id);
-        throw problems.conflict(
-          'version_mismatch',
-          `The assistant limits are at version ${current.version}, not ${expected_version}.`,
-          'Read the limits again (getAssistantLimits) and retry with their current version.',
-          { current_version: current.version },
+        throw versionMismatch(
+          'assistant limits',
+          current.version,
+          expected_version,
+          'getAssistantLimits',
         );
       }
       await recordPrincipalWrite(trx, principal, requestId, {

@@ -14,13 +14,12 @@ import {
   releaseBlobs,
   type AttachmentRow,
 } from '../../db/attachments';
-import { findAudit } from '../../db/audits';
 import { findUpload } from '../../db/uploads';
 import { BlobStore } from '../../platform/blob-store';
 import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
-import { iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
+import { iso, isoOrNull, serveBlob } from '../shared';
 import { presentAttachment } from './present';
 import {
   AttachmentCreate,
@@ -29,7 +28,8 @@ import {
   AttachmentParams,
   AttachmentResponse,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 
 const DEFAULT_RETENTION_DAYS = 90;
 
@@ -58,10 +58,7 @@ export const createAuditAttachment = defineOperation({
   errors: [409],
   success: created('The attachment.', AttachmentResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const row = await db.transaction(async (trx) => {
       const upload = await findUpload(trx, params.workspace_id, body.upload_id);
       if (!upload) {
@@ -91,10 +88,8 @@ export const createAuditAttachment = defineOperation({
         size_bytes: Number(upload.size_bytes),
         retention_days: body.retention_days ?? DEFAULT_RETENTION_DAYS,
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, created, {
         action: 'attachment.created',
-        resourceType: 'attachment',
-        resourceId: created.id,
         details: {
           audit_id: audit.id,
           upload_id: upload.id,
@@ -103,7 +98,6 @@ export const createAuditAttachment = defineOperation({
           retained_until: iso(created.retained_until),
         },
       });
-      return created;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/attachments/${row.id}/content`);
     return presentAttachment(row);
@@ -121,10 +115,7 @@ export const listAuditAttachments = listOperation({
   query: AttachmentListQuery,
   success: ok('A page of attachments.', AttachmentPage),
   rows: async ({ db, params, query }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     return attachmentsQuery(db, params.workspace_id, audit.id, { status: query.status });
   },
   present: presentAttachment,
@@ -186,13 +177,10 @@ export const deleteAttachment = defineOperation({
         );
         throw removedProblem(existing);
       }
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, deleted, {
         action: 'attachment.deleted',
-        resourceType: 'attachment',
-        resourceId: deleted.id,
         details: { audit_id: deleted.audit_id, filename: deleted.filename, sha256: deleted.sha256 },
       });
-      return deleted;
     });
     await releaseBlobs(db, new BlobStore(services.config.blobDir), [row.sha256]);
     return presentAttachment(row);

@@ -13,7 +13,6 @@ import {
   createAuditRecord,
   appendLog,
   failQueuedAudit,
-  findAudit,
   stagesOf,
   type AuditRow,
   type NewAudit,
@@ -28,7 +27,7 @@ import { auditStartOptions } from '../../domain/workflow-starts';
 import type { AuditWorkflow } from '../../workflows/audits';
 import { problems, type FieldError } from '../errors';
 import { requestAuditCancel } from './cancel';
-import { profileSnapshot, versionMismatch } from '../profiles/operations';
+import { profileSnapshot, profileVersionMismatch } from '../profiles/operations';
 import {
   auditTokenId,
   defineOperation,
@@ -54,16 +53,13 @@ import {
   AuditResponse,
   type AuditCreate as AuditCreateBody,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { listOperation } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
 
 async function present(db: Knex, row: AuditRow) {
   return presentAudit(row, (await stagesOf(db, [row.id])).get(row.id) ?? []);
-}
-
-async function loadAudit(db: Knex, workspaceId: string, auditId: string): Promise<AuditRow> {
-  return found(findAudit(db, workspaceId, auditId), `Audit ${auditId}`);
 }
 
 /**
@@ -144,7 +140,7 @@ async function resolveCreate(
   }
   if (errors.length) throw problems.validationFailed(errors);
   if (profile && body.profile_version != null && body.profile_version !== profile.version)
-    throw versionMismatch(profile, body.profile_version);
+    throw profileVersionMismatch(profile, body.profile_version);
   return {
     repository_id: repositoryId,
     upload_id: body.upload_id ?? null,

@@ -12,7 +12,6 @@ import {
   type ChangeSetRow,
 } from '../../db/change-sets';
 import { keysetPage } from '../../db/paginate';
-import { findRepository } from '../../db/repositories';
 import {
   accuracyOf,
   changeProblems,
@@ -24,41 +23,38 @@ import { problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { LiteralUnion, pageFields } from '../schema-kit';
-import { iso, pageRequest, recordPrincipalWrite } from '../shared';
+import { iso, pageRequest } from '../shared';
 import {
   ArchitectureChangeSetPage,
   ArchitectureChangeSetReconcile,
   ArchitectureChangeSetResponse,
   ChangeSetCreate,
   ChangeSetParams,
-  type ArchitectureChangeSetResponse as ChangeSetResponse,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, recordedWrite } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
+import { columns, isoColumns } from '../registry/columns';
 
-function present(row: ChangeSetRow): ChangeSetResponse {
+function present(row: ChangeSetRow): ArchitectureChangeSetResponse {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    repository_id: row.repository_id,
-    state: row.state,
-    change_key: row.change_key,
-    source_ref: row.source_ref,
-    trigger: row.trigger,
-    reason: row.reason,
-    actor_id: row.actor_id,
-    baseline_snapshot_id: row.baseline_snapshot_id,
-    result_snapshot_id: row.result_snapshot_id,
+    ...columns(row, ['id', 'workspace_id', 'repository_id', 'state', 'change_key', 'source_ref']),
+    ...columns(row, [
+      'trigger',
+      'reason',
+      'actor_id',
+      'baseline_snapshot_id',
+      'result_snapshot_id',
+    ]),
     reconciled_change_set_id: row.reconciled_change_set_id,
-    normalized_changes: row.normalized_changes as ChangeSetResponse['normalized_changes'],
+    normalized_changes:
+      row.normalized_changes as ArchitectureChangeSetResponse['normalized_changes'],
     candidate_payload: row.candidate_payload,
     impact_result: row.impact_result,
-    gate_result: row.gate_result as ChangeSetResponse['gate_result'],
-    accuracy: row.accuracy as ChangeSetResponse['accuracy'],
+    gate_result: row.gate_result as ArchitectureChangeSetResponse['gate_result'],
+    accuracy: row.accuracy as ArchitectureChangeSetResponse['accuracy'],
     closed_at: row.closed_at ? iso(row.closed_at) : null,
-    closed_reason: row.closed_reason as ChangeSetResponse['closed_reason'],
-    occurred_at: iso(row.occurred_at),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    closed_reason: row.closed_reason as ArchitectureChangeSetResponse['closed_reason'],
+    ...isoColumns(row, ['occurred_at', 'created_at', 'updated_at']),
   };
 }
 
@@ -83,10 +79,7 @@ export const listChangeSets = defineOperation({
     headers: { Link: { description: 'The next page (rel="next"), when there is one.' } },
   },
   handler: async ({ db, params, query, koa }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const page = await keysetPage(
       changeSetsQuery(db, params.workspace_id, repo.id, query.state),
       pageRequest(query),
@@ -118,10 +111,7 @@ export const createChangeSet = defineOperation({
   errors: [409],
   success: created('The candidate.', ArchitectureChangeSetResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const changes = body.changes as NormalizedChange[];
     const wrong = changeProblems(changes);
     if (wrong.length > 0)
@@ -169,13 +159,10 @@ export const createChangeSet = defineOperation({
           `Repository ${repo.id} already has a candidate change set with change_key ${JSON.stringify(body.change_key)}.`,
           'Use another change_key, or read the existing set (listChangeSets?state=candidate).',
         );
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, created, {
         action: 'change_set.created',
-        resourceType: 'change_set',
-        resourceId: id,
         details: { change_key: body.change_key, changes: changes.length },
       });
-      return created;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/change-sets/${id}`);
     return present(row);
@@ -272,13 +259,10 @@ export const reconcileChangeSet = defineOperation({
           : null,
         gate_result: observed.gate_result,
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, updated, {
         action: 'change_set.reconciled',
-        resourceType: 'change_set',
-        resourceId: candidate.id,
         details: { observed_change_set_id: observed.id, accuracy: updated.accuracy },
       });
-      return updated;
     });
     return present(row);
   },

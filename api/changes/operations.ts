@@ -1,6 +1,5 @@
 /** Architecture changes between snapshots, the workspace gate policy, and each audit's gate. */
 import { Type } from '@sinclair/typebox';
-import { findAudit } from '../../db/audits';
 import {
   auditGateOf,
   changeStore,
@@ -12,7 +11,6 @@ import {
   type StoredGatePolicy,
 } from '../../db/changes';
 import { latestSnapshotId } from '../../db/architecture';
-import { findRepository } from '../../db/repositories';
 import type { Knex } from 'knex';
 import {
   DEFAULT_GATE_POLICY,
@@ -36,7 +34,8 @@ import {
   GatePolicyResponse,
   GatePolicyUpdate,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, versionMismatch, formatQuery } from '../registry/parts';
+import { loadAudit, loadRepository } from '../registry/loads';
 
 const ARCHITECTURE = operationGroup('Architecture');
 const AUDITS = operationGroup('Audits');
@@ -64,10 +63,7 @@ export const getArchitectureChanges = defineOperation({
   errors: [422],
   success: ok('The changes and the gate.', ArchitectureChangeResponse),
   handler: async ({ db, params, query }) => {
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     // Where the two snapshots are is settled first (small queries); their graphs, the bulk of
     // the time, are then read side by side.
     const place = async (id: string, role: string) => {
@@ -170,12 +166,7 @@ async function storePolicy(
     );
     if (!after) {
       const current = await gatePolicyOf(trx, workspaceId);
-      throw problems.conflict(
-        'version_mismatch',
-        `The gate policy is at version ${current.version}, not ${expectedVersion}.`,
-        'Read the policy again (getGatePolicy) and retry with its current version.',
-        { current_version: current.version },
-      );
+      throw versionMismatch('gate policy', current.version, expectedVersion, 'getGatePolicy');
     }
     await recordPrincipalWrite(trx, principal, requestId, {
       action,
@@ -260,17 +251,7 @@ export const getAuditGate = defineOperation({
     "The gate the audit's `changes` stage computed against the previous completed snapshot of the same repository and branch, with the policy version it applied. `format=json` (default) answers AuditGateResponse; `sarif` a SARIF 2.1.0 log (application/sarif+json) with one result per reviewed or blocked change; `junit` JUnit XML with one test case per rule; `markdown` a summary for a pull-request comment. 404 until the audit has passed its changes stage.",
   ...AUDITS.scope('audits:read'),
   params: AuditParams,
-  query: Type.Object(
-    {
-      format: Type.Optional(
-        Type.Union(
-          GATE_FORMATS.map((f) => Type.Literal(f)),
-          { default: 'json', description: 'json, sarif, junit or markdown.' },
-        ),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  query: formatQuery(GATE_FORMATS, 'json, sarif, junit or markdown.'),
   success: {
     status: 200,
     description: 'The gate.',
@@ -285,10 +266,7 @@ export const getAuditGate = defineOperation({
     },
   },
   handler: async ({ db, params, query, koa }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     const row = await found(auditGateOf(db, audit.id), `The change gate of audit ${audit.id}`);
     const stored = row.result as unknown as StoredGate;
     const format = query.format ?? 'json';

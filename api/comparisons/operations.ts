@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import { snapshotOfAudit } from '../../db/architecture';
-import { findAudit, type AuditRow } from '../../db/audits';
+import { type AuditRow } from '../../db/audits';
 import {
   comparisonsQuery,
   findComparison,
@@ -24,6 +24,7 @@ import {
   type AuditComparisonResult,
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 
 async function comparedAudit(db: Knex, audit: AuditRow): Promise<ComparedAudit> {
   const snapshot = await snapshotOfAudit(db, audit.id);
@@ -79,14 +80,8 @@ export const createAuditComparison = defineOperation({
   errors: [422],
   success: created('The stored comparison.', AuditComparisonResponse),
   handler: async ({ db, params, body, principal, requestId, koa }) => {
-    const baseline = await found(
-      findAudit(db, params.workspace_id, body.baseline_audit_id),
-      `Audit ${body.baseline_audit_id}`,
-    );
-    const candidate = await found(
-      findAudit(db, params.workspace_id, body.candidate_audit_id),
-      `Audit ${body.candidate_audit_id}`,
-    );
+    const baseline = await loadAudit(db, params.workspace_id, body.baseline_audit_id);
+    const candidate = await loadAudit(db, params.workspace_id, body.candidate_audit_id);
     if (!baseline.repository_id || baseline.repository_id !== candidate.repository_id)
       throw problems.unprocessable(
         'audits_not_comparable',

@@ -22,7 +22,7 @@ import {
   ControlExceptionParams,
   ControlExceptionResponse,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
 
 const MAX_DAYS = 366;
 const CONTROL_KEYS = new Set(CONTROLS.map((c) => c.key));
@@ -96,13 +96,10 @@ export const createControlException = defineOperation({
         expires_at: expires,
         created_by: principal.memberId,
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, created, {
         action: 'control_exception.created',
-        resourceType: 'control_exception',
-        resourceId: id,
         details: { control_key: body.control_key, scope, expires_at: body.expires_at },
       });
-      return created;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/control-exceptions/${id}`);
     return present(row);

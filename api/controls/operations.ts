@@ -1,6 +1,5 @@
 /** The control catalog, an audit's assessments, and findings (tracked across audits). */
 import { CONTROL_CATALOG_VERSION } from '../../analysis/controls';
-import { findAudit } from '../../db/audits';
 import {
   assessmentsQuery,
   auditFindingsQuery,
@@ -27,6 +26,7 @@ import {
   FindingUpdate,
 } from './schemas';
 import { found, listOperation } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
 
 const CONTROLS = operationGroup('Controls');
 const FINDINGS = operationGroup('Findings');
@@ -58,10 +58,7 @@ export const listAuditAssessments = listOperation({
   query: PageQuery,
   success: ok('A page of assessments.', AssessmentPage),
   rows: async ({ db, params }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     return assessmentsQuery(db, audit.id);
   },
   present: presentAssessment,
@@ -77,10 +74,7 @@ export const listAuditFindings = listOperation({
   query: PageQuery,
   success: ok('A page of findings.', FindingPage),
   rows: async ({ db, params }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     return auditFindingsQuery(db, audit.id);
   },
   present: presentFinding,
@@ -96,14 +90,8 @@ export const listFindings = listOperation({
   params: WorkspaceParams,
   query: FindingListQuery,
   success: ok('A page of findings.', FindingPage),
-  rows: ({ db, params, query }) =>
-    findingsQuery(db, params.workspace_id, {
-      status: query.status,
-      severity: query.severity,
-      repository_id: query.repository_id,
-      control_key: query.control_key,
-      source: query.source,
-    }),
+  // The query's filters are the store's, by name (limit and cursor are the page's).
+  rows: ({ db, params, query }) => findingsQuery(db, params.workspace_id, query),
   present: presentFinding,
 });
 

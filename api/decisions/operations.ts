@@ -47,7 +47,7 @@ import {
   route,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, discardUnstarted, pageRequest, recordPrincipalWrite } from '../shared';
+import { pageRequest } from '../shared';
 import { presentDecision } from './present';
 import {
   ArchitectureDecisionApproval,
@@ -61,7 +61,8 @@ import {
   DecisionParams,
   type ArchitectureDecisionProposal as Proposal,
 } from './schemas';
-import { found, ifMatchVersion, startOwnedWorkflow, versionMismatch } from '../registry/parts';
+import { createWorkflowOwned } from '../registry/workflow-owned';
+import { found, ifMatchVersion, versionMismatch } from '../registry/parts';
 
 async function loadDecision(db: Knex, workspaceId: string, id: string): Promise<DecisionRow> {
   return found(findDecision(db, workspaceId, id), `Decision ${id}`);
@@ -238,83 +239,69 @@ export const proposeDecision = defineOperation({
   idempotent: true,
   errors: [503],
   success: created('The proposed decision.', ArchitectureDecisionResponse),
-  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
+  handler: async (ctx) => {
+    const { services, db, params, body, principal } = ctx;
     const { repositoryId } = await checkProposal(db, params.workspace_id, body);
-    const id = newId();
-    const workflowId = decisionWorkflowId(id);
-    const input: DecisionWorkflowInput = {
-      decisionId: id,
-      createdBy: principal.memberId,
-      optionIds: body.options.map((o) => o.id),
-      historyLimit: services.config.decisionHistoryLimit,
-    };
-    const row = await commitThenStart(services.log, 'decision', {
-      commit: () =>
-        db.transaction(async (trx) => {
-          // A retry of a request that died after its commit finds the decision it made.
-          const earlier = await findDecision(trx, params.workspace_id, id);
-          if (earlier) return earlier;
-          const created = await insertDecision(trx, {
-            id,
-            workspace_id: params.workspace_id,
-            repository_id: repositoryId,
-            snapshot_id: body.snapshot_id,
-            candidate_change_id: body.candidate_change_id ?? null,
-            title: body.title,
-            question: body.question,
-            context: body.context,
-            owner_id: body.owner_id,
-            created_by: principal.memberId,
-            options: body.options,
-            evidence_ids: body.evidence_ids,
-            uncertainties: body.uncertainties,
-            affected_entity_keys: body.affected_entity_keys ?? [],
-            affected_relationship_keys: body.affected_relationship_keys ?? [],
-            success_criteria: pendingCriteria(body.success_criteria),
-            supersedes_id: body.supersedes_id ?? null,
-            workflow_id: workflowId,
-          });
-          await insertTransition(trx, {
-            decision_id: id,
-            from_status: null,
-            to_status: 'proposed',
-            actor_id: principal.memberId,
-            actor_login: principal.memberLogin,
-            rationale: null,
-          });
-          await recordPrincipalWrite(trx, principal, requestId, {
-            action: 'decision.proposed',
-            resourceType: 'decision',
-            resourceId: id,
-            details: {
-              title: body.title,
-              number: created.number,
-              snapshot_id: body.snapshot_id,
-              repository_id: repositoryId,
-            },
-          });
-          return created;
-        }),
-      start: () =>
-        startOwnedWorkflow(services, WORKFLOW_TYPES.decision, {
-          workflowId,
-          args: [input],
-          workspaceId: params.workspace_id,
-          repositoryId,
-        }),
+    const row = await createWorkflowOwned(ctx, {
+      resource: 'decision',
+      collection: 'decisions',
+      find: findDecision,
+      insert: async (trx, id) => {
+        const created = await insertDecision(trx, {
+          id,
+          workspace_id: params.workspace_id,
+          repository_id: repositoryId,
+          snapshot_id: body.snapshot_id,
+          candidate_change_id: body.candidate_change_id ?? null,
+          title: body.title,
+          question: body.question,
+          context: body.context,
+          owner_id: body.owner_id,
+          created_by: principal.memberId,
+          options: body.options,
+          evidence_ids: body.evidence_ids,
+          uncertainties: body.uncertainties,
+          affected_entity_keys: body.affected_entity_keys ?? [],
+          affected_relationship_keys: body.affected_relationship_keys ?? [],
+          success_criteria: pendingCriteria(body.success_criteria),
+          supersedes_id: body.supersedes_id ?? null,
+          workflow_id: decisionWorkflowId(id),
+        });
+        await insertTransition(trx, {
+          decision_id: id,
+          from_status: null,
+          to_status: 'proposed',
+          actor_id: principal.memberId,
+          actor_login: principal.memberLogin,
+          rationale: null,
+        });
+        return created;
+      },
+      recorded: (created) => ({
+        action: 'decision.proposed',
+        details: {
+          title: body.title,
+          number: created.number,
+          snapshot_id: body.snapshot_id,
+          repository_id: repositoryId,
+        },
+      }),
+      workflow: (created) => {
+        const input: DecisionWorkflowInput = {
+          decisionId: created.id,
+          createdBy: principal.memberId,
+          optionIds: body.options.map((o) => o.id),
+          historyLimit: services.config.decisionHistoryLimit,
+        };
+        return { type: WORKFLOW_TYPES.decision, args: [input], repositoryId };
+      },
       // No decision state says "never started": the proposal is removed, and its audit events
       // (decision.proposed, then decision.discarded) tell what happened.
-      ifStartFails: (created) =>
-        discardUnstarted(db, principal, requestId, {
-          resourceType: 'decision',
-          resourceId: created.id,
-          discard: (trx) => discardUnstartedDecision(trx, created.id),
-          details: { title: created.title, number: created.number },
-        }),
+      discard: discardUnstartedDecision,
+      discardDetails: (created) => ({ title: created.title, number: created.number }),
       unavailable:
         'The decision workflow could not be started, so the proposal was discarded. Propose it again later.',
     });
-    koa.set('Location', `/v1/workspaces/${params.workspace_id}/decisions/${row.id}`);
     return presentDecision(row, []);
   },
 });

@@ -5,7 +5,6 @@
  */
 import { Type } from '@sinclair/typebox';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
-import { findAudit } from '../../db/audits';
 import {
   exportsQuery,
   findExport,
@@ -21,36 +20,22 @@ import { AuditParams } from '../audits/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, ok, started, operationGroup, route } from '../registry/operation';
 import { auditNotCompleted } from '../reports/operations';
-import { commitThenStart, iso, isoOrNull, recordPrincipalWrite, serveBlob } from '../shared';
-import {
-  ExportCreate,
-  ExportListQuery,
-  ExportPage,
-  ExportParams,
-  ExportResponse,
-  type ExportResponse as ExportBody,
-} from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { commitThenStart, isoOrNull, serveBlob } from '../shared';
+import { ExportCreate, ExportListQuery, ExportPage, ExportParams, ExportResponse } from './schemas';
+import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
+import { columns, isoColumns } from '../registry/columns';
 
-function presentExport(row: ExportRow): ExportBody {
+function presentExport(row: ExportRow): ExportResponse {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    audit_id: row.audit_id,
-    format: row.format as ExportBody['format'],
-    status: row.status,
-    filename: row.filename,
-    content_type: row.content_type,
-    sha256: row.sha256,
+    ...columns(row, ['id', 'workspace_id', 'audit_id']),
+    format: row.format as ExportResponse['format'],
+    ...columns(row, ['status', 'filename', 'content_type', 'sha256']),
     size_bytes: row.size_bytes === null ? null : Number(row.size_bytes),
     retention_days: row.retention_days,
     retained_until: isoOrNull(row.retained_until),
-    error_code: row.error_code,
-    requested_by: row.requested_by,
-    workflow_id: row.workflow_id,
-    created_at: iso(row.created_at),
-    completed_at: isoOrNull(row.completed_at),
-    removed_at: isoOrNull(row.removed_at),
+    ...columns(row, ['error_code', 'requested_by', 'workflow_id']),
+    ...isoColumns(row, ['created_at', 'completed_at', 'removed_at']),
   };
 }
 
@@ -95,10 +80,7 @@ export const exportAudit = defineOperation({
   errors: [409, 503],
   success: started('The queued export.', ExportResponse),
   handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     if (audit.status !== 'completed') throw auditNotCompleted(audit);
     const repository = audit.repository_id
       ? await findRepository(db, params.workspace_id, audit.repository_id)
@@ -119,17 +101,14 @@ export const exportAudit = defineOperation({
             requested_by: principal.memberId,
             workflow_id: exportWorkflowId(id),
           });
-          await recordPrincipalWrite(trx, principal, requestId, {
+          return recordedWrite(trx, principal, requestId, created, {
             action: 'export.requested',
-            resourceType: 'export',
-            resourceId: created.id,
             details: {
               audit_id: audit.id,
               format: created.format,
               retention_days: created.retention_days,
             },
           });
-          return created;
         }),
       needsStart: (r) => r.status === 'queued',
       start: async (r) => {
@@ -161,10 +140,7 @@ export const listExports = listOperation({
   query: ExportListQuery,
   success: ok('A page of exports.', ExportPage),
   rows: async ({ db, params }) => {
-    const audit = await found(
-      findAudit(db, params.workspace_id, params.audit_id),
-      `Audit ${params.audit_id}`,
-    );
+    const audit = await loadAudit(db, params.workspace_id, params.audit_id);
     return exportsQuery(db, params.workspace_id, audit.id);
   },
   present: presentExport,

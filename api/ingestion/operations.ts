@@ -13,7 +13,6 @@ import {
   type IngestionRow,
   type NewIngestedRecord,
 } from '../../db/ingestion';
-import { findRepository } from '../../db/repositories';
 import {
   INGESTED_KINDS,
   KIND_RULES,
@@ -24,7 +23,7 @@ import { RepositoryParams } from '../repositories/schemas';
 import { ApiError, problems } from '../errors';
 import { defineOperation, ok, started, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { iso, recordPrincipalWrite } from '../shared';
+import { iso } from '../shared';
 import {
   EvidenceBatch,
   IngestionListQuery,
@@ -32,20 +31,15 @@ import {
   IngestionParams,
   IngestionResponse,
   type EvidenceRecord,
-  type IngestionResponse as IngestionBody,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
+import { columns } from '../registry/columns';
 
-function presentIngestion(row: IngestionRow): IngestionBody {
+function presentIngestion(row: IngestionRow): IngestionResponse {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    repository_id: row.repository_id,
-    batch_key: row.batch_key,
-    content_sha256: row.content_sha256,
-    record_count: row.record_count,
-    counts: row.counts,
-    submitted_by: row.submitted_by,
+    ...columns(row, ['id', 'workspace_id', 'repository_id', 'batch_key', 'content_sha256']),
+    ...columns(row, ['record_count', 'counts', 'submitted_by']),
     created_at: iso(row.created_at),
   };
 }
@@ -109,10 +103,7 @@ export const ingestEvidence = defineOperation({
   success: started('The stored batch; the next audit reconciles it.', IngestionResponse),
   handler: async ({ db, params, body, principal, requestId, services, koa }) => {
     const { config } = services;
-    const repo = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const repo = await loadRepository(db, params.workspace_id, params.repository_id);
     const limits = {
       max_records: config.ingestionMaxRecords,
       max_bytes: config.ingestionMaxBytes,
@@ -176,10 +167,9 @@ export const ingestEvidence = defineOperation({
         records,
       );
       if (!stored) return undefined;
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, stored, {
         action: 'evidence.ingested',
         resourceType: 'evidence_ingestion',
-        resourceId: stored.id,
         details: {
           repository_id: repo.id,
           batch_key: stored.batch_key,
@@ -188,7 +178,6 @@ export const ingestEvidence = defineOperation({
           content_sha256: contentSha,
         },
       });
-      return stored;
     });
     // A concurrent request stored the same key first: its result, if it is the same batch.
     const result =

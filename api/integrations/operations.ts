@@ -14,7 +14,6 @@ import {
   updateIntegration,
   type IntegrationRow,
 } from '../../db/integrations';
-import { findRepository } from '../../db/repositories';
 import { apiBaseUrlProblem, normalizedBaseUrl } from '../../domain/integrations/endpoint';
 import { FAILING_OUTCOMES, type FailingOutcome } from '../../domain/integrations/publication';
 import { SecretBox, sealContext } from '../../domain/integrations/sealed';
@@ -23,7 +22,9 @@ import { sourcePolicyOf } from '../../platform/source-access';
 import type { Config } from '../../platform/config';
 import { ApiError, problems } from '../errors';
 import { RepositoryParams } from '../repositories/schemas';
-import { defineOperation } from '../registry/operation';
+import { defineOperation, ok, operationGroup, route } from '../registry/operation';
+import { recordedWrite, versionMismatch } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
 import { iso, recordPrincipalWrite } from '../shared';
 import { DeliveryPage, IntegrationResponse, IntegrationUpdate } from './schemas';
 
@@ -67,12 +68,6 @@ function present(config: Config, row: IntegrationRow) {
   };
 }
 
-async function loadRepository(db: Knex, workspaceId: string, repositoryId: string) {
-  const repo = await findRepository(db, workspaceId, repositoryId);
-  if (!repo) throw problems.notFound(`Repository ${repositoryId}`);
-  return repo;
-}
-
 /** The repository's integration (404 for an unknown repository or one without). */
 async function loadIntegration(db: Knex, workspaceId: string, repositoryId: string) {
   await loadRepository(db, workspaceId, repositoryId);
@@ -81,17 +76,17 @@ async function loadIntegration(db: Knex, workspaceId: string, repositoryId: stri
   return row;
 }
 
+const INTEGRATIONS = operationGroup('Integrations');
+
 export const getRepositoryIntegration = defineOperation({
   operationId: 'getRepositoryIntegration',
-  method: 'get',
-  path: PATH,
+  ...route.get(PATH),
   summary: "Get a repository's GitHub or GitLab integration",
   description:
     'The integration without its secrets (`token_set`, `token_last4`, `webhook_secret_set`), and the `webhook_url` to give the forge. 404 when the repository has none.',
-  tag: 'Integrations',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...INTEGRATIONS.scope('repositories:read'),
   params: RepositoryParams,
-  success: { status: 200, description: 'The integration.', schema: IntegrationResponse },
+  success: ok('The integration.', IntegrationResponse),
   handler: async ({ db, services, params }) => {
     const row = await loadIntegration(db, params.workspace_id, params.repository_id);
     return present(services.config, row);
@@ -100,17 +95,15 @@ export const getRepositoryIntegration = defineOperation({
 
 export const putRepositoryIntegration = defineOperation({
   operationId: 'putRepositoryIntegration',
-  method: 'put',
-  path: PATH,
+  ...route.put(PATH),
   summary: "Create or replace a repository's GitHub or GitLab integration",
   description:
     'One integration per repository. Webhooks sent to its `webhook_url` and signed with `webhook_secret` start audits (origin `webhook`): a pull request (GitHub `pull_request` opened, synchronize, reopened; GitLab `merge_request` open, reopen, or update with new commits) audits its head commit, gated against its target branch at the merge-base (a newer head cancels the audit of the older one, which then publishes `superseded`, never a verdict); closing it (merged or not) closes its observed change set, cancels its running audit and notes the closing in its comment; a push to the default branch audits it. The commit status (context or name `archaudit/architecture-gate`; with `publish_as` `check_run` or `both`, a GitHub check run of that name with a summary and annotations) is `pending` (`in_progress`) while the audit runs. When the audit ends, the status and, for a pull request, one comment (GitLab: a note) are posted with `token` to `api_base_url` only, retried durably, and the comment is edited in place on later pushes. `token` and `webhook_secret` are required when creating and kept when left out; they are stored sealed (AES-256-GCM under INTEGRATION_SECRET_KEYS; without it 503 integration_secrets_unconfigured) and never returned. `api_base_url` follows the host rules of repository URLs (no internal address unless REPOSITORY_ALLOWED_HOSTS names it; plain http only for such hosts): else 400. `expected_version`, when given, must be the current version (409 version_mismatch).',
-  tag: 'Integrations',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...INTEGRATIONS.scope('repositories:write'),
   params: RepositoryParams,
   body: IntegrationUpdate,
   errors: [409, 503],
-  success: { status: 200, description: 'The integration as stored.', schema: IntegrationResponse },
+  success: ok('The integration as stored.', IntegrationResponse),
   handler: async ({ db, services, params, body, principal, requestId, newId }) => {
     const { config } = services;
     await loadRepository(db, params.workspace_id, params.repository_id);
@@ -135,11 +128,11 @@ export const putRepositoryIntegration = defineOperation({
         body.expected_version !== undefined &&
         body.expected_version !== existing.version
       )
-        throw problems.conflict(
-          'version_mismatch',
-          `The integration is at version ${existing.version}, not ${body.expected_version}.`,
-          'Read it again (getRepositoryIntegration) and send its current version.',
-          { current_version: existing.version },
+        throw versionMismatch(
+          'integration',
+          existing.version,
+          body.expected_version,
+          'getRepositoryIntegration',
         );
       if (!existing) {
         const missing = (['token', 'webhook_secret'] as const).filter((k) => !body[k]);
@@ -196,13 +189,11 @@ export const putRepositoryIntegration = defineOperation({
 
 export const deleteRepositoryIntegration = defineOperation({
   operationId: 'deleteRepositoryIntegration',
-  method: 'delete',
-  path: PATH,
+  ...route.delete(PATH),
   summary: "Remove a repository's GitHub or GitLab integration",
   description:
     'Its secrets are deleted; webhooks to its URL are 404 from now on and audits it started publish nothing more. Audits already started keep running.',
-  tag: 'Integrations',
-  access: { kind: 'scope', scope: 'repositories:write' },
+  ...INTEGRATIONS.scope('repositories:write'),
   params: RepositoryParams,
   success: { status: 204, description: 'Removed.', schema: undefined },
   handler: async ({ db, params, principal, requestId }) => {
@@ -211,10 +202,9 @@ export const deleteRepositoryIntegration = defineOperation({
       const row = await integrationOfRepository(trx, params.workspace_id, params.repository_id);
       if (!row) throw problems.notFound(`The integration of repository ${params.repository_id}`);
       await deleteIntegration(trx, row.id);
-      await recordPrincipalWrite(trx, principal, requestId, {
+      await recordedWrite(trx, principal, requestId, row, {
         action: 'integration.deleted',
         resourceType: 'repository_integration',
-        resourceId: row.id,
         details: { repository_id: row.repository_id, provider: row.provider },
       });
     });
@@ -227,14 +217,12 @@ const DELIVERIES_SHOWN = 50;
 
 export const listIntegrationDeliveries = defineOperation({
   operationId: 'listIntegrationDeliveries',
-  method: 'get',
-  path: `${PATH}/deliveries`,
+  ...route.get(`${PATH}/deliveries`),
   summary: 'The latest webhook deliveries of an integration',
   description: `The ${DELIVERIES_SHOWN} latest deliveries, newest first: event, what was done (started, closed, ignored) and why, the audit started and where publishing its result back stands (\`publication_state\` waiting, publishing, published or failed; \`publication_error\` the last failed attempt's error).`,
-  tag: 'Integrations',
-  access: { kind: 'scope', scope: 'repositories:read' },
+  ...INTEGRATIONS.scope('repositories:read'),
   params: RepositoryParams,
-  success: { status: 200, description: 'The latest deliveries.', schema: DeliveryPage },
+  success: ok('The latest deliveries.', DeliveryPage),
   handler: async ({ db, params }) => {
     const row = await loadIntegration(db, params.workspace_id, params.repository_id);
     const items = await recentDeliveries(db, row.id, DELIVERIES_SHOWN);

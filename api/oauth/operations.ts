@@ -7,23 +7,15 @@ import { problems } from '../errors';
 import { auditTokenId, defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { revokeGrant } from './revoke';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { iso } from '../shared';
 import { OAuthGrantPage, OAuthGrantParams, OAuthGrantResponse } from './schemas';
 import { listOperation } from '../registry/parts';
+import { columns, isoColumns } from '../registry/columns';
 
 function present(row: OAuthGrantRow): OAuthGrantResponse {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    member_id: row.member_id,
-    client_id: row.client_id,
-    client_name: row.client_name,
-    redirect_host: row.redirect_host,
-    resource: row.resource,
-    scopes: row.scopes,
-    expires_at: iso(row.expires_at),
-    revoked_at: row.revoked_at ? iso(row.revoked_at) : null,
-    created_at: iso(row.created_at),
+    ...columns(row, ['id', 'workspace_id', 'member_id', 'client_id', 'client_name']),
+    ...columns(row, ['redirect_host', 'resource', 'scopes']),
+    ...isoColumns(row, ['expires_at', 'revoked_at', 'created_at']),
   };
 }
 

@@ -20,7 +20,6 @@ import { problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { RepositoryParams } from '../repositories/schemas';
 import { PageQuery } from '../schema-kit';
-import { recordPrincipalWrite } from '../shared';
 import { presentAuditProfile } from './present';
 import {
   AuditProfileFields,
@@ -29,7 +28,7 @@ import {
   AuditProfileResponse,
   AuditProfileUpdate,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, versionMismatch, recordedWrite } from '../registry/parts';
 
 /** What an audit keeps of the profile it ran with: the profile as it was at that moment. */
 export function profileSnapshot(row: AuditProfileRow): Record<string, unknown> {
@@ -117,13 +116,10 @@ export const createAuditProfile = defineOperation({
           repository_id: params.repository_id,
           created_by: principal.memberId,
         });
-        await recordPrincipalWrite(trx, principal, requestId, {
+        return recordedWrite(trx, principal, requestId, created, {
           action: 'audit_profile.created',
-          resourceType: 'audit_profile',
-          resourceId: created.id,
           details: { repository_id: created.repository_id, ...profileSnapshot(created) },
         });
-        return created;
       })
       .catch(async (err: unknown) => {
         if (isUniqueViolation(err)) await assertNameFree(db, params.repository_id, fields.name);
@@ -181,15 +177,12 @@ export const updateAuditProfile = defineOperation({
           findAuditProfile(trx, params.workspace_id, params.profile_id),
           `Audit profile ${params.profile_id}`,
         );
-        throw versionMismatch(current, body.expected_version);
+        throw profileVersionMismatch(current, body.expected_version);
       }
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, after, {
         action: 'audit_profile.updated',
-        resourceType: 'audit_profile',
-        resourceId: after.id,
         details: { before: profileSnapshot(before), after: profileSnapshot(after) },
       });
-      return after;
     };
     const row = await db.transaction(update).catch(async (err: unknown) => {
       if (isUniqueViolation(err)) {
@@ -203,13 +196,8 @@ export const updateAuditProfile = defineOperation({
 });
 
 /** 409 version_mismatch for a profile whose version is not the one the client named. */
-export function versionMismatch(current: AuditProfileRow, expected: number) {
-  return problems.conflict(
-    'version_mismatch',
-    `Audit profile ${current.id} is at version ${current.version}, not ${expected}.`,
-    'Read the profile again (getAuditProfile) and retry with its current version.',
-    { current_version: current.version },
-  );
+export function profileVersionMismatch(current: AuditProfileRow, expected: number) {
+  return versionMismatch('audit profile', current.version, expected, 'getAuditProfile');
 }
 
 export const deleteAuditProfile = defineOperation({
@@ -227,13 +215,10 @@ export const deleteAuditProfile = defineOperation({
         softDeleteAuditProfile(trx, params.workspace_id, params.profile_id),
         `Audit profile ${params.profile_id}`,
       );
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, deleted, {
         action: 'audit_profile.deleted',
-        resourceType: 'audit_profile',
-        resourceId: deleted.id,
         details: { repository_id: deleted.repository_id, name: deleted.name },
       });
-      return deleted;
     });
     return presentAuditProfile(row);
   },

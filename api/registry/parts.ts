@@ -9,10 +9,11 @@ import { keysetPage, type Keyset, type KeysetRow } from '../../db/paginate';
 import { REPOSITORY_ID, WORKSPACE_ID } from '../../domain/workflow-starts';
 import { problems, type ApiError } from '../errors';
 import type { PageQuery } from '../schema-kit';
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { AnyOperation, OperationContext, OperationSpec } from './operation';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { AnyOperation, OperationContext, OperationSpec, Principal } from './operation';
 import type { AppServices } from '../services';
-import { pageRequest } from '../shared';
+import { pageRequest, recordPrincipalWrite } from '../shared';
+import type { Knex } from 'knex';
 
 /** The row `lookup` finds, or 404 not_found naming `what` ("Audit <id>"). */
 export async function found<T>(lookup: Promise<T | null | undefined>, what: string): Promise<T> {
@@ -132,8 +133,44 @@ export function versionMismatch(
 ): ApiError {
   return problems.conflict(
     'version_mismatch',
-    `The ${what} is at version ${current}, not ${expected}.`,
-    `Read the ${what} again (${readOperation}) and retry with its version.`,
+    `The current version of the ${what} is ${current}, not ${expected}.`,
+    `Read the ${what} again (${readOperation}) and retry with its current version.`,
     { current_version: current },
+  );
+}
+
+/**
+ * The last step of a write's transaction: records the calling member's write of `row` (its id;
+ * the resource type is the action's noun, `repository` of `repository.created`, unless
+ * `resourceType` names another) and answers the row.
+ */
+export async function recordedWrite<Row extends { id: string }>(
+  trx: Knex,
+  principal: Principal,
+  requestId: string,
+  row: Row,
+  what: { action: string; details: Record<string, unknown>; resourceType?: string },
+): Promise<Row> {
+  await recordPrincipalWrite(trx, principal, requestId, {
+    action: what.action,
+    resourceType: what.resourceType ?? what.action.slice(0, what.action.indexOf('.')),
+    resourceId: row.id,
+    details: what.details,
+  });
+  return row;
+}
+
+/** The `?format=` query of an operation that answers several renderings, `json` by default. */
+export function formatQuery<F extends string>(formats: readonly F[], description: string) {
+  return Type.Object(
+    {
+      format: Type.Optional(
+        Type.Union(
+          formats.map((f) => Type.Literal(f)),
+          { default: 'json', description },
+        ),
+      ),
+    },
+    { additionalProperties: false },
   );
 }

@@ -35,7 +35,6 @@ import {
   route,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, discardUnstarted, recordPrincipalWrite } from '../shared';
 import { presentRemediation } from './present';
 import {
   ApprovalCreate,
@@ -46,7 +45,8 @@ import {
   RemediationResponse,
   RemediationTransition,
 } from './schemas';
-import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
+import { createWorkflowOwned } from '../registry/workflow-owned';
+import { found, listOperation } from '../registry/parts';
 
 async function loadRemediation(db: Knex, workspaceId: string, id: string) {
   return found(findRemediation(db, workspaceId, id), `Remediation ${id}`);
@@ -172,7 +172,8 @@ export const createRemediation = defineOperation({
   idempotent: true,
   errors: [422, 503],
   success: created('The proposed remediation.', RemediationResponse),
-  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
+  handler: async (ctx) => {
+    const { db, params, body, principal } = ctx;
     const findings = await checkFindings(db, params.workspace_id, body.finding_ids);
     const template = templatePlan(findings as unknown as PlanFinding[]);
     const plan = body.plan
@@ -184,69 +185,57 @@ export const createRemediation = defineOperation({
     const latest = [...findings].sort(
       (a, b) => b.last_seen_at.getTime() - a.last_seen_at.getTime(),
     )[0]!;
-    const id = newId();
-    const workflowId = remediationWorkflowId(id);
-    const input: RemediationWorkflowInput = {
-      remediationId: id,
-      createdBy: principal.memberId,
-      draft: !body.plan,
-    };
-    const row = await commitThenStart(services.log, 'remediation', {
-      commit: () =>
-        db.transaction(async (trx) => {
-          const earlier = await findRemediation(trx, params.workspace_id, id);
-          if (earlier) return earlier;
-          const created = await insertRemediation(
-            trx,
-            {
-              id,
-              workspace_id: params.workspace_id,
-              repository_id: latest.repository_id,
-              audit_id: latest.last_seen_audit_id,
-              title: body.title ?? template.title,
-              summary: plan.summary,
-              steps: plan.steps,
-              affected_entity_keys: plan.affected_entity_keys,
-              risk: plan.risk,
-              effort: plan.effort,
-              source: body.plan ? 'manual' : 'template',
-              created_by: principal.memberId,
-              workflow_id: workflowId,
-            },
-            body.finding_ids,
-          );
-          await recordPrincipalWrite(trx, principal, requestId, {
-            action: 'remediation.created',
-            resourceType: 'remediation',
-            resourceId: id,
-            details: {
-              title: created.title,
-              source: created.source,
-              finding_ids: body.finding_ids,
-              repository_id: created.repository_id,
-            },
-          });
-          return created;
-        }),
-      start: () =>
-        startOwnedWorkflow(services, WORKFLOW_TYPES.remediation, {
-          workflowId,
+    const row = await createWorkflowOwned(ctx, {
+      resource: 'remediation',
+      collection: 'remediations',
+      find: findRemediation,
+      insert: (trx, id) =>
+        insertRemediation(
+          trx,
+          {
+            id,
+            workspace_id: params.workspace_id,
+            repository_id: latest.repository_id,
+            audit_id: latest.last_seen_audit_id,
+            title: body.title ?? template.title,
+            summary: plan.summary,
+            steps: plan.steps,
+            affected_entity_keys: plan.affected_entity_keys,
+            risk: plan.risk,
+            effort: plan.effort,
+            source: body.plan ? 'manual' : 'template',
+            created_by: principal.memberId,
+            workflow_id: remediationWorkflowId(id),
+          },
+          body.finding_ids,
+        ),
+      recorded: (created) => ({
+        action: 'remediation.created',
+        details: {
+          title: created.title,
+          source: created.source,
+          finding_ids: body.finding_ids,
+          repository_id: created.repository_id,
+        },
+      }),
+      workflow: (created) => {
+        const input: RemediationWorkflowInput = {
+          remediationId: created.id,
+          createdBy: principal.memberId,
+          draft: !body.plan,
+        };
+        return {
+          type: WORKFLOW_TYPES.remediation,
           args: [input],
-          workspaceId: params.workspace_id,
           repositoryId: latest.repository_id,
-        }),
+        };
+      },
       // No state says "never started": the remediation is removed, its audit events tell why.
-      ifStartFails: (created) =>
-        discardUnstarted(db, principal, requestId, {
-          resourceType: 'remediation',
-          resourceId: created.id,
-          discard: (trx) => discardUnstartedRemediation(trx, created.id),
-          details: { title: created.title },
-        }),
+      discard: discardUnstartedRemediation,
+      discardDetails: (created) => ({ title: created.title }),
       unavailable:
         'The remediation workflow could not be started, so the remediation was discarded. Create it again later.',
     });
-    koa.set('Location', `/v1/workspaces/${params.workspace_id}/remediations/${row.id}`);
     return present(db, row);
   },
 });

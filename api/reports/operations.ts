@@ -4,7 +4,8 @@
  * approves it; from then on the approved content is stored and served unchanged.
  */
 import { Type } from '@sinclair/typebox';
-import { findAudit, type AuditRow } from '../../db/audits';
+import type { Knex } from 'knex';
+import type { AuditRow } from '../../db/audits';
 import { currentReport, insertReportApproval, type ReportApprovalRow } from '../../db/reports';
 import { approvalRecord, checkApproval } from '../../domain/approvals/model';
 import {
@@ -23,25 +24,15 @@ import {
 } from '../registry/approvals';
 import { defineOperation, created, operationGroup, route } from '../registry/operation';
 import { iso, recordPrincipalWrite } from '../shared';
-import {
-  AuditReportResponse,
-  ReportApprovalCreate,
-  ReportApprovalResponse,
-  type ReportApprovalResponse as ApprovalResponse,
-} from './schemas';
-import { found } from '../registry/parts';
+import { AuditReportResponse, ReportApprovalCreate, ReportApprovalResponse } from './schemas';
+import { found, formatQuery } from '../registry/parts';
+import { loadAudit } from '../registry/loads';
+import { columns } from '../registry/columns';
 
-function presentApproval(row: ReportApprovalRow): ApprovalResponse {
+function presentApproval(row: ReportApprovalRow): ReportApprovalResponse {
   return {
-    id: row.id,
-    audit_id: row.audit_id,
-    report_version: row.report_version,
-    content_sha256: row.content_sha256,
-    actor_id: row.actor_id,
-    actor_role: row.actor_role,
-    authorization_scope: row.authorization_scope,
-    policy_version: row.policy_version,
-    rationale: row.rationale,
+    ...columns(row, ['id', 'audit_id', 'report_version', 'content_sha256', 'actor_id']),
+    ...columns(row, ['actor_role', 'authorization_scope', 'policy_version', 'rationale']),
     created_at: iso(row.created_at),
   };
 }
@@ -58,12 +49,8 @@ export function auditNotCompleted(audit: AuditRow): ApiError {
   );
 }
 
-async function completedAudit(
-  db: Parameters<typeof findAudit>[0],
-  workspaceId: string,
-  auditId: string,
-) {
-  const audit = await found(findAudit(db, workspaceId, auditId), `Audit ${auditId}`);
+async function completedAudit(db: Knex, workspaceId: string, auditId: string) {
+  const audit = await loadAudit(db, workspaceId, auditId);
   if (audit.status !== 'completed') throw auditNotCompleted(audit);
   const report = await found(currentReport(db, audit), `The report of audit ${audit.id}`);
   return { audit, report };
@@ -79,17 +66,7 @@ export const getAuditReport = defineOperation({
     'What was audited, the architecture found, every control assessment, the findings with their locations, the uncertainty cases and the change gate. `format=json` (default) answers AuditReportResponse; `markdown` a Markdown document; `html` one self-contained printable HTML page with the architecture diagram inline as SVG; `sarif` a SARIF 2.1.0 log of the findings (one result per finding not resolved, `partialFingerprints` from the finding fingerprint, a set-aside finding suppressed); `junit` JUnit XML with one test case per control. Until it is approved the report is built from the rows of its audit: the findings as this audit observed them (severity, title, detail, evidence, locations), so a later audit that moves or resolves a finding changes no earlier report; a person setting a finding aside (or reopening it) does change the draft, and its content_sha256. Once approved, the approved content is served unchanged. A queued, running, failed or cancelled audit is 409 audit_not_completed.',
   ...REPORTS.scope('reports:read'),
   params: AuditParams,
-  query: Type.Object(
-    {
-      format: Type.Optional(
-        Type.Union(
-          REPORT_FORMATS.map((f) => Type.Literal(f)),
-          { default: 'json', description: 'json, markdown, html, sarif or junit.' },
-        ),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  query: formatQuery(REPORT_FORMATS, 'json, markdown, html, sarif or junit.'),
   errors: [409],
   success: {
     status: 200,

@@ -1,7 +1,6 @@
 /** Repositories: the git sources audits run against. */
 import type { Knex } from 'knex';
 import {
-  findRepository,
   findRepositoryByName,
   insertRepository,
   repositoriesQuery,
@@ -15,7 +14,6 @@ import { checkRegistration, sourcePolicyOf } from '../../platform/source-access'
 import { ApiError, problems } from '../errors';
 import { defineOperation, created, ok, operationGroup, route } from '../registry/operation';
 import { PageQuery, WorkspaceParams } from '../schema-kit';
-import { recordPrincipalWrite } from '../shared';
 import { presentRepository } from './present';
 import {
   RepositoryCreate,
@@ -24,7 +22,8 @@ import {
   RepositoryResponse,
   RepositoryUpdate,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
+import { loadRepository } from '../registry/loads';
 
 const SOURCE_HINTS: Record<string, string> = {
   local_repository_not_allowed:
@@ -108,13 +107,10 @@ export const createRepository = defineOperation({
           defaultBranch: body.default_branch ?? 'main',
           description: body.description ?? null,
         });
-        await recordPrincipalWrite(trx, principal, requestId, {
+        return recordedWrite(trx, principal, requestId, created, {
           action: 'repository.created',
-          resourceType: 'repository',
-          resourceId: created.id,
           details: { name: created.name, url: created.url, default_branch: created.default_branch },
         });
-        return created;
       })
       .catch(async (err: unknown) => {
         if (isUniqueViolation(err)) await assertNameFree(db, params.workspace_id, body.name);
@@ -133,10 +129,7 @@ export const getRepository = defineOperation({
   params: RepositoryParams,
   success: ok('The repository.', RepositoryResponse),
   handler: async ({ db, params }) => {
-    const row = await found(
-      findRepository(db, params.workspace_id, params.repository_id),
-      `Repository ${params.repository_id}`,
-    );
+    const row = await loadRepository(db, params.workspace_id, params.repository_id);
     return presentRepository(row);
   },
 });
@@ -154,10 +147,7 @@ export const updateRepository = defineOperation({
     if (body.url !== undefined) await assertSource(body.url, principal.workspace, services.config);
     const row = await db
       .transaction(async (trx) => {
-        const before = await found(
-          findRepository(trx, params.workspace_id, params.repository_id),
-          `Repository ${params.repository_id}`,
-        );
+        const before = await loadRepository(trx, params.workspace_id, params.repository_id);
         if (body.name !== undefined)
           await assertNameFree(trx, params.workspace_id, body.name, before.id);
         const after = await updateRepositoryRow(
@@ -174,13 +164,10 @@ export const updateRepository = defineOperation({
             { from: before[k as keyof RepositoryRow], to: after[k as keyof RepositoryRow] },
           ]),
         );
-        await recordPrincipalWrite(trx, principal, requestId, {
+        return recordedWrite(trx, principal, requestId, after, {
           action: 'repository.updated',
-          resourceType: 'repository',
-          resourceId: before.id,
           details: { name: after.name, changes: changed },
         });
-        return after;
       })
       .catch(async (err: unknown) => {
         if (isUniqueViolation(err) && body.name)
@@ -206,13 +193,10 @@ export const deleteRepository = defineOperation({
         softDeleteRepository(trx, params.workspace_id, params.repository_id),
         `Repository ${params.repository_id}`,
       );
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, deleted, {
         action: 'repository.deleted',
-        resourceType: 'repository',
-        resourceId: deleted.id,
         details: { name: deleted.name },
       });
-      return deleted;
     });
     return presentRepository(row);
   },

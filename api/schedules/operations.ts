@@ -39,12 +39,12 @@ import { presentAudit } from '../audits/present';
 import { AuditResponse } from '../audits/schemas';
 import { problems, type FieldError } from '../errors';
 import {
-  defineOperation,
   created,
+  defineOperation,
   ok,
-  started,
   operationGroup,
   route,
+  started,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
 import type { AppServices } from '../services';
@@ -60,7 +60,7 @@ import {
   ScheduleListQuery,
   ScheduleParams,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, versionMismatch, recordedWrite } from '../registry/parts';
 
 const CALENDAR_RULES =
   'Calendar rules: `local_hour`:`local_minute` is a wall-clock time in `timezone`, an IANA zone such as `Europe/Berlin` (an unknown zone is 400). `daily` runs every day. `weekly` needs `weekday` (0 = Sunday .. 6 = Saturday). `biweekly` needs `weekday` and runs on the first matching weekday on or after `anchor_date`, then every 14 days; without anchor_date it counts from the creation date in the zone (for a preview: today). `monthly` needs `day_of_month` (1..31); in a month without that day (29..31) it runs on the last day. A field the cadence does not use (`weekday` for daily/monthly, `day_of_month` for daily/weekly/biweekly) is a 400 that names it. No run falls on a local date before `anchor_date` (at most 2999-12-31). A local time skipped by a daylight-saving jump runs when the clock jumps (02:30 on a spring-forward night runs at 03:00); a local time that repeats runs once, the first time. Run times are strictly after now.';
@@ -182,13 +182,11 @@ export const createAuditSchedule = defineOperation({
             next_run_at: next,
             dispatch_cursor_at: now,
           });
-          await recordPrincipalWrite(trx, principal, requestId, {
+          return recordedWrite(trx, principal, requestId, created, {
             action: 'schedule.created',
             resourceType: 'audit_schedule',
-            resourceId: created.id,
             details: { ...definition, next_run_at: iso(next) },
           });
-          return created;
         }),
       start: async (created) => {
         const client = await services.temporal.client();
@@ -263,12 +261,7 @@ export const updateAuditSchedule = defineOperation({
     const row = await db.transaction(async (trx) => {
       const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
       if (before.version !== expected) {
-        throw problems.conflict(
-          'version_mismatch',
-          `Audit schedule ${before.id} is at version ${before.version}, not ${expected}.`,
-          'Read the schedule again, reapply your change and send its current version.',
-          { current_version: before.version },
-        );
+        throw versionMismatch('audit schedule', before.version, expected, 'getAuditSchedule');
       }
       const merged = {
         timezone: patch.timezone ?? before.timezone,
@@ -323,13 +316,11 @@ export const updateAuditSchedule = defineOperation({
             { from: before[k as keyof ScheduleRow], to: after[k as keyof ScheduleRow] },
           ]),
       );
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, after, {
         action: 'schedule.updated',
         resourceType: 'audit_schedule',
-        resourceId: before.id,
         details: { name: after.name, version: after.version, changes: changed },
       });
-      return after;
     });
     await notifyWorkflow(services, row);
     return presentSchedule(row);
@@ -349,13 +340,11 @@ export const deleteAuditSchedule = defineOperation({
     const row = await db.transaction(async (trx) => {
       const before = await loadSchedule(trx, params.workspace_id, params.schedule_id, true);
       await softDeleteSchedule(trx, before.id);
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, before, {
         action: 'schedule.deleted',
         resourceType: 'audit_schedule',
-        resourceId: before.id,
         details: { name: before.name },
       });
-      return before;
     });
     try {
       const client = await services.temporal.client();

@@ -36,7 +36,7 @@ import {
   ApiTokenResponse,
   TokenParams,
 } from './schemas';
-import { found, listOperation } from '../registry/parts';
+import { found, listOperation, recordedWrite } from '../registry/parts';
 
 const TOKENS = operationGroup('Tokens');
 
@@ -108,10 +108,8 @@ export const createApiToken = defineOperation({
         scopes,
         expiresAt,
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, created, {
         action: 'api_token.created',
-        resourceType: 'api_token',
-        resourceId: created.id,
         details: {
           name: created.name,
           prefix: created.prefix,
@@ -119,7 +117,6 @@ export const createApiToken = defineOperation({
           expires_at: iso(created.expires_at),
         },
       });
-      return created;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/tokens/${row.id}`);
     koa.set('Cache-Control', 'no-store');

@@ -10,7 +10,7 @@ import { casePatch } from '../../domain/uncertainty/rules';
 import { problems } from '../errors';
 import { defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { pageRequest, recordPrincipalWrite } from '../shared';
+import { pageRequest } from '../shared';
 import { presentCase } from './present';
 import {
   ArchitectureUncertaintyCasePage,
@@ -19,7 +19,7 @@ import {
   UncertaintyCaseListQuery,
   UncertaintyCaseParams,
 } from './schemas';
-import { found } from '../registry/parts';
+import { found, recordedWrite } from '../registry/parts';
 
 const UNCERTAINTY = operationGroup('Uncertainty');
 
@@ -122,13 +122,10 @@ export const updateUncertaintyCase = defineOperation({
       for (const k of ['owner_id', 'state', 'resolution_summary'] as const) {
         if (before[k] !== after[k]) changes[k] = { from: before[k], to: after[k] };
       }
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, after, {
         action: 'uncertainty_case.updated',
-        resourceType: 'uncertainty_case',
-        resourceId: before.id,
         details: { subject_key: after.subject_key, reason: after.reason, changes },
       });
-      return after;
     });
     return presentCase(row);
   },

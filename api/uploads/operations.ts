@@ -11,12 +11,11 @@ import { SourceError } from '../../domain/audits/source-error';
 import { detectArchiveFormat, scanArchive } from '../../platform/archive';
 import { BlobStore, BlobTooLargeError } from '../../platform/blob-store';
 import { ApiError, problems } from '../errors';
-import { defineOperation, LOCATION_HEADER } from '../registry/operation';
+import { created, defineOperation, ok, operationGroup, route } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { recordPrincipalWrite } from '../shared';
 import { presentUpload } from './present';
 import { UploadParams, UploadQuery, UploadResponse } from './schemas';
-import { found } from '../registry/parts';
+import { found, recordedWrite } from '../registry/parts';
 
 const ARCHIVE_TYPES = [
   'application/gzip',
@@ -53,15 +52,15 @@ function notAnArchive(size: number): ApiError {
   });
 }
 
+const UPLOADS = operationGroup('Uploads');
+
 export const createUpload = defineOperation({
   operationId: 'createUpload',
-  method: 'post',
-  path: '/v1/workspaces/{workspace_id}/uploads',
+  ...route.post('/v1/workspaces/{workspace_id}/uploads'),
   summary: 'Upload a source archive (tar.gz or zip)',
   description:
     'The body is the archive itself. It is refused (400 with the code) when an entry has an absolute path (archive_absolute_path), a `..` segment (archive_path_traversal), a link out of the root (archive_link_outside_root), or the archive exceeds the file count, unpacked size or compression ratio limits (archive_too_many_files, archive_too_large, archive_ratio_exceeded), or cannot be read (archive_corrupt). UPLOAD_LIMIT_BYTES bounds the body (413).',
-  tag: 'Uploads',
-  access: { kind: 'scope', scope: 'uploads:write' },
+  ...UPLOADS.scope('uploads:write'),
   params: WorkspaceParams,
   query: UploadQuery,
   rawBody: {
@@ -69,12 +68,7 @@ export const createUpload = defineOperation({
     description: 'The archive bytes: a gzip-compressed tar or a zip.',
     limitBytes: (config) => config.uploadLimitBytes,
   },
-  success: {
-    status: 201,
-    description: 'The stored, checked upload.',
-    schema: UploadResponse,
-    headers: { Location: LOCATION_HEADER },
-  },
+  success: created('The stored, checked upload.', UploadResponse),
   handler: async ({ services, db, params, query, principal, requestId, koa }) => {
     const blobs = new BlobStore(services.config.blobDir);
     // Checked while staged: a refused body never touches a stored blob.
@@ -123,10 +117,8 @@ export const createUpload = defineOperation({
         unpacked_bytes: summary.bytes,
         status: 'ready',
       });
-      await recordPrincipalWrite(trx, principal, requestId, {
+      return recordedWrite(trx, principal, requestId, upload, {
         action: 'upload.created',
-        resourceType: 'upload',
-        resourceId: upload.id,
         details: {
           filename: upload.filename,
           sha256: upload.sha256,
@@ -134,7 +126,6 @@ export const createUpload = defineOperation({
           format,
         },
       });
-      return upload;
     });
     koa.set('Location', `/v1/workspaces/${params.workspace_id}/uploads/${row.id}`);
     return presentUpload(row);
@@ -143,13 +134,11 @@ export const createUpload = defineOperation({
 
 export const getUpload = defineOperation({
   operationId: 'getUpload',
-  method: 'get',
-  path: '/v1/workspaces/{workspace_id}/uploads/{upload_id}',
+  ...route.get('/v1/workspaces/{workspace_id}/uploads/{upload_id}'),
   summary: 'Get an upload',
-  tag: 'Uploads',
-  access: { kind: 'scope', scope: 'uploads:write' },
+  ...UPLOADS.scope('uploads:write'),
   params: UploadParams,
-  success: { status: 200, description: 'The upload.', schema: UploadResponse },
+  success: ok('The upload.', UploadResponse),
   handler: async ({ db, params }) => {
     const row = await found(
       findUpload(db, params.workspace_id, params.upload_id),

@@ -33,7 +33,7 @@ import {
   route,
 } from '../registry/operation';
 import { WorkspaceParams } from '../schema-kit';
-import { commitThenStart, discardUnstarted, iso, isoOrNull, recordPrincipalWrite } from '../shared';
+import { isoOrNull } from '../shared';
 import {
   WorkflowActionCreate,
   WorkflowActionListQuery,
@@ -41,30 +41,21 @@ import {
   WorkflowActionParams,
   WorkflowActionResponse,
 } from './schemas';
-import { found, startOwnedWorkflow, listOperation } from '../registry/parts';
+import { createWorkflowOwned } from '../registry/workflow-owned';
+import { found, listOperation } from '../registry/parts';
+import { columns, isoColumns } from '../registry/columns';
 
 function presentAction(row: WorkflowActionRow) {
   return {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    kind: row.kind,
+    ...columns(row, ['id', 'workspace_id', 'kind']),
     target: row.target as WorkflowActionResponse['target'],
-    reason: row.reason,
-    status: row.status,
-    requested_by: row.requested_by,
-    decided_by: row.decided_by,
-    decided_by_role: row.decided_by_role,
-    decided_by_scope: row.decided_by_scope,
-    decided_policy_version: row.decided_policy_version,
+    ...columns(row, ['reason', 'status', 'requested_by', 'decided_by', 'decided_by_role']),
+    ...columns(row, ['decided_by_scope', 'decided_policy_version']),
     decided_at: isoOrNull(row.decided_at),
     decision_rationale: row.decision_rationale,
-    expires_at: iso(row.expires_at),
-    executed_at: isoOrNull(row.executed_at),
-    outcome: row.outcome,
-    error_code: row.error_code,
-    workflow_id: row.workflow_id,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    ...isoColumns(row, ['expires_at', 'executed_at']),
+    ...columns(row, ['outcome', 'error_code', 'workflow_id']),
+    ...isoColumns(row, ['created_at', 'updated_at']),
   };
 }
 
@@ -156,62 +147,47 @@ export const requestWorkflowAction = defineOperation({
   idempotent: true,
   errors: [503],
   success: created('The pending action.', WorkflowActionResponse),
-  handler: async ({ services, db, params, body, principal, requestId, koa, newId }) => {
+  handler: async (ctx) => {
+    const { services, db, params, body, principal } = ctx;
     await checkTarget(db, params.workspace_id, body);
-    const id = newId();
-    const workflowId = workflowActionWorkflowId(id);
-    const row = await commitThenStart(services.log, 'workflow_action', {
-      commit: () =>
-        db.transaction(async (trx) => {
-          const earlier = await findWorkflowAction(trx, params.workspace_id, id);
-          if (earlier) return earlier;
-          const created = await insertWorkflowAction(trx, {
-            id,
-            workspace_id: params.workspace_id,
-            kind: body.kind,
-            target: body.target as WorkflowActionTarget,
-            reason: body.reason,
-            requested_by: principal.memberId,
-            workflow_id: workflowId,
-            ttlSeconds: services.config.workflowActionTtlSeconds,
-          });
-          await recordPrincipalWrite(trx, principal, requestId, {
-            action: 'workflow_action.requested',
-            resourceType: 'workflow_action',
-            resourceId: id,
-            details: {
-              kind: body.kind,
-              target: body.target,
-              reason: body.reason,
-              expires_at: created.expires_at.toISOString(),
-            },
-          });
-          return created;
+    const row = await createWorkflowOwned(ctx, {
+      resource: 'workflow_action',
+      collection: 'workflow-actions',
+      find: findWorkflowAction,
+      insert: (trx, id) =>
+        insertWorkflowAction(trx, {
+          id,
+          workspace_id: params.workspace_id,
+          kind: body.kind,
+          target: body.target as WorkflowActionTarget,
+          reason: body.reason,
+          requested_by: principal.memberId,
+          workflow_id: workflowActionWorkflowId(id),
+          ttlSeconds: services.config.workflowActionTtlSeconds,
         }),
+      recorded: (created) => ({
+        action: 'workflow_action.requested',
+        details: {
+          kind: body.kind,
+          target: body.target,
+          reason: body.reason,
+          expires_at: created.expires_at.toISOString(),
+        },
+      }),
       needsStart: (created) => created.status === 'pending',
-      start: (created) => {
+      workflow: (created) => {
         const input: WorkflowActionWorkflowInput = {
           actionId: created.id,
           requestedBy: created.requested_by,
           expiresAt: created.expires_at.toISOString(),
         };
-        return startOwnedWorkflow(services, WORKFLOW_TYPES.workflowAction, {
-          workflowId,
-          args: [input],
-          workspaceId: params.workspace_id,
-        });
+        return { type: WORKFLOW_TYPES.workflowAction, args: [input] };
       },
-      ifStartFails: (created) =>
-        discardUnstarted(db, principal, requestId, {
-          resourceType: 'workflow_action',
-          resourceId: created.id,
-          discard: (trx) => deleteUnstartedWorkflowAction(trx, created.id),
-          details: { kind: created.kind },
-        }),
+      discard: deleteUnstartedWorkflowAction,
+      discardDetails: (created) => ({ kind: created.kind }),
       unavailable:
         'The workflow action could not be started, so the request was discarded. Request it again later.',
     });
-    koa.set('Location', `/v1/workspaces/${params.workspace_id}/workflow-actions/${row.id}`);
     return presentAction(row);
   },
 });
