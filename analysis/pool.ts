@@ -50,6 +50,10 @@ function weightOf(task: ThreadTask): number {
       RECORD_WEIGHT
     );
   let chars = 0;
+  if (task.kind === 'graph-artifact') {
+    for (const a of task.analyzers) chars += a.json.length;
+    return chars;
+  }
   for (const f of task.files) chars += f.text.length;
   return chars;
 }

@@ -8,20 +8,38 @@ import { analyzeCloud } from './cloud';
 import { analyzeCicd } from './cicd';
 import { reconcile, type Graph, type StoredEvidence } from './reconcile';
 import { assessControls, type Assessment, type ControlInput } from './controls';
-import type { AnalyzerOutput, SourceFile } from './evidence';
+import type { AnalyzerGap, AnalyzerOutput, SourceFile } from './evidence';
+import {
+  analyzerArtifact,
+  graphArtifact,
+  type AnalyzerArtifact,
+  type AnalyzerArtifactText,
+  type GraphArtifact,
+} from './artifacts';
 import { threadId } from 'node:worker_threads';
 
 export type ThreadTask =
   | { kind: 'code' | 'cloud' | 'cicd'; files: SourceFile[] }
   | { kind: 'reconcile'; evidence: StoredEvidence[] }
-  | { kind: 'controls'; input: ControlInput };
+  | { kind: 'controls'; input: ControlInput }
+  /** An analyzer whose result comes back as its stored artifact (JSON text). */
+  | {
+      kind: 'analyzer-artifact';
+      stage: 'code' | 'cloud' | 'cicd';
+      files: SourceFile[];
+      unread: AnalyzerGap[];
+    }
+  /** Reconcile from the analyzers' stored artifacts to its own (JSON text in and out). */
+  | { kind: 'graph-artifact'; analyzers: AnalyzerArtifactText[] };
 
 const ANALYZERS = { code: analyzeCode, cloud: analyzeCloud, cicd: analyzeCicd } as const;
 
 export type ThreadResult =
   | { kind: 'code' | 'cloud' | 'cicd'; threadId: number; output: AnalyzerOutput }
   | { kind: 'reconcile'; threadId: number; output: Graph }
-  | { kind: 'controls'; threadId: number; output: Assessment[] };
+  | { kind: 'controls'; threadId: number; output: Assessment[] }
+  | { kind: 'analyzer-artifact'; threadId: number; output: AnalyzerArtifact }
+  | { kind: 'graph-artifact'; threadId: number; output: GraphArtifact };
 
 export default async function run(task: ThreadTask): Promise<ThreadResult> {
   if (task.kind === 'reconcile')
@@ -29,5 +47,11 @@ export default async function run(task: ThreadTask): Promise<ThreadResult> {
   // Controls over a 10,000-service graph take seconds: off the worker's main thread too.
   if (task.kind === 'controls')
     return { kind: task.kind, threadId, output: assessControls(task.input) };
+  if (task.kind === 'graph-artifact')
+    return { kind: task.kind, threadId, output: graphArtifact(task.analyzers) };
+  if (task.kind === 'analyzer-artifact') {
+    const output = await ANALYZERS[task.stage](task.files);
+    return { kind: task.kind, threadId, output: analyzerArtifact(task.stage, output, task.unread) };
+  }
   return { kind: task.kind, threadId, output: await ANALYZERS[task.kind](task.files) };
 }

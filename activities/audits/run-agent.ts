@@ -8,6 +8,7 @@ import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconc
 import {
   artifactRefsOfAudit,
   artifactsOfAudit,
+  artifactTextsOfAudit,
   earlierSuccess,
   setAgentRunContextHash,
   findCachedArtifact,
@@ -28,6 +29,7 @@ import { NO_LOCATION } from '../../domain/architecture/ingested';
 import { costUsd } from '../../domain/audits/pricing';
 import {
   artifactOverflow,
+  countsOf,
   jsonBytesUpTo,
   timeOverflow,
   type BudgetOverflow,
@@ -184,6 +186,11 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
                 kind: a.kind,
                 title: a.title,
               })),
+            priorArtifactTexts: async () =>
+              (await artifactTextsOfAudit(db, auditId)).map((a) => ({
+                agentKey: a.agent_key,
+                json: a.json,
+              })),
             priorArtifacts: async () =>
               (await artifactsOfAudit(db, auditId)).map((a) => ({
                 agentKey: a.agent_key,
@@ -228,11 +235,20 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
           }),
         );
         // Budgets on what the step produced: deterministic, so the failure is not retried.
-        const overflow = artifactOverflow(
-          result.artifact,
-          jsonBytesUpTo(result.artifact, config.auditBudgets.maxOutputBytes),
-          config.auditBudgets,
-        );
+        // An artifact built in the analysis pool arrives as JSON text with its counts: the
+        // main thread neither walks nor serialises it (issue 24, fair sharing).
+        const overflow =
+          'artifactText' in result
+            ? artifactOverflow(
+                result.artifactText,
+                Buffer.byteLength(result.artifactText.json),
+                config.auditBudgets,
+              )
+            : artifactOverflow(
+                countsOf(result.artifact),
+                jsonBytesUpTo(result.artifact, config.auditBudgets.maxOutputBytes),
+                config.auditBudgets,
+              );
         if (overflow) throw new AgentError(overflow.code, overflow.message, false);
         const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
         const usedModel = result.modelId ?? modelId;
@@ -243,7 +259,8 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
           workspace_id: audit.workspace_id,
           kind: result.kind,
           title: result.title,
-          artifact: result.artifact,
+          artifactJson:
+            'artifactText' in result ? result.artifactText.json : JSON.stringify(result.artifact),
           evidence_ids: result.evidenceIds ?? [],
           confidence: result.confidence,
         });

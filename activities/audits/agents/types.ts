@@ -4,6 +4,7 @@
  * agent_runs row. Agents are pure with respect to the audit's tables: what they produce is the
  * artifact, which is what makes reusing a cached artifact safe.
  */
+import type { ArtifactText } from '../../../analysis/artifacts';
 import type { Entity, Relationship, StoredEvidence } from '../../../analysis/reconcile';
 import type { AuditRow, SourceFileRow } from '../../../db/audits';
 import type { ModelUsage } from '../../../domain/audits/pricing';
@@ -28,6 +29,8 @@ export interface AgentInput {
   priorArtifacts(): Promise<
     Array<{ agentKey: string; stage: string; artifact: Record<string, unknown> }>
   >;
+  /** The same artifacts as JSON text (for the analysis pool to parse, off the main thread). */
+  priorArtifactTexts(): Promise<Array<{ agentKey: string; json: string }>>;
   /** The same artifacts by id, without their content. */
   priorArtifactRefs(): Promise<
     Array<{ agentKey: string; stage: string; artifactId: string; kind: string; title: string }>
@@ -44,10 +47,16 @@ export interface AgentInput {
   ): Promise<void>;
 }
 
-export interface AgentResult {
+/**
+ * What an agent produced: its artifact, or (built in an analysis pool thread) the artifact's
+ * JSON text, which the worker's main thread stores without parsing or building it.
+ */
+export type AgentResult = AgentResultFields &
+  ({ artifact: Record<string, unknown> } | { artifactText: ArtifactText });
+
+interface AgentResultFields {
   kind: string;
   title: string;
-  artifact: Record<string, unknown>;
   evidenceIds?: string[];
   /** Decimal in [0, 1]. */
   confidence: string;
