@@ -16,6 +16,7 @@ import {
   type AnalyzerArtifactText,
   type GraphArtifact,
 } from './artifacts';
+import { controlsArtifact, type SnapshotText } from './controls-artifact';
 import { threadId } from 'node:worker_threads';
 
 export type ThreadTask =
@@ -30,7 +31,9 @@ export type ThreadTask =
       unread: AnalyzerGap[];
     }
   /** Reconcile from the analyzers' stored artifacts to its own (JSON text in and out). */
-  | { kind: 'graph-artifact'; analyzers: AnalyzerArtifactText[] };
+  | { kind: 'graph-artifact'; analyzers: AnalyzerArtifactText[] }
+  /** The controls assessed on a snapshot given as JSON text, to their stored artifact. */
+  | { kind: 'controls-artifact'; snapshot: SnapshotText; files: string[] };
 
 const ANALYZERS = { code: analyzeCode, cloud: analyzeCloud, cicd: analyzeCicd } as const;
 
@@ -39,7 +42,8 @@ export type ThreadResult =
   | { kind: 'reconcile'; threadId: number; output: Graph }
   | { kind: 'controls'; threadId: number; output: Assessment[] }
   | { kind: 'analyzer-artifact'; threadId: number; output: AnalyzerArtifact }
-  | { kind: 'graph-artifact'; threadId: number; output: GraphArtifact };
+  | { kind: 'graph-artifact'; threadId: number; output: GraphArtifact }
+  | { kind: 'controls-artifact'; threadId: number; output: ReturnType<typeof controlsArtifact> };
 
 export default async function run(task: ThreadTask): Promise<ThreadResult> {
   if (task.kind === 'reconcile')
@@ -47,6 +51,8 @@ export default async function run(task: ThreadTask): Promise<ThreadResult> {
   // Controls over a 10,000-service graph take seconds: off the worker's main thread too.
   if (task.kind === 'controls')
     return { kind: task.kind, threadId, output: assessControls(task.input) };
+  if (task.kind === 'controls-artifact')
+    return { kind: task.kind, threadId, output: controlsArtifact(task.snapshot, task.files) };
   if (task.kind === 'graph-artifact')
     return { kind: task.kind, threadId, output: graphArtifact(task.analyzers) };
   if (task.kind === 'analyzer-artifact') {

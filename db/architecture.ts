@@ -41,6 +41,40 @@ export async function snapshotOfAudit(db: Knex, auditId: string): Promise<Snapsh
   return db<SnapshotRow>('architecture_snapshots').where({ audit_id: auditId }).first();
 }
 
+/**
+ * An audit's snapshot as JSON text (entities, relationships, and its evidence in position order
+ * with the fields analysis reads), for the analysis pool to parse: tens of megabytes for a large
+ * system, which the worker's main thread only passes on.
+ */
+export async function snapshotTextOfAudit(
+  db: Knex,
+  auditId: string,
+): Promise<{ entities: string; relationships: string; evidence: string } | null> {
+  const snapshot = (await db('architecture_snapshots')
+    .where({ audit_id: auditId })
+    .first(
+      'id',
+      db.raw('entities::text AS entities'),
+      db.raw('relationships::text AS relationships'),
+    )) as { id: string; entities: string; relationships: string } | undefined;
+  if (!snapshot) return null;
+  const { rows } = await db.raw<{ rows: Array<{ evidence: string }> }>(
+    `SELECT coalesce(json_agg(json_build_object(
+        'id', id, 'source_type', source_type, 'provider', provider,
+        'evidence_kind', evidence_kind, 'subject_key', subject_key,
+        'relationship_kind', relationship_kind, 'object_key', object_key, 'location', location,
+        'summary', summary, 'content_sha256', content_sha256, 'attributes', attributes
+      ) ORDER BY position), '[]')::text AS evidence
+      FROM architecture_evidence WHERE snapshot_id = ?`,
+    [snapshot.id],
+  );
+  return {
+    entities: snapshot.entities,
+    relationships: snapshot.relationships,
+    evidence: rows[0]!.evidence,
+  };
+}
+
 /** A snapshot's id and version only (its entities and relationships can be large). */
 export async function snapshotRefOfAudit(
   db: Knex,

@@ -4,7 +4,6 @@
  */
 import { Context } from '@temporalio/activity';
 import crypto from 'node:crypto';
-import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
 import {
   artifactRefsOfAudit,
   artifactsOfAudit,
@@ -16,7 +15,7 @@ import {
   insertArtifact,
   startAgentRun,
 } from '../../db/agents';
-import { evidenceOf, snapshotOfAudit } from '../../db/architecture';
+import { snapshotTextOfAudit } from '../../db/architecture';
 import {
   claimStageAttempt,
   getAuditById,
@@ -25,7 +24,6 @@ import {
   updateAudit,
 } from '../../db/audits';
 import { isDatabaseUnavailable } from '../../db/errors';
-import { NO_LOCATION } from '../../domain/architecture/ingested';
 import { costUsd } from '../../domain/audits/pricing';
 import {
   artifactOverflow,
@@ -197,31 +195,7 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
                 stage: a.stage,
                 artifact: a.artifact.artifact,
               })),
-            snapshot: async () => {
-              const snap = await snapshotOfAudit(db, auditId);
-              if (!snap) return null;
-              const rows = await evidenceOf(db, snap.id);
-              return {
-                entities: snap.entities as unknown as Entity[],
-                relationships: snap.relationships as unknown as Relationship[],
-                evidence: rows.map((e) => ({
-                  id: e.id,
-                  source_type: e.source_type as StoredEvidence['source_type'],
-                  provider: e.provider,
-                  evidence_kind: e.evidence_kind,
-                  subject_key: e.subject_key,
-                  relationship_kind: e.relationship_kind,
-                  object_key: e.object_key,
-                  // Ingested evidence may have no location (a runtime trace).
-                  location: (e.location ?? {
-                    ...NO_LOCATION,
-                  }) as unknown as StoredEvidence['location'],
-                  summary: e.summary,
-                  content_sha256: e.content_sha256,
-                  attributes: e.attributes,
-                })),
-              };
-            },
+            snapshotText: () => snapshotTextOfAudit(db, auditId),
             model: deps.model,
             attempt,
             signal,

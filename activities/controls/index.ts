@@ -34,7 +34,7 @@ import { recordBulkWrite } from '../../db/activity';
 import { exceptionsForAudit } from '../../db/exceptions';
 import { coveringException } from '../../domain/controls/exceptions';
 import { storableText } from '../../domain/text';
-import { describeAssessments, type ControlArtifact } from '../audits/agents/controls';
+import { describeAssessments, type ControlArtifact } from '../../analysis/controls-artifact';
 
 /**
  * Which evidence of an assessment is stale: of the ids it cites and the evidence of the

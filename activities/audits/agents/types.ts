@@ -5,18 +5,11 @@
  * artifact, which is what makes reusing a cached artifact safe.
  */
 import type { ArtifactText } from '../../../analysis/artifacts';
-import type { Entity, Relationship, StoredEvidence } from '../../../analysis/reconcile';
+import type { SnapshotText } from '../../../analysis/controls-artifact';
 import type { AuditRow, SourceFileRow } from '../../../db/audits';
 import type { ModelUsage } from '../../../domain/audits/pricing';
 import type { StageKeyName } from '../../../domain/contract/values';
 import type { ModelProvider } from './model';
-
-/** The audit's stored architecture snapshot (uuid evidence ids), as agents after reconcile read it. */
-export interface SnapshotInput {
-  entities: Entity[];
-  relationships: Relationship[];
-  evidence: StoredEvidence[];
-}
 
 export type SourceTypeInput = 'code' | 'cloud' | 'cicd' | 'all';
 
@@ -35,8 +28,11 @@ export interface AgentInput {
   priorArtifactRefs(): Promise<
     Array<{ agentKey: string; stage: string; artifactId: string; kind: string; title: string }>
   >;
-  /** The audit's architecture snapshot; null before the reconcile stage has stored it. */
-  snapshot(): Promise<SnapshotInput | null>;
+  /**
+   * The audit's architecture snapshot (uuid evidence ids) as JSON text, for the analysis pool to
+   * parse; null before the reconcile stage has stored it.
+   */
+  snapshotText(): Promise<SnapshotText | null>;
   model: ModelProvider | null;
   attempt: number;
   signal: AbortSignal;
