@@ -50,6 +50,8 @@ function weightOf(task: ThreadTask): number {
       RECORD_WEIGHT
     );
   let chars = 0;
+  if (task.kind === 'snapshot-rows')
+    return task.input.graphJson.length + (task.input.previousItems?.length ?? 0);
   if (task.kind === 'controls-artifact')
     return (
       task.snapshot.entities.length +

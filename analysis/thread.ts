@@ -17,6 +17,7 @@ import {
   type GraphArtifact,
 } from './artifacts';
 import { controlsArtifact, type SnapshotText } from './controls-artifact';
+import { snapshotRows, type SnapshotRows, type SnapshotRowsInput } from './snapshot-rows';
 import { threadId } from 'node:worker_threads';
 
 export type ThreadTask =
@@ -33,7 +34,9 @@ export type ThreadTask =
   /** Reconcile from the analyzers' stored artifacts to its own (JSON text in and out). */
   | { kind: 'graph-artifact'; analyzers: AnalyzerArtifactText[] }
   /** The controls assessed on a snapshot given as JSON text, to their stored artifact. */
-  | { kind: 'controls-artifact'; snapshot: SnapshotText; files: string[] };
+  | { kind: 'controls-artifact'; snapshot: SnapshotText; files: string[] }
+  /** The rows of an audit's snapshot from its reconcile artifact (JSON text in and out). */
+  | { kind: 'snapshot-rows'; input: SnapshotRowsInput };
 
 const ANALYZERS = { code: analyzeCode, cloud: analyzeCloud, cicd: analyzeCicd } as const;
 
@@ -43,7 +46,8 @@ export type ThreadResult =
   | { kind: 'controls'; threadId: number; output: Assessment[] }
   | { kind: 'analyzer-artifact'; threadId: number; output: AnalyzerArtifact }
   | { kind: 'graph-artifact'; threadId: number; output: GraphArtifact }
-  | { kind: 'controls-artifact'; threadId: number; output: ReturnType<typeof controlsArtifact> };
+  | { kind: 'controls-artifact'; threadId: number; output: ReturnType<typeof controlsArtifact> }
+  | { kind: 'snapshot-rows'; threadId: number; output: SnapshotRows };
 
 export default async function run(task: ThreadTask): Promise<ThreadResult> {
   if (task.kind === 'reconcile')
@@ -51,6 +55,8 @@ export default async function run(task: ThreadTask): Promise<ThreadResult> {
   // Controls over a 10,000-service graph take seconds: off the worker's main thread too.
   if (task.kind === 'controls')
     return { kind: task.kind, threadId, output: assessControls(task.input) };
+  if (task.kind === 'snapshot-rows')
+    return { kind: task.kind, threadId, output: snapshotRows(task.input) };
   if (task.kind === 'controls-artifact')
     return { kind: task.kind, threadId, output: controlsArtifact(task.snapshot, task.files) };
   if (task.kind === 'graph-artifact')
