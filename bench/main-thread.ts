@@ -29,9 +29,11 @@ interface ProfileNode {
   children?: number[];
 }
 
-interface CpuProfile {
+/** A V8 CPU profile (`node --cpu-prof`), as far as the benchmarks read it. */
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
+  endTime: number;
   samples: number[];
   timeDeltas: number[];
 }
