@@ -1,7 +1,9 @@
 /**
  * Runs in a worker thread of the analysis pool (analysis/pool.ts): the analyzers and reconcile
  * are pure, CPU-bound functions over plain data, so they run here rather than on the worker's
- * main thread.
+ * main thread. The `*-artifact` and `snapshot-rows` tasks take and give JSON text: what an audit
+ * stores is parsed, built and serialised here too, so that the main thread only moves strings
+ * (issue 24, fair sharing; docs/decisions.md).
  */
 import { analyzeCode } from './code';
 import { analyzeCloud } from './cloud';
