@@ -50,6 +50,18 @@ function weightOf(task: ThreadTask): number {
       RECORD_WEIGHT
     );
   let chars = 0;
+  if (task.kind === 'snapshot-rows')
+    return task.input.graphJson.length + (task.input.previousItems?.length ?? 0);
+  if (task.kind === 'controls-artifact')
+    return (
+      task.snapshot.entities.length +
+      task.snapshot.relationships.length +
+      task.snapshot.evidence.length
+    );
+  if (task.kind === 'graph-artifact') {
+    for (const a of task.analyzers) chars += a.json.length;
+    return chars;
+  }
   for (const f of task.files) chars += f.text.length;
   return chars;
 }

@@ -34,6 +34,7 @@ import { TemporalGateway } from '../platform/temporal';
 import { createServices } from '../api/services';
 import { startApi } from '../api/server';
 import { benchDatabaseUrl, intEnv } from './env';
+import type { CpuProfile } from './main-thread';
 
 const TARGET_RATIO = 0.5;
 
@@ -84,19 +85,6 @@ async function startBareKoa(): Promise<{ url: string; close(): Promise<void> }> 
         server.closeAllConnections();
       }),
   };
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
 }
 
 /** Profiles this process (the servers) with the inspector; stop() writes and summarises it. */

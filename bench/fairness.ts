@@ -36,12 +36,15 @@ import { createRepo, SAMPLE_FILES, type TestRepo } from '../test/helpers/git';
 import { largeComposeText } from '../test/helpers/large-compose';
 import { intEnv } from './env';
 import { rssMb, startWorkerProcess } from './worker-process';
+import { busyStretches, loopReading, mainThreadProfile, type LoopReading } from './main-thread';
+import { freePort } from '../platform/dev-services';
 
 const ROOT = path.resolve(__dirname, '..');
 const SERVICES = intEnv('FAIR_SERVICES', 10_000);
 const TINY = intEnv('FAIR_TINY', 3);
 const TIMEOUT_MS = intEnv('BENCH_TIMEOUT_SECONDS', 1800) * 1000;
 const TARGET_RATIO = 2;
+const PROFILE = process.env.FAIR_CPU_PROFILE === '1';
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -118,16 +121,40 @@ async function main(): Promise<void> {
     );
     cleanups.push(() => api.close());
 
-    const { child: worker, stop } = await startWorkerProcess({
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporalAddress,
-      TEMPORAL_TASK_QUEUE: config.taskQueue,
-      BLOB_DIR: config.blobDir,
-      WORK_DIR: config.workDir,
-      LOCAL_REPOSITORY_WORKSPACES: config.localRepositoryWorkspaces.join(','),
-      MODEL_BASE_URL: '',
+    const metricsPort = await freePort();
+    const profileDir = path.join(tmp, 'profile');
+    const { child: worker, stop } = await startWorkerProcess(
+      {
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: temporalAddress,
+        TEMPORAL_TASK_QUEUE: config.taskQueue,
+        BLOB_DIR: config.blobDir,
+        WORK_DIR: config.workDir,
+        LOCAL_REPOSITORY_WORKSPACES: config.localRepositoryWorkspaces.join(','),
+        MODEL_BASE_URL: '',
+        WORKER_METRICS_PORT: String(metricsPort),
+      },
+      PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    );
+    let workerStopped = false;
+    cleanups.push(async () => {
+      if (!workerStopped) await stop();
     });
-    cleanups.push(stop);
+    // The worker's event-loop gauges cover the time since the previous scrape (prom-client resets
+    // its histogram at each one): read once a second, they give each second's longest pause.
+    const loop: Array<LoopReading & { during: string }> = [];
+    let aStage = 'before A';
+    let loopTimer: NodeJS.Timeout | undefined;
+    const readLoop = async () => {
+      const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+        .then((r) => r.text())
+        .catch(() => '');
+      const reading = loopReading(text, Date.now());
+      if (reading) loop.push({ ...reading, during: aStage });
+      loopTimer = setTimeout(() => void readLoop(), 1000);
+    };
+    void readLoop();
+    cleanups.push(async () => clearTimeout(loopTimer));
     let workerPeak = 0;
     const sampler = setInterval(() => {
       try {
@@ -219,8 +246,18 @@ async function main(): Promise<void> {
     for (let i = 0; i < TINY; i++) solo.push(await tinyAudit());
     console.log(`solo tiny audits (s): ${solo.map((s) => s.toFixed(1)).join(', ')}`);
 
+    const aStarted = Date.now();
     const aId = await a.start();
     const aEnd = finished(aId);
+    const stages: Array<{ at: number; stage: string }> = [];
+    const stageWatch = setInterval(() => {
+      void running(aId).then((s) => {
+        if (s !== aStage) stages.push({ at: Date.now(), stage: s });
+        aStage = s;
+      });
+    }, 250);
+    const stageAt = (t: number) => stages.filter((s) => s.at <= t).at(-1)?.stage ?? 'source';
+    cleanups.push(async () => clearInterval(stageWatch));
     let aDone = false;
     void aEnd.then(
       () => (aDone = true),
@@ -236,6 +273,9 @@ async function main(): Promise<void> {
       if (!aDone) contended.push({ seconds, during });
     }
     const big = await aEnd;
+    clearInterval(stageWatch);
+    const aEnded = Date.now();
+    aStage = 'after A';
     for (const c of contended)
       console.log(`tiny audit while A ran ${c.during}: ${c.seconds.toFixed(1)} s`);
     const soloMedian = median(solo);
@@ -253,6 +293,36 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(' ')} (${os.cpus().length} CPUs, ANALYSIS_THREADS default)`,
     );
+    const during = loop.filter((r) => r.at > aStarted && r.at <= aEnded + 1000);
+    const ms = (s: number) => `${Math.round(s * 1000)} ms`;
+    const byStage = new Map<string, LoopReading[]>();
+    for (const r of during) byStage.set(r.during, [...(byStage.get(r.during) ?? []), r]);
+    console.log(
+      `worker main thread while A ran: longest event-loop pause ${ms(Math.max(0, ...during.map((r) => r.max)))}; seconds with a pause over 100 ms: ${during.filter((r) => r.max > 0.1).length} of ${during.length}; by A's stage (longest pause, worst second's p99):`,
+    );
+    for (const [stage, rs] of byStage)
+      console.log(
+        `  ${stage.padEnd(24)} ${ms(Math.max(...rs.map((r) => r.max))).padStart(9)} ${ms(Math.max(...rs.map((r) => r.p99))).padStart(9)}`,
+      );
+    if (PROFILE) {
+      workerStopped = true;
+      await stop();
+      const profile = mainThreadProfile(profileDir, worker.pid!);
+      if (!profile) console.log('no CPU profile of the worker main thread was written');
+      else {
+        const offset = Date.now() - Number(process.hrtime.bigint() / 1000n) / 1000;
+        const stretches = busyStretches(profile, ROOT, offset, 100).filter(
+          (b) => b.startMs + b.ms > aStarted && b.startMs < aEnded,
+        );
+        console.log(
+          `worker main thread busy stretches of 100 ms or more while A ran: ${stretches.length}; the longest, with the code that held them:`,
+        );
+        for (const b of stretches.slice(0, 15))
+          console.log(
+            `  ${String(Math.round(b.ms)).padStart(6)} ms at A+${((b.startMs - aStarted) / 1000).toFixed(1)} s (${stageAt(b.startMs)}): ${b.top.map((t) => `${t.label} (${Math.round(t.share * 100)}%)`).join('; ')}`,
+          );
+      }
+    }
     if (big.status !== 'completed') process.exitCode = 1;
   } catch (err) {
     console.error(err instanceof MissingToolError ? err.message : err);

@@ -16,12 +16,14 @@ export function rssMb(pid: number): number {
 
 /**
  * Starts the worker with `env` over this process's environment (LOG_LEVEL info: its 'worker
- * running' line says it is ready); resolves once it runs. `stop` sends SIGTERM and waits for it.
+ * running' line says it is ready) and `nodeArgs` for node (e.g. --cpu-prof); resolves once it runs. `stop` sends SIGTERM and waits for it.
  */
 export async function startWorkerProcess(
   env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
 ): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/main.ts')], {
+  const args = [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'worker/main.ts')];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

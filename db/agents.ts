@@ -101,17 +101,24 @@ export async function finishAgentRun(
     });
 }
 
+/**
+ * Stores an artifact given as JSON text (`artifactJson`: written once, never parsed back on the
+ * worker's main thread); its id.
+ */
 export async function insertArtifact(
   db: Knex,
-  a: Pick<
-    ArtifactRow,
-    'workspace_id' | 'kind' | 'title' | 'artifact' | 'evidence_ids' | 'confidence'
-  >,
-): Promise<ArtifactRow> {
-  const [row] = await db<ArtifactRow>('agent_artifacts')
-    .insert({ id: crypto.randomUUID(), ...a, artifact: JSON.stringify(a.artifact) as never })
-    .returning('*');
-  return row!;
+  a: Pick<ArtifactRow, 'workspace_id' | 'kind' | 'title' | 'evidence_ids' | 'confidence'> & {
+    artifactJson: string;
+  },
+): Promise<{ id: string }> {
+  const { artifactJson, ...fields } = a;
+  const id = crypto.randomUUID();
+  await db<ArtifactRow>('agent_artifacts').insert({
+    id,
+    ...fields,
+    artifact: artifactJson as never,
+  });
+  return { id };
 }
 
 /** The artifact of an earlier successful run with the same context hash in the workspace. */
@@ -178,6 +185,19 @@ export async function artifactsOfAudit(
     'agent_artifacts.*',
   )) as Array<ArtifactRow & { agent_key: string; stage: string }>;
   return rows.map(({ agent_key, stage: s, ...artifact }) => ({ agent_key, stage: s, artifact }));
+}
+
+/** The same artifacts' content as JSON text, for the analysis pool to parse (not this thread). */
+export async function artifactTextsOfAudit(
+  db: Knex,
+  auditId: string,
+  stage?: string,
+): Promise<Array<{ agent_key: string; stage: string; json: string }>> {
+  return latestArtifacts(db, auditId, stage).select(
+    'agent_runs.agent_key',
+    'agent_runs.stage',
+    db.raw('agent_artifacts.artifact::text AS json'),
+  );
 }
 
 /** The same artifacts without their content (which can be tens of megabytes each). */

@@ -41,6 +41,40 @@ export async function snapshotOfAudit(db: Knex, auditId: string): Promise<Snapsh
   return db<SnapshotRow>('architecture_snapshots').where({ audit_id: auditId }).first();
 }
 
+/**
+ * An audit's snapshot as JSON text (entities, relationships, and its evidence in position order
+ * with the fields analysis reads), for the analysis pool to parse: tens of megabytes for a large
+ * system, which the worker's main thread only passes on.
+ */
+export async function snapshotTextOfAudit(
+  db: Knex,
+  auditId: string,
+): Promise<{ entities: string; relationships: string; evidence: string } | null> {
+  const snapshot = (await db('architecture_snapshots')
+    .where({ audit_id: auditId })
+    .first(
+      'id',
+      db.raw('entities::text AS entities'),
+      db.raw('relationships::text AS relationships'),
+    )) as { id: string; entities: string; relationships: string } | undefined;
+  if (!snapshot) return null;
+  const { rows } = await db.raw<{ rows: Array<{ evidence: string }> }>(
+    `SELECT coalesce(json_agg(json_build_object(
+        'id', id, 'source_type', source_type, 'provider', provider,
+        'evidence_kind', evidence_kind, 'subject_key', subject_key,
+        'relationship_kind', relationship_kind, 'object_key', object_key, 'location', location,
+        'summary', summary, 'content_sha256', content_sha256, 'attributes', attributes
+      ) ORDER BY position), '[]')::text AS evidence
+      FROM architecture_evidence WHERE snapshot_id = ?`,
+    [snapshot.id],
+  );
+  return {
+    entities: snapshot.entities,
+    relationships: snapshot.relationships,
+    evidence: rows[0]!.evidence,
+  };
+}
+
 /** A snapshot's id and version only (its entities and relationships can be large). */
 export async function snapshotRefOfAudit(
   db: Knex,
@@ -105,6 +139,23 @@ export async function latestSnapshot(
   const q = latestFirst(db, workspaceId, repositoryId).select('s.*').first();
   if (exceptAuditId) q.whereNot('s.audit_id', exceptAuditId);
   return q as Promise<SnapshotRow | undefined>;
+}
+
+/**
+ * The entities and relationships of that snapshot (the latest but `exceptAuditId`'s) as one JSON
+ * array text, for the analysis pool to read (their first_observed_at).
+ */
+export async function latestSnapshotItemsText(
+  db: Knex,
+  workspaceId: string,
+  repositoryId: string,
+  exceptAuditId: string,
+): Promise<string | null> {
+  const row = (await latestFirst(db, workspaceId, repositoryId)
+    .whereNot('s.audit_id', exceptAuditId)
+    .first(db.raw('(s.entities || s.relationships)::text AS items'))) as
+    { items: string } | undefined;
+  return row?.items ?? null;
 }
 
 /** The id of that snapshot, without its graph. */
@@ -227,36 +278,40 @@ export async function allocateSnapshotVersion(
 }
 
 /** A snapshot as written: entities and relationships as objects, `generated_at` as ISO text. */
+/** A new snapshot; its entities and relationships as arrays, or as their JSON text. */
 export type NewSnapshot = Omit<SnapshotRow, 'entities' | 'relationships' | 'generated_at'> & {
-  entities: readonly object[];
-  relationships: readonly object[];
+  entities: readonly object[] | string;
+  relationships: readonly object[] | string;
   generated_at: string;
 };
 
 export async function insertSnapshot(db: Knex, snapshot: NewSnapshot): Promise<void> {
+  const json = (v: readonly object[] | string) => (typeof v === 'string' ? v : JSON.stringify(v));
   await db('architecture_snapshots').insert({
     ...snapshot,
-    entities: JSON.stringify(snapshot.entities),
-    relationships: JSON.stringify(snapshot.relationships),
+    entities: json(snapshot.entities),
+    relationships: json(snapshot.relationships),
   });
 }
 
-/** Evidence as written; a null `location` is stored as JSON null. */
-export type NewEvidence = Omit<EvidenceRow, 'location' | 'attributes' | 'observed_at'> & {
-  location: unknown;
-  attributes: Record<string, unknown>;
-  observed_at: string;
-};
-
-/** Inserts a snapshot's evidence, 500 rows per statement. */
-export async function insertEvidence(db: Knex, rows: readonly NewEvidence[]): Promise<void> {
-  const encoded = rows.map((e) => ({
-    ...e,
-    location: JSON.stringify(e.location),
-    attributes: JSON.stringify(e.attributes),
-  }));
-  for (let i = 0; i < encoded.length; i += 500)
-    await db('architecture_evidence').insert(encoded.slice(i, i + 500));
+/**
+ * Inserts a snapshot's evidence given as one JSON array of rows (EvidenceRow's columns, location
+ * and attributes as JSON values, a null location stored as JSON null): PostgreSQL reads the rows
+ * out of the text, so the worker's main thread neither builds nor serialises 50,000 of them.
+ */
+export async function insertEvidenceJson(db: Knex, rowsJson: string): Promise<void> {
+  await db.raw(
+    `INSERT INTO architecture_evidence (id, snapshot_id, workspace_id, source_type, provider,
+       evidence_kind, subject_key, relationship_kind, object_key, location, source_ref, summary,
+       content_sha256, attributes, observed_at, position)
+     SELECT (r->>'id')::uuid, (r->>'snapshot_id')::uuid, (r->>'workspace_id')::uuid,
+       r->>'source_type', r->>'provider', r->>'evidence_kind', r->>'subject_key',
+       r->>'relationship_kind', r->>'object_key', (r->'location')::jsonb, r->>'source_ref',
+       r->>'summary', r->>'content_sha256', coalesce((r->'attributes')::jsonb, '{}'::jsonb),
+       (r->>'observed_at')::timestamptz, (r->>'position')::integer
+       FROM json_array_elements(?::json) AS r`,
+    [rowsJson],
+  );
 }
 
 /** Evidence rows by id, in any snapshot. */

@@ -31,7 +31,7 @@ test('each analyzer answers in a pool thread what it answers when called here', 
     t.not(pooled.threadId, threadId, `${kind} ran in another thread`);
     const here = await direct[kind](input);
     t.deepEqual(pooled.output, here, kind);
-    if (pooled.kind !== 'reconcile' && pooled.kind !== 'controls')
+    if (pooled.kind === kind)
       for (const e of pooled.output.evidence) evidence.push({ ...e, id: `e${evidence.length}` });
   }
   const graph = await runInPool({ kind: 'reconcile', evidence });
@@ -48,6 +48,53 @@ test('each analyzer answers in a pool thread what it answers when called here', 
   t.is(assessed.kind, 'controls');
   t.deepEqual(assessed.output, assessControls(controlInput));
   t.true(isMainThread);
+});
+
+test('the stored artifacts built in a pool thread are the JSON of what the analyzers and reconcile answer here', async (t) => {
+  // Issue 24, fair sharing: the main thread stores these texts without building or parsing them.
+  const direct = { code: analyzeCode, cloud: analyzeCloud, cicd: analyzeCicd } as const;
+  const unread = [{ path: 'big.bin', reason: 'binary_file', message: 'big.bin looks binary' }];
+  const texts: Array<{ agentKey: string; json: string }> = [];
+  const evidence: StoredEvidence[] = [];
+  const gaps: unknown[] = [];
+  // In agent-key order, as reconcile numbers the evidence.
+  for (const kind of ['cicd', 'cloud', 'code'] as const) {
+    const input = ofType(kind);
+    const pooled = await runInPool({
+      kind: 'analyzer-artifact',
+      stage: kind,
+      files: input,
+      unread,
+    });
+    if (pooled.kind !== 'analyzer-artifact') return t.fail(pooled.kind);
+    t.not(pooled.threadId, threadId);
+    const here = await direct[kind](input);
+    const artifact = {
+      source_type: kind,
+      evidence: here.evidence,
+      gaps: [...unread, ...here.gaps],
+    };
+    t.deepEqual(JSON.parse(pooled.output.artifact.json), JSON.parse(JSON.stringify(artifact)));
+    t.like(pooled.output, {
+      artifact: { evidence: here.evidence.length, entities: 0 },
+      subjects: new Set(here.evidence.map((e) => e.subject_key)).size,
+      gaps: artifact.gaps,
+    });
+    texts.push({ agentKey: `${kind}-analyzer`, json: pooled.output.artifact.json });
+    for (const e of here.evidence) evidence.push({ ...e, id: `e${evidence.length}` });
+    gaps.push(...artifact.gaps);
+  }
+  const graph = await runInPool({ kind: 'graph-artifact', analyzers: [...texts].reverse() });
+  if (graph.kind !== 'graph-artifact') return t.fail(graph.kind);
+  const g = reconcile(JSON.parse(JSON.stringify(evidence)) as StoredEvidence[]);
+  t.deepEqual(
+    JSON.parse(graph.output.artifact.json),
+    JSON.parse(JSON.stringify({ ...g, evidence, gaps })),
+  );
+  t.like(graph.output, {
+    artifact: { evidence: evidence.length, entities: g.entities.length },
+    relationships: g.relationships.length,
+  });
 });
 
 test('an aborted task rejects', async (t) => {

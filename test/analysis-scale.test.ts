@@ -13,6 +13,7 @@ import { reconcile, type Relationship, type StoredEvidence } from '../analysis/r
 import { uncertaintyCandidates } from '../analysis/uncertainty';
 import {
   artifactOverflow,
+  countsOf,
   budgetCut,
   filesBudgetGap,
   jsonBytesUpTo,
@@ -163,16 +164,22 @@ test('budgets: evidence, entities and output size at the limit pass, one past fa
     evidence: Array.from({ length: evidence }, () => ({})),
     entities: Array.from({ length: entities }, () => ({})),
   });
-  t.is(artifactOverflow(artifact(3, 2), 100, budgets), null);
-  t.like(artifactOverflow(artifact(4, 2), 100, budgets), { code: 'evidence_budget_exceeded' });
+  t.is(artifactOverflow(countsOf(artifact(3, 2)), 100, budgets), null);
+  t.like(artifactOverflow(countsOf(artifact(4, 2)), 100, budgets), {
+    code: 'evidence_budget_exceeded',
+  });
   t.regex(
-    artifactOverflow(artifact(4, 2), 100, budgets)!.message,
+    artifactOverflow(countsOf(artifact(4, 2)), 100, budgets)!.message,
     /4 evidence records, over the audit's budget of 3 \(AUDIT_MAX_EVIDENCE\)/,
   );
-  t.like(artifactOverflow(artifact(3, 3), 100, budgets), { code: 'entity_budget_exceeded' });
-  t.like(artifactOverflow(artifact(3, 2), 101, budgets), { code: 'output_budget_exceeded' });
+  t.like(artifactOverflow(countsOf(artifact(3, 3)), 100, budgets), {
+    code: 'entity_budget_exceeded',
+  });
+  t.like(artifactOverflow(countsOf(artifact(3, 2)), 101, budgets), {
+    code: 'output_budget_exceeded',
+  });
   // An artifact without evidence or entities (control assessments) counts only its size.
-  t.is(artifactOverflow({ assessments: [] }, 100, budgets), null);
+  t.is(artifactOverflow(countsOf({ assessments: [] }), 100, budgets), null);
 });
 
 test('budgets: analysis time at the limit passes, one millisecond past fails; the files gap names its budget', (t) => {

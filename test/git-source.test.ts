@@ -405,33 +405,41 @@ test('listTree lists every file, symlink and nested path with mode and size', as
   await sourceError(t, listTree(req.workDir, 'main')).then((err) => t.is(err.code, 'invalid_ref'));
 });
 
-test('readBlobs returns exact bytes in order through one cat-file, symlinks as their target', async (t) => {
-  const req = request(t, { branchRef: 'main' });
-  const { commitSha } = await fetchCommit(req);
-  const entries = await listTree(req.workDir, commitSha);
-  const ids = [...entries.map((e) => e.objectId), entries[0]!.objectId];
-  const got: Array<[string, Buffer]> = [];
-  await readBlobs(req.workDir, ids, async (id, data) => {
-    await new Promise((r) => setTimeout(r, 1));
-    got.push([id, data]);
+for (const how of ['streamed', 'launched'] as const)
+  test(`readBlobs returns exact bytes in order through one cat-file, symlinks as their target (${how})`, async (t) => {
+    const req = request(t, { branchRef: 'main' });
+    const { commitSha } = await fetchCommit(req);
+    const entries = await listTree(req.workDir, commitSha);
+    const ids = [...entries.map((e) => e.objectId), entries[0]!.objectId];
+    const got: Array<[string, Buffer]> = [];
+    // Given the blobs' total size, a small read runs through the process launcher (issue 24).
+    const total = how === 'launched' ? entries.reduce((n, e) => n + e.size, 0) : undefined;
+    await readBlobs(
+      req.workDir,
+      ids,
+      async (id, data) => {
+        await new Promise((r) => setTimeout(r, 1));
+        got.push([id, data]);
+      },
+      total,
+    );
+    t.deepEqual(
+      got.map(([id]) => id),
+      ids,
+    );
+    const content = new Map(got);
+    for (const e of entries) {
+      const expected =
+        e.kind === 'symlink'
+          ? Buffer.from(fs.readlinkSync(path.join(sourceDir, e.path)))
+          : fs.readFileSync(path.join(sourceDir, e.path));
+      t.true(content.get(e.objectId)!.equals(expected), e.path);
+    }
+    const bytes = entries.find((e) => e.path === 'bytes.bin')!;
+    t.true(content.get(bytes.objectId)!.equals(allBytes));
+    const link = entries.find((e) => e.path === 'link')!;
+    t.is(content.get(link.objectId)!.toString(), 'dir/sub/nested.txt');
   });
-  t.deepEqual(
-    got.map(([id]) => id),
-    ids,
-  );
-  const content = new Map(got);
-  for (const e of entries) {
-    const expected =
-      e.kind === 'symlink'
-        ? Buffer.from(fs.readlinkSync(path.join(sourceDir, e.path)))
-        : fs.readFileSync(path.join(sourceDir, e.path));
-    t.true(content.get(e.objectId)!.equals(expected), e.path);
-  }
-  const bytes = entries.find((e) => e.path === 'bytes.bin')!;
-  t.true(content.get(bytes.objectId)!.equals(allBytes));
-  const link = entries.find((e) => e.path === 'link')!;
-  t.is(content.get(link.objectId)!.toString(), 'dir/sub/nested.txt');
-});
 
 test('readBlobs stops git when onBlob throws, and refuses missing objects and bad ids', async (t) => {
   const req = request(t, { branchRef: 'main' });
@@ -454,6 +462,16 @@ test('readBlobs stops git when onBlob throws, and refuses missing objects and ba
     {
       instanceOf: TypeError,
     },
+  );
+  await t.throwsAsync(
+    readBlobs(req.workDir, [ids[0]!, 'd'.repeat(40)], async () => undefined, 100),
+    { message: /is not in the repository/ },
+    'through the launcher',
+  );
+  await t.throwsAsync(
+    readBlobs(req.workDir, [commitSha], async () => undefined, 100),
+    { message: /is a commit, not a blob/ },
+    'through the launcher',
   );
   await t.throwsAsync(
     readBlobs(req.workDir, [commitSha], async () => undefined),

@@ -4,10 +4,10 @@
  */
 import { Context } from '@temporalio/activity';
 import crypto from 'node:crypto';
-import type { Entity, Relationship, StoredEvidence } from '../../analysis/reconcile';
 import {
   artifactRefsOfAudit,
   artifactsOfAudit,
+  artifactTextsOfAudit,
   earlierSuccess,
   setAgentRunContextHash,
   findCachedArtifact,
@@ -15,7 +15,7 @@ import {
   insertArtifact,
   startAgentRun,
 } from '../../db/agents';
-import { evidenceOf, snapshotOfAudit } from '../../db/architecture';
+import { snapshotTextOfAudit } from '../../db/architecture';
 import {
   claimStageAttempt,
   getAuditById,
@@ -24,10 +24,10 @@ import {
   updateAudit,
 } from '../../db/audits';
 import { isDatabaseUnavailable } from '../../db/errors';
-import { NO_LOCATION } from '../../domain/architecture/ingested';
 import { costUsd } from '../../domain/audits/pricing';
 import {
   artifactOverflow,
+  countsOf,
   jsonBytesUpTo,
   timeOverflow,
   type BudgetOverflow,
@@ -184,37 +184,18 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
                 kind: a.kind,
                 title: a.title,
               })),
+            priorArtifactTexts: async () =>
+              (await artifactTextsOfAudit(db, auditId)).map((a) => ({
+                agentKey: a.agent_key,
+                json: a.json,
+              })),
             priorArtifacts: async () =>
               (await artifactsOfAudit(db, auditId)).map((a) => ({
                 agentKey: a.agent_key,
                 stage: a.stage,
                 artifact: a.artifact.artifact,
               })),
-            snapshot: async () => {
-              const snap = await snapshotOfAudit(db, auditId);
-              if (!snap) return null;
-              const rows = await evidenceOf(db, snap.id);
-              return {
-                entities: snap.entities as unknown as Entity[],
-                relationships: snap.relationships as unknown as Relationship[],
-                evidence: rows.map((e) => ({
-                  id: e.id,
-                  source_type: e.source_type as StoredEvidence['source_type'],
-                  provider: e.provider,
-                  evidence_kind: e.evidence_kind,
-                  subject_key: e.subject_key,
-                  relationship_kind: e.relationship_kind,
-                  object_key: e.object_key,
-                  // Ingested evidence may have no location (a runtime trace).
-                  location: (e.location ?? {
-                    ...NO_LOCATION,
-                  }) as unknown as StoredEvidence['location'],
-                  summary: e.summary,
-                  content_sha256: e.content_sha256,
-                  attributes: e.attributes,
-                })),
-              };
-            },
+            snapshotText: () => snapshotTextOfAudit(db, auditId),
             model: deps.model,
             attempt,
             signal,
@@ -228,11 +209,20 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
           }),
         );
         // Budgets on what the step produced: deterministic, so the failure is not retried.
-        const overflow = artifactOverflow(
-          result.artifact,
-          jsonBytesUpTo(result.artifact, config.auditBudgets.maxOutputBytes),
-          config.auditBudgets,
-        );
+        // An artifact built in the analysis pool arrives as JSON text with its counts: the
+        // main thread neither walks nor serialises it (issue 24, fair sharing).
+        const overflow =
+          'artifactText' in result
+            ? artifactOverflow(
+                result.artifactText,
+                Buffer.byteLength(result.artifactText.json),
+                config.auditBudgets,
+              )
+            : artifactOverflow(
+                countsOf(result.artifact),
+                jsonBytesUpTo(result.artifact, config.auditBudgets.maxOutputBytes),
+                config.auditBudgets,
+              );
         if (overflow) throw new AgentError(overflow.code, overflow.message, false);
         const usage = result.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
         const usedModel = result.modelId ?? modelId;
@@ -243,7 +233,8 @@ export function createRunAgent(deps: AuditActivityDeps, steps: Steps) {
           workspace_id: audit.workspace_id,
           kind: result.kind,
           title: result.title,
-          artifact: result.artifact,
+          artifactJson:
+            'artifactText' in result ? result.artifactText.json : JSON.stringify(result.artifact),
           evidence_ids: result.evidenceIds ?? [],
           confidence: result.confidence,
         });

@@ -158,25 +158,32 @@ export function createAcquireSource(deps: AuditActivityDeps, steps: Steps) {
               if (same) same.push(e);
               else byId.set(e.objectId, [e]);
             }
+            let totalBytes = 0;
+            for (const [, entries] of byId) totalBytes += entries[0]!.size;
             await withHeartbeat(() =>
-              readBlobs(workDir, [...byId.keys()], async (objectId, data) => {
-                for (const e of byId.get(objectId) ?? []) {
-                  if (e.kind === 'symlink') {
-                    rows.push({
-                      audit_id: auditId,
-                      path: e.path,
-                      kind: 'symlink',
-                      size: 0,
-                      sha256: null,
-                      link_target: data.toString('utf8'),
-                      source_type: null,
-                      stored: false,
-                    });
-                  } else {
-                    await addFile(e.path, data, e.size);
+              readBlobs(
+                workDir,
+                [...byId.keys()],
+                async (objectId, data) => {
+                  for (const e of byId.get(objectId) ?? []) {
+                    if (e.kind === 'symlink') {
+                      rows.push({
+                        audit_id: auditId,
+                        path: e.path,
+                        kind: 'symlink',
+                        size: 0,
+                        sha256: null,
+                        link_target: data.toString('utf8'),
+                        source_type: null,
+                        stored: false,
+                      });
+                    } else {
+                      await addFile(e.path, data, e.size);
+                    }
                   }
-                }
-              }),
+                },
+                totalBytes,
+              ),
             );
             await guard.check();
             await updateAudit(db, auditId, {

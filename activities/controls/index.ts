@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/activity';
 import { artifactsOfAudit } from '../../db/agents';
-import { snapshotOfAudit } from '../../db/architecture';
+import { snapshotOfAudit, snapshotRefOfAudit } from '../../db/architecture';
 import { evidenceObservedBefore } from '../../db/ingestion';
 import { appendLog, auditsCreatedAt, getAuditById, type AuditRow } from '../../db/audits';
 import {
@@ -34,7 +34,7 @@ import { recordBulkWrite } from '../../db/activity';
 import { exceptionsForAudit } from '../../db/exceptions';
 import { coveringException } from '../../domain/controls/exceptions';
 import { storableText } from '../../domain/text';
-import { describeAssessments, type ControlArtifact } from '../audits/agents/controls';
+import { describeAssessments, type ControlArtifact } from '../../analysis/controls-artifact';
 
 /**
  * Which evidence of an assessment is stale: of the ids it cites and the evidence of the
@@ -46,14 +46,14 @@ async function staleEvidence(
   auditId: string,
   days: number,
 ): Promise<(a: { evidence_ids: string[]; architecture_relationship_ids: string[] }) => string[]> {
+  // The snapshot's graph (tens of megabytes for a large system, parsed on the worker's main
+  // thread) is read only when some evidence is old, which only ingested evidence can be.
+  const ref = await snapshotRefOfAudit(db, auditId);
+  if (!ref) return () => [];
+  const old = await evidenceObservedBefore(db, ref.id, new Date(Date.now() - days * 86_400_000));
+  if (old.size === 0) return () => [];
   const snapshot = await snapshotOfAudit(db, auditId);
   if (!snapshot) return () => [];
-  const old = await evidenceObservedBefore(
-    db,
-    snapshot.id,
-    new Date(Date.now() - days * 86_400_000),
-  );
-  if (old.size === 0) return () => [];
   const relEvidence = new Map(
     snapshot.relationships.map((r) => [
       r.canonical_key as string,

@@ -2,16 +2,11 @@
  * The uncertainty part of the reconcile stage: after a snapshot is written, its contradictions,
  * weak facts, unresolved references and missing sources open or update uncertainty cases, in
  * the snapshot's transaction (a snapshot and its cases are written together or not at all).
+ * The candidates are found with the snapshot's rows, in the analysis pool
+ * (analysis/snapshot-rows.ts, uncertaintyCandidates).
  */
 import type { Knex } from 'knex';
-import {
-  uncertaintyCandidates,
-  type SnapshotConflict,
-  type SnapshotEvidence,
-  type SnapshotItem,
-  type SnapshotVariant,
-  type UndeclaredCall,
-} from '../../analysis/uncertainty';
+import type { CaseCandidate } from '../../analysis/uncertainty';
 import { recordWrite, writtenBy } from '../../db/activity';
 import { observeCases, type ObserveResult } from '../../db/uncertainty';
 
@@ -23,17 +18,11 @@ export async function recordUncertainty(
     repositoryId: string | null;
     snapshotId: string;
     observedAt: string;
-    entities: SnapshotItem[];
-    relationships: SnapshotItem[];
-    evidence: SnapshotEvidence[];
-    missingSources: string[];
-    conflicts?: SnapshotConflict[];
-    undeclaredCalls?: UndeclaredCall[];
-    variants?: SnapshotVariant[];
+    candidates: CaseCandidate[];
   },
 ): Promise<ObserveResult & { observed: number }> {
-  const candidates = uncertaintyCandidates(input);
-  const result = await observeCases(trx, { ...input, candidates });
+  const { candidates } = input;
+  const result = await observeCases(trx, input);
   if (candidates.length) {
     await recordWrite(trx, {
       workspaceId: input.workspaceId,

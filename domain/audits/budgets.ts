@@ -53,24 +53,31 @@ export function budgetCut(gaps: ReadonlyArray<Record<string, unknown>>): boolean
   return gaps.some((g) => g.kind === 'budget');
 }
 
+/** An artifact's evidence records and entities (a graph's): what its budgets count. */
+export function countsOf(artifact: Record<string, unknown>): {
+  evidence: number;
+  entities: number;
+} {
+  const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+  return { evidence: count(artifact.evidence), entities: count(artifact.entities) };
+}
+
 /**
  * The budget an agent's artifact goes past, or null: its evidence records, its entities (a
- * graph's), then its size as JSON (`bytes`, measured by the caller with jsonBytesUpTo).
- * At the limit is within the budget.
+ * graph's; both as countsOf counts them), then its size as JSON (`bytes`, measured by the caller
+ * with jsonBytesUpTo, or exactly when the artifact is JSON text already). At the limit is within
+ * the budget.
  */
 export function artifactOverflow(
-  artifact: Record<string, unknown>,
+  { evidence, entities }: { evidence: number; entities: number },
   bytes: number,
   budgets: Pick<AuditBudgets, 'maxEvidence' | 'maxEntities' | 'maxOutputBytes'>,
 ): BudgetOverflow | null {
-  const count = (v: unknown) => (Array.isArray(v) ? v.length : 0);
-  const evidence = count(artifact.evidence);
   if (evidence > budgets.maxEvidence)
     return {
       code: BUDGET_ERROR_CODES.maxEvidence,
       message: `the analysis produced ${evidence} evidence records, over the audit's budget of ${budgets.maxEvidence} (AUDIT_MAX_EVIDENCE)`,
     };
-  const entities = count(artifact.entities);
   if (entities > budgets.maxEntities)
     return {
       code: BUDGET_ERROR_CODES.maxEntities,

@@ -4,8 +4,7 @@
  * analysis itself runs in the analysis pool's threads (analysis/pool.ts).
  */
 import { sourceTypeAgent, type Agent, type AgentInput, type AgentResult } from './types';
-import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../../../analysis/evidence';
-import type { StoredEvidence } from '../../../analysis/reconcile';
+import type { AnalyzerGap, SourceFile } from '../../../analysis/evidence';
 import { runInPool } from '../../../analysis/pool';
 
 /**
@@ -40,32 +39,25 @@ async function readText(input: AgentInput): Promise<{ files: SourceFile[]; gaps:
   return { files, gaps };
 }
 
-/** The analyzer of a source type, run in the analysis pool (off the main thread). */
-async function analyzeInPool(
-  stage: 'code' | 'cloud' | 'cicd',
-  files: SourceFile[],
-  signal: AbortSignal,
-): Promise<AnalyzerOutput> {
-  const result = await runInPool({ kind: stage, files }, signal);
-  if (result.kind === 'reconcile' || result.kind === 'controls')
-    throw new Error('the analysis pool answered another task');
-  return result.output;
-}
-
 function analyzer(key: string, stage: 'code' | 'cloud' | 'cicd'): Agent {
   return sourceTypeAgent(key, '2', stage, async (input: AgentInput): Promise<AgentResult> => {
     const { files, gaps: unread } = await readText(input);
-    const analyzed = await analyzeInPool(stage, files, input.signal);
-    const output = { evidence: analyzed.evidence, gaps: [...unread, ...analyzed.gaps] };
-    for (const gap of output.gaps)
+    // In the analysis pool (off the main thread), which also writes the artifact's JSON.
+    const result = await runInPool(
+      { kind: 'analyzer-artifact', stage, files, unread },
+      input.signal,
+    );
+    if (result.kind !== 'analyzer-artifact')
+      throw new Error('the analysis pool answered another task');
+    const { artifact, gaps, subjects } = result.output;
+    for (const gap of gaps)
       await input.log('warning', `${gap.path}: ${gap.message}`, { reason: gap.reason });
-    const kinds = new Set(output.evidence.map((e) => e.subject_key));
     return {
       kind: 'evidence',
       title: `${stage} evidence`,
-      artifact: { source_type: stage, evidence: output.evidence, gaps: output.gaps },
+      artifactText: artifact,
       confidence: '1',
-      summary: `${output.evidence.length} evidence records about ${kinds.size} subjects from ${files.length} files${output.gaps.length ? `, ${output.gaps.length} gaps` : ''}`,
+      summary: `${artifact.evidence} evidence records about ${subjects} subjects from ${files.length} files${gaps.length ? `, ${gaps.length} gaps` : ''}`,
     };
   });
 }
@@ -84,27 +76,22 @@ export const reconcileAgent: Agent = {
   costKind: 'analysis',
   input: 'all',
   cacheable: false,
-  async run({ priorArtifacts, signal }: AgentInput): Promise<AgentResult> {
-    const prior = await priorArtifacts();
-    const evidence: StoredEvidence[] = [];
-    const gaps: unknown[] = [];
-    for (const p of prior
-      .filter((a) => ['code-analyzer', 'cloud-analyzer', 'cicd-analyzer'].includes(a.agentKey))
-      .sort((a, b) => a.agentKey.localeCompare(b.agentKey))) {
-      for (const e of (p.artifact.evidence as Evidence[]) ?? [])
-        evidence.push({ ...e, id: `e${evidence.length}` });
-      gaps.push(...((p.artifact.gaps as unknown[]) ?? []));
-    }
-    const result = await runInPool({ kind: 'reconcile', evidence }, signal);
-    if (result.kind !== 'reconcile') throw new Error('the analysis pool answered another task');
-    const graph = result.output;
+  async run({ priorArtifactTexts, signal }: AgentInput): Promise<AgentResult> {
+    // The analyzers' artifacts as text, parsed and reconciled in the analysis pool.
+    const analyzers = (await priorArtifactTexts()).filter((a) =>
+      ['code-analyzer', 'cloud-analyzer', 'cicd-analyzer'].includes(a.agentKey),
+    );
+    const result = await runInPool({ kind: 'graph-artifact', analyzers }, signal);
+    if (result.kind !== 'graph-artifact')
+      throw new Error('the analysis pool answered another task');
+    const { artifact, relationships } = result.output;
     return {
       kind: 'architecture-graph',
       title: 'Reconciled architecture graph',
-      artifact: { ...graph, evidence, gaps },
+      artifactText: artifact,
       evidenceIds: [],
       confidence: '1',
-      summary: `${graph.entities.length} entities, ${graph.relationships.length} relationships from ${evidence.length} evidence records`,
+      summary: `${artifact.entities} entities, ${relationships} relationships from ${artifact.evidence} evidence records`,
     };
   },
 };

@@ -4,18 +4,12 @@
  * agent_runs row. Agents are pure with respect to the audit's tables: what they produce is the
  * artifact, which is what makes reusing a cached artifact safe.
  */
-import type { Entity, Relationship, StoredEvidence } from '../../../analysis/reconcile';
+import type { ArtifactText } from '../../../analysis/artifacts';
+import type { SnapshotText } from '../../../analysis/controls-artifact';
 import type { AuditRow, SourceFileRow } from '../../../db/audits';
 import type { ModelUsage } from '../../../domain/audits/pricing';
 import type { StageKeyName } from '../../../domain/contract/values';
 import type { ModelProvider } from './model';
-
-/** The audit's stored architecture snapshot (uuid evidence ids), as agents after reconcile read it. */
-export interface SnapshotInput {
-  entities: Entity[];
-  relationships: Relationship[];
-  evidence: StoredEvidence[];
-}
 
 export type SourceTypeInput = 'code' | 'cloud' | 'cicd' | 'all';
 
@@ -28,12 +22,17 @@ export interface AgentInput {
   priorArtifacts(): Promise<
     Array<{ agentKey: string; stage: string; artifact: Record<string, unknown> }>
   >;
+  /** The same artifacts as JSON text (for the analysis pool to parse, off the main thread). */
+  priorArtifactTexts(): Promise<Array<{ agentKey: string; json: string }>>;
   /** The same artifacts by id, without their content. */
   priorArtifactRefs(): Promise<
     Array<{ agentKey: string; stage: string; artifactId: string; kind: string; title: string }>
   >;
-  /** The audit's architecture snapshot; null before the reconcile stage has stored it. */
-  snapshot(): Promise<SnapshotInput | null>;
+  /**
+   * The audit's architecture snapshot (uuid evidence ids) as JSON text, for the analysis pool to
+   * parse; null before the reconcile stage has stored it.
+   */
+  snapshotText(): Promise<SnapshotText | null>;
   model: ModelProvider | null;
   attempt: number;
   signal: AbortSignal;
@@ -44,10 +43,16 @@ export interface AgentInput {
   ): Promise<void>;
 }
 
-export interface AgentResult {
+/**
+ * What an agent produced: its artifact, or (built in an analysis pool thread) the artifact's
+ * JSON text, which the worker's main thread stores without parsing or building it.
+ */
+export type AgentResult = AgentResultFields &
+  ({ artifact: Record<string, unknown> } | { artifactText: ArtifactText });
+
+interface AgentResultFields {
   kind: string;
   title: string;
-  artifact: Record<string, unknown>;
   evidenceIds?: string[];
   /** Decimal in [0, 1]. */
   confidence: string;

@@ -94,22 +94,52 @@ function waitClose(child: ChildProcess): Promise<number | null> {
 // ---------------------------------------------------------------------------------------------
 
 /**
+ * Up to this many bytes of output (blobs and cat-file's headers), a read runs through the
+ * process launcher, its output returned whole: starting cat-file here forks this process, and
+ * with a large audit's graph in memory that fork stopped the worker's main thread for 100-400 ms
+ * (issue 24, fair sharing). Larger reads stream from a cat-file started here.
+ */
+const LAUNCHED_READ_BYTES = 16 * 1024 * 1024;
+
+/**
  * Streams blob contents for the given object ids via ONE `git cat-file --batch` process; calls
  * onBlob in order (and waits for it before reading on). Symlink blobs are the link target text.
  * Every id must be a blob of the repository (a file or symlink entry of listTree; submodule
  * entries have no object here). Each blob is held in memory whole: choose ids by their size.
- * No filter or textconv driver runs (plain --batch).
+ * No filter or textconv driver runs (plain --batch). `totalBytes`, the blobs' sizes summed (from
+ * listTree), lets a small read run through the process launcher.
  */
 export async function readBlobs(
   workDir: string,
   objectIds: string[],
   onBlob: (objectId: string, data: Buffer) => Promise<void>,
+  totalBytes?: number,
 ): Promise<void> {
   for (const id of objectIds) {
     // One id per line on stdin: an id is exactly 40 hex, so it cannot add lines or arguments.
     if (!SHA_RE.test(id)) throw new TypeError(`invalid object id ${JSON.stringify(id)}`);
   }
   if (objectIds.length === 0) return;
+  const input = `${objectIds.join('\n')}\n`;
+  // A header line ("<id> blob <size>") and an LF per object besides the content.
+  const expected = totalBytes === undefined ? Infinity : totalBytes + objectIds.length * 64;
+  if (expected <= LAUNCHED_READ_BYTES) {
+    const result = await runGit(['cat-file', '--batch', '--buffer'], {
+      workDir,
+      target: null,
+      stdin: input,
+      wholeStdoutLimit: LAUNCHED_READ_BYTES,
+    });
+    // Sizes that were not what listTree said: read again, streaming.
+    if (!result.overflow) {
+      const reader = catFileReader(objectIds, onBlob);
+      const out = result.stdoutBytes ?? new Uint8Array();
+      await reader.push(Buffer.from(out.buffer, out.byteOffset, out.byteLength));
+      reader.finish(result.stderr);
+      if (result.code !== 0) throw new Error(`git cat-file failed: ${summarize(result.stderr)}`);
+      return;
+    }
+  }
 
   const child = spawnGit(['cat-file', '--batch', '--buffer'], {
     workDir,
@@ -122,14 +152,36 @@ export async function readBlobs(
   const closed = waitClose(child);
   // git exiting early makes the write fail (EPIPE); the exit code reports it.
   child.stdin!.on('error', () => undefined);
-  child.stdin!.end(`${objectIds.join('\n')}\n`);
+  child.stdin!.end(input);
 
-  let index = 0;
   try {
-    let header: Buffer = Buffer.alloc(0);
-    let body: Buffer | null = null; // content + the LF that ends it
-    let filled = 0;
-    for await (const chunk of child.stdout! as AsyncIterable<Buffer>) {
+    const reader = catFileReader(objectIds, onBlob);
+    for await (const chunk of child.stdout! as AsyncIterable<Buffer>) await reader.push(chunk);
+    reader.finish(redact(stderr.toString()));
+  } catch (err) {
+    // Never leave cat-file running (e.g. when onBlob throws).
+    killGroup(child);
+    await closed.catch(() => undefined);
+    throw err;
+  }
+  const code = await closed;
+  if (code !== 0) throw new Error(`git cat-file failed: ${summarize(redact(stderr.toString()))}`);
+}
+
+/**
+ * Reads `git cat-file --batch` output chunk by chunk, calling onBlob for each object in order;
+ * `finish` throws unless every object came whole (`stderr`, redacted, says why).
+ */
+function catFileReader(
+  objectIds: string[],
+  onBlob: (objectId: string, data: Buffer) => Promise<void>,
+) {
+  let index = 0;
+  let header: Buffer = Buffer.alloc(0);
+  let body: Buffer | null = null; // content + the LF that ends it
+  let filled = 0;
+  return {
+    async push(chunk: Buffer): Promise<void> {
       let off = 0;
       while (off < chunk.length) {
         if (body === null) {
@@ -167,20 +219,12 @@ export async function readBlobs(
           }
         }
       }
-    }
-    if (index !== objectIds.length || body !== null) {
-      throw new Error(
-        `git cat-file stopped after ${index} of ${objectIds.length} objects: ${summarize(
-          redact(stderr.toString()),
-        )}`,
-      );
-    }
-  } catch (err) {
-    // Never leave cat-file running (e.g. when onBlob throws).
-    killGroup(child);
-    await closed.catch(() => undefined);
-    throw err;
-  }
-  const code = await closed;
-  if (code !== 0) throw new Error(`git cat-file failed: ${summarize(redact(stderr.toString()))}`);
+    },
+    finish(stderr: string): void {
+      if (index !== objectIds.length || body !== null)
+        throw new Error(
+          `git cat-file stopped after ${index} of ${objectIds.length} objects: ${summarize(stderr)}`,
+        );
+    },
+  };
 }

@@ -245,6 +245,8 @@ export interface RunOptions {
   deadline?: number;
   /** Keep all of stdout as bytes, up to this many (see RunRequest.wholeStdoutLimit). */
   wholeStdoutLimit?: number;
+  /** Written to git's stdin (see RunRequest.stdin). */
+  stdin?: string;
 }
 
 /**
@@ -260,6 +262,7 @@ export async function runGit(args: string[], opts: RunOptions): Promise<GitResul
     env: gitEnv(opts.workDir, opts.target),
     ...(opts.deadline !== undefined ? { deadline: opts.deadline } : {}),
     ...(opts.wholeStdoutLimit !== undefined ? { wholeStdoutLimit: opts.wholeStdoutLimit } : {}),
+    ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
     stdoutLimit: STDOUT_LIMIT,
     stderrLimit: STDERR_LIMIT,
   });

@@ -34,6 +34,8 @@ export interface RunRequest {
    * and `overflow` is set. Without it only the tail is kept, as text.
    */
   wholeStdoutLimit?: number;
+  /** Written to the command's stdin, which is then closed (none: no stdin). */
+  stdin?: string;
 }
 
 export interface RunResult {
@@ -135,8 +137,13 @@ export function runHere(req: RunRequest): Promise<RunResult> {
     const child = spawnDetached(req.command, req.argv, {
       cwd: req.cwd,
       env: req.env,
-      stdin: false,
+      stdin: req.stdin !== undefined,
     });
+    if (req.stdin !== undefined) {
+      // A command exiting early makes the write fail (EPIPE); its exit code reports it.
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(req.stdin);
+    }
     const stdout = new TailBuffer(req.stdoutLimit);
     const stderr = new TailBuffer(req.stderrLimit);
     const whole: Buffer[] = [];
