@@ -14,6 +14,7 @@
 import { keyKind, keyName, type Evidence } from './evidence';
 import { dirname, isWithin, normalizeDir } from './shared/paths';
 import { compareStrings, uniqueSorted } from './shared/text';
+import { selectStoreCopies } from './variants-stores';
 
 type Ev = Evidence & { id: string };
 
@@ -221,8 +222,11 @@ export function selectVariants<T extends Ev>(
     });
   }
   variants.push(...helmVariants(evidence));
-  if (demoted.length === 0) return { evidence, variants };
-  const kept = evidence.filter((e) => {
+  // A chart's copies of the Compose deployment's stores (analysis/variants-stores.ts).
+  const copies = selectStoreCopies(evidence);
+  variants.push(...copies.variants);
+  if (demoted.length === 0) return { evidence: copies.evidence, variants };
+  const kept = copies.evidence.filter((e) => {
     const d = demoted.find((x) => e.provider === x.family && x.within(e.location.path));
     if (!d) return true;
     return (

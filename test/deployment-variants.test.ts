@@ -377,3 +377,113 @@ jobs:
   t.true(k.includes('datastore:search-index'), k.join(', '));
   t.true(edges(graph).includes('service:api -> datastore:search-index'), edges(graph).join(', '));
 });
+
+/** A Compose deployment of `orders` with its own PostgreSQL and a Redis cache. */
+const COMPOSE_ORDERS: SourceFile = {
+  path: 'docker-compose.yml',
+  text: `services:
+  orders:
+    build: ./src/orders
+    environment:
+      DB_ENDPOINT: orders-db:5432
+      CACHE_URL: redis://orders-cache:6379
+  orders-db:
+    image: postgres:16.1
+  orders-cache:
+    image: redis:7
+`,
+};
+
+/**
+ * The chart of the same `orders`, whose in-cluster PostgreSQL (and, with `queue.create`, a
+ * RabbitMQ the Compose deployment does not run) a helmfile turns on.
+ */
+function ordersChart(helmfileValues: string): SourceFile[] {
+  const gated = (flag: string, name: string, image: string, port: number) =>
+    `{{- if .Values.${flag}.create }}
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: { name: ${name} }
+spec: { template: { spec: { containers: [{ name: ${flag}, image: "${image}" }] } } }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: ${name} }
+spec: { ports: [{ port: ${port} }] }
+{{- end }}
+`;
+  return [
+    { path: 'src/orders/chart/Chart.yaml', text: 'apiVersion: v2\nname: orders\nversion: 1.0.0\n' },
+    {
+      path: 'src/orders/chart/values.yaml',
+      text: 'postgresql:\n  create: false\nqueue:\n  create: false\ndb:\n  endpoint: localhost:5432\n',
+    },
+    {
+      path: 'src/orders/chart/templates/deployment.yaml',
+      text: deployment('orders', 'acme/orders:1.0', {
+        DB_ENDPOINT:
+          '{{ if .Values.postgresql.create }}orders-postgresql:5432{{ else }}{{ .Values.db.endpoint }}{{ end }}',
+        AMQP_ADDRESSES: '{{ if .Values.queue.create }}orders-rabbitmq:5672{{ end }}',
+      }),
+    },
+    {
+      path: 'src/orders/chart/templates/postgresql.yaml',
+      text: gated('postgresql', 'orders-postgresql', 'postgres:16.1', 5432),
+    },
+    {
+      path: 'src/orders/chart/templates/rabbitmq.yaml',
+      text: gated('queue', 'orders-rabbitmq', 'rabbitmq:3-management', 5672),
+    },
+    {
+      path: 'deploy/helmfile.yaml',
+      text: `releases:
+  - name: orders
+    chart: ../src/orders/chart
+    values:
+      - ${helmfileValues}
+`,
+    },
+  ];
+}
+
+test('one system deployed by Compose and by Helm: the chart copy of a Compose store is a variant, not a second store', async (t) => {
+  const { graph } = await analyzeFiles([
+    COMPOSE_ORDERS,
+    ...ordersChart('postgresql: {create: true}'),
+  ]);
+  const k = keys(graph);
+  t.true(k.includes('datastore:orders-db'), k.join(', '));
+  t.false(k.includes('datastore:orders-postgresql'), k.join(', '));
+  t.false(k.includes('service:orders-postgresql'), k.join(', '));
+  t.true(edges(graph).includes('service:orders -> datastore:orders-db'), edges(graph).join(', '));
+  t.false(
+    edges(graph).some((e) => e.includes('orders-postgresql')),
+    edges(graph).join(', '),
+  );
+  const copy = (graph.variants ?? []).find((v) => v.detail.includes('orders-postgresql'));
+  t.truthy(copy, JSON.stringify(graph.variants));
+  t.is(copy!.family, 'helm');
+  t.is(copy!.primary, 'docker-compose.yml');
+  t.deepEqual(copy!.others, ['src/orders/chart/templates/postgresql.yaml']);
+  t.true(copy!.guessed);
+  t.true(copy!.dropped_edges.includes('service:orders -> service:orders-postgresql'));
+  t.regex(copy!.detail, /copy of datastore:orders-db \(postgres, docker-compose\.yml\)/);
+});
+
+test('a chart store with no Compose counterpart of its engine stays: a queue only Helm runs is the system', async (t) => {
+  const { graph } = await analyzeFiles([
+    COMPOSE_ORDERS,
+    ...ordersChart('{postgresql: {create: true}, queue: {create: true}}'),
+  ]);
+  const k = keys(graph);
+  t.false(k.includes('datastore:orders-postgresql'), k.join(', '));
+  t.true(k.includes('queue:orders-rabbitmq'), k.join(', '));
+  t.true(edges(graph).includes('service:orders -> queue:orders-rabbitmq'), edges(graph).join(', '));
+  // Without the Compose deployment, the chart's stores are the only ones and stay.
+  const alone = await analyzeFiles(ordersChart('postgresql: {create: true}'));
+  t.true(keys(alone.graph).includes('datastore:orders-postgresql'), keys(alone.graph).join(', '));
+  t.true(
+    edges(alone.graph).includes('service:orders -> datastore:orders-postgresql'),
+    edges(alone.graph).join(', '),
+  );
+});
