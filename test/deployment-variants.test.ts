@@ -398,7 +398,7 @@ const COMPOSE_ORDERS: SourceFile = {
  * The chart of the same `orders`, whose in-cluster PostgreSQL (and, with `queue.create`, a
  * RabbitMQ the Compose deployment does not run) a helmfile turns on.
  */
-function ordersChart(helmfileValues: string): SourceFile[] {
+function ordersChart(helmfileValues: string, dbImage = 'postgres:16.1'): SourceFile[] {
   const gated = (flag: string, name: string, image: string, port: number) =>
     `{{- if .Values.${flag}.create }}
 apiVersion: apps/v1
@@ -428,7 +428,7 @@ spec: { ports: [{ port: ${port} }] }
     },
     {
       path: 'src/orders/chart/templates/postgresql.yaml',
-      text: gated('postgresql', 'orders-postgresql', 'postgres:16.1', 5432),
+      text: gated('postgresql', 'orders-postgresql', dbImage, 5432),
     },
     {
       path: 'src/orders/chart/templates/rabbitmq.yaml',
@@ -485,5 +485,29 @@ test('a chart store with no Compose counterpart of its engine stays: a queue onl
   t.true(
     edges(alone.graph).includes('service:orders -> datastore:orders-postgresql'),
     edges(alone.graph).join(', '),
+  );
+});
+
+test('Compose and Helm copies: MariaDB copies MySQL; a service with two Compose stores of the engine keeps the chart store (which one it copies is unknown)', async (t) => {
+  const compose = (dbs: string[]): SourceFile => ({
+    path: 'docker-compose.yml',
+    text: `services:\n  orders:\n    build: ./src/orders\n    environment:\n${dbs.map((d, i) => `      DB${i}_ENDPOINT: ${d}:3306\n`).join('')}${dbs.map((d) => `  ${d}:\n    image: mariadb:10.9\n`).join('')}`,
+  });
+  const chart = ordersChart('postgresql: {create: true}', 'mysql:8.0');
+  const one = await analyzeFiles([compose(['orders-db']), ...chart]);
+  t.deepEqual(
+    keys(one.graph).filter((k) => k.startsWith('datastore:')),
+    ['datastore:orders-db'],
+  );
+  const copy = (one.graph.variants ?? []).find((v) => v.detail.includes('orders-postgresql'));
+  t.regex(
+    copy?.detail ?? '',
+    /\(mysql, .*copy of datastore:orders-db \(mariadb, docker-compose\.yml\)/,
+  );
+  const two = await analyzeFiles([compose(['orders-db', 'audit-db']), ...chart]);
+  t.true(keys(two.graph).includes('datastore:orders-postgresql'), keys(two.graph).join(', '));
+  t.true(
+    edges(two.graph).includes('service:orders -> datastore:orders-postgresql'),
+    edges(two.graph).join(', '),
   );
 });
