@@ -209,6 +209,16 @@ export async function snapshotGraphText(
     );
 }
 
+/** An audit's snapshot's place, without its graph (tens of megabytes for a large system). */
+export async function snapshotPlaceOfAudit(
+  db: Knex,
+  auditId: string,
+): Promise<SnapshotPlace | undefined> {
+  return db('architecture_snapshots')
+    .where({ audit_id: auditId })
+    .first('id', 'workspace_id', 'repository_id', 'generated_at');
+}
+
 /** A snapshot of the workspace by id, with the commit its audit read. */
 export async function snapshotWithAudit(
   db: Knex,
