@@ -21,6 +21,7 @@ import path from 'node:path';
 import { Piscina } from 'piscina';
 import { analysisThreads } from '../platform/config';
 import type { ThreadResult, ThreadTask } from './thread';
+import { changeGateWeight } from './change-gate';
 
 type Lane = 'main' | 'express';
 const pools: Partial<Record<Lane, Piscina>> = {};
@@ -52,6 +53,7 @@ function weightOf(task: ThreadTask): number {
   let chars = 0;
   if (task.kind === 'snapshot-rows')
     return task.input.graphJson.length + (task.input.previousItems?.length ?? 0);
+  if (task.kind === 'change-gate') return changeGateWeight(task.input);
   if (task.kind === 'controls-artifact')
     return (
       task.snapshot.entities.length +

@@ -20,6 +20,7 @@ import {
 } from './artifacts';
 import { controlsArtifact, type SnapshotText } from './controls-artifact';
 import { snapshotRows, type SnapshotRows, type SnapshotRowsInput } from './snapshot-rows';
+import { changeGate, type ChangeGateInput, type ChangeGateOutput } from './change-gate';
 import { threadId } from 'node:worker_threads';
 
 export type ThreadTask =
@@ -38,7 +39,9 @@ export type ThreadTask =
   /** The controls assessed on a snapshot given as JSON text, to their stored artifact. */
   | { kind: 'controls-artifact'; snapshot: SnapshotText; files: string[] }
   /** The rows of an audit's snapshot from its reconcile artifact (JSON text in and out). */
-  | { kind: 'snapshot-rows'; input: SnapshotRowsInput };
+  | { kind: 'snapshot-rows'; input: SnapshotRowsInput }
+  /** The `changes` stage's diff and gate, the two snapshots' graphs given as JSON text. */
+  | { kind: 'change-gate'; input: ChangeGateInput };
 
 const ANALYZERS = { code: analyzeCode, cloud: analyzeCloud, cicd: analyzeCicd } as const;
 
@@ -49,7 +52,8 @@ export type ThreadResult =
   | { kind: 'analyzer-artifact'; threadId: number; output: AnalyzerArtifact }
   | { kind: 'graph-artifact'; threadId: number; output: GraphArtifact }
   | { kind: 'controls-artifact'; threadId: number; output: ReturnType<typeof controlsArtifact> }
-  | { kind: 'snapshot-rows'; threadId: number; output: SnapshotRows };
+  | { kind: 'snapshot-rows'; threadId: number; output: SnapshotRows }
+  | { kind: 'change-gate'; threadId: number; output: ChangeGateOutput };
 
 export default async function run(task: ThreadTask): Promise<ThreadResult> {
   if (task.kind === 'reconcile')
@@ -59,6 +63,8 @@ export default async function run(task: ThreadTask): Promise<ThreadResult> {
     return { kind: task.kind, threadId, output: assessControls(task.input) };
   if (task.kind === 'snapshot-rows')
     return { kind: task.kind, threadId, output: snapshotRows(task.input) };
+  if (task.kind === 'change-gate')
+    return { kind: task.kind, threadId, output: changeGate(task.input) };
   if (task.kind === 'controls-artifact')
     return { kind: task.kind, threadId, output: controlsArtifact(task.snapshot, task.files) };
   if (task.kind === 'graph-artifact')

@@ -178,6 +178,47 @@ export async function snapshotPlace(
     .first();
 }
 
+/**
+ * A snapshot as the gate reads it, its graph (entities, relationships) as JSON text: the
+ * `changes` stage passes it to the analysis pool, which parses it, so that a large snapshot does
+ * not hold the worker's main thread (issue 24, fair sharing).
+ */
+export interface SnapshotGraphText extends SnapshotPlace {
+  audit_id: string;
+  sources: string[];
+  entities: string;
+  relationships: string;
+}
+
+/** The snapshot matching `where`, its graph as JSON text. */
+export async function snapshotGraphText(
+  db: Knex,
+  where: { audit_id: string } | { workspace_id: string; id: string },
+): Promise<SnapshotGraphText | undefined> {
+  return db('architecture_snapshots')
+    .where(where)
+    .first(
+      'id',
+      'audit_id',
+      'workspace_id',
+      'repository_id',
+      'sources',
+      'generated_at',
+      db.raw('entities::text AS entities'),
+      db.raw('relationships::text AS relationships'),
+    );
+}
+
+/** An audit's snapshot's place, without its graph (tens of megabytes for a large system). */
+export async function snapshotPlaceOfAudit(
+  db: Knex,
+  auditId: string,
+): Promise<SnapshotPlace | undefined> {
+  return db('architecture_snapshots')
+    .where({ audit_id: auditId })
+    .first('id', 'workspace_id', 'repository_id', 'generated_at');
+}
+
 /** A snapshot of the workspace by id, with the commit its audit read. */
 export async function snapshotWithAudit(
   db: Knex,

@@ -15,6 +15,10 @@ import { classifyPath } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { polyglotFiles } from './fixtures/polyglot';
 import { largeComposeText } from './helpers/large-compose';
+import { evaluateChangeGate } from '../domain/changes/service';
+import { DEFAULT_GATE_POLICY } from '../domain/changes/gate';
+import { impactOf, normalizeObserved } from '../domain/changes/change-sets';
+import type { DependencyGraph } from '../analysis/dependencies';
 
 const files = Object.entries(polyglotFiles()).map(([path, text]) => ({ path, text }));
 const ofType = (type: string): SourceFile[] =>
@@ -95,6 +99,71 @@ test('the stored artifacts built in a pool thread are the JSON of what the analy
     artifact: { evidence: evidence.length, entities: g.entities.length },
     relationships: g.relationships.length,
   });
+});
+
+test('the change gate evaluated in a pool thread from the graphs as text is the one evaluated here', async (t) => {
+  // Issue 24, fair sharing: the `changes` stage passes both snapshots' graphs as JSON text.
+  const graphOf = async (input: SourceFile[]) => {
+    const evidence: StoredEvidence[] = [];
+    for (const kind of ['code', 'cloud', 'cicd'] as const) {
+      const { evidence: found } = await {
+        code: analyzeCode,
+        cloud: analyzeCloud,
+        cicd: analyzeCicd,
+      }[kind](input.filter((f) => classifyPath(f.path, f.text.slice(0, 4096)) === kind));
+      for (const e of found) evidence.push({ ...e, id: `e${evidence.length}` });
+    }
+    return reconcile(evidence);
+  };
+  const before = await graphOf(files.filter((f) => !f.path.includes('docker-compose')));
+  const after = await graphOf(files);
+  const side = (id: string, g: typeof after) => ({
+    id,
+    sources: ['code', 'cloud', 'cicd'],
+    entities: g.entities as unknown as Array<Record<string, unknown>>,
+    relationships: g.relationships as unknown as Array<Record<string, unknown>>,
+  });
+  const asText = (s: ReturnType<typeof side>) => ({
+    ...s,
+    entities: JSON.stringify(s.entities),
+    relationships: JSON.stringify(s.relationships),
+  });
+  const context = {
+    policy: DEFAULT_GATE_POLICY,
+    version: 1,
+    currentAssessments: [],
+    previousAssessments: [],
+    decisions: [],
+    uncertainties: [],
+  };
+  const [prev, cur] = [side('s1', before), side('s2', after)];
+  const pooled = await runInPool({
+    kind: 'change-gate',
+    input: { current: asText(cur), previous: asText(prev), context, changeRefs: ['main'] },
+  });
+  if (pooled.kind !== 'change-gate') return t.fail(pooled.kind);
+  t.not(pooled.threadId, threadId);
+  const here = evaluateChangeGate(
+    JSON.parse(JSON.stringify(cur)) as typeof cur,
+    JSON.parse(JSON.stringify(prev)) as typeof prev,
+    context,
+    ['main'],
+  );
+  t.true(here.gate.items.length > 0, 'the compose file adds services');
+  const { observed, ...evaluated } = pooled.output;
+  t.deepEqual(evaluated, here);
+  const normalized = normalizeObserved(here.gate.items);
+  t.deepEqual(observed, {
+    normalized,
+    impact: impactOf(JSON.parse(JSON.stringify(cur)) as DependencyGraph, normalized),
+  });
+  const first = await runInPool({
+    kind: 'change-gate',
+    input: { current: asText(cur), previous: null, context, changeRefs: [] },
+  });
+  if (first.kind !== 'change-gate') return t.fail(first.kind);
+  t.is(first.output.observed, null);
+  t.is(first.output.gate.outcome, evaluateChangeGate(cur, null, context, []).gate.outcome);
 });
 
 test('an aborted task rejects', async (t) => {

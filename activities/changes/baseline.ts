@@ -7,11 +7,10 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { auditStatusById, createAuditRecord, findAudit, getAuditById } from '../../db/audits';
-import { defaultBranchBaseline } from '../../db/changes';
+import { defaultBranchBaseline, snapshotPlaceOfAudit } from '../../db/changes';
 import { memberById } from '../../db/workspaces';
 import { findRepository } from '../../db/repositories';
 import type { AuditStart } from '../../domain/workflow-starts';
-import { snapshotOfAudit } from '../../db/architecture';
 
 /** Where an audit of another branch left the default branch (written by the source stage). */
 export interface SourceBase {
@@ -44,7 +43,7 @@ export async function ensureBaselineAudit(
   const audit = await getAuditById(db, auditId);
   const base = sourceBaseOf(audit.source);
   if (!base?.merge_base_sha || !audit.repository_id) return null;
-  const current = await snapshotOfAudit(db, auditId);
+  const current = await snapshotPlaceOfAudit(db, auditId);
   if (!current) return null;
   const found = await defaultBranchBaseline(db, current, base.ref, base.merge_base_sha);
   if (found?.at_merge_base) return null;

@@ -5,29 +5,29 @@
  */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { evidenceByIds, snapshotOfAudit } from '../../db/architecture';
+import { evidenceByIds } from '../../db/architecture';
 import { appendLog, getAuditById, sourceFiles } from '../../db/audits';
 import {
   auditGateOf,
   changeStore,
   defaultBranchBaseline,
-  previousSnapshotOnBranch,
-  snapshotWithAudit,
+  previousSnapshotIdOnBranch,
+  snapshotGraphText,
   recordAuditGate,
+  type SnapshotGraphText,
 } from '../../db/changes';
 import { sourceBaseOf } from './baseline';
 import { findRepository } from '../../db/repositories';
 import { insertChangeSet, upsertObservedChangeSet } from '../../db/change-sets';
-import { impactOf, normalizeObserved } from '../../domain/changes/change-sets';
-import type { DependencyGraph } from '../../analysis/dependencies';
 import { CODEOWNERS_PATHS } from '../../analysis/shared/paths';
 import { parseCodeowners, type OwnerIndex } from '../../domain/changes/owners';
+import { runInPool } from '../../analysis/pool';
+import type { ChangeGateOutput } from '../../analysis/change-gate';
 import {
-  evaluateChanges,
+  gateContextOf,
   presentChangeItem,
   presentGate,
   type GateLocation,
-  type SnapshotRecord,
   type StoredGate,
 } from '../../domain/changes/service';
 import type { BlobStore } from '../../platform/blob-store';
@@ -54,12 +54,14 @@ export async function ownersOf(
 async function baselineOf(
   db: Knex,
   audit: Awaited<ReturnType<typeof getAuditById>>,
-  current: NonNullable<Awaited<ReturnType<typeof snapshotOfAudit>>>,
-): Promise<{ previous: SnapshotRecord | null; note: string | null }> {
+  current: SnapshotGraphText,
+): Promise<{ previous: SnapshotGraphText | null; note: string | null }> {
   const base = sourceBaseOf(audit.source);
+  const byId = async (id: string | undefined) =>
+    id ? ((await snapshotGraphText(db, { workspace_id: current.workspace_id, id })) ?? null) : null;
   if (!base)
     return {
-      previous: (await previousSnapshotOnBranch(db, current, audit.branch_ref)) ?? null,
+      previous: await byId(await previousSnapshotIdOnBranch(db, current, audit.branch_ref)),
       note: null,
     };
   const found = await defaultBranchBaseline(db, current, base.ref, base.merge_base_sha);
@@ -74,7 +76,7 @@ async function baselineOf(
       previous: null,
       note: `baseline: no completed audit of ${which} ${base.ref} to compare with; audit ${base.ref}${base.merge_base_sha ? ` at the merge-base ${base.merge_base_sha}` : ''} first`,
     };
-  const previous = (await snapshotWithAudit(db, current.workspace_id, found.id)) ?? null;
+  const previous = await byId(found.id);
   const where = found.at_merge_base
     ? `at the merge-base ${base.merge_base_sha}`
     : base.merge_base_sha
@@ -91,16 +93,17 @@ export async function recordChangeGate(
   const done = await auditGateOf(db, auditId);
   if (done) return { summary: `gate ${done.outcome} (already recorded)` };
   const audit = await getAuditById(db, auditId);
-  const current = await snapshotOfAudit(db, auditId);
+  // The graphs stay JSON text here: the analysis pool parses, diffs and gates them.
+  const current = await snapshotGraphText(db, { audit_id: auditId });
   if (!current) return { summary: 'no architecture snapshot: no gate' };
   const { previous, note } = await baselineOf(db, audit, current);
   const refs = [audit.branch_ref, audit.origin_ref].filter((r): r is string => !!r);
-  const { gate, coverage_comparable } = await evaluateChanges(
-    changeStore(db),
-    current,
-    previous,
-    refs,
-  );
+  const context = await gateContextOf(changeStore(db), current, previous);
+  const evaluated = await runInPool({
+    kind: 'change-gate',
+    input: { current, previous, context, changeRefs: refs },
+  });
+  const { gate, coverage_comparable, observed } = evaluated.output as ChangeGateOutput;
   if (note)
     gate.reasons.unshift({
       code: 'baseline',
@@ -178,8 +181,8 @@ export async function recordChangeGate(
       // What happened, as an observed change set (candidates are reconciled against it). An
       // audit of another branch (a pull request) keeps one set per branch or origin ref,
       // brought up to date at each new head.
-      if (!audit.repository_id || !previous) return;
-      const normalized = normalizeObserved(gate.items);
+      if (!audit.repository_id || !previous || !observed) return;
+      const { normalized, impact } = observed;
       const perBranch = note !== null && audit.branch_ref !== null;
       const set = {
         id: crypto.randomUUID(),
@@ -199,7 +202,7 @@ export async function recordChangeGate(
         reconciled_change_set_id: null,
         normalized_changes: normalized as unknown as Array<Record<string, unknown>>,
         candidate_payload: null,
-        impact_result: impactOf(current as unknown as DependencyGraph, normalized),
+        impact_result: impact,
         gate_result: presentGate(gate),
         accuracy: null,
         occurred_at: new Date(evaluatedAt),

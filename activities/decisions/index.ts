@@ -9,11 +9,8 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger';
 import { recordWrite, writtenBy } from '../../db/activity';
 import { approvalRecord, quorumReached } from '../../domain/approvals/model';
-import {
-  latestSnapshotCompletedSince,
-  snapshotOfAudit,
-  type SnapshotRow,
-} from '../../db/architecture';
+import { latestSnapshotCompletedSince, type SnapshotRow } from '../../db/architecture';
+import { snapshotPlaceOfAudit } from '../../db/changes';
 import {
   getDecisionById,
   implementedDecisionWorkflows,
@@ -333,7 +330,8 @@ export function createDecisionActivities(deps: DecisionActivityDeps) {
 
     /** Workflow ids of the implemented decisions of a completed audit's repository. */
     async implementedDecisionsOfAudit(auditId: string): Promise<string[]> {
-      const snapshot = await snapshotOfAudit(db, auditId);
+      // Its place only: a large snapshot's graph, parsed here, held the worker for 100-230 ms.
+      const snapshot = await snapshotPlaceOfAudit(db, auditId);
       if (!snapshot?.repository_id) return [];
       return implementedDecisionWorkflows(db, snapshot.workspace_id, snapshot.repository_id);
     },

@@ -42,24 +42,32 @@ export interface ChangeEvaluation {
   coverage_comparable: boolean;
 }
 
-const sideOf = (s: SnapshotRecord): SnapshotSide & { snapshot_id: string } => ({
+const sideOf = (s: GateSide): SnapshotSide & { snapshot_id: string } => ({
   snapshot_id: s.id,
   entities: s.entities as unknown as GraphItem[],
   relationships: s.relationships as unknown as GraphItem[],
   sources: s.sources,
 });
 
-/** Diffs `previous` (null: none to compare with) against `current` and applies the gate. */
-export async function evaluateChanges(
+/** What the gate reads besides the two graphs: the policy, assessments, decisions, uncertainties. */
+export interface GateContext {
+  policy: GatePolicy;
+  version: number;
+  currentAssessments: GateAssessment[];
+  previousAssessments: GateAssessment[];
+  decisions: GateDecision[];
+  uncertainties: GateUncertainty[];
+}
+
+/** A snapshot's place, without its graph: what the gate's context is read by. */
+type SnapshotPlace = Pick<SnapshotRecord, 'audit_id' | 'workspace_id' | 'repository_id'>;
+
+/** Reads the gate's context for `current` against `previous` (null: none to compare with). */
+export async function gateContextOf(
   store: ChangeStore,
-  current: SnapshotRecord,
-  previous: SnapshotRecord | null,
-  changeRefs: string[],
-): Promise<ChangeEvaluation> {
-  const cur = sideOf(current);
-  const prev = previous ? sideOf(previous) : null;
-  const changes: ChangeItem[] = prev ? diffSnapshots(prev, cur) : [];
-  const comparable = prev ? coverageComparable(prev, cur) : false;
+  current: SnapshotPlace,
+  previous: SnapshotPlace | null,
+): Promise<GateContext> {
   const { policy, version } = await store.policy(current.workspace_id);
   const repo = current.repository_id;
   const [currentAssessments, previousAssessments, decisions, uncertainties] = await Promise.all([
@@ -68,20 +76,51 @@ export async function evaluateChanges(
     repo ? store.decisions(current.workspace_id, repo) : Promise.resolve([]),
     repo ? store.uncertainties(current.workspace_id, repo) : Promise.resolve([]),
   ]);
+  return { policy, version, currentAssessments, previousAssessments, decisions, uncertainties };
+}
+
+/** One side of the gate: a snapshot's id, sources and graph. */
+export type GateSide = Pick<SnapshotRecord, 'id' | 'sources' | 'entities' | 'relationships'>;
+
+/**
+ * Diffs `previous` (null: none to compare with) against `current` and applies the gate: pure,
+ * so that a large snapshot's evaluation can run in the analysis pool (analysis/change-gate.ts).
+ */
+export function evaluateChangeGate(
+  current: GateSide,
+  previous: GateSide | null,
+  context: GateContext,
+  changeRefs: string[],
+): ChangeEvaluation {
+  const cur = sideOf(current);
+  const prev = previous ? sideOf(previous) : null;
+  const changes: ChangeItem[] = prev ? diffSnapshots(prev, cur) : [];
+  const comparable = prev ? coverageComparable(prev, cur) : false;
   const gate = evaluateGate({
-    policy,
-    policyVersion: version,
+    policy: context.policy,
+    policyVersion: context.version,
     previous: prev,
     current: cur,
     changes,
     coverageComparable: comparable,
-    previousAssessments,
-    currentAssessments,
-    decisions,
-    uncertainties,
+    previousAssessments: context.previousAssessments,
+    currentAssessments: context.currentAssessments,
+    decisions: context.decisions,
+    uncertainties: context.uncertainties,
     changeRefs,
   });
   return { gate, coverage_comparable: comparable };
+}
+
+/** Diffs `previous` (null: none to compare with) against `current` and applies the gate. */
+export async function evaluateChanges(
+  store: ChangeStore,
+  current: SnapshotRecord,
+  previous: SnapshotRecord | null,
+  changeRefs: string[],
+): Promise<ChangeEvaluation> {
+  const context = await gateContextOf(store, current, previous);
+  return evaluateChangeGate(current, previous, context, changeRefs);
 }
 
 /** One change as the contract shows it (ArchitectureChangeItem). */
