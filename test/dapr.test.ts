@@ -150,3 +150,59 @@ test('every Dapr building block with its scopes, bindings typed by their binding
   t.true(e.includes('service:ordering -> service:notify'), msg);
   t.true(e.includes('service:notify -> service:sensors'), msg);
 });
+
+test('a Dapr app id or component named by a string constant of the file is read from the constant, never the method name after it', async (t) => {
+  const csproj = '<Project Sdk="Microsoft.NET.Sdk.Web"></Project>';
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'customers/customers.csproj': csproj,
+      'customers/Worker.cs': `using Dapr.Client;
+class Worker {
+    private const string OrderServiceAppId = "order-service";
+    async Task Run(DaprClient client, Order order) {
+        var request = client.CreateInvokeMethodRequest<Order>(OrderServiceAppId, "order", order);
+        var items = await client.InvokeMethodAsync<List<Item>>(HttpMethod.Get, OrderServiceAppId, $"items/{order.Id}");
+    }
+}
+`,
+      'payment/payment.csproj': csproj,
+      'payment/EventsController.cs': `using Dapr;
+public class EventsController : ControllerBase
+{
+    private const string PUBSUB_NAME = "shop-pubsub";
+
+    [Topic(PUBSUB_NAME, nameof(OrderPaid))]
+    public Task Handle(OrderPaid e) => Task.CompletedTask;
+}
+`,
+      'billing/billing.csproj': csproj,
+      'billing/Billing.cs': `using Dapr.Client;
+class Billing {
+    // Not a constant: a field assigned at run time names nothing.
+    private string target = Environment.GetEnvironmentVariable("TARGET");
+    async Task Run(DaprClient client) => await client.InvokeMethodAsync(target, "charge");
+}
+`,
+    }),
+  );
+  const e = edges(graph);
+  const msg = e.join('\n');
+  t.true(e.includes('service:customers -> service:order-service'), msg);
+  // Must not: the method name ("order", "charge") taken for the app id.
+  t.false(
+    graph.entities.some(
+      (x) => x.canonical_key === 'service:order' || x.canonical_key === 'service:charge',
+    ),
+    graph.entities.map((x) => x.canonical_key).join(', '),
+  );
+  t.true(e.includes('service:payment -> queue:shop-pubsub'), msg);
+  t.false(
+    e.some((x) => x.startsWith('service:billing ->')),
+    msg,
+  );
+  const cited = evidence.find(
+    (x) => x.subject_key === 'service:payment' && x.object_key === 'queue:shop-pubsub',
+  );
+  t.is(cited?.attributes.constant, 'PUBSUB_NAME');
+  t.is(cited?.location.start_line, 6);
+});
