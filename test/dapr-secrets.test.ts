@@ -28,6 +28,8 @@ const SYSTEM: Record<string, string> = {
     build: src/reports
   orders:
     build: src/orders
+  payments:
+    build: src/payments
 `,
   'dapr/components/secretstore.yaml': `apiVersion: dapr.io/v1alpha1
 kind: Component
@@ -65,6 +67,19 @@ var builder = WebApplication.CreateBuilder(args);
 builder.Configuration.AddDaprSecretStore("shop-secretstore", new DaprClientBuilder().Build());
 var cs = builder.Configuration.GetConnectionString("ReportsDB");
 `,
+  'src/payments/go.mod':
+    'module example.com/payments\n\ngo 1.22\n\nrequire github.com/dapr/go-sdk v1.10.0\n',
+  'src/payments/main.go': `package main
+
+import dapr "github.com/dapr/go-sdk/client"
+
+const secretStore = "shop-secretstore"
+
+func dsn(ctx context.Context, client dapr.Client) map[string]string {
+\tsecret, _ := client.GetSecret(ctx, secretStore, "orders-db", nil)
+\treturn secret
+}
+`,
   'src/orders/orders.csproj': csproj,
   'src/orders/Db.cs': `using Dapr.Client;
 class Db {
@@ -88,8 +103,9 @@ test('an app reading a key of a Dapr local-file secret store connects to the ser
   const msg = e.join('\n');
   // The store loaded as configuration, the key read through the configuration.
   t.true(e.includes('service:catalog -> datastore:sqldata'), msg);
-  // A secret fetched by name.
+  // A secret fetched by name (.NET, and Go with the store named by a constant).
   t.true(e.includes('service:orders -> datastore:orders-db'), msg);
+  t.true(e.includes('service:payments -> datastore:orders-db'), msg);
   // Must not: a key the app never reads (UnusedDB), a host the graph does not know (warehouse).
   t.false(e.includes('service:catalog -> datastore:orders-db'), msg);
   t.false(

@@ -7,6 +7,7 @@
 import test from 'ava';
 import type { SourceFile } from '../analysis/evidence';
 import type { Graph } from '../analysis/reconcile';
+import { stringConstants } from '../analysis/code/string-constants';
 import { analyzeFiles } from './helpers/pipeline';
 
 const edges = (g: Graph) => g.relationships.map((r) => `${r.source_key} -> ${r.target_key}`);
@@ -205,4 +206,27 @@ class Billing {
   );
   t.is(cited?.attributes.constant, 'PUBSUB_NAME');
   t.is(cited?.location.start_line, 6);
+});
+
+test('string constants of a file: constant declarations and module constants, never a name given two values', (t) => {
+  const c = stringConstants(`
+    private const string OrderApp = "order-service";
+    static readonly string Store = "shop.secretstore";
+    public static final String TOPIC = "orders";
+    const pubsubName = 'pubsub';
+    val stateStore = "statestore"
+PUBSUB_NAME = "events"
+    string notConstant = "x";
+    const string Twice = "a";
+    const string Twice = "b";
+    const string Built = $"{prefix}-app";
+  `);
+  t.deepEqual(Object.fromEntries(c), {
+    OrderApp: 'order-service',
+    Store: 'shop.secretstore',
+    TOPIC: 'orders',
+    pubsubName: 'pubsub',
+    stateStore: 'statestore',
+    PUBSUB_NAME: 'events',
+  });
 });

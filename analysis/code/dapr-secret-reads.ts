@@ -62,12 +62,14 @@ function readsOf(files: SourceFile[]): Read[] {
   const reads: Read[] = [];
   const configStores = new Set<string>();
   const configReads: Array<Omit<Read, 'store'>> = [];
+  // Configuration reads count in every C# file of a unit that loads a store as configuration.
+  const loadsStore = files.some((f) => f.text.includes('AddDaprSecretStore'));
   for (const file of files) {
     const lang = languageOf(file.path);
     if (!lang) continue;
     const dapr = /dapr/i.test(file.text);
-    // Configuration reads count in every C# file of a unit that loads a store.
-    const csharp = lang === 'csharp' && /onfig|GetConnectionString|GetValue/.test(file.text);
+    const csharp =
+      loadsStore && lang === 'csharp' && /onfig|GetConnectionString|GetValue/.test(file.text);
     if (!dapr && !csharp) continue;
     const { code } = lex(file.text, lexStyleOf(lang));
     const idx = new LineIndex(file.text);
