@@ -176,6 +176,16 @@ public class EventsController : ControllerBase
     public Task Handle(OrderPaid e) => Task.CompletedTask;
 }
 `,
+      'shipping/go.mod':
+        'module example.com/shipping\n\ngo 1.22\n\nrequire github.com/dapr/go-sdk v1.10.0\n',
+      'shipping/main.go': `package main
+
+import dapr "github.com/dapr/go-sdk/client"
+
+func reserve(client dapr.Client) {
+\tclient.InvokeMethod(context.Background(), "inventory", "reserve", "post")
+}
+`,
       'billing/billing.csproj': csproj,
       'billing/Billing.cs': `using Dapr.Client;
 class Billing {
@@ -189,6 +199,8 @@ class Billing {
   const e = edges(graph);
   const msg = e.join('\n');
   t.true(e.includes('service:customers -> service:order-service'), msg);
+  // A context before the app id is skipped (Go).
+  t.true(e.includes('service:shipping -> service:inventory'), msg);
   // Must not: the method name ("order", "charge") taken for the app id.
   t.false(
     graph.entities.some(

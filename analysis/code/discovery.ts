@@ -78,7 +78,7 @@ function argPattern(
  * HTTP method (.NET's `HttpMethod.Get`). Any other argument there may itself be the app id (a
  * variable), so a literal after it is the method name, not the id.
  */
-const SKIPPED = String.raw`(?:[\w.]*(?:ctx|Ctx|context|Context)[\w.]*(?:\(\))?|[\w.]*(?:HttpMethod|http\.Method)[\w.]*|httpMethod|method|verb)`;
+const SKIPPED = String.raw`(?:[\w.]*[Cc]tx|context|[\w.]*\.(?:Context|Background|TODO)\(\)|(?:[\w.]*\.)?HttpMethod\.\w+|http\.Method\w+|httpMethod|method|verb)`;
 
 /** Dapr's calls are read only in files that name Dapr (an SDK import, a sidecar URL). */
 const DAPR_FILE = /dapr/i;
