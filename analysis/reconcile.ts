@@ -8,6 +8,7 @@ import type { SourceType } from './evidence';
 import { keyKind, keyName, normalizeName } from './evidence';
 import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-addresses';
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
+import { daprSecretConnections } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
 import {
   DEPLOYMENT_KINDS,
@@ -271,6 +272,18 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const key = `connects_to:${source}->${target}`;
     const entry = relEvidence.get(key) ?? { kind: 'connects_to', source, target, ev: [] };
     entry.ev.push(read);
+    relEvidence.set(key, entry);
+  }
+  // Dapr secrets: the secret an application reads names the server it connects to.
+  const hostEntity = (host: string) => {
+    const targets = [...new Set((byName.get(normalizeName(host)) ?? []).filter(placed).map(rep))];
+    return targets.length === 1 ? targets[0]! : null;
+  };
+  const placedRep = (k: string) => (GRAPH.has(keyKind(k)) && placed(k) ? rep(k) : null);
+  for (const c of daprSecretConnections(evidence, placedRep, hostEntity)) {
+    const key = `connects_to:${c.source}->${c.target}`;
+    const entry = relEvidence.get(key) ?? { kind: 'connects_to', ...c, ev: [] };
+    entry.ev.push(...c.ev);
     relEvidence.set(key, entry);
   }
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a

@@ -16,6 +16,7 @@ import { normalizePath } from '../shared/paths';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
 import { analyzeConnections } from './connections';
+import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
 import { gatewayEvidence } from './gateways';
@@ -121,6 +122,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'Dapr secrets', () => daprSecretReadEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
   }
   for (const f of prepared.filter((x) => isAppSettings(x.path)))

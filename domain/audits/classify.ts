@@ -53,6 +53,9 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)serverless\.ya?ml$/,
   /(^|\/)template\.ya?ml$/,
   /\.bicep$/,
+  // Secrets files a secret store serves (a Dapr local-file secret store's `secrets.json`): the
+  // addresses they hold are read with the store's component (analysis/cloud/dapr-secrets.ts).
+  /(^|\/)[\w.-]*secrets\.json$/,
   /(^|\/)Pulumi(\.[\w-]+)?\.ya?ml$/,
 ];
 
