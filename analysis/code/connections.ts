@@ -63,6 +63,7 @@ import {
   type ScanKind,
 } from './connection-scan';
 import { isLockfile, manifestKindOf } from './manifests';
+import { scanPythonSettings } from './python-settings';
 import { withoutUnusedSettings } from './shared-settings';
 import type { CodeModel, Unit } from './model';
 
@@ -285,6 +286,7 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
     }
   }
   scanClientHosts(ctx, code, mask, idx);
+  if (family === 'python') scanPythonSettings(ctx, code, idx);
   const readsEnv = ENV_API_RE.test(code);
   // String literals on each line: DSNs, and Kafka bootstrap lists on lines that mention Kafka.
   const lines = code.split('\n');
@@ -351,6 +353,7 @@ function scanConfig(ctx: Ctx, code: string): void {
       );
     if (!kv) {
       scanDsn(ctx, text, line);
+      if (yaml) scanYamlAddress(ctx, line, parents.map((p) => p.key).join('.'), text);
       return;
     }
     const value = (kv[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
@@ -365,6 +368,7 @@ function scanConfig(ctx: Ctx, code: string): void {
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
+    if (yaml) scanYamlAddress(ctx, line, key, text);
     const engine = engineFromKey(key);
     if (!engine) return;
     const keyUpper = key.toUpperCase().replace(/[.-]/g, '_');
@@ -380,6 +384,39 @@ function scanConfig(ctx: Ctx, code: string): void {
       emitHostConnection(ctx, line, engine, hp, 'config-key');
     }
   });
+}
+
+/** A mail relay named by a key of a mail namespace (`mail.host: smtp`, `smtp: {server: relay}`). */
+const MAIL_HOST_KEY = /(^|[._-])(mail|smtp|email)[._-](host|hostname|server|address)$/i;
+
+/**
+ * Addresses of a YAML settings line that name no engine by key: the quoted `host:port` lists
+ * of a line about Kafka (`- {name: "bootstrap.servers", value: "kafka:9092"}`), and the mail
+ * relay a mail setting names, an internal service.
+ */
+function scanYamlAddress(ctx: Ctx, line: number, key: string, text: string): void {
+  if (/kafka|bootstrap|brokers?\b/i.test(`${key} ${text}`)) {
+    for (const lit of text.matchAll(/(["'])([^"'\n]+)\1/g))
+      for (const hp of hostList(lit[2] ?? ''))
+        emitHostConnection(ctx, line, KAFKA, hp, 'bootstrap-list');
+  }
+  if (!MAIL_HOST_KEY.test(key)) return;
+  const value = /:\s*(["']?)([a-z][\w-]*)\1\s*(#.*)?$/i.exec(text)?.[2] ?? '';
+  const internal = value === '' ? null : internalName(value);
+  if (internal === null || isLocalHost(internal) || ctx.unit.aliases.includes(internal)) return;
+  push(ctx, line, `svc\u0000${internal}`, () => ({
+    kind: 'connection-string',
+    relationship: 'connects_to',
+    object: entityKey('service', internal),
+    summary: `${ctx.unit.name} sends mail through service ${internal} (${key})`,
+    attributes: {
+      host: internal,
+      port: null,
+      internal_host: true,
+      detected_by: 'config-key',
+      in_test: ctx.inTest,
+    },
+  }));
 }
 
 /** env-read, connection-string and external-api-call evidence of every unit. */

@@ -1,0 +1,145 @@
+/**
+ * Settings a container is given (docs/decisions.md, "Mounted settings"): a repository file or
+ * folder a compose service mounts (`./sentry:/etc/sentry`) or is given as a `configs:` /
+ * `secrets:` file is that container's configuration. The addresses the code analyzer read from
+ * such a file (a Python settings module's `DATABASES`, a YAML config's URLs) are connections of
+ * EVERY container that reads it, cited at the settings line and at the mount; they are not the
+ * connections of the code unit whose folder happens to hold the file.
+ *
+ * Which containers read a mounted file (so that a file another program reads does not spread):
+ * - the file itself is mounted (or, when the repository holds only its template, the
+ *   `config.example.yml` the installer copies to the mounted `config.yml`);
+ * - its folder is mounted and the container's command, entrypoint or environment names the
+ *   mount's target (`SENTRY_CONF: /etc/sentry`, `-c /etc/app/config.yml`);
+ * - its folder is mounted only into containers running one program (one image or build).
+ * An address naming one of the containers that read the file is the program's own address (how
+ * its processes name each other or themselves), not an edge.
+ *
+ * The unit whose folder holds the file keeps the records when a deployment builds or runs it; a
+ * unit nothing deploys whose every finding was such settings (its declaration and dependencies
+ * aside) is no entity of its own: it is the repository holding the containers' configuration.
+ */
+import { keyKind } from './evidence';
+import { GRAPH, type StoredEvidence } from './reconcile-model';
+import { basename, dirname, isWithin } from './shared/paths';
+
+/** Records of a file's content that belong to whoever reads the file. */
+const MOVABLE = new Set(['connection-string', 'env-read', 'external-api-call', 'address-handed']);
+/** A unit's records that say nothing about what it does at run time. */
+const DECLARATION_ONLY = new Set(['unit-declared', 'dependency-declared']);
+
+interface Mount {
+  record: StoredEvidence;
+  container: string;
+  hostPath: string;
+  named: boolean;
+  program: string | null;
+}
+
+export interface MountedSettings {
+  /** The evidence with mounted settings records given to the containers that read them. */
+  evidence: StoredEvidence[];
+  /** Per record given to a container, the mount that gives it (cited on the edge too). */
+  mountOf: Map<StoredEvidence, StoredEvidence>;
+  /** Subjects that are no entity: undeployed units whose findings were all mounted settings. */
+  settingsOnly: Set<string>;
+}
+
+/** `config.example.yml` / `config.yml.example` -> `config.yml`; null for no template name. */
+function templateOf(path: string): string | null {
+  const base = basename(path);
+  const plain = base.replace(/\.(example|sample|dist|template|tmpl)(?=\.|$)/i, '');
+  if (plain === base) return null;
+  const dir = dirname(path);
+  return dir === '' ? plain : `${dir}/${plain}`;
+}
+
+/**
+ * Gives mounted settings to the containers reading them. `find` is reconcile's identity
+ * (union-find representative); `deployed` holds the representatives a deployment declares.
+ */
+export function mountedSettings(
+  evidence: StoredEvidence[],
+  find: (key: string) => string,
+  deployed: Set<string>,
+): MountedSettings {
+  const mounts: Mount[] = [];
+  for (const e of evidence) {
+    if (e.evidence_kind !== 'volume-mount' || typeof e.attributes.host_path !== 'string') continue;
+    if (!GRAPH.has(keyKind(e.subject_key))) continue;
+    mounts.push({
+      record: e,
+      container: e.subject_key,
+      hostPath: e.attributes.host_path,
+      named: e.attributes.named_by_container === true,
+      program: typeof e.attributes.program === 'string' ? e.attributes.program : null,
+    });
+  }
+  const none: MountedSettings = { evidence, mountOf: new Map(), settingsOnly: new Set() };
+  if (mounts.length === 0) return none;
+  const programs = new Map<string, Set<string | null>>();
+  for (const m of mounts)
+    programs.set(m.hostPath, (programs.get(m.hostPath) ?? new Set()).add(m.program));
+  const oneProgram = (h: string) => {
+    const p = programs.get(h);
+    return p !== undefined && p.size === 1 && !p.has(null);
+  };
+  const readersCache = new Map<string, Mount[]>();
+  const readersOf = (path: string): Mount[] => {
+    let r = readersCache.get(path);
+    if (r) return r;
+    const template = templateOf(path);
+    const byContainer = new Map<string, Mount>();
+    for (const m of mounts) {
+      const file = m.hostPath === path || m.hostPath === template;
+      const folder = !file && m.hostPath !== path && isWithin(path, m.hostPath);
+      if (!file && !(folder && (m.named || oneProgram(m.hostPath)))) continue;
+      if (!byContainer.has(m.container)) byContainer.set(m.container, m);
+    }
+    r = [...byContainer.values()].sort((a, b) => a.container.localeCompare(b.container));
+    readersCache.set(path, r);
+    return r;
+  };
+
+  const out: StoredEvidence[] = [];
+  const mountOf = new Map<StoredEvidence, StoredEvidence>();
+  const movedFrom = new Set<string>();
+  for (const e of evidence) {
+    if (e.source_type !== 'code' || !MOVABLE.has(e.evidence_kind)) {
+      out.push(e);
+      continue;
+    }
+    const readers = readersOf(e.location.path);
+    if (readers.length === 0 || !GRAPH.has(keyKind(e.subject_key))) {
+      out.push(e);
+      continue;
+    }
+    const own = deployed.has(find(e.subject_key));
+    if (own) out.push(e);
+    else movedFrom.add(e.subject_key);
+    // The program's own address: a container that reads this very file.
+    const self =
+      e.object_key !== null && readers.some((m) => find(m.container) === find(e.object_key!));
+    if (self) continue;
+    for (const m of readers) {
+      if (own && find(m.container) === find(e.subject_key)) continue;
+      const copy: StoredEvidence = {
+        ...e,
+        subject_key: m.container,
+        summary: `${e.summary}; read by ${m.container}, which is given ${m.hostPath}`,
+        attributes: { ...e.attributes, mounted_settings: m.hostPath, settings_of: e.subject_key },
+      };
+      out.push(copy);
+      mountOf.set(copy, m.record);
+    }
+  }
+  if (mountOf.size === 0 && movedFrom.size === 0) return none;
+  // Undeployed units left with nothing but their declaration: the settings were all they said.
+  const substantive = new Set<string>();
+  for (const e of out)
+    if (!DECLARATION_ONLY.has(e.evidence_kind)) substantive.add(find(e.subject_key));
+  const settingsOnly = new Set(
+    [...movedFrom].filter((k) => !deployed.has(find(k)) && !substantive.has(find(k))),
+  );
+  return { evidence: out, mountOf, settingsOnly };
+}
