@@ -19,7 +19,7 @@
  * unit nothing deploys whose every finding was such settings (its declaration and dependencies
  * aside) is no entity of its own: it is the repository holding the containers' configuration.
  */
-import { keyKind } from './evidence';
+import { keyKind, keyName } from './evidence';
 import { GRAPH, type StoredEvidence } from './reconcile-model';
 import { basename, dirname, isWithin } from './shared/paths';
 
@@ -45,6 +45,55 @@ export interface MountedSettings {
   settingsOnly: Set<string>;
 }
 
+/** The words of a name or key: `GeoMongoAddress`, `mongodb-geo`, `events_consumer`. */
+function words(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length >= 3);
+}
+
+/** Two words for one thing: equal, or sharing a prefix of 5+ letters over most of the shorter. */
+function sameWord(a: string, b: string): boolean {
+  if (a === b) return true;
+  const n = Math.min(a.length, b.length);
+  let p = 0;
+  while (p < n && a[p] === b[p]) p++;
+  return p >= 5 && p >= 0.75 * n;
+}
+
+/**
+ * The readers a record is for. A file shared by several containers may hold each one's own
+ * settings (`"GeoMongoAddress": "mongodb-geo:27017"` beside `"ProfileMongoAddress"`): a setting
+ * whose key or address names some of the readers (`geo`) is theirs only; one naming none of
+ * them (`DATABASES`, `kafka`) is every reader's.
+ */
+function confined(
+  e: StoredEvidence,
+  readers: Mount[],
+  declared: string[],
+  find: (key: string) => string,
+): Mount[] {
+  if (readers.length < 2) return readers;
+  const said = [
+    ...(typeof e.attributes.setting === 'string' ? words(e.attributes.setting) : []),
+    ...(e.object_key ? words(keyName(e.object_key)) : []),
+  ];
+  if (said.length === 0) return readers;
+  const target = e.object_key === null ? null : find(e.object_key);
+  const names = (key: string) => {
+    const own = words(keyName(key));
+    return own.length > 0 && own.every((w) => said.some((s) => sameWord(w, s)));
+  };
+  const named = readers.filter((m) => names(m.container));
+  if (named.length > 0) return named;
+  // A setting naming another deployable (not the address itself), one that reads no copy of
+  // the file, is that deployable's: none of these readers'.
+  const other = declared.some((k) => find(k) !== target && names(k));
+  return other ? [] : readers;
+}
+
 /** `config.example.yml` / `config.yml.example` -> `config.yml`; null for no template name. */
 function templateOf(path: string): string | null {
   const base = basename(path);
@@ -61,8 +110,9 @@ function templateOf(path: string): string | null {
 export function mountedSettings(
   evidence: StoredEvidence[],
   find: (key: string) => string,
-  deployed: Set<string>,
+  declared: string[],
 ): MountedSettings {
+  const deployed = new Set(declared.map(find));
   const mounts: Mount[] = [];
   for (const e of evidence) {
     if (e.evidence_kind !== 'volume-mount' || typeof e.attributes.host_path !== 'string') continue;
@@ -110,19 +160,23 @@ export function mountedSettings(
       continue;
     }
     const readers = readersOf(e.location.path);
+    // A program's settings file given to no container is no claim about the unit around it.
+    if (readers.length === 0 && e.attributes.settings_file === true) continue;
     if (readers.length === 0 || !GRAPH.has(keyKind(e.subject_key))) {
       out.push(e);
       continue;
     }
-    const own = deployed.has(find(e.subject_key));
-    if (own) out.push(e);
+    // The unit stays a subject when something deploys it and it is none of the readers (its
+    // own image holds the file too); a reader it is gets the record like the others.
+    const unit = find(e.subject_key);
+    const unitReads = readers.some((m) => find(m.container) === unit);
+    if (deployed.has(unit) && !unitReads && e.attributes.settings_file !== true) out.push(e);
     else movedFrom.add(e.subject_key);
     // The program's own address: a container that reads this very file.
     const self =
       e.object_key !== null && readers.some((m) => find(m.container) === find(e.object_key!));
     if (self) continue;
-    for (const m of readers) {
-      if (own && find(m.container) === find(e.subject_key)) continue;
+    for (const m of confined(e, readers, declared, find)) {
       const copy: StoredEvidence = {
         ...e,
         subject_key: m.container,

@@ -135,8 +135,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   }
 
   // Settings files given to containers are theirs (reconcile-mounted.ts).
-  const deployedSets = new Set([...declarations.keys()].map((k) => uf.find(k)));
-  const mounted = mountedSettings(evidence, (k) => uf.find(k), deployedSets);
+  const mounted = mountedSettings(evidence, (k) => uf.find(k), [...declarations.keys()]);
   evidence = mounted.evidence;
   // Each set's kind and whether it is an entity at all, from its own evidence (identitySets).
   const { finalKey, dropped, engines } = identitySets(evidence, subjects, (k) => uf.find(k));

@@ -18,6 +18,7 @@ import {
 } from './common';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
+import { commandAddresses } from './compose-command';
 import { mountRecords } from './compose-mounts';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 import {
@@ -344,6 +345,17 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
         }),
       );
     }
+  }
+  // Addresses the container is started with (`--rpc-host=taskbroker:50051`).
+  for (const a of commandAddresses(svc.command, project.resolver)) {
+    if (a.key === subject) continue;
+    emit(
+      ['command'],
+      'command-reference',
+      `compose service ${name} is started with ${a.option}=${a.value} -> service ${a.name}`,
+      { option: a.option, host: a.host, port: a.port, source: 'command' },
+      ['connects_to', a.key],
+    );
   }
   out.push(...envFileEvidence(service, project));
   return out;

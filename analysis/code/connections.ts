@@ -381,10 +381,13 @@ function scanConfig(ctx: Ctx, code: string): void {
       if (hp) hosts = [hp];
     }
     for (const hp of hosts) {
-      emitHostConnection(ctx, line, engine, hp, 'config-key');
+      emitHostConnection(ctx, line, engine, hp, 'config-key', key);
     }
   });
 }
+
+/** Settings files of a program, by name (domain/audits/classify.ts reads them as code). */
+const PROGRAM_SETTINGS = /^(config|settings)([-.][\w.-]+)?\.(ya?ml|json|toml)$/i;
 
 /** A mail relay named by a key of a mail namespace (`mail.host: smtp`, `smtp: {server: relay}`). */
 const MAIL_HOST_KEY = /(^|[._-])(mail|smtp|email)[._-](host|hostname|server|address)$/i;
@@ -451,6 +454,14 @@ export function analyzeConnections(model: CodeModel): {
       scanUrls(ctx, code, idx);
       if (kind.code) scanCode(ctx, code, mask, idx);
       else scanConfig(ctx, code);
+      // A program's settings file (`config.yml`) configures whatever container is given it
+      // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it.
+      if (
+        PROGRAM_SETTINGS.test(basename(file.path)) &&
+        !/(^|\/)src\/main\/resources\//.test(file.path)
+      )
+        for (let i = start; i < out.length; i++)
+          out[i] = { ...out[i]!, attributes: { ...out[i]!.attributes, settings_file: true } };
       if ((servedTo.get(file.path) ?? 0) > 1)
         out.splice(
           start,
