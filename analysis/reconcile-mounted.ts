@@ -125,8 +125,6 @@ export function mountedSettings(
       program: typeof e.attributes.program === 'string' ? e.attributes.program : null,
     });
   }
-  const none: MountedSettings = { evidence, mountOf: new Map(), settingsOnly: new Set() };
-  if (mounts.length === 0) return none;
   const programs = new Map<string, Set<string | null>>();
   for (const m of mounts)
     programs.set(m.hostPath, (programs.get(m.hostPath) ?? new Set()).add(m.program));
@@ -159,10 +157,10 @@ export function mountedSettings(
       out.push(e);
       continue;
     }
-    const readers = readersOf(e.location.path);
+    const readers = mounts.length ? readersOf(e.location.path) : [];
     // A program's settings file given to no container is no claim about the unit around it.
     if (readers.length === 0 && e.attributes.settings_file === true) continue;
-    if (readers.length === 0 || !GRAPH.has(keyKind(e.subject_key))) {
+    if (readers.length === 0) {
       out.push(e);
       continue;
     }
@@ -187,7 +185,7 @@ export function mountedSettings(
       mountOf.set(copy, m.record);
     }
   }
-  if (mountOf.size === 0 && movedFrom.size === 0) return none;
+  if (movedFrom.size === 0) return { evidence: out, mountOf, settingsOnly: new Set() };
   // Undeployed units left with nothing but their declaration: the settings were all they said.
   const substantive = new Set<string>();
   for (const e of out)

@@ -20,7 +20,7 @@
  * (`${DB_HOST}`) get no object key. Scanning is regex based over the lexed text (comments
  * blanked), so commented-out URLs and doc links in comments are ignored.
  */
-import { entityKey, type AnalyzerGap, type Evidence } from '../evidence';
+import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
 import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
 import { LineIndex } from '../shared/text';
 import {
@@ -389,6 +389,34 @@ function scanConfig(ctx: Ctx, code: string): void {
 /** Settings files of a program, by name (domain/audits/classify.ts reads them as code). */
 const PROGRAM_SETTINGS = /^(config|settings)([-.][\w.-]+)?\.(ya?ml|json|toml)$/i;
 
+/** Python settings modules by name: `settings.py`, `sentry.conf.py`, `local_settings.example.py`. */
+const PYTHON_SETTINGS = /(^|[._-])(settings|config|conf)([._-][\w.-]*)?\.py$/i;
+
+function isSettingsFile(path: string): boolean {
+  const base = basename(path);
+  return PROGRAM_SETTINGS.test(base) || PYTHON_SETTINGS.test(base);
+}
+
+/** The stand-in unit a settings file outside every unit is read under (no entity kind). */
+function settingsSubject(path: string): Unit {
+  return {
+    key: `settings:${path}`,
+    name: path,
+    dir: dirname(path),
+    manifestName: null,
+    manifests: [],
+    dockerfiles: [],
+    lockfiles: [],
+    ecosystems: [],
+    aliases: [],
+    npmName: null,
+    goModule: null,
+    pythonNames: [],
+    workspaceRootDir: null,
+    citation: { path, line: 1, provider: 'settings' },
+  };
+}
+
 /** A mail relay named by a key of a mail namespace (`mail.host: smtp`, `smtp: {server: relay}`). */
 const MAIL_HOST_KEY = /(^|[._-])(mail|smtp|email)[._-](host|hostname|server|address)$/i;
 
@@ -435,8 +463,17 @@ export function analyzeConnections(model: CodeModel): {
     for (const files of model.filesByUnit.values())
       for (const f of files)
         if (model.servedConfig.has(f.path)) servedTo.set(f.path, (servedTo.get(f.path) ?? 0) + 1);
-  for (const unit of model.units) {
-    for (const file of model.filesByUnit.get(unit.key) ?? []) {
+  const byUnit: [Unit, SourceFile[]][] = model.units.map((u) => [
+    u,
+    model.filesByUnit.get(u.key) ?? [],
+  ]);
+  // Settings files no unit holds (a compose project's `./config/app.yml`): read under a subject
+  // of their own, no entity; reconcile gives them to the containers they are mounted into.
+  for (const file of model.files)
+    if (isSettingsFile(file.path) && model.ownerOf(dirname(file.path)) === null)
+      byUnit.push([settingsSubject(file.path), [file]]);
+  for (const [unit, files] of byUnit) {
+    for (const file of files) {
       const kind = scanKindOf(file.path, unit, model.servedConfig?.has(file.path) ?? false);
       if (!kind) continue;
       if (file.text.length > MAX_FILE_CHARS) {
@@ -457,7 +494,7 @@ export function analyzeConnections(model: CodeModel): {
       // A program's settings file (`config.yml`) configures whatever container is given it
       // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it.
       if (
-        PROGRAM_SETTINGS.test(basename(file.path)) &&
+        (PROGRAM_SETTINGS.test(basename(file.path)) || unit.key.startsWith('settings:')) &&
         !/(^|\/)src\/main\/resources\//.test(file.path)
       )
         for (let i = start; i < out.length; i++)
