@@ -160,7 +160,9 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
   if (base.endsWith('.lockfile')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
-  if (PROGRAM_CONFIG.test(base) && !TOOLING_DIR.test(filePath)) return 'code';
+  // (A Kubernetes-style manifest named `settings.yaml`, a Dapr component, stays cloud below.)
+  if (PROGRAM_CONFIG.test(base) && !TOOLING_DIR.test(filePath) && !isManifestHead(head))
+    return 'code';
   // Spring classpath resources and config-server backends (`shared/orders.yml`, a config repo):
   // settings an application reads (analysis/code/spring-cloud.ts).
   if (
@@ -171,13 +173,11 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
     return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
-  if (
-    (ext === '.yaml' || ext === '.yml') &&
-    head &&
-    /^\s*apiVersion:\s*\S+/m.test(head) &&
-    /^\s*kind:\s*\S+/m.test(head)
-  ) {
-    return 'cloud';
-  }
+  if ((ext === '.yaml' || ext === '.yml') && isManifestHead(head)) return 'cloud';
   return null;
+}
+
+/** The head of a YAML file declares an `apiVersion` and a `kind` (a Kubernetes-style object). */
+function isManifestHead(head: string | undefined): boolean {
+  return head !== undefined && /^\s*apiVersion:\s*\S+/m.test(head) && /^\s*kind:\s*\S+/m.test(head);
 }
