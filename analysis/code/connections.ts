@@ -64,6 +64,7 @@ import {
 } from './connection-scan';
 import { isLockfile, manifestKindOf } from './manifests';
 import { scanPythonSettings } from './python-settings';
+import { isProgramSettings, isSettingsFile, settingsSubject } from './settings-files';
 import { withoutUnusedSettings } from './shared-settings';
 import type { CodeModel, Unit } from './model';
 
@@ -386,37 +387,6 @@ function scanConfig(ctx: Ctx, code: string): void {
   });
 }
 
-/** Settings files of a program, by name (domain/audits/classify.ts reads them as code). */
-const PROGRAM_SETTINGS = /^(config|settings)([-.][\w.-]+)?\.(ya?ml|json|toml)$/i;
-
-/** Python settings modules by name: `settings.py`, `sentry.conf.py`, `local_settings.example.py`. */
-const PYTHON_SETTINGS = /(^|[._-])(settings|config|conf)([._-][\w.-]*)?\.py$/i;
-
-function isSettingsFile(path: string): boolean {
-  const base = basename(path);
-  return PROGRAM_SETTINGS.test(base) || PYTHON_SETTINGS.test(base);
-}
-
-/** The stand-in unit a settings file outside every unit is read under (no entity kind). */
-function settingsSubject(path: string): Unit {
-  return {
-    key: `settings:${path}`,
-    name: path,
-    dir: dirname(path),
-    manifestName: null,
-    manifests: [],
-    dockerfiles: [],
-    lockfiles: [],
-    ecosystems: [],
-    aliases: [],
-    npmName: null,
-    goModule: null,
-    pythonNames: [],
-    workspaceRootDir: null,
-    citation: { path, line: 1, provider: 'settings' },
-  };
-}
-
 /** A mail relay named by a key of a mail namespace (`mail.host: smtp`, `smtp: {server: relay}`). */
 const MAIL_HOST_KEY = /(^|[._-])(mail|smtp|email)[._-](host|hostname|server|address)$/i;
 
@@ -492,10 +462,12 @@ export function analyzeConnections(model: CodeModel): {
       if (kind.code) scanCode(ctx, code, mask, idx);
       else scanConfig(ctx, code);
       // A program's settings file (`config.yml`) configures whatever container is given it
-      // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it.
+      // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it; a
+      // classpath resource or a file a config server serves is the unit's own.
       if (
-        (PROGRAM_SETTINGS.test(basename(file.path)) || unit.key.startsWith('settings:')) &&
-        !/(^|\/)src\/main\/resources\//.test(file.path)
+        (isProgramSettings(file.path) || unit.key.startsWith('settings:')) &&
+        !/(^|\/)src\/main\/resources\//.test(file.path) &&
+        !model.servedConfig?.has(file.path)
       )
         for (let i = start; i < out.length; i++)
           out[i] = { ...out[i]!, attributes: { ...out[i]!.attributes, settings_file: true } };
