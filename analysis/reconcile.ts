@@ -251,7 +251,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const entry = relEvidence.get(key) ?? { kind: e.relationship_kind, source, target, ev: [] };
     entry.ev.push(e);
     const mount = mounted.mountOf.get(e);
-    if (mount) entry.ev.push(mount);
+    if (mount && !entry.ev.includes(mount)) entry.ev.push(mount);
     relEvidence.set(key, entry);
   }
   // Defaults: code that reads VAR with a default host (`os.getenv("REDIS_HOST", "redis")`,

@@ -263,3 +263,31 @@ test('a shared folder is read by the container whose environment names its targe
   ]);
   t.deepEqual(connections(graph), ['service:api -> datastore:db', 'service:worker -> queue:queue']);
 });
+
+test('a mounted settings file the repository holds only as its template is read from the template', async (t) => {
+  const compose = `services:
+  relay:
+    image: acme/relay:1
+    volumes:
+      - ./relay/config.yml:/etc/relay/config.yml:ro
+  api:
+    image: acme/api:1
+  cache:
+    image: redis:7
+`;
+  const files: SourceFile[] = [
+    { path: 'docker-compose.yml', text: compose },
+    {
+      path: 'relay/config.example.yml',
+      text: 'upstream: "http://api:8080/"\nredis: redis://cache:6379\n',
+    },
+  ];
+  const { graph, evidence } = await analyzeFiles(files);
+  t.deepEqual(connections(graph), [
+    'service:relay -> datastore:cache',
+    'service:relay -> service:api',
+  ]);
+  const rel = graph.relationships.find((r) => r.target_key === 'service:api')!;
+  const paths = rel.evidence_ids.map((id) => evidence.find((e) => e.id === id)!.location.path);
+  t.deepEqual([...new Set(paths)].sort(), ['docker-compose.yml', 'relay/config.example.yml']);
+});
