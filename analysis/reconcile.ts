@@ -10,6 +10,7 @@ import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-add
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
 import { daprSecretConnections } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
+import { mountedSettings } from './reconcile-mounted';
 import {
   DEPLOYMENT_KINDS,
   GRAPH,
@@ -35,7 +36,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const { evidence: primary, variants } = selectVariants(allEvidence);
   // A content order, not the input order, decides ties (which value an attribute keeps).
   // Each record's order key is computed once, not twice per comparison.
-  const evidence = primary
+  let evidence = primary
     .filter((e) => e.attributes.in_test !== true)
     .map((e) => ({ e, k: orderKey(e) }))
     .sort((a, b) => a.k.localeCompare(b.k))
@@ -134,8 +135,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     }
   }
 
+  // Settings files given to containers are theirs (reconcile-mounted.ts).
+  const mounted = mountedSettings(evidence, (k) => uf.find(k), [...declarations.keys()]);
+  evidence = mounted.evidence;
   // Each set's kind and whether it is an entity at all, from its own evidence (identitySets).
   const { finalKey, dropped, engines } = identitySets(evidence, subjects, (k) => uf.find(k));
+  for (const k of mounted.settingsOnly) dropped.add(uf.find(k));
   const rep = (key: string) => {
     const r = uf.find(key);
     return finalKey.get(r) ?? r;
@@ -246,6 +251,8 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const key = `${e.relationship_kind}:${source}->${target}`;
     const entry = relEvidence.get(key) ?? { kind: e.relationship_kind, source, target, ev: [] };
     entry.ev.push(e);
+    const mount = mounted.mountOf.get(e);
+    if (mount && !entry.ev.includes(mount)) entry.ev.push(mount);
     relEvidence.set(key, entry);
   }
   // Defaults: code that reads VAR with a default host (`os.getenv("REDIS_HOST", "redis")`,
