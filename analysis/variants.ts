@@ -30,6 +30,8 @@ export interface VariantChoice {
    * chart no deployer passes values to) the chart's own values.yaml.
    */
   chosen_by: 'deploy-step' | 'most-complete' | 'chart-defaults';
+  /** The deploy records' places (`file:line`) that chose the primary, when one decided. */
+  chosen_from?: string[];
   /** True when no deploy step decided: the primary is a guess and the snapshot is partial. */
   guessed: boolean;
   /** Edges only the other variants declare (`source -> target`), kept out of the graph. */
@@ -78,6 +80,7 @@ function deployPaths(e: Ev): string[] {
     a.kustomize,
     a.chart,
     a.compose_file,
+    ...(Array.isArray(a.compose_files) ? a.compose_files : []),
   ].filter((x): x is string => typeof x === 'string' && x !== '');
   const out: string[] = [];
   for (const r of raw) {
@@ -86,6 +89,21 @@ function deployPaths(e: Ev): string[] {
     if (p) out.push(p);
   }
   return out;
+}
+
+/**
+ * How strongly a deploy record says what is deployed (lower is stronger): a pipeline's deploy
+ * step or Skaffold, then the root README's commands, a Makefile's, a deploy script's.
+ */
+function deployTier(e: Ev): number {
+  const d = e.attributes.documented_in;
+  return d === 'readme' ? 1 : d === 'makefile' ? 2 : d === 'script' ? 3 : 0;
+}
+
+/** `big` declares at least half of `small`'s deployables (and more of them). */
+function covers(big: Set<string>, small: Set<string>): boolean {
+  const shared = [...small].filter((n) => big.has(n)).length;
+  return big.size > small.size && shared / small.size >= MIN_SHARED;
 }
 
 interface Unit {
@@ -170,19 +188,40 @@ export function selectVariants<T extends Ev>(
       edgeCache.set(root, found);
       return found;
     };
-    // 3. The primary: what a deploy step names, else the most complete.
+    // 3. The primary: what a deploy step names, else the most complete. Records of the first
+    // tier that names any variant decide (CI and Skaffold, then the README, a Makefile, a script).
+    const unitRoots = members.map((m) => units.get(m)!.root);
     const named = new Map<string, string[]>();
-    for (const d of deploys) {
-      for (const p of deployPaths(d)) {
-        for (const root of roots.keys()) {
-          const hit =
-            family === 'docker-compose'
-              ? dirname(p) === root
-              : isWithin(p, root) || isWithin(root, p);
-          if (hit && !(p === ancestor && roots.size > 1 && family !== 'docker-compose'))
-            named.set(root, [...(named.get(root) ?? []), d.id]);
+    /** A deployment the records name outside these variants that holds them all (dev stacks). */
+    let outside = null as { root: string; ids: string[] } | null;
+    for (const tier of [0, 1, 2, 3]) {
+      for (const d of deploys.filter((x) => deployTier(x) === tier)) {
+        for (const p of deployPaths(d)) {
+          let inside = false;
+          for (const root of roots.keys()) {
+            const hit =
+              family === 'docker-compose'
+                ? dirname(p) === root
+                : (isWithin(p, root) || isWithin(root, p)) &&
+                  // The path reaches a manifest folder of the variants, not a file beside them.
+                  unitRoots.some((u) => isWithin(u, root) && (isWithin(u, p) || isWithin(p, u)));
+            if (hit && !(p === ancestor && roots.size > 1 && family !== 'docker-compose')) {
+              named.set(root, [...(named.get(root) ?? []), d.id]);
+              inside = true;
+            }
+          }
+          const other =
+            family === 'docker-compose' ? units.get(`${family}\u0000${dirname(p)}`) : null;
+          if (
+            !inside &&
+            other &&
+            !outside &&
+            [...roots.values()].every((n) => covers(other.names, n))
+          )
+            outside = { root: other.root, ids: [d.id] };
         }
       }
+      if (named.size > 0 || outside) break;
     }
     const score = (root: string) => roots.get(root)!.size * 1000 + edgesOf(root).length;
     const byCompleteness = (list: string[]) =>
@@ -190,17 +229,40 @@ export function selectVariants<T extends Ev>(
         (a, b) =>
           score(b) - score(a) || a.split('/').length - b.split('/').length || compareStrings(a, b),
       );
+    // Variants that a named deployment holds entirely are its developer stacks: it is primary.
+    const over = named.size === 0 ? outside : null;
+    if (over) {
+      named.set(over.root, over.ids);
+      roots.set(over.root, units.get(`${family}\u0000${over.root}`)!.names);
+    }
     const decided = named.size === 1;
     const primary = decided
       ? [...named.keys()][0]!
       : byCompleteness([...(named.size ? named.keys() : roots.keys())])[0]!;
     const others = [...roots.keys()].filter((r) => r !== primary).sort(compareStrings);
+    // The deciding records' places, by file then line.
+    const chosenFrom = decided
+      ? [
+          ...new Set(
+            named
+              .get(primary)!
+              .map((id) => evidence.find((e) => e.id === id))
+              .filter((e): e is T => e !== undefined)
+              .sort(
+                (a, b) =>
+                  compareStrings(a.location.path, b.location.path) ||
+                  a.location.start_line - b.location.start_line,
+              )
+              .map((e) => `${e.location.path}:${e.location.start_line}`),
+          ),
+        ]
+      : [];
     const primaryEdges = new Set(edgesOf(primary));
     const dropped = uniqueSorted(others.flatMap(edgesOf)).filter((e) => !primaryEdges.has(e));
     const keep = roots.get(primary)!;
     for (const r of others) demoted.push({ family, root: r, within: within(r), keep });
     const why = decided
-      ? `a deploy step names it (${named.get(primary)!.length} record(s))`
+      ? `${over ? 'it holds every variant (developer stacks of it) and ' : ''}a deploy step names it, chosen from ${chosenFrom.slice(0, 5).join(', ')}`
       : named.size > 1
         ? `deploy steps name several variants (${[...named.keys()].sort(compareStrings).join(', ')}); the most complete was chosen, a guess`
         : 'nothing in the repository says which is deployed; the most complete was chosen, a guess';
@@ -211,6 +273,7 @@ export function selectVariants<T extends Ev>(
       others,
       chosen_by: decided ? 'deploy-step' : 'most-complete',
       guessed: !decided,
+      ...(decided ? { chosen_from: chosenFrom } : {}),
       dropped_edges: dropped,
       evidence_ids: decided
         ? uniqueSorted(named.get(primary)!)
@@ -218,7 +281,7 @@ export function selectVariants<T extends Ev>(
             .filter((e) => DECLARATIONS.has(e.evidence_kind))
             .map((e) => e.id)
             .slice(0, 20),
-      detail: `${family} deployment variants of one system: ${[primary, ...others].join(', ')}. The graph is built from ${primary}: ${why}. Edges only the other variant(s) declare are left out${dropped.length ? ` (${dropped.length}: ${shown}${dropped.length > 20 ? '; ...' : ''})` : ' (none differ)'}.`,
+      detail: `${family} deployment variants of one system: ${[primary, ...others].map((r) => r || '.').join(', ')}. The graph is built from ${primary || '.'}: ${why}. Edges only the other variant(s) declare are left out${dropped.length ? ` (${dropped.length}: ${shown}${dropped.length > 20 ? '; ...' : ''})` : ' (none differ)'}.`,
     });
   }
   variants.push(...helmVariants(evidence));

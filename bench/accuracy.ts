@@ -28,7 +28,7 @@
  * Each checkout runs through what an audit runs: every file git tracks (under `subdir`, like a
  * source scope `include`), symlinks and files over the maximum stored file size
  * (MAX_STORED_FILE_BYTES, 2 MiB by default, as in platform/config.ts) listed but not read, binary
- * files skipped, classifyPath on each path (with the head of YAML files), then analyzeCode,
+ * files skipped, classifyPath on each path (with the head of YAML files and the README), then analyzeCode,
  * analyzeCloud, analyzeCicd and reconcile (activities/audits/index.ts, agents/analyzers.ts).
  *
  * What counts as an edge: a `connects_to` relationship (a runtime connection; `depends_on` is
@@ -48,7 +48,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { classifyPath, type SourceType } from '../domain/audits/classify';
+import { classifyPath, headBytes, type SourceType } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';
@@ -225,7 +225,7 @@ export async function analyzeTree(root: string, subdir?: string | null): Promise
       continue;
     }
     const data = fs.readFileSync(full);
-    const head = /\.ya?ml$/i.test(p) ? data.subarray(0, 4096).toString('utf8') : undefined;
+    const head = headBytes(p) ? data.subarray(0, headBytes(p)).toString('utf8') : undefined;
     const type = classifyPath(p, head);
     if (!type || data.subarray(0, 8192).includes(0)) continue;
     byType[type].push({ path: p, text: data.toString('utf8') });

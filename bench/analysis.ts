@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { classifyPath, type SourceType } from '../domain/audits/classify';
+import { classifyPath, headBytes, type SourceType } from '../domain/audits/classify';
 import type { SourceFile } from '../analysis/evidence';
 import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
         if (size > MAX_FILE_BYTES) continue;
         const data = fs.readFileSync(full);
         all.push(p);
-        const head = /\.ya?ml$/i.test(p) ? data.subarray(0, 4096).toString('utf8') : undefined;
+        const head = headBytes(p) ? data.subarray(0, headBytes(p)).toString('utf8') : undefined;
         const type = classifyPath(p, head);
         if (!type || data.subarray(0, 8192).includes(0)) continue;
         byType[type].push({ path: p, text: data.toString('utf8') });

@@ -9,7 +9,7 @@ import { getAuditById, replaceSourceFiles, updateAudit, type SourceFileRow } fro
 import { findRepository } from '../../db/repositories';
 import { findUpload } from '../../db/uploads';
 import { findWorkspace } from '../../db/workspaces';
-import { classifyPath } from '../../domain/audits/classify';
+import { classifyPath, headBytes } from '../../domain/audits/classify';
 import { SourceError } from '../../domain/audits/source-error';
 import { isOtherBranch } from '../../domain/repositories/git-ref';
 import { pullRequestBaseOf } from '../../db/integrations';
@@ -85,7 +85,7 @@ export function createAcquireSource(deps: AuditActivityDeps, steps: Steps) {
               : Promise.resolve(crypto.createHash('sha256').update(data).digest('hex')))
           : null;
         const head =
-          data && /\.ya?ml$/i.test(p) ? data.subarray(0, 4096).toString('utf8') : undefined;
+          data && headBytes(p) ? data.subarray(0, headBytes(p)).toString('utf8') : undefined;
         rows.push({
           audit_id: auditId,
           path: p,

@@ -129,7 +129,7 @@ export function daprComponentEvidence(c: K8sObject, cluster: Cluster): Evidence[
   const [block = '', ...rest] = type.split('.');
   const impl = rest.join('.');
   const target = targetOf(block, impl);
-  const resolve = cluster.resolver(c.namespace);
+  const resolve = cluster.resolver(c.namespace, c.file.path);
   const refs = asArray(spec.metadata)
     .filter(isRecord)
     .filter((m) => HOST_ITEMS.test(asString(m.name) ?? ''))

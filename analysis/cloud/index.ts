@@ -6,6 +6,7 @@ import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evide
 import { sortOutput, analyzerErrorGap } from '../shared/evidence';
 import { basename, isDockerfile, sortByPath } from '../shared/paths';
 import { builtEngines, type BuiltEngine } from './built-images';
+import { analyzeDeployDocuments, deployDocumentKind } from './deploy-commands';
 import { analyzeCompose } from './compose';
 import { daprSecretHostEvidence } from './dapr-secrets';
 import { readComposeFiles } from './compose-merge';
@@ -28,7 +29,8 @@ export type CloudFormat =
   | 'kustomize'
   | 'kubernetes'
   | 'proxy'
-  | 'skaffold';
+  | 'skaffold'
+  | 'deploy-document';
 
 const COMPOSE = /^((docker-)?compose|docker-stack)([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -38,6 +40,8 @@ const CI_PATHS = /(^|\/)(\.github|\.circleci|\.gitlab)\/|(^|\/)\.gitlab-ci\.ya?m
 /** Which cloud analyzer reads a file, or null. `charts` are the directories holding a Chart.yaml. */
 export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat | null {
   const name = basename(file.path);
+  // The root README, Makefiles and deploy scripts: the commands they say deploy the system.
+  if (deployDocumentKind(file.path)) return 'deploy-document';
   if (COMPOSE.test(name)) return 'compose';
   // The project `.env` file Compose interpolates from; read with the compose files beside it.
   if (name === '.env') return 'dotenv';
@@ -109,6 +113,9 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
   await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
   await guard('skaffold', of('skaffold'), () => analyzeSkaffold(of('skaffold')));
+  await guard('deploy-document', of('deploy-document'), () =>
+    analyzeDeployDocuments(of('deploy-document'), files),
+  );
   for (const f of of('dockerfile')) await guard('dockerfile', [f], () => analyzeDockerfile(f));
   // Proxy files are attributed to the service that mounts or builds them; Traefik routes are
   // read from compose labels, so this runs with no proxy file too.

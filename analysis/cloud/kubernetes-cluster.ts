@@ -8,6 +8,7 @@ import { dirname, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
 import type { HostResolver, ResolvedHost } from './env';
+import { nearestOf } from './kubernetes-nearest';
 
 export type Obj = Record<string, unknown>;
 
@@ -203,10 +204,14 @@ export class Cluster {
     this.secrets = [...objects, ...generated].filter((o) => o.kind === 'Secret');
   }
 
-  /** The workload a Service selects (first by name when several match). */
+  /**
+   * The workload a Service selects: of several matches, the one nearest the Service's file (its
+   * own variant, kubernetes-nearest.ts), then the first by name.
+   */
   selected(svc: K8sObject): Workload | null {
     const spec = isRecord(svc.obj.spec) ? svc.obj.spec : {};
-    return this.podsMatching(stringMap(spec.selector), svc.namespace)[0] ?? null;
+    const matches = this.podsMatching(stringMap(spec.selector), svc.namespace);
+    return nearestOf(matches, svc.file.path) ?? matches[0] ?? null;
   }
 
   /**
@@ -223,15 +228,17 @@ export class Cluster {
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  service(name: string, namespace: string | null): K8sObject | null {
-    return (
-      this.services.find((s) => s.name === name && sameNamespace(s.namespace, namespace)) ?? null
+  /** Service `name`: of several, the one nearest file `from` (its variant's), else the first. */
+  service(name: string, namespace: string | null, from: string | null = null): K8sObject | null {
+    const matches = this.services.filter(
+      (s) => s.name === name && sameNamespace(s.namespace, namespace),
     );
+    return nearestOf(matches, from) ?? matches[0] ?? null;
   }
 
   /** Entity key for traffic sent to Service `name`: the selected workload, else the Service. */
-  serviceTarget(name: string, namespace: string | null): ResolvedHost {
-    const svc = this.service(name, namespace);
+  serviceTarget(name: string, namespace: string | null, from: string | null = null): ResolvedHost {
+    const svc = this.service(name, namespace, from);
     const w = svc ? this.selected(svc) : null;
     if (w) return { key: entityKey('service', w.name), name: w.name, via: 'kubernetes-service' };
     return {
@@ -241,7 +248,8 @@ export class Cluster {
     };
   }
 
-  resolver(fromNamespace: string | null): HostResolver {
+  /** Host names resolved from a namespace and (for the nearest variant's objects) a file. */
+  resolver(fromNamespace: string | null, from: string | null = null): HostResolver {
     return (host) => {
       const short = host.replace(/\.svc\.cluster\.local\.?$/, '').replace(/\.svc$/, '');
       const clusterDns = short !== host;
@@ -250,7 +258,8 @@ export class Cluster {
       const [name = '', ns = null] = labels;
       if (ns !== null && !clusterDns && !this.knownIn(name, ns, fromNamespace)) return null;
       const namespace = ns ?? fromNamespace;
-      if (clusterDns || this.service(name, namespace)) return this.serviceTarget(name, namespace);
+      if (clusterDns || this.service(name, namespace, from))
+        return this.serviceTarget(name, namespace, from);
       const w = this.workloads.find(
         (x) => x.name === name && sameNamespace(x.namespace, namespace),
       );
@@ -273,23 +282,37 @@ export class Cluster {
     );
   }
 
-  configValue(name: string, key: string, namespace: string | null): unknown {
-    return this.configData(name, namespace)?.[key];
+  configValue(
+    name: string,
+    key: string,
+    namespace: string | null,
+    from: string | null = null,
+  ): unknown {
+    return this.configData(name, namespace, from)?.[key];
   }
 
   /**
    * The keys and values of ConfigMap `name` declared in these files (`data`), or null when it is
-   * not declared here. One in the workload's namespace wins over one without a namespace.
+   * not declared here. One in the workload's namespace wins over one without a namespace; of
+   * several, the one of the variant of file `from` (kubernetes-nearest.ts).
    */
-  configData(name: string, namespace: string | null): Record<string, unknown> | null {
-    const cm = this.find(this.configMaps, name, namespace);
+  configData(
+    name: string,
+    namespace: string | null,
+    from: string | null = null,
+  ): Record<string, unknown> | null {
+    const cm = this.find(this.configMaps, name, namespace, from);
     if (!cm) return null;
     return isRecord(cm.obj.data) ? cm.obj.data : {};
   }
 
   /** The keys and values of Secret `name`: `data` decoded from base64, then `stringData` over it. */
-  secretData(name: string, namespace: string | null): Record<string, unknown> | null {
-    const s = this.find(this.secrets, name, namespace);
+  secretData(
+    name: string,
+    namespace: string | null,
+    from: string | null = null,
+  ): Record<string, unknown> | null {
+    const s = this.find(this.secrets, name, namespace, from);
     if (!s) return null;
     const out: Record<string, unknown> = {};
     if (isRecord(s.obj.data)) {
@@ -302,9 +325,19 @@ export class Cluster {
     return out;
   }
 
-  private find(list: K8sObject[], name: string, namespace: string | null): K8sObject | null {
+  private find(
+    list: K8sObject[],
+    name: string,
+    namespace: string | null,
+    from: string | null,
+  ): K8sObject | null {
     const matches = list.filter((c) => c.name === name && sameNamespace(c.namespace, namespace));
-    return matches.find((c) => c.namespace === namespace) ?? matches[0] ?? null;
+    const exact = matches.filter((c) => c.namespace === namespace);
+    // Two declarations with the same contents are one, whichever variant is taken.
+    const same = (a: K8sObject, b: K8sObject) =>
+      JSON.stringify([a.obj.data, a.obj.stringData]) ===
+      JSON.stringify([b.obj.data, b.obj.stringData]);
+    return nearestOf(exact.length ? exact : matches, from, same);
   }
 }
 

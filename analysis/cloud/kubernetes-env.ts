@@ -108,8 +108,8 @@ export function containerEnv(
     );
     const value =
       ref.kind === 'secret'
-        ? cluster.secretData(source, w.namespace)?.[key]
-        : cluster.configValue(source, key, w.namespace);
+        ? cluster.secretData(source, w.namespace, w.file.path)?.[key]
+        : cluster.configValue(source, key, w.namespace, w.file.path);
     resolved(path, name, value, ref.via, { from: ref.via, [ref.kind]: source, key });
   });
   asArray(c.envFrom).forEach((e, j) => {
@@ -141,7 +141,10 @@ export function containerEnv(
           config,
         },
       );
-      bulk(cluster.configData(config, w.namespace), { from: 'envFrom.configMapRef', config });
+      bulk(cluster.configData(config, w.namespace, w.file.path), {
+        from: 'envFrom.configMapRef',
+        config,
+      });
     } else if (isRecord(e.secretRef)) {
       const secret = asString(e.secretRef.name) ?? '';
       refEvidence(
@@ -154,7 +157,10 @@ export function containerEnv(
           secret,
         },
       );
-      bulk(cluster.secretData(secret, w.namespace), { from: 'envFrom.secretRef', secret });
+      bulk(cluster.secretData(secret, w.namespace, w.file.path), {
+        from: 'envFrom.secretRef',
+        secret,
+      });
     }
   });
   return out;

@@ -70,7 +70,7 @@ export function ingressEvidence(ing: K8sObject, cluster: Cluster): Evidence[] {
   const route = (path: PathItem[], backend: unknown, host: string | null, httpPath: Obj | null) => {
     const b = backendOf(backend);
     if (!b) return;
-    const target = cluster.serviceTarget(b.service, ing.namespace);
+    const target = cluster.serviceTarget(b.service, ing.namespace, ing.file.path);
     const tls = host ? tlsHosts.has(host) : anyTls;
     out.push(
       cite(ing, path, {
@@ -142,7 +142,7 @@ export function configMapEvidence(cm: K8sObject, cluster: Cluster): Evidence[] {
       },
     }),
   ];
-  const resolve = cluster.resolver(cm.namespace);
+  const resolve = cluster.resolver(cm.namespace, cm.file.path);
   out.push(...springApplicationConfig(cm, data, cluster));
   for (const [k, v] of Object.entries(data)) {
     if (typeof v === 'string' && v.includes('\n')) continue;
@@ -299,7 +299,7 @@ function springApplicationConfig(
   );
   if (!workload) return [];
   const subject = entityKey('service', workload.name);
-  const resolve = cluster.resolver(cm.namespace);
+  const resolve = cluster.resolver(cm.namespace, cm.file.path);
   const out: Evidence[] = [];
   for (const [k, v] of Object.entries(data)) {
     if (!APP_SETTINGS_KEY.test(k) || typeof v !== 'string') continue;

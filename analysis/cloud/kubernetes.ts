@@ -126,7 +126,7 @@ function workloadEvidence(w: Workload, cluster: Cluster, built: BuiltEngine): Ev
     }),
   ];
   const podAt = [...w.podPath, 'spec'];
-  const resolve = cluster.resolver(w.namespace);
+  const resolve = cluster.resolver(w.namespace, w.file.path);
   let classified = false;
   for (const [group, list] of groups) {
     list.forEach((c, i) => {

@@ -57,6 +57,11 @@ const CLOUD_PATTERNS: RegExp[] = [
   // addresses they hold are read with the store's component (analysis/cloud/dapr-secrets.ts).
   /(^|\/)[\w.-]*secrets\.json$/,
   /(^|\/)Pulumi(\.[\w-]+)?\.ya?ml$/,
+  // What the repository says it deploys (analysis/cloud/deploy-commands.ts): Makefile recipes and
+  // deploy scripts (`deploy-staging.sh`, a script in a `k8s/` folder); the root README below.
+  /(^|\/)(GNUmakefile|[Mm]akefile)$/,
+  /(^|\/)(k8s|kubernetes|helm|charts|deploy|deployment|deployments|manifests)\/(.+\/)?[^/]+\.(sh|bash|ps1)$/i,
+  /(^|\/)(deploy|install)[\w.-]*\.(sh|bash|ps1)$/i,
 ];
 
 const CODE_EXTENSIONS = new Set([
@@ -154,10 +159,29 @@ const TOOLING_DIR = /(^|\/)\.[^/]+\//;
 /** Top-level Spring Boot / Spring Cloud keys (`spring:`, `spring.datasource.url=`, `eureka:`, `zuul:`). */
 const SPRING_CONFIG_HEAD = /^(spring|eureka|zuul|feign|ribbon|hystrix)(:|\.[\w.-]+\s*[:=])/m;
 
-/** Classifies by path alone; `head` (the first bytes of a YAML file) refines unknown YAML. */
+/** The root README (deploy instructions are read from it only when it holds a deploy command). */
+const ROOT_README = /^README(\.(md|markdown|rst|txt))?$/i;
+/** A command that deploys the system: what the variant chooser takes as the deployed variant. */
+const DEPLOY_COMMAND =
+  /\b(kubectl|oc)\s+apply\b|\b(docker[- ]compose|podman-compose)\b[^\n]*\s(up|run|start|create|deploy)\b|\bhelm\s+(upgrade|install)\s|\bskaffold\s+(run|dev|deploy)\b/;
+
+/**
+ * How many leading bytes of a file classifyPath needs as its `head`: 4 KiB of YAML (to tell a
+ * manifest apart), 64 KiB of the root README (to find a deploy command), none of anything else.
+ */
+export function headBytes(filePath: string): number {
+  if (/\.ya?ml$/i.test(filePath)) return 4096;
+  return ROOT_README.test(filePath) ? 65536 : 0;
+}
+
+/**
+ * Classifies by path alone; `head` (the first headBytes of the file) refines unknown YAML, and
+ * makes the root README a deployment description (cloud) when it holds a deploy command.
+ */
 export function classifyPath(filePath: string, head?: string): SourceType | null {
   if (CICD_PATTERNS.some((p) => p.test(filePath))) return 'cicd';
   if (CLOUD_PATTERNS.some((p) => p.test(filePath))) return 'cloud';
+  if (ROOT_README.test(filePath)) return head && DEPLOY_COMMAND.test(head) ? 'cloud' : null;
   const base = path.posix.basename(filePath);
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
   // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).

@@ -4,14 +4,14 @@ import { analyzeCloud } from '../../analysis/cloud';
 import { analyzeCode } from '../../analysis/code';
 import { assessControls, type Assessment } from '../../analysis/controls';
 import { reconcile, type StoredEvidence } from '../../analysis/reconcile';
-import { classifyPath } from '../../domain/audits/classify';
+import { classifyPath, headBytes } from '../../domain/audits/classify';
 import type { SourceFile } from '../../analysis/evidence';
 
 /** Assesses `files` (path -> text) as an audit would: classify, analyze, reconcile, assess. */
 export async function assessFiles(files: Record<string, string>): Promise<Assessment[]> {
   const by: Record<'code' | 'cloud' | 'cicd', SourceFile[]> = { code: [], cloud: [], cicd: [] };
   for (const [path, text] of Object.entries(files)) {
-    const type = classifyPath(path, /\.ya?ml$/i.test(path) ? text.slice(0, 4096) : undefined);
+    const type = classifyPath(path, headBytes(path) ? text.slice(0, headBytes(path)) : undefined);
     if (type) by[type].push({ path, text });
   }
   const outs = [
