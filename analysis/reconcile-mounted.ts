@@ -22,9 +22,21 @@
 import { keyKind, keyName } from './evidence';
 import { GRAPH, type StoredEvidence } from './reconcile-model';
 import { basename, dirname, isWithin } from './shared/paths';
+import { isSettingsFile } from './code/settings-files';
 
 /** Records of a file's content that belong to whoever reads the file. */
 const MOVABLE = new Set(['connection-string', 'env-read', 'external-api-call', 'address-handed']);
+/**
+ * A file a folder mount can make a container's settings: a settings file by name or a file of a
+ * configuration format. Program source under a mounted folder (a development override's
+ * `./src:/usr/src/code/src`, for hot reload) is its unit's code, not settings: spreading every
+ * address of a source tree to each container that mounts it made every process of one image
+ * call everything any of them calls. A program file mounted by itself (a health-check script)
+ * is still that container's.
+ */
+const CONFIG_FORMAT = /\.(ya?ml|json|toml|ini|conf|cfg|properties|env|xml)$/i;
+const isSettingsPath = (path: string) => isSettingsFile(path) || CONFIG_FORMAT.test(path);
+
 /** A unit's records that say nothing about what it does at run time. */
 const DECLARATION_ONLY = new Set(['unit-declared', 'dependency-declared']);
 
@@ -137,10 +149,11 @@ export function mountedSettings(
     let r = readersCache.get(path);
     if (r) return r;
     const template = templateOf(path);
+    const settings = isSettingsPath(path);
     const byContainer = new Map<string, Mount>();
     for (const m of mounts) {
       const file = m.hostPath === path || m.hostPath === template;
-      const folder = !file && m.hostPath !== path && isWithin(path, m.hostPath);
+      const folder = settings && !file && m.hostPath !== path && isWithin(path, m.hostPath);
       if (!file && !(folder && (m.named || oneProgram(m.hostPath)))) continue;
       if (!byContainer.has(m.container)) byContainer.set(m.container, m);
     }

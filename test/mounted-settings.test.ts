@@ -291,3 +291,39 @@ test('a mounted settings file the repository holds only as its template is read 
   const paths = rel.evidence_ids.map((id) => evidence.find((e) => e.id === id)!.location.path);
   t.deepEqual([...new Set(paths)].sort(), ['docker-compose.yml', 'relay/config.example.yml']);
 });
+
+test('program source under a folder mounted for hot reload is its unit code, not every mounting process settings', async (t) => {
+  // A development compose file mounts the source tree into each process of one image; an address
+  // one module of that code calls is no call of every process (seen on a self-hosted product:
+  // every worker wired to everything any of them calls).
+  const compose = `x-app: &app
+  image: acme-app-local
+  build:
+    context: .
+  volumes:
+    - ./src:/usr/src/code/src
+services:
+  api:
+    <<: *app
+    command: api
+  realtime:
+    <<: *app
+    command: realtime
+  worker:
+    <<: *app
+    command: worker
+  executor:
+    image: acme/executor:1
+`;
+  const { graph } = await analyzeFiles([
+    { path: 'docker-compose.yml', text: compose },
+    { path: 'composer.json', text: '{"name": "acme/app", "require": {"php": ">=8.1"}}\n' },
+    {
+      path: 'src/Workers/Builds.php',
+      text: "<?php\n$executor = new Executor('http://executor:8080/v1');\n",
+    },
+  ]);
+  const got = connections(graph);
+  t.false(got.includes('service:realtime -> service:executor'), got.join('\n'));
+  t.false(got.includes('service:worker -> service:executor'), got.join('\n'));
+});
