@@ -20,7 +20,10 @@
  *   repair / cleanup / one-off);
  * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main), a Go module
  *   without `package main`, a Cargo library without a binary, an npm package published as a
- *   library (exports/types/peerDependencies, no start script, not private); none with a Dockerfile;
+ *   library (exports/types/peerDependencies; private: exports/types) whose start/serve/dev
+ *   scripts at most rebuild it (`tsc --watch`), an npm package with no source of its own, no
+ *   dependency and no start script (shared configuration, a root running its members' tasks);
+ *   none with a Dockerfile;
  * - service: everything else (a Dockerfile, a web/worker SDK, a start script, or by default).
  */
 import type { SourceFile } from '../evidence';
@@ -70,6 +73,10 @@ const MOBILE_NPM =
 const SPA_NPM = /^(react|react-dom|vue|@angular\/core|svelte|solid-js|preact)$/;
 const SERVER_NPM =
   /^(express|fastify|koa|@nestjs\/core|next|nuxt|@remix-run\/(node|serve)|@hapi\/hapi|hapi|restify|@sveltejs\/kit|@sveltejs\/adapter-node|astro|hono|socket\.io|ws|@grpc\/grpc-js)$/;
+
+/** A script that rebuilds a package on change (`tsc --watch`, `tsup --watch`, `rollup -w`). */
+const WATCH_BUILD =
+  /^\s*(npx\s+)?(tsc|tsup|rollup|babel|swc|esbuild|webpack|unbuild|microbundle|vite\s+build)\b[^&|;]*\s(--watch|-w)\b/;
 
 /** Code that accepts connections (`app.listen(`, `http.createServer(`, `Bun.serve(`...). */
 const LISTENS =
@@ -260,15 +267,37 @@ export function classifyUnit(
       )
         return is('library', `${cargo.path} builds a library and no binary`);
     }
+    // A start/serve/dev script that only rebuilds the package (`tsc --watch`) runs nothing.
+    const runs = scripts.filter(
+      (s) =>
+        /^(start|serve|dev)$/.test(s) &&
+        !WATCH_BUILD.test(String((pkg?.scripts as Record<string, unknown>)[s])),
+    );
     if (
       pkg &&
-      pkg.private !== true &&
-      !scripts.some((s) => /^(start|serve|dev)$/.test(s)) &&
-      ['exports', 'types', 'typings', 'peerDependencies', 'publishConfig'].some((k) => k in pkg)
+      runs.length === 0 &&
+      // A private package is no published one, but one built to be imported by its workspace.
+      (pkg.private !== true
+        ? ['exports', 'types', 'typings', 'peerDependencies', 'publishConfig']
+        : ['exports', 'types', 'typings']
+      ).some((k) => k in pkg)
     )
       return is(
         'library',
-        `${npm?.path} is a published package (exports/types) with no start script`,
+        `${npm?.path} is a package built to be imported (exports/types) with no start script`,
+      );
+    // Nothing to run: no source of its own, no dependency, no start script (a shared
+    // configuration package, a repository root whose scripts run its members' tasks).
+    if (
+      pkg &&
+      own.every((m) => m.kind === 'package.json') &&
+      code.length === 0 &&
+      deps.length === 0 &&
+      runs.length === 0
+    )
+      return is(
+        'library',
+        `${npm?.path} holds nothing to run: no source of its own, no dependency, no start script`,
       );
   }
   // Deployable services.

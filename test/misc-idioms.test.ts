@@ -1,0 +1,127 @@
+/**
+ * Smaller idioms of systems the analyzers had not seen (issue 23, session 11): each capability
+ * with a small system written for this test, a case that must be found and one that must not.
+ */
+import test from 'ava';
+import type { SourceFile } from '../analysis/evidence';
+import { classifyPath } from '../domain/audits/classify';
+import { analyzeFiles, connections, entityKeys } from './helpers/pipeline';
+
+const files = (m: Record<string, string>): SourceFile[] =>
+  Object.entries(m).map(([path, text]) => ({ path, text }));
+
+const nodeUnit = (name: string, code: string): Record<string, string> => ({
+  [`${name}/package.json`]: JSON.stringify({
+    name,
+    scripts: { start: 'node main.js' },
+    dependencies: { '@nestjs/microservices': '^10.0.0' },
+  }),
+  [`${name}/main.js`]: code,
+  [`${name}/Dockerfile`]: 'FROM node:20\nCOPY . .\nCMD ["node", "main.js"]\n',
+});
+
+const SHARED_ENV_COMPOSE = `services:
+  gateway:
+    build: ./gateway
+    env_file: .env
+  orders:
+    build: ./orders
+    env_file: .env
+  billing:
+    build: ./billing
+    env_file: .env
+`;
+
+const GATEWAY = `const { Transport, ClientProxyFactory } = require('@nestjs/microservices');
+module.exports = ClientProxyFactory.create({
+  transport: Transport.TCP,
+  options: { host: process.env.ORDERS_SERVICE_HOST, port: process.env.ORDERS_SERVICE_PORT },
+});
+const mail = process.env.MAILER_DSN;
+`;
+
+test('an absent env_file: the committed .env.example documents the hosts, weaker, only for what the code reads', async (t) => {
+  t.is(classifyPath('.env.example'), 'cloud');
+  t.is(classifyPath('deploy/app.env.sample'), 'cloud');
+  const input = files({
+    'docker-compose.yml': SHARED_ENV_COMPOSE,
+    '.env.example': [
+      'ORDERS_SERVICE_HOST=orders',
+      'ORDERS_SERVICE_PORT=8001',
+      'BILLING_SERVICE_HOST=billing',
+      'MAILER_DSN=smtps://user:pw@mail.example.org',
+      '',
+    ].join('\n'),
+    ...nodeUnit('gateway', GATEWAY),
+    ...nodeUnit('orders', 'require("http").createServer().listen(8001);\n'),
+    ...nodeUnit('billing', 'require("http").createServer().listen(8002);\n'),
+  });
+  const { graph, evidence } = await analyzeFiles(input);
+  // The gateway reads ORDERS_SERVICE_HOST; nobody reads BILLING_SERVICE_HOST; the DSN's host is
+  // an example, not one of the project's services.
+  t.deepEqual(connections(graph), ['service:gateway -> service:orders']);
+  const edge = graph.relationships.find((r) => r.target_key === 'service:orders')!;
+  t.true(Number(edge.confidence) < 0.6, edge.confidence);
+  const record = evidence.find(
+    (e) => e.evidence_kind === 'env-reference' && e.subject_key === 'service:gateway',
+  )!;
+  t.is(record.attributes.documented_by, '.env.example');
+  t.is(record.attributes.env_file, '.env');
+  t.is(record.location.path, 'docker-compose.yml');
+
+  // The user's .env, when committed, is what is in effect: the template is not read.
+  const withEnv = await analyzeFiles([
+    ...input,
+    { path: '.env', text: 'ORDERS_SERVICE_HOST=billing\n' },
+  ]);
+  t.deepEqual(connections(withEnv.graph), ['service:gateway -> service:billing']);
+  t.false(withEnv.evidence.some((e) => e.attributes.documented_by !== undefined));
+  t.false(entityKeys(withEnv.graph).some((k) => k.includes('example')));
+});
+
+test('npm packages that run nothing are no services: a shared config package, a task-running root, a private library rebuilt by tsc --watch', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'package.json': JSON.stringify({
+        name: 'acme-platform',
+        scripts: { lint: 'npm --prefix api run lint && npm --prefix worker run lint' },
+      }),
+      'packages/tsconfig/package.json': JSON.stringify({
+        name: '@acme/tsconfig',
+        private: true,
+        publishConfig: { access: 'public' },
+      }),
+      'packages/tsconfig/base.json': '{ "compilerOptions": {} }',
+      'packages/common/package.json': JSON.stringify({
+        name: '@acme/common',
+        private: true,
+        main: './dist/index.js',
+        types: './dist/index.d.ts',
+        exports: { '.': './dist/index.js' },
+        scripts: { build: 'tsc', dev: 'tsc --watch' },
+        dependencies: { zod: '^3.0.0', pg: '^8.0.0' },
+      }),
+      'packages/common/src/index.ts': 'export const x = 1;\n',
+      // Private, with types, but started: a service.
+      'api/package.json': JSON.stringify({
+        name: 'api',
+        private: true,
+        types: './dist/index.d.ts',
+        scripts: { start: 'node dist/index.js', lint: 'eslint .' },
+        dependencies: { express: '^4.0.0' },
+      }),
+      'api/src/index.ts': 'import express from "express";\nexpress().listen(3000);\n',
+      // No dependency and no start script, but source of its own: the default stands.
+      'worker/package.json': JSON.stringify({ name: 'worker', scripts: { lint: 'eslint .' } }),
+      'worker/index.js': 'setInterval(() => {}, 1000);\n',
+    }),
+  );
+  const services = entityKeys(graph).filter((k) => k.startsWith('service:'));
+  t.deepEqual(services, ['service:api', 'service:worker']);
+  const reason = (name: string) =>
+    evidence.find((e) => e.evidence_kind === 'unit-declared' && e.attributes.name === name)
+      ?.attributes.class_reason;
+  t.regex(String(reason('tsconfig')), /nothing to run/);
+  t.regex(String(reason('acme-platform')), /nothing to run/);
+  t.regex(String(reason('common')), /built to be imported/);
+});
