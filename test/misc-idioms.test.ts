@@ -125,3 +125,118 @@ test('npm packages that run nothing are no services: a shared config package, a 
   t.regex(String(reason('acme-platform')), /nothing to run/);
   t.regex(String(reason('common')), /built to be imported/);
 });
+
+test('Maven layout: Dockerfiles under <project>/src/main/docker build that project, a docs site is no service', async (t) => {
+  const pom = (artifact: string, deps = '') =>
+    `<project><modelVersion>4.0.0</modelVersion><groupId>acme</groupId><artifactId>${artifact}</artifactId><version>1</version><dependencies>${deps}</dependencies></project>`;
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'heroes/pom.xml': pom('heroes'),
+      'heroes/src/main/java/Heroes.java':
+        'class Heroes { public static void main(String[] a) {} }\n',
+      'heroes/src/main/docker/Dockerfile.jvm': 'FROM eclipse-temurin:21\nEXPOSE 8080\n',
+      'heroes/src/main/docker/Dockerfile.native': 'FROM ubi-minimal:9\nEXPOSE 8080\n',
+      'villains/pom.xml': pom('villains'),
+      'villains/src/main/java/Villains.java': 'class Villains {}\n',
+      'villains/src/main/docker/Dockerfile.jvm': 'FROM eclipse-temurin:21\nEXPOSE 8084\n',
+      'docs/pom.xml': pom('docs'),
+      'docs/src/main/resources/content/index.md': '# Docs\n',
+    }),
+  );
+  const services = entityKeys(graph).filter((k) => k.startsWith('service:'));
+  t.deepEqual(services, ['service:heroes', 'service:villains']);
+  const docs = evidence.find(
+    (e) => e.evidence_kind === 'unit-declared' && e.attributes.name === 'docs',
+  );
+  t.is(docs?.attributes.unit_class, 'tool');
+  t.regex(String(docs?.attributes.class_reason), /documentation site/);
+});
+
+test("Ingress: a default backend no manifest declares is the controller's own; declared backends are routes", async (t) => {
+  const ingress = (backend: string) => `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: edge
+spec:
+  defaultBackend:
+    service:
+      name: ${backend}
+      port:
+        number: 80
+  rules:
+    - host: shop.example.org
+      http:
+        paths:
+          - path: /api
+            pathType: Prefix
+            backend:
+              service:
+                name: api
+                port:
+                  number: 8080
+`;
+  const api = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  selector: { matchLabels: { app: api } }
+  template:
+    metadata: { labels: { app: api } }
+    spec:
+      containers:
+        - name: api
+          image: acme/api:1
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: api
+spec:
+  selector: { app: api }
+  ports: [{ port: 8080 }]
+`;
+  const routes = (g: Awaited<ReturnType<typeof analyzeFiles>>['graph']) =>
+    g.relationships.filter((r) => r.kind === 'routes_to').map((r) => r.target_key);
+  const undeclared = await analyzeFiles(
+    files({ 'k8s/ingress.yaml': ingress('default-http-backend'), 'k8s/api.yaml': api }),
+  );
+  t.deepEqual(routes(undeclared.graph), ['service:api']);
+  t.false(entityKeys(undeclared.graph).includes('service:default-http-backend'));
+  const record = undeclared.evidence.find(
+    (e) => e.evidence_kind === 'ingress-route' && e.attributes.service === 'default-http-backend',
+  );
+  t.is(record?.attributes.undeclared_default_backend, true);
+  // A default backend the manifests declare is a route like any other.
+  const declared = await analyzeFiles(
+    files({ 'k8s/ingress.yaml': ingress('api'), 'k8s/api.yaml': api }),
+  );
+  t.deepEqual(routes(declared.graph), ['service:api']);
+  t.true(
+    declared.evidence.some(
+      (e) =>
+        e.evidence_kind === 'ingress-route' &&
+        e.relationship_kind === 'routes_to' &&
+        e.location.start_line <= 8,
+    ),
+  );
+});
+
+test('images: cluster and local-emulator images of known stores are datastores', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  cache-node-0:
+    image: docker.io/bitnami/redis-cluster:8.0
+  carts-store:
+    image: public.ecr.aws/aws-dynamodb-local/aws-dynamodb-local:1.25.1
+  web:
+    image: acme/web:1
+`,
+    }),
+  );
+  const keys = entityKeys(graph);
+  t.true(keys.includes('datastore:cache-node-0'), keys.join(', '));
+  t.true(keys.includes('datastore:carts-store'), keys.join(', '));
+  t.true(keys.includes('service:web'));
+});

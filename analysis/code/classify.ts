@@ -14,8 +14,9 @@
  *   with a browser framework and no server, no start script, no Dockerfile;
  * - client: a mobile or desktop app (MAUI, WPF, WinForms, Blazor WebAssembly, React Native,
  *   Expo, Electron, Capacitor/Ionic) or a browser SPA without a server and without a Dockerfile;
- * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) without a Dockerfile,
- *   a .NET tool (PackAsTool), or an npm package with `bin` and no start script;
+ * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) or a documentation site
+ *   (`docs`, `documentation`) without a Dockerfile, a .NET tool (PackAsTool), or an npm package
+ *   with `bin` and no start script;
  * - job: a unit named for a one-shot task (migrations, seeding, db init, fix / backfill /
  *   repair / cleanup / one-off);
  * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main), a Go module
@@ -66,6 +67,7 @@ const UI_LIBRARY_NAME =
   /(^|[-_./@])(ui|ui-?kit|components?|design-?system|widgets|storybook|shared-ui|ui-components?)$/i;
 const STORYBOOK_NPM = /^(@storybook\/.+|storybook)$/;
 const TOOL_DIR = /^(tools?|scripts?|hack|eng)$/i;
+const DOCS_NAME = /^(docs?|documentation|docs?-?site|site-?docs|docusaurus|mkdocs)$/i;
 const JOB_NAME =
   /(^|[-_.])(migrat(e|es|ion|ions|or|ionservice|ionsservice)|seed(s|er|ing|-?data)?|db-?init|init-?db|db-?setup|backfills?|fix(es|er|up)?|repair|cleanup|one-?off)$|^(fix|fixup|backfill|repair|cleanup|one-?off)([-_.]|$)/i;
 const MOBILE_NPM =
@@ -211,6 +213,10 @@ export function classifyUnit(
   // Tooling.
   const toolDir = segments.find((s) => TOOL_DIR.test(s));
   if (toolDir && !hasDockerfile) return is('tool', `lies in a tooling folder (${toolDir}/)`);
+  // A documentation site (Docusaurus, MkDocs, a static site generator): built into pages, never
+  // part of the running system unless a deployment runs it (then reconcile makes it a service).
+  const docsName = [dirBase, unit.name].find((n) => DOCS_NAME.test(n));
+  if (docsName && !hasDockerfile) return is('tool', `a documentation site (${docsName})`);
   for (const { m, text } of csprojs)
     if (/<PackAsTool>\s*true/i.test(text))
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);
