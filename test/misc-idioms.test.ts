@@ -240,3 +240,40 @@ test('images: cluster and local-emulator images of known stores are datastores',
   t.true(keys.includes('datastore:carts-store'), keys.join(', '));
   t.true(keys.includes('service:web'));
 });
+
+test('a managed store reached by its SDK: the one table of that engine the infrastructure declares', async (t) => {
+  const table = (label: string, name: string) => `resource "aws_dynamodb_table" "${label}" {
+  name         = "${name}"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "id"
+  attribute {
+    name = "id"
+    type = "S"
+  }
+}
+`;
+  const api = {
+    'api/package.json': JSON.stringify({
+      name: 'api',
+      scripts: { start: 'node index.js' },
+      dependencies: { '@aws-sdk/client-dynamodb': '^3.0.0', express: '^4.0.0' },
+    }),
+    'api/index.js':
+      'const { DynamoDBClient } = require("@aws-sdk/client-dynamodb");\nconst db = new DynamoDBClient({});\nrequire("express")().listen(3000);\n',
+    'api/Dockerfile': 'FROM node:20\nCOPY . .\nCMD ["node", "index.js"]\n',
+  };
+  const one = await analyzeFiles(
+    files({ 'infra/main.tf': table('orders', 'orders-table'), ...api }),
+  );
+  t.deepEqual(connections(one.graph), ['service:api -> datastore:orders-table']);
+  const edge = one.graph.relationships.find((r) => r.kind === 'connects_to')!;
+  t.true(Number(edge.confidence) < 0.5, edge.confidence);
+  // Two tables: which one the code names is unknown, so nothing is drawn.
+  const two = await analyzeFiles(
+    files({
+      'infra/main.tf': table('orders', 'orders-table') + table('carts', 'carts-table'),
+      ...api,
+    }),
+  );
+  t.deepEqual(connections(two.graph), []);
+});
