@@ -277,3 +277,72 @@ test('a managed store reached by its SDK: the one table of that engine the infra
   );
   t.deepEqual(connections(two.graph), []);
 });
+
+test('local Terraform modules: a parametric resource is a template, each call an instance; an ECS service and the task definition it runs are one unit; a deployment-notification topic is no queue', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'infra/main.tf': `module "orders_table" {
+  source = "./modules/table"
+  name   = "orders-\${var.env}"
+}
+module "task_api" {
+  source = "./modules/task"
+  name   = "api"
+}
+module "service_api" {
+  source              = "./modules/service"
+  name                = "api"
+  arn_task_definition = module.task_api.arn
+}
+module "alerts" {
+  source = "./modules/topic"
+  name   = "alerts"
+}
+module "deploy_api" {
+  source        = "./modules/deploy"
+  sns_topic_arn = module.alerts.arn
+}
+`,
+      'infra/modules/table/main.tf': `resource "aws_dynamodb_table" "table" {
+  name     = var.name
+  hash_key = "id"
+}
+`,
+      'infra/modules/task/main.tf': `resource "aws_ecs_task_definition" "task" {
+  family                = "task-\${var.name}"
+  container_definitions = "[]"
+}
+`,
+      'infra/modules/service/main.tf': `resource "aws_ecs_service" "service" {
+  name            = "svc-\${var.name}"
+  task_definition = var.arn_task_definition
+}
+`,
+      'infra/modules/topic/main.tf': `resource "aws_sns_topic" "topic" {
+  name = var.name
+}
+`,
+      'infra/modules/deploy/main.tf': `resource "aws_codedeploy_deployment_group" "group" {
+  app_name              = "app"
+  deployment_group_name = "group"
+  service_role_arn      = "arn"
+  trigger_configuration {
+    trigger_events     = ["DeploymentFailure"]
+    trigger_name       = "failure"
+    trigger_target_arn = var.sns_topic_arn
+  }
+}
+`,
+    }),
+  );
+  const keys = entityKeys(graph).filter((k) => /^(service|datastore|queue):/.test(k));
+  t.deepEqual(keys, ['datastore:orders-table', 'service:service-api']);
+  const task = evidence.find(
+    (e) => e.attributes.resource_type === 'aws_ecs_task_definition' && e.attributes.module_call,
+  );
+  t.is(task?.subject_key, 'service:service-api');
+  t.is(task?.location.path, 'infra/main.tf');
+  t.is(task?.location.start_line, 5);
+  const topic = evidence.find((e) => e.evidence_kind === 'notification-topic');
+  t.deepEqual(topic?.attributes.used_by, ['module.deploy_api']);
+});
