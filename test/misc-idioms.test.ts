@@ -346,3 +346,22 @@ module "deploy_api" {
   const topic = evidence.find((e) => e.evidence_kind === 'notification-topic');
   t.deepEqual(topic?.attributes.used_by, ['module.deploy_api']);
 });
+
+test('a code generator folder without sources and a SQL database project are no services', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'src/recommendation/requirements.txt': 'grpcio==1.60.0\nflask==3.0.0\n',
+      'src/recommendation/server.py': 'import grpc\nserver = grpc.server(None)\nserver.start()\n',
+      'src/recommendation/genproto/requirements.txt': 'grpcio-tools==1.60.0\nprotobuf==4.25.0\n',
+      'src/Db/Shop.Database.Build/Shop.Database.Build.csproj':
+        '<Project Sdk="MSBuild.Sdk.SqlProj/2.6.1"><PropertyGroup><SqlServerVersion>Sql130</SqlServerVersion></PropertyGroup></Project>',
+    }),
+  );
+  const services = entityKeys(graph).filter((k) => k.startsWith('service:'));
+  t.deepEqual(services, ['service:recommendation']);
+  const cls = (name: string) =>
+    evidence.find((e) => e.evidence_kind === 'unit-declared' && e.attributes.name === name)
+      ?.attributes;
+  t.like(cls('genproto'), { unit_class: 'tool' });
+  t.like(cls('shop.database.build'), { unit_class: 'library' });
+});

@@ -9,7 +9,8 @@
  *   `tests`/`e2e`/`cypress`/`playwright` folder, a project referencing Microsoft.NET.Test.Sdk or
  *   marked IsTestProject, an npm package of test runners and browser drivers only);
  * - library (generated): a generated-code folder (`gen`, `generated`, `pb`...) or a unit whose
- *   sources are all generated (protobuf / gRPC stubs, generator headers);
+ *   sources are all generated (protobuf / gRPC stubs, generator headers); tool: such a folder
+ *   holding no source (the generator's manifest and image);
  * - library (UI): a UI component library (Storybook, or named `ui`/`components`/`design-system`)
  *   with a browser framework and no server, no start script, no Dockerfile;
  * - client: a mobile or desktop app (MAUI, WPF, WinForms, Blazor WebAssembly, React Native,
@@ -19,7 +20,8 @@
  *   with `bin` and no start script;
  * - job: a unit named for a one-shot task (migrations, seeding, db init, fix / backfill /
  *   repair / cleanup / one-off);
- * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main), a Go module
+ * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main) or SQL database
+ *   project (MSBuild.Sdk.SqlProj, Microsoft.Build.Sql: a dacpac), a Go module
  *   without `package main`, a Cargo library without a binary, an npm package published as a
  *   library (exports/types/peerDependencies; private: exports/types) whose start/serve/dev
  *   scripts at most rebuild it (`tsc --watch`), an npm package with no source of its own, no
@@ -172,6 +174,9 @@ export function classifyUnit(
   // A unit with no sources of its own there is not generated code (a generator tool named gen).
   if (genDir !== undefined && code.length > 0)
     return is('library', `lies in a generated-code folder (${genDir}/)`);
+  // Without sources there, it is the generator: its manifest lists the generator's tools.
+  if (genDir !== undefined)
+    return is('tool', `generates the code of its folder (${genDir}/) and holds none`);
   if (
     !hasDockerfile &&
     code.length > 0 &&
@@ -249,6 +254,9 @@ export function classifyUnit(
         (/\.cs$/i.test(f.path) && /\bstatic\s+(async\s+)?[\w<>]+\s+Main\s*\(/.test(f.text)),
     );
     for (const { m, text } of csprojs) {
+      // A SQL database project builds a schema package (dacpac) a deployment step applies.
+      if (/Sdk\s*=\s*"(MSBuild\.Sdk\.SqlProj|Microsoft\.Build\.Sql)\b/i.test(text))
+        return is('library', `${m.path} is a database schema project (dacpac), no program`);
       // The plain SDK, or the Razor SDK of a Razor class library (components, pages).
       const plain = /Sdk\s*=\s*"Microsoft\.NET\.Sdk(\.Razor)?"/i.test(text);
       const exe = /<OutputType>\s*(Win)?Exe/i.test(text);
