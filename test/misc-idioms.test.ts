@@ -5,6 +5,7 @@
 import test from 'ava';
 import type { SourceFile } from '../analysis/evidence';
 import { classifyPath } from '../domain/audits/classify';
+import { assessFiles, control } from './helpers/assess-files';
 import { analyzeFiles, connections, entityKeys } from './helpers/pipeline';
 
 const files = (m: Record<string, string>): SourceFile[] =>
@@ -343,6 +344,16 @@ module "deploy_api" {
   t.is(task?.subject_key, 'service:service-api');
   t.is(task?.location.path, 'infra/main.tf');
   t.is(task?.location.start_line, 5);
+  // The instance carries the template's settings; the template is judged through it.
+  const table = evidence.find(
+    (e) => e.evidence_kind === 'datastore-declared' && e.subject_key === 'datastore:orders-table',
+  );
+  t.is(table?.attributes.name_source, 'module-instance');
+  t.truthy(table?.attributes.security);
+  const template = evidence.find(
+    (e) => e.evidence_kind === 'datastore-declared' && e.subject_key.startsWith('resource:'),
+  );
+  t.is(template?.attributes.instantiated, true);
   const topic = evidence.find((e) => e.evidence_kind === 'notification-topic');
   t.deepEqual(topic?.attributes.used_by, ['module.deploy_api']);
 });
@@ -364,4 +375,26 @@ test('a code generator folder without sources and a SQL database project are no 
       ?.attributes;
   t.like(cls('genproto'), { unit_class: 'tool' });
   t.like(cls('shop.database.build'), { unit_class: 'library' });
+});
+
+test('a local wrapper module: storage encryption is judged once per call, at the call', async (t) => {
+  const a = control(
+    await assessFiles({
+      'infra/main.tf': `module "orders_queue" {
+  source = "./modules/queue"
+  name   = "orders"
+}
+`,
+      'infra/modules/queue/main.tf': `resource "aws_sqs_queue" "queue" {
+  name                    = var.name
+  sqs_managed_sse_enabled = false
+}
+`,
+    }),
+    'storage-encrypted-at-rest',
+  );
+  t.is(a.status, 'fail');
+  t.is(a.findings.length, 1);
+  t.is(a.findings[0]?.location?.path, 'infra/main.tf');
+  t.regex(a.findings[0]?.title ?? '', /queue:orders-queue is not encrypted at rest/);
 });

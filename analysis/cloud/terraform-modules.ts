@@ -58,6 +58,9 @@ export interface TemplateResource {
   kind: string;
   engine: string | null;
   cloud: string;
+  /** The resource's settings as written in the module (catalog details, security). */
+  details: Obj;
+  security: Obj;
 }
 
 /** `${var.x}` alone: the variable a template argument takes. */
@@ -140,6 +143,8 @@ export function instanceEvidence(
             name: c.name,
             name_source: 'module-instance',
             engine: t.engine,
+            ...t.details,
+            security: t.security,
           },
         }),
       );

@@ -139,6 +139,8 @@ function templatesOf(resources: TfResource[], index: Index): TemplateResource[] 
         kind: m.entry.kind,
         engine,
         cloud: cloudOf(r.type),
+        details: detailsOf(r.body),
+        security: securityOf(r.type, r.body),
       },
     ];
   });
@@ -323,6 +325,10 @@ function declared(r: TfResource, index: Index): Evidence[] {
           ...base,
           name: m.entityName,
           name_source: m.nameSource,
+          // Stamped out per call (terraform-modules.ts): the instances carry its settings.
+          ...(m.nameSource === 'module-template' && index.wraps(r.dir)
+            ? { instantiated: true }
+            : {}),
           engine,
           ...detailsOf(r.body),
           security,
