@@ -14,7 +14,8 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
  * - 0.4: anything else, such as an external URL written outside a call;
- * - 0.35: a record of a non-primary deployment variant (`variant_primary: false`).
+ * - 0.35: a record of a non-primary deployment variant (`variant_primary: false`), a value only
+ *   a committed template documents for an absent environment file (`documented_by`).
  * An address the service only receives and never reads counts RECEIVED_ONLY_STRENGTH (0.3).
  */
 const CODE_ESTABLISHED = new Set([
@@ -29,6 +30,8 @@ function strength(e: StoredEvidence): number {
   const kind = e.evidence_kind;
   // A record of a deployment variant that is not the primary one (the variant reader marks it).
   if (e.attributes.variant_primary === false) return VARIANT_STRENGTH;
+  // `.env.example` standing in for the absent `.env`: the user's own file may say otherwise.
+  if (documented(e)) return VARIANT_STRENGTH;
   if (e.source_type === 'code') {
     if (CODE_ESTABLISHED.has(kind)) return 0.75;
     if (kind === 'resource-reference' && e.attributes.apphost === undefined) return 0.75;
@@ -45,6 +48,21 @@ function strength(e: StoredEvidence): number {
   if (/reference|depends-on|route|import|exposed|push|deploys|uses|scope|registry/.test(kind))
     return 0.5;
   return 0.4;
+}
+
+const documented = (e: StoredEvidence) => typeof e.attributes.documented_by === 'string';
+
+/**
+ * Whether an edge's value is known only from a committed template (`.env.example`): the code's
+ * reads of the variable corroborate that it is used, not what it is set to.
+ */
+function templateOnly(evidence: StoredEvidence[]): boolean {
+  return (
+    evidence.some(documented) &&
+    evidence.every((e) =>
+      e.source_type === 'code' ? e.evidence_kind === 'env-read' : documented(e),
+    )
+  );
 }
 
 /** Strength of an address a service receives but its code, present, never reads. */
@@ -65,7 +83,9 @@ export function confidence(
   const sources = new Set(evidence.map((e) => e.source_type)).size;
   const base = receivedOnly
     ? RECEIVED_ONLY_STRENGTH
-    : evidence.reduce((m, e) => Math.max(m, strength(e)), -Infinity);
+    : templateOnly(evidence)
+      ? VARIANT_STRENGTH
+      : evidence.reduce((m, e) => Math.max(m, strength(e)), -Infinity);
   const extra = Math.min(0.15, 0.05 * (evidence.length - 1));
   const value = base + 0.15 * (sources - 1) + extra - 0.2 * contradictions;
   return Math.min(0.99, Math.max(0.05, value)).toFixed(2);

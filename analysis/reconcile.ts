@@ -20,6 +20,7 @@ import {
   type Relationship,
   type StoredEvidence,
 } from './reconcile-model';
+import { sdkStoreEdges } from './reconcile-sdk-stores';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 
@@ -293,6 +294,9 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     entry.ev.push(...c.ev);
     relEvidence.set(key, entry);
   }
+  // A managed store the code reaches through its cloud SDK, by name (reconcile-sdk-stores.ts).
+  for (const [key, entry] of sdkStoreEdges(evidence, relEvidence, rep, placed))
+    relEvidence.set(key, entry);
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a
   // target. Relationships are indexed by source, so each read looks only at its service's own.
   const relsBySource = new Map<string, Array<{ ev: StoredEvidence[] }>>();

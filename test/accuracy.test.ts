@@ -371,7 +371,8 @@ test('compose .env: values are interpolated like Compose does, unknown variables
   t.is(interpolate('http://${UNKNOWN}:1', vars), 'http://${UNKNOWN}:1');
   t.is(interpolate('${MISSING:-${HOST}}:${PORT}', vars), 'otel-collector:4317');
   t.is(classifyPath('deploy/.env'), 'cloud');
-  t.is(classifyPath('.env.example'), null);
+  // A template is read, for an env_file the repository does not hold (test/misc-idioms.test.ts).
+  t.is(classifyPath('.env.example'), 'cloud');
 });
 
 test('compose .env: pass-through and interpolated variables point at services; secrets are judged as written', async (t) => {

@@ -19,12 +19,13 @@ const DATASTORES: [RegExp, string][] = [
   [/^(mysql|mysql-server|percona|percona-server)$/, 'mysql'],
   [/^mariadb$/, 'mariadb'],
   [/^(mongo|mongodb|mongodb-community-server)$/, 'mongodb'],
-  [/^(redis|redis-stack|redis-stack-server|valkey|keydb)$/, 'redis'],
+  // Bitnami's cluster images run the same engine (`bitnami/redis-cluster`).
+  [/^(redis|redis-stack|redis-stack-server|valkey|keydb)(-cluster)?$/, 'redis'],
   [/^memcached$/, 'memcached'],
   [/^elasticsearch$/, 'elasticsearch'],
   [/^opensearch$/, 'opensearch'],
   [/^(cassandra|scylla)$/, 'cassandra'],
-  [/^(dynamodb-local|dynamodb)$/, 'dynamodb'],
+  [/^((aws-)?dynamodb-local|dynamodb)$/, 'dynamodb'],
 ];
 
 const QUEUES: [RegExp, string][] = [

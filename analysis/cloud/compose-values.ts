@@ -11,6 +11,24 @@ import type { PathItem } from '../shared/yaml';
 
 const PROVIDER = 'docker-compose';
 
+/** What a committed template of an environment file is named: `.env.example`, `app.env.sample`. */
+const ENV_TEMPLATE_SUFFIXES = ['.example', '.sample', '.template', '.tmpl', '.dist'];
+
+/**
+ * The committed template (`.env.example`...) documenting the values of the environment file at
+ * `path` that the repository does not hold, or undefined.
+ */
+export function envTemplateOf<T extends { path: string }>(
+  path: string,
+  files: Map<string, T>,
+): T | undefined {
+  for (const suffix of ENV_TEMPLATE_SUFFIXES) {
+    const file = files.get(`${path}${suffix}`);
+    if (file) return file;
+  }
+  return undefined;
+}
+
 /** A `.env` file as Compose reads it: `KEY=VALUE` lines, quotes, comments, `${VAR}` between them. */
 export function parseDotenv(text: string): Map<string, string> {
   const vars = new Map<string, string>();

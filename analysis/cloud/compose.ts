@@ -30,6 +30,7 @@ import {
   interpolate,
   parseDotenv,
   parsePort,
+  envTemplateOf,
   resourceLimits,
   type EnvVar,
 } from './compose-values';
@@ -79,9 +80,9 @@ export function analyzeCompose(
 
 /**
  * `env_file` entries naming a file the repository does not hold (`.env`, made by the user from a
- * committed `.env.example`): every setting of the services reading it is unknown, so the
- * addresses it would give are not guessed from the template; the audit says so (a gap that keeps
- * the snapshot from `complete`). `required: false` entries are optional and no gap.
+ * committed `.env.example`): every setting of the services reading it is unknown; the audit says
+ * so (a gap that keeps the snapshot from `complete`), even when the template's values naming the
+ * project's services were taken (envFileEvidence). `required: false` entries are optional.
  */
 function missingEnvFiles(
   parsed: ComposeFile[],
@@ -107,13 +108,11 @@ function missingEnvFiles(
     }
   }
   return [...missing].map(([path, m]) => {
-    const template = ['.example', '.sample', '.template', '.dist']
-      .map((x) => `${path}${x}`)
-      .find((p) => known.has(p));
+    const template = envTemplateOf(path, byPath)?.path;
     return {
       path: m.compose,
       reason: 'compose_env_file_missing',
-      message: `env_file ${path} of ${m.services.sort().join(', ')} is not among the repository's files read${template ? ` (the template ${template} is; its values were not assumed)` : ''}: the settings it gives are unknown`,
+      message: `env_file ${path} of ${m.services.sort().join(', ')} is not among the repository's files read${template ? ` (the template ${template} is: only the services its values name were taken, as documented values, weaker)` : ''}: the settings it gives are unknown`,
     };
   });
 }
@@ -375,7 +374,10 @@ function envFileEvidence(service: ComposeService, project: ProjectContext): Evid
     const written = isRecord(entry) ? asString(entry.path) : asString(entry);
     if (!written) return;
     const path = joinPath(dirname(cf.file.path), interpolate(written, project.vars));
-    const file = path === null ? undefined : project.files.get(path);
+    if (path === null) return;
+    // Absent (`.env`, made by the user): its committed template documents the values.
+    const template = project.files.has(path) ? undefined : envTemplateOf(path, project.files);
+    const file = project.files.get(path) ?? template;
     if (!file) return;
     const span = cf.doc.span(
       typeof svc.env_file === 'string'
@@ -386,12 +388,24 @@ function envFileEvidence(service: ComposeService, project: ProjectContext): Evid
       if (set.has(variable)) continue;
       for (const r of envReferences(variable, value, project.resolver, 'env_file')) {
         if (r.kind !== 'env-reference') continue;
+        // A template's other values are examples (a sample DSN, example.com): only a value naming
+        // one of the project's own services is its documented wiring.
+        if (
+          template &&
+          (typeof r.attributes.host !== 'string' || r.attributes.resolution === 'external')
+        )
+          continue;
         out.push(
           cite(cf.file, span, {
             kind: r.kind,
             subject: entityKey('service', name),
-            summary: `compose service ${name} ${r.summary} (via env_file ${file.path})`,
-            attributes: { ...r.attributes, env_file: file.path, received: 'bulk' },
+            summary: `compose service ${name} ${r.summary} (via env_file ${template ? `${path}, absent: the value its template ${file.path} documents` : file.path})`,
+            attributes: {
+              ...r.attributes,
+              env_file: path,
+              received: 'bulk',
+              ...(template ? { documented_by: file.path } : {}),
+            },
             relationship: r.relationship,
             object: r.object,
           }),

@@ -103,6 +103,9 @@ export function finalBaseImage(text: string): string | null {
 /** Layout folders that hold a service's sources but do not name it (`src/cartservice/src`). */
 const LAYOUT_DIRS = new Set(['src', 'source', 'sources', 'app', 'docker', 'build', 'code']);
 
+/** The Maven/Gradle main source set, directly under `src`. */
+const SOURCE_SETS = new Set(['main']);
+
 /**
  * Service name for a Dockerfile: its directory (the nearest one that is not a layout folder such
  * as `src` or `docker`), or at the repository root the final stage's name.
@@ -111,7 +114,15 @@ export function dockerfileServiceName(path: string, finalStage: string | null): 
   const dir = dirname(path);
   if (dir) {
     const segments = dir.split('/');
-    const named = [...segments].reverse().find((s) => !LAYOUT_DIRS.has(s.toLowerCase()));
+    // The Maven/Gradle layout (`rest-heroes/src/main/docker/Dockerfile.jvm`): `main` under `src`
+    // is a layout folder too.
+    const layout = (s: string, i: number) =>
+      LAYOUT_DIRS.has(s.toLowerCase()) ||
+      (SOURCE_SETS.has(s.toLowerCase()) && segments[i - 1]?.toLowerCase() === 'src');
+    const named = segments
+      .map((s, i) => ({ s, i }))
+      .reverse()
+      .find(({ s, i }) => !layout(s, i))?.s;
     return named ?? segments[segments.length - 1]!;
   }
   const variant = /^(?:Dockerfile|Containerfile)[.-](.+)$|^(.+)\.dockerfile$/i.exec(basename(path));

@@ -237,6 +237,14 @@ export class Cluster {
   }
 
   /** Entity key for traffic sent to Service `name`: the selected workload, else the Service. */
+  /** Whether these manifests declare a Service or a workload of that name. */
+  declares(name: string, namespace: string | null): boolean {
+    return (
+      this.service(name, namespace) !== null ||
+      this.workloads.some((w) => w.name === name && sameNamespace(w.namespace, namespace))
+    );
+  }
+
   serviceTarget(name: string, namespace: string | null, from: string | null = null): ResolvedHost {
     const svc = this.service(name, namespace, from);
     const w = svc ? this.selected(svc) : null;

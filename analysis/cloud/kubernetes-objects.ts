@@ -72,14 +72,19 @@ export function ingressEvidence(ing: K8sObject, cluster: Cluster): Evidence[] {
     if (!b) return;
     const target = cluster.serviceTarget(b.service, ing.namespace, ing.file.path);
     const tls = host ? tlsHosts.has(host) : anyTls;
+    // A catch-all backend no manifest here declares (ingress-nginx's `default-http-backend`) is
+    // the controller's own error page, installed with it: recorded, but no service of ours.
+    const controllers =
+      httpPath === null && host === null && !cluster.declares(b.service, ing.namespace);
     out.push(
       cite(ing, path, {
         kind: 'ingress-route',
         subject,
-        relationship: 'routes_to',
-        object: target.key,
-        summary: `Ingress ${ing.name} routes ${host ?? '*'}${asString(httpPath?.path) ?? ''} to service ${b.service}`,
+        relationship: controllers ? null : 'routes_to',
+        object: controllers ? null : target.key,
+        summary: `Ingress ${ing.name} routes ${host ?? '*'}${asString(httpPath?.path) ?? ''} to service ${b.service}${controllers ? " (a default backend no manifest here declares: the ingress controller's own)" : ''}`,
         attributes: {
+          ...(controllers ? { undeclared_default_backend: true } : {}),
           host,
           path: asString(httpPath?.path),
           path_type: asString(httpPath?.pathType),

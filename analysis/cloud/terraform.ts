@@ -18,6 +18,7 @@ import {
 import { errorMessage } from '../shared/text';
 import { isRecord } from '../shared/values';
 import { attributeSpan, findLine, topLevelBlocks } from './hcl-text';
+import { instanceEvidence, localModuleCalls, type TemplateResource } from './terraform-modules';
 import {
   CATALOG,
   COMPANIONS,
@@ -55,6 +56,7 @@ interface Mapped {
 export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOutput> {
   const gaps: AnalyzerGap[] = [];
   const resources: TfResource[] = [];
+  const parsed: Array<{ file: SourceFile; json: Obj }> = [];
   for (const file of files) {
     let json: Obj;
     try {
@@ -63,6 +65,7 @@ export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOut
       gaps.push({ path: file.path, reason: 'terraform_parse_error', message: errorMessage(err) });
       continue;
     }
+    parsed.push({ file, json });
     const lines = file.text.split('\n');
     const blocks = topLevelBlocks(file.text);
     const resourceJson = isRecord(json.resource) ? json.resource : {};
@@ -90,12 +93,57 @@ export async function analyzeTerraform(files: SourceFile[]): Promise<AnalyzerOut
     gaps.push(...moduleGaps(file, json));
     resources.push(...storageModules(file, json, lines, blocks));
   }
-  const index = new Index(resources);
+  const calls = localModuleCalls(parsed);
+  const index = new Index(resources, wrapperDirs(resources, calls));
   const out: Evidence[] = [];
   for (const r of resources) {
     out.push(...declared(r, index), ...references(r, index), ...literalSecrets(r, index));
   }
+  const typesByDir = new Map<string, Set<string>>();
+  for (const r of resources)
+    typesByDir.set(r.dir, (typesByDir.get(r.dir) ?? new Set()).add(r.type));
+  out.push(...instanceEvidence(templatesOf(resources, index), calls, typesByDir));
   return { evidence: out, gaps };
+}
+
+/**
+ * Directories local module calls instantiate that wrap one resource the catalog maps, under a
+ * label of its own (`aws_dynamodb_table.dynamodb_table`): each call is one instance of it. A
+ * module of several such resources keeps their labels as names; `this`/`self` stay templates.
+ */
+function wrapperDirs(resources: TfResource[], calls: Map<string, unknown[]>): Set<string> {
+  const mapped = new Map<string, TfResource[]>();
+  for (const r of resources)
+    if (CATALOG[r.type] && calls.has(r.dir) && !r.address.startsWith('module.'))
+      mapped.set(r.dir, [...(mapped.get(r.dir) ?? []), r]);
+  return new Set(
+    [...mapped]
+      .filter(([, list]) => list.length === 1 && !TEMPLATE_LABELS.has(list[0]!.name))
+      .map(([dir]) => dir),
+  );
+}
+
+/** The template resources of directories that wrap one resource (wrapperDirs). */
+function templatesOf(resources: TfResource[], index: Index): TemplateResource[] {
+  return resources.flatMap((r) => {
+    const m = index.entity(r);
+    if (!m || m.nameSource !== 'module-template' || !index.wraps(r.dir)) return [];
+    const engine =
+      typeof m.entry.engine === 'function' ? m.entry.engine(r.body) : (m.entry.engine ?? null);
+    return [
+      {
+        type: r.type,
+        address: r.address,
+        dir: r.dir,
+        body: r.body,
+        kind: m.entry.kind,
+        engine,
+        cloud: cloudOf(r.type),
+        details: detailsOf(r.body),
+        security: securityOf(r.type, r.body),
+      },
+    ];
+  });
 }
 
 function cloudOf(type: string): string {
@@ -156,7 +204,11 @@ class Index {
   private readonly byAddress = new Map<string, TfResource[]>();
   private readonly mapped = new Map<TfResource, Mapped | null>();
 
-  constructor(resources: TfResource[]) {
+  /** `wrappers`: directories whose one resource local module calls instantiate (wrapperDirs). */
+  constructor(
+    resources: TfResource[],
+    private readonly wrappers: Set<string> = new Set(),
+  ) {
     for (const r of resources) {
       const list = this.byAddress.get(r.address) ?? [];
       list.push(r);
@@ -170,8 +222,12 @@ class Index {
     return list.find((r) => r.dir === dir) ?? (list.length === 1 ? (list[0] ?? null) : null);
   }
 
+  wraps(dir: string): boolean {
+    return this.wrappers.has(dir);
+  }
+
   entity(r: TfResource): Mapped | null {
-    if (!this.mapped.has(r)) this.mapped.set(r, mapResource(r));
+    if (!this.mapped.has(r)) this.mapped.set(r, mapResource(r, this.wraps(r.dir)));
     return this.mapped.get(r) ?? null;
   }
 
@@ -212,7 +268,7 @@ class Index {
  */
 const TEMPLATE_LABELS = new Set(['this', 'self']);
 
-function mapResource(r: TfResource): Mapped | null {
+function mapResource(r: TfResource, wrapped: boolean): Mapped | null {
   const entry = CATALOG[r.type];
   if (!entry) return null;
   // A registry module's call (storageModules) is read for its settings only: the module's source
@@ -232,7 +288,8 @@ function mapResource(r: TfResource): Mapped | null {
     }
     if (typeof v === 'string' && v !== '') parametric = true;
   }
-  if (parametric && TEMPLATE_LABELS.has(r.name))
+  // The one resource of a module that calls instantiate (wrapperDirs) is a template too.
+  if (parametric && (TEMPLATE_LABELS.has(r.name) || wrapped))
     return {
       entry,
       key: entityKey('resource', r.address),
@@ -268,6 +325,10 @@ function declared(r: TfResource, index: Index): Evidence[] {
           ...base,
           name: m.entityName,
           name_source: m.nameSource,
+          // Stamped out per call (terraform-modules.ts): the instances carry its settings.
+          ...(m.nameSource === 'module-template' && index.wraps(r.dir)
+            ? { instantiated: true }
+            : {}),
           engine,
           ...detailsOf(r.body),
           security,

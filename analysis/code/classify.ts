@@ -9,18 +9,24 @@
  *   `tests`/`e2e`/`cypress`/`playwright` folder, a project referencing Microsoft.NET.Test.Sdk or
  *   marked IsTestProject, an npm package of test runners and browser drivers only);
  * - library (generated): a generated-code folder (`gen`, `generated`, `pb`...) or a unit whose
- *   sources are all generated (protobuf / gRPC stubs, generator headers);
+ *   sources are all generated (protobuf / gRPC stubs, generator headers); tool: such a folder
+ *   holding no source (the generator's manifest and image);
  * - library (UI): a UI component library (Storybook, or named `ui`/`components`/`design-system`)
  *   with a browser framework and no server, no start script, no Dockerfile;
  * - client: a mobile or desktop app (MAUI, WPF, WinForms, Blazor WebAssembly, React Native,
  *   Expo, Electron, Capacitor/Ionic) or a browser SPA without a server and without a Dockerfile;
- * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) without a Dockerfile,
- *   a .NET tool (PackAsTool), or an npm package with `bin` and no start script;
+ * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) or a documentation site
+ *   (`docs`, `documentation`) without a Dockerfile, a .NET tool (PackAsTool), or an npm package
+ *   with `bin` and no start script;
  * - job: a unit named for a one-shot task (migrations, seeding, db init, fix / backfill /
  *   repair / cleanup / one-off);
- * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main), a Go module
+ * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main) or SQL database
+ *   project (MSBuild.Sdk.SqlProj, Microsoft.Build.Sql: a dacpac), a Go module
  *   without `package main`, a Cargo library without a binary, an npm package published as a
- *   library (exports/types/peerDependencies, no start script, not private); none with a Dockerfile;
+ *   library (exports/types/peerDependencies; private: exports/types) whose start/serve/dev
+ *   scripts at most rebuild it (`tsc --watch`), an npm package with no source of its own, no
+ *   dependency and no start script (shared configuration, a root running its members' tasks);
+ *   none with a Dockerfile;
  * - service: everything else (a Dockerfile, a web/worker SDK, a start script, or by default).
  */
 import type { SourceFile } from '../evidence';
@@ -63,6 +69,7 @@ const UI_LIBRARY_NAME =
   /(^|[-_./@])(ui|ui-?kit|components?|design-?system|widgets|storybook|shared-ui|ui-components?)$/i;
 const STORYBOOK_NPM = /^(@storybook\/.+|storybook)$/;
 const TOOL_DIR = /^(tools?|scripts?|hack|eng)$/i;
+const DOCS_NAME = /^(docs?|documentation|docs?-?site|site-?docs|docusaurus|mkdocs)$/i;
 const JOB_NAME =
   /(^|[-_.])(migrat(e|es|ion|ions|or|ionservice|ionsservice)|seed(s|er|ing|-?data)?|db-?init|init-?db|db-?setup|backfills?|fix(es|er|up)?|repair|cleanup|one-?off)$|^(fix|fixup|backfill|repair|cleanup|one-?off)([-_.]|$)/i;
 const MOBILE_NPM =
@@ -70,6 +77,10 @@ const MOBILE_NPM =
 const SPA_NPM = /^(react|react-dom|vue|@angular\/core|svelte|solid-js|preact)$/;
 const SERVER_NPM =
   /^(express|fastify|koa|@nestjs\/core|next|nuxt|@remix-run\/(node|serve)|@hapi\/hapi|hapi|restify|@sveltejs\/kit|@sveltejs\/adapter-node|astro|hono|socket\.io|ws|@grpc\/grpc-js)$/;
+
+/** A script that rebuilds a package on change (`tsc --watch`, `tsup --watch`, `rollup -w`). */
+const WATCH_BUILD =
+  /^\s*(npx\s+)?(tsc|tsup|rollup|babel|swc|esbuild|webpack|unbuild|microbundle|vite\s+build)\b[^&|;]*\s(--watch|-w)\b/;
 
 /** Code that accepts connections (`app.listen(`, `http.createServer(`, `Bun.serve(`...). */
 const LISTENS =
@@ -163,6 +174,9 @@ export function classifyUnit(
   // A unit with no sources of its own there is not generated code (a generator tool named gen).
   if (genDir !== undefined && code.length > 0)
     return is('library', `lies in a generated-code folder (${genDir}/)`);
+  // Without sources there, it is the generator: its manifest lists the generator's tools.
+  if (genDir !== undefined)
+    return is('tool', `generates the code of its folder (${genDir}/) and holds none`);
   if (
     !hasDockerfile &&
     code.length > 0 &&
@@ -204,6 +218,10 @@ export function classifyUnit(
   // Tooling.
   const toolDir = segments.find((s) => TOOL_DIR.test(s));
   if (toolDir && !hasDockerfile) return is('tool', `lies in a tooling folder (${toolDir}/)`);
+  // A documentation site (Docusaurus, MkDocs, a static site generator): built into pages, never
+  // part of the running system unless a deployment runs it (then reconcile makes it a service).
+  const docsName = [dirBase, unit.name].find((n) => DOCS_NAME.test(n));
+  if (docsName && !hasDockerfile) return is('tool', `a documentation site (${docsName})`);
   for (const { m, text } of csprojs)
     if (/<PackAsTool>\s*true/i.test(text))
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);
@@ -236,6 +254,9 @@ export function classifyUnit(
         (/\.cs$/i.test(f.path) && /\bstatic\s+(async\s+)?[\w<>]+\s+Main\s*\(/.test(f.text)),
     );
     for (const { m, text } of csprojs) {
+      // A SQL database project builds a schema package (dacpac) a deployment step applies.
+      if (/Sdk\s*=\s*"(MSBuild\.Sdk\.SqlProj|Microsoft\.Build\.Sql)\b/i.test(text))
+        return is('library', `${m.path} is a database schema project (dacpac), no program`);
       // The plain SDK, or the Razor SDK of a Razor class library (components, pages).
       const plain = /Sdk\s*=\s*"Microsoft\.NET\.Sdk(\.Razor)?"/i.test(text);
       const exe = /<OutputType>\s*(Win)?Exe/i.test(text);
@@ -260,15 +281,37 @@ export function classifyUnit(
       )
         return is('library', `${cargo.path} builds a library and no binary`);
     }
+    // A start/serve/dev script that only rebuilds the package (`tsc --watch`) runs nothing.
+    const runs = scripts.filter(
+      (s) =>
+        /^(start|serve|dev)$/.test(s) &&
+        !WATCH_BUILD.test(String((pkg?.scripts as Record<string, unknown>)[s])),
+    );
     if (
       pkg &&
-      pkg.private !== true &&
-      !scripts.some((s) => /^(start|serve|dev)$/.test(s)) &&
-      ['exports', 'types', 'typings', 'peerDependencies', 'publishConfig'].some((k) => k in pkg)
+      runs.length === 0 &&
+      // A private package is no published one, but one built to be imported by its workspace.
+      (pkg.private !== true
+        ? ['exports', 'types', 'typings', 'peerDependencies', 'publishConfig']
+        : ['exports', 'types', 'typings']
+      ).some((k) => k in pkg)
     )
       return is(
         'library',
-        `${npm?.path} is a published package (exports/types) with no start script`,
+        `${npm?.path} is a package built to be imported (exports/types) with no start script`,
+      );
+    // Nothing to run: no source of its own, no dependency, no start script (a shared
+    // configuration package, a repository root whose scripts run its members' tasks).
+    if (
+      pkg &&
+      own.every((m) => m.kind === 'package.json') &&
+      code.length === 0 &&
+      deps.length === 0 &&
+      runs.length === 0
+    )
+      return is(
+        'library',
+        `${npm?.path} holds nothing to run: no source of its own, no dependency, no start script`,
       );
   }
   // Deployable services.

@@ -74,7 +74,8 @@ function isTerraformStorage(e: StoredEvidence): boolean {
   if (e.provider !== 'terraform') return false;
   const kind = keyKind(e.subject_key);
   const declares = /^(datastore|queue|bucket)-declared$/.test(e.evidence_kind);
-  if (kind === 'resource') return declares;
+  // A module's template stamped out per call is judged on its instances (their records).
+  if (kind === 'resource') return declares && e.attributes.instantiated !== true;
   if (!STORAGE_KINDS.has(kind)) return false;
   return e.evidence_kind === `${kind}-declared` || e.evidence_kind === 'security-configured';
 }

@@ -30,10 +30,12 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)((docker-)?compose|docker-stack)([.-][\w.-]+)?\.ya?ml$/,
   // The .env file Compose interpolates compose files from.
   /(^|\/)\.env$/,
-  // Environment files a compose `env_file:` names (`common.env`, `.env.production`); an
-  // example or template (`.env.example`) is not in effect anywhere.
+  // Environment files a compose `env_file:` names (`common.env`, `.env.production`).
   /(^|\/)[\w-][\w.-]*\.env$/,
   /(^|\/)\.env\.(?!(example|sample|template|tmpl|dist)$)[\w-]+$/,
+  // Their committed templates (`.env.example`): read only for an `env_file` the repository does
+  // not hold, as the values it documents (analysis/cloud/compose.ts).
+  /(^|\/)([\w-][\w.-]*)?\.env\.(example|sample|template|tmpl|dist)$/,
   // Reverse-proxy configuration: nginx `*.conf` and the `*.conf.template` files the nginx image
   // fills with envsubst, and Envoy bootstrap files.
   /(^|\/)[^/]+\.conf(\.template|\.tmpl)?$/,
