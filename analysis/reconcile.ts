@@ -9,6 +9,7 @@ import { keyKind, keyName, normalizeName } from './evidence';
 import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-addresses';
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
+import { assignPrograms } from './reconcile-programs';
 import {
   DEPLOYMENT_KINDS,
   GRAPH,
@@ -31,7 +32,8 @@ export type { Entity, Graph, IdentityConflict, Relationship, StoredEvidence };
  */
 export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // The graph is built from the primary deployment variant; the others add no edge to it.
-  const { evidence: primary, variants } = selectVariants(allEvidence);
+  // Code run by one program of a many-program image belongs to the service running it.
+  const { evidence: primary, variants } = selectVariants(assignPrograms(allEvidence));
   // A content order, not the input order, decides ties (which value an attribute keeps).
   // Each record's order key is computed once, not twice per comparison.
   const evidence = primary

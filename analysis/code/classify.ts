@@ -15,7 +15,8 @@
  * - client: a mobile or desktop app (MAUI, WPF, WinForms, Blazor WebAssembly, React Native,
  *   Expo, Electron, Capacitor/Ionic) or a browser SPA without a server and without a Dockerfile;
  * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) without a Dockerfile,
- *   a .NET tool (PackAsTool), or an npm package with `bin` and no start script;
+ *   a Go module without Go sources (bingo's `.bingo/` pinning build tools), a .NET tool
+ *   (PackAsTool), or an npm package with `bin` and no start script;
  * - job: a unit named for a one-shot task (migrations, seeding, db init, fix / backfill /
  *   repair / cleanup / one-off);
  * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main), a Go module
@@ -204,6 +205,16 @@ export function classifyUnit(
   // Tooling.
   const toolDir = segments.find((s) => TOOL_DIR.test(s));
   if (toolDir && !hasDockerfile) return is('tool', `lies in a tooling folder (${toolDir}/)`);
+  // A Go module without Go sources (bingo's `.bingo/`: a placeholder go.mod beside one `*.mod`
+  // per pinned build tool) pins tools; nothing runs it.
+  const goMod = own.find((m) => m.kind === 'go.mod');
+  if (
+    goMod &&
+    !hasDockerfile &&
+    own.every((m) => m.kind === 'go.mod') &&
+    !owned.some((f) => f.path.endsWith('.go'))
+  )
+    return is('tool', `${goMod.path} is a Go module with no Go sources (it pins build tools)`);
   for (const { m, text } of csprojs)
     if (/<PackAsTool>\s*true/i.test(text))
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);

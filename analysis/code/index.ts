@@ -15,12 +15,15 @@ import {
 import { normalizePath } from '../shared/paths';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
+import { configKeyEvidence } from './config-keys';
 import { analyzeConnections } from './connections';
 import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
+import { programEvidence } from './programs';
+import { registryNameEvidence } from './registry-names';
 import { serveSpringConfig } from './spring-cloud';
 import { detectUnits } from './units';
 import { appSettingsSecrets, isAppSettings } from '../cloud/settings-secrets';
@@ -122,6 +125,9 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'programs', () => programEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'configuration keys', () => configKeyEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
   }
   for (const f of prepared.filter((x) => isAppSettings(x.path)))
     evidence.push(...guarded(gaps, f.path, 'settings secrets', () => appSettingsSecrets(f), []));

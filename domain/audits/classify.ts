@@ -141,6 +141,9 @@ const CODE_MANIFESTS = new Set([
  */
 const CODE_CONFIG = /^(application|bootstrap|appsettings)([-.][\w.-]+)?\.(properties|ya?ml|json)$/i;
 
+/** A program's own JSON settings (`config.json`, `config.prod.json`): keys the code reads. */
+const APP_CONFIG_JSON = /^config([-.][\w-]+)?\.json$/i;
+
 /** Top-level Spring Boot / Spring Cloud keys (`spring:`, `spring.datasource.url=`, `eureka:`, `zuul:`). */
 const SPRING_CONFIG_HEAD = /^(spring|eureka|zuul|feign|ribbon|hystrix)(:|\.[\w.-]+\s*[:=])/m;
 
@@ -152,7 +155,7 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
   // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
   if (base.endsWith('.lockfile')) return 'code';
-  if (CODE_CONFIG.test(base)) return 'code';
+  if (CODE_CONFIG.test(base) || APP_CONFIG_JSON.test(base)) return 'code';
   // Spring classpath resources and config-server backends (`shared/orders.yml`, a config repo):
   // settings an application reads (analysis/code/spring-cloud.ts).
   if (

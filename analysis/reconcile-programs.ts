@@ -1,0 +1,112 @@
+/**
+ * One image, many programs: a unit holding several Go main packages (analysis/code/programs.ts)
+ * built once and run by several compose services, each with its own `entrypoint` (or `command`)
+ * naming one program (`entrypoint: geo`). The code of a program (its folder and the unit's
+ * packages only it imports) is that service's code, so its records (connections, configuration
+ * keys read, registry names) take the service as their subject instead of the whole unit.
+ * A folder imported by several of the deployed programs (a shared client) stays the unit's.
+ *
+ * Also here: a `config-key-read` (analysis/code/config-keys.ts) connects only to a host some
+ * deployment declares; otherwise it stays evidence, without the relationship. A connection found
+ * on a configuration line whose key code reads is no connection of the whole unit: the reads say
+ * which program connects, so that record stays evidence too.
+ */
+import { keyKind, keyName, normalizeName } from './evidence';
+import { builtDir } from './reconcile-identity';
+import { DEPLOYMENT_KINDS, type StoredEvidence } from './reconcile-model';
+import { basename, dirname, normalizeDir } from './shared/paths';
+
+/** Interpreters and shells: the program they run is in their arguments, not read here. */
+const WRAPPERS = /^(sh|bash|ash|dash|zsh|env|tini|dumb-init|exec|su-exec|gosu)$/;
+
+/** The program a compose service's entrypoint (else command) starts: `./geo` -> geo. */
+function programRun(e: StoredEvidence): string | null {
+  for (const field of ['entrypoint', 'command']) {
+    const words = e.attributes[field];
+    if (!Array.isArray(words) || words.length === 0) continue;
+    const first = basename(String(words[0]).trim());
+    if (first === '' || WRAPPERS.test(first)) return null;
+    return normalizeName(first) || null;
+  }
+  return null;
+}
+
+interface Program {
+  unit: string;
+  program: string;
+  dirs: string[];
+}
+
+/** Code records re-subjected to the deployment that runs their program (see the module comment). */
+export function assignPrograms(evidence: StoredEvidence[]): StoredEvidence[] {
+  const unitDirs = new Map<string, string>();
+  const programs = new Map<string, Program>();
+  const declared = new Set<string>();
+  for (const e of evidence) {
+    if (e.evidence_kind === 'unit-declared' && typeof e.attributes.dir === 'string') {
+      const dir = normalizeDir(e.attributes.dir);
+      if (dir !== null) unitDirs.set(dir, e.subject_key);
+    }
+    if (e.evidence_kind === 'program-declared' && Array.isArray(e.attributes.dirs)) {
+      const program = String(e.attributes.program);
+      programs.set(`${e.subject_key}\u0000${program}`, {
+        unit: e.subject_key,
+        program,
+        dirs: e.attributes.dirs.map(String),
+      });
+    }
+    if (DEPLOYMENT_KINDS.has(e.evidence_kind)) declared.add(keyName(e.subject_key));
+  }
+  // Each program run by exactly one deployment key: program -> that key.
+  const runners = new Map<string, Set<string>>();
+  if (programs.size > 0) {
+    for (const e of evidence) {
+      if (e.evidence_kind !== 'service-declared' || keyKind(e.subject_key) !== 'service') continue;
+      const built = builtDir(e);
+      const unit = built === null ? undefined : unitDirs.get(built);
+      const program = programRun(e);
+      if (!unit || !program || !programs.has(`${unit}\u0000${program}`)) continue;
+      const id = `${unit}\u0000${program}`;
+      runners.set(id, (runners.get(id) ?? new Set()).add(e.subject_key));
+    }
+  }
+  // Folder -> the deployment of the one deployed program that runs it.
+  const owners = new Map<string, Set<string>>();
+  for (const [id, keys] of runners) {
+    if (keys.size !== 1) continue;
+    const p = programs.get(id) as Program;
+    for (const dir of p.dirs) {
+      const k = `${p.unit}\u0000${dir}`;
+      owners.set(k, (owners.get(k) ?? new Set()).add([...keys][0]!));
+    }
+  }
+  // Configuration lines whose keys code reads: those reads say who connects, not the file.
+  const readLines = new Set(
+    evidence
+      .filter((e) => e.evidence_kind === 'config-key-read')
+      .map((e) => `${String(e.attributes.config_path)}\u0000${String(e.attributes.config_line)}`),
+  );
+  return evidence.map((e) => {
+    let out = e;
+    if (
+      e.source_type === 'code' &&
+      e.object_key !== null &&
+      readLines.has(`${e.location.path}\u0000${e.location.start_line}`)
+    )
+      return { ...e, relationship_kind: null, object_key: null };
+    if (e.source_type === 'code' && owners.size > 0 && /\.go$/.test(e.location.path)) {
+      const found = owners.get(`${e.subject_key}\u0000${dirname(e.location.path)}`);
+      if (found && found.size === 1) {
+        const runner = [...found][0]!;
+        out = { ...e, subject_key: runner, attributes: { ...e.attributes, unit: e.subject_key } };
+      }
+    }
+    if (
+      out.evidence_kind === 'config-key-read' &&
+      out.object_key !== null &&
+      !declared.has(keyName(out.object_key))
+    )
+      out = { ...out, relationship_kind: null, object_key: null };
+    return out;
+  });
+}
