@@ -4,7 +4,9 @@
  * naming one program (`entrypoint: geo`). The code of a program (its folder and the unit's
  * packages only it imports) is that service's code, so its records (connections, configuration
  * keys read, registry names) take the service as their subject instead of the whole unit.
- * A folder imported by several of the deployed programs (a shared client) stays the unit's.
+ * A folder imported by several of the deployed programs (a shared client) stays the unit's; the
+ * connections of a folder only programs no deployment runs hold (a load generator beside the
+ * services) stay evidence, without the relationship.
  *
  * Also here: a `config-key-read` (analysis/code/config-keys.ts) connects only to a host some
  * deployment declares; otherwise it stays evidence, without the relationship. A connection found
@@ -80,18 +82,31 @@ export function assignPrograms(evidence: StoredEvidence[]): StoredEvidence[] {
       owners.set(k, (owners.get(k) ?? new Set()).add([...keys][0]!));
     }
   }
+  // Folders only programs no deployment runs hold, in a unit some of whose programs are run
+  // (a load generator, a migration tool beside the services): their connections are no one's.
+  const deployedUnits = new Set([...runners.keys()].map((id) => id.split('\u0000')[0]!));
+  const idle = new Set<string>();
+  for (const [id, p] of programs) {
+    if (runners.has(id) || !deployedUnits.has(p.unit)) continue;
+    for (const dir of p.dirs) {
+      const k = `${p.unit}\u0000${dir}`;
+      if (!owners.has(k)) idle.add(k);
+    }
+  }
   // Configuration lines whose keys code reads: those reads say who connects, not the file.
-  const readLines = new Set(
-    evidence
-      .filter((e) => e.evidence_kind === 'config-key-read')
-      .map((e) => `${String(e.attributes.config_path)}\u0000${String(e.attributes.config_line)}`),
-  );
+  const readLines = new Set<string>();
+  for (const e of evidence) {
+    if (e.evidence_kind !== 'config-key-read') continue;
+    readLines.add(`${String(e.attributes.config_path)}:${String(e.attributes.config_line)}`);
+    const copies = e.attributes.config_copies;
+    for (const c of Array.isArray(copies) ? copies : []) readLines.add(String(c));
+  }
   return evidence.map((e) => {
     let out = e;
     if (
       e.source_type === 'code' &&
       e.object_key !== null &&
-      readLines.has(`${e.location.path}\u0000${e.location.start_line}`)
+      readLines.has(`${e.location.path}:${e.location.start_line}`)
     )
       return { ...e, relationship_kind: null, object_key: null };
     if (e.source_type === 'code' && owners.size > 0 && /\.go$/.test(e.location.path)) {
@@ -99,7 +114,16 @@ export function assignPrograms(evidence: StoredEvidence[]): StoredEvidence[] {
       if (found && found.size === 1) {
         const runner = [...found][0]!;
         out = { ...e, subject_key: runner, attributes: { ...e.attributes, unit: e.subject_key } };
-      }
+      } else if (
+        e.object_key !== null &&
+        idle.has(`${e.subject_key}\u0000${dirname(e.location.path)}`)
+      )
+        return {
+          ...e,
+          relationship_kind: null,
+          object_key: null,
+          attributes: { ...e.attributes, not_run: true },
+        };
     }
     if (
       out.evidence_kind === 'config-key-read' &&

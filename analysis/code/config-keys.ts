@@ -22,7 +22,7 @@ import { LineIndex } from '../shared/text';
 import { internalName, isLocalHost, parseHostPort, parseUrlValue } from '../shared/urls';
 import { isTestPath, languageOf, lex, lexStyleOf } from './common';
 import { parseJsonWithLines } from './json-lines';
-import type { CodeModel } from './model';
+import type { CodeModel, Unit } from './model';
 
 /** Configuration files read as a map of settings (not manifests, not application*.json). */
 const CONFIG_FILE = /^config([-.][\w-]+)?\.json$/i;
@@ -74,56 +74,76 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** config-key-read evidence of every unit holding a configuration file of addresses. */
 export function configKeyEvidence(model: CodeModel): Evidence[] {
   const out: Evidence[] = [];
+  // Per unit, per key, the addresses of its shallowest configuration files: the unit's own
+  // `config.json` over a copy kept for one deployment (`openshift/configmaps/config.json`),
+  // whose lines are listed as the read's copies.
+  const perUnit = new Map<Unit, Map<string, Address[]>>();
   for (const file of model.files) {
     if (!CONFIG_FILE.test(basename(file.path)) || isTestPath(file.path)) continue;
     const unit = model.ownerOf(dirname(file.path));
     if (!unit) continue;
-    const found = addresses(file);
-    if (found.length === 0) continue;
-    const byKey = new Map(found.map((a) => [a.key, a]));
+    const keys = perUnit.get(unit) ?? new Map<string, Address[]>();
+    perUnit.set(unit, keys);
+    for (const a of addresses(file)) keys.set(a.key, [...(keys.get(a.key) ?? []), a]);
+  }
+  for (const [unit, keys] of perUnit) {
+    if (keys.size === 0) continue;
+    const depth = (x: Address) => x.file.path.split('/').length;
+    const byKey = new Map<string, { used: Address[]; copies: string[] }>();
+    for (const [key, all] of keys) {
+      const least = Math.min(...all.map(depth));
+      byKey.set(key, {
+        used: all.filter((a) => depth(a) === least),
+        copies: all.filter((a) => depth(a) > least).map((a) => `${a.file.path}:${a.line}`),
+      });
+    }
     // A key named as an index or a call argument: `["key"]`, `("key")`, `("key", ...)`.
     const read = new RegExp(
-      String.raw`[[(]\s*(["'\`])(${found.map((a) => escape(a.key)).join('|')})\1\s*[\]),]`,
+      String.raw`[[(]\s*(["'\`])(${[...keys.keys()].map(escape).join('|')})\1\s*[\]),]`,
       'g',
     );
     for (const code of model.filesByUnit.get(unit.key) ?? []) {
       const lang = languageOf(code.path);
       if (!lang || isTestPath(code.path) || !isWithin(code.path, unit.dir)) continue;
-      if (!found.some((a) => code.text.includes(a.key))) continue;
+      if (![...keys.keys()].some((k) => code.text.includes(k))) continue;
       const { code: text } = lex(code.text, lexStyleOf(lang));
       const idx = new LineIndex(code.text);
       const seen = new Set<string>();
       read.lastIndex = 0;
       let m: RegExpExecArray | null;
       while ((m = read.exec(text)) !== null) {
-        const a = byKey.get(m[2] ?? '');
-        if (!a) continue;
         const line = idx.lineAt(m.index);
-        if (seen.has(`${line}\u0000${a.key}`)) continue;
-        seen.add(`${line}\u0000${a.key}`);
-        out.push(
-          evidence(
-            code,
-            { start: line, end: line },
-            {
-              source: 'code',
-              provider: `${lang}-source`,
-              kind: 'config-key-read',
-              subject: unit.key,
-              relationship: 'connects_to',
-              object: entityKey('service', a.host),
-              summary: `${unit.name} reads ${a.key} from ${a.file.path}, the address ${a.host}${a.port === null ? '' : `:${a.port}`}`,
-              attributes: {
-                key: a.key,
-                host: a.host,
-                port: a.port,
-                config_path: a.file.path,
-                config_line: a.line,
-                in_test: false,
+        const { used, copies } = byKey.get(m[2] ?? '') ?? { used: [], copies: [] };
+        for (const a of used) {
+          const at = `${line}\u0000${a.key}\u0000${a.file.path}`;
+          if (seen.has(at)) continue;
+          seen.add(at);
+          out.push(
+            evidence(
+              code,
+              { start: line, end: line },
+              {
+                source: 'code',
+                provider: `${lang}-source`,
+                kind: 'config-key-read',
+                subject: unit.key,
+                relationship: 'connects_to',
+                object: entityKey('service', a.host),
+                summary: `${unit.name} reads ${a.key} from ${a.file.path}, the address ${a.host}${a.port === null ? '' : `:${a.port}`}`,
+                attributes: {
+                  key: a.key,
+                  host: a.host,
+                  port: a.port,
+                  config_path: a.file.path,
+                  config_line: a.line,
+                  // Deeper copies of the key (one deployment's configmap): read the same way.
+                  ...(copies.length > 0 ? { config_copies: copies } : {}),
+                  in_test: false,
+                },
               },
-            },
-          ),
-        );
+            ),
+          );
+        }
       }
     }
   }

@@ -155,7 +155,9 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
   // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
   if (base.endsWith('.lockfile')) return 'code';
-  if (CODE_CONFIG.test(base) || APP_CONFIG_JSON.test(base)) return 'code';
+  if (CODE_CONFIG.test(base)) return 'code';
+  // Not a tool's own settings in a dot-folder (`.agents/config.json`, `.vscode/`).
+  if (APP_CONFIG_JSON.test(base) && !/(^|\/)\.[^/]+\//.test(filePath)) return 'code';
   // Spring classpath resources and config-server backends (`shared/orders.yml`, a config repo):
   // settings an application reads (analysis/code/spring-cloud.ts).
   if (
