@@ -71,6 +71,7 @@ type Server struct{ Registry *registry.Client }
 
 func (s *Server) Run() error {
 	pb.RegisterOrdersServer(srv, s)
+	s.metricRegistry.Register("orders-latency", gauge)
 	return s.Registry.Register(name, "id-1", 8081)
 }
 `,
@@ -165,7 +166,8 @@ test('registry names: the unit that dials a registered name calls the unit regis
   t.false(c.includes('service:orders -> service:cart'));
   const orders = graph.entities.find((e) => e.canonical_key === 'service:orders');
   t.true(JSON.stringify(orders?.attributes.aliases ?? []).includes('srv-orders'));
-  // The registered names: from the constant and from the literal; a gRPC RegisterXServer is none.
+  // The registered names: from the constant and from the literal; a gRPC RegisterXServer and a
+  // metrics registry register no service.
   const names = evidence
     .filter((e) => e.evidence_kind === 'registry-register')
     .map((e) => e.attributes.name)

@@ -8,7 +8,8 @@
  *   name of whatever deployment runs that code.
  * - Resolution: a call argument that is exactly a name registered elsewhere in the repository
  *   (`initSearchClient("srv-search")`), in a file that dials through a registry or resolver
- *   (`Dial(`, `consul://`, a resolver, a registry client). Evidence `registry-lookup`
+ *   (`Dial(`, `consul://`, `etcd://`, a resolver). A registry of metrics, schemas, types or
+ *   handlers (`metricRegistry.register("requests", ...)`) registers no service. Evidence `registry-lookup`
  *   (relationship `connects_to`, object `service:<name>`).
  *
  * Names are read only from literal strings; a name built at run time says nothing.
@@ -26,9 +27,11 @@ const NAME = /^(?=[a-z0-9-]*[a-z])[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** `<registry-ish receiver>.register...(<first argument>` */
 const REGISTER =
   /\b(\w*(?:registry|consul|discovery|registrar|naming)\w*)\s*(?:\(\s*\))?\s*\.\s*(?:register|registerservice|serviceregister|registerinstance)\s*\(\s*(?:ctx\s*,\s*)?("[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*)/gi;
-/** A file that resolves services through a registry. */
-const DIALS =
-  /\bDial\w*\s*\(|consul:\/\/|etcd:\/\/|nacos:\/\/|\bresolver\b|[Rr]egistry|[Dd]iscovery/;
+/** Registries of something else than services: metrics, schemas, types, handlers, plugins. */
+const OTHER_REGISTRY =
+  /metric|meter|prometheus|collector|schema|type|codec|convert|handler|plugin|command|component|route|event|health|template/i;
+/** A file that resolves services through a registry: a dial, a registry URI, a resolver. */
+const DIALS = /\bDial\w*\s*\(|\b(?:consul|etcd|nacos|zk|zookeeper|discovery):\/\/|\bresolver\b/;
 
 interface Registration {
   name: string;
@@ -67,6 +70,7 @@ function registrations(model: CodeModel): Registration[] {
       REGISTER.lastIndex = 0;
       let m: RegExpExecArray | null;
       while ((m = REGISTER.exec(code)) !== null) {
+        if (OTHER_REGISTRY.test(m[1] ?? '')) continue;
         const arg = m[2] ?? '';
         const name = /^["']/.test(arg) ? arg.slice(1, -1) : constantValue(code, arg);
         if (name === null || !NAME.test(name)) continue;
