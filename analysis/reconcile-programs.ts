@@ -1,7 +1,7 @@
 /**
  * One image, many programs: a unit holding several Go main packages (analysis/code/programs.ts)
  * built once and run by several compose services, each with its own `entrypoint` (or `command`)
- * naming one program (`entrypoint: geo`). The code of a program (its folder and the unit's
+ * naming one program (`entrypoint: orders`). The code of a program (its folder and the unit's
  * packages only it imports) is that service's code, so its records (connections, configuration
  * keys read, registry names) take the service as their subject instead of the whole unit.
  * A folder imported by several of the deployed programs (a shared client) stays the unit's; the
@@ -21,7 +21,7 @@ import { basename, dirname, normalizeDir } from './shared/paths';
 /** Interpreters and shells: the program they run is in their arguments, not read here. */
 const WRAPPERS = /^(sh|bash|ash|dash|zsh|env|tini|dumb-init|exec|su-exec|gosu)$/;
 
-/** The program a compose service's entrypoint (else command) starts: `./geo` -> geo. */
+/** The program a compose service's entrypoint (else command) starts: `./orders` -> orders. */
 function programRun(e: StoredEvidence): string | null {
   for (const field of ['entrypoint', 'command']) {
     const words = e.attributes[field];

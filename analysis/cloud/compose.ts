@@ -168,7 +168,7 @@ interface ProjectContext {
   built: BuiltEngine;
 }
 
-/** A compose `entrypoint`/`command` as its words (`frontend`, `["./geo", "-v"]`), or null. */
+/** A compose `entrypoint`/`command` as its words (`orders`, `["./orders", "-v"]`), or null. */
 function commandWords(v: unknown): string[] | null {
   if (typeof v === 'string') return v.trim() === '' ? null : v.trim().split(/\s+/);
   if (Array.isArray(v) && v.length > 0) return v.map((w) => String(w));

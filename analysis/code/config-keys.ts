@@ -3,9 +3,9 @@
  *
  * A configuration file (`config.json`, `config.<env>.json`, classified as code) that is a flat
  * map of keys to values, some of them addresses of the system's own hosts
- * (`"GeoMongoAddress": "mongodb-geo:27017"`, `"consulAddress": "consul:8500"`,
+ * (`"OrdersDbAddress": "orders-db:27017"`, `"registryAddress": "consul:8500"`,
  * `"cacheUrl": "redis://cache:6379"`). A program of the unit that names a key as an index or a
- * call argument (`result["GeoMongoAddress"]`, `cfg.Get("consulAddress")`) connects to the host of
+ * call argument (`result["OrdersDbAddress"]`, `cfg.Get("registryAddress")`) connects to the host of
  * that key's value; a program that never names the key does not, though the file is mounted
  * into every container.
  *
@@ -75,7 +75,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export function configKeyEvidence(model: CodeModel): Evidence[] {
   const out: Evidence[] = [];
   // Per unit, per key, the addresses of its shallowest configuration files: the unit's own
-  // `config.json` over a copy kept for one deployment (`openshift/configmaps/config.json`),
+  // `config.json` over a copy kept for one deployment (`deploy/cluster/config.json`),
   // whose lines are listed as the read's copies.
   const perUnit = new Map<Unit, Map<string, Address[]>>();
   for (const file of model.files) {

@@ -1,7 +1,7 @@
 /**
  * Programs: the Go main packages of one unit (`cmd/<name>/main.go`: `package main` with a
  * `func main()`), when the unit holds several. One image built from such a unit runs a different
- * program per deployment (`entrypoint: geo`); reconcile (analysis/reconcile-programs.ts) gives
+ * program per deployment (`entrypoint: orders`); reconcile (analysis/reconcile-programs.ts) gives
  * each program's code to the deployment that runs it.
  *
  * Evidence `program-declared`, subject the unit, cited at the `func main()` line; attributes

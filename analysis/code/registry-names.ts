@@ -3,11 +3,11 @@
  *
  * - Registration: a registry client's register call with the service's name as its first
  *   argument, a string or a constant/variable of the same file (`s.Registry.Register(name, id,
- *   ip, port)` with `const name = "srv-search"`, `consulRegistry.register("orders")`). Evidence
+ *   ip, port)` with `const name = "srv-orders"`, `consulRegistry.register("orders")`). Evidence
  *   `registry-register`, subject the unit, the name in `aliases`: the registered name is another
  *   name of whatever deployment runs that code.
  * - Resolution: a call argument that is exactly a name registered elsewhere in the repository
- *   (`initSearchClient("srv-search")`), in a file that dials through a registry or resolver
+ *   (`initOrdersClient("srv-orders")`), in a file that dials through a registry or resolver
  *   (`Dial(`, `consul://`, `etcd://`, a resolver). A registry of metrics, schemas, types or
  *   handlers (`metricRegistry.register("requests", ...)`) registers no service. Evidence `registry-lookup`
  *   (relationship `connects_to`, object `service:<name>`).
