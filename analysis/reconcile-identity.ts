@@ -116,7 +116,8 @@ export function builtDir(e: StoredEvidence): string | null {
  *   tool, orchestrator, job) or it is only a Helm chart, and no deployment declaration (compose
  *   service, workload) builds or runs it nor declares it a datastore/queue/bucket. Its records
  *   stay evidence. Nor is a set deployed only as workloads whose containers only wait (a
- *   toolbox pod: `sleep 365d`).
+ *   toolbox pod: `sleep 365d`), nor a unit whose every building service runs one of its
+ *   programs (`programs_run`).
  * - `finalKey`: the canonical key when the set's kind is not its representative's: `job` for a
  *   set deployed only as Kubernetes Jobs/CronJobs or built from job units; a datastore/queue for
  *   a set whose Dockerfile is built FROM an engine image. A datastore/queue facet (a service
@@ -168,6 +169,16 @@ export function identitySets(
       !declaredBacking &&
       (classes.length > 0 || charts.length > 0) &&
       classes.every((c) => NOT_DEPLOYABLE.has(c))
+    ) {
+      dropped.add(r);
+      continue;
+    }
+    // A unit whose every building service runs one of its programs (reconcile-programs.ts).
+    if (
+      deployments.length === 0 &&
+      ev.some(
+        (e) => e.evidence_kind === 'unit-declared' && Array.isArray(e.attributes.programs_run),
+      )
     ) {
       dropped.add(r);
       continue;

@@ -4,6 +4,9 @@
  * naming one program (`entrypoint: orders`). The code of a program (its folder and the unit's
  * packages only it imports) is that service's code, so its records (connections, configuration
  * keys read, registry names) take the service as their subject instead of the whole unit.
+ * Such a service is not the unit itself (no `build` identity joins them: `runs_program` on its
+ * declaration), and a unit whose every building service runs one of its programs is no entity by
+ * itself (`programs_run` on its declaration).
  * A folder imported by several of the deployed programs (a shared client) stays the unit's; the
  * connections of a folder only programs no deployment runs hold (a load generator beside the
  * services) stay evidence, without the relationship.
@@ -61,15 +64,23 @@ export function assignPrograms(evidence: StoredEvidence[]): StoredEvidence[] {
   }
   // Each program run by exactly one deployment key: program -> that key.
   const runners = new Map<string, Set<string>>();
+  // Declarations of services that run a program, and units built by any other service.
+  const runs = new Map<string, string>();
+  const builtWhole = new Set<string>();
   if (programs.size > 0) {
     for (const e of evidence) {
       if (e.evidence_kind !== 'service-declared' || keyKind(e.subject_key) !== 'service') continue;
       const built = builtDir(e);
       const unit = built === null ? undefined : unitDirs.get(built);
       const program = programRun(e);
-      if (!unit || !program || !programs.has(`${unit}\u0000${program}`)) continue;
+      if (!unit) continue;
+      if (!program || !programs.has(`${unit}\u0000${program}`)) {
+        builtWhole.add(unit);
+        continue;
+      }
       const id = `${unit}\u0000${program}`;
       runners.set(id, (runners.get(id) ?? new Set()).add(e.subject_key));
+      runs.set(e.id, program);
     }
   }
   // Folder -> the deployment of the one deployed program that runs it.
@@ -103,6 +114,20 @@ export function assignPrograms(evidence: StoredEvidence[]): StoredEvidence[] {
   }
   return evidence.map((e) => {
     let out = e;
+    // The service runs one program, not the whole unit; a unit whose every service runs one of
+    // its programs is no deployable by itself (reconcile-identity.ts).
+    const program = runs.get(e.id);
+    if (program) return { ...e, attributes: { ...e.attributes, runs_program: program } };
+    if (
+      e.evidence_kind === 'unit-declared' &&
+      deployedUnits.has(e.subject_key) &&
+      !builtWhole.has(e.subject_key)
+    ) {
+      const run = [...programs.values()].filter(
+        (p) => p.unit === e.subject_key && runners.has(`${p.unit}\u0000${p.program}`),
+      );
+      return { ...e, attributes: { ...e.attributes, programs_run: run.map((p) => p.program) } };
+    }
     if (
       e.source_type === 'code' &&
       e.object_key !== null &&

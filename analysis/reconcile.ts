@@ -114,7 +114,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const unitByName = new Map<string, string>();
   for (const u of unitsByDir.values())
     if (!unitByName.has(keyName(u))) unitByName.set(keyName(u), u);
+  // A service running one program of a many-program unit is not the unit (reconcile-programs.ts).
+  const runsProgram = new Set(
+    evidence.filter((e) => typeof e.attributes.runs_program === 'string').map((e) => e.subject_key),
+  );
   for (const e of evidence) {
+    if (runsProgram.has(e.subject_key)) continue;
     const built = GRAPH.has(keyKind(e.subject_key)) ? builtDir(e) : null;
     if (built !== null) {
       const unit = unitsByDir.get(built);

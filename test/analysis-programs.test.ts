@@ -183,7 +183,12 @@ test('programs no deployment runs, and tool-pinning Go modules, are no services'
     .map((e) => e.attributes.program)
     .sort();
   t.deepEqual(programs, ['cart', 'loadgen', 'orders']);
+  // Each service runs its program, not the unit: no build conflict, no entity for the unit.
+  t.is(graph.conflicts, undefined);
+  const orders = graph.entities.find((e) => e.canonical_key === 'service:orders');
+  t.is(orders?.attributes.runs_program, 'orders');
   const keys = entityKeys(graph);
+  t.false(keys.includes('service:shop'));
   t.false(keys.includes('service:.bingo'));
   t.false(keys.includes('service:loadgen'));
   // The load generator's read connects no deployed service to the cache.
