@@ -24,7 +24,7 @@ import { basename, dirname, normalizeDir } from './shared/paths';
 /** Interpreters and shells: the program they run is in their arguments, not read here. */
 const WRAPPERS = /^(sh|bash|ash|dash|zsh|env|tini|dumb-init|exec|su-exec|gosu)$/;
 
-/** The program a compose service's entrypoint (else command) starts: `./orders` -> orders. */
+/** The program an entrypoint (else command) starts: `./orders` -> orders; compose or container. */
 function programRun(e: StoredEvidence): string | null {
   for (const field of ['entrypoint', 'command']) {
     const words = e.attributes[field];
@@ -81,6 +81,41 @@ export function assignPrograms(evidence: StoredEvidence[]): StoredEvidence[] {
       const id = `${unit}\u0000${program}`;
       runners.set(id, (runners.get(id) ?? new Set()).add(e.subject_key));
       runs.set(e.id, program);
+    }
+  }
+  // Kubernetes workloads running the unit's image with a `command` naming a program, for the
+  // programs no compose service runs. The unit's image: one a compose service builds from it,
+  // or one named like it (`acme/shop` for unit shop).
+  if (programs.size > 0) {
+    const imageUnits = new Map<string, string>();
+    for (const e of evidence) {
+      const built = e.evidence_kind === 'service-declared' ? builtDir(e) : null;
+      const unit = built === null ? undefined : unitDirs.get(built);
+      const image = e.attributes.image as { repo?: unknown } | null | undefined;
+      if (unit && typeof image?.repo === 'string') imageUnits.set(image.repo.toLowerCase(), unit);
+    }
+    const unitByName = new Map([...unitDirs.values()].map((u) => [keyName(u), u]));
+    const unitOfImage = (repo: string) =>
+      imageUnits.get(repo.toLowerCase()) ??
+      unitByName.get(normalizeName(repo.split('/').pop() ?? ''));
+    const k8s = new Map<string, Array<{ id: string; key: string }>>();
+    for (const e of evidence) {
+      if (e.evidence_kind !== 'workload-declared' || keyKind(e.subject_key) !== 'service') continue;
+      const containers = Array.isArray(e.attributes.containers) ? e.attributes.containers : [];
+      for (const c of containers as Array<Record<string, unknown> | null>) {
+        const unit = typeof c?.repo === 'string' ? unitOfImage(c.repo) : undefined;
+        if (!unit) continue;
+        const program = programRun({ ...e, attributes: { command: c?.command } });
+        const id = `${unit}\u0000${program}`;
+        if (!program || !programs.has(id)) builtWhole.add(unit);
+        else if (!runners.has(id))
+          k8s.set(id, [...(k8s.get(id) ?? []), { id: e.id, key: e.subject_key }]);
+        break;
+      }
+    }
+    for (const [id, list] of k8s) {
+      runners.set(id, new Set(list.map((x) => x.key)));
+      for (const x of list) runs.set(x.id, programs.get(id)!.program);
     }
   }
   // Folder -> the deployment of the one deployed program that runs it.

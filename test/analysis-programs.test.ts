@@ -262,3 +262,41 @@ test("a program's config.json is code to read; a tool's settings in a dot-folder
   t.is(classifyPath('.vscode/settings.json'), null);
   t.is(classifyPath('configuration.json'), null);
 });
+
+test('kubernetes: workloads running the unit image with a command naming a program run it', async (t) => {
+  const deployment = (name: string, image: string, command?: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  selector:
+    matchLabels: { app: ${name} }
+  template:
+    metadata:
+      labels: { app: ${name} }
+    spec:
+      containers:
+        - name: ${name}
+          image: ${image}
+${command ? `          command: ["${command}"]\n` : ''}`;
+  const code = SHOP.filter(
+    (f) => f.path.endsWith('.go') || /(^|\/)(go\.mod|config\.json)$/.test(f.path),
+  );
+  const { graph } = await analyzeFiles([
+    ...code,
+    ...files({
+      'k8s/orders.yaml': deployment('orders', 'acme/shop:1.0', './orders'),
+      'k8s/cart.yaml': deployment('cart', 'acme/shop:1.0', '/usr/local/bin/cart'),
+      'k8s/orders-db.yaml': deployment('orders-db', 'mongo:6'),
+      'k8s/cart-cache.yaml': deployment('cart-cache', 'memcached:1.6'),
+      'k8s/cart-db.yaml': deployment('cart-db', 'mongo:6'),
+    }),
+  ]);
+  const c = connections(graph);
+  t.true(c.includes('service:orders -> datastore:orders-db'));
+  t.true(c.includes('service:cart -> datastore:cart-cache'));
+  t.true(c.includes('service:cart -> service:orders'));
+  t.false(c.includes('service:orders -> datastore:cart-cache'));
+  t.false(c.includes('service:cart -> datastore:orders-db'));
+  t.false(entityKeys(graph).includes('service:shop'));
+});

@@ -73,6 +73,8 @@ function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {
     read_only_root_filesystem: sc.readOnlyRootFilesystem ?? null,
     allow_privilege_escalation: sc.allowPrivilegeEscalation ?? null,
     capabilities_add: isRecord(sc.capabilities) ? asArray(sc.capabilities.add).map(String) : [],
+    // What the container starts instead of the image's entrypoint (one image, many programs).
+    command: asArray(c.command).length > 0 ? asArray(c.command).map(String) : null,
     idle: isIdle(c),
   };
 }
