@@ -300,3 +300,30 @@ ${command ? `          command: ["${command}"]\n` : ''}`;
   t.false(c.includes('service:cart -> datastore:orders-db'));
   t.false(entityKeys(graph).includes('service:shop'));
 });
+
+test('a service building the unit with no program entrypoint is the unit; its sibling runs one program', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'go.mod': 'module example.com/app\n',
+      'config.json': '{ "JobsDbAddress": "jobs-db:5432", "CliApiUrl": "http://api:8080" }\n',
+      'cmd/worker/main.go': main('worker', ['JobsDbAddress'], []),
+      'cmd/cli/main.go': main('cli', ['CliApiUrl'], []),
+      'docker-compose.yml': `services:
+  jobs-db:
+    image: postgres:16
+  api:
+    build: .
+  worker:
+    build: .
+    entrypoint: worker
+`,
+    }),
+  );
+  const c = connections(graph);
+  t.true(c.includes('service:worker -> datastore:jobs-db'));
+  t.false(c.includes('service:api -> datastore:jobs-db'));
+  // The unit is the service that builds it whole; the command-line tool's read is no one's.
+  const api = graph.entities.find((e) => e.canonical_key === 'service:api');
+  t.true(JSON.stringify(api?.attributes.aliases ?? []).includes('service:app'));
+  t.false(c.some((e) => e.startsWith('service:api ->')));
+});

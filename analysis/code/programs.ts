@@ -32,21 +32,34 @@ function goPackages(files: SourceFile[]): Map<string, SourceFile[]> {
   return byDir;
 }
 
-/** The folders of the unit's packages that `dir` imports, transitively, with `dir` itself. */
-function importedDirs(unit: Unit, packages: Map<string, SourceFile[]>, dir: string): string[] {
+/** Each package folder's direct imports of the unit's own packages (read once per file). */
+function localImports(unit: Unit, packages: Map<string, SourceFile[]>): Map<string, string[]> {
   const module = unit.goModule ?? '';
-  const seen = new Set<string>([dir]);
-  const queue = [dir];
-  while (queue.length > 0) {
-    const d = queue.shift() as string;
-    for (const f of packages.get(d) ?? []) {
+  const out = new Map<string, string[]>();
+  for (const [dir, files] of packages) {
+    const targets = new Set<string>();
+    for (const f of files) {
+      if (!f.text.includes(module)) continue;
       for (const imp of extractGoImports(f.text)) {
         if (!imp.spec.startsWith(`${module}/`)) continue;
         const target = joinPath(unit.dir, imp.spec.slice(module.length + 1));
-        if (target === null || seen.has(target) || !packages.has(target)) continue;
-        seen.add(target);
-        queue.push(target);
+        if (target !== null && packages.has(target)) targets.add(target);
       }
+    }
+    out.set(dir, [...targets]);
+  }
+  return out;
+}
+
+/** The folders `dir` imports, transitively, with `dir` itself. */
+function importedDirs(imports: Map<string, string[]>, dir: string): string[] {
+  const seen = new Set<string>([dir]);
+  const queue = [dir];
+  while (queue.length > 0) {
+    for (const target of imports.get(queue.shift() as string) ?? []) {
+      if (seen.has(target)) continue;
+      seen.add(target);
+      queue.push(target);
     }
   }
   return [...seen].sort();
@@ -71,6 +84,7 @@ export function programEvidence(model: CodeModel): Evidence[] {
       }
     }
     if (mains.length < 2) continue;
+    const imports = localImports(unit, packages);
     for (const { dir, file, line } of mains.sort((a, b) => (a.dir < b.dir ? -1 : 1))) {
       const program = normalizeName(basename(dir));
       if (!program) continue;
@@ -84,7 +98,7 @@ export function programEvidence(model: CodeModel): Evidence[] {
             kind: 'program-declared',
             subject: unit.key,
             summary: `unit ${unit.name} holds the program ${program} (${dir})`,
-            attributes: { program, dir, dirs: importedDirs(unit, packages, dir) },
+            attributes: { program, dir, dirs: importedDirs(imports, dir) },
           },
         ),
       );

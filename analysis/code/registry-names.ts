@@ -53,10 +53,11 @@ function constantValue(text: string, ident: string): string | null {
   return values.size === 1 ? [...values][0]! : null;
 }
 
-function codeFiles(model: CodeModel, unit: Unit) {
+/** The unit's source files whose raw text passes `keep`, lexed (comments blanked). */
+function codeFiles(model: CodeModel, unit: Unit, keep: (text: string) => boolean) {
   return (model.filesByUnit.get(unit.key) ?? []).flatMap((file) => {
     const lang = languageOf(file.path);
-    if (!lang || isTestPath(file.path)) return [];
+    if (!lang || isTestPath(file.path) || !keep(file.text)) return [];
     return [{ file, lang, code: lex(file.text, lexStyleOf(lang)).code }];
   });
 }
@@ -64,8 +65,7 @@ function codeFiles(model: CodeModel, unit: Unit) {
 function registrations(model: CodeModel): Registration[] {
   const out: Registration[] = [];
   for (const unit of model.units) {
-    for (const { file, code } of codeFiles(model, unit)) {
-      if (!/register/i.test(file.text)) continue;
+    for (const { file, code } of codeFiles(model, unit, (t) => /register/i.test(t))) {
       const idx = new LineIndex(file.text);
       REGISTER.lastIndex = 0;
       let m: RegExpExecArray | null;
@@ -110,7 +110,8 @@ export function registryNameEvidence(model: CodeModel): Evidence[] {
     'g',
   );
   for (const unit of model.units) {
-    for (const { file, lang, code } of codeFiles(model, unit)) {
+    const mayDial = (t: string) => DIALS.test(t) && [...names.keys()].some((n) => t.includes(n));
+    for (const { file, lang, code } of codeFiles(model, unit, mayDial)) {
       if (!DIALS.test(code)) continue;
       const own = new Set(
         regs.filter((r) => dirname(r.file.path) === dirname(file.path)).map((r) => r.name),
