@@ -14,13 +14,19 @@
  * task whose input is small (SMALL_TASK_WEIGHT: about a megabyte of text or a few thousand
  * evidence records) runs in the express lane, one thread of its own, and never waits behind a
  * large task that may hold every main-lane thread for tens of seconds (a 10,000-service compose
- * file); the operating system shares the CPUs between the lanes. Large tasks queue in the main
- * lane as before.
+ * file). Large tasks queue in the main lane as before.
+ *
+ * The operating system shares the CPUs between the lanes and the rest of the process, and a
+ * main-lane thread asks it for less: on Linux each of those threads lowers its own priority by
+ * ANALYSIS_NICE (default 10) when it starts (thread.ts), so that while a large audit keeps a CPU
+ * busy for minutes, the work of every other audit (the express lane, the main thread's database
+ * replies and heartbeats, PostgreSQL) is run first; the large one still gets every CPU cycle
+ * nobody else wants.
  */
 import path from 'node:path';
 import { Piscina } from 'piscina';
-import { analysisThreads } from '../platform/config';
-import type { ThreadResult, ThreadTask } from './thread';
+import { analysisNice, analysisThreads } from '../platform/config';
+import type { PoolThreadData, ThreadResult, ThreadTask } from './thread';
 import { changeGateWeight } from './change-gate';
 
 type Lane = 'main' | 'express';
@@ -34,6 +40,7 @@ function poolOf(lane: Lane): Piscina {
     minThreads: 0,
     maxThreads: lane === 'main' ? analysisThreads() : 1,
     idleTimeout: 60_000,
+    workerData: { nice: lane === 'main' ? analysisNice() : 0 } satisfies PoolThreadData,
   }));
 }
 

@@ -8,8 +8,8 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  *   called by its registry id (Feign, Dapr, discovery, a name registered in a service
  *   registry), an embedded store it opens, an Aspire client integration, a config client;
  * - 0.6: a declaration (a compose service, a workload, a unit), an AppHost reference, and code
- *   reading an address variable (its default, or the value configuration sets) or an address
- *   key of its configuration file;
+ *   reading an address variable (its default, or the value configuration sets), an address
+ *   key of its configuration file, or a Dapr secret whose value is an address;
  * - 0.55: a service-internal http(s) URL written in the unit's code or settings outside a call;
  * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
@@ -39,7 +39,8 @@ function strength(e: StoredEvidence): number {
       if (e.attributes.internal_host === true) return 0.55;
       return 0.4;
     }
-    if (kind === 'env-read' || kind === 'config-key-read') return 0.6;
+    if (kind === 'env-read' || kind === 'config-key-read' || kind === 'dapr-secret-read')
+      return 0.6;
   }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
   if (kind === 'resource-reference') return 0.6;

@@ -8,8 +8,10 @@ import type { SourceType } from './evidence';
 import { keyKind, keyName, normalizeName } from './evidence';
 import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-addresses';
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
+import { daprSecretConnections } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
 import { assignPrograms } from './reconcile-programs';
+import { mountedSettings } from './reconcile-mounted';
 import {
   DEPLOYMENT_KINDS,
   GRAPH,
@@ -36,7 +38,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const { evidence: primary, variants } = selectVariants(assignPrograms(allEvidence));
   // A content order, not the input order, decides ties (which value an attribute keeps).
   // Each record's order key is computed once, not twice per comparison.
-  const evidence = primary
+  let evidence = primary
     .filter((e) => e.attributes.in_test !== true)
     .map((e) => ({ e, k: orderKey(e) }))
     .sort((a, b) => a.k.localeCompare(b.k))
@@ -140,8 +142,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     }
   }
 
+  // Settings files given to containers are theirs (reconcile-mounted.ts).
+  const mounted = mountedSettings(evidence, (k) => uf.find(k), [...declarations.keys()]);
+  evidence = mounted.evidence;
   // Each set's kind and whether it is an entity at all, from its own evidence (identitySets).
   const { finalKey, dropped, engines } = identitySets(evidence, subjects, (k) => uf.find(k));
+  for (const k of mounted.settingsOnly) dropped.add(uf.find(k));
   const rep = (key: string) => {
     const r = uf.find(key);
     return finalKey.get(r) ?? r;
@@ -252,6 +258,8 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const key = `${e.relationship_kind}:${source}->${target}`;
     const entry = relEvidence.get(key) ?? { kind: e.relationship_kind, source, target, ev: [] };
     entry.ev.push(e);
+    const mount = mounted.mountOf.get(e);
+    if (mount && !entry.ev.includes(mount)) entry.ev.push(mount);
     relEvidence.set(key, entry);
   }
   // Defaults: code that reads VAR with a default host (`os.getenv("REDIS_HOST", "redis")`,
@@ -278,6 +286,18 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const key = `connects_to:${source}->${target}`;
     const entry = relEvidence.get(key) ?? { kind: 'connects_to', source, target, ev: [] };
     entry.ev.push(read);
+    relEvidence.set(key, entry);
+  }
+  // Dapr secrets: the secret an application reads names the server it connects to.
+  const hostEntity = (host: string) => {
+    const targets = [...new Set((byName.get(normalizeName(host)) ?? []).filter(placed).map(rep))];
+    return targets.length === 1 ? targets[0]! : null;
+  };
+  const placedRep = (k: string) => (GRAPH.has(keyKind(k)) && placed(k) ? rep(k) : null);
+  for (const c of daprSecretConnections(evidence, placedRep, hostEntity)) {
+    const key = `connects_to:${c.source}->${c.target}`;
+    const entry = relEvidence.get(key) ?? { kind: 'connects_to', ...c, ev: [] };
+    entry.ev.push(...c.ev);
     relEvidence.set(key, entry);
   }
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a

@@ -11,6 +11,7 @@ import {
   localIngestedId,
   type IngestedRecord,
 } from '../domain/architecture/ingested';
+import { storableJsonText } from '../domain/text';
 import type { SourceType } from './evidence';
 import type { Entity, IdentityConflict, Relationship, StoredEvidence } from './reconcile';
 import { architectureStatus, uncertaintyCandidates, type CaseCandidate } from './uncertainty';
@@ -57,14 +58,6 @@ export interface SnapshotRows {
     uncorroborated: number;
   };
 }
-
-/**
- * `json` (JSON.stringify's) with each lone surrogate, which JSON.stringify writes as a `\\uD8xx`
- * escape and PostgreSQL refuses to read into text, replaced by U+FFFD: what the driver stores
- * for a lone surrogate in a text parameter, as the evidence rows were written before.
- */
-const wellFormedJson = (json: string) =>
-  json.replace(/(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/gi, '$1\\ufffd');
 
 /** The snapshot of the reconcile artifact: its rows, status, coverage gaps and uncertainty. */
 export function snapshotRows(input: SnapshotRowsInput): SnapshotRows {
@@ -199,7 +192,7 @@ export function snapshotRows(input: SnapshotRowsInput): SnapshotRows {
       ),
       count: relationships.length,
     },
-    evidenceJson: wellFormedJson(JSON.stringify(evidenceRows)),
+    evidenceJson: storableJsonText(JSON.stringify(evidenceRows)),
     candidates,
     counts: {
       entities: graph.entities.length,

@@ -21,7 +21,26 @@ import {
 import { controlsArtifact, type SnapshotText } from './controls-artifact';
 import { snapshotRows, type SnapshotRows, type SnapshotRowsInput } from './snapshot-rows';
 import { changeGate, type ChangeGateInput, type ChangeGateOutput } from './change-gate';
-import { threadId } from 'node:worker_threads';
+import os from 'node:os';
+import { isMainThread, threadId, workerData } from 'node:worker_threads';
+
+/** What the pool gives each of its threads (analysis/pool.ts). */
+export interface PoolThreadData {
+  /** How much to lower this thread's CPU priority (a nice increment; 0: not at all). */
+  nice: number;
+}
+
+/**
+ * Lowers this thread's CPU priority by `nice`. On Linux a nice value belongs to a thread, and
+ * `setpriority(PRIO_PROCESS, 0, n)` (os.setPriority(n)) sets the calling thread's only: the
+ * worker's main thread and its other threads keep theirs. Elsewhere it would lower the whole
+ * process, so it is not done.
+ */
+function lowerOwnPriority(nice: number): void {
+  if (isMainThread || nice <= 0 || process.platform !== 'linux') return;
+  os.setPriority(Math.min(19, os.getPriority() + nice));
+}
+lowerOwnPriority((workerData as PoolThreadData | undefined)?.nice ?? 0);
 
 export type ThreadTask =
   | { kind: 'code' | 'cloud' | 'cicd'; files: SourceFile[] }

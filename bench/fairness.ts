@@ -237,7 +237,34 @@ async function main(): Promise<void> {
       const id = await b.start();
       const end = await finished(id);
       if (end.status !== 'completed') throw new Error(`tiny audit ${id} ended ${end.status}`);
+      ids.set(end.seconds, id);
       return end.seconds;
+    };
+    /** Each tiny audit's id by its time (to break the slowest one down by stage). */
+    const ids = new Map<number, string>();
+    /** Where an audit's time went: before its first stage, each stage, after its last. */
+    const breakdown = async (id: string) => {
+      const audit = (await db('audits').where({ id }).first('created_at', 'completed_at')) as {
+        created_at: Date;
+        completed_at: Date;
+      };
+      const stages = (await db('audit_stages')
+        .where({ audit_id: id })
+        .whereNotNull('started_at')
+        .orderBy('started_at')
+        .select('key', 'started_at', 'completed_at')) as Array<{
+        key: string;
+        started_at: Date;
+        completed_at: Date | null;
+      }>;
+      const msOf = (a: Date, b: Date) => `${b.getTime() - a.getTime()} ms`;
+      const parts = stages.map((st, i) => {
+        const gap = i > 0 ? st.started_at.getTime() - stages[i - 1]!.completed_at!.getTime() : 0;
+        return `${gap > 20 ? `(+${gap} ms) ` : ''}${st.key} ${msOf(st.started_at, st.completed_at ?? st.started_at)}`;
+      });
+      const first = stages[0]?.started_at ?? audit.completed_at;
+      const last = stages.at(-1)?.completed_at ?? audit.completed_at;
+      return `start ${msOf(audit.created_at, first)}; ${parts.join(', ')}; end ${msOf(last, audit.completed_at)}`;
     };
 
     // A warm-up (module loading, pool thread start), not counted.
@@ -287,6 +314,10 @@ async function main(): Promise<void> {
     console.log(
       `tiny audit: solo median ${soloMedian.toFixed(1)} s; while A ran: ${contended.length} audits, median ${contendedMedian.toFixed(1)} s (x${(contendedMedian / soloMedian).toFixed(2)}), worst ${worst.toFixed(1)} s (x${(worst / soloMedian).toFixed(2)}); target x${TARGET_RATIO}: ${worst / soloMedian <= TARGET_RATIO ? 'met' : 'NOT met'}`,
     );
+    const soloId = ids.get(solo.find((x) => x === soloMedian) ?? solo[0]!);
+    const worstId = ids.get(worst);
+    if (soloId) console.log(`  a solo tiny audit: ${await breakdown(soloId)}`);
+    if (worstId) console.log(`  the slowest while A ran: ${await breakdown(worstId)}`);
     console.log(
       `load average: ${os
         .loadavg()

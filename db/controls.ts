@@ -4,6 +4,8 @@ import { SOURCE_TYPES } from '../domain/contract/values';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { keyset, type Keyset } from './paginate';
+import { insertJsonRows } from './json-rows';
+import { storableJsonText } from '../domain/text';
 import { CONTROL_CATALOG_VERSION, CONTROLS, type Control } from '../analysis/controls';
 
 export interface ControlRow {
@@ -298,15 +300,6 @@ export async function isObservedByLatestAudit(db: Knex, f: FindingRow): Promise<
   return !!seen;
 }
 
-/** JSON text for the jsonb columns among `columns` present in `row`. */
-function encodeJson<T extends object>(row: T, columns: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(row as Record<string, unknown>) };
-  for (const key of columns) if (key in out) out[key] = JSON.stringify(out[key]);
-  return out;
-}
-
-const FINDING_JSON = ['evidence_ids', 'locations'] as const;
-
 export type NewFinding = Omit<
   FindingRow,
   'note' | 'resolved_audit_id' | 'resolved_at' | 'created_at' | 'updated_at'
@@ -321,16 +314,13 @@ export async function insertNewFindings(
   db: Knex,
   rows: readonly NewFinding[],
 ): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const batch of batches(rows)) {
-    const inserted = await db('findings')
-      .insert(batch.map((r) => encodeJson(r, FINDING_JSON)))
-      .onConflict(['workspace_id', 'scope_key', 'fingerprint'])
-      .ignore()
-      .returning<Array<{ fingerprint: string }>>('fingerprint');
-    for (const r of inserted) out.add(r.fingerprint);
-  }
-  return out;
+  const inserted = await insertJsonRows<{ fingerprint: string }>(
+    db,
+    'findings',
+    rows,
+    'ON CONFLICT (workspace_id, scope_key, fingerprint) DO NOTHING RETURNING fingerprint',
+  );
+  return new Set(inserted.map((r) => r.fingerprint));
 }
 
 /**
@@ -419,20 +409,10 @@ export async function recordSightings(
          id uuid, newer boolean, reopen boolean, control_id uuid, severity text, title text,
          detail text, entity_key text, evidence_ids jsonb, locations jsonb)
        WHERE f.id = v.id`,
-      { at, auditId, rows: JSON.stringify(rows) },
+      { at, auditId, rows: storableJsonText(JSON.stringify(rows)) },
     );
   }
 }
-
-const ASSESSMENT_JSON = [
-  'evidence_ids',
-  'finding_ids',
-  'architecture_relationship_ids',
-  'stale_evidence_ids',
-  'conflicting_evidence_ids',
-  'missing_requirement_keys',
-  'requirements',
-] as const;
 
 /** An assessment as written: its requirements as the assessment produced them. */
 export type NewAssessment = Omit<AssessmentRow, 'requirements'> & {
@@ -440,8 +420,7 @@ export type NewAssessment = Omit<AssessmentRow, 'requirements'> & {
 };
 
 export async function insertAssessments(db: Knex, rows: readonly NewAssessment[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db('control_assessments').insert(rows.map((r) => encodeJson(r, ASSESSMENT_JSON)));
+  await insertJsonRows(db, 'control_assessments', rows);
 }
 
 /**

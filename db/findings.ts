@@ -4,7 +4,8 @@
  * an audit no longer observed: set-based statements, a bounded number per 1,000 findings.
  */
 import type { Knex } from 'knex';
-import { batches, type FindingLocation, type FindingRow } from './controls';
+import { type FindingLocation, type FindingRow } from './controls';
+import { insertJsonRows } from './json-rows';
 
 /** A finding as one audit's controls stage produced it. */
 export interface FindingObservation {
@@ -26,20 +27,12 @@ export async function linkAuditFindings(
   audit: { id: string; workspace_id: string },
   observations: readonly FindingObservation[],
 ): Promise<void> {
-  for (const batch of batches(observations)) {
-    await db('audit_findings')
-      .insert(
-        batch.map((o) => ({
-          audit_id: audit.id,
-          workspace_id: audit.workspace_id,
-          ...o,
-          evidence_ids: JSON.stringify(o.evidence_ids),
-          locations: JSON.stringify(o.locations),
-        })),
-      )
-      .onConflict(['audit_id', 'finding_id'])
-      .ignore();
-  }
+  await insertJsonRows(
+    db,
+    'audit_findings',
+    observations.map((o) => ({ audit_id: audit.id, workspace_id: audit.workspace_id, ...o })),
+    'ON CONFLICT (audit_id, finding_id) DO NOTHING',
+  );
 }
 
 /**

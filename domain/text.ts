@@ -29,6 +29,14 @@ export function storableText(text: string, limit = STORED_TEXT_LIMIT): string {
   return out;
 }
 
+/**
+ * JSON text (JSON.stringify's) that PostgreSQL reads into jsonb and text: each `\u0000` and
+ * each lone surrogate, which JSON.stringify writes as a `\uD8xx` escape (a pair it writes as
+ * the characters themselves), replaced by U+FFFD.
+ */
+export const storableJsonText = (json: string): string =>
+  json.replace(/(?<!\\)((?:\\\\)*)\\u(?:d[89a-f][0-9a-f]{2}|0000)/gi, '$1\\ufffd');
+
 /** A copy of a JSON-like value with every string and key made storable (see storableText). */
 export function storableJson(value: unknown, limit = STORED_TEXT_LIMIT): unknown {
   if (typeof value === 'string') return storableText(value, limit);

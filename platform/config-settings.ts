@@ -403,6 +403,12 @@ export const SETTINGS = {
     description:
       "worker threads that run the analyzers and reconcile, off the worker's main thread",
   },
+  ANALYSIS_NICE: {
+    ...integer(10, 0, 19),
+    usedBy: 'worker',
+    description:
+      'how much lower the CPU priority of main-lane analysis threads (large audits) is than the rest of the worker (Linux nice increment; 0: the same)',
+  },
   PROCESS_LAUNCHER: {
     ...flag(true),
     default: '`on`',

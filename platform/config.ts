@@ -125,9 +125,10 @@ export interface Config {
   workflowBundlePath: string | undefined;
   /**
    * Checked here so that a bad value stops the process at start; the pool and the launcher,
-   * which no Config reaches, read them with analysisThreads() and processLauncherOn().
+   * which no Config reaches, read them with analysisThreads(), analysisNice() and processLauncherOn().
    */
   analysisThreads: number;
+  analysisNice: number;
   processLauncher: boolean;
   /** Null: no provider, model-backed agents are skipped. */
   model: ModelSettings | null;
@@ -180,6 +181,11 @@ function modelSettings(v: SettingValues): ModelSettings | null {
 /** Threads of the analysis pool (analysis/pool.ts). */
 export function analysisThreads(env: NodeJS.ProcessEnv = process.env): number {
   return readSetting(env, 'ANALYSIS_THREADS');
+}
+
+/** The nice increment of the analysis pool's main-lane threads (analysis/pool.ts). */
+export function analysisNice(env: NodeJS.ProcessEnv = process.env): number {
+  return readSetting(env, 'ANALYSIS_NICE');
 }
 
 /** Whether git commands are started by the launcher process (process-launcher.ts). */
@@ -259,6 +265,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workflowActionTtlSeconds: v.WORKFLOW_ACTION_TTL_HOURS * 3600,
     workflowBundlePath: v.WORKFLOW_BUNDLE,
     analysisThreads: v.ANALYSIS_THREADS,
+    analysisNice: v.ANALYSIS_NICE,
     processLauncher: v.PROCESS_LAUNCHER,
     shutdownGraceSeconds: v.SHUTDOWN_GRACE_SECONDS,
     maxRunningAudits: v.MAX_RUNNING_AUDITS,

@@ -5,7 +5,8 @@
 import test from 'ava';
 import { isMainThread, threadId } from 'node:worker_threads';
 import { runInPool } from '../analysis/pool';
-import { analysisThreads } from '../platform/config';
+import fs from 'node:fs';
+import { analysisNice, analysisThreads } from '../platform/config';
 import { analyzeCode } from '../analysis/code';
 import { analyzeCloud } from '../analysis/cloud';
 import { analyzeCicd } from '../analysis/cicd';
@@ -195,6 +196,46 @@ test('a small task is not held behind a large one: it answers while the large on
   t.is(tiny.kind, 'cicd');
   t.not(tiny.threadId, big.threadId, 'another thread');
   if (big.kind === 'cloud') t.true(big.output.evidence.length >= 10_000);
+});
+
+/** The nice value of each thread of this process, by its thread id (Linux: /proc/self/task). */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis; nice is field 19 of stat(5).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    nices.set(Number(tid), Number(fields[16]));
+  }
+  return nices;
+}
+
+(process.platform === 'linux' ? test : test.skip)(
+  'a main-lane thread runs at a lower CPU priority (ANALYSIS_NICE); the main thread keeps its own',
+  async (t) => {
+    // Issue 24, fair sharing: while a large audit's analysis holds a CPU, everyone else's work
+    // is scheduled first. `ps -L -o tid,ni,comm -p <worker pid>` shows the same.
+    const big = await runInPool({
+      kind: 'cloud',
+      // Over a megabyte: the main lane.
+      files: [{ path: 'docker-compose.yml', text: largeComposeText(6_000) }],
+    });
+    t.is(big.kind, 'cloud');
+    const nices = threadNices();
+    t.is(nices.get(process.pid), 0, 'the main thread is not lowered');
+    t.true(
+      [...nices.values()].includes(analysisNice()),
+      `a thread at nice ${analysisNice()}: ${JSON.stringify([...nices])}`,
+    );
+  },
+);
+
+test('ANALYSIS_NICE: 10 by default, 0 to 19, a bad value is refused', (t) => {
+  t.is(analysisNice({}), 10);
+  t.is(analysisNice({ ANALYSIS_NICE: '0' }), 0);
+  t.is(analysisNice({ ANALYSIS_NICE: '19' }), 19);
+  t.throws(() => analysisNice({ ANALYSIS_NICE: '20' }), { message: /ANALYSIS_NICE/ });
+  t.throws(() => analysisNice({ ANALYSIS_NICE: '-1' }), { message: /ANALYSIS_NICE/ });
 });
 
 test('ANALYSIS_THREADS: at least one thread, a bad value is refused', (t) => {

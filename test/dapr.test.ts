@@ -7,6 +7,7 @@
 import test from 'ava';
 import type { SourceFile } from '../analysis/evidence';
 import type { Graph } from '../analysis/reconcile';
+import { stringConstants } from '../analysis/code/string-constants';
 import { analyzeFiles } from './helpers/pipeline';
 
 const edges = (g: Graph) => g.relationships.map((r) => `${r.source_key} -> ${r.target_key}`);
@@ -149,4 +150,95 @@ test('every Dapr building block with its scopes, bindings typed by their binding
   // Service invocation: the Java SDK's invokeMethod and the HTTP `dapr-app-id` header.
   t.true(e.includes('service:ordering -> service:notify'), msg);
   t.true(e.includes('service:notify -> service:sensors'), msg);
+});
+
+test('a Dapr app id or component named by a string constant of the file is read from the constant, never the method name after it', async (t) => {
+  const csproj = '<Project Sdk="Microsoft.NET.Sdk.Web"></Project>';
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'customers/customers.csproj': csproj,
+      'customers/Worker.cs': `using Dapr.Client;
+class Worker {
+    private const string OrderServiceAppId = "order-service";
+    async Task Run(DaprClient client, Order order) {
+        var request = client.CreateInvokeMethodRequest<Order>(OrderServiceAppId, "order", order);
+        var items = await client.InvokeMethodAsync<List<Item>>(HttpMethod.Get, OrderServiceAppId, $"items/{order.Id}");
+    }
+}
+`,
+      'payment/payment.csproj': csproj,
+      'payment/EventsController.cs': `using Dapr;
+public class EventsController : ControllerBase
+{
+    private const string PUBSUB_NAME = "shop-pubsub";
+
+    [Topic(PUBSUB_NAME, nameof(OrderPaid))]
+    public Task Handle(OrderPaid e) => Task.CompletedTask;
+}
+`,
+      'shipping/go.mod':
+        'module example.com/shipping\n\ngo 1.22\n\nrequire github.com/dapr/go-sdk v1.10.0\n',
+      'shipping/main.go': `package main
+
+import dapr "github.com/dapr/go-sdk/client"
+
+func reserve(client dapr.Client) {
+\tclient.InvokeMethod(context.Background(), "inventory", "reserve", "post")
+}
+`,
+      'billing/billing.csproj': csproj,
+      'billing/Billing.cs': `using Dapr.Client;
+class Billing {
+    // Not a constant: a field assigned at run time names nothing.
+    private string target = Environment.GetEnvironmentVariable("TARGET");
+    async Task Run(DaprClient client) => await client.InvokeMethodAsync(target, "charge");
+}
+`,
+    }),
+  );
+  const e = edges(graph);
+  const msg = e.join('\n');
+  t.true(e.includes('service:customers -> service:order-service'), msg);
+  // A context before the app id is skipped (Go).
+  t.true(e.includes('service:shipping -> service:inventory'), msg);
+  // Must not: the method name ("order", "charge") taken for the app id.
+  t.false(
+    graph.entities.some(
+      (x) => x.canonical_key === 'service:order' || x.canonical_key === 'service:charge',
+    ),
+    graph.entities.map((x) => x.canonical_key).join(', '),
+  );
+  t.true(e.includes('service:payment -> queue:shop-pubsub'), msg);
+  t.false(
+    e.some((x) => x.startsWith('service:billing ->')),
+    msg,
+  );
+  const cited = evidence.find(
+    (x) => x.subject_key === 'service:payment' && x.object_key === 'queue:shop-pubsub',
+  );
+  t.is(cited?.attributes.constant, 'PUBSUB_NAME');
+  t.is(cited?.location.start_line, 6);
+});
+
+test('string constants of a file: constant declarations and module constants, never a name given two values', (t) => {
+  const c = stringConstants(`
+    private const string OrderApp = "order-service";
+    static readonly string Store = "shop.secretstore";
+    public static final String TOPIC = "orders";
+    const pubsubName = 'pubsub';
+    val stateStore = "statestore"
+PUBSUB_NAME = "events"
+    string notConstant = "x";
+    const string Twice = "a";
+    const string Twice = "b";
+    const string Built = $"{prefix}-app";
+  `);
+  t.deepEqual(Object.fromEntries(c), {
+    OrderApp: 'order-service',
+    Store: 'shop.secretstore',
+    TOPIC: 'orders',
+    pubsubName: 'pubsub',
+    stateStore: 'statestore',
+    PUBSUB_NAME: 'events',
+  });
 });

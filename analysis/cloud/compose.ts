@@ -18,6 +18,8 @@ import {
 } from './common';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
+import { commandAddresses } from './compose-command';
+import { mountRecords } from './compose-mounts';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 import {
   buildContext,
@@ -28,7 +30,6 @@ import {
   interpolate,
   parseDotenv,
   parsePort,
-  parseVolume,
   resourceLimits,
   type EnvVar,
 } from './compose-values';
@@ -325,25 +326,18 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     );
   });
 
-  asArray(svc.volumes).forEach((v, i) => {
-    const m = parseVolume(v);
-    if (!m) return;
-    const rel: [string, string] | null =
-      m.type === 'volume' && m.source ? ['mounts', entityKey('volume', m.source)] : null;
-    const what =
-      m.type === 'bind'
-        ? `host path ${m.source}`
-        : m.source
-          ? `volume ${m.source}`
-          : 'an anonymous volume';
+  // Mounts, with what reconcile needs to give a mounted settings file to this container.
+  const program =
+    image?.repo ?? (typeof build?.context_dir === 'string' ? `build:${build.context_dir}` : null);
+  const top = isRecord(cf.doc.value) ? cf.doc.value : {};
+  for (const m of mountRecords(cf.file.path, name, svc, top, project.vars, program))
     emit(
-      ['volumes', i],
+      m.path,
       'volume-mount',
-      `compose service ${name} mounts ${what} at ${m.target}`,
-      m,
-      rel,
+      m.summary,
+      m.attributes,
+      m.volume ? ['mounts', entityKey('volume', m.volume)] : null,
     );
-  });
 
   const ownEngine = image ? classifyImage(image)?.engine : undefined;
   for (const env of environment(svc.environment)) {
@@ -361,6 +355,17 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
         }),
       );
     }
+  }
+  // Addresses the container is started with (`--rpc-host=taskbroker:50051`).
+  for (const a of commandAddresses(svc.command, project.resolver)) {
+    if (a.key === subject) continue;
+    emit(
+      ['command'],
+      'command-reference',
+      `compose service ${name} is started with ${a.option}=${a.value} -> service ${a.name}`,
+      { option: a.option, host: a.host, port: a.port, source: 'command' },
+      ['connects_to', a.key],
+    );
   }
   out.push(...envFileEvidence(service, project));
   return out;

@@ -7,6 +7,7 @@ import { sortOutput, analyzerErrorGap } from '../shared/evidence';
 import { basename, isDockerfile, sortByPath } from '../shared/paths';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { analyzeCompose } from './compose';
+import { daprSecretHostEvidence } from './dapr-secrets';
 import { readComposeFiles } from './compose-merge';
 import { analyzeDockerfile } from './dockerfile';
 import { analyzeHelm, chartDirs, helmRole } from './helm';
@@ -118,6 +119,8 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       dotenv: of('dotenv'),
     }),
   );
+  // The addresses Dapr local-file secret stores hold (read by the apps that load them).
+  await guard('kubernetes', [], () => ({ evidence: daprSecretHostEvidence(files), gaps: [] }));
   return sortOutput({ evidence, gaps });
 }
 

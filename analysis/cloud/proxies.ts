@@ -1,7 +1,8 @@
 /**
  * Reverse proxies and gateways as routers: the proxy service connects to each upstream it routes
  * to. nginx (`proxy_pass`, `grpc_pass`, `uwsgi_pass`, `fastcgi_pass`, `scgi_pass`, `upstream`
- * blocks, `set $var` targets), Envoy static clusters, and Traefik labels on compose services.
+ * blocks, `set $var` targets), Envoy static clusters and the routes that invoke a Dapr app through
+ * the sidecar (analysis/cloud/envoy-dapr.ts), and Traefik labels on compose services.
  *
  * Which service is the proxy: the compose service that mounts the file (a bind volume of the file
  * or of a folder holding it), else the compose service whose build context holds it, else the
@@ -26,6 +27,7 @@ import { parseYamlDocuments } from '../shared/yaml';
 import { parseHostPort, parseUrl, targetKeyOf, type HostPort } from '../shared/urls';
 import { interpolate, parseDotenv } from './compose';
 import { dockerfileServiceName, instructions } from './dockerfile';
+import { envoyDaprRoutes } from './envoy-dapr';
 
 export type ProxyKind = 'nginx' | 'envoy';
 
@@ -191,6 +193,8 @@ interface Route {
   target: HostPort;
   upstream?: string;
   filled?: string[];
+  /** The entity the route reaches when it is named, not addressed (a Dapr app id). */
+  object?: string;
 }
 
 /** `${VAR}` / `$VAR` replaced where `env` defines VAR (envsubst as the nginx image runs it). */
@@ -298,6 +302,15 @@ function envoyRoutes(file: SourceFile): { routes: Route[]; errors: string[] } {
         });
       }
     });
+    // Routes through a Dapr sidecar name the app they invoke (analysis/cloud/envoy-dapr.ts).
+    for (const d of envoyDaprRoutes(doc.value, (p) => doc.span(p)))
+      routes.push({
+        span: d.span,
+        directive: 'dapr-invoke',
+        target: { host: d.appId, port: null },
+        upstream: d.cluster ?? undefined,
+        object: entityKey('service', d.appId),
+      });
   }
   return { routes, errors: y.errors };
 }
@@ -406,7 +419,7 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
         gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
     }
     for (const r of routes) {
-      const object = targetKeyOf(r.target.host);
+      const object = r.object ?? targetKeyOf(r.target.host);
       if (object === null || object === owner.key) continue;
       const label = r.target.port === null ? r.target.host : `${r.target.host}:${r.target.port}`;
       // The variables filled on the route's own lines (the file as written).
@@ -423,7 +436,10 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
           subject: owner.key,
           relationship: 'connects_to',
           object,
-          summary: `${kind} of ${owner.key} routes to ${label} (${r.directive})`,
+          summary:
+            r.directive === 'dapr-invoke'
+              ? `${kind} of ${owner.key} routes to Dapr app ${r.target.host} through the sidecar${r.upstream ? ` (cluster ${r.upstream})` : ''}`
+              : `${kind} of ${owner.key} routes to ${label} (${r.directive})`,
           attributes: {
             proxy: kind,
             directive: r.directive,

@@ -156,7 +156,7 @@ const ENGINE_WORDS: [RegExp, string, 'datastore' | 'queue'][] = [
   [/MYSQL/, 'mysql', 'datastore'],
   [/MONGO/, 'mongodb', 'datastore'],
   [/ELASTIC/, 'elasticsearch', 'datastore'],
-  [/MEMCACHE/, 'memcached', 'datastore'],
+  [/MEMCACHE|MEMC(?=[_.-]?(ADDR|HOST|SERVER))/, 'memcached', 'datastore'],
 ];
 
 export function engineFromKey(key: string): { engine: string; kind: 'datastore' | 'queue' } | null {

@@ -61,6 +61,7 @@ export function emitHostConnection(
   engine: { engine: string; kind: 'datastore' | 'queue' },
   host: HostPort,
   detectedBy: string,
+  setting?: string,
 ): void {
   emitConnection(ctx, line, {
     scheme: engine.engine,
@@ -70,6 +71,7 @@ export function emitHostConnection(
     database: null,
     hasCredentials: false,
     detectedBy,
+    setting,
   });
 }
 
@@ -84,6 +86,8 @@ export function emitConnection(
     database: string | null;
     hasCredentials: boolean;
     detectedBy: string;
+    /** The settings key the address is written under, when a configuration line says it. */
+    setting?: string;
   },
 ): void {
   const { unit } = ctx;
@@ -108,6 +112,7 @@ export function emitConnection(
       database: opts.database,
       has_credentials: opts.hasCredentials,
       detected_by: opts.detectedBy,
+      ...(opts.setting ? { setting: opts.setting } : {}),
       ...(local ? { local_host: true } : {}),
       ...(hp === null ? { unresolved_host: true } : {}),
       in_test: ctx.inTest,

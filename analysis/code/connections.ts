@@ -20,7 +20,7 @@
  * (`${DB_HOST}`) get no object key. Scanning is regex based over the lexed text (comments
  * blanked), so commented-out URLs and doc links in comments are ignored.
  */
-import { entityKey, type AnalyzerGap, type Evidence } from '../evidence';
+import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
 import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
 import { LineIndex } from '../shared/text';
 import {
@@ -63,6 +63,8 @@ import {
   type ScanKind,
 } from './connection-scan';
 import { isLockfile, manifestKindOf } from './manifests';
+import { scanPythonSettings } from './python-settings';
+import { isProgramSettings, isSettingsFile, settingsSubject } from './settings-files';
 import { withoutUnusedSettings } from './shared-settings';
 import type { CodeModel, Unit } from './model';
 
@@ -285,6 +287,7 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
     }
   }
   scanClientHosts(ctx, code, mask, idx);
+  if (family === 'python') scanPythonSettings(ctx, code, idx);
   const readsEnv = ENV_API_RE.test(code);
   // String literals on each line: DSNs, and Kafka bootstrap lists on lines that mention Kafka.
   const lines = code.split('\n');
@@ -351,6 +354,7 @@ function scanConfig(ctx: Ctx, code: string): void {
       );
     if (!kv) {
       scanDsn(ctx, text, line);
+      if (yaml) scanYamlAddress(ctx, line, parents.map((p) => p.key).join('.'), text);
       return;
     }
     const value = (kv[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
@@ -365,6 +369,7 @@ function scanConfig(ctx: Ctx, code: string): void {
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
+    if (yaml) scanYamlAddress(ctx, line, key, text);
     const engine = engineFromKey(key);
     if (!engine) return;
     const keyUpper = key.toUpperCase().replace(/[.-]/g, '_');
@@ -377,9 +382,42 @@ function scanConfig(ctx: Ctx, code: string): void {
       if (hp) hosts = [hp];
     }
     for (const hp of hosts) {
-      emitHostConnection(ctx, line, engine, hp, 'config-key');
+      emitHostConnection(ctx, line, engine, hp, 'config-key', key);
     }
   });
+}
+
+/** A mail relay named by a key of a mail namespace (`mail.host: smtp`, `smtp: {server: relay}`). */
+const MAIL_HOST_KEY = /(^|[._-])(mail|smtp|email)[._-](host|hostname|server|address)$/i;
+
+/**
+ * Addresses of a YAML settings line that name no engine by key: the quoted `host:port` lists
+ * of a line about Kafka (`- {name: "bootstrap.servers", value: "kafka:9092"}`), and the mail
+ * relay a mail setting names, an internal service.
+ */
+function scanYamlAddress(ctx: Ctx, line: number, key: string, text: string): void {
+  if (/kafka|bootstrap|brokers?\b/i.test(`${key} ${text}`)) {
+    for (const lit of text.matchAll(/(["'])([^"'\n]+)\1/g))
+      for (const hp of hostList(lit[2] ?? ''))
+        emitHostConnection(ctx, line, KAFKA, hp, 'bootstrap-list');
+  }
+  if (!MAIL_HOST_KEY.test(key)) return;
+  const value = /:\s*(["']?)([a-z][\w-]*)\1\s*(#.*)?$/i.exec(text)?.[2] ?? '';
+  const internal = value === '' ? null : internalName(value);
+  if (internal === null || isLocalHost(internal) || ctx.unit.aliases.includes(internal)) return;
+  push(ctx, line, `svc\u0000${internal}`, () => ({
+    kind: 'connection-string',
+    relationship: 'connects_to',
+    object: entityKey('service', internal),
+    summary: `${ctx.unit.name} sends mail through service ${internal} (${key})`,
+    attributes: {
+      host: internal,
+      port: null,
+      internal_host: true,
+      detected_by: 'config-key',
+      in_test: ctx.inTest,
+    },
+  }));
 }
 
 /** env-read, connection-string and external-api-call evidence of every unit. */
@@ -395,8 +433,17 @@ export function analyzeConnections(model: CodeModel): {
     for (const files of model.filesByUnit.values())
       for (const f of files)
         if (model.servedConfig.has(f.path)) servedTo.set(f.path, (servedTo.get(f.path) ?? 0) + 1);
-  for (const unit of model.units) {
-    for (const file of model.filesByUnit.get(unit.key) ?? []) {
+  const byUnit: [Unit, SourceFile[]][] = model.units.map((u) => [
+    u,
+    model.filesByUnit.get(u.key) ?? [],
+  ]);
+  // Settings files no unit holds (a compose project's `./config/app.yml`): read under a subject
+  // of their own, no entity; reconcile gives them to the containers they are mounted into.
+  for (const file of model.files)
+    if (isSettingsFile(file.path) && model.ownerOf(dirname(file.path)) === null)
+      byUnit.push([settingsSubject(file.path), [file]]);
+  for (const [unit, files] of byUnit) {
+    for (const file of files) {
       const kind = scanKindOf(file.path, unit, model.servedConfig?.has(file.path) ?? false);
       if (!kind) continue;
       if (file.text.length > MAX_FILE_CHARS) {
@@ -414,6 +461,16 @@ export function analyzeConnections(model: CodeModel): {
       scanUrls(ctx, code, idx);
       if (kind.code) scanCode(ctx, code, mask, idx);
       else scanConfig(ctx, code);
+      // A program's settings file (`config.yml`) configures whatever container is given it
+      // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it; a
+      // classpath resource or a file a config server serves is the unit's own.
+      if (
+        (isProgramSettings(file.path) || unit.key.startsWith('settings:')) &&
+        !/(^|\/)src\/main\/resources\//.test(file.path) &&
+        !model.servedConfig?.has(file.path)
+      )
+        for (let i = start; i < out.length; i++)
+          out[i] = { ...out[i]!, attributes: { ...out[i]!.attributes, settings_file: true } };
       if ((servedTo.get(file.path) ?? 0) > 1)
         out.splice(
           start,

@@ -13,7 +13,10 @@
  *   uses by name (`SaveStateAsync("statestore", ...)`, `PublishEventAsync("pubsub", ...)`,
  *   `/v1.0/state/statestore`, `/v1.0/publish/pubsub/topic`, `[Topic("pubsub", ...)]`).
  *   Components themselves (their engine, their scopes) are read with the manifests
- *   (analysis/cloud/kubernetes.ts).
+ *   (analysis/cloud/kubernetes.ts). The app id or component name may be a string constant the
+ *   file declares (`InvokeMethodAsync(HttpMethod.Get, OrderServiceAppId, "orders")`,
+ *   `[Topic(PUBSUB_NAME, "topic")]`): the constant's value is read; a constant before a literal
+ *   is the id, never the literal method name after it.
  *
  * Evidence kind `service-id-reference` (relationship `connects_to`), or `registry-client` for
  * the registry; the object is `service:<id>`, `datastore:<component>` or `queue:<component>`.
@@ -22,6 +25,7 @@ import { entityKey, type Evidence, type SourceFile } from '../evidence';
 import { evidence } from '../shared/evidence';
 import { LineIndex } from '../shared/text';
 import { isTestPath, languageOf, lex, lexStyleOf } from './common';
+import { stringConstants } from './string-constants';
 import type { CodeModel, Unit } from './model';
 
 const EUREKA_SERVER = /(^|:)spring-cloud-(starter-)?netflix-eureka-server$/;
@@ -33,11 +37,48 @@ const Q = String.raw`(["'\`])`;
 
 interface IdPattern {
   re: RegExp;
-  /** Capture group of the id. */
+  /** Capture group of the id (patterns read with `ARG` name it `id` or `cname`). */
   group: number;
   kind: 'service' | 'datastore' | 'queue';
   via: string;
+  /** The source with `ARG` where the id is an argument: a literal, or a constant of the file. */
+  template?: { source: string; flags: string };
 }
+
+const ARG_MARK = '<ARG>';
+
+/**
+ * The argument holding an id: a quoted literal, or (`names`: the file's string constants) a
+ * constant's name, its value read from the declaration (analysis/code/string-constants.ts).
+ */
+function argSource(names: string[]): string {
+  const literal = String.raw`(?<q>["'\`])(?<id>${ID})\k<q>`;
+  if (names.length === 0) return `(?:${literal})`;
+  return String.raw`(?:${literal}|(?<cname>${names.join('|')})(?![\w.(]))`;
+}
+
+/** A pattern whose id is read from an argument (`ARG` in `source`). */
+function argPattern(
+  source: string,
+  flags: string,
+  kind: IdPattern['kind'],
+  via: string,
+): IdPattern {
+  return {
+    re: new RegExp(source.replace(ARG_MARK, argSource([])), flags),
+    group: 0,
+    kind,
+    via,
+    template: { source, flags },
+  };
+}
+
+/**
+ * Arguments an SDK takes before the app id: a context (Go's `ctx`, `context.Background()`) or an
+ * HTTP method (.NET's `HttpMethod.Get`). Any other argument there may itself be the app id (a
+ * variable), so a literal after it is the method name, not the id.
+ */
+const SKIPPED = String.raw`(?:[\w.]*[Cc]tx|context|[\w.]*\.(?:Context|Background|TODO)\(\)|(?:[\w.]*\.)?HttpMethod\.\w+|http\.Method\w+|httpMethod|method|verb)`;
 
 /** Dapr's calls are read only in files that name Dapr (an SDK import, a sidecar URL). */
 const DAPR_FILE = /dapr/i;
@@ -66,15 +107,14 @@ const PATTERNS: IdPattern[] = [
     via: 'load-balancer-uri',
   },
   // Dapr service invocation: up to two arguments (a context, an HTTP method) before the app id.
-  {
-    re: new RegExp(
-      String.raw`\b(?:InvokeMethod(?:Async|WithContent|WithCustomContent)?|invokeMethod|CreateInvokeMethodRequest|CreateInvokeHttpClient|invoke_method|invoker\.invoke)\s*(?:<[^<>()]*>)?\(\s*(?:appId\s*:\s*)?(?:[\w.]+\s*,\s*){0,2}${Q}${ID}\1`,
-      'g',
-    ),
-    group: 2,
-    kind: 'service',
-    via: 'dapr-invoke',
-  },
+  // The first argument that is a literal or a constant of the file is the app id, so a
+  // constant app id before a literal method name is the id (the skip is lazy).
+  argPattern(
+    String.raw`\b(?:InvokeMethod(?:Async|WithContent|WithCustomContent)?|invokeMethod|CreateInvokeMethodRequest|CreateInvokeHttpClient|invoke_method|invoker\.invoke)\s*(?:<[^<>()]*>)?\(\s*(?:appId\s*:\s*)?(?:${SKIPPED}\s*,\s*){0,2}?${ARG_MARK}`,
+    'g',
+    'service',
+    'dapr-invoke',
+  ),
   {
     re: new RegExp(String.raw`/v1\.0/invoke/${ID}/method/`, 'g'),
     group: 1,
@@ -82,49 +122,37 @@ const PATTERNS: IdPattern[] = [
     via: 'dapr-invoke',
   },
   // Dapr service invocation over HTTP through the sidecar with the app id in a header.
-  {
-    re: new RegExp(
-      String.raw`["'\`]?dapr-app-id["'\`]?\s*[:,=]\s*(?:new\s+[\w.]+\(\s*)?${Q}${ID}\1`,
-      'gi',
-    ),
-    group: 2,
-    kind: 'service',
-    via: 'dapr-invoke',
-  },
+  argPattern(
+    String.raw`["'\`]?dapr-app-id["'\`]?\s*[:,=]\s*(?:new\s+[\w.]+\(\s*)?${ARG_MARK}`,
+    'gi',
+    'service',
+    'dapr-invoke',
+  ),
   // Dapr building blocks by component name.
-  {
-    re: new RegExp(
-      String.raw`\b(?:(?:Save|Get|Delete|Try(?:Save|Delete))State(?:Async|Entry(?:Async)?|Bulk(?:Async)?)?|GetBulkState(?:Async)?|ExecuteStateTransaction(?:Async)?|QueryState(?:Async)?|save_state|get_state|delete_state|get_bulk_state|state\.(?:save|get|delete|getBulk|transaction))\s*(?:<[^<>()]*>)?\(\s*(?:(?:storeName|store_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${Q}${ID}\1`,
-      'g',
-    ),
-    group: 2,
-    kind: 'datastore',
-    via: 'dapr-state',
-  },
+  argPattern(
+    String.raw`\b(?:(?:Save|Get|Delete|Try(?:Save|Delete))State(?:Async|Entry(?:Async)?|Bulk(?:Async)?)?|GetBulkState(?:Async)?|ExecuteStateTransaction(?:Async)?|QueryState(?:Async)?|save_state|get_state|delete_state|get_bulk_state|state\.(?:save|get|delete|getBulk|transaction))\s*(?:<[^<>()]*>)?\(\s*(?:(?:storeName|store_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${ARG_MARK}`,
+    'g',
+    'datastore',
+    'dapr-state',
+  ),
   {
     re: new RegExp(String.raw`/v1\.0(?:-alpha1)?/state/${ID}(?=[/"'\`?])`, 'g'),
     group: 1,
     kind: 'datastore',
     via: 'dapr-state',
   },
-  {
-    re: new RegExp(
-      String.raw`\b(?:PublishEvent(?:Async|WithContentType)?|publish_event|pubsub\.publish|\[Topic)\s*\(\s*(?:(?:pubsubName|pubsub_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${Q}${ID}\1`,
-      'g',
-    ),
-    group: 2,
-    kind: 'queue',
-    via: 'dapr-pubsub',
-  },
-  {
-    re: new RegExp(
-      String.raw`\b(?:GetConfiguration(?:Async)?|SubscribeConfiguration(?:Async)?|get_configuration|subscribe_configuration|getConfiguration|subscribeConfiguration)\s*\(\s*(?:(?:storeName|store_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${Q}${ID}\1`,
-      'g',
-    ),
-    group: 2,
-    kind: 'datastore',
-    via: 'dapr-configuration',
-  },
+  argPattern(
+    String.raw`(?:\b(?:PublishEvent(?:Async|WithContentType)?|publish_event|pubsub\.publish)|\[Topic)\s*\(\s*(?:(?:pubsubName|pubsub_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${ARG_MARK}`,
+    'g',
+    'queue',
+    'dapr-pubsub',
+  ),
+  argPattern(
+    String.raw`\b(?:GetConfiguration(?:Async)?|SubscribeConfiguration(?:Async)?|get_configuration|subscribe_configuration|getConfiguration|subscribeConfiguration)\s*\(\s*(?:(?:storeName|store_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${ARG_MARK}`,
+    'g',
+    'datastore',
+    'dapr-configuration',
+  ),
   {
     re: new RegExp(String.raw`/v1\.0(?:-alpha1)?/configuration/${ID}(?=[/"'\`?])`, 'g'),
     group: 1,
@@ -153,13 +181,26 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
   const out: Evidence[] = [];
   const seen = new Set<string>();
   const dapr = DAPR_FILE.test(file.text);
+  // The file's string constants whose value is an id: an argument may name one.
+  const constants = new Map(
+    [...stringConstants(code)].filter(([, v]) => new RegExp(`^${ID}$`).test(v)),
+  );
+  const names = [...constants.keys()].sort((a, b) => b.length - a.length);
   for (const p of PATTERNS) {
     if (p.via.startsWith('dapr-') && !dapr) continue;
-    p.re.lastIndex = 0;
+    const re =
+      p.template && names.length > 0
+        ? new RegExp(p.template.source.replace(ARG_MARK, argSource(names)), p.template.flags)
+        : p.re;
+    re.lastIndex = 0;
     let m: RegExpExecArray | null;
     // Comments are blanked in `code`; string contents are kept, so the ids are read from it.
-    while ((m = p.re.exec(code)) !== null) {
-      const id = m[p.group] ?? '';
+    while ((m = re.exec(code)) !== null) {
+      const named = m.groups?.cname;
+      const id = p.template
+        ? (m.groups?.id ?? (named === undefined ? undefined : constants.get(named)) ?? '')
+        : (m[p.group] ?? '');
+      if (id === '') continue;
       const object = entityKey(p.kind, id);
       if (object === unit.key) continue;
       const line = idx.lineAt(m.index);
@@ -177,8 +218,13 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
             subject: unit.key,
             relationship: 'connects_to',
             object,
-            summary: `${unit.name} reaches ${p.kind === 'service' ? 'service' : `${p.kind} component`} ${id} by name (${p.via})`,
-            attributes: { id, via: p.via, in_test: isTestPath(file.path) },
+            summary: `${unit.name} reaches ${p.kind === 'service' ? 'service' : `${p.kind} component`} ${id} by name (${p.via}${named ? `, constant ${named}` : ''})`,
+            attributes: {
+              id,
+              via: p.via,
+              in_test: isTestPath(file.path),
+              ...(named ? { constant: named } : {}),
+            },
           },
         ),
       );

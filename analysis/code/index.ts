@@ -17,6 +17,7 @@ import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
 import { configKeyEvidence } from './config-keys';
 import { analyzeConnections } from './connections';
+import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
 import { gatewayEvidence } from './gateways';
@@ -124,6 +125,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'Dapr secrets', () => daprSecretReadEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'programs', () => programEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'configuration keys', () => configKeyEvidence(model), []));

@@ -53,6 +53,9 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)serverless\.ya?ml$/,
   /(^|\/)template\.ya?ml$/,
   /\.bicep$/,
+  // Secrets files a secret store serves (a Dapr local-file secret store's `secrets.json`): the
+  // addresses they hold are read with the store's component (analysis/cloud/dapr-secrets.ts).
+  /(^|\/)[\w.-]*secrets\.json$/,
   /(^|\/)Pulumi(\.[\w-]+)?\.ya?ml$/,
 ];
 
@@ -140,9 +143,13 @@ const CODE_MANIFESTS = new Set([
  * `appsettings*.json`): its `${X:default}` placeholders and settings are the code's reads.
  */
 const CODE_CONFIG = /^(application|bootstrap|appsettings)([-.][\w.-]+)?\.(properties|ya?ml|json)$/i;
-
-/** A program's own JSON settings (`config.json`, `config.prod.json`): keys the code reads. */
-const APP_CONFIG_JSON = /^config([-.][\w-]+)?\.json$/i;
+/**
+ * A program's own settings file (`config.yml`, `config.example.yml`, `settings.toml`): what a
+ * container is given to read (a compose bind mount), its addresses the container's connections
+ * (analysis/reconcile-mounted.ts). Outside the repository's tooling folders.
+ */
+const PROGRAM_CONFIG = /^(config|settings)([-.][\w.-]+)?\.(ya?ml|json|toml)$/i;
+const TOOLING_DIR = /(^|\/)\.[^/]+\//;
 
 /** Top-level Spring Boot / Spring Cloud keys (`spring:`, `spring.datasource.url=`, `eureka:`, `zuul:`). */
 const SPRING_CONFIG_HEAD = /^(spring|eureka|zuul|feign|ribbon|hystrix)(:|\.[\w.-]+\s*[:=])/m;
@@ -156,8 +163,9 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
   if (base.endsWith('.lockfile')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
-  // Not a tool's own settings in a dot-folder (`.agents/config.json`, `.vscode/`).
-  if (APP_CONFIG_JSON.test(base) && !/(^|\/)\.[^/]+\//.test(filePath)) return 'code';
+  // (A Kubernetes-style manifest named `settings.yaml`, a Dapr component, stays cloud below.)
+  if (PROGRAM_CONFIG.test(base) && !TOOLING_DIR.test(filePath) && !isManifestHead(head))
+    return 'code';
   // Spring classpath resources and config-server backends (`shared/orders.yml`, a config repo):
   // settings an application reads (analysis/code/spring-cloud.ts).
   if (
@@ -168,13 +176,11 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
     return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
-  if (
-    (ext === '.yaml' || ext === '.yml') &&
-    head &&
-    /^\s*apiVersion:\s*\S+/m.test(head) &&
-    /^\s*kind:\s*\S+/m.test(head)
-  ) {
-    return 'cloud';
-  }
+  if ((ext === '.yaml' || ext === '.yml') && isManifestHead(head)) return 'cloud';
   return null;
+}
+
+/** The head of a YAML file declares an `apiVersion` and a `kind` (a Kubernetes-style object). */
+function isManifestHead(head: string | undefined): boolean {
+  return head !== undefined && /^\s*apiVersion:\s*\S+/m.test(head) && /^\s*kind:\s*\S+/m.test(head);
 }
