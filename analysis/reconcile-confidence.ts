@@ -5,11 +5,11 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  * How strongly one record supports what it states (docs/decisions.md, "Edge confidence"):
  * - 0.75: the unit's own code or settings establish the connection: a datastore/broker URL or
  *   DSN, a client built with a literal host, a literal URL passed to an HTTP client, a service
- *   called by its registry id (Feign, Dapr, discovery), an embedded store it opens, an Aspire
- *   client integration, a config client;
+ *   called by its registry id (Feign, Dapr, discovery, a name registered in a service
+ *   registry), an embedded store it opens, an Aspire client integration, a config client;
  * - 0.6: a declaration (a compose service, a workload, a unit), an AppHost reference, and code
- *   reading an address variable (its default, or the value configuration sets) or a Dapr secret
- *   whose value is an address;
+ *   reading an address variable (its default, or the value configuration sets), an address
+ *   key of its configuration file, or a Dapr secret whose value is an address;
  * - 0.55: a service-internal http(s) URL written in the unit's code or settings outside a call;
  * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
@@ -23,6 +23,7 @@ const CODE_ESTABLISHED = new Set([
   'service-id-reference',
   'embedded-store',
   'config-client',
+  'registry-lookup',
 ]);
 const VARIANT_STRENGTH = 0.35;
 
@@ -41,7 +42,8 @@ function strength(e: StoredEvidence): number {
       if (e.attributes.internal_host === true) return 0.55;
       return 0.4;
     }
-    if (kind === 'env-read' || kind === 'dapr-secret-read') return 0.6;
+    if (kind === 'env-read' || kind === 'config-key-read' || kind === 'dapr-secret-read')
+      return 0.6;
   }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
   if (kind === 'resource-reference') return 0.6;

@@ -115,13 +115,25 @@ export function builtDir(e: StoredEvidence): string | null {
  * - `dropped`: no entity. The set's code units are all non-deployable (library, test, client,
  *   tool, orchestrator, job) or it is only a Helm chart, and no deployment declaration (compose
  *   service, workload) builds or runs it nor declares it a datastore/queue/bucket. Its records
- *   stay evidence.
+ *   stay evidence. Nor is a set deployed only as workloads whose containers only wait (a
+ *   toolbox pod: `sleep 365d`), nor a unit whose every building service runs one of its
+ *   programs (`programs_run`).
  * - `finalKey`: the canonical key when the set's kind is not its representative's: `job` for a
  *   set deployed only as Kubernetes Jobs/CronJobs or built from job units; a datastore/queue for
  *   a set whose Dockerfile is built FROM an engine image. A datastore/queue facet (a service
  *   running postgres) names the set only if the facet is about a member of the set and is not a
  *   one-shot Job.
  */
+function isIdleWorkload(e: StoredEvidence): boolean {
+  const containers = e.attributes.containers;
+  return (
+    e.evidence_kind === 'workload-declared' &&
+    Array.isArray(containers) &&
+    containers.length > 0 &&
+    containers.every((c) => (c as Record<string, unknown> | null)?.idle === true)
+  );
+}
+
 export function identitySets(
   evidence: StoredEvidence[],
   subjects: Set<string>,
@@ -158,6 +170,22 @@ export function identitySets(
       (classes.length > 0 || charts.length > 0) &&
       classes.every((c) => NOT_DEPLOYABLE.has(c))
     ) {
+      dropped.add(r);
+      continue;
+    }
+    // A unit whose every building service runs one of its programs (reconcile-programs.ts).
+    if (
+      deployments.length === 0 &&
+      ev.some(
+        (e) => e.evidence_kind === 'unit-declared' && Array.isArray(e.attributes.programs_run),
+      )
+    ) {
+      dropped.add(r);
+      continue;
+    }
+    // A workload whose containers only wait (`sleep 365d`, `tail -f /dev/null`) is a toolbox
+    // pod someone execs into (to run a load generator by hand), not a service of the system.
+    if (classes.length === 0 && deployments.length > 0 && deployments.every(isIdleWorkload)) {
       dropped.add(r);
       continue;
     }

@@ -10,6 +10,7 @@ import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-add
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
 import { daprSecretConnections } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
+import { assignPrograms } from './reconcile-programs';
 import { mountedSettings } from './reconcile-mounted';
 import {
   DEPLOYMENT_KINDS,
@@ -34,7 +35,8 @@ export type { Entity, Graph, IdentityConflict, Relationship, StoredEvidence };
  */
 export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // The graph is built from the primary deployment variant; the others add no edge to it.
-  const { evidence: primary, variants } = selectVariants(allEvidence);
+  // Code run by one program of a many-program image belongs to the service running it.
+  const { evidence: primary, variants } = selectVariants(assignPrograms(allEvidence));
   // A content order, not the input order, decides ties (which value an attribute keeps).
   // Each record's order key is computed once, not twice per comparison.
   let evidence = primary
@@ -115,7 +117,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const unitByName = new Map<string, string>();
   for (const u of unitsByDir.values())
     if (!unitByName.has(keyName(u))) unitByName.set(keyName(u), u);
+  // A service running one program of a many-program unit is not the unit (reconcile-programs.ts).
+  const runsProgram = new Set(
+    evidence.filter((e) => typeof e.attributes.runs_program === 'string').map((e) => e.subject_key),
+  );
   for (const e of evidence) {
+    if (runsProgram.has(e.subject_key)) continue;
     const built = GRAPH.has(keyKind(e.subject_key)) ? builtDir(e) : null;
     if (built !== null) {
       const unit = unitsByDir.get(built);

@@ -168,6 +168,13 @@ interface ProjectContext {
   built: BuiltEngine;
 }
 
+/** A compose `entrypoint`/`command` as its words (`orders`, `["./orders", "-v"]`), or null. */
+function commandWords(v: unknown): string[] | null {
+  if (typeof v === 'string') return v.trim() === '' ? null : v.trim().split(/\s+/);
+  if (Array.isArray(v) && v.length > 0) return v.map((w) => String(w));
+  return null;
+}
+
 function serviceEvidence(service: ComposeService, project: ProjectContext): Evidence[] {
   const { cf, name, svc } = service;
   const subject = entityKey('service', name);
@@ -234,6 +241,9 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     ),
     // Started only with one of these profiles enabled (`--profile`); still part of the system.
     profiles: asArray(svc.profiles).map(String),
+    // What the container runs: one image built once may run a different program per service.
+    entrypoint: commandWords(svc.entrypoint),
+    command: commandWords(svc.command),
     ...(inherits ? { extends: (cf.bases.get(name) ?? []).map((b) => b.name) } : {}),
   });
 

@@ -73,7 +73,20 @@ function containerFacts(c: Obj, podSecurity: Obj): Record<string, unknown> {
     read_only_root_filesystem: sc.readOnlyRootFilesystem ?? null,
     allow_privilege_escalation: sc.allowPrivilegeEscalation ?? null,
     capabilities_add: isRecord(sc.capabilities) ? asArray(sc.capabilities.add).map(String) : [],
+    // What the container starts instead of the image's entrypoint (one image, many programs).
+    command: asArray(c.command).length > 0 ? asArray(c.command).map(String) : null,
+    idle: isIdle(c),
   };
+}
+
+/** `sleep 365d`, `sleep infinity`, `tail -f /dev/null`, maybe through `sh -c`: only waits. */
+const IDLE =
+  /^(?:(?:\/usr)?\/bin\/)?(?:(?:ba|da|a)?sh\s+-c\s+)?["']?(?:sleep\s+(?:infinity|inf|\d+[smhd]?)|tail\s+-f\s+\/dev\/null)["']?$/;
+
+/** A container whose command and arguments only wait: a toolbox someone execs into. */
+function isIdle(c: Obj): boolean {
+  const words = [...asArray(c.command), ...asArray(c.args)].map(String).join(' ').trim();
+  return IDLE.test(words);
 }
 
 function workloadEvidence(w: Workload, cluster: Cluster, built: BuiltEngine): Evidence[] {

@@ -16,8 +16,9 @@
  * - client: a mobile or desktop app (MAUI, WPF, WinForms, Blazor WebAssembly, React Native,
  *   Expo, Electron, Capacitor/Ionic) or a browser SPA without a server and without a Dockerfile;
  * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) or a documentation site
- *   (`docs`, `documentation`) without a Dockerfile, a .NET tool (PackAsTool), or an npm package
- *   with `bin` and no start script;
+ *   (`docs`, `documentation`) without a Dockerfile, a Go module without Go sources (bingo's
+ *   `.bingo/` pinning build tools), a .NET tool (PackAsTool), or an npm package with `bin` and no
+ *   start script;
  * - job: a unit named for a one-shot task (migrations, seeding, db init, fix / backfill /
  *   repair / cleanup / one-off);
  * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main) or SQL database
@@ -222,6 +223,16 @@ export function classifyUnit(
   // part of the running system unless a deployment runs it (then reconcile makes it a service).
   const docsName = [dirBase, unit.name].find((n) => DOCS_NAME.test(n));
   if (docsName && !hasDockerfile) return is('tool', `a documentation site (${docsName})`);
+  // A Go module without Go sources (bingo's `.bingo/`: a placeholder go.mod beside one `*.mod`
+  // per pinned build tool) pins tools; nothing runs it.
+  const goMod = own.find((m) => m.kind === 'go.mod');
+  if (
+    goMod &&
+    !hasDockerfile &&
+    own.every((m) => m.kind === 'go.mod') &&
+    !owned.some((f) => f.path.endsWith('.go'))
+  )
+    return is('tool', `${goMod.path} is a Go module with no Go sources (it pins build tools)`);
   for (const { m, text } of csprojs)
     if (/<PackAsTool>\s*true/i.test(text))
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);

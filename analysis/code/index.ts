@@ -15,6 +15,7 @@ import {
 import { normalizePath } from '../shared/paths';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
+import { configKeyEvidence } from './config-keys';
 import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { discoveryEvidence } from './discovery';
@@ -22,6 +23,8 @@ import { embeddedStoreEvidence } from './embedded';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
+import { programEvidence } from './programs';
+import { registryNameEvidence } from './registry-names';
 import { serveSpringConfig } from './spring-cloud';
 import { detectUnits } from './units';
 import { appSettingsSecrets, isAppSettings } from '../cloud/settings-secrets';
@@ -124,6 +127,9 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Dapr secrets', () => daprSecretReadEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'programs', () => programEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'configuration keys', () => configKeyEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
   }
   for (const f of prepared.filter((x) => isAppSettings(x.path)))
     evidence.push(...guarded(gaps, f.path, 'settings secrets', () => appSettingsSecrets(f), []));
