@@ -1,0 +1,147 @@
+/**
+ * Idioms seen at first sight in new systems (issue 23, session 11), each on a small system written
+ * for this test: vendor-wrapped engine images, build modules that run nothing, nested .NET
+ * settings naming a host, a unit's own address, PHP DSNs, Go `LookupEnv` defaults.
+ */
+import test from 'ava';
+import type { SourceFile } from '../analysis/evidence';
+import { classifyImage } from '../analysis/cloud/common';
+import { parseImageRef } from '../analysis/shared/images';
+import { analyzeFiles, connections, entityKeys } from './helpers/pipeline';
+
+const files = (m: Record<string, string>): SourceFile[] =>
+  Object.entries(m).map(([path, text]) => ({ path, text }));
+
+test('a vendor-wrapped engine image is that engine; its tools are not', (t) => {
+  const cls = (image: string) => classifyImage(parseImageRef(image));
+  t.deepEqual(cls('eventuateio/eventuate-kafka:0.16'), { kind: 'queue', engine: 'kafka' });
+  t.deepEqual(cls('acme/eventuate-mysql8'), { kind: 'datastore', engine: 'mysql' });
+  t.deepEqual(cls('acme/rs-mysql-db:2'), { kind: 'datastore', engine: 'mysql' });
+  t.deepEqual(cls('bitnami/redis-cluster'), { kind: 'datastore', engine: 'redis' });
+  for (const tool of [
+    'provectuslabs/kafka-ui',
+    'obsidiandynamics/kafdrop',
+    'kbudde/rabbitmq-exporter',
+    'prom/mysqld-exporter',
+    'mongo-express',
+    'rediscommander/redis-commander',
+    'confluentinc/cp-kafka-connect',
+    'acme/debezium-connect-postgresql',
+    'jaegertracing/jaeger-cassandra-schema',
+    'acme/postgres-backup-s3',
+    'eventuateio/eventuate-zookeeper',
+  ])
+    t.is(cls(tool), null, tool);
+});
+
+test('compose: services of a vendor-wrapped broker use a queue, not a service', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  kafka:
+    image: eventuateio/eventuate-kafka:0.16.0
+  kafka-gui:
+    image: provectuslabs/kafka-ui:latest
+    environment:
+      KAFKA_CLUSTERS_0_BOOTSTRAPSERVERS: kafka:9092
+  orders:
+    image: acme/orders:1
+    environment:
+      SPRING_KAFKA_BOOTSTRAP_SERVERS: kafka:9092
+`,
+    }),
+  );
+  const keys = entityKeys(graph);
+  t.true(keys.includes('queue:kafka'), keys.join('\n'));
+  t.false(keys.includes('service:kafka'));
+  t.true(keys.includes('service:kafka-gui'), 'a UI of the broker stays a service');
+  t.true(
+    connections(graph).includes('service:orders -> queue:kafka'),
+    connections(graph).join('\n'),
+  );
+});
+
+const GRADLE = {
+  'settings.gradle': 'include "orders-service"\ninclude "orders-api"\ninclude "common"\n',
+  'build.gradle': `buildscript {
+    dependencies { classpath "org.springframework.boot:spring-boot-gradle-plugin:2.7.0" }
+}
+apply plugin: 'docker-compose'
+subprojects { apply plugin: "java" }
+`,
+  'buildSrc/build.gradle': "plugins { id 'groovy' }\n",
+  'buildSrc/src/main/groovy/ServicePlugin.groovy':
+    'class ServicePlugin implements Plugin<Project> { void apply(Project p) {} }\n',
+  'orders-api/build.gradle':
+    'dependencies { implementation "com.fasterxml.jackson.core:jackson-databind:2.15.0" }\n',
+  'orders-api/src/main/java/shop/orders/api/OrderCreated.java':
+    'package shop.orders.api;\npublic class OrderCreated { public String id; }\n',
+  'common/build.gradle':
+    'dependencies { implementation "org.springframework.boot:spring-boot-starter-web:2.7.0" }\n',
+  'common/src/main/java/shop/common/Money.java': 'package shop.common;\npublic class Money {}\n',
+  'common/src/main/resources/application.properties':
+    'shop.identity.url=http://identity/realms/shop\n',
+  'orders-service/build.gradle': `apply plugin: 'org.springframework.boot'
+dependencies { implementation project(":orders-api") }
+`,
+  'orders-service/src/main/java/shop/orders/OrdersApplication.java': `package shop.orders;
+@SpringBootApplication
+public class OrdersApplication { public static void main(String[] args) {} }
+`,
+  'worker/build.gradle':
+    "plugins { id 'application' }\napplication { mainClass = 'shop.Worker' }\n",
+  'worker/src/main/java/shop/Worker.java': 'package shop;\npublic class Worker {}\n',
+};
+
+test('gradle multi-project: modules that run nothing are no services', async (t) => {
+  const { graph, evidence } = await analyzeFiles(files(GRADLE));
+  const keys = entityKeys(graph);
+  t.true(keys.includes('service:orders-service'), keys.join('\n'));
+  t.true(keys.includes('service:worker'), 'the application plugin makes a runnable module');
+  for (const lib of ['service:root', 'service:buildsrc', 'service:orders-api', 'service:common'])
+    t.false(keys.includes(lib), `${lib} in ${keys.join(', ')}`);
+  // A library's settings are no calls of a service.
+  t.false(connections(graph).some((c) => c.startsWith('service:common ->')));
+  const reason = evidence.find(
+    (e) => e.evidence_kind === 'unit-declared' && e.subject_key === 'service:orders-api',
+  )?.attributes;
+  t.is(reason?.unit_class, 'library');
+  t.regex(String(reason?.class_reason), /no application plugin, no main class/);
+});
+
+test('gradle: a library module that a compose service builds is a service', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      ...GRADLE,
+      'docker-compose.yml': `services:
+  common:
+    build: ./common
+`,
+    }),
+  );
+  t.true(entityKeys(graph).includes('service:common'), entityKeys(graph).join('\n'));
+});
+
+test('maven: a lone module is the program, a module of an aggregator without main is a library', async (t) => {
+  const lone = await analyzeFiles(
+    files({
+      'pom.xml': '<project><artifactId>billing</artifactId></project>',
+      'src/main/java/Billing.java': 'public class Billing {}\n',
+    }),
+  );
+  t.true(entityKeys(lone.graph).includes('service:billing'));
+  const multi = await analyzeFiles(
+    files({
+      'pom.xml':
+        '<project><artifactId>shop</artifactId><packaging>pom</packaging><modules><module>billing</module><module>common-library</module></modules></project>',
+      'billing/pom.xml':
+        '<project><artifactId>billing</artifactId><build><plugins><plugin><groupId>org.springframework.boot</groupId><artifactId>spring-boot-maven-plugin</artifactId></plugin></plugins></build></project>',
+      'billing/src/main/java/Billing.java': 'public class Billing {}\n',
+      'common-library/pom.xml': '<project><artifactId>common-library</artifactId></project>',
+      'common-library/src/main/java/Money.java': 'public class Money {}\n',
+    }),
+  );
+  const keys = entityKeys(multi.graph);
+  t.true(keys.includes('service:billing'), keys.join('\n'));
+  t.false(keys.includes('service:common-library'), keys.join('\n'));
+});
