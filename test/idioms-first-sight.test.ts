@@ -145,3 +145,115 @@ test('maven: a lone module is the program, a module of an aggregator without mai
   t.true(keys.includes('service:billing'), keys.join('\n'));
   t.false(keys.includes('service:common-library'), keys.join('\n'));
 });
+
+const csproj = `<Project Sdk="Microsoft.NET.Sdk.Web">
+  <PropertyGroup><TargetFramework>net8.0</TargetFramework></PropertyGroup>
+</Project>`;
+
+test('.NET settings: nested Redis / RabbitMQ keys are store connections; own and client URLs are no calls', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  redis:
+    image: redis:7
+  rabbitmq:
+    image: rabbitmq:3-management
+  catalog-service:
+    build: ./catalog
+  identity-service:
+    build: ./identity
+  web:
+    image: acme/web:1
+`,
+      'catalog/Catalog.csproj': csproj,
+      'catalog/Program.cs': 'var app = WebApplication.Create(args); app.Run();\n',
+      'catalog/appsettings.Docker.json': `{
+  // Settings of the Docker environment
+  "App": {
+    "SelfUrl": "https://catalog-service",
+    "CorsOrigins": "https://web"
+  },
+  "RemoteServices": { "Identity": { "BaseUrl": "http://identity-service" } },
+  "Redis": {
+    "Configuration": "redis:6379,abortConnect=false"
+  },
+  "RabbitMQ": {
+    "Connections": {
+      "Default": {
+        "HostName": "rabbitmq"
+      }
+    },
+    "EventBus": { "ClientName": "Catalog" }
+  },
+  "Kestrel": {
+    "EndPoints": {
+      "Http": { "Url": "http://docker.host.internal:80" }
+    }
+  }
+}
+`,
+      'identity/Identity.csproj': csproj,
+      'identity/Program.cs': 'var app = WebApplication.Create(args); app.Run();\n',
+      'identity/appsettings.json': `{
+  "Redis": { "Configuration": "localhost:6379" },
+  "IdentityServer": {
+    "Clients": {
+      "Web": { "RootUrl": "https://web", "RedirectUri": "https://web/signin-oidc" },
+      "Catalog": { "RootUrl": "https://catalog-service" }
+    }
+  }
+}
+`,
+    }),
+  );
+  const c = connections(graph);
+  t.true(c.includes('service:catalog-service -> datastore:redis'), c.join('\n'));
+  t.true(c.includes('service:catalog-service -> queue:rabbitmq'), c.join('\n'));
+  t.true(c.includes('service:catalog-service -> service:identity-service'), c.join('\n'));
+  // The unit's own public URL and listening endpoint, and the clients an identity provider
+  // registers, are no calls; a local Redis names no store.
+  t.false(c.includes('service:catalog-service -> service:catalog-service'), c.join('\n'));
+  t.false(
+    c.some((x) => x.endsWith('service:docker')),
+    c.join('\n'),
+  );
+  t.false(
+    c.some((x) => x.startsWith('service:identity-service ->')),
+    c.join('\n'),
+  );
+  t.false(entityKeys(graph).includes('service:docker'));
+  const roles = evidence
+    .filter((e) => e.evidence_kind === 'address-handed')
+    .map((e) => `${String(e.attributes.host)}:${String(e.attributes.address_role)}`);
+  t.true(roles.includes('catalog-service:self'), roles.join('\n'));
+  t.true(roles.includes('web:client-registration'), roles.join('\n'));
+});
+
+test('environment: `App__SelfUrl`, Kestrel endpoints and `*Clients__X__RootUrl` are no calls', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  identity:
+    image: acme/identity:1
+    environment:
+      - App__SelfUrl=https://identity
+      - Kestrel__Endpoints__Http__Url=http://identity:80
+      - IdentityServerClients__Web__RootUrl=https://web
+      - AuthServer__Authority=http://keycloak
+  web:
+    image: acme/web:1
+    environment:
+      - HttpClients__Catalog__RootUrl=http://catalog
+  catalog:
+    image: acme/catalog:1
+  keycloak:
+    image: quay.io/keycloak/keycloak:24.0
+`,
+    }),
+  );
+  const c = connections(graph);
+  t.true(c.includes('service:identity -> service:keycloak'), c.join('\n'));
+  t.true(c.includes('service:web -> service:catalog'), 'an HTTP client list is no client registry');
+  t.false(c.includes('service:identity -> service:identity'), c.join('\n'));
+  t.false(c.includes('service:identity -> service:web'), c.join('\n'));
+});

@@ -62,6 +62,8 @@ import {
   type Ctx,
   type ScanKind,
 } from './connection-scan';
+import { CLIENT_CONFIGURATION, configurationHosts } from './connection-settings';
+import { jsonKeyPaths } from './json-keys';
 import { isLockfile, manifestKindOf } from './manifests';
 import { withoutUnusedSettings } from './shared-settings';
 import type { CodeModel, Unit } from './model';
@@ -141,6 +143,7 @@ const CALL_RE = new RegExp(
 function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
   const { unit } = ctx;
   const selfNames = new Set(unit.aliases);
+  const jsonKeys = ctx.kind.provider === 'json-config' ? jsonKeyPaths(code) : null;
   let m: RegExpExecArray | null;
   URL_RE.lastIndex = 0;
   while ((m = URL_RE.exec(code)) !== null) {
@@ -183,7 +186,10 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     // with this identity provider) is a fact about the unit, not a call it makes.
     const role = inCall
       ? null
-      : addressRole(addressKey(code, m.index) ?? '', identityProvider(unit));
+      : addressRole(
+          jsonKeys?.at(m.index) ?? addressKey(code, m.index) ?? '',
+          identityProvider(unit),
+        );
     if (role !== null) {
       push(ctx, line, `role\u0000${host}`, () => ({
         kind: 'address-handed',
@@ -333,6 +339,7 @@ function scanConfig(ctx: Ctx, code: string): void {
   // YAML keys are read with their parents (`spring:` / `data:` / `mongodb:` / `host:` is
   // `spring.data.mongodb.host`), so a nested key names its engine as a flat one does.
   const yaml = ctx.kind.provider === 'yaml-config';
+  const jsonKeys = ctx.kind.provider === 'json-config' ? jsonKeyPaths(code) : null;
   const parents: { indent: number; key: string }[] = [];
   lines.forEach((raw, i) => {
     const line = i + 1;
@@ -362,6 +369,7 @@ function scanConfig(ctx: Ctx, code: string): void {
       key = [...parents.map((p) => p.key), own].join('.');
       if (value === '') parents.push({ indent, key: own });
     }
+    if (jsonKeys) key = jsonKeys.line.get(line) ?? key;
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
@@ -369,13 +377,17 @@ function scanConfig(ctx: Ctx, code: string): void {
     if (!engine) return;
     const keyUpper = key.toUpperCase().replace(/[.-]/g, '_');
     const hostish =
-      isConnectionEnvName(keyUpper) || /HOST|ADDR|SERVER|BROKER|ENDPOINT|NODES/.test(keyUpper);
+      isConnectionEnvName(keyUpper) ||
+      /HOST|ADDR|SERVER|BROKER|ENDPOINT|NODES/.test(keyUpper) ||
+      CLIENT_CONFIGURATION.test(keyUpper);
     if (!hostish) return;
     let hosts = hostList(value);
     if (hosts.length === 0 && /HOST/.test(keyUpper) && /^[a-z][\w.-]*$/i.test(value)) {
       const hp = parseHostPort(value);
       if (hp) hosts = [hp];
     }
+    if (hosts.length === 0 && CLIENT_CONFIGURATION.test(keyUpper))
+      hosts = configurationHosts(value);
     for (const hp of hosts) {
       emitHostConnection(ctx, line, engine, hp, 'config-key');
     }
