@@ -18,6 +18,8 @@ const ALWAYS = [
   [/call_?back/i, 'callback'],
   [/redirect/i, 'redirect'],
   [/return_?ur[li]/i, 'redirect'],
+  // Where a payment or sign-in provider sends the browser when the user cancels.
+  [/cancel_?ur[li]/i, 'redirect'],
   [/post_?logout/i, 'redirect'],
   [/front_?channel|back_?channel_?logout/i, 'redirect'],
   [/sign_?(in|out)_?(ur[li]|path|page)/i, 'redirect'],

@@ -62,6 +62,7 @@ import {
   type Ctx,
   type ScanKind,
 } from './connection-scan';
+import { boundRoles } from './bound-settings';
 import { CLIENT_CONFIGURATION, configurationHosts } from './connection-settings';
 import { jsonKeyPaths } from './json-keys';
 import { isLockfile, manifestKindOf } from './manifests';
@@ -140,7 +141,7 @@ const CALL_RE = new RegExp(
   `${CALLEE}\\s*\\(\\s*(?:url\\s*[:=]\\s*)?(?:(?:[\\w$.]+|"[A-Za-z]+"|'[A-Za-z]+'|http\\.Method\\w+)\\s*,\\s*){0,2}[rRfFbBuU@$]{0,2}$`,
 );
 
-function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
+function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, string>): void {
   const { unit } = ctx;
   const selfNames = new Set(unit.aliases);
   const jsonKeys = ctx.kind.provider === 'json-config' ? jsonKeyPaths(code) : null;
@@ -184,12 +185,12 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     if (!inCall && looksLikeDocs(parsed)) continue;
     // An address given for a redirect, callback, allow-list or issuer (or a client registered
     // with this identity provider) is a fact about the unit, not a call it makes.
+    const key = inCall ? '' : (jsonKeys?.at(m.index) ?? addressKey(code, m.index) ?? '');
     const role = inCall
       ? null
-      : addressRole(
-          jsonKeys?.at(m.index) ?? addressKey(code, m.index) ?? '',
-          identityProvider(unit),
-        );
+      : (addressRole(key, identityProvider(unit)) ??
+        (ctx.kind.code ? null : bound.get(key)) ??
+        null);
     if (role !== null) {
       push(ctx, line, `role\u0000${host}`, () => ({
         kind: 'address-handed',
@@ -403,6 +404,8 @@ export function analyzeConnections(model: CodeModel): {
   const gaps: AnalyzerGap[] = [];
   // Served configuration given to several units (a config server's `application.yml`).
   const servedTo = new Map<string, number>();
+  // Settings keys whose code bindings give them an address role (a provider's return URL).
+  const bound = boundRoles(model.files);
   if (model.servedConfig?.size)
     for (const files of model.filesByUnit.values())
       for (const f of files)
@@ -423,7 +426,7 @@ export function analyzeConnections(model: CodeModel): {
       const { code, mask } = lex(file.text, kind.style);
       const idx = new LineIndex(file.text);
       const start = out.length;
-      scanUrls(ctx, code, idx);
+      scanUrls(ctx, code, idx, bound);
       if (kind.code) scanCode(ctx, code, mask, idx);
       else scanConfig(ctx, code);
       if ((servedTo.get(file.path) ?? 0) > 1)
