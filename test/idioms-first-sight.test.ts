@@ -257,3 +257,82 @@ test('environment: `App__SelfUrl`, Kestrel endpoints and `*Clients__X__RootUrl` 
   t.false(c.includes('service:identity -> service:identity'), c.join('\n'));
   t.false(c.includes('service:identity -> service:web'), c.join('\n'));
 });
+
+test('spring: a setting bound only to return / cancel URL fields is handed to a provider, not called', async (t) => {
+  const pom = (name: string) =>
+    `<project><artifactId>${name}</artifactId><build><plugins><plugin><artifactId>spring-boot-maven-plugin</artifactId></plugin></plugins></build></project>`;
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  payment:
+    build: ./payment
+  storefront:
+    image: acme/storefront:1
+  orders:
+    image: acme/orders:1
+`,
+      'payment/pom.xml': pom('payment'),
+      'payment/src/main/resources/application.properties':
+        'shop.public.url=http://storefront/complete-payment\nshop.services.orders=http://orders\n',
+      'payment/src/main/java/shop/PaypalService.java': `package shop;
+public class PaypalService {
+    @Value("\${shop.public.url}/capture")
+    private String returnUrl;
+    @Value("\${shop.public.url}/cancel")
+    private String cancelUrl;
+    public PaypalService(@Value("\${shop.services.orders}") String ordersBase) {}
+}
+`,
+    }),
+  );
+  const c = connections(graph);
+  t.true(c.includes('service:payment -> service:orders'), c.join('\n'));
+  t.false(c.includes('service:payment -> service:storefront'), c.join('\n'));
+  const handed = evidence.find((e) => e.evidence_kind === 'address-handed');
+  t.is(handed?.attributes.address_role, 'redirect');
+});
+
+test('php: a PDO DSN is a datastore address; a Dockerfile copying the PHP folder builds that unit', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  mysql:
+    build: ./mysql
+  ratings:
+    build:
+      context: ratings
+  catalogue:
+    image: acme/catalogue:1
+`,
+      'mysql/Dockerfile': `FROM mysql:5.7
+ENV MYSQL_ALLOW_EMPTY_PASSWORD=yes \\
+    MYSQL_DATABASE=cities \\
+    MYSQL_USER=ratings
+`,
+      'ratings/Dockerfile': `FROM php:7.4-apache
+COPY status.conf /etc/apache2/mods-available/status.conf
+COPY html/ /var/www/html
+COPY --from=composer /usr/bin/composer /usr/bin/composer
+`,
+      'ratings/html/composer.json':
+        '{ "name": "acme/ratings-api", "require": { "php": ">=7.4" } }\n',
+      'ratings/html/src/Kernel.php': `<?php
+class Kernel {
+    private $catalogue = getenv('CATALOGUE_URL') ?: 'http://catalogue:8080/';
+    private $dsn = getenv('PDO_URL') ?: 'mysql:host=mysql;dbname=ratings;charset=utf8mb4';
+}
+`,
+    }),
+  );
+  const c = connections(graph);
+  t.true(c.includes('service:ratings -> datastore:mysql'), c.join('\n'));
+  t.true(c.includes('service:ratings -> service:catalogue'), c.join('\n'));
+  const keys = entityKeys(graph);
+  t.false(keys.includes('service:html'), keys.join('\n'));
+  t.false(keys.includes('service:ratings-api'), keys.join('\n'));
+  // The database image's own user name is no address of the service of that name.
+  t.false(
+    c.some((x) => x.startsWith('datastore:mysql ->')),
+    c.join('\n'),
+  );
+});
