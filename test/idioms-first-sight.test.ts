@@ -336,3 +336,16 @@ class Kernel {
     c.join('\n'),
   );
 });
+
+test('gradle: a library-looking module whose folder holds a Dockerfile is a service', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      ...GRADLE,
+      'common/Dockerfile':
+        'FROM eclipse-temurin:21-jre\nCOPY build/libs/common.jar app.jar\nENTRYPOINT ["java", "-jar", "/app.jar"]\n',
+    }),
+  );
+  const keys = entityKeys(graph);
+  t.true(keys.includes('service:common'), keys.join('\n'));
+  t.false(keys.includes('service:orders-api'), keys.join('\n'));
+});
