@@ -349,3 +349,44 @@ test('gradle: a library-looking module whose folder holds a Dockerfile is a serv
   t.true(keys.includes('service:common'), keys.join('\n'));
   t.false(keys.includes('service:orders-api'), keys.join('\n'));
 });
+
+test('go: a program without go.mod is a unit; its LookupEnv default is its address', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  rabbitmq:
+    image: rabbitmq:3.8-management
+  dispatch:
+    build:
+      context: dispatch
+    depends_on:
+      - rabbitmq
+`,
+      'dispatch/Dockerfile':
+        'FROM golang:1.17\nWORKDIR /go/src/app\nCOPY *.go .\nRUN go mod init dispatch && go get\nRUN go install\nCMD dispatch\n',
+      'dispatch/main.go': `package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	amqpHost, ok := os.LookupEnv("AMQP_HOST")
+	if !ok {
+		amqpHost = "rabbitmq"
+	}
+	fmt.Println(fmt.Sprintf("amqp://guest:guest@%s:5672/", amqpHost))
+}
+`,
+      'vendor/github.com/acme/tool/main.go': 'package main\n\nfunc main() {}\n',
+    }),
+  );
+  const c = connections(graph);
+  t.true(c.includes('service:dispatch -> queue:rabbitmq'), c.join('\n'));
+  const unit = evidence.find((e) => e.evidence_kind === 'unit-declared');
+  t.is(unit?.location.path, 'dispatch/main.go');
+  t.deepEqual(unit?.attributes.ecosystems, ['go']);
+  // Vendored code is no program of the repository.
+  t.is(evidence.filter((e) => e.evidence_kind === 'unit-declared').length, 1);
+});
