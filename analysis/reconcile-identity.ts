@@ -164,9 +164,16 @@ export function identitySets(
     const declaredBacking = ev.some((e) =>
       /^(datastore|queue|bucket)-declared$/.test(e.evidence_kind),
     );
+    // A library unit whose folder holds a Dockerfile packages a program after all (the code
+    // analyzer classifies without seeing Dockerfiles, which are deployment files).
+    const imaged =
+      classes.length > 0 &&
+      classes.every((c) => c === 'library') &&
+      ev.some((e) => e.evidence_kind === 'dockerfile-declared');
     if (
       deployments.length === 0 &&
       !declaredBacking &&
+      !imaged &&
       (classes.length > 0 || charts.length > 0) &&
       classes.every((c) => NOT_DEPLOYABLE.has(c))
     ) {

@@ -111,7 +111,11 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   for (const e of evidence) {
     if (e.evidence_kind !== 'dockerfile-declared' || !GRAPH.has(keyKind(e.subject_key))) continue;
     const dir = builtDir(e);
-    if (dir !== null && !unitsByDir.has(dir)) unitsByDir.set(dir, e.subject_key);
+    if (dir === null || unitsByDir.has(dir)) continue;
+    // One that copies a code unit's folder into its image (`COPY html/ /var/www/html`) builds it.
+    const copied = Array.isArray(e.attributes.copied_dirs) ? e.attributes.copied_dirs : [];
+    const unit = copied.map((d) => unitsByDir.get(String(d))).find((u) => u !== undefined);
+    unitsByDir.set(dir, unit ?? e.subject_key);
   }
   // The first unit (in unitsByDir's order) of each name: an index, not a scan per image.
   const unitByName = new Map<string, string>();

@@ -5,6 +5,7 @@
 import { entityKey } from '../evidence';
 import type { ImageRef } from '../shared/images';
 import { isLocalHost, parseUrl } from '../shared/urls';
+import { wrappedEngine } from './image-words';
 
 // ---------------------------------------------------------------------------------------------
 // Datastore and broker images
@@ -69,7 +70,8 @@ const REPOSITORIES: [RegExp, ImageClass][] = [
 
 /**
  * Recognizes well-known datastore and broker images: by the last segment of the repository,
- * else by the repository path (REPOSITORIES).
+ * else by the repository path (REPOSITORIES), else as a vendor's wrapping of an engine
+ * (wrappedEngine: `eventuateio/eventuate-kafka`, `acme/rs-mysql-db`).
  */
 export function classifyImage(image: ImageRef | null): ImageClass | null {
   if (!image) return null;
@@ -80,7 +82,7 @@ export function classifyImage(image: ImageRef | null): ImageClass | null {
   for (const [re, cls] of REPOSITORIES) {
     if (re.test(repo)) return cls.engine === '' ? { kind: cls.kind, engine: last } : cls;
   }
-  return null;
+  return wrappedEngine(last);
 }
 
 /** Engines by a port the container itself listens on (unambiguous well-known ports only). */

@@ -5,10 +5,10 @@
 import { entityKey, type AnalyzerOutput, type Evidence, type SourceFile } from '../evidence';
 import { evidence, related, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { basename, dirname } from '../shared/paths';
+import { basename, dirname, joinPath } from '../shared/paths';
 import { isSecretName, looksLikeSecretValue } from '../shared/secrets';
 import { expandVariables } from '../shared/variables';
-import { redact } from './common';
+import { classifyImage, isServerSetting, redact } from './common';
 
 const PROVIDER = 'dockerfile';
 
@@ -222,6 +222,7 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
       healthcheck: health ? !/^NONE\b/i.test(health.args) : false,
       exposed_ports: ports.map((x) => x.p),
       remote_adds: remote.length,
+      copied_dirs: copiedDirs(dirname(file.path), inherited),
     },
   );
   if (root) {
@@ -285,12 +286,15 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
   }
   // ENV of the final stage (and the stages it is built FROM): the value the service's
   // environment has unless its deployment sets the variable (reconcile decides which wins).
+  // On a database image, its own server settings (`MYSQL_USER=shipping`) name no host.
+  const engine = classifyImage(parseImageRef(root0.image))?.engine;
   const vars = new Map<string, string>();
   for (const ins of inherited.filter((x) => x.cmd === 'ENV')) {
     for (const [variable, written] of envPairs(ins.args)) {
       const value = expandVariables(written, (n) => vars.get(n));
       vars.set(variable, value);
       if (value === '' || value.includes('$') || isSecretName(variable)) continue;
+      if (engine && isServerSetting(engine, variable)) continue;
       if (looksLikeSecretValue(value)) continue;
       emit(
         { start: ins.start, end: ins.end },
@@ -301,6 +305,26 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
     }
   }
   return { evidence: out, gaps: [] };
+}
+
+/**
+ * The folders of the build context the final stage copies in (`COPY html/ /var/www/html` from
+ * `ratings/` is `ratings/html`): not from another stage, no wildcard, not the context itself.
+ */
+function copiedDirs(context: string, body: Array<{ cmd: string; args: string }>): string[] {
+  const out = new Set<string>();
+  for (const ins of body) {
+    if ((ins.cmd !== 'COPY' && ins.cmd !== 'ADD') || /--from=/i.test(ins.args)) continue;
+    const args = ins.args.split(/\s+/).filter((a) => a !== '' && !a.startsWith('--'));
+    for (const src of args.slice(0, -1)) {
+      const rel = src.replace(/^\.\//, '').replace(/\/+$/, '');
+      if (rel === '' || rel === '.' || /[*?[$]/.test(rel) || rel.startsWith('..')) continue;
+      if (/^(https?:|git@)/.test(rel)) continue;
+      const dir = joinPath(context, rel);
+      if (dir !== null) out.add(dir);
+    }
+  }
+  return [...out].sort();
 }
 
 /** `ENV A=1 B="two words"` and the legacy `ENV A value with spaces`. */

@@ -18,6 +18,8 @@ const ALWAYS = [
   [/call_?back/i, 'callback'],
   [/redirect/i, 'redirect'],
   [/return_?ur[li]/i, 'redirect'],
+  // Where a payment or sign-in provider sends the browser when the user cancels.
+  [/cancel_?ur[li]/i, 'redirect'],
   [/post_?logout/i, 'redirect'],
   [/front_?channel|back_?channel_?logout/i, 'redirect'],
   [/sign_?(in|out)_?(ur[li]|path|page)/i, 'redirect'],
@@ -37,12 +39,42 @@ const ALWAYS = [
 const CLIENT_REGISTRATION = /(client|clients)(_?(url|uri|urls|uris|origin|address))?$/i;
 
 type AddressRole =
-  'callback' | 'redirect' | 'allow-list' | 'issuer' | 'identifier' | 'client-registration';
+  'callback' | 'redirect' | 'allow-list' | 'issuer' | 'identifier' | 'client-registration' | 'self';
+
+/**
+ * The receiver's own address: its public URL (`App:SelfUrl`, `SELF_URL`), the endpoints it
+ * listens on (`Kestrel:Endpoints:Http:Url`, `ASPNETCORE_URLS`). Never a call.
+ */
+function ownAddress(segments: string[], n: string): boolean {
+  const last = segments[segments.length - 1] ?? '';
+  return (
+    /self_?(ur[li]s?|address|host)$/i.test(last) ||
+    /^ASPNETCORE_(URLS|HTTPS?_PORTS)$/i.test(n) ||
+    (segments.some((s) => /^kestrel$/i.test(s)) && /^(url|urls|endpoint)$/i.test(last))
+  );
+}
+
+/**
+ * A client registered with an identity provider by its own address, under a list of clients
+ * (`IdentityServerClients:Web:RootUrl`, `Clients:PublicWeb:RootUrl`): the client's root or home
+ * URL, which the provider only allows, never calls.
+ */
+function registeredClientRoot(segments: string[]): boolean {
+  const last = segments[segments.length - 1] ?? '';
+  if (!/^(root|home|client|front_?end)_?ur[li]$/i.test(last)) return false;
+  return segments
+    .slice(0, -1)
+    .some((s) => /^(\w*(server|identity|oidc|openiddict|oauth2?|auth|keycloak))?clients$/i.test(s));
+}
 
 /** The role of an address given under `name`, or null when it may be an address the receiver calls. */
 export function addressRole(name: string, receiverIsIdentityProvider: boolean): AddressRole | null {
   const n = name.trim();
   if (n === '') return null;
+  // `A__B` (environment), `A:B` (.NET), `a.b` (nested settings keys).
+  const segments = n.split(/__|[.:]/).filter(Boolean);
+  if (ownAddress(segments, n)) return 'self';
+  if (registeredClientRoot(segments)) return 'client-registration';
   for (const [re, role] of ALWAYS) if (re.test(n)) return role;
   if (receiverIsIdentityProvider && CLIENT_REGISTRATION.test(n)) return 'client-registration';
   return null;

@@ -26,13 +26,15 @@
  *   without `package main`, a Cargo library without a binary, an npm package published as a
  *   library (exports/types/peerDependencies; private: exports/types) whose start/serve/dev
  *   scripts at most rebuild it (`tsc --watch`), an npm package with no source of its own, no
- *   dependency and no start script (shared configuration, a root running its members' tasks);
+ *   dependency and no start script (shared configuration, a root running its members' tasks),
+ *   a Maven/Gradle module with no application plugin and no entry point (classify-jvm.ts);
  *   none with a Dockerfile;
  * - service: everything else (a Dockerfile, a web/worker SDK, a start script, or by default).
  */
 import type { SourceFile } from '../evidence';
 import { basename, dirname } from '../shared/paths';
 import { classifyClient } from './clients';
+import { jvmLibraryReason } from './classify-jvm';
 import type { Unit } from './model';
 
 /** A project file of a .NET Aspire AppHost (references Aspire.Hosting or the AppHost SDK). */
@@ -274,6 +276,8 @@ export function classifyUnit(
       if ((/<OutputType>\s*Library/i.test(text) || (plain && !exe)) && !hasMain)
         return is('library', `${m.path} is a class library (no executable output, no Program.cs)`);
     }
+    const jvm = jvmLibraryReason(unit, textOf, owned);
+    if (jvm) return is('library', jvm);
     const goFiles = owned.filter((f) => f.path.endsWith('.go'));
     if (
       unit.goModule &&

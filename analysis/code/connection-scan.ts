@@ -172,6 +172,24 @@ export function scanDsn(ctx: Ctx, text: string, line: number): void {
     });
   }
   if (!hasHostKey && !hasTcp) return;
+  // PHP PDO: `mysql:host=db;port=3306;dbname=shop`, `pgsql:host=db;dbname=shop`.
+  const pdo = /(?:^|[\s'"])(mysql|pgsql):(?:[^\s'"]*;)?host=([^\s;'"]+)/i.exec(text);
+  if (pdo) {
+    const host = parseHostPort(pdo[2] ?? '');
+    const port = /;port=(\d{1,5})/i.exec(text);
+    const db = /;dbname=([\w.-]+)/i.exec(text);
+    const engine = pdo[1]?.toLowerCase() === 'pgsql' ? 'postgres' : 'mysql';
+    emitConnection(ctx, line, {
+      scheme: 'pdo-dsn',
+      engine,
+      category: 'datastore',
+      host: host ? { host: host.host, port: port ? Number(port[1]) : host.port } : null,
+      database: db?.[1] ?? null,
+      hasCredentials: false,
+      detectedBy: 'pdo-dsn',
+    });
+    return;
+  }
   const libpq = hasHostKey ? /(?:^|[\s;'"])host=([^\s;'"]+)/i.exec(text) : null;
   if (libpq && /(?:^|[\s;'"])(dbname|user|port|sslmode|database|username)=/i.test(text)) {
     const host = parseHostPort(libpq[1] ?? '');

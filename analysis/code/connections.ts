@@ -62,6 +62,9 @@ import {
   type Ctx,
   type ScanKind,
 } from './connection-scan';
+import { boundRoles } from './bound-settings';
+import { CLIENT_CONFIGURATION, configurationHosts } from './connection-settings';
+import { jsonKeyPaths } from './json-keys';
 import { isLockfile, manifestKindOf } from './manifests';
 import { scanPythonSettings } from './python-settings';
 import { isProgramSettings, isSettingsFile, settingsSubject } from './settings-files';
@@ -140,9 +143,10 @@ const CALL_RE = new RegExp(
   `${CALLEE}\\s*\\(\\s*(?:url\\s*[:=]\\s*)?(?:(?:[\\w$.]+|"[A-Za-z]+"|'[A-Za-z]+'|http\\.Method\\w+)\\s*,\\s*){0,2}[rRfFbBuU@$]{0,2}$`,
 );
 
-function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
+function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, string>): void {
   const { unit } = ctx;
   const selfNames = new Set(unit.aliases);
+  const jsonKeys = ctx.kind.provider === 'json-config' ? jsonKeyPaths(code) : null;
   let m: RegExpExecArray | null;
   URL_RE.lastIndex = 0;
   while ((m = URL_RE.exec(code)) !== null) {
@@ -183,9 +187,12 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex): void {
     if (!inCall && looksLikeDocs(parsed)) continue;
     // An address given for a redirect, callback, allow-list or issuer (or a client registered
     // with this identity provider) is a fact about the unit, not a call it makes.
+    const key = inCall ? '' : (jsonKeys?.at(m.index) ?? addressKey(code, m.index) ?? '');
     const role = inCall
       ? null
-      : addressRole(addressKey(code, m.index) ?? '', identityProvider(unit));
+      : (addressRole(key, identityProvider(unit)) ??
+        (ctx.kind.code ? null : bound.get(key)) ??
+        null);
     if (role !== null) {
       push(ctx, line, `role\u0000${host}`, () => ({
         kind: 'address-handed',
@@ -336,6 +343,7 @@ function scanConfig(ctx: Ctx, code: string): void {
   // YAML keys are read with their parents (`spring:` / `data:` / `mongodb:` / `host:` is
   // `spring.data.mongodb.host`), so a nested key names its engine as a flat one does.
   const yaml = ctx.kind.provider === 'yaml-config';
+  const jsonKeys = ctx.kind.provider === 'json-config' ? jsonKeyPaths(code) : null;
   const parents: { indent: number; key: string }[] = [];
   lines.forEach((raw, i) => {
     const line = i + 1;
@@ -366,6 +374,7 @@ function scanConfig(ctx: Ctx, code: string): void {
       key = [...parents.map((p) => p.key), own].join('.');
       if (value === '') parents.push({ indent, key: own });
     }
+    if (jsonKeys) key = jsonKeys.line.get(line) ?? key;
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
@@ -374,13 +383,17 @@ function scanConfig(ctx: Ctx, code: string): void {
     if (!engine) return;
     const keyUpper = key.toUpperCase().replace(/[.-]/g, '_');
     const hostish =
-      isConnectionEnvName(keyUpper) || /HOST|ADDR|SERVER|BROKER|ENDPOINT|NODES/.test(keyUpper);
+      isConnectionEnvName(keyUpper) ||
+      /HOST|ADDR|SERVER|BROKER|ENDPOINT|NODES/.test(keyUpper) ||
+      CLIENT_CONFIGURATION.test(keyUpper);
     if (!hostish) return;
     let hosts = hostList(value);
     if (hosts.length === 0 && /HOST/.test(keyUpper) && /^[a-z][\w.-]*$/i.test(value)) {
       const hp = parseHostPort(value);
       if (hp) hosts = [hp];
     }
+    if (hosts.length === 0 && CLIENT_CONFIGURATION.test(keyUpper))
+      hosts = configurationHosts(value);
     for (const hp of hosts) {
       emitHostConnection(ctx, line, engine, hp, 'config-key', key);
     }
@@ -429,6 +442,8 @@ export function analyzeConnections(model: CodeModel): {
   const gaps: AnalyzerGap[] = [];
   // Served configuration given to several units (a config server's `application.yml`).
   const servedTo = new Map<string, number>();
+  // Settings keys whose code bindings give them an address role (a provider's return URL).
+  const bound = boundRoles(model.files);
   if (model.servedConfig?.size)
     for (const files of model.filesByUnit.values())
       for (const f of files)
@@ -458,7 +473,7 @@ export function analyzeConnections(model: CodeModel): {
       const { code, mask } = lex(file.text, kind.style);
       const idx = new LineIndex(file.text);
       const start = out.length;
-      scanUrls(ctx, code, idx);
+      scanUrls(ctx, code, idx, bound);
       if (kind.code) scanCode(ctx, code, mask, idx);
       else scanConfig(ctx, code);
       // A program's settings file (`config.yml`) configures whatever container is given it

@@ -12,6 +12,7 @@
  * - Each unit is classified (analysis/code/classify.ts: service, library, test, client, tool,
  *   orchestrator, job) with the reason, as `unit_class` / `class_reason` on its evidence.
  * - Lockfiles count from the unit's directory and from the workspace root it belongs to.
+ * - A folder of Go `package main` sources that no go.mod covers is a unit too (go-loose.ts).
  */
 import picomatch from 'picomatch';
 import {
@@ -27,6 +28,7 @@ import { uniqueSorted } from '../shared/text';
 import { asArray, isRecord } from '../shared/values';
 import { parseYamlDocuments } from '../shared/yaml';
 import { classifyUnit } from './classify';
+import { looseGoMains } from './go-loose';
 import { lockStatus } from './lockfiles';
 import { isLockfile, manifestKindOf, parseManifest } from './manifests';
 import type { CodeModel, Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
@@ -166,11 +168,17 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
       m.workspaceRoot || (m.kind === 'package.json' && d.pnpmWorkspace !== null);
     if (d.dockerfiles.length > 0 || d.manifests.some((m) => !aggregatorOnly(m))) unitDirs.push(dir);
   }
+  // Go programs no go.mod covers are units of their folder (go-loose.ts).
+  const goModDirs = new Set(
+    [...dirs].filter(([, d]) => d.manifests.some((m) => m.kind === 'go.mod')).map(([dir]) => dir),
+  );
+  const looseGo = looseGoMains(files, goModDirs);
+  for (const dir of looseGo.keys()) if (!unitDirs.includes(dir)) unitDirs.push(dir);
   unitDirs.sort();
 
   const units: Unit[] = [];
   for (const dir of unitDirs) {
-    const d = dirs.get(dir) as DirInfo;
+    const d = dirs.get(dir) ?? info(dir);
     const manifests = [...d.manifests].sort((a, b) => (a.path < b.path ? -1 : 1));
     // Requirement files included with -r (recursively), wherever they live.
     const seen = new Set(manifests.map((m) => m.path));
@@ -246,6 +254,9 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
         line: citeManifest.nameLine ?? 1,
         provider: citeManifest.provider,
       };
+    } else if (!dockerfile && looseGo.has(dir)) {
+      const main = looseGo.get(dir) as { path: string; line: number };
+      citation = { path: main.path, line: main.line, provider: 'go-source' };
     } else {
       const text = fileByPath.get(dockerfile ?? '')?.text ?? '';
       citation = { path: dockerfile ?? '', line: firstCodeLine(text), provider: 'dockerfile' };
@@ -258,7 +269,10 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
       manifests,
       dockerfiles: [...d.dockerfiles].sort(),
       lockfiles: uniqueSorted(lockfiles),
-      ecosystems: uniqueSorted(manifests.map((m) => m.ecosystem)) as Ecosystem[],
+      ecosystems: uniqueSorted([
+        ...manifests.map((m) => m.ecosystem),
+        ...(looseGo.has(dir) ? ['go'] : []),
+      ]) as Ecosystem[],
       aliases: [...aliasSet],
       npmName: npm?.name ?? null,
       goModule: goMod?.goModule ?? null,
