@@ -54,45 +54,51 @@ test.serial('rows of every column type are stored as given, over several stateme
   }
 });
 
-test.serial('a conflict clause applies: existing rows are left alone and not returned', async (t) => {
-  const id = crypto.randomUUID();
-  const row = (title: string) => ({
-    id,
-    title,
-    tags: [],
-    seen_at: new Date(),
-    confidence: 1,
-    open: true,
-  });
-  const first = await insertJsonRows<{ id: string }>(
-    tdb.db,
-    'json_rows_probe',
-    [row('first')],
-    'ON CONFLICT (id) DO NOTHING RETURNING id',
-  );
-  const second = await insertJsonRows<{ id: string }>(
-    tdb.db,
-    'json_rows_probe',
-    [row('second')],
-    'ON CONFLICT (id) DO NOTHING RETURNING id',
-  );
-  t.deepEqual(first, [{ id }]);
-  t.deepEqual(second, []);
-  t.is((await tdb.db('json_rows_probe').where({ id }).first()).title, 'first');
-});
+test.serial(
+  'a conflict clause applies: existing rows are left alone and not returned',
+  async (t) => {
+    const id = crypto.randomUUID();
+    const row = (title: string) => ({
+      id,
+      title,
+      tags: [],
+      seen_at: new Date(),
+      confidence: 1,
+      open: true,
+    });
+    const first = await insertJsonRows<{ id: string }>(
+      tdb.db,
+      'json_rows_probe',
+      [row('first')],
+      'ON CONFLICT (id) DO NOTHING RETURNING id',
+    );
+    const second = await insertJsonRows<{ id: string }>(
+      tdb.db,
+      'json_rows_probe',
+      [row('second')],
+      'ON CONFLICT (id) DO NOTHING RETURNING id',
+    );
+    t.deepEqual(first, [{ id }]);
+    t.deepEqual(second, []);
+    t.is((await tdb.db('json_rows_probe').where({ id }).first()).title, 'first');
+  },
+);
 
-test.serial('NUL and lone surrogates are stored as U+FFFD; pairs and escaped backslashes are kept', async (t) => {
-  const id = crypto.randomUUID();
-  const hostile = 'a\u0000b\ud800c\udfffd 𝄞 \\u0000 \\\\ud800';
-  await insertJsonRows(tdb.db, 'json_rows_probe', [
-    { id, title: hostile, tags: [hostile], seen_at: new Date(), confidence: 0, open: false },
-  ]);
-  const stored = await tdb.db('json_rows_probe').where({ id }).first();
-  const expected = 'a\ufffdb\ufffdc\ufffdd 𝄞 \\u0000 \\\\ud800';
-  t.is(stored.title, expected);
-  t.deepEqual(stored.tags, [expected]);
-  t.is(storableJsonText(JSON.stringify('x')), '"x"');
-});
+test.serial(
+  'NUL and lone surrogates are stored as U+FFFD; pairs and escaped backslashes are kept',
+  async (t) => {
+    const id = crypto.randomUUID();
+    const hostile = 'a\u0000b\ud800c\udfffd 𝄞 \\u0000 \\\\ud800';
+    await insertJsonRows(tdb.db, 'json_rows_probe', [
+      { id, title: hostile, tags: [hostile], seen_at: new Date(), confidence: 0, open: false },
+    ]);
+    const stored = await tdb.db('json_rows_probe').where({ id }).first();
+    const expected = 'a\ufffdb\ufffdc\ufffdd 𝄞 \\u0000 \\\\ud800';
+    t.is(stored.title, expected);
+    t.deepEqual(stored.tags, [expected]);
+    t.is(storableJsonText(JSON.stringify('x')), '"x"');
+  },
+);
 
 test.serial('no rows: no statement', async (t) => {
   t.deepEqual(await insertJsonRows(tdb.db, 'no_such_table', []), []);
