@@ -22,6 +22,7 @@ import {
   type StoredEvidence,
 } from './reconcile-model';
 import { sdkStoreEdges } from './reconcile-sdk-stores';
+import { localStoreEdges } from './reconcile-local-stores';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 
@@ -242,21 +243,19 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   );
   const relEvidence = new Map<
     string,
-    { kind: string; source: string; target: string; ev: StoredEvidence[] }
+    { kind: string; source: string; target: string; ev: StoredEvidence[]; cap?: number }
   >();
+  const overridden = (e: StoredEvidence) =>
+    overriddenDefaults.has(
+      `${e.location.path}\u0000${e.location.start_line}\u0000${String(e.attributes.host)}`,
+    );
   const handed = handedAddresses(evidence, rep);
   for (const e of evidence) {
     if (!e.relationship_kind || !e.object_key) continue;
     if (handed(e)) continue;
     if (!GRAPH.has(keyKind(e.subject_key)) || !GRAPH.has(keyKind(e.object_key))) continue;
     if (!placed(e.subject_key) || !placed(e.object_key)) continue;
-    if (
-      e.evidence_kind === 'connection-string' &&
-      overriddenDefaults.has(
-        `${e.location.path}\u0000${e.location.start_line}\u0000${String(e.attributes.host)}`,
-      )
-    )
-      continue;
+    if (e.evidence_kind === 'connection-string' && overridden(e)) continue;
     const source = rep(e.subject_key);
     const target = rep(e.object_key);
     if (source === target) continue;
@@ -308,6 +307,14 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // A managed store the code reaches through its cloud SDK, by name (reconcile-sdk-stores.ts).
   for (const [key, entry] of sdkStoreEdges(evidence, relEvidence, rep, placed))
     relEvidence.set(key, entry);
+  // A local address reaching the one compose store published on its port (reconcile-local-stores.ts).
+  const local = localStoreEdges(
+    evidence.filter((e) => !(e.evidence_kind === 'connection-string' && overridden(e))),
+    relEvidence,
+    rep,
+    placed,
+  );
+  for (const [key, entry] of local) relEvidence.set(key, entry);
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a
   // target. Relationships are indexed by source, so each read looks only at its service's own.
   const relsBySource = new Map<string, Array<{ ev: StoredEvidence[] }>>();
@@ -338,7 +345,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
           variables: [...new Set(r.ev.map((e) => e.attributes.variable).filter(Boolean))].sort(),
           ...(received ? { received_only: true } : {}),
         },
-        confidence: confidence(r.ev, contradictions.length, received),
+        confidence: capped(confidence(r.ev, contradictions.length, received), r.cap),
         evidence_ids: [...new Set(r.ev.map((e) => e.id))].sort(),
         sources: [...new Set(r.ev.map((e) => e.source_type))].sort(),
         contradictions,
@@ -364,6 +371,11 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     ...(conflicts.length ? { conflicts } : {}),
     ...(variants.length ? { variants } : {}),
   };
+}
+
+/** A confidence (two decimals) no higher than an inference's cap. */
+function capped(value: string, cap?: number): string {
+  return cap === undefined || Number(value) <= cap ? value : cap.toFixed(2);
 }
 
 /** Appends to the list under `key` (in place: spreading a copy per item is quadratic). */

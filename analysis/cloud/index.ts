@@ -7,6 +7,7 @@ import { sortOutput, analyzerErrorGap } from '../shared/evidence';
 import { basename, isDockerfile, sortByPath } from '../shared/paths';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { analyzeDeployDocuments, deployDocumentKind } from './deploy-commands';
+import { analyzeBicep } from './bicep';
 import { analyzeCompose } from './compose';
 import { daprSecretHostEvidence } from './dapr-secrets';
 import { readComposeFiles } from './compose-merge';
@@ -24,6 +25,7 @@ export type CloudFormat =
   | 'compose'
   | 'dotenv'
   | 'terraform'
+  | 'bicep'
   | 'dockerfile'
   | 'helm'
   | 'kustomize'
@@ -46,6 +48,7 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   // The project `.env` file Compose interpolates from; read with the compose files beside it.
   if (name === '.env') return 'dotenv';
   if (/\.tf$/.test(name)) return 'terraform';
+  if (/\.bicep$/.test(name)) return 'bicep';
   if (isDockerfile(file.path)) return 'dockerfile';
   if (helmRole(file.path, charts)) return 'helm';
   if (isKustomization(file.path)) return 'kustomize';
@@ -112,6 +115,24 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   );
   await guard('kustomize', of('kustomize'), () => analyzeKustomize(of('kustomize')));
   await guard('terraform', of('terraform'), () => analyzeTerraform(of('terraform')));
+  // Bicep describes the deployment when nothing else does (docs/decisions.md, "Bicep stores"):
+  // beside a compose, Kubernetes or Helm deployment it is a second variant, left out and said so.
+  const otherDeployment = ['compose', 'kubernetes', 'helm'].some(
+    (f) => of(f as CloudFormat).length,
+  );
+  await guard('bicep', of('bicep'), () =>
+    otherDeployment
+      ? {
+          evidence: [],
+          gaps: of('bicep').map((f) => ({
+            path: f.path,
+            reason: 'secondary_deployment_variant',
+            message:
+              'Bicep template beside a compose/Kubernetes/Helm deployment: read as a second deployment variant, its resources are not placed in the graph',
+          })),
+        }
+      : analyzeBicep(of('bicep')),
+  );
   await guard('skaffold', of('skaffold'), () => analyzeSkaffold(of('skaffold')));
   await guard('deploy-document', of('deploy-document'), () =>
     analyzeDeployDocuments(of('deploy-document'), files),

@@ -38,6 +38,7 @@ const NPM: Rule[] = [
   [/^@google-cloud\/storage$/, 'gcs', 'storage'],
   [/^@azure\/storage-blob$/, 'azure-blob', 'storage'],
   [/^(@aws-sdk\/client-dynamodb|@aws-sdk\/lib-dynamodb)$/, 'dynamodb', 'datastore'],
+  [/^@azure\/cosmos$/, 'cosmosdb', 'datastore'],
   [/^(@elastic\/elasticsearch|elasticsearch)$/, 'elasticsearch', 'search'],
   [/^@opensearch-project\/opensearch$/, 'opensearch', 'search'],
 ];
@@ -69,6 +70,7 @@ const GO: Rule[] = [
   [/^github\.com\/aws\/aws-sdk-go-v2\/service\/sqs(\/|$)/, 'sqs', 'queue'],
   [/^github\.com\/aws\/aws-sdk-go-v2\/service\/s3(\/|$)/, 's3', 'storage'],
   [/^github\.com\/aws\/aws-sdk-go-v2\/service\/dynamodb(\/|$)/, 'dynamodb', 'datastore'],
+  [/^github\.com\/azure\/azure-sdk-for-go\/sdk\/data\/azcosmos(\/|$)/, 'cosmosdb', 'datastore'],
   [/^cloud\.google\.com\/go\/storage(\/|$)/, 'gcs', 'storage'],
   [
     /^(github\.com\/elastic\/go-elasticsearch|github\.com\/olivere\/elastic)(\/|$)/,
@@ -96,6 +98,7 @@ const PYPI: Rule[] = [
   [/^google-cloud-pubsub$/, 'pubsub', 'queue'],
   [/^google-cloud-storage$/, 'gcs', 'storage'],
   [/^azure-storage-blob$/, 'azure-blob', 'storage'],
+  [/^azure-cosmos$/, 'cosmosdb', 'datastore'],
   [/^(elasticsearch|elasticsearch-dsl|elasticsearch-async)$/, 'elasticsearch', 'search'],
   [/^opensearch-py$/, 'opensearch', 'search'],
 ];
@@ -145,6 +148,11 @@ const MAVEN: Rule[] = [
     'datastore',
   ],
   [
+    /^(com\.azure:azure-cosmos|com\.azure:azure-spring-data-cosmos|com\.azure\.spring:spring-cloud-azure-starter-data-cosmos)$/,
+    'cosmosdb',
+    'datastore',
+  ],
+  [
     /^(co\.elastic\.clients:elasticsearch-java|org\.elasticsearch\.client:.*|org\.springframework\.boot:spring-boot-starter-data-elasticsearch)$/,
     'elasticsearch',
     'search',
@@ -190,6 +198,7 @@ const NUGET: Rule[] = [
   [/^google\.cloud\.storage\.v1$/, 'gcs', 'storage'],
   [/^azure\.storage\.blobs$/, 'azure-blob', 'storage'],
   [/^awssdk\.dynamodbv2$/, 'dynamodb', 'datastore'],
+  [/^(microsoft\.azure\.cosmos|microsoft\.entityframeworkcore\.cosmos)$/, 'cosmosdb', 'datastore'],
   [/^(elastic\.clients\.elasticsearch|nest|elasticsearch\.net)$/, 'elasticsearch', 'search'],
   [/^opensearch\.client$/, 'opensearch', 'search'],
   // .NET Aspire client integrations (`Aspire.Npgsql.EntityFrameworkCore.PostgreSQL`...).
