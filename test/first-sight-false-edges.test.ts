@@ -145,3 +145,27 @@ test('a package in the CI folder is no service; depends_on names are interpolate
     deps.join('\n'),
   );
 });
+
+test('a DSN whose scheme is no network protocol names an adapter, not a container', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `services:
+  api:
+    image: acme/api:1
+    environment:
+      SMS_PROVIDER: sms://user:secret@mock
+      STORAGE_DEVICE: local://default
+      MAIL_URL: smtp://mailer:25
+`,
+    }),
+  );
+  const edges = connections(graph);
+  const keys = entityKeys(graph);
+  t.false(keys.includes('service:mock'), keys.join('\n'));
+  t.false(keys.includes('service:default'), keys.join('\n'));
+  // A network protocol's short host is still a container on the compose network.
+  t.true(
+    edges.some((e) => e.startsWith('service:api -> ') && e.endsWith(':mailer')),
+    edges.join('\n'),
+  );
+});
