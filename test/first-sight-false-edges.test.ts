@@ -28,6 +28,7 @@ const WEB: Record<string, string> = {
   // An SDK default the user replaces: HOSTNAME is a slot.
   'web/src/client.ts': `export const config = { endpoint: 'https://HOSTNAME/v1', project: '' };
 export const orders = () => fetch('http://orders/api/orders');
+export const bill = () => post("{\\"target\\": \\"http://billing/api\\"}");
 `,
   // Samples shown in a form and a catalogue of templates.
   'web/src/form.tsx': `export const F = () => <input placeholder="https://sso.acme-corp.com" />;
@@ -46,6 +47,8 @@ test('URLs in a pattern, an upper-case placeholder host and a placeholder value 
   const edges = connections(graph);
   const keys = entityKeys(graph);
   t.true(edges.includes('service:web -> service:orders'), edges.join('\n'));
+  // An escaped quote after a URL is string syntax, not a pattern.
+  t.true(edges.includes('service:web -> service:billing'), edges.join('\n'));
   for (const k of keys) t.false(/github|hostname|acme-corp|mongodb\.net/.test(k), k);
   t.false(
     edges.some((e) => /github|hostname|acme-corp|mongodb/.test(e)),

@@ -14,9 +14,13 @@
  *   catalogue, not a connection the unit makes.
  */
 
-/** The URL ends right before a regular-expression escape (`github\.com`): a pattern. */
+/**
+ * The URL's host stops at an escaped dot (`github\.com`, `github\\.com`): a regular expression. Other escapes
+ * (`\"` closing an embedded string, `\n`) are string syntax and leave the URL an address.
+ */
 export function isPatternUrl(code: string, end: number): boolean {
-  return code[end] === '\\';
+  // One backslash in a regex literal or a PHP pattern, two in a string literal (`'github\\.com'`).
+  return /^\\{1,2}\./.test(code.slice(end, end + 3));
 }
 
 /**
