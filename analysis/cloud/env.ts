@@ -146,7 +146,7 @@ const NETWORK_SCHEMES = new Set(
 );
 
 /** `postgresql+psycopg2`, `redis+sentinel`, `neo4j+s`: a driver or transport suffix is allowed. */
-export function isNetworkScheme(scheme: string): boolean {
+function isNetworkScheme(scheme: string): boolean {
   const s = scheme.toLowerCase();
   return NETWORK_SCHEMES.has(s) || s.split('+').some((part) => NETWORK_SCHEMES.has(part));
 }
