@@ -286,7 +286,9 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
       );
   }
 
-  for (const [dep, path, attrs] of dependencies(svc)) {
+  for (const [written, path, attrs] of dependencies(svc)) {
+    // `depends_on: [${DB_HOST:-postgresql}]`: Compose interpolates the name like any value.
+    const dep = interpolate(written, project.vars);
     emit(path, 'depends-on', `compose service ${name} depends on ${dep}`, attrs, [
       'depends_on',
       entityKey('service', dep),

@@ -92,6 +92,11 @@ export function envReferences(
   const seen = new Set<string>();
   for (const h of extractHosts(name, str)) {
     const r = resolve(h.host);
+    // `sms://user:secret@mock`, `local://default`: a DSN whose scheme is no network protocol
+    // chooses an adapter, and its host names the provider; a short name no deployment declares
+    // is then no container the value points at.
+    if (r?.via === 'unresolved-short-name' && h.scheme !== null && !isNetworkScheme(h.scheme))
+      continue;
     const object = r ? r.key : entityKey('external', h.host);
     // kafka:9092,kafka2:9092 may name one service twice (network aliases).
     if (seen.has(object)) continue;
@@ -125,4 +130,23 @@ function namedResource(name: string, value: string): 'bucket' | 'queue' | null {
   if (BUCKET_VAR.test(name)) return 'bucket';
   if (QUEUE_VAR.test(name)) return 'queue';
   return null;
+}
+
+/** URL schemes of network protocols: a host after them is a peer the process opens a socket to. */
+const NETWORK_SCHEMES = new Set(
+  (
+    'http https ws wss grpc grpcs h2c tcp udp tls ssl dns smtp smtps submission imap imaps pop3 ' +
+    'pop3s ftp ftps sftp ssh ldap ldaps nfs amqp amqps mqtt mqtts stomp kafka nats redis rediss ' +
+    'sentinel memcached memcache mongodb postgres postgresql mysql mariadb mssql sqlserver ' +
+    'oracle clickhouse cassandra elasticsearch opensearch etcd consul zookeeper zk nsq pulsar ' +
+    'rtmp rtsp sip telnet xmpp thrift influxdb neo4j bolt couchbase couchbases arangodb ' +
+    'rethinkdb cockroachdb temporal otlp jaeger zipkin statsd syslog gelf fluentd ' +
+    'unix tarantool db2 sqlite'
+  ).split(' '),
+);
+
+/** `postgresql+psycopg2`, `redis+sentinel`, `neo4j+s`: a driver or transport suffix is allowed. */
+function isNetworkScheme(scheme: string): boolean {
+  const s = scheme.toLowerCase();
+  return NETWORK_SCHEMES.has(s) || s.split('+').some((part) => NETWORK_SCHEMES.has(part));
 }

@@ -71,7 +71,8 @@ const GENERATED_HEADER =
 const UI_LIBRARY_NAME =
   /(^|[-_./@])(ui|ui-?kit|components?|design-?system|widgets|storybook|shared-ui|ui-components?)$/i;
 const STORYBOOK_NPM = /^(@storybook\/.+|storybook)$/;
-const TOOL_DIR = /^(tools?|scripts?|hack|eng)$/i;
+/** Tooling folders, and the CI configuration folders whose packages are the pipeline's helpers. */
+const TOOL_DIR = /^(tools?|scripts?|hack|eng|\.github|\.gitlab|\.circleci|\.buildkite)$/i;
 const DOCS_NAME = /^(docs?|documentation|docs?-?site|site-?docs|docusaurus|mkdocs)$/i;
 const JOB_NAME =
   /(^|[-_.])(migrat(e|es|ion|ions|or|ionservice|ionsservice)|seed(s|er|ing|-?data)?|db-?init|init-?db|db-?setup|backfills?|fix(es|er|up)?|repair|cleanup|one-?off)$|^(fix|fixup|backfill|repair|cleanup|one-?off)([-_.]|$)/i;

@@ -67,6 +67,7 @@ import { CLIENT_CONFIGURATION, configurationHosts } from './connection-settings'
 import { jsonKeyPaths } from './json-keys';
 import { isLockfile, manifestKindOf } from './manifests';
 import { scanPythonSettings } from './python-settings';
+import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
 import { isProgramSettings, isSettingsFile, settingsSubject } from './settings-files';
 import { withoutUnusedSettings } from './shared-settings';
 import type { CodeModel, Unit } from './model';
@@ -150,6 +151,8 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, str
   let m: RegExpExecArray | null;
   URL_RE.lastIndex = 0;
   while ((m = URL_RE.exec(code)) !== null) {
+    // A URL in a regular expression or a sample value of a form is no address (url-shapes.ts).
+    if (isPatternUrl(code, m.index + m[0].length) || isSampleValue(code, m.index)) continue;
     const line = idx.lineAt(m.index);
     const written = m[1] ?? '';
     const parsed = parseUrl(written.startsWith('{') ? 'http' : written, m[2] ?? '');
@@ -178,6 +181,7 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, str
     if (!hp || parsed.unresolved) continue;
     const host = hp.host;
     if (isLocalHost(host) || isExampleHost(host) || (isIp(host) && isPrivateIp(host))) continue;
+    if (isPlaceholderHost(m[2] ?? '') || isCloudMetadataHost(host)) continue;
     const internal = internalName(host);
     if (internal !== null && selfNames.has(internal)) continue;
     const lineStart = idx.lineStart(line);

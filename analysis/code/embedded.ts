@@ -14,6 +14,10 @@
  * An embedded SQL store in a unit that also has a client of a SQL server (a MySQL or PostgreSQL
  * driver) is that unit's fallback or development store (`if type == "mysql" { ... } else {
  * sqlite in memory }`): it stays evidence (`embedded-store-alternative`), no datastore, no edge.
+ *
+ * A Python module that imports the engine only under `try: import duckdb / except ImportError:`
+ * is an optional integration (a connector enabled when its driver is installed, opening the
+ * file its user configures): it stays evidence (`embedded-store-optional`), no datastore.
  */
 import { entityKey, type Evidence, type SourceFile } from '../evidence';
 import { evidence } from '../shared/evidence';
@@ -105,6 +109,19 @@ function unitStores(unit: Unit, files: SourceFile[]): Evidence[] {
   for (const [engine, at] of [...first].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const key = entityKey('datastore', `${unit.name}-${engine}`);
     const span = { start: at.line, end: at.line };
+    if (optionalImport(at.file, at.form)) {
+      out.push(
+        evidence(at.file, span, {
+          source: 'code',
+          provider: 'embedded-store',
+          kind: 'embedded-store-optional',
+          subject: unit.key,
+          summary: `${unit.name} can open an embedded ${engine} database from an optional integration whose driver it imports only if installed (${at.form})`,
+          attributes: { engine, embedded: true, optional: true },
+        }),
+      );
+      continue;
+    }
     if (servers.length > 0 && SQL_EMBEDDED.has(engine)) {
       out.push(
         evidence(at.file, span, {
@@ -140,4 +157,41 @@ function unitStores(unit: Unit, files: SourceFile[]): Evidence[] {
     );
   }
   return out;
+}
+
+/**
+ * The Python module of a `module.connect(` form is imported only inside a `try:` block whose
+ * handler catches ImportError / ModuleNotFoundError (or everything).
+ */
+function optionalImport(file: SourceFile, form: string): boolean {
+  if (languageOf(file.path) !== 'python') return false;
+  const mod = /^(\w+)\.connect\b/.exec(form)?.[1];
+  if (!mod) return false;
+  const lines = file.text.split('\n');
+  const indent = (l: string) => /^\s*/.exec(l)?.[0].length ?? 0;
+  const importRe = new RegExp(`^\\s*(?:import\\s+${mod}\\b|from\\s+${mod}\\b[\\w.]*\\s+import\\b)`);
+  let sawImport = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (!importRe.test(line)) continue;
+    sawImport = true;
+    const own = indent(line);
+    let t = i - 1;
+    while (t >= 0 && (/^\s*(#.*)?$/.test(lines[t] ?? '') || indent(lines[t] ?? '') >= own)) t--;
+    const opener = lines[t] ?? '';
+    if (t < 0 || !/^\s*try\s*:/.test(opener)) return false;
+    let h = i + 1;
+    while (
+      h < lines.length &&
+      (/^\s*(#.*)?$/.test(lines[h] ?? '') || indent(lines[h] ?? '') > indent(opener))
+    )
+      h++;
+    if (
+      !/^\s*except\s*(?::|\(?[\w., ]*\b(?:ImportError|ModuleNotFoundError|Exception)\b)/.test(
+        lines[h] ?? '',
+      )
+    )
+      return false;
+  }
+  return sawImport;
 }

@@ -33,13 +33,19 @@ import type { Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
 // ---------------------------------------------------------------------------------------------
 // Recognition
 
-export function manifestKindOf(path: string): ManifestKind | null {
+/**
+ * The manifest kind of a path. With the file's text, a `setup.py` counts only when it is a
+ * packaging script (it names setuptools, distutils or scikit-build): a module of an application
+ * that happens to be called setup.py (a Flask view of the first-run setup) declares no unit.
+ */
+export function manifestKindOf(path: string, text?: string): ManifestKind | null {
   const base = basename(path);
   switch (base) {
+    case 'setup.py':
+      return text === undefined || /\b(setuptools|distutils|skbuild)\b/.test(text) ? base : null;
     case 'package.json':
     case 'go.mod':
     case 'pyproject.toml':
-    case 'setup.py':
     case 'Pipfile':
     case 'pom.xml':
     case 'Cargo.toml':

@@ -124,7 +124,7 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
 
   for (const file of files) {
     const dir = dirname(file.path);
-    const kind = manifestKindOf(file.path);
+    const kind = manifestKindOf(file.path, file.text);
     if (kind) info(dir).manifests.push(parse(file, kind));
     else if (isDockerfile(file.path)) info(dir).dockerfiles.push(file.path);
     else if (isLockfile(file.path)) info(dir).lockfiles.push(file.path);
