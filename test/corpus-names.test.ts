@@ -18,10 +18,17 @@ const ANALYZERS = ['analysis', 'domain/audits'];
 
 /**
  * Owners whose names are platforms, which generic idioms legitimately know (image registries such
- * as mcr.microsoft.com, `dotnet` tooling, Azure resource types, OpenTelemetry images): not
- * searched. Every other owner and every repository name is.
+ * as mcr.microsoft.com, `dotnet` tooling, Azure resource types, OpenTelemetry images, `docker` in
+ * Dockerfile, docker-compose and docker.io): not searched. Every other owner and every repository name is.
  */
-const PLATFORM_OWNERS = new Set(['dotnet', 'microsoft', 'azure', 'open-telemetry', 'aws-samples']);
+const PLATFORM_OWNERS = new Set([
+  'dotnet',
+  'microsoft',
+  'azure',
+  'open-telemetry',
+  'aws-samples',
+  'docker',
+]);
 /** Repository names that are ordinary words (`getsentry/self-hosted`): its owner and DISTINCTIVE stand for it. */
 const GENERIC_PROJECTS = new Set(['self-hosted']);
 
