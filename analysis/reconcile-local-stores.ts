@@ -11,7 +11,7 @@
  * outside compose, which the compose deployment supersedes) are left alone.
  */
 import { keyKind } from './evidence';
-import type { StoredEvidence } from './reconcile-model';
+import type { RelEntry, StoredEvidence } from './reconcile-model';
 
 /** The port a client of the engine uses when its address names none. */
 const DEFAULT_PORTS: Record<string, string> = {
@@ -34,14 +34,6 @@ const family = (engine: string) => FAMILY[engine] ?? engine;
 const STORE_KINDS = new Set(['datastore', 'queue']);
 /** Confidence cap of such an edge: an inference from a port, not an address naming the store. */
 export const LOCAL_STORE_CAP = 0.6;
-
-interface RelEntry {
-  kind: string;
-  source: string;
-  target: string;
-  ev: StoredEvidence[];
-  cap?: number;
-}
 
 /**
  * The `connects_to` entries (keyed as reconcile keys them) from a service whose code or settings

@@ -6,6 +6,18 @@ export interface StoredEvidence extends Evidence {
   id: string;
 }
 
+/**
+ * A relationship as reconcile gathers it, before it is scored: its kind and ends (entity keys)
+ * and the records behind it; `cap` bounds its confidence (an inferred edge).
+ */
+export interface RelEntry {
+  kind: string;
+  source: string;
+  target: string;
+  ev: StoredEvidence[];
+  cap?: number;
+}
+
 export interface ConflictingClaim {
   field: string;
   claims: Array<{ value: unknown; evidence_ids: string[]; sources: string[] }>;

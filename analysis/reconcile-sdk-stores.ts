@@ -7,7 +7,7 @@
  * unknown and nothing is drawn.
  */
 import { keyKind } from './evidence';
-import type { StoredEvidence } from './reconcile-model';
+import type { RelEntry, StoredEvidence } from './reconcile-model';
 
 /** Engines addressed by name through the provider's SDK, holding the application's own data. */
 const SDK_ENGINES = new Set([
@@ -20,13 +20,6 @@ const SDK_ENGINES = new Set([
   'firestore',
 ]);
 const STORE_KINDS = new Set(['datastore', 'queue']);
-
-interface RelEntry {
-  kind: string;
-  source: string;
-  target: string;
-  ev: StoredEvidence[];
-}
 
 /**
  * The `connects_to` entries (keyed as reconcile keys them) from a service using an SDK engine's

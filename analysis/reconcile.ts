@@ -18,6 +18,7 @@ import {
   type Entity,
   type Graph,
   type IdentityConflict,
+  type RelEntry,
   type Relationship,
   type StoredEvidence,
 } from './reconcile-model';
@@ -241,10 +242,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
           `${e.location.path}\u0000${e.location.start_line}\u0000${defaultHost(String(e.attributes.default))}`,
       ),
   );
-  const relEvidence = new Map<
-    string,
-    { kind: string; source: string; target: string; ev: StoredEvidence[]; cap?: number }
-  >();
+  const relEvidence = new Map<string, RelEntry>();
   const overridden = (e: StoredEvidence) =>
     overriddenDefaults.has(
       `${e.location.path}\u0000${e.location.start_line}\u0000${String(e.attributes.host)}`,

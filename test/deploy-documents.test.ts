@@ -8,25 +8,12 @@ import test from 'ava';
 import type { SourceFile } from '../analysis/evidence';
 import { classifyPath } from '../domain/audits/classify';
 import { deployCommands } from '../analysis/cloud/deploy-commands';
-import { analyzeFiles, connections as edges, entityKeys as keys } from './helpers/pipeline';
-
-const deployment = (name: string, image: string, env: Record<string, string> = {}) => `---
-apiVersion: apps/v1
-kind: Deployment
-metadata: { name: ${name} }
-spec:
-  template:
-    spec:
-      containers:
-        - name: ${name}
-          image: ${image}
-          env:
-${
-  Object.entries(env)
-    .map(([k, v]) => `            - { name: ${k}, value: "${v}" }`)
-    .join('\n') || '            []'
-}
-`;
+import {
+  analyzeFiles,
+  connections as edges,
+  deployment,
+  entityKeys as keys,
+} from './helpers/pipeline';
 
 /** A base folder and, sorting first, an alternative behind a pooler. */
 const VARIANTS: SourceFile[] = [

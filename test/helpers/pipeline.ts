@@ -42,3 +42,22 @@ export function verifiable(files: SourceFile[], e: Evidence): boolean {
   const lines = f.text.split('\n').slice(e.location.start_line - 1, e.location.end_line);
   return crypto.createHash('sha256').update(lines.join('\n')).digest('hex') === e.content_sha256;
 }
+
+/** A Kubernetes Deployment manifest (one container, its env as literal values). */
+export const deployment = (name: string, image: string, env: Record<string, string> = {}) => `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: ${name} }
+spec:
+  template:
+    spec:
+      containers:
+        - name: ${name}
+          image: ${image}
+          env:
+${
+  Object.entries(env)
+    .map(([k, v]) => `            - { name: ${k}, value: "${v}" }`)
+    .join('\n') || '            []'
+}
+`;
