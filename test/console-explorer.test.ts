@@ -205,10 +205,25 @@ test.serial(
       await page.getByText('Select an entity or a relationship').waitFor();
       await page.locator('.graph[data-paths=false]').waitFor();
       if (others[0]) t.not(await look(others[0]), 'rgb(244, 245, 247)');
-      // A node takes the focus and Enter selects it.
-      await page.locator(`[data-testid="rf__node-${root.canonical_key}"]`).focus();
-      await page.keyboard.press('Enter');
-      await page.getByRole('heading', { name: root.name, level: 2 }).waitFor();
+      // A node takes the focus and Enter selects it. Escape's re-render can land after the
+      // focus call and take the focus back, so Enter is pressed only once the node holds it
+      // (and the pair is tried again if a late re-render took it in between).
+      const rootNode = page.locator(`[data-testid="rf__node-${root.canonical_key}"]`);
+      const rootHeading = page.getByRole('heading', { name: root.name, level: 2 });
+      for (let attempt = 1; ; attempt++) {
+        await rootNode.focus();
+        await page.waitForFunction(
+          (id) => document.activeElement?.getAttribute('data-testid') === id,
+          `rf__node-${root.canonical_key}`,
+        );
+        await page.keyboard.press('Enter');
+        try {
+          await rootHeading.waitFor({ timeout: 5_000 });
+          break;
+        } catch (err) {
+          if (attempt === 3) throw err;
+        }
+      }
       t.deepEqual(await idsWith(page, 'node', 'path-down'), down);
       // "Highlight paths" off: nothing dimmed, the panel still lists them.
       await page.getByRole('checkbox', { name: 'Highlight paths' }).uncheck();
