@@ -392,7 +392,13 @@ function scanConfig(ctx: Ctx, code: string): void {
       CLIENT_CONFIGURATION.test(keyUpper);
     if (!hostish) return;
     let hosts = hostList(value);
-    if (hosts.length === 0 && /HOST/.test(keyUpper) && /^[a-z][\w.-]*$/i.test(value)) {
+    // A bare name under a host key, or under an engine's URL key (`elasticsearch.url=search`:
+    // clients such as Spring Data Elasticsearch's `connectedTo` take `host[:port]` there).
+    if (
+      hosts.length === 0 &&
+      /HOST|(^|_)(URLS?|URIS?)$/.test(keyUpper) &&
+      /^[a-z][\w.-]*$/i.test(value)
+    ) {
       const hp = parseHostPort(value);
       if (hp) hosts = [hp];
     }
