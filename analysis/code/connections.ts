@@ -479,7 +479,9 @@ export function analyzeConnections(model: CodeModel): {
         });
         continue;
       }
-      const ctx: Ctx = { unit, file, kind, inTest: isTestPath(file.path), out, seen: new Set() };
+      // A test suite's addresses (the system under test) are no calls of a deployed component.
+      const inTest = isTestPath(file.path) || unit.unitClass === 'test';
+      const ctx: Ctx = { unit, file, kind, inTest, out, seen: new Set() };
       const { code, mask } = lex(file.text, kind.style);
       const idx = new LineIndex(file.text);
       const start = out.length;
