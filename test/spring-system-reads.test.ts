@@ -187,3 +187,67 @@ test('a crawler service using Selenium beside its web framework stays a service'
   );
   t.true(entityKeys(graph).includes('service:crawler'));
 });
+
+const CDC_COMPOSE = `services:
+  db:
+    image: postgres:16
+  broker:
+    image: apache/kafka:3.8.0
+  connect:
+    image: quay.io/debezium/connect:2.7.3.Final
+    environment:
+      - BOOTSTRAP_SERVERS=broker:9092
+`;
+
+const connector = (host: string) =>
+  JSON.stringify(
+    {
+      'connector.class': 'io.debezium.connector.postgresql.PostgresConnector',
+      'topic.prefix': 'orders',
+      'database.hostname': host,
+      'database.port': '5432',
+      'database.dbname': 'orders',
+    },
+    null,
+    2,
+  );
+
+test('a Debezium connector configuration is a connection of the Kafka Connect worker', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'docker-compose.yml': CDC_COMPOSE,
+      'cdc/orders-source.json': connector('db'),
+      // Registered under `config` (POST /connectors), naming a host no service answers to.
+      'cdc/elsewhere.json': JSON.stringify({
+        name: 'x',
+        config: {
+          'connector.class': 'io.debezium.connector.mysql.MySqlConnector',
+          'database.hostname': 'legacy-mysql.internal.example',
+        },
+      }),
+      // Any other JSON file is no connector.
+      'cdc/notes.json': JSON.stringify({ 'database.hostname': 'db' }),
+    }),
+  );
+  const e = connections(graph);
+  t.true(e.includes('service:connect -> datastore:db'), e.join('\n'));
+  t.deepEqual(e.filter((x) => x.startsWith('service:connect ->')).sort(), [
+    'service:connect -> datastore:db',
+    'service:connect -> queue:broker',
+  ]);
+  const rec = evidence.find((x) => x.evidence_kind === 'connector-reference');
+  t.is(rec?.location.path, 'cdc/orders-source.json');
+  t.is(rec?.location.start_line, 4);
+});
+
+test('without one Kafka Connect worker, a connector configuration makes no edge', async (t) => {
+  const { graph } = await analyzeFiles(
+    files({
+      'docker-compose.yml': `${CDC_COMPOSE}  connect-2:
+    image: confluentinc/cp-kafka-connect:7.6.0
+`,
+      'cdc/orders-source.json': connector('db'),
+    }),
+  );
+  t.false(connections(graph).some((x) => x.endsWith('-> datastore:db')));
+});
