@@ -21,6 +21,7 @@ import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { commandAddresses } from './compose-command';
 import { mountRecords } from './compose-mounts';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
+import { connectorEvidence } from './kafka-connectors';
 import {
   buildContext,
   cite,
@@ -75,6 +76,10 @@ export function analyzeCompose(
         );
     }
   }
+  // Connectors registered with the project's Kafka Connect worker (kafka-connectors.ts).
+  const projectOf = (cf: ComposeFile) =>
+    composeResolver(parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path)));
+  for (const e of connectorEvidence(parsed, otherFiles, projectOf)) evidence.push(e);
   return { evidence, gaps: [...gaps, ...missingEnvFiles(parsed, byPath, envFiles)] };
 }
 

@@ -124,9 +124,16 @@ export function envReferences(
 const BUCKET_VAR = /(^|_)BUCKET(_NAME)?$/i;
 const QUEUE_VAR = /(^|_)(QUEUE|TOPIC|STREAM)(_NAME)?$/i;
 const PLAIN_NAME = /^[a-z0-9][a-z0-9._-]{1,254}$/i;
+/**
+ * `CONFIG_STORAGE_TOPIC`, `CONNECT_OFFSET_STORAGE_TOPIC`, `STATUS_STORAGE_TOPIC`: the topics a
+ * Kafka Connect worker keeps its own configuration, offsets and status in, on the broker its
+ * bootstrap servers name. A name on that broker, not a queue the worker talks through.
+ */
+const STORAGE_TOPIC_VAR = /(^|_)(CONFIGS?|OFFSETS?|STATUS)_STORAGE_TOPIC$/i;
 
 function namedResource(name: string, value: string): 'bucket' | 'queue' | null {
   if (!PLAIN_NAME.test(value) || /^\d+$/.test(value) || value.includes('..')) return null;
+  if (STORAGE_TOPIC_VAR.test(name)) return null;
   if (BUCKET_VAR.test(name)) return 'bucket';
   if (QUEUE_VAR.test(name)) return 'queue';
   return null;

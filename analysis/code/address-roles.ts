@@ -38,6 +38,9 @@ const ALWAYS = [
  */
 const CLIENT_REGISTRATION = /(client|clients)(_?(url|uri|urls|uris|origin|address))?$/i;
 
+/** The issuer's discovery address an OAuth2 client is configured with (`issuer-uri`, `issuerUri`). */
+const ISSUER_URI = /(^|[-_])issuer[-_]?uri$/i;
+
 type AddressRole =
   'callback' | 'redirect' | 'allow-list' | 'issuer' | 'identifier' | 'client-registration' | 'self';
 
@@ -75,6 +78,12 @@ export function addressRole(name: string, receiverIsIdentityProvider: boolean): 
   const segments = n.split(/__|[.:]/).filter(Boolean);
   if (ownAddress(segments, n)) return 'self';
   if (registeredClientRoot(segments)) return 'client-registration';
+  // An OAuth2 client's or resource server's `issuer-uri` (Spring Security's
+  // `spring.security.oauth2.client.provider.<id>.issuer-uri`, `...resourceserver.jwt.issuer-uri`):
+  // the receiver fetches the provider's metadata and keys from it, a call. Only the provider
+  // itself is handed its own issuer to recognise.
+  if (!receiverIsIdentityProvider && ISSUER_URI.test(segments[segments.length - 1] ?? ''))
+    return null;
   for (const [re, role] of ALWAYS) if (re.test(n)) return role;
   if (receiverIsIdentityProvider && CLIENT_REGISTRATION.test(n)) return 'client-registration';
   return null;

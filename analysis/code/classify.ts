@@ -61,6 +61,40 @@ const TEST_DIR =
 /** npm test runners and browser drivers: a package depending on nothing else is a test suite. */
 const TEST_NPM =
   /^(@playwright\/test|playwright|cypress|puppeteer|selenium-webdriver|webdriverio|@wdio\/.+|jest|vitest|mocha|chai|ava|@testing-library\/.+|k6|artillery|supertest|@types\/.+|typescript|ts-node|tsx|eslint.*|prettier|dotenv)$/;
+/** JVM browser drivers and UI-test frameworks: what makes a module a UI test suite. */
+const BROWSER_JVM =
+  /^(org\.seleniumhq\.selenium:.+|io\.github\.bonigarcia:webdrivermanager|com\.codeborne:selenide.*|com\.microsoft\.playwright:.+|net\.serenity-bdd:.+)$/;
+/** JVM test runners, assertions and test-only helpers. */
+const TEST_JVM =
+  /^(io\.cucumber:.+|org\.testng:.+|junit:junit|org\.junit(\.[\w-]+)*:.+|io\.rest-assured:.+|org\.assertj:.+|org\.hamcrest:.+|io\.qameta\.allure:.+|org\.mockito:.+|org\.projectlombok:lombok|org\.springframework\.boot:spring-boot-starter-test|org\.slf4j:.+|ch\.qos\.logback:.+)$/;
+
+/**
+ * A Maven/Gradle module of browser drivers and test runners only (Selenium or Playwright with
+ * Cucumber / TestNG / JUnit), besides modules of its own build (its parent's group): a UI test
+ * suite, whatever its sources' `main` says. A service using a browser (a crawler) also depends
+ * on its framework, so it never matches.
+ */
+function jvmTestSuiteReason(
+  own: Unit['manifests'],
+  textOf: (path: string) => string,
+): string | null {
+  if (own.length === 0 || !own.every((m) => m.kind === 'pom.xml' || m.kind === 'build.gradle'))
+    return null;
+  const deps = own.flatMap((m) => m.dependencies).filter((d) => d.attributes.managed !== true);
+  if (!deps.some((d) => BROWSER_JVM.test(d.name))) return null;
+  // The groups of the build itself (the project's and its parent's), read before the dependencies.
+  const groups = new Set<string>();
+  for (const m of own) {
+    const head = textOf(m.path).split(/<dependencies>/)[0] ?? '';
+    for (const g of head.matchAll(/<groupId>\s*([\w.-]+)\s*<\/groupId>/g)) groups.add(g[1] ?? '');
+    for (const g of head.matchAll(/^\s*group\s*=?\s*['"]([\w.-]+)['"]/gm)) groups.add(g[1] ?? '');
+  }
+  const inBuild = (name: string) => groups.has(name.split(':')[0] ?? '');
+  if (!deps.every((d) => BROWSER_JVM.test(d.name) || TEST_JVM.test(d.name) || inBuild(d.name)))
+    return null;
+  return `${own[0]?.path ?? ''} depends only on browser drivers and test runners (a UI test suite)`;
+}
+
 /** Generated code: protobuf / gRPC / OpenAPI output, marked by name or by the generator's header. */
 const GENERATED_DIR = /^(gen|generated|genproto|pb|protogen|proto-gen|__generated__|autogen)$/i;
 const GENERATED_FILE =
@@ -171,6 +205,8 @@ export function classifyUnit(
       'test',
       `${npm?.path} depends only on test runners and browser drivers (a test suite)`,
     );
+  const jvmSuite = jvmTestSuiteReason(own, textOf);
+  if (jvmSuite) return is('test', jvmSuite);
   // Generated code (protobuf / gRPC stubs): a folder named for it (its Dockerfile, if any, is
   // the generator's image), or a unit whose sources are all generated.
   const code = owned.filter((f) => /\.(go|py|pyi|[cm]?[jt]sx?|cs|java|kt|rs|cc|h)$/.test(f.path));

@@ -392,7 +392,13 @@ function scanConfig(ctx: Ctx, code: string): void {
       CLIENT_CONFIGURATION.test(keyUpper);
     if (!hostish) return;
     let hosts = hostList(value);
-    if (hosts.length === 0 && /HOST/.test(keyUpper) && /^[a-z][\w.-]*$/i.test(value)) {
+    // A bare name under a host key, or under an engine's URL key (`elasticsearch.url=search`:
+    // clients such as Spring Data Elasticsearch's `connectedTo` take `host[:port]` there).
+    if (
+      hosts.length === 0 &&
+      /HOST|(^|_)(URLS?|URIS?)$/.test(keyUpper) &&
+      /^[a-z][\w.-]*$/i.test(value)
+    ) {
       const hp = parseHostPort(value);
       if (hp) hosts = [hp];
     }
@@ -473,7 +479,9 @@ export function analyzeConnections(model: CodeModel): {
         });
         continue;
       }
-      const ctx: Ctx = { unit, file, kind, inTest: isTestPath(file.path), out, seen: new Set() };
+      // A test suite's addresses (the system under test) are no calls of a deployed component.
+      const inTest = isTestPath(file.path) || unit.unitClass === 'test';
+      const ctx: Ctx = { unit, file, kind, inTest, out, seen: new Set() };
       const { code, mask } = lex(file.text, kind.style);
       const idx = new LineIndex(file.text);
       const start = out.length;

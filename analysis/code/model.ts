@@ -80,6 +80,8 @@ export interface Unit {
   workspaceRootDir: string | null;
   /** Where the unit-declared evidence points. */
   citation: { path: string; line: number; provider: string };
+  /** What the unit is (classify.ts: service, library, test...), once classified. */
+  unitClass?: string;
 }
 
 export interface CodeModel {

@@ -326,6 +326,7 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
     const where = u.dir === '' ? 'the repository root' : u.dir;
     // What the unit is (service, library, test...): only a service is an entity by itself.
     const cls = classifyUnit(u, fileByPath, filesByUnit.get(u.key) ?? []);
+    u.unitClass = cls.unit_class;
     out.push(
       evidence(
         file,

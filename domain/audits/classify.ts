@@ -169,10 +169,11 @@ const DEPLOY_COMMAND =
 
 /**
  * How many leading bytes of a file classifyPath needs as its `head`: 4 KiB of YAML (to tell a
- * manifest apart), 64 KiB of the root README (to find a deploy command), none of anything else.
+ * manifest apart) and of JSON (a Kafka Connect connector configuration), 64 KiB of the root
+ * README (to find a deploy command), none of anything else.
  */
 export function headBytes(filePath: string): number {
-  if (/\.ya?ml$/i.test(filePath)) return 4096;
+  if (/\.(ya?ml|json)$/i.test(filePath)) return 4096;
   return ROOT_README.test(filePath) ? 65536 : 0;
 }
 
@@ -203,6 +204,8 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
   if ((ext === '.yaml' || ext === '.yml') && isManifestHead(head)) return 'cloud';
+  // A Kafka Connect connector configuration: what the worker it is registered with connects to.
+  if (ext === '.json' && head !== undefined && /"connector\.class"\s*:/.test(head)) return 'cloud';
   return null;
 }
 
