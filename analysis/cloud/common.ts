@@ -41,8 +41,8 @@ const QUEUES: [RegExp, string][] = [
  * Well-known images whose last segment alone says nothing (`mcr.microsoft.com/mssql/server`) or
  * is named differently from the engine (`apache/kafka-native`, `clickhouse/clickhouse-server`):
  * matched against the whole repository path, registry included. Object stores and emulators
- * (MinIO, Azurite, SeaweedFS, LocalStack) and mail catchers a service sends to are datastores
- * of the service using them, as the corpus's ground truth types them.
+ * (MinIO, Azurite, SeaweedFS, LocalStack), mail catchers and mail relays a service sends to are
+ * datastores of the service using them, as the corpus's ground truth types them.
  */
 const REPOSITORIES: [RegExp, ImageClass][] = [
   [/(^|\/)mssql\/(server|rhel\/server)$/, { kind: 'datastore', engine: 'mssql' }],
@@ -62,6 +62,8 @@ const REPOSITORIES: [RegExp, ImageClass][] = [
     /(^|\/)(mailhog|mailpit|maildev|mailcatcher|greenmail(\/standalone)?)$/,
     { kind: 'datastore', engine: 'smtp' },
   ],
+  // Mail relays an application sends through (`bytemark/smtp`, `boky/postfix`).
+  [/(^|\/)(smtp|postfix)$/, { kind: 'datastore', engine: 'smtp' }],
   [/(^|\/)kafka(-native)?$/, { kind: 'queue', engine: 'kafka' }],
   [/(^|\/)(eclipse-)?mosquitto$/, { kind: 'queue', engine: 'mosquitto' }],
   [/(^|\/)(emqx|vernemq|hivemq4?)$/, { kind: 'queue', engine: 'mqtt' }],
