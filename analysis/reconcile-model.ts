@@ -16,6 +16,8 @@ export interface RelEntry {
   target: string;
   ev: StoredEvidence[];
   cap?: number;
+  /** What an inferred edge rests on, when its records alone do not say it. */
+  basis?: string;
 }
 
 export interface ConflictingClaim {

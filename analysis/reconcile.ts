@@ -24,6 +24,7 @@ import {
 } from './reconcile-model';
 import { sdkStoreEdges } from './reconcile-sdk-stores';
 import { localStoreEdges } from './reconcile-local-stores';
+import { dependedStoreEdges } from './reconcile-depended-stores';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 
@@ -313,6 +314,9 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     placed,
   );
   for (const [key, entry] of local) relEvidence.set(key, entry);
+  // A compose store a vendor container depends on and has no address for (reconcile-depended-stores.ts).
+  for (const [key, entry] of dependedStoreEdges(evidence, relEvidence, rep, placed))
+    relEvidence.set(key, entry);
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a
   // target. Relationships are indexed by source, so each read looks only at its service's own.
   const relsBySource = new Map<string, Array<{ ev: StoredEvidence[] }>>();
@@ -342,6 +346,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
           via: [...new Set(r.ev.map((e) => e.evidence_kind))].sort(),
           variables: [...new Set(r.ev.map((e) => e.attributes.variable).filter(Boolean))].sort(),
           ...(received ? { received_only: true } : {}),
+          ...(r.basis ? { basis: r.basis } : {}),
         },
         confidence: capped(confidence(r.ev, contradictions.length, received), r.cap),
         evidence_ids: [...new Set(r.ev.map((e) => e.id))].sort(),

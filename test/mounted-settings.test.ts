@@ -113,7 +113,7 @@ test('a settings folder mounted into every process of one image gives each its c
   for (const from of ['web', 'worker', 'cleanup']) {
     for (const to of ['datastore:db', 'datastore:cache', 'datastore:memcached', 'queue:kafka'])
       t.true(got.includes(`service:${from} -> ${to}`), `${from} -> ${to}`);
-    t.true(got.includes(`service:${from} -> service:smtp`), `${from} -> smtp (mail.host)`);
+    t.true(got.includes(`service:${from} -> datastore:smtp`), `${from} -> smtp (mail.host)`);
   }
   const rel = graph.relationships.find(
     (r) => r.source_key === 'service:worker' && r.target_key === 'datastore:db',

@@ -41,8 +41,8 @@ const QUEUES: [RegExp, string][] = [
  * Well-known images whose last segment alone says nothing (`mcr.microsoft.com/mssql/server`) or
  * is named differently from the engine (`apache/kafka-native`, `clickhouse/clickhouse-server`):
  * matched against the whole repository path, registry included. Object stores and emulators
- * (MinIO, Azurite, SeaweedFS, LocalStack) and mail catchers a service sends to are datastores
- * of the service using them, as the corpus's ground truth types them.
+ * (MinIO, Azurite, SeaweedFS, LocalStack), mail catchers and mail relays a service sends to are
+ * datastores of the service using them, as the corpus's ground truth types them.
  */
 const REPOSITORIES: [RegExp, ImageClass][] = [
   [/(^|\/)mssql\/(server|rhel\/server)$/, { kind: 'datastore', engine: 'mssql' }],
@@ -62,6 +62,8 @@ const REPOSITORIES: [RegExp, ImageClass][] = [
     /(^|\/)(mailhog|mailpit|maildev|mailcatcher|greenmail(\/standalone)?)$/,
     { kind: 'datastore', engine: 'smtp' },
   ],
+  // Mail relays an application sends through (`bytemark/smtp`, `boky/postfix`).
+  [/(^|\/)(smtp|postfix)$/, { kind: 'datastore', engine: 'smtp' }],
   [/(^|\/)kafka(-native)?$/, { kind: 'queue', engine: 'kafka' }],
   [/(^|\/)(eclipse-)?mosquitto$/, { kind: 'queue', engine: 'mosquitto' }],
   [/(^|\/)(emqx|vernemq|hivemq4?)$/, { kind: 'queue', engine: 'mqtt' }],
@@ -225,6 +227,12 @@ export function hasEmbeddedCredentials(value: string): boolean {
 const HOST_NAME_SUFFIX =
   /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS|DBHOST|SERVICE_DISCOVERY_APPLICATION|SERVICE_DISCOVERY_ADDRESS_LIST)$|(^|_)(POSTGRES|MYSQL|MARIADB|MONGO|MONGODB|REDIS|SQL|DB|SMTP|MAIL|RABBITMQ|AMQP|KAFKA)_SERVER$/i;
 
+/**
+ * Variables naming the container's own public host name for a discovery proxy (nginx-proxy and
+ * its companions read them), not an address the container reaches.
+ */
+const OWN_HOST_NAMES = /^(VIRTUAL_HOST|LETSENCRYPT_HOST)$/;
+
 /** `RabbitMqUrl`, `rabbitMq.url` -> `RABBIT_MQ_URL`: one spelling for the suffix rules. */
 function upperSnake(name: string): string {
   return name
@@ -313,7 +321,8 @@ export function extractHosts(name: string, value: string): HostRef[] {
   }
   const parts = v.split(/[,\s]+/).filter(Boolean);
   const allHostPort = parts.length > 0 && parts.every((p) => /^[^:/\s]+:\d{1,5}$/.test(p));
-  if (allHostPort || (HOST_NAME_SUFFIX.test(upperSnake(name)) && parts.length > 0)) {
+  const named = HOST_NAME_SUFFIX.test(upperSnake(name)) && !OWN_HOST_NAMES.test(upperSnake(name));
+  if (allHostPort || (named && parts.length > 0)) {
     for (const part of parts) {
       const h = hostPort(part, null);
       if (h) out.push(h);

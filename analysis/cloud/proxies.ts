@@ -2,7 +2,8 @@
  * Reverse proxies and gateways as routers: the proxy service connects to each upstream it routes
  * to. nginx (`proxy_pass`, `grpc_pass`, `uwsgi_pass`, `fastcgi_pass`, `scgi_pass`, `upstream`
  * blocks, `set $var` targets), Envoy static clusters and the routes that invoke a Dapr app through
- * the sidecar (analysis/cloud/envoy-dapr.ts), and Traefik labels on compose services.
+ * the sidecar (analysis/cloud/envoy-dapr.ts), Traefik labels on compose services, and the
+ * label/env-discovery proxies of analysis/cloud/label-proxies.ts.
  *
  * Which service is the proxy: the compose service that mounts the file (a bind volume of the file
  * or of a folder holding it), else the compose service whose build context holds it, else the
@@ -28,6 +29,7 @@ import { parseHostPort, parseUrl, targetKeyOf, type HostPort } from '../shared/u
 import { interpolate, parseDotenv } from './compose';
 import { dockerfileServiceName, instructions } from './dockerfile';
 import { envoyDaprRoutes } from './envoy-dapr';
+import { composeLabels, labelProxyEvidence } from './label-proxies';
 
 export type ProxyKind = 'nginx' | 'envoy';
 
@@ -318,19 +320,6 @@ function envoyRoutes(file: SourceFile): { routes: Route[]; errors: string[] } {
 // ---------------------------------------------------------------------------------------------
 // Traefik labels on compose services
 
-function labels(value: unknown): Map<string, string> {
-  const out = new Map<string, string>();
-  if (isRecord(value)) for (const [k, v] of Object.entries(value)) out.set(k, String(v));
-  else
-    for (const item of asArray(value)) {
-      const s = asString(item);
-      if (!s) continue;
-      const eq = s.indexOf('=');
-      out.set(eq < 0 ? s : s.slice(0, eq), eq < 0 ? '' : s.slice(eq + 1));
-    }
-  return out;
-}
-
 /** The Traefik service of a compose project routes to every service its labels expose. */
 function traefikEvidence(compose: SourceFile[]): Evidence[] {
   const out: Evidence[] = [];
@@ -347,7 +336,7 @@ function traefikEvidence(compose: SourceFile[]): Evidence[] {
       const [proxy] = routers[0]!;
       for (const [name, svc] of Object.entries(services)) {
         if (name === proxy || !isRecord(svc)) continue;
-        const l = labels(svc.labels);
+        const l = composeLabels(svc.labels);
         if (l.get('traefik.enable')?.toLowerCase() === 'false') continue;
         const routed = [...l.keys()].filter((k) =>
           /^traefik\.(http|tcp|udp)\.(routers|services)\./.test(k),
@@ -385,9 +374,12 @@ export interface ProxyContext {
   dotenv: SourceFile[];
 }
 
-/** Routes of every proxy config file, and Traefik routes of compose projects. */
+/** Routes of every proxy config file, and Traefik and label-discovery routes of compose projects. */
 export function analyzeProxies(files: SourceFile[], context: ProxyContext): AnalyzerOutput {
-  const evidenceOut: Evidence[] = traefikEvidence(context.compose);
+  const evidenceOut: Evidence[] = [
+    ...traefikEvidence(context.compose),
+    ...labelProxyEvidence(context.compose),
+  ];
   const gaps: AnalyzerGap[] = [];
   const list = candidates(context.compose, context.dockerfiles, context.dotenv);
   for (const file of files) {

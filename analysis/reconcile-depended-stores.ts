@@ -1,0 +1,89 @@
+/**
+ * A store a vendor container depends on (docs/decisions.md, "A store a vendor container depends
+ * on"). A compose service running an image the repository does not build (`acme/analytics`)
+ * reads its store addresses from the image's own defaults, which the repository never shows; its
+ * `depends_on` a compose store (a postgres, clickhouse or SMTP image) is then the only sign that
+ * it uses the store. Such a service connects to the store, weakly (DEPENDED_STORE_CAP), unless:
+ * the dependant is itself a store; its program or settings are in the repository (code, a build,
+ * or a repository file mounted into it: had it used the store, they would say so); it already
+ * connects to a store of that engine; or it depends on two stores of one engine (which one it
+ * uses is unknown).
+ */
+import { keyKind } from './evidence';
+import type { RelEntry, StoredEvidence } from './reconcile-model';
+
+const STORE_KINDS = new Set(['datastore', 'queue']);
+/** Confidence cap of such an edge: a start order, not an address. */
+export const DEPENDED_STORE_CAP = 0.45;
+/** What the relationship's attributes say of its basis. */
+export const DEPENDED_STORE_BASIS = 'depends on, address not in repository';
+
+/**
+ * The `connects_to` entries (keyed as reconcile keys them) from a vendor-image compose service to
+ * each compose store it depends on and has no address of.
+ */
+export function dependedStoreEdges(
+  evidence: StoredEvidence[],
+  relEvidence: Map<string, RelEntry>,
+  rep: (key: string) => string,
+  placed: (key: string) => boolean,
+): Map<string, RelEntry> {
+  const engineOf = new Map<string, string>();
+  // Services whose program the repository holds: code of theirs, or a compose build.
+  const programs = new Set<string>();
+  const vendor = new Set<string>();
+  for (const e of evidence) {
+    if (!placed(e.subject_key)) continue;
+    const subject = rep(e.subject_key);
+    if (e.source_type === 'code') programs.add(subject);
+    if (e.provider !== 'docker-compose') continue;
+    // A repository file or folder given to the container is its settings: they say its addresses.
+    if (e.evidence_kind === 'volume-mount' && typeof e.attributes.host_path === 'string')
+      programs.add(subject);
+    if (/-declared$/.test(e.evidence_kind) && typeof e.attributes.engine === 'string') {
+      if (STORE_KINDS.has(keyKind(subject))) engineOf.set(subject, e.attributes.engine);
+    }
+    if (e.evidence_kind === 'service-declared') {
+      // A fragment an overlay file adds (neither image nor build) says neither.
+      if (e.attributes.build !== null && e.attributes.build !== undefined) programs.add(subject);
+      else if (e.attributes.image !== null && e.attributes.image !== undefined) vendor.add(subject);
+    }
+  }
+  const reached = new Set<string>();
+  for (const r of relEvidence.values())
+    if (r.kind === 'connects_to' && engineOf.has(r.target))
+      reached.add(`${r.source}\u0000${engineOf.get(r.target)}`);
+  // Per dependant and engine, the stores it depends on and the depends_on records.
+  const deps = new Map<string, Map<string, StoredEvidence[]>>();
+  for (const e of evidence) {
+    if (e.provider !== 'docker-compose' || e.evidence_kind !== 'depends-on' || !e.object_key)
+      continue;
+    if (!placed(e.subject_key) || !placed(e.object_key)) continue;
+    const source = rep(e.subject_key);
+    const target = rep(e.object_key);
+    const engine = engineOf.get(target);
+    if (engine === undefined || keyKind(source) !== 'service') continue;
+    if (!vendor.has(source) || programs.has(source)) continue;
+    const k = `${source}\u0000${engine}`;
+    const byTarget = deps.get(k) ?? new Map<string, StoredEvidence[]>();
+    byTarget.set(target, [...(byTarget.get(target) ?? []), e]);
+    deps.set(k, byTarget);
+  }
+  const out = new Map<string, RelEntry>();
+  for (const [k, byTarget] of deps) {
+    if (byTarget.size !== 1 || reached.has(k)) continue;
+    const source = k.slice(0, k.indexOf('\u0000'));
+    const [target, ev] = [...byTarget][0]!;
+    const key = `connects_to:${source}->${target}`;
+    if (relEvidence.has(key) || source === target) continue;
+    out.set(key, {
+      kind: 'connects_to',
+      source,
+      target,
+      ev,
+      cap: DEPENDED_STORE_CAP,
+      basis: DEPENDED_STORE_BASIS,
+    });
+  }
+  return out;
+}
