@@ -26,6 +26,7 @@ import { sdkStoreEdges } from './reconcile-sdk-stores';
 import { localStoreEdges } from './reconcile-local-stores';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
+import { unlistedManifests } from './kustomize-unlisted';
 
 export { confidence } from './reconcile-confidence';
 export { GRAPH_KINDS, type ConflictingClaim } from './reconcile-model';
@@ -38,7 +39,15 @@ export type { Entity, Graph, IdentityConflict, Relationship, StoredEvidence };
 export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // The graph is built from the primary deployment variant; the others add no edge to it.
   // Code run by one program of a many-program image belongs to the service running it.
-  const { evidence: primary, variants } = selectVariants(assignPrograms(allEvidence));
+  // A manifest a kustomization leaves out of a folder it enumerates is deployed by nothing.
+  const unlisted = unlistedManifests(allEvidence);
+  const { evidence: primary, variants } = selectVariants(
+    assignPrograms(
+      unlisted.size === 0
+        ? allEvidence
+        : allEvidence.filter((e) => e.provider !== 'kubernetes' || !unlisted.has(e.location.path)),
+    ),
+  );
   // A content order, not the input order, decides ties (which value an attribute keeps).
   // Each record's order key is computed once, not twice per comparison.
   let evidence = primary
