@@ -27,6 +27,7 @@ import { localStoreEdges } from './reconcile-local-stores';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 import { unlistedManifests } from './kustomize-unlisted';
+import { withoutDevContainers } from './devcontainer-stacks';
 
 export { confidence } from './reconcile-confidence';
 export { GRAPH_KINDS, type ConflictingClaim } from './reconcile-model';
@@ -39,13 +40,15 @@ export type { Entity, Graph, IdentityConflict, Relationship, StoredEvidence };
 export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // The graph is built from the primary deployment variant; the others add no edge to it.
   // Code run by one program of a many-program image belongs to the service running it.
-  // A manifest a kustomization leaves out of a folder it enumerates is deployed by nothing.
-  const unlisted = unlistedManifests(allEvidence);
+  // A dev container's compose file is no deployment when another one exists; a manifest a
+  // kustomization leaves out of a folder it enumerates is deployed by nothing.
+  const deployed = withoutDevContainers(allEvidence);
+  const unlisted = unlistedManifests(deployed);
   const { evidence: primary, variants } = selectVariants(
     assignPrograms(
       unlisted.size === 0
-        ? allEvidence
-        : allEvidence.filter((e) => e.provider !== 'kubernetes' || !unlisted.has(e.location.path)),
+        ? deployed
+        : deployed.filter((e) => e.provider !== 'kubernetes' || !unlisted.has(e.location.path)),
     ),
   );
   // A content order, not the input order, decides ties (which value an attribute keeps).
