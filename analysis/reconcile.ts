@@ -8,7 +8,7 @@ import type { SourceType } from './evidence';
 import { keyKind, keyName, normalizeName } from './evidence';
 import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-addresses';
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
-import { daprSecretConnections } from './reconcile-dapr-secrets';
+import { daprSecretConnections, engineFamily } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
 import { assignPrograms } from './reconcile-programs';
 import { mountedSettings } from './reconcile-mounted';
@@ -308,7 +308,22 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     return targets.length === 1 ? targets[0]! : null;
   };
   const placedRep = (k: string) => (GRAPH.has(keyKind(k)) && placed(k) ? rep(k) : null);
-  for (const c of daprSecretConnections(evidence, placedRep, hostEntity)) {
+  // A host the graph does not know at all: the one store of the secret's engine, if one.
+  const storesByEngine = new Map<string, Set<string>>();
+  for (const e of evidence) {
+    const engine = e.attributes.engine;
+    if (e.source_type !== 'cloud' || !/^(datastore|queue)-declared$/.test(e.evidence_kind))
+      continue;
+    if (typeof engine !== 'string' || !placed(e.subject_key)) continue;
+    const family = engineFamily(engine);
+    storesByEngine.set(family, (storesByEngine.get(family) ?? new Set()).add(rep(e.subject_key)));
+  }
+  const engineStore = (host: string, engine: string) => {
+    if (byName.has(normalizeName(host))) return null;
+    const stores = [...(storesByEngine.get(engineFamily(engine)) ?? [])];
+    return stores.length === 1 ? stores[0]! : null;
+  };
+  for (const c of daprSecretConnections(evidence, placedRep, hostEntity, engineStore)) {
     const key = `connects_to:${c.source}->${c.target}`;
     const entry = relEvidence.get(key) ?? { kind: 'connects_to', ...c, ev: [] };
     entry.ev.push(...c.ev);
