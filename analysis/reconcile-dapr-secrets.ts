@@ -21,7 +21,7 @@ const normalizeKey = (key: string, separator: string) =>
   (separator === ':' ? key : key.split(separator).join(':')).replace(/__/g, ':').toLowerCase();
 
 /** Confidence cap of a connection inferred from the secret's engine alone. */
-export const ENGINE_ONLY_CAP = 0.45;
+const ENGINE_ONLY_CAP = 0.45;
 
 /** One connection: the reading application, the host's entity, the records joined. */
 export interface SecretConnection {
