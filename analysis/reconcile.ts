@@ -8,7 +8,7 @@ import type { SourceType } from './evidence';
 import { keyKind, keyName, normalizeName } from './evidence';
 import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-addresses';
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
-import { daprSecretConnections } from './reconcile-dapr-secrets';
+import { daprSecretConnections, engineFamily } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
 import { assignPrograms } from './reconcile-programs';
 import { mountedSettings } from './reconcile-mounted';
@@ -27,6 +27,8 @@ import { localStoreEdges } from './reconcile-local-stores';
 import { dependedStoreEdges } from './reconcile-depended-stores';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
+import { unlistedManifests } from './kustomize-unlisted';
+import { withoutDevContainers } from './devcontainer-stacks';
 
 export { confidence } from './reconcile-confidence';
 export { GRAPH_KINDS, type ConflictingClaim } from './reconcile-model';
@@ -39,7 +41,17 @@ export type { Entity, Graph, IdentityConflict, Relationship, StoredEvidence };
 export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // The graph is built from the primary deployment variant; the others add no edge to it.
   // Code run by one program of a many-program image belongs to the service running it.
-  const { evidence: primary, variants } = selectVariants(assignPrograms(allEvidence));
+  // A dev container's compose file is no deployment when another one exists; a manifest a
+  // kustomization leaves out of a folder it enumerates is deployed by nothing.
+  const deployed = withoutDevContainers(allEvidence);
+  const unlisted = unlistedManifests(deployed);
+  const { evidence: primary, variants } = selectVariants(
+    assignPrograms(
+      unlisted.size === 0
+        ? deployed
+        : deployed.filter((e) => e.provider !== 'kubernetes' || !unlisted.has(e.location.path)),
+    ),
+  );
   // A content order, not the input order, decides ties (which value an attribute keeps).
   // Each record's order key is computed once, not twice per comparison.
   let evidence = primary
@@ -297,7 +309,22 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     return targets.length === 1 ? targets[0]! : null;
   };
   const placedRep = (k: string) => (GRAPH.has(keyKind(k)) && placed(k) ? rep(k) : null);
-  for (const c of daprSecretConnections(evidence, placedRep, hostEntity)) {
+  // A host the graph does not know at all: the one store of the secret's engine, if one.
+  const storesByEngine = new Map<string, Set<string>>();
+  for (const e of evidence) {
+    const engine = e.attributes.engine;
+    if (e.source_type !== 'cloud' || !/^(datastore|queue)-declared$/.test(e.evidence_kind))
+      continue;
+    if (typeof engine !== 'string' || !placed(e.subject_key)) continue;
+    const family = engineFamily(engine);
+    storesByEngine.set(family, (storesByEngine.get(family) ?? new Set()).add(rep(e.subject_key)));
+  }
+  const engineStore = (host: string, engine: string) => {
+    if (byName.has(normalizeName(host))) return null;
+    const stores = [...(storesByEngine.get(engineFamily(engine)) ?? [])];
+    return stores.length === 1 ? stores[0]! : null;
+  };
+  for (const c of daprSecretConnections(evidence, placedRep, hostEntity, engineStore)) {
     const key = `connects_to:${c.source}->${c.target}`;
     const entry = relEvidence.get(key) ?? { kind: 'connects_to', ...c, ev: [] };
     entry.ev.push(...c.ev);

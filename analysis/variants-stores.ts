@@ -5,7 +5,8 @@
  * said so: nothing says which one runs in production); a store that a service reaches only in the
  * charts' rendered manifests, where the same service (by name) reaches a store of the same engine
  * in a compose file, is that store's Helm copy: its records stay evidence but shape no entity or
- * edge, and a `helm` variant record says what was left out. Pure and deterministic.
+ * edge, and a `helm` variant record says what was left out. A Compose service is known by its
+ * name and by its `hostname` (the chart may name the workload after the latter). Pure and deterministic.
  */
 import { keyKind, keyName, type Evidence } from './evidence';
 import { uniqueSorted } from './shared/text';
@@ -49,15 +50,38 @@ function storesOf(evidence: Ev[], inFamily: (e: Ev) => boolean): Map<string, Sto
   return byKey;
 }
 
-/** Per service name, the stores it reaches in that family (edges from the service to a store key). */
-function reachedBy(evidence: Ev[], inFamily: (e: Ev) => boolean, stores: Map<string, Store>) {
+/**
+ * A Compose service's `hostname` by its key: the name other containers reach it by, which the
+ * charts may give its workload (`cart` with `hostname: carts`, the chart's `carts`).
+ */
+function hostnames(evidence: Ev[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of evidence) {
+    const host = e.attributes.hostname;
+    if (e.evidence_kind === 'service-declared' && fromCompose(e) && typeof host === 'string')
+      out.set(e.subject_key, host.toLowerCase());
+  }
+  return out;
+}
+
+/**
+ * Per service name, the stores it reaches in that family (edges from the service to a store
+ * key); a Compose service also by its `hostname`.
+ */
+function reachedBy(
+  evidence: Ev[],
+  inFamily: (e: Ev) => boolean,
+  stores: Map<string, Store>,
+  aliases = new Map<string, string>(),
+) {
   const out = new Map<string, Set<Store>>();
   for (const e of evidence) {
     if (!inFamily(e) || !e.object_key || keyKind(e.subject_key) !== 'service') continue;
     const store = stores.get(e.object_key);
     if (!store || store.keys.has(e.subject_key)) continue;
-    const name = keyName(e.subject_key);
-    out.set(name, (out.get(name) ?? new Set()).add(store));
+    const alias = aliases.get(e.subject_key);
+    for (const name of new Set([keyName(e.subject_key), ...(alias ? [alias] : [])]))
+      out.set(name, (out.get(name) ?? new Set()).add(store));
   }
   return out;
 }
@@ -69,7 +93,7 @@ export function selectStoreCopies<T extends Ev>(
   const chartStores = storesOf(evidence, fromChart);
   if (chartStores.size === 0) return { evidence, variants: [] };
   const composeStores = storesOf(evidence, fromCompose);
-  const composeReach = reachedBy(evidence, fromCompose, composeStores);
+  const composeReach = reachedBy(evidence, fromCompose, composeStores, hostnames(evidence));
   const chartReach = reachedBy(evidence, fromChart, chartStores);
   const copies = new Map<Store, { primary: Store; services: Set<string> }>();
   for (const [service, reached] of [...chartReach.entries()].sort()) {

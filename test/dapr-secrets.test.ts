@@ -122,3 +122,92 @@ test('an app reading a key of a Dapr local-file secret store connects to the ser
   // The secret's value (its password) is never kept.
   t.false(evidence.some((x) => JSON.stringify([x.summary, x.attributes]).includes('Pass@word')));
 });
+
+/** A store a vault serves when deployed and a local file serves in local runs (one name, two types). */
+const VAULTED: Record<string, string> = {
+  'deploy/sql.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: sql }
+spec:
+  template:
+    spec:
+      containers:
+        - { name: sql, image: "mcr.microsoft.com/mssql/server:2019-latest" }
+`,
+  'deploy/ledger.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: ledger }
+spec:
+  template:
+    spec:
+      containers:
+        - { name: ledger, image: "acme/ledger:1" }
+`,
+  'deploy/components/secretstore.yaml': `apiVersion: dapr.io/v1alpha1
+kind: Component
+metadata:
+  name: shop-secretstore
+spec:
+  type: secretstores.azure.keyvault
+  version: v1
+  metadata:
+  - name: vaultName
+    value: shop-kv
+`,
+  'local/secretstore.yaml': `apiVersion: dapr.io/v1alpha1
+kind: Component
+metadata:
+  name: shop-secretstore
+spec:
+  type: secretstores.local.file
+  version: v1
+  metadata:
+  - name: secretsFile
+    value: ./local/secrets.json
+`,
+  'local/secrets.json': `{
+  "ledger-sql": "Data Source=my-laptop-sql;Initial Catalog=ledger;User Id=sa;Password=Pass@word"
+}
+`,
+  'src/ledger/ledger.csproj': csproj,
+  'src/ledger/Db.cs': `using Dapr.Client;
+class Db {
+    async Task<string> ConnectionString(DaprClient dapr) {
+        var secret = await dapr.GetSecretAsync("shop-secretstore", "ledger-sql");
+        return secret["ledger-sql"];
+    }
+}
+`,
+  'src/ledger/Dockerfile': 'FROM mcr.microsoft.com/dotnet/aspnet:8.0\nCOPY . /app\n',
+};
+
+test('a local secrets file standing in for a vault: an unknown host reaches the one store of its engine, weakly', async (t) => {
+  const files = (m: Record<string, string>) =>
+    Object.entries(m).map(([path, text]) => ({ path, text }));
+  const { graph } = await analyzeFiles(files(VAULTED));
+  const rel = graph.relationships.find(
+    (r) => r.kind === 'connects_to' && r.target_key === 'datastore:sql',
+  );
+  t.truthy(rel, connections(graph).join('\n'));
+  t.true(Number(rel!.confidence) < 0.5, rel!.confidence);
+  // Two stores of the engine: which one is unknown.
+  const two = await analyzeFiles(
+    files({
+      ...VAULTED,
+      'deploy/sql2.yaml': VAULTED['deploy/sql.yaml']!.replace(/name: sql\b/g, 'name: sql2'),
+    }),
+  );
+  t.false(
+    connections(two.graph).some((c) => c.endsWith('datastore:sql') || c.endsWith('datastore:sql2')),
+    connections(two.graph).join('\n'),
+  );
+  // No vault of that name: the file is the store's only definition, its unknown host names nothing.
+  const fileOnly = Object.fromEntries(
+    Object.entries(VAULTED).filter(([p]) => p !== 'deploy/components/secretstore.yaml'),
+  );
+  const plain = await analyzeFiles(files(fileOnly));
+  t.false(
+    connections(plain.graph).some((c) => c.endsWith('datastore:sql')),
+    connections(plain.graph).join('\n'),
+  );
+});

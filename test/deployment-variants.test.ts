@@ -498,3 +498,25 @@ test('Compose and Helm copies: MariaDB copies MySQL; a service with two Compose 
     edges(two.graph).join(', '),
   );
 });
+
+test('Compose and Helm copies: the chart workload may be named after the Compose service hostname', async (t) => {
+  const compose = (hostname: string): SourceFile => ({
+    path: 'docker-compose.yml',
+    text: `services:\n  order:\n    build: ./src/orders\n${hostname}    environment:\n      DB_ENDPOINT: orders-db:5432\n  orders-db:\n    image: postgres:16.1\n`,
+  });
+  const chart = ordersChart('postgresql: {create: true}');
+  const named = await analyzeFiles([compose('    hostname: orders\n'), ...chart]);
+  const k = keys(named.graph);
+  t.true(k.includes('datastore:orders-db'), k.join(', '));
+  t.false(k.includes('datastore:orders-postgresql'), k.join(', '));
+  t.true(
+    (named.graph.variants ?? []).some((v) => v.detail.includes('orders-postgresql')),
+    JSON.stringify(named.graph.variants),
+  );
+  // Without the hostname nothing says the chart's `orders` is Compose's `order`: both stores stay.
+  const unnamed = await analyzeFiles([compose(''), ...chart]);
+  t.true(
+    keys(unnamed.graph).includes('datastore:orders-postgresql'),
+    keys(unnamed.graph).join(', '),
+  );
+});

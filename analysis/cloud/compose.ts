@@ -240,6 +240,8 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     healthcheck: hasHealthcheck(svc.healthcheck),
     restart: asString(svc.restart),
     network_mode: asString(svc.network_mode),
+    // The name other containers reach it by besides its service name (a Helm copy may use it).
+    hostname: asString(svc.hostname),
     user: asString(svc.user),
     env_files: asArray(typeof svc.env_file === 'string' ? [svc.env_file] : svc.env_file).map((e) =>
       isRecord(e) ? String(e.path) : String(e),

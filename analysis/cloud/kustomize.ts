@@ -73,6 +73,12 @@ function kustomizationEvidence(file: SourceFile, doc: YamlDoc): Evidence[] {
         namePrefix: asString(v.namePrefix),
         nameSuffix: asString(v.nameSuffix),
         images: images.filter((i) => i !== null),
+        // The patch files it applies (`patches[].path`, `patchesStrategicMerge`, JSON 6902).
+        patch_files: [
+          ...strings(v.patches),
+          ...strings(v.patchesStrategicMerge),
+          ...strings(v.patchesJson6902),
+        ],
         patches:
           asArray(v.patches).length +
           asArray(v.patchesStrategicMerge).length +
