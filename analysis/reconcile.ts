@@ -24,6 +24,7 @@ import {
 } from './reconcile-model';
 import { sdkStoreEdges } from './reconcile-sdk-stores';
 import { localStoreEdges } from './reconcile-local-stores';
+import { templateEdges } from './reconcile-env-templates';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 
@@ -313,6 +314,9 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     placed,
   );
   for (const [key, entry] of local) relEvidence.set(key, entry);
+  // A unit no deployment configures: the addresses of its env template (reconcile-env-templates.ts).
+  for (const [key, entry] of templateEdges(evidence, relEvidence, rep, placed, hostEntity))
+    relEvidence.set(key, entry);
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a
   // target. Relationships are indexed by source, so each read looks only at its service's own.
   const relsBySource = new Map<string, Array<{ ev: StoredEvidence[] }>>();

@@ -19,11 +19,13 @@ import { analyzeKustomize, isKustomization } from './kustomize';
 import { analyzeProxies, proxyKindOf } from './proxies';
 import { analyzeSkaffold, isSkaffold } from './skaffold';
 import { dotenvSecrets } from './settings-secrets';
+import { analyzeEnvTemplate, isEnvTemplate } from './env-templates';
 import { analyzeTerraform } from './terraform';
 
 export type CloudFormat =
   | 'compose'
   | 'dotenv'
+  | 'env-template'
   | 'terraform'
   | 'bicep'
   | 'dockerfile'
@@ -47,6 +49,9 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (COMPOSE.test(name)) return 'compose';
   // The project `.env` file Compose interpolates from; read with the compose files beside it.
   if (name === '.env') return 'dotenv';
+  // A committed template of an environment file: the addresses a unit run without a deployment
+  // is documented to receive (analysis/reconcile-env-templates.ts).
+  if (isEnvTemplate(file.path)) return 'env-template';
   if (/\.tf$/.test(name)) return 'terraform';
   if (/\.bicep$/.test(name)) return 'bicep';
   if (isDockerfile(file.path)) return 'dockerfile';
@@ -101,6 +106,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   const of = (format: CloudFormat) => groups.get(format) ?? [];
   await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
   for (const f of of('dotenv')) await guard('dotenv', [f], () => dotenvSecrets(f));
+  for (const f of of('env-template')) await guard('env-template', [f], () => analyzeEnvTemplate(f));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), (list) =>
       analyzeKubernetes(
