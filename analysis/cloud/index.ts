@@ -4,7 +4,7 @@
  */
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
 import { sortOutput, analyzerErrorGap } from '../shared/evidence';
-import { basename, isDockerfile, sortByPath } from '../shared/paths';
+import { basename, dirname, isDockerfile, sortByPath } from '../shared/paths';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { analyzeDeployDocuments, deployDocumentKind } from './deploy-commands';
 import { analyzeBicep } from './bicep';
@@ -106,7 +106,11 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   const of = (format: CloudFormat) => groups.get(format) ?? [];
   await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
   for (const f of of('dotenv')) await guard('dotenv', [f], () => dotenvSecrets(f));
-  for (const f of of('env-template')) await guard('env-template', [f], () => analyzeEnvTemplate(f));
+  // A committed `.env` beside a template is the file in effect: the template is not read.
+  const dotenvDirs = new Set(of('dotenv').map((f) => dirname(f.path)));
+  for (const f of of('env-template'))
+    if (!dotenvDirs.has(dirname(f.path)))
+      await guard('env-template', [f], () => analyzeEnvTemplate(f));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), (list) =>
       analyzeKubernetes(
