@@ -66,6 +66,9 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     uf.declare(e.subject_key, group);
     pushTo(declarations, e.subject_key, e.id);
   }
+  for (const e of evidence)
+    if (e.evidence_kind === 'unit-declared' && GRAPH.has(keyKind(e.subject_key)))
+      uf.unit(e.subject_key);
   const clashes = new Map<
     string,
     { keys: string[]; rule: string; ids: string[]; shared: string }

@@ -109,3 +109,16 @@ test('.NET nested keys in a deployment env name the stores (Redis:Configuration,
     'service:payment -> queue:broker',
   ]);
 });
+
+test('a unit built by Dockerfiles of its folder, deployed by nothing, is named for the unit, not a stage', async (t) => {
+  const files = base('DATABASE_URL=postgres://user:pass@db:5432/wiki\n');
+  files.push(
+    { path: 'Dockerfile', text: 'FROM node:20 AS runner\nCMD ["node", "server/index.js"]\n' },
+    { path: 'Dockerfile.base', text: 'FROM node:20 AS deps\nCOPY package.json ./\n' },
+  );
+  const { graph } = await analyzeFiles(files);
+  const app = graph.entities.find((e) => e.canonical_key === 'service:wiki-app');
+  t.truthy(app);
+  t.deepEqual(app!.attributes.aliases, ['service:deps', 'service:runner']);
+  t.deepEqual(connections(graph), ['service:wiki-app -> datastore:db']);
+});
