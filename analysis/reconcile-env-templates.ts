@@ -16,7 +16,7 @@ import { dirname, normalizeDir } from './shared/paths';
 import { isLocalHost } from './shared/urls';
 
 /** Confidence cap of an edge known only from a template: a documented value, not a deployed one. */
-export const TEMPLATE_CAP = 0.45;
+const TEMPLATE_CAP = 0.45;
 const TARGET_KINDS = new Set(['service', 'datastore', 'queue']);
 /** The engine a URL scheme names. */
 const SCHEME_ENGINES: Record<string, string> = {

@@ -17,8 +17,8 @@ export class UnionFind {
   /** Per set (by representative): the deployables it holds, by the provider declaring them. */
   private deployed = new Map<string, Map<string, Set<string>>>();
   private declared = new Set<string>();
-  /** Keys a code unit is declared under (its manifest's name): better names than a build stage's. */
-  private units = new Set<string>();
+  /** Keys named only for a Dockerfile's final stage (`deps`, `runner`): the last choice of name. */
+  private stages = new Set<string>();
   /** Iterative (a chain of merges as long as the input must not overflow the stack). */
   find(x: string): string {
     let root = x;
@@ -31,9 +31,9 @@ export class UnionFind {
     }
     return root;
   }
-  /** `key` names a code unit (a manifest). */
-  unit(key: string): void {
-    this.units.add(key);
+  /** `key` is named for a Dockerfile's final stage (`FROM node AS deps`). */
+  stage(key: string): void {
+    this.stages.add(key);
   }
   /** `key` is a deployable declared by `provider` (docker-compose, kubernetes...). */
   declare(key: string, provider: string): void {
@@ -60,10 +60,10 @@ export class UnionFind {
         return [...new Set([...keys, ...other])].sort();
     }
     // The representative: most specific kind, then a deployable's own name (a compose service,
-    // a workload), then a code unit's (not a Dockerfile's final stage, `deps`), then the
+    // a workload), then any name but a Dockerfile's final stage (`deps`, `runner`), then the
     // lexically smaller key (deterministic).
     const rank = (k: string) => KIND_RANK[keyKind(k)] ?? 99;
-    const own = (k: string) => (this.declared.has(k) ? 0 : this.units.has(k) ? 1 : 2);
+    const own = (k: string) => (this.declared.has(k) ? 0 : this.stages.has(k) ? 2 : 1);
     const [keep, drop] =
       rank(ra) < rank(rb) ||
       (rank(ra) === rank(rb) && (own(ra) < own(rb) || (own(ra) === own(rb) && ra < rb)))

@@ -66,9 +66,14 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     uf.declare(e.subject_key, group);
     pushTo(declarations, e.subject_key, e.id);
   }
+  // A Dockerfile named for its final stage names its set only when nothing else does.
   for (const e of evidence)
-    if (e.evidence_kind === 'unit-declared' && GRAPH.has(keyKind(e.subject_key)))
-      uf.unit(e.subject_key);
+    if (
+      e.evidence_kind === 'dockerfile-declared' &&
+      typeof e.attributes.final_stage === 'string' &&
+      normalizeName(e.attributes.final_stage) === keyName(e.subject_key)
+    )
+      uf.stage(e.subject_key);
   const clashes = new Map<
     string,
     { keys: string[]; rule: string; ids: string[]; shared: string }

@@ -110,7 +110,7 @@ test('.NET nested keys in a deployment env name the stores (Redis:Configuration,
   ]);
 });
 
-test('a unit built by Dockerfiles of its folder, deployed by nothing, is named for the unit, not a stage', async (t) => {
+test('a unit built by Dockerfiles of its folder, deployed by nothing, is not named for a build stage', async (t) => {
   const files = base('DATABASE_URL=postgres://user:pass@db:5432/wiki\n');
   files.push(
     { path: 'Dockerfile', text: 'FROM node:20 AS runner\nCMD ["node", "server/index.js"]\n' },
