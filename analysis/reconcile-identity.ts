@@ -17,6 +17,8 @@ export class UnionFind {
   /** Per set (by representative): the deployables it holds, by the provider declaring them. */
   private deployed = new Map<string, Map<string, Set<string>>>();
   private declared = new Set<string>();
+  /** Keys named only for a Dockerfile's final stage (`deps`, `runner`): the last choice of name. */
+  private stages = new Set<string>();
   /** Iterative (a chain of merges as long as the input must not overflow the stack). */
   find(x: string): string {
     let root = x;
@@ -28,6 +30,10 @@ export class UnionFind {
       cur = next;
     }
     return root;
+  }
+  /** `key` is named for a Dockerfile's final stage (`FROM node AS deps`). */
+  stage(key: string): void {
+    this.stages.add(key);
   }
   /** `key` is a deployable declared by `provider` (docker-compose, kubernetes...). */
   declare(key: string, provider: string): void {
@@ -54,9 +60,10 @@ export class UnionFind {
         return [...new Set([...keys, ...other])].sort();
     }
     // The representative: most specific kind, then a deployable's own name (a compose service,
-    // a workload), then the lexically smaller key (deterministic).
+    // a workload), then any name but a Dockerfile's final stage (`deps`, `runner`), then the
+    // lexically smaller key (deterministic).
     const rank = (k: string) => KIND_RANK[keyKind(k)] ?? 99;
-    const own = (k: string) => (this.declared.has(k) ? 0 : 1);
+    const own = (k: string) => (this.declared.has(k) ? 0 : this.stages.has(k) ? 2 : 1);
     const [keep, drop] =
       rank(ra) < rank(rb) ||
       (rank(ra) === rank(rb) && (own(ra) < own(rb) || (own(ra) === own(rb) && ra < rb)))

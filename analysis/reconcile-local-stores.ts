@@ -46,25 +46,7 @@ export function localStoreEdges(
   rep: (key: string) => string,
   placed: (key: string) => boolean,
 ): Map<string, RelEntry> {
-  // Each compose store: its engine family and the host ports its service publishes.
-  const engineOf = new Map<string, string>();
-  for (const e of evidence) {
-    if (e.provider !== 'docker-compose' || !/-declared$/.test(e.evidence_kind)) continue;
-    const engine = e.attributes.engine;
-    if (typeof engine !== 'string' || !placed(e.subject_key)) continue;
-    const store = rep(e.subject_key);
-    if (STORE_KINDS.has(keyKind(store))) engineOf.set(store, family(engine));
-  }
-  const published = new Map<string, StoredEvidence[]>(); // `${store}\0${port}` -> evidence
-  for (const e of evidence) {
-    if (e.provider !== 'docker-compose' || e.evidence_kind !== 'port-exposed') continue;
-    const port = e.attributes.published;
-    if (typeof port !== 'string' || !/^\d+$/.test(port) || !placed(e.subject_key)) continue;
-    const store = rep(e.subject_key);
-    if (!engineOf.has(store)) continue;
-    const k = `${store}\u0000${port}`;
-    published.set(k, [...(published.get(k) ?? []), e]);
-  }
+  const { engineOf, published } = composeStores(evidence, rep, placed);
   // Services compose runs as containers.
   const contained = new Set<string>();
   for (const e of evidence)
@@ -108,4 +90,52 @@ export function localStoreEdges(
     out.set(key, entry);
   }
   return out;
+}
+
+/** Each compose store's engine family, and the evidence of each host port its service publishes. */
+function composeStores(
+  evidence: StoredEvidence[],
+  rep: (key: string) => string,
+  placed: (key: string) => boolean,
+): { engineOf: Map<string, string>; published: Map<string, StoredEvidence[]> } {
+  const engineOf = new Map<string, string>();
+  for (const e of evidence) {
+    if (e.provider !== 'docker-compose' || !/-declared$/.test(e.evidence_kind)) continue;
+    const engine = e.attributes.engine;
+    if (typeof engine !== 'string' || !placed(e.subject_key)) continue;
+    const store = rep(e.subject_key);
+    if (STORE_KINDS.has(keyKind(store))) engineOf.set(store, family(engine));
+  }
+  const published = new Map<string, StoredEvidence[]>(); // `${store}\0${port}` -> evidence
+  for (const e of evidence) {
+    if (e.provider !== 'docker-compose' || e.evidence_kind !== 'port-exposed') continue;
+    const port = e.attributes.published;
+    if (typeof port !== 'string' || !/^\d+$/.test(port) || !placed(e.subject_key)) continue;
+    const store = rep(e.subject_key);
+    if (!engineOf.has(store)) continue;
+    const k = `${store}\u0000${port}`;
+    published.set(k, [...(published.get(k) ?? []), e]);
+  }
+  return { engineOf, published };
+}
+
+/**
+ * The one compose store of an engine publishing a host port (the engine's default port when
+ * `port` is null), with the evidence of that port; null when none or several do.
+ */
+export function publishedStores(
+  evidence: StoredEvidence[],
+  rep: (key: string) => string,
+  placed: (key: string) => boolean,
+): (engine: string, port: string | null) => { store: string; evidence: StoredEvidence[] } | null {
+  const { engineOf, published } = composeStores(evidence, rep, placed);
+  return (engine, written) => {
+    const port = written ?? DEFAULT_PORTS[engine];
+    if (!port) return null;
+    const stores = [...engineOf.entries()]
+      .filter(([s, en]) => en === family(engine) && published.has(`${s}\u0000${port}`))
+      .map(([s]) => s);
+    if (stores.length !== 1) return null;
+    return { store: stores[0]!, evidence: published.get(`${stores[0]}\u0000${port}`) ?? [] };
+  };
 }

@@ -25,6 +25,7 @@ import {
 import { sdkStoreEdges } from './reconcile-sdk-stores';
 import { localStoreEdges } from './reconcile-local-stores';
 import { dependedStoreEdges } from './reconcile-depended-stores';
+import { templateEdges } from './reconcile-env-templates';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 import { unlistedManifests } from './kustomize-unlisted';
@@ -78,6 +79,14 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     uf.declare(e.subject_key, group);
     pushTo(declarations, e.subject_key, e.id);
   }
+  // A Dockerfile named for its final stage names its set only when nothing else does.
+  for (const e of evidence)
+    if (
+      e.evidence_kind === 'dockerfile-declared' &&
+      typeof e.attributes.final_stage === 'string' &&
+      normalizeName(e.attributes.final_stage) === keyName(e.subject_key)
+    )
+      uf.stage(e.subject_key);
   const clashes = new Map<
     string,
     { keys: string[]; rule: string; ids: string[]; shared: string }
@@ -341,6 +350,9 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     placed,
   );
   for (const [key, entry] of local) relEvidence.set(key, entry);
+  // A unit no deployment configures: the addresses of its env template (reconcile-env-templates.ts).
+  for (const [key, entry] of templateEdges(evidence, relEvidence, rep, placed, hostEntity))
+    relEvidence.set(key, entry);
   // A compose store a vendor container depends on and has no address for (reconcile-depended-stores.ts).
   for (const [key, entry] of dependedStoreEdges(evidence, relEvidence, rep, placed))
     relEvidence.set(key, entry);

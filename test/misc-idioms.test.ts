@@ -398,3 +398,28 @@ test('a local wrapper module: storage encryption is judged once per call, at the
   t.is(a.findings[0]?.location?.path, 'infra/main.tf');
   t.regex(a.findings[0]?.title ?? '', /queue:orders-queue is not encrypted at rest/);
 });
+
+test('a nameless package.json that only holds dependencies (no script, no source) is no service', async (t) => {
+  const { graph, evidence } = await analyzeFiles(
+    files({
+      'package.json': JSON.stringify({ dependencies: { '@ngxs/store': '^3.7.3' } }),
+      'yarn.lock': '# yarn lockfile v1\n',
+      'services/orders/Orders.csproj':
+        '<Project Sdk="Microsoft.NET.Sdk.Web"><PropertyGroup><TargetFramework>net8.0</TargetFramework></PropertyGroup></Project>',
+      'services/orders/Program.cs': 'var app = WebApplication.Create(args); app.Run();\n',
+      // Named and started: still a service.
+      'web/package.json': JSON.stringify({
+        name: 'web',
+        scripts: { start: 'node server.js' },
+        dependencies: { express: '^4.0.0' },
+      }),
+      'web/server.js': 'require("express")().listen(3000);\n',
+    }),
+  );
+  const services = entityKeys(graph).filter((k) => k.startsWith('service:'));
+  t.deepEqual(services, ['service:orders', 'service:web']);
+  const root = evidence.find(
+    (e) => e.evidence_kind === 'unit-declared' && e.attributes.dir === '.',
+  );
+  t.regex(String(root?.attributes.class_reason), /only holds dependencies/);
+});

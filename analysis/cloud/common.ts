@@ -233,6 +233,32 @@ const HOST_NAME_SUFFIX =
  */
 const OWN_HOST_NAMES = /^(VIRTUAL_HOST|LETSENCRYPT_HOST)$/;
 
+/**
+ * The last segment of a .NET nested settings key (`A__B__HostName`, read as `A:B:HostName`) that
+ * names a host. The segment is read whole: `HostName` is one word, not `HOST_NAME`.
+ */
+const NESTED_HOST_SEGMENT =
+  /^(host|hosts|hostname|server|servers|address|addr|url|uri|endpoint|brokers|bootstrapservers)$/i;
+/** Engines whose .NET clients take one configuration string (`Redis:Configuration`). */
+const NESTED_CLIENT_ENGINE = /^(redis|valkey|garnet|rabbitmq|rabbit|kafka|nats|memcached)/i;
+
+/** Whether a variable's name says its value is a host (or a list of them). */
+function namesHost(name: string): boolean {
+  const segments = name.split('__');
+  if (segments.length > 1 && NESTED_HOST_SEGMENT.test(segments[segments.length - 1]!)) return true;
+  return HOST_NAME_SUFFIX.test(upperSnake(name));
+}
+
+/** `Redis__Configuration`, `Redis__ConnectionString`: a nested key holding a client's string. */
+function nestedClientConfiguration(name: string): boolean {
+  const segments = name.split('__');
+  if (segments.length !== 2) return false;
+  return (
+    NESTED_CLIENT_ENGINE.test(segments[0]!) &&
+    /^(configuration|connection|connectionstring)$/i.test(segments[1]!)
+  );
+}
+
 /** `RabbitMqUrl`, `rabbitMq.url` -> `RABBIT_MQ_URL`: one spelling for the suffix rules. */
 function upperSnake(name: string): string {
   return name
@@ -319,9 +345,19 @@ export function extractHosts(name: string, value: string): HostRef[] {
     }
     return out;
   }
+  // A .NET nested settings key (`Redis__Configuration` is `Redis:Configuration`): a client
+  // configuration string (`redis:6379,password=...`) whose options are not hosts.
+  if (nestedClientConfiguration(name)) {
+    for (const item of v.split(',').map((x) => x.trim())) {
+      if (item === '' || item.includes('=')) continue;
+      const h = hostPort(item, null);
+      if (h) out.push(h);
+    }
+    return out;
+  }
   const parts = v.split(/[,\s]+/).filter(Boolean);
   const allHostPort = parts.length > 0 && parts.every((p) => /^[^:/\s]+:\d{1,5}$/.test(p));
-  const named = HOST_NAME_SUFFIX.test(upperSnake(name)) && !OWN_HOST_NAMES.test(upperSnake(name));
+  const named = namesHost(name) && !OWN_HOST_NAMES.test(upperSnake(name));
   if (allHostPort || (named && parts.length > 0)) {
     for (const part of parts) {
       const h = hostPort(part, null);

@@ -4,7 +4,7 @@
  */
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
 import { sortOutput, analyzerErrorGap } from '../shared/evidence';
-import { basename, isDockerfile, sortByPath } from '../shared/paths';
+import { basename, dirname, isDockerfile, sortByPath } from '../shared/paths';
 import { builtEngines, type BuiltEngine } from './built-images';
 import { analyzeDeployDocuments, deployDocumentKind } from './deploy-commands';
 import { analyzeBicep } from './bicep';
@@ -19,11 +19,13 @@ import { analyzeKustomize, isKustomization } from './kustomize';
 import { analyzeProxies, proxyKindOf } from './proxies';
 import { analyzeSkaffold, isSkaffold } from './skaffold';
 import { dotenvSecrets } from './settings-secrets';
+import { analyzeEnvTemplate, isEnvTemplate } from './env-templates';
 import { analyzeTerraform } from './terraform';
 
 export type CloudFormat =
   | 'compose'
   | 'dotenv'
+  | 'env-template'
   | 'terraform'
   | 'bicep'
   | 'dockerfile'
@@ -47,6 +49,9 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (COMPOSE.test(name)) return 'compose';
   // The project `.env` file Compose interpolates from; read with the compose files beside it.
   if (name === '.env') return 'dotenv';
+  // A committed template of an environment file: the addresses a unit run without a deployment
+  // is documented to receive (analysis/reconcile-env-templates.ts).
+  if (isEnvTemplate(file.path)) return 'env-template';
   if (/\.tf$/.test(name)) return 'terraform';
   if (/\.bicep$/.test(name)) return 'bicep';
   if (isDockerfile(file.path)) return 'dockerfile';
@@ -101,6 +106,11 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
   const of = (format: CloudFormat) => groups.get(format) ?? [];
   await guard('compose', of('compose'), () => analyzeCompose(of('compose'), of('dotenv'), files));
   for (const f of of('dotenv')) await guard('dotenv', [f], () => dotenvSecrets(f));
+  // A committed `.env` beside a template is the file in effect: the template is not read.
+  const dotenvDirs = new Set(of('dotenv').map((f) => dirname(f.path)));
+  for (const f of of('env-template'))
+    if (!dotenvDirs.has(dirname(f.path)))
+      await guard('env-template', [f], () => analyzeEnvTemplate(f));
   await guard('kubernetes', of('kubernetes'), () =>
     withTemplateGaps(of('kubernetes'), (list) =>
       analyzeKubernetes(

@@ -366,6 +366,22 @@ export function classifyUnit(
         `${npm?.path} holds nothing to run: no source of its own, no dependency, no start script`,
       );
   }
+  // A manifest that only holds dependencies: no name (no package anyone imports or runs), no
+  // script, no entry point and no source of its own (a repository root pinning one front-end
+  // package for the member apps). Nothing runs it unless a deployment does.
+  if (
+    pkg &&
+    !hasDockerfile &&
+    pkg.name === undefined &&
+    own.every((m) => m.kind === 'package.json') &&
+    code.length === 0 &&
+    scripts.length === 0 &&
+    !['main', 'bin', 'exports'].some((k) => k in pkg)
+  )
+    return is(
+      'library',
+      `${npm?.path} only holds dependencies: no name, no script, no entry point, no source of its own`,
+    );
   // Deployable services.
   if (hasDockerfile) return is('service', `builds an image (${unit.dockerfiles[0]})`);
   for (const { m, text } of csprojs) {

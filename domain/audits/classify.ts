@@ -36,6 +36,8 @@ const CLOUD_PATTERNS: RegExp[] = [
   // Their committed templates (`.env.example`): read only for an `env_file` the repository does
   // not hold, as the values it documents (analysis/cloud/compose.ts).
   /(^|\/)([\w-][\w.-]*)?\.env\.(example|sample|template|tmpl|dist)$/,
+  // The same templates named `env.example` or `example.env` (analysis/cloud/env-templates.ts).
+  /(^|\/)env\.(example|sample|template|tmpl|dist)$/,
   // Reverse-proxy configuration: nginx `*.conf` and the `*.conf.template` files the nginx image
   // fills with envsubst, and Envoy bootstrap files.
   /(^|\/)[^/]+\.conf(\.template|\.tmpl)?$/,
