@@ -13,11 +13,11 @@ import { dirname } from '../shared/paths';
 import type { Unit } from './model';
 
 /** Build declarations that produce a runnable artifact. */
-const RUNNABLE_BUILD =
+export const RUNNABLE_BUILD =
   /org\.springframework\.boot['"]|spring-boot-maven-plugin|\bbootJar\b|\bbootRun\b|\bid\s*\(?\s*['"]application['"]|apply\s+plugin\s*:\s*['"]application['"]|^\s*application\s*(\{|$)|mainClass(Name)?\b|<mainClass>|Main-Class|io\.quarkus|quarkus-maven-plugin|io\.micronaut\.application|micronaut-maven-plugin|io\.ktor\.plugin|\bjib\b|jib-maven-plugin|apply\s+plugin\s*:\s*['"]war['"]|\bid\s*\(?\s*['"]war['"]|<packaging>\s*war\s*<|exec-maven-plugin|azure-functions|aws-lambda|shadowJar|com\.github\.johnrengelman\.shadow|maven-shade-plugin|maven-assembly-plugin|com\.palantir\.docker|com\.bmuschko\.docker|docker-maven-plugin|dockerfile-maven-plugin/im;
 
 /** Sources that are an entry point of a runnable program. */
-const ENTRY_POINT =
+export const ENTRY_POINT =
   /\bstatic\s+(public\s+)?void\s+main\s*\(|\bfun\s+main\s*\(|\bdef\s+main\s*\(|@SpringBootApplication|@EnableAutoConfiguration|@QuarkusMain|@MicronautApplication|\bimplements\s+[\w.<>, ]*\bRequest(Stream)?Handler\b|@FunctionName\b|\bextends\s+(AbstractVerticle|Application)\b|\bobject\s+\w+\s+extends\s+App\b/;
 
 const JVM_SOURCE = /\.(java|kt|groovy|scala)$/;

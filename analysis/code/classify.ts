@@ -35,6 +35,7 @@ import type { SourceFile } from '../evidence';
 import { basename, dirname } from '../shared/paths';
 import { classifyClient } from './clients';
 import { jvmLibraryReason } from './classify-jvm';
+import { gradleLibraryReason } from './classify-gradle';
 import type { Unit } from './model';
 
 /** A project file of a .NET Aspire AppHost (references Aspire.Hosting or the AppHost SDK). */
@@ -315,6 +316,8 @@ export function classifyUnit(
     }
     const jvm = jvmLibraryReason(unit, textOf, owned);
     if (jvm) return is('library', jvm);
+    const gradle = gradleLibraryReason(unit, textOf, owned, fileByPath.values());
+    if (gradle) return is('library', gradle);
     const goFiles = owned.filter((f) => f.path.endsWith('.go'));
     if (
       unit.goModule &&

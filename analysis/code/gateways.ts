@@ -20,6 +20,25 @@ interface Target {
   span: Span;
   route: string;
   value: string;
+  /** The settings key a `${key}` placeholder URI was read from. */
+  setting?: string;
+}
+
+/**
+ * A route URI that is one placeholder (`uri: ${orders.url}`, `${ORDERS_URL:http://orders}`)
+ * resolved from the same file's settings (`orders: { url: http://orders:8080 }`), else its
+ * default; anything else is returned as written.
+ */
+function resolvePlaceholder(
+  value: string,
+  lookup: (key: string) => unknown,
+): { value: string; setting?: string } {
+  const m = /^\$\{([\w.-]+)(?::([^}]*))?\}$/.exec(value.trim());
+  if (!m) return { value };
+  const key = m[1] ?? '';
+  const found = lookup(key);
+  if (typeof found === 'string') return { value: found, setting: key };
+  return m[2] !== undefined ? { value: m[2], setting: key } : { value };
 }
 
 /** A gateway target URI: `lb://orders`, `http://orders:8080/x`, `https+http://orders`. */
@@ -60,10 +79,14 @@ function springYaml(file: SourceFile): Target[] {
       if (!found || !Array.isArray(found[0])) continue;
       found[0].forEach((route, i) => {
         if (!isRecord(route) || typeof route.uri !== 'string') return;
+        const resolved = resolvePlaceholder(
+          route.uri,
+          (key) => dig(doc.value, key.split('.'))?.[0],
+        );
         out.push({
           span: doc.span([...found[1], i, 'uri']),
           route: typeof route.id === 'string' ? route.id : String(i),
-          value: route.uri,
+          ...resolved,
         });
       });
     }
@@ -172,6 +195,7 @@ function unitRoutes(unit: Unit, files: SourceFile[], served?: ReadonlySet<string
             route: t.route,
             host: hp.host,
             port: hp.port,
+            ...(t.setting !== undefined ? { setting: t.setting } : {}),
             in_test: isTestPath(file.path),
           },
         }),
