@@ -313,7 +313,7 @@ export function classifyUnit(
       if ((/<OutputType>\s*Library/i.test(text) || (plain && !exe)) && !hasMain)
         return is('library', `${m.path} is a class library (no executable output, no Program.cs)`);
     }
-    const jvm = jvmLibraryReason(unit, textOf, owned);
+    const jvm = jvmLibraryReason(unit, textOf, owned, fileByPath);
     if (jvm) return is('library', jvm);
     const goFiles = owned.filter((f) => f.path.endsWith('.go'));
     if (
