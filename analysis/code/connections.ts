@@ -65,6 +65,7 @@ import {
 import { boundRoles } from './bound-settings';
 import { CLIENT_CONFIGURATION, configurationHosts } from './connection-settings';
 import { jsonKeyPaths } from './json-keys';
+import { scanLocalSetting, type HostPortPairs } from './local-addresses';
 import { isLockfile, manifestKindOf } from './manifests';
 import { scanPythonSettings } from './python-settings';
 import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
@@ -349,6 +350,9 @@ const DEFAULTED = /\$\{[A-Za-z_][\w.]*:([\w.-]+)\}/g;
 function scanConfig(ctx: Ctx, code: string, resolved: string = code): void {
   const lines = code.split('\n');
   const resolvedLines = resolved.split('\n');
+  // Local addresses and the server's own port of a Spring / Micronaut settings file.
+  const jvmSettings = JVM_SETTINGS.test(ctx.file.path) && !ctx.inTest;
+  const pairs: HostPortPairs = new Map();
   const dotenv = ctx.kind.provider === 'dotenv';
   // YAML keys are read with their parents (`spring:` / `data:` / `mongodb:` / `host:` is
   // `spring.data.mongodb.host`), so a nested key names its engine as a flat one does.
@@ -387,6 +391,7 @@ function scanConfig(ctx: Ctx, code: string, resolved: string = code): void {
     }
     if (jsonKeys) key = jsonKeys.line.get(line) ?? key;
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
+    if (jvmSettings && !engineFromKey(key)) scanLocalSetting(ctx, line, key, value, pairs);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
     if (yaml) scanYamlAddress(ctx, line, key, read);
