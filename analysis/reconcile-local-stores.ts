@@ -8,7 +8,10 @@
  * one such store resolves (two publishing the port: which one is unknown, nothing is drawn);
  * test code, a service that already connects to a store of that engine, and a service compose
  * itself runs (inside its container `localhost` is the container: those settings are for a run
- * outside compose, which the compose deployment supersedes) are left alone.
+ * outside compose, which the compose deployment supersedes) are left alone. A compose service on
+ * the host network (`network_mode: host`) is the exception: its `localhost` is the host's, so it
+ * resolves like a local run, and a store container on the host network listens on the host at
+ * its engine's default port (published or not).
  */
 import { keyKind } from './evidence';
 import type { RelEntry, StoredEvidence } from './reconcile-model';
@@ -47,11 +50,25 @@ export function localStoreEdges(
   placed: (key: string) => boolean,
 ): Map<string, RelEntry> {
   const { engineOf, published } = composeStores(evidence, rep, placed);
-  // Services compose runs as containers.
+  // Services compose runs as containers; those on the host network (`network_mode: host`)
+  // share the host's addresses, so their `localhost` is the host's, as for a local run.
   const contained = new Set<string>();
+  const hostNetwork = new Set<string>();
   for (const e of evidence)
-    if (e.provider === 'docker-compose' && e.evidence_kind === 'service-declared')
-      contained.add(rep(e.subject_key));
+    if (e.provider === 'docker-compose' && e.evidence_kind === 'service-declared') {
+      if (e.attributes.network_mode === 'host') hostNetwork.add(rep(e.subject_key));
+      else contained.add(rep(e.subject_key));
+    }
+  for (const s of hostNetwork) contained.delete(s);
+  // The declaration of each host-network store: the evidence that it listens on the host.
+  const hostDeclared = new Map<string, StoredEvidence[]>();
+  for (const e of evidence)
+    if (
+      e.provider === 'docker-compose' &&
+      e.evidence_kind === 'service-declared' &&
+      e.attributes.network_mode === 'host'
+    )
+      hostDeclared.set(rep(e.subject_key), [...(hostDeclared.get(rep(e.subject_key)) ?? []), e]);
   const reached = new Set<string>();
   for (const r of relEvidence.values())
     if (r.kind === 'connects_to' && engineOf.has(r.target))
@@ -70,8 +87,12 @@ export function localStoreEdges(
     const source = rep(e.subject_key);
     if (contained.has(source)) continue;
     if (keyKind(source) !== 'service' || reached.has(`${source}\u0000${family(engine)}`)) continue;
+    // A store on the host network listens on the host at its engine's default port.
+    const listening = (s: string) =>
+      published.has(`${s}\u0000${port}`) ||
+      (hostNetwork.has(s) && DEFAULT_PORTS[engineOf.get(s) ?? ''] === port);
     const targets = [...engineOf.entries()]
-      .filter(([s, en]) => en === family(engine) && published.has(`${s}\u0000${port}`))
+      .filter(([s, en]) => en === family(engine) && listening(s))
       .map(([s]) => s);
     if (targets.length !== 1 || targets[0] === source) continue;
     const target = targets[0]!;
@@ -85,7 +106,7 @@ export function localStoreEdges(
       cap: LOCAL_STORE_CAP,
     };
     entry.ev.push(e);
-    for (const p of published.get(`${target}\u0000${port}`) ?? [])
+    for (const p of published.get(`${target}\u0000${port}`) ?? hostDeclared.get(target) ?? [])
       if (!entry.ev.includes(p)) entry.ev.push(p);
     out.set(key, entry);
   }

@@ -24,6 +24,7 @@ import {
 } from './reconcile-model';
 import { sdkStoreEdges } from './reconcile-sdk-stores';
 import { localStoreEdges } from './reconcile-local-stores';
+import { hostNetworkEdges } from './reconcile-host-network';
 import { dependedStoreEdges } from './reconcile-depended-stores';
 import { templateEdges } from './reconcile-env-templates';
 import { dirname, normalizeDir } from './shared/paths';
@@ -350,6 +351,10 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     placed,
   );
   for (const [key, entry] of local) relEvidence.set(key, entry);
+  // A host-network container's local address reaching the one unit listening on that host port
+  // (reconcile-host-network.ts).
+  for (const [key, entry] of hostNetworkEdges(evidence, relEvidence, rep, placed))
+    relEvidence.set(key, entry);
   // A unit no deployment configures: the addresses of its env template (reconcile-env-templates.ts).
   for (const [key, entry] of templateEdges(evidence, relEvidence, rep, placed, hostEntity))
     relEvidence.set(key, entry);

@@ -36,6 +36,54 @@ function inMultiModuleBuild(unit: Unit, textOf: (path: string) => string): boole
   }
 }
 
+/** `groupId:artifactId` of each pom.xml's own coordinates (the parent's group by default). */
+function pomCoordinates(text: string): { group: string | null; artifact: string | null } {
+  const head =
+    text
+      .replace(/<parent>[\s\S]*?<\/parent>/, '')
+      .split(/<(dependencies|build|dependencyManagement|profiles)>/)[0] ?? '';
+  const parentGroup = /<parent>[\s\S]*?<groupId>\s*([^<\s]+)\s*<\/groupId>/.exec(text)?.[1] ?? null;
+  return {
+    group: /<groupId>\s*([^<\s]+)\s*<\/groupId>/.exec(head)?.[1] ?? parentGroup,
+    artifact: /<artifactId>\s*([^<\s]+)\s*<\/artifactId>/.exec(head)?.[1] ?? null,
+  };
+}
+
+/** Per repository (file map): every pom.xml's declared dependency coordinates -> its path. */
+const DEPENDENTS = new WeakMap<Map<string, SourceFile>, Map<string, string>>();
+
+/**
+ * The pom.xml of another Maven build of the repository that declares the unit's own pom.xml
+ * (`groupId:artifactId`) as a dependency, as `path:line`-less `path`; null when none does.
+ */
+function mavenDependent(
+  unit: Unit,
+  textOf: (path: string) => string,
+  fileByPath: Map<string, SourceFile>,
+): string | null {
+  const pom = unit.manifests.find((m) => m.kind === 'pom.xml' && dirname(m.path) === unit.dir);
+  if (!pom) return null;
+  const { group, artifact } = pomCoordinates(textOf(pom.path));
+  if (group === null || artifact === null) return null;
+  let index = DEPENDENTS.get(fileByPath);
+  if (!index) {
+    index = new Map();
+    for (const [path, file] of fileByPath) {
+      if (!/(^|\/)pom\.xml$/.test(path)) continue;
+      for (const d of file.text.matchAll(/<dependency>([\s\S]*?)<\/dependency>/g)) {
+        const g = /<groupId>\s*([^<\s]+)\s*<\/groupId>/.exec(d[1] ?? '')?.[1];
+        const a = /<artifactId>\s*([^<\s]+)\s*<\/artifactId>/.exec(d[1] ?? '')?.[1];
+        if (g && a && !index.has(`${g}:${a}\u0000${path}`))
+          index.set(`${g}:${a}\u0000${path}`, path);
+      }
+    }
+    DEPENDENTS.set(fileByPath, index);
+  }
+  for (const [key, path] of index)
+    if (key.startsWith(`${group}:${artifact}\u0000`) && path !== pom.path) return path;
+  return null;
+}
+
 /**
  * Why a JVM unit is a library (build logic, a module of classes, an aggregator); null when it may
  * run (or is not a JVM-only unit).
@@ -44,17 +92,23 @@ export function jvmLibraryReason(
   unit: Unit,
   textOf: (path: string) => string,
   owned: SourceFile[],
+  fileByPath?: Map<string, SourceFile>,
 ): string | null {
   const own = unit.manifests.filter((m) => dirname(m.path) === unit.dir);
   if (own.length === 0 || !own.every((m) => m.kind === 'pom.xml' || m.kind === 'build.gradle'))
     return null;
+  const sources = owned.filter((f) => JVM_SOURCE.test(f.path));
+  const build = own[0]?.path ?? '';
+  // A Maven module another build of the repository depends on (separate Maven projects, no
+  // aggregator): its plugins may be copied boilerplate, only an entry point makes it run.
+  const dependent = fileByPath ? mavenDependent(unit, textOf, fileByPath) : null;
+  if (dependent !== null && sources.length > 0 && !sources.some((f) => ENTRY_POINT.test(f.text)))
+    return `${build} builds a library ${dependent} depends on (no main class)`;
   // Only a module of a multi-module build: a lone module in a repository is the program.
   if (!inMultiModuleBuild(unit, textOf)) return null;
   const runnable = own.find((m) => RUNNABLE_BUILD.test(textOf(m.path)));
   if (runnable) return null;
-  const sources = owned.filter((f) => JVM_SOURCE.test(f.path));
   if (sources.some((f) => ENTRY_POINT.test(f.text))) return null;
-  const build = own[0]?.path ?? '';
   if (sources.length === 0)
     return `${build} builds nothing that runs (no sources of its own, no application plugin: an aggregator or build module)`;
   return `${build} builds a library: no application plugin, no main class`;

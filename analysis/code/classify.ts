@@ -314,7 +314,7 @@ export function classifyUnit(
       if ((/<OutputType>\s*Library/i.test(text) || (plain && !exe)) && !hasMain)
         return is('library', `${m.path} is a class library (no executable output, no Program.cs)`);
     }
-    const jvm = jvmLibraryReason(unit, textOf, owned);
+    const jvm = jvmLibraryReason(unit, textOf, owned, fileByPath);
     if (jvm) return is('library', jvm);
     const gradle = gradleLibraryReason(unit, textOf, owned, fileByPath.values());
     if (gradle) return is('library', gradle);

@@ -65,6 +65,7 @@ import {
 import { boundRoles } from './bound-settings';
 import { CLIENT_CONFIGURATION, configurationHosts } from './connection-settings';
 import { jsonKeyPaths } from './json-keys';
+import { scanLocalSetting, type HostPortPairs } from './local-addresses';
 import { isLockfile, manifestKindOf } from './manifests';
 import { scanPythonSettings } from './python-settings';
 import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
@@ -341,8 +342,17 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
   });
 }
 
-function scanConfig(ctx: Ctx, code: string): void {
+/** Spring / Micronaut settings files, whose `${VAR:default}` placeholders fall back to a default. */
+const JVM_SETTINGS = /(^|\/)(application|bootstrap)([-.][\w.-]+)?\.(ya?ml|properties)$/i;
+/** A placeholder with a plain default value (a host, a port, a name). */
+const DEFAULTED = /\$\{[A-Za-z_][\w.]*:([\w.-]+)\}/g;
+
+function scanConfig(ctx: Ctx, code: string, resolved: string = code): void {
   const lines = code.split('\n');
+  const resolvedLines = resolved.split('\n');
+  // Local addresses and the server's own port of a Spring / Micronaut settings file.
+  const jvmSettings = JVM_SETTINGS.test(ctx.file.path) && !ctx.inTest;
+  const pairs: HostPortPairs = new Map();
   const dotenv = ctx.kind.provider === 'dotenv';
   // YAML keys are read with their parents (`spring:` / `data:` / `mongodb:` / `host:` is
   // `spring.data.mongodb.host`), so a nested key names its engine as a flat one does.
@@ -360,19 +370,20 @@ function scanConfig(ctx: Ctx, code: string): void {
         envReadEvidence(ctx, line, m[1] ?? '', 'placeholder', m[2] || null);
       }
     }
+    const read = resolvedLines[i]?.replace(/\r$/, '') ?? text;
     const kv =
       /^\s*(?:export\s+|ENV\s+|-\s+)?["']?([A-Za-z_][\w.\-[\]]*)["']?\s*(?:=|:(?=\s|$)|\s(?=\S))\s*(.*?)\s*,?\s*$/.exec(
-        text,
+        read,
       );
     if (!kv) {
-      scanDsn(ctx, text, line);
-      if (yaml) scanYamlAddress(ctx, line, parents.map((p) => p.key).join('.'), text);
+      scanDsn(ctx, read, line);
+      if (yaml) scanYamlAddress(ctx, line, parents.map((p) => p.key).join('.'), read);
       return;
     }
     const value = (kv[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');
     let key = kv[1] ?? '';
     if (yaml) {
-      const indent = /^[\s-]*/.exec(text)?.[0].length ?? 0;
+      const indent = /^[\s-]*/.exec(read)?.[0].length ?? 0;
       while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
       const own = key;
       key = [...parents.map((p) => p.key), own].join('.');
@@ -380,9 +391,10 @@ function scanConfig(ctx: Ctx, code: string): void {
     }
     if (jsonKeys) key = jsonKeys.line.get(line) ?? key;
     if (dotenv) envReadEvidence(ctx, line, key, 'env-file', value);
+    if (jvmSettings && !engineFromKey(key)) scanLocalSetting(ctx, line, key, value, pairs);
     scanDsn(ctx, value, line);
     if (value.includes('://')) return;
-    if (yaml) scanYamlAddress(ctx, line, key, text);
+    if (yaml) scanYamlAddress(ctx, line, key, read);
     const engine = engineFromKey(key);
     if (!engine) return;
     const keyUpper = key.toUpperCase().replace(/[.-]/g, '_');
@@ -485,9 +497,12 @@ export function analyzeConnections(model: CodeModel): {
       const { code, mask } = lex(file.text, kind.style);
       const idx = new LineIndex(file.text);
       const start = out.length;
-      scanUrls(ctx, code, idx, bound);
+      // Spring / Micronaut settings: an address written with placeholders
+      // (`${KAFKA_HOST:localhost}:${KAFKA_PORT:9092}`) is read as its defaults.
+      const resolved = JVM_SETTINGS.test(file.path) ? code.replace(DEFAULTED, '$1') : code;
+      scanUrls(ctx, resolved, resolved === code ? idx : new LineIndex(resolved), bound);
       if (kind.code) scanCode(ctx, code, mask, idx);
-      else scanConfig(ctx, code);
+      else scanConfig(ctx, code, resolved);
       // A program's settings file (`config.yml`) configures whatever container is given it
       // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it; a
       // classpath resource or a file a config server serves is the unit's own.

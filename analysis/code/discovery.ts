@@ -6,7 +6,8 @@
  *   (`spring-cloud-starter-netflix-eureka-server`). With none or several server units the
  *   registry is not known and nothing is said.
  * - Discovery by service id in code: `discoveryClient.getInstances("customers")`,
- *   `@FeignClient(name = "visits")` / `@FeignClient("visits")`, `lb://name` in code.
+ *   `@FeignClient(name = "visits")` / `@FeignClient("visits")`, Micronaut's `@Client(id = "visits")`
+ *   / `@Client("visits")`, `lb://name` in code.
  * - Dapr: service invocation by app id (`InvokeMethodAsync(..., "orders", "m")`,
  *   `CreateInvokeHttpClient("orders")`, `invoker.invoke("orders", ...)`, `invoke_method("orders",
  *   ...)`, `/v1.0/invoke/orders/method/`), and the state stores and pub/sub components a unit
@@ -100,6 +101,14 @@ const PATTERNS: IdPattern[] = [
     kind: 'service',
     via: 'feign-client',
   },
+  // Micronaut declarative clients by service id: `@Client(id = "pricing")`, `@Client("pricing")`
+  // (a value that is a bare id, not a URL, a path or a `${...}` placeholder).
+  {
+    re: new RegExp(String.raw`@Client\(\s*(?:(?:id|value)\s*=\s*)?${Q}${ID}\1`, 'g'),
+    group: 2,
+    kind: 'service',
+    via: 'micronaut-client',
+  },
   {
     re: new RegExp(String.raw`${Q}lb://${ID}(?:[:/][^"'\`]*)?\1`, 'g'),
     group: 2,
@@ -171,7 +180,7 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
   const lang = languageOf(file.path);
   if (!lang) return [];
   if (
-    !/getInstances|FeignClient|lb:\/\/|Invoke|invoke|State|state|Publish|publish|Topic|dapr-app-id|onfiguration/.test(
+    !/getInstances|FeignClient|@Client|lb:\/\/|Invoke|invoke|State|state|Publish|publish|Topic|dapr-app-id|onfiguration/.test(
       file.text,
     )
   )

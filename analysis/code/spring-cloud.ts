@@ -1,7 +1,8 @@
 /**
  * Spring Cloud identity and configuration (docs/decisions.md, "Spring Cloud"):
  *
- * - A Spring unit's identity is its `spring.application.name` (in `bootstrap*` first, then
+ * - A Spring unit's identity is its `spring.application.name` (Micronaut's
+ *   `micronaut.application.name` likewise; in `bootstrap*` first, then
  *   `application*`): the name Eureka registers it under, Feign clients and `lb://` routes call
  *   it by, and the config server serves its files by. When it differs from the unit's name it is
  *   declared an alias (`service-id-declared`).
@@ -31,6 +32,8 @@ const SPRING_FILE = /^(application|bootstrap)([-.][\w.-]+)?\.(ya?ml|properties)$
 const CONFIG_FILE = /\.(ya?ml|properties)$/i;
 
 interface Setting {
+  /** The dotted key read. */
+  key: string;
   value: string;
   file: SourceFile;
   line: number;
@@ -45,7 +48,7 @@ function springSetting(file: SourceFile, key: string): Setting | null {
     );
     const m = re.exec(file.text);
     if (!m) return null;
-    return { value: m[1] ?? '', file, line: new LineIndex(file.text).lineAt(m.index) };
+    return { key, value: m[1] ?? '', file, line: new LineIndex(file.text).lineAt(m.index) };
   }
   const parts = key.split('.');
   for (const doc of parseYamlDocuments(file).docs) {
@@ -53,7 +56,7 @@ function springSetting(file: SourceFile, key: string): Setting | null {
     const walk = (node: unknown, i: number, path: string[]): Setting | null => {
       if (i === parts.length) {
         if (typeof node !== 'string' && typeof node !== 'number') return null;
-        return { value: String(node), file, line: doc.span(path).start };
+        return { key, value: String(node), file, line: doc.span(path).start };
       }
       if (!isRecord(node)) return null;
       for (let j = parts.length; j > i; j--) {
@@ -96,10 +99,14 @@ function springApplicationNames(model: CodeModel): Map<string, Setting & { name:
   for (const unit of model.units) {
     if (!unit.ecosystems.includes('maven')) continue;
     for (const file of ownSpringFiles(model.filesByUnit.get(unit.key) ?? [])) {
-      const s = springSetting(file, 'spring.application.name');
+      // Micronaut names the application the same way (`micronaut.application.name`): the id
+      // it registers under in Consul/Eureka and `@Client(id = ...)` calls it by.
+      const s =
+        springSetting(file, 'spring.application.name') ??
+        springSetting(file, 'micronaut.application.name');
       const name = s ? plainName(s.value) : null;
       if (s && name) {
-        out.set(unit.key, { ...s, name });
+        out.set(unit.key, { ...s, name, key: s.key });
         break;
       }
     }
@@ -163,10 +170,10 @@ export function serveSpringConfig(model: CodeModel): ServedConfig {
         { start: n.line, end: n.line },
         {
           source: 'code',
-          provider: 'spring-boot',
+          provider: n.key.startsWith('micronaut.') ? 'micronaut' : 'spring-boot',
           kind: 'service-id-declared',
           subject: unit.key,
-          summary: `${unit.name} is the Spring application ${n.name} (spring.application.name)`,
+          summary: `${unit.name} is the ${n.key.startsWith('micronaut.') ? 'Micronaut' : 'Spring'} application ${n.name} (${n.key})`,
           attributes: { service_id: n.name, aliases: [n.name] },
         },
       ),
