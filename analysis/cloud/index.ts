@@ -34,7 +34,8 @@ export type CloudFormat =
   | 'kubernetes'
   | 'proxy'
   | 'skaffold'
-  | 'deploy-document';
+  | 'deploy-document'
+  | 'entrypoint';
 
 const COMPOSE = /^((docker-)?compose|docker-stack)([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -44,6 +45,9 @@ const CI_PATHS = /(^|\/)(\.github|\.circleci|\.gitlab)\/|(^|\/)\.gitlab-ci\.ya?m
 /** Which cloud analyzer reads a file, or null. `charts` are the directories holding a Chart.yaml. */
 export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat | null {
   const name = basename(file.path);
+  // A container's entrypoint script (even in a deploy folder): the defaults it exports before it
+  // fills the image's templates, read with the proxy files.
+  if (/entrypoint[\w.-]*\.(sh|bash)$/i.test(name)) return 'entrypoint';
   // The root README, Makefiles and deploy scripts: the commands they say deploy the system.
   if (deployDocumentKind(file.path)) return 'deploy-document';
   if (COMPOSE.test(name)) return 'compose';
@@ -155,6 +159,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       compose: of('compose'),
       dockerfiles: of('dockerfile'),
       dotenv: of('dotenv'),
+      entrypoints: of('entrypoint'),
     }),
   );
   // The addresses Dapr local-file secret stores hold (read by the apps that load them).

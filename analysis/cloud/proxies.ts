@@ -7,14 +7,20 @@
  *
  * Which service is the proxy: the compose service that mounts the file (a bind volume of the file
  * or of a folder holding it), else the compose service whose build context holds it, else the
- * service of the Dockerfile whose folder holds it (named like analysis/cloud/dockerfile.ts names
- * it). A config file no service owns is a gap, never a guess.
+ * one compose service that runs the image of a Dockerfile that COPYs/ADDs the file (or a folder
+ * holding it) into its image, else the service of the Dockerfile whose folder holds it (named
+ * like analysis/cloud/dockerfile.ts names it). A config file no service owns is a gap, never a
+ * guess. The image of a Dockerfile is run by the compose services that build it, else by the
+ * image-only compose services whose image is named like it (`Dockerfile.web` or `web/Dockerfile`
+ * -> `acme/web`): an owner found by that name is marked `owner_link: 'image-name'` (a weaker
+ * link, scored lower in analysis/reconcile-confidence.ts).
  *
  * Templates (`*.template`, `*.tmpl`, or files in a `templates/` folder, which the nginx image
- * fills with `envsubst` at start) are filled from the owner's environment: Dockerfile `ENV`, then
- * the compose service's `environment` (interpolated from the project `.env`), which wins. Only
- * defined variables are replaced, like the nginx image does; a target still holding a variable
- * names nothing.
+ * fills with `envsubst` at start) are filled from the owner's environment: Dockerfile `ENV`, the
+ * defaults the image's entrypoint script exports (`export X=${X:-http://api:8080}`, a script the
+ * same Dockerfile copies), then the compose service's `environment` (interpolated from the
+ * project `.env`), which wins. Only defined variables are replaced, like envsubst does; a target
+ * still holding a variable names nothing.
  */
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
 import { entityKey } from '../evidence';
@@ -57,16 +63,75 @@ function isTemplate(path: string): boolean {
 
 interface Owner {
   key: string;
-  how: 'compose-volume' | 'compose-build' | 'dockerfile-folder';
+  how: 'compose-volume' | 'compose-build' | 'dockerfile-copy' | 'dockerfile-folder';
   env: Map<string, string>;
+  /** How a `dockerfile-copy` owner runs the image: it builds it, or runs an image named like it. */
+  link?: 'build' | 'image-name';
 }
 
 interface Candidate {
   key: string;
-  /** The bind-mounted file or folder, or the build context / Dockerfile folder. */
+  /** The bind-mounted file or folder, the copied file or folder, or the build context / Dockerfile folder. */
   dir: string;
   how: Owner['how'];
   env: Map<string, string>;
+  link?: Owner['link'];
+}
+
+/**
+ * The literal defaults an entrypoint script gives variables the container's environment may not
+ * set: `export X=${X:-value}`, `X="${X:-value}"`, `: "${X:=value}"`. A default holding a variable
+ * or a command substitution is not known, and is skipped.
+ */
+export function entrypointDefaults(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const unquote = (v: string) => v.trim().replace(/^(["'])(.*)\1$/, '$2');
+  const assign =
+    /^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(["']?)\$\{([A-Za-z_]\w*):?[-=]([^}$`]*)\}\2[ \t]*;?[ \t]*(?:#.*)?$/gm;
+  for (const m of text.matchAll(assign))
+    if (m[1] === m[3] && !out.has(m[1] ?? '')) out.set(m[1] ?? '', unquote(m[4] ?? ''));
+  const colon = /^[ \t]*:[ \t]+(["']?)\$\{([A-Za-z_]\w*):?=([^}$`]*)\}\1[ \t]*;?[ \t]*(?:#.*)?$/gm;
+  for (const m of text.matchAll(colon))
+    if (!out.has(m[2] ?? '')) out.set(m[2] ?? '', unquote(m[3] ?? ''));
+  return out;
+}
+
+/** COPY/ADD sources of a Dockerfile's final stage (not `--from` another stage), in `context`. */
+function copiedPaths(text: string, context: string): string[] {
+  const out = new Set<string>();
+  let body: Array<{ cmd: string; args: string }> = [];
+  for (const ins of instructions(text)) {
+    if (ins.cmd === 'FROM') body = [];
+    else body.push(ins);
+  }
+  for (const ins of body) {
+    if ((ins.cmd !== 'COPY' && ins.cmd !== 'ADD') || /--from=/i.test(ins.args)) continue;
+    const args = ins.args.split(/\s+/).filter((a) => a !== '' && !a.startsWith('--'));
+    for (const src of args.slice(0, -1)) {
+      const rel = src.replace(/^\.\//, '').replace(/\/+$/, '');
+      if (rel === '' || rel === '.' || /[*?[$]/.test(rel) || rel.startsWith('..')) continue;
+      if (/^(https?:|git@)/.test(rel)) continue;
+      const p = joinPath(context, rel);
+      if (p !== null) out.add(p);
+    }
+  }
+  return [...out].sort();
+}
+
+/** The defaults of the entrypoint scripts among (or under) the paths a Dockerfile copies. */
+function copiedDefaults(copied: string[], entrypoints: SourceFile[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const script of entrypoints)
+    if (copied.some((p) => isWithin(script.path, p)))
+      for (const [k, v] of entrypointDefaults(script.text)) if (!out.has(k)) out.set(k, v);
+  return out;
+}
+
+/** The name an image built from a Dockerfile goes by: `Dockerfile.web`, `web.Dockerfile`, `web/Dockerfile`. */
+function builtImageName(path: string): string | null {
+  const variant = /^(?:Dockerfile|Containerfile)[.-](.+)$|^(.+)\.dockerfile$/i.exec(basename(path));
+  const name = variant ? (variant[1] ?? variant[2]) : basename(dirname(path));
+  return name ? name.toLowerCase() : null;
 }
 
 /** `ENV A=1 B=2` and `ENV A 1` of a Dockerfile's final stage (earlier stages are not the image). */
@@ -116,8 +181,25 @@ function composeEnvironment(value: unknown, vars: Map<string, string>): Map<stri
   return out;
 }
 
-function candidates(compose: SourceFile[], dockerfiles: SourceFile[], dotenv: SourceFile[]) {
+interface ComposeRunner {
+  key: string;
+  /** The Dockerfile its build uses, or null for an image-only service. */
+  dockerfile: string | null;
+  context: string | null;
+  /** The last segment of its image's repository, lowercase. */
+  imageName: string | null;
+  /** Its `environment`, interpolated. */
+  env: Map<string, string>;
+}
+
+function candidates(
+  compose: SourceFile[],
+  dockerfiles: SourceFile[],
+  dotenv: SourceFile[],
+  entrypoints: SourceFile[] = [],
+) {
   const list: Candidate[] = [];
+  const runners: ComposeRunner[] = [];
   const dockerfileAt = new Map(dockerfiles.map((f) => [f.path, f]));
   for (const file of compose) {
     const dir = dirname(file.path);
@@ -137,17 +219,33 @@ function candidates(compose: SourceFile[], dockerfiles: SourceFile[], dotenv: So
         // The build folder: the Dockerfile's folder (a context at the repository root builds
         // many services, each from its own folder's Dockerfile), else the context.
         let buildDir = contextDir;
+        let dfPath: string | null = null;
         if (contextDir !== null) {
           const df = interpolate(
             isRecord(build) ? (asString(build.dockerfile) ?? 'Dockerfile') : 'Dockerfile',
             vars,
           );
-          const dfPath = normalizePath(contextDir === '' ? df : `${contextDir}/${df}`);
+          dfPath = normalizePath(contextDir === '' ? df : `${contextDir}/${df}`);
           const found = dfPath === null ? undefined : dockerfileAt.get(dfPath);
-          if (found) env = dockerfileEnv(found.text).env;
+          if (found) {
+            env = dockerfileEnv(found.text).env;
+            const copied = copiedPaths(found.text, contextDir);
+            for (const [k, v] of copiedDefaults(copied, entrypoints))
+              if (!env.has(k)) env.set(k, v);
+          }
           if (dfPath !== null) buildDir = dirname(dfPath);
         }
-        for (const [k, v] of composeEnvironment(svc.environment, vars)) env.set(k, v);
+        const own = composeEnvironment(svc.environment, vars);
+        for (const [k, v] of own) env.set(k, v);
+        const image = asString(svc.image);
+        const repo = image ? parseImageRef(interpolate(image, vars))?.repo : null;
+        runners.push({
+          key,
+          dockerfile: dfPath,
+          context: contextDir,
+          imageName: repo ? (repo.split('/').pop() ?? '').toLowerCase() : null,
+          env: own,
+        });
         if (buildDir !== null) list.push({ key, dir: buildDir, how: 'compose-build', env });
         for (const v of asArray(svc.volumes)) {
           const source = isRecord(v)
@@ -166,14 +264,50 @@ function candidates(compose: SourceFile[], dockerfiles: SourceFile[], dotenv: So
     const { env, stage } = dockerfileEnv(f.text);
     const key = entityKey('service', dockerfileServiceName(f.path, stage));
     list.push({ key, dir: dirname(f.path), how: 'dockerfile-folder', env });
+    list.push(...copyCandidates(f, env, runners, entrypoints));
   }
   return list;
+}
+
+/**
+ * The files a Dockerfile copies into its image belong to the one compose service running that
+ * image: the services that build it, else the image-only services whose image is named like it.
+ * Several services (or none): no owner from the copy.
+ */
+function copyCandidates(
+  f: SourceFile,
+  dockerEnv: Map<string, string>,
+  runners: ComposeRunner[],
+  entrypoints: SourceFile[],
+): Candidate[] {
+  let link: Owner['link'] = 'build';
+  let running = runners.filter((r) => r.dockerfile === f.path);
+  if (running.length === 0) {
+    const name = builtImageName(f.path);
+    link = 'image-name';
+    running = name ? runners.filter((r) => r.dockerfile === null && r.imageName === name) : [];
+  }
+  const keys = [...new Set(running.map((r) => r.key))];
+  if (keys.length !== 1) return [];
+  const context = running.find((r) => r.context !== null)?.context ?? dirname(f.path);
+  const copied = copiedPaths(f.text, context);
+  if (copied.length === 0) return [];
+  // ENV of the image, then the defaults its entrypoint script exports, then the service's own.
+  const env = new Map(dockerEnv);
+  for (const [k, v] of copiedDefaults(copied, entrypoints)) if (!env.has(k)) env.set(k, v);
+  for (const r of running) for (const [k, v] of r.env) env.set(k, v);
+  return copied.map((dir) => ({ key: keys[0]!, dir, how: 'dockerfile-copy' as const, env, link }));
 }
 
 function ownerOf(path: string, list: Candidate[]): Owner | null {
   const holding = list.filter((c) => isWithin(path, c.dir));
   // A mount says most, then a compose build context (its name wins over the Dockerfile folder's).
-  for (const how of ['compose-volume', 'compose-build', 'dockerfile-folder'] as const) {
+  for (const how of [
+    'compose-volume',
+    'compose-build',
+    'dockerfile-copy',
+    'dockerfile-folder',
+  ] as const) {
     const cs = holding.filter((c) => c.how === how);
     if (cs.length === 0) continue;
     // The deepest folder; several services at that depth: no owner.
@@ -181,7 +315,7 @@ function ownerOf(path: string, list: Candidate[]): Owner | null {
     const keys = [...new Set(cs.filter((c) => c.dir.length === depth).map((c) => c.key))];
     if (keys.length !== 1) return null;
     const c = cs.find((x) => x.key === keys[0] && x.dir.length === depth)!;
-    return { key: c.key, how, env: c.env };
+    return { key: c.key, how, env: c.env, ...(c.link ? { link: c.link } : {}) };
   }
   return null;
 }
@@ -372,6 +506,8 @@ export interface ProxyContext {
   compose: SourceFile[];
   dockerfiles: SourceFile[];
   dotenv: SourceFile[];
+  /** Containers' entrypoint scripts (the defaults they export). */
+  entrypoints?: SourceFile[];
 }
 
 /** Routes of every proxy config file, and Traefik and label-discovery routes of compose projects. */
@@ -381,7 +517,12 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     ...labelProxyEvidence(context.compose),
   ];
   const gaps: AnalyzerGap[] = [];
-  const list = candidates(context.compose, context.dockerfiles, context.dotenv);
+  const list = candidates(
+    context.compose,
+    context.dockerfiles,
+    context.dotenv,
+    context.entrypoints,
+  );
   for (const file of files) {
     const kind = proxyKindOf(file);
     if (!kind) continue;
@@ -439,6 +580,7 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
             port: r.target.port,
             ...(r.upstream ? { upstream: r.upstream } : {}),
             owner: owner.how,
+            ...(owner.link === 'image-name' ? { owner_link: owner.link } : {}),
             ...(filledFrom.length > 0 ? { filled_from: [...new Set(filledFrom)].sort() } : {}),
           },
         }),

@@ -14,7 +14,9 @@
  * - library (UI): a UI component library (Storybook, or named `ui`/`components`/`design-system`)
  *   with a browser framework and no server, no start script, no Dockerfile;
  * - client: a mobile or desktop app (MAUI, WPF, WinForms, Blazor WebAssembly, React Native,
- *   Expo, Electron, Capacitor/Ionic) or a browser SPA without a server and without a Dockerfile;
+ *   Expo, Electron, Capacitor/Ionic) or a browser SPA without a server and without a Dockerfile,
+ *   or a browser bundle (an npm package built by `ng build`/`vite build`/webpack/parcel and
+ *   served only by the bundler's dev server or preview, no start script, no server dependency);
  * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) or a documentation site
  *   (`docs`, `documentation`) without a Dockerfile, a Go module without Go sources (bingo's
  *   `.bingo/` pinning build tools), a .NET tool (PackAsTool), or an npm package with `bin` and no
@@ -27,8 +29,10 @@
  *   library (exports/types/peerDependencies; private: exports/types) whose start/serve/dev
  *   scripts at most rebuild it (`tsc --watch`), an npm package with no source of its own, no
  *   dependency and no start script (shared configuration, a root running its members' tasks),
- *   a Maven/Gradle module with no application plugin and no entry point (classify-jvm.ts);
- *   none with a Dockerfile;
+ *   a Maven/Gradle module with no application plugin and no entry point (classify-jvm.ts), an
+ *   npm package nothing runs (dependencies and scripts that only lint/format/test/build it, or
+ *   a `main` entry and no script; no bin, no server framework or datastore/broker client, no
+ *   code that listens); none with a Dockerfile;
  * - service: everything else (a Dockerfile, a web/worker SDK, a start script, or by default).
  */
 import type { SourceFile } from '../evidence';
@@ -118,8 +122,16 @@ const SERVER_NPM =
   /^(express|fastify|koa|@nestjs\/core|next|nuxt|@remix-run\/(node|serve)|@hapi\/hapi|hapi|restify|@sveltejs\/kit|@sveltejs\/adapter-node|astro|hono|socket\.io|ws|@grpc\/grpc-js)$/;
 
 /** A script that rebuilds a package on change (`tsc --watch`, `tsup --watch`, `rollup -w`). */
-const WATCH_BUILD =
+export const WATCH_BUILD =
   /^\s*(npx\s+)?(tsc|tsup|rollup|babel|swc|esbuild|webpack|unbuild|microbundle|vite\s+build)\b[^&|;]*\s(--watch|-w)\b/;
+
+/**
+ * A browser bundler's build, and its development server or preview (`ng serve`, `vite`, `vite
+ * preview`, `webpack serve`, `parcel`): what serves a browser bundle while it is developed.
+ */
+const BUNDLER_BUILD = /^\s*(npx\s+)?(ng\s+build|vite\s+build|webpack\b|parcel\s+build)/;
+const BUNDLER_SERVE =
+  /^\s*(npx\s+)?(ng\s+serve|vite(\s+(dev|serve|preview))?(\s+--?[\w-]+(=\S+)?)*\s*$|webpack(-dev-server|\s+serve)\b|parcel(\s+serve)?(\s|$))/;
 
 /** Code that accepts connections (`app.listen(`, `http.createServer(`, `Bun.serve(`...). */
 const LISTENS =
@@ -256,6 +268,24 @@ export function classifyUnit(
   const spa = deps.find((d) => SPA_NPM.test(d));
   if (spa && !hasDockerfile && !deps.some((d) => SERVER_NPM.test(d)))
     return is('client', `${npm?.path} is a browser app (${spa}) with no server and no Dockerfile`);
+  // A browser bundle: built by a browser bundler and served only by its development server or
+  // preview (`ng serve`, `vite preview`), no start script, no server dependency, no Dockerfile (a
+  // plugin or demo page loaded in a browser; its dependencies may live in the workspace root).
+  if (pkg && !hasDockerfile && !deps.some((d) => SERVER_NPM.test(d))) {
+    const script = (n: string) => String((pkg.scripts as Record<string, unknown>)[n] ?? '');
+    const serves = scripts.filter((n) => /^(start|serve|dev|preview)$/.test(n));
+    const bundler = scripts.map(script).find((c) => BUNDLER_BUILD.test(c));
+    if (
+      bundler !== undefined &&
+      serves.length > 0 &&
+      !serves.includes('start') &&
+      serves.every((n) => BUNDLER_SERVE.test(script(n)))
+    )
+      return is(
+        'client',
+        `${npm?.path} is a browser bundle (${bundler.trim().split(/\s+/).slice(0, 2).join(' ')}) served only by a bundler's development server`,
+      );
+  }
   // Tooling.
   const toolDir = segments.find((s) => TOOL_DIR.test(s));
   if (toolDir && !hasDockerfile) return is('tool', `lies in a tooling folder (${toolDir}/)`);
@@ -384,6 +414,30 @@ export function classifyUnit(
     return is(
       'library',
       `${npm?.path} only holds dependencies: no name, no script, no entry point, no source of its own`,
+    );
+  // Nothing runs it: dependencies and scripts that only lint, format, test or build it (none
+  // starts, serves or runs it in development), or an entry point (`main`/`module`) and no script
+  // at all; no command
+  // (bin), no server framework and no datastore or broker client among its dependencies, no code
+  // that listens (a shared or vendored package others import).
+  if (
+    pkg &&
+    !hasDockerfile &&
+    // With scripts, dependencies say it is code to run or to import; with none, too little to
+    // judge (the default stands), unless a `main` entry says it is imported.
+    (scripts.length > 0 ? deps.length > 0 : 'main' in pkg || 'module' in pkg) &&
+    !scripts.some(
+      (n) =>
+        /^(start|serve|dev)$/.test(n) &&
+        !WATCH_BUILD.test(String((pkg.scripts as Record<string, unknown>)[n])),
+    ) &&
+    !('bin' in pkg) &&
+    !runtimeDeps.some((d) => SERVER_NPM.test(d) || classifyClient('npm', d) !== null) &&
+    !sources.some((f) => LISTENS.test(f.text))
+  )
+    return is(
+      'library',
+      `${npm?.path} is only built, tested or imported: no start, serve or dev script, no command, no server or datastore dependency, no code that listens`,
     );
   // Deployable services.
   if (hasDockerfile) return is('service', `builds an image (${unit.dockerfiles[0]})`);

@@ -38,14 +38,21 @@ import type { Ecosystem, ManifestKind, ParsedManifest, Unit } from './model';
  * packaging script (it names setuptools, distutils or scikit-build): a module of an application
  * that happens to be called setup.py (a Flask view of the first-run setup) declares no unit.
  */
+/** The tables of a pyproject.toml that declare a package, its build or its dependencies. */
+const PYPROJECT_PACKAGE =
+  /^[ \t]*\[\[?[ \t]*(project|build-system|dependency-groups|tool\.(poetry|pdm|hatch|flit|uv|setuptools|maturin|scikit-build))(?![\w-])/m;
+
 export function manifestKindOf(path: string, text?: string): ManifestKind | null {
   const base = basename(path);
   switch (base) {
     case 'setup.py':
       return text === undefined || /\b(setuptools|distutils|skbuild)\b/.test(text) ? base : null;
+    // A pyproject.toml holding only tools' settings (`[tool.black]`, `[tool.ruff]`) declares no
+    // package: it configures linters, it names and builds nothing.
+    case 'pyproject.toml':
+      return text === undefined || PYPROJECT_PACKAGE.test(text) ? base : null;
     case 'package.json':
     case 'go.mod':
-    case 'pyproject.toml':
     case 'Pipfile':
     case 'pom.xml':
     case 'Cargo.toml':

@@ -9,6 +9,9 @@
  *   csproj file name, setup.py name), else the directory's base name ('root' at the top).
  * - Two units with the same name are both renamed after their directory path
  *   (`apps/api` -> `apps-api`), the plain name kept in `aliases`.
+ * - A package whose start script starts its members' (`pnpm -r run start`) and the one package
+ *   below it with a start script that runs a program: that member takes the package's name as
+ *   an alias (it is what the package's image runs).
  * - Each unit is classified (analysis/code/classify.ts: service, library, test, client, tool,
  *   orchestrator, job) with the reason, as `unit_class` / `class_reason` on its evidence.
  * - Lockfiles count from the unit's directory and from the workspace root it belongs to.
@@ -27,7 +30,7 @@ import { basename, dirname, isWithin, relativeTo, isDockerfile } from '../shared
 import { uniqueSorted } from '../shared/text';
 import { asArray, isRecord } from '../shared/values';
 import { parseYamlDocuments } from '../shared/yaml';
-import { classifyUnit } from './classify';
+import { classifyUnit, WATCH_BUILD } from './classify';
 import { looseGoMains } from './go-loose';
 import { lockStatus } from './lockfiles';
 import { isLockfile, manifestKindOf, parseManifest } from './manifests';
@@ -95,6 +98,43 @@ function matchesMember(rel: string, members: string[]): boolean {
     return negative.length === 0 || !picomatch(negative)(rel);
   } catch {
     return false;
+  }
+}
+
+/** A start script that runs its workspace members' start scripts (`pnpm -r run start`). */
+const RECURSIVE_START =
+  /(\s(-r|--recursive|--workspaces|-ws)\b|\blerna\s+run\b|\bturbo\s+(run\s+)?start\b|\bworkspaces\s+foreach\b)[^&|;]*\bstart\b|\bstart\b[^&|;]*\s(--workspaces|-ws)\b/;
+
+function npmScripts(u: Unit, fileByPath: Map<string, SourceFile>): Record<string, unknown> {
+  const m = u.manifests.find((x) => x.kind === 'package.json' && dirname(x.path) === u.dir);
+  const text = m ? fileByPath.get(m.path)?.text : undefined;
+  if (!text) return {};
+  try {
+    const pkg: unknown = JSON.parse(text);
+    return isRecord(pkg) && isRecord(pkg.scripts) ? pkg.scripts : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * A package whose start script starts its members' start scripts (`pnpm -r run start`) runs the
+ * one package below it whose own start script runs a program (not a watch build): that member
+ * is the package's program, and takes the package's name as an alias (reconcile merges them).
+ * Several such members (a monorepo root starting many apps): none does.
+ */
+function programOfRecursiveStart(units: Unit[], fileByPath: Map<string, SourceFile>): void {
+  for (const root of units) {
+    const start = npmScripts(root, fileByPath).start;
+    if (typeof start !== 'string' || !RECURSIVE_START.test(start)) continue;
+    const programs = units.filter((u) => {
+      if (u === root || !isWithin(u.dir, root.dir)) return false;
+      const own = npmScripts(u, fileByPath).start;
+      return typeof own === 'string' && own.trim() !== '' && !WATCH_BUILD.test(own);
+    });
+    if (programs.length !== 1) continue;
+    const program = programs[0]!;
+    if (!program.aliases.includes(root.name)) program.aliases.push(root.name);
   }
 }
 
@@ -298,6 +338,7 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
     const rest = uniqueSorted(u.aliases.filter((a) => a !== u.name));
     u.aliases = [u.name, ...rest];
   }
+  programOfRecursiveStart(units, fileByPath);
 
   const unitByDir = new Map(units.map((u) => [u.dir, u]));
   const ownerOf = (path: string): Unit | null => {

@@ -38,6 +38,9 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)([\w-][\w.-]*)?\.env\.(example|sample|template|tmpl|dist)$/,
   // The same templates named `env.example` or `example.env` (analysis/cloud/env-templates.ts).
   /(^|\/)env\.(example|sample|template|tmpl|dist)$/,
+  // A container's entrypoint script (`docker-entrypoint.sh`): the defaults it exports before it
+  // fills the image's templates and starts the program (analysis/cloud/proxies.ts).
+  /(^|\/)[\w.-]*entrypoint[\w.-]*\.(sh|bash)$/i,
   // Reverse-proxy configuration: nginx `*.conf` and the `*.conf.template` files the nginx image
   // fills with envsubst, and Envoy bootstrap files.
   /(^|\/)[^/]+\.conf(\.template|\.tmpl)?$/,
