@@ -18,7 +18,7 @@ import { isValidRefName, refNameProblem } from '../domain/repositories/git-ref';
 import type { SourcePolicy, WorkspaceRef } from '../domain/repositories/source-policy';
 import { fetchCommit, type FetchRequest } from '../activities/audits/source/git';
 import { listTree, readBlobs } from '../activities/audits/source/git-read';
-import { gitEnv, gitTestOverrides, redact } from '../activities/audits/source/git-run';
+import { gitEnv, gitTestOverrides, redact, summarize } from '../activities/audits/source/git-run';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'git-source-test-'));
 const sourceDir = path.join(root, 'source');
@@ -624,6 +624,22 @@ test('credentials are redacted from messages', (t) => {
   t.is(redact('ssh://me:hunter2@host/x'), 'ssh://me:***@host/x');
   t.is(redact('https://h/r.git?private_token=abc&x=1'), 'https://h/r.git?private_token=***&x=1');
   t.is(redact('ssh://git@host/x'), 'ssh://git@host/x');
+});
+
+test('a failure message keeps the cause git gives: each line once, the fatal line first, bounded', (t) => {
+  const noise = 'remote: error: inflate: data stream error (incorrect header check)';
+  const stderr = [
+    ...Array.from({ length: 6 }, () => noise),
+    'error: git upload-pack: git-pack-objects died with error.',
+    'remote: fatal: loose object 310f39 (stored in ./objects/31/0f39) is corrupt',
+    'fatal: early EOF',
+  ].join('\n');
+  const text = summarize(stderr);
+  t.true(text.startsWith('remote: fatal: loose object 310f39'), text);
+  t.regex(text, /is corrupt/);
+  t.is(text.split(noise).length - 1, 1, 'a repeated line is said once');
+  t.true(summarize(`fatal: ${'x'.repeat(900)}`).length <= 500);
+  t.is(summarize(''), 'git failed without a message');
 });
 
 // --- the source policy at fetch time -------------------------------------------------------

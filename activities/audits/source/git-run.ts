@@ -294,7 +294,12 @@ export function summarize(stderr: string): string {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  const important = lines.filter((l) => /^(fatal|error|remote|ERROR):/i.test(l));
+  // git repeats lines (a remote's errors come once per attempt) and says the cause last, in its
+  // `fatal:` line: each line once, the fatal ones first, so a bounded message keeps the cause.
+  const fatal = (l: string) => /^(remote: )?fatal:/i.test(l);
+  const important = [...new Set(lines.filter((l) => /^(fatal|error|remote|ERROR):/i.test(l)))].sort(
+    (a, b) => Number(fatal(b)) - Number(fatal(a)),
+  );
   const text = (important.length > 0 ? important : lines.slice(-3)).join(' / ');
   return text.length > 500 ? `${text.slice(0, 497)}...` : text || 'git failed without a message';
 }
