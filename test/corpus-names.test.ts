@@ -29,8 +29,11 @@ const PLATFORM_OWNERS = new Set([
   'aws-samples',
   'docker',
 ]);
-/** Repository names that are ordinary words (`getsentry/self-hosted`): its owner and DISTINCTIVE stand for it. */
-const GENERIC_PROJECTS = new Set(['self-hosted']);
+/**
+ * Repository names that are ordinary words (`getsentry/self-hosted`, `mattermost/docker`): its
+ * owner and DISTINCTIVE stand for it.
+ */
+const GENERIC_PROJECTS = new Set(['self-hosted', 'docker']);
 
 /**
  * Service names that occur in one corpus system and in no generic idiom (generic words such as
