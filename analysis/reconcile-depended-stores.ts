@@ -6,8 +6,9 @@
  * it uses the store. Such a service connects to the store, weakly (DEPENDED_STORE_CAP), unless:
  * the dependant is itself a store; its program or settings are in the repository (code, a build,
  * or a repository file mounted into it: had it used the store, they would say so); it already
- * connects to a store of that engine; or it depends on two stores of one engine (which one it
- * uses is unknown).
+ * connects to a store of that engine; it depends on two stores of one engine (which one it
+ * uses is unknown); or the compose files give another service the store's address (they pass
+ * its address to its users, and gave this one none).
  */
 import { keyKind } from './evidence';
 import type { RelEntry, StoredEvidence } from './reconcile-model';
@@ -50,9 +51,15 @@ export function dependedStoreEdges(
     }
   }
   const reached = new Set<string>();
-  for (const r of relEvidence.values())
-    if (r.kind === 'connects_to' && engineOf.has(r.target))
-      reached.add(`${r.source}\u0000${engineOf.get(r.target)}`);
+  // Stores whose address the compose files give some service: they pass that store's address
+  // to the services that use it, so a dependant given none does not use it.
+  const addressed = new Set<string>();
+  for (const r of relEvidence.values()) {
+    if (r.kind !== 'connects_to' || !engineOf.has(r.target)) continue;
+    reached.add(`${r.source}\u0000${engineOf.get(r.target)}`);
+    if (r.ev.some((e) => e.provider === 'docker-compose' && e.evidence_kind !== 'depends-on'))
+      addressed.add(r.target);
+  }
   // Per dependant and engine, the stores it depends on and the depends_on records.
   const deps = new Map<string, Map<string, StoredEvidence[]>>();
   for (const e of evidence) {
@@ -74,6 +81,7 @@ export function dependedStoreEdges(
     if (byTarget.size !== 1 || reached.has(k)) continue;
     const source = k.slice(0, k.indexOf('\u0000'));
     const [target, ev] = [...byTarget][0]!;
+    if (addressed.has(target)) continue;
     const key = `connects_to:${source}->${target}`;
     if (relEvidence.has(key) || source === target) continue;
     out.set(key, {

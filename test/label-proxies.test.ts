@@ -198,6 +198,31 @@ test('a vendor container depending on stores connects to each, weakly, saying wh
   }
 });
 
+test('a store whose address the compose files give one dependant is not inferred for the others', async (t) => {
+  // The files pass the database's address to its users (api); worker and sidecar depend on it
+  // for start-up order only: no address of theirs, so no edge.
+  const compose = `services:
+  db:
+    image: postgres:16
+  api:
+    image: acme/api:1
+    environment:
+      DB_HOST: db
+    depends_on: [db]
+  worker:
+    image: acme/worker:1
+    depends_on: [db, api]
+  sidecar:
+    image: acme/sidecar:1
+    depends_on: [db]
+`;
+  const { graph } = await analyzeFiles([{ path: 'docker-compose.yml', text: compose }]);
+  const got = connections(graph);
+  t.true(got.includes('service:api -> datastore:db'));
+  t.false(got.includes('service:worker -> datastore:db'));
+  t.false(got.includes('service:sidecar -> datastore:db'));
+});
+
 test('a dependant whose program, settings or address of that engine are in the repository gets no inferred edge', async (t) => {
   const compose = `services:
   db:
