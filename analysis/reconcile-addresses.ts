@@ -22,7 +22,7 @@ const FRAMEWORK_BOUND = /^(SPRING|QUARKUS|MICRONAUT|ASPNETCORE|DOTNET)_|__/;
  */
 export function receivedOnlyEdges(
   evidence: StoredEvidence[],
-  relEvidence: Map<string, { kind: string; source: string; ev: StoredEvidence[] }>,
+  relEvidence: Map<string, { kind: string; source: string; target: string; ev: StoredEvidence[] }>,
   rep: (key: string) => string,
 ): Map<string, 'received' | 'dropped'> {
   const reads = new Map<string, Set<string>>();
