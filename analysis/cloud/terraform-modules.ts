@@ -117,8 +117,7 @@ export function instanceEvidence(
               (calls.get(x.dir) ?? []).some((d) => d.name === from),
           )
         : false;
-      if (from && runs)
-        subjectOf.set(from, entityKey(t.kind, instanceName(t.body.name, c.inputs) ?? c.name));
+      if (from && runs) subjectOf.set(from, entityKey(t.kind, c.name));
     }
   }
   const out: Evidence[] = [];
@@ -142,9 +141,10 @@ export function instanceEvidence(
         );
         continue;
       }
-      // Named by the call's inputs when the template builds its name from them, else by the call.
-      const named = instanceName(t.body.name, c.inputs);
-      const own = entityKey(t.kind, named ?? c.name);
+      // A deployed service whose template builds its name from the call's inputs is known by
+      // that name too (an alias): the same program another deployment runs under that name.
+      const named = t.kind === 'service' ? instanceName(t.body.name, c.inputs) : null;
+      const own = entityKey(t.kind, c.name);
       const subject = t.type === 'aws_ecs_task_definition' ? (subjectOf.get(c.name) ?? own) : own;
       const runBy = subject === own ? '' : ` (run by ${subject})`;
       out.push(
@@ -161,8 +161,9 @@ export function instanceEvidence(
             address: `module.${c.name}.${t.address}`,
             module_dir: t.dir,
             module_call: c.name,
-            name: named ?? c.name,
-            name_source: named ? 'module-inputs' : 'module-instance',
+            name: c.name,
+            name_source: 'module-instance',
+            ...(named && named !== c.name ? { aliases: [named] } : {}),
             engine: t.engine,
             ...t.details,
             security: t.security,
