@@ -22,7 +22,7 @@ const FRAMEWORK_BOUND = /^(SPRING|QUARKUS|MICRONAUT|ASPNETCORE|DOTNET)_|__/;
  */
 export function receivedOnlyEdges(
   evidence: StoredEvidence[],
-  relEvidence: Map<string, { kind: string; source: string; ev: StoredEvidence[] }>,
+  relEvidence: Map<string, { kind: string; source: string; target: string; ev: StoredEvidence[] }>,
   rep: (key: string) => string,
 ): Map<string, 'received' | 'dropped'> {
   const reads = new Map<string, Set<string>>();
@@ -35,18 +35,31 @@ export function receivedOnlyEdges(
     const r = rep(e.subject_key);
     reads.set(r, (reads.get(r) ?? new Set()).add(e.attributes.variable));
   }
+  // Start order: `A depends_on B` (compose) makes B start before A; B is A's dependency.
+  const dependents = new Set<string>();
+  for (const e of evidence)
+    if (e.evidence_kind === 'depends-on' && e.object_key)
+      dependents.add(`${rep(e.object_key)}\u0000${rep(e.subject_key)}`);
   const out = new Map<string, 'received' | 'dropped'>();
   for (const [key, rel] of relEvidence) {
-    if (rel.kind !== 'connects_to' || !coded.has(rel.source)) continue;
-    const read = reads.get(rel.source);
+    if (rel.kind !== 'connects_to') continue;
     const configOnly = rel.ev.every(
       (e) => e.source_type !== 'code' && typeof e.attributes.variable === 'string',
     );
     if (!configOnly) continue;
+    const bulk = rel.ev.every((e) => e.attributes.received === 'bulk');
+    // A shared file handed to a dependency that addresses its own dependents (an emulator
+    // given the project's `.env`): the dependents call it, not the reverse.
+    if (bulk && dependents.has(`${rel.source}\u0000${rel.target}`)) {
+      out.set(key, 'dropped');
+      continue;
+    }
+    if (!coded.has(rel.source)) continue;
+    const read = reads.get(rel.source);
     const silent = (v: string) =>
       isConnectionEnvName(v) && !read?.has(v) && !FRAMEWORK_BOUND.test(v);
     if (!rel.ev.every((e) => silent(String(e.attributes.variable)))) continue;
-    if (rel.ev.every((e) => e.attributes.received === 'bulk')) out.set(key, 'dropped');
+    if (bulk) out.set(key, 'dropped');
     else if (read) out.set(key, 'received');
   }
   return out;

@@ -31,6 +31,12 @@ export class UnionFind {
     }
     return root;
   }
+  /** Deployables named by a Terraform module call whose template builds another name. */
+  private calls = new Set<string>();
+  /** `key` is named for the module call stamping it out: any other name of its set wins. */
+  moduleCall(key: string): void {
+    this.calls.add(key);
+  }
   /** `key` is named for a Dockerfile's final stage (`FROM node AS deps`). */
   stage(key: string): void {
     this.stages.add(key);
@@ -60,10 +66,12 @@ export class UnionFind {
         return [...new Set([...keys, ...other])].sort();
     }
     // The representative: most specific kind, then a deployable's own name (a compose service,
-    // a workload), then any name but a Dockerfile's final stage (`deps`, `runner`), then the
+    // a workload), then any name but a Dockerfile's final stage (`deps`, `runner`) or a module
+    // call's (`cloud_run_orders`, when the template names the service `orders`), then the
     // lexically smaller key (deterministic).
     const rank = (k: string) => KIND_RANK[keyKind(k)] ?? 99;
-    const own = (k: string) => (this.declared.has(k) ? 0 : this.stages.has(k) ? 2 : 1);
+    const own = (k: string) =>
+      this.calls.has(k) ? 3 : this.declared.has(k) ? 0 : this.stages.has(k) ? 2 : 1;
     const [keep, drop] =
       rank(ra) < rank(rb) ||
       (rank(ra) === rank(rb) && (own(ra) < own(rb) || (own(ra) === own(rb) && ra < rb)))

@@ -88,6 +88,11 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       normalizeName(e.attributes.final_stage) === keyName(e.subject_key)
     )
       uf.stage(e.subject_key);
+  // Last of all a Terraform module call's name, when its template builds the deployed name from the
+  // call's inputs (an alias, analysis/cloud/terraform-modules.ts): that name names the set.
+  for (const e of evidence)
+    if (e.attributes.name_source === 'module-instance' && Array.isArray(e.attributes.aliases))
+      uf.moduleCall(e.subject_key);
   const clashes = new Map<
     string,
     { keys: string[]; rule: string; ids: string[]; shared: string }

@@ -76,6 +76,24 @@ function moduleOf(v: unknown): string | null {
 }
 
 /**
+ * The name a call gives a template resource whose `name` is built only from literal text and
+ * module variables (`"${var.name}-${var.protocol}"`), every variable a literal input of the call
+ * (`name = "trainer"`, `protocol = "grpc"`): `trainer-grpc`. Null when any part is unknown.
+ */
+export function instanceName(template: unknown, inputs: Obj): string | null {
+  if (typeof template !== 'string' || !template.includes('${')) return null;
+  let unknown = false;
+  const name = template.replace(/\$\{([^}]*)\}/g, (_m, expr: string) => {
+    const v = /^\s*var\.([A-Za-z_][\w-]*)\s*$/.exec(expr)?.[1];
+    const value = v === undefined ? undefined : inputs[v];
+    if (typeof value !== 'string' || value.includes('${') || value.trim() === '') unknown = true;
+    return typeof value === 'string' ? value : '';
+  });
+  if (unknown || !/^[A-Za-z0-9][\w.-]*$/.test(name)) return null;
+  return name;
+}
+
+/**
  * One `<kind>-declared` record per call of each template resource, subject `<kind>:<call>`. A
  * task definition whose call feeds an ECS service call's `task_definition` is recorded under
  * that service instead: the service runs it, they are one deployed unit.
@@ -123,6 +141,9 @@ export function instanceEvidence(
         );
         continue;
       }
+      // A deployed service whose template builds its name from the call's inputs is known by
+      // that name too (an alias): the same program another deployment runs under that name.
+      const named = t.kind === 'service' ? instanceName(t.body.name, c.inputs) : null;
       const own = entityKey(t.kind, c.name);
       const subject = t.type === 'aws_ecs_task_definition' ? (subjectOf.get(c.name) ?? own) : own;
       const runBy = subject === own ? '' : ` (run by ${subject})`;
@@ -142,6 +163,7 @@ export function instanceEvidence(
             module_call: c.name,
             name: c.name,
             name_source: 'module-instance',
+            ...(named && named !== c.name ? { aliases: [named] } : {}),
             engine: t.engine,
             ...t.details,
             security: t.security,
