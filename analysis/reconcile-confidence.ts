@@ -15,7 +15,8 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
  * - 0.4: anything else, such as an external URL written outside a call, or a proxy route whose
  *   proxy is only the service running an image named like the Dockerfile that copies the file
- *   (`owner_link: 'image-name'`, analysis/cloud/proxies.ts);
+ *   (`owner_link: 'image-name'`, analysis/cloud/proxies.ts) or mounts the file at a path only the
+ *   project's committed `.env` template gives (`owner_link: 'env-template'`);
  * - 0.35: a record of a non-primary deployment variant (`variant_primary: false`), a value only
  *   a committed template documents for an absent environment file (`documented_by`).
  * An address the service only receives and never reads counts RECEIVED_ONLY_STRENGTH (0.3).
@@ -48,7 +49,11 @@ function strength(e: StoredEvidence): number {
       return 0.6;
   }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
-  if (kind === 'proxy-route' && e.attributes.owner_link === 'image-name') return 0.4;
+  if (
+    kind === 'proxy-route' &&
+    (e.attributes.owner_link === 'image-name' || e.attributes.owner_link === 'env-template')
+  )
+    return 0.4;
   if (kind === 'resource-reference') return 0.6;
   if (/reference|depends-on|route|import|exposed|push|deploys|uses|scope|registry/.test(kind))
     return 0.5;

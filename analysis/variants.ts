@@ -106,6 +106,16 @@ function covers(big: Set<string>, small: Set<string>): boolean {
   return big.size > small.size && shared / small.size >= MIN_SHARED;
 }
 
+/**
+ * A compose service written with neither image nor build (`extends` is applied before): a
+ * fragment an overlay adds to a service another file defines (`-f compose.yaml -f ci/x.yaml`),
+ * which Compose cannot run alone. It makes its folder no deployment of that service.
+ */
+function fragment(e: Ev): boolean {
+  const a = e.attributes;
+  return e.provider === 'docker-compose' && !a.image && !a.build && !a.build_context;
+}
+
 interface Unit {
   family: string;
   root: string;
@@ -125,7 +135,7 @@ export function selectVariants<T extends Ev>(
   for (const e of evidence) {
     if (!DECLARATIONS.has(e.evidence_kind)) continue;
     const id = unitOf(e);
-    if (!id) continue;
+    if (!id || fragment(e)) continue;
     const [family, root] = id.split('\u0000') as [string, string];
     const u = units.get(id) ?? { family, root, names: new Set<string>() };
     u.names.add(keyName(e.subject_key));

@@ -15,6 +15,14 @@ import { dirname, joinPath } from '../shared/paths';
 import type { PathItem } from '../shared/yaml';
 import { interpolate, parseVolume } from './compose-values';
 
+/** The variables of a committed `.env` template, used where the project has no `.env`. */
+export interface EnvTemplateVars {
+  path: string;
+  vars: Map<string, string>;
+  /** The repository holds this file, or a file under this folder. */
+  holds: (path: string | null) => boolean;
+}
+
 export interface MountRecord {
   path: PathItem[];
   summary: string;
@@ -59,10 +67,23 @@ export function mountRecords(
   top: Record<string, unknown>,
   vars: Map<string, string>,
   program: string | null,
+  template: EnvTemplateVars | null = null,
 ): MountRecord[] {
   const started = startText(svc);
   const given = (source: string | null, target: string) => {
-    const written = source === null ? null : interpolate(source, vars);
+    let written = source === null ? null : interpolate(source, vars);
+    // No `.env` gives the variable: the committed template beside the compose file documents it
+    // (`env.example`, copied to `.env` by the user), a weaker reading said so on the record.
+    const documented =
+      written !== null && written.includes('$') && template !== null
+        ? interpolate(written, template.vars)
+        : null;
+    // Only a path the repository holds: a data folder the user creates is no settings.
+    const fromTemplate =
+      documented !== null &&
+      !documented.includes('$') &&
+      template!.holds(joinPath(dirname(composePath), documented));
+    if (fromTemplate) written = documented;
     // An absolute or home path is the host's, not the repository's.
     const hostPath =
       written === null || written.includes('$') || /^[/~]/.test(written)
@@ -72,6 +93,7 @@ export function mountRecords(
       host_path: hostPath,
       named_by_container: started.some((t) => names(t, target)),
       program,
+      ...(fromTemplate && hostPath !== null ? { documented_by: template!.path } : {}),
     };
   };
   const out: MountRecord[] = [];

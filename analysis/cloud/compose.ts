@@ -6,8 +6,9 @@ import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evide
 import { entityKey } from '../evidence';
 import { related, type Span } from '../shared/evidence';
 import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
-import { dirname, joinPath } from '../shared/paths';
+import { dirname, isWithin, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
+import { compareStrings } from '../shared/text';
 import type { PathItem } from '../shared/yaml';
 import {
   classifyDeclared,
@@ -19,7 +20,8 @@ import {
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { commandAddresses } from './compose-command';
-import { mountRecords } from './compose-mounts';
+import { mountRecords, type EnvTemplateVars } from './compose-mounts';
+import { isEnvTemplate } from './env-templates';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 import { connectorEvidence } from './kafka-connectors';
 import {
@@ -59,6 +61,12 @@ export function analyzeCompose(
     const resolver = composeResolver(siblings);
     const dotenv = envFiles.find((f) => dirname(f.path) === dirname(cf.file.path));
     const vars = dotenv ? parseDotenv(dotenv.text) : new Map<string, string>();
+    // No `.env`: the committed template beside the compose file (`env.example`, `.env.sample`).
+    const template = dotenv
+      ? undefined
+      : otherFiles
+          .filter((f) => dirname(f.path) === dirname(cf.file.path) && isEnvTemplate(f.path))
+          .sort((a, b) => compareStrings(a.path, b.path))[0];
     const serviceNames = new Set(siblings.flatMap((o) => Object.keys(o.services)));
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
@@ -68,6 +76,14 @@ export function analyzeCompose(
             {
               resolver,
               vars,
+              template: template
+                ? {
+                    path: template.path,
+                    vars: parseDotenv(template.text),
+                    holds: (p) =>
+                      p !== null && [...byPath.keys()].some((k) => k === p || isWithin(k, p)),
+                  }
+                : null,
               serviceNames,
               files: byPath,
               built,
@@ -165,6 +181,8 @@ interface ProjectContext {
   resolver: HostResolver;
   /** Variables of the project's `.env` file. */
   vars: Map<string, string>;
+  /** Without a `.env`: the committed template beside the compose file (mount paths only). */
+  template: EnvTemplateVars | null;
   /** Service names of every compose file of the project. */
   serviceNames: Set<string>;
   /** Files of the repository by path, for `env_file`. */
@@ -338,7 +356,15 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
   const program =
     image?.repo ?? (typeof build?.context_dir === 'string' ? `build:${build.context_dir}` : null);
   const top = isRecord(cf.doc.value) ? cf.doc.value : {};
-  for (const m of mountRecords(cf.file.path, name, svc, top, project.vars, program))
+  for (const m of mountRecords(
+    cf.file.path,
+    name,
+    svc,
+    top,
+    project.vars,
+    program,
+    project.template,
+  ))
     emit(
       m.path,
       'volume-mount',

@@ -160,6 +160,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       dockerfiles: of('dockerfile'),
       dotenv: of('dotenv'),
       entrypoints: of('entrypoint'),
+      envTemplates: of('env-template'),
     }),
   );
   // The addresses Dapr local-file secret stores hold (read by the apps that load them).

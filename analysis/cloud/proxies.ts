@@ -27,7 +27,7 @@ import { entityKey } from '../evidence';
 import { evidence, type Span } from '../shared/evidence';
 import { parseImageRef } from '../shared/images';
 import { basename, dirname, isWithin, joinPath, normalizePath } from '../shared/paths';
-import { LineIndex } from '../shared/text';
+import { compareStrings, LineIndex } from '../shared/text';
 import { asArray, asString, isRecord } from '../shared/values';
 import { expandVariables } from '../shared/variables';
 import { parseYamlDocuments } from '../shared/yaml';
@@ -65,8 +65,11 @@ interface Owner {
   key: string;
   how: 'compose-volume' | 'compose-build' | 'dockerfile-copy' | 'dockerfile-folder';
   env: Map<string, string>;
-  /** How a `dockerfile-copy` owner runs the image: it builds it, or runs an image named like it. */
-  link?: 'build' | 'image-name';
+  /**
+   * How a `dockerfile-copy` owner runs the image: it builds it, or runs an image named like it;
+   * `env-template`: a mount whose path only the project's committed `.env` template gives.
+   */
+  link?: 'build' | 'image-name' | 'env-template';
 }
 
 interface Candidate {
@@ -197,6 +200,7 @@ function candidates(
   dockerfiles: SourceFile[],
   dotenv: SourceFile[],
   entrypoints: SourceFile[] = [],
+  envTemplates: SourceFile[] = [],
 ) {
   const list: Candidate[] = [];
   const runners: ComposeRunner[] = [];
@@ -205,6 +209,13 @@ function candidates(
     const dir = dirname(file.path);
     const envFile = dotenv.find((f) => dirname(f.path) === dir);
     const vars = envFile ? parseDotenv(envFile.text) : new Map<string, string>();
+    // No `.env`: the committed template beside the compose file documents a mount's path.
+    const template = envFile
+      ? undefined
+      : envTemplates
+          .filter((f) => dirname(f.path) === dir)
+          .sort((a, b) => compareStrings(a.path, b.path))[0];
+    const documented = template ? parseDotenv(template.text) : null;
     for (const doc of parseYamlDocuments(file).docs) {
       const services = isRecord(doc.value) ? doc.value.services : null;
       if (!isRecord(services)) continue;
@@ -253,9 +264,18 @@ function candidates(
               ? asString(v.source)
               : null
             : (asString(v)?.split(':')[0] ?? null);
-          if (!source || !/^\.{1,2}(\/|$)/.test(source)) continue;
-          const mounted = joinPath(dir, interpolate(source, vars));
-          if (mounted !== null) list.push({ key, dir: mounted, how: 'compose-volume', env });
+          if (!source) continue;
+          if (/^\.{1,2}(\/|$)/.test(source)) {
+            const mounted = joinPath(dir, interpolate(source, vars));
+            if (mounted !== null) list.push({ key, dir: mounted, how: 'compose-volume', env });
+            continue;
+          }
+          const fromTemplate = documented ? interpolate(source, documented) : null;
+          if (!fromTemplate || fromTemplate === source || !/^\.{1,2}\/[^$]*$/.test(fromTemplate))
+            continue;
+          const mounted = joinPath(dir, fromTemplate);
+          if (mounted !== null)
+            list.push({ key, dir: mounted, how: 'compose-volume', env, link: 'env-template' });
         }
       }
     }
@@ -508,6 +528,8 @@ export interface ProxyContext {
   dotenv: SourceFile[];
   /** Containers' entrypoint scripts (the defaults they export). */
   entrypoints?: SourceFile[];
+  /** Committed `.env` templates (`env.example`): mount paths of a project with no `.env`. */
+  envTemplates?: SourceFile[];
 }
 
 /** Routes of every proxy config file, and Traefik and label-discovery routes of compose projects. */
@@ -522,6 +544,7 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     context.dockerfiles,
     context.dotenv,
     context.entrypoints,
+    context.envTemplates,
   );
   for (const file of files) {
     const kind = proxyKindOf(file);
@@ -580,7 +603,9 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
             port: r.target.port,
             ...(r.upstream ? { upstream: r.upstream } : {}),
             owner: owner.how,
-            ...(owner.link === 'image-name' ? { owner_link: owner.link } : {}),
+            ...(owner.link === 'image-name' || owner.link === 'env-template'
+              ? { owner_link: owner.link }
+              : {}),
             ...(filledFrom.length > 0 ? { filled_from: [...new Set(filledFrom)].sort() } : {}),
           },
         }),
