@@ -9,6 +9,7 @@
  * uses the value: its code reads the variable, or it holds a client library of the URL's engine.
  * A documented value, not a deployed one: the edge is capped below what a deployment's gives.
  */
+import { BROKER_SCHEMES, DATASTORE_SCHEMES } from './code/connection-hosts';
 import { keyKind } from './evidence';
 import { publishedStores } from './reconcile-local-stores';
 import type { RelEntry, StoredEvidence } from './reconcile-model';
@@ -19,20 +20,7 @@ import { isLocalHost } from './shared/urls';
 const TEMPLATE_CAP = 0.45;
 const TARGET_KINDS = new Set(['service', 'datastore', 'queue']);
 /** The engine a URL scheme names. */
-const SCHEME_ENGINES: Record<string, string> = {
-  postgres: 'postgres',
-  postgresql: 'postgres',
-  mysql: 'mysql',
-  mariadb: 'mariadb',
-  mongodb: 'mongodb',
-  'mongodb+srv': 'mongodb',
-  redis: 'redis',
-  rediss: 'redis',
-  amqp: 'rabbitmq',
-  amqps: 'rabbitmq',
-  nats: 'nats',
-  kafka: 'kafka',
-};
+const SCHEME_ENGINES: Record<string, string> = { ...DATASTORE_SCHEMES, ...BROKER_SCHEMES };
 
 /**
  * The `connects_to` entries from units to what their env template's addresses name, for units

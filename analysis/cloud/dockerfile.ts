@@ -311,7 +311,7 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
  * The folders of the build context the final stage copies in (`COPY html/ /var/www/html` from
  * `ratings/` is `ratings/html`): not from another stage, no wildcard, not the context itself.
  */
-function copiedDirs(context: string, body: Array<{ cmd: string; args: string }>): string[] {
+export function copiedDirs(context: string, body: Array<{ cmd: string; args: string }>): string[] {
   const out = new Set<string>();
   for (const ins of body) {
     if ((ins.cmd !== 'COPY' && ins.cmd !== 'ADD') || /--from=/i.test(ins.args)) continue;

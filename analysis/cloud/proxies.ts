@@ -33,7 +33,7 @@ import { expandVariables } from '../shared/variables';
 import { parseYamlDocuments } from '../shared/yaml';
 import { parseHostPort, parseUrl, targetKeyOf, type HostPort } from '../shared/urls';
 import { interpolate, parseDotenv } from './compose';
-import { dockerfileServiceName, instructions } from './dockerfile';
+import { copiedDirs, dockerfileServiceName, instructions } from './dockerfile';
 import { envoyDaprRoutes } from './envoy-dapr';
 import { composeLabels, labelProxyEvidence } from './label-proxies';
 
@@ -101,24 +101,12 @@ export function entrypointDefaults(text: string): Map<string, string> {
 
 /** COPY/ADD sources of a Dockerfile's final stage (not `--from` another stage), in `context`. */
 function copiedPaths(text: string, context: string): string[] {
-  const out = new Set<string>();
   let body: Array<{ cmd: string; args: string }> = [];
   for (const ins of instructions(text)) {
     if (ins.cmd === 'FROM') body = [];
     else body.push(ins);
   }
-  for (const ins of body) {
-    if ((ins.cmd !== 'COPY' && ins.cmd !== 'ADD') || /--from=/i.test(ins.args)) continue;
-    const args = ins.args.split(/\s+/).filter((a) => a !== '' && !a.startsWith('--'));
-    for (const src of args.slice(0, -1)) {
-      const rel = src.replace(/^\.\//, '').replace(/\/+$/, '');
-      if (rel === '' || rel === '.' || /[*?[$]/.test(rel) || rel.startsWith('..')) continue;
-      if (/^(https?:|git@)/.test(rel)) continue;
-      const p = joinPath(context, rel);
-      if (p !== null) out.add(p);
-    }
-  }
-  return [...out].sort();
+  return copiedDirs(context, body);
 }
 
 /** The defaults of the entrypoint scripts among (or under) the paths a Dockerfile copies. */
