@@ -406,9 +406,12 @@ test.serial('audit: cost and agent runs; another member approves the report', as
     const costs = page.locator('section[aria-labelledby="cost"]');
     t.is(await costs.getByTestId('cost-usd').textContent(), `$${cost.body.cost_usd}`);
     await costs.getByText(`${cost.body.model_calls} model calls`).waitFor();
-    if (runs.body.runs.length > 0)
+    // The cost figures and the agent runs are separate queries: wait for the runs' table (or its
+    // empty state) before counting its rows.
+    if (runs.body.runs.length > 0) {
+      await costs.getByRole('region', { name: 'Agent runs table' }).locator('tbody tr').first().waitFor();
       t.is(await costs.locator('tbody tr').count(), runs.body.runs.length);
-    else await costs.getByText('No agent run.').waitFor();
+    } else await costs.getByText('No agent run.').waitFor();
     const report = page.locator('section[aria-labelledby="report"]');
     await page.locator('section[data-report-status=draft]').waitFor();
     await accessible(t, page, 'audit with cost and report');
