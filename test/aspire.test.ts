@@ -4,29 +4,14 @@
  * the service projects corroborating the AppHost's edges. A small system written for this test.
  */
 import test from 'ava';
-import { analyzeCicd } from '../analysis/cicd';
-import { analyzeCloud } from '../analysis/cloud';
-import { analyzeCode, classifyClient } from '../analysis/code';
-import type { Evidence, SourceFile } from '../analysis/evidence';
-import { reconcile, type Graph } from '../analysis/reconcile';
-import { classifyPath, type SourceType } from '../domain/audits/classify';
+import { analyzeFileMap } from './helpers/pipeline';
+import { classifyClient } from '../analysis/code';
+import type { Evidence } from '../analysis/evidence';
+import type { Graph } from '../analysis/reconcile';
 
 type Files = Record<string, string>;
 
-async function run(files: Files): Promise<{ graph: Graph; evidence: Evidence[] }> {
-  const byType: Record<SourceType, SourceFile[]> = { code: [], cloud: [], cicd: [] };
-  for (const [path, text] of Object.entries(files)) {
-    const type = classifyPath(path, text.slice(0, 4096));
-    if (type) byType[type].push({ path, text });
-  }
-  const outputs = [
-    await analyzeCode(byType.code),
-    await analyzeCloud(byType.cloud),
-    await analyzeCicd(byType.cicd),
-  ];
-  const evidence = outputs.flatMap((o) => o.evidence);
-  return { graph: reconcile(evidence.map((e, i) => ({ ...e, id: `e${i}` }))), evidence };
-}
+const run = analyzeFileMap;
 
 const SYSTEM: Files = {
   'src/Shop.AppHost/Shop.AppHost.csproj': `<Project Sdk="Microsoft.NET.Sdk">

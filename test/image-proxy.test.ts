@@ -6,35 +6,16 @@
  * own, written inline.
  */
 import test from 'ava';
-import { analyzeCicd } from '../analysis/cicd';
-import { analyzeCloud } from '../analysis/cloud';
+import { analyzeFileMap } from './helpers/pipeline';
 import { entrypointDefaults } from '../analysis/cloud/proxies';
-import { analyzeCode } from '../analysis/code';
 import { manifestKindOf } from '../analysis/code/manifests';
-import type { Evidence, SourceFile } from '../analysis/evidence';
-import { reconcile, type Graph } from '../analysis/reconcile';
-import { classifyPath, type SourceType } from '../domain/audits/classify';
+import type { Evidence } from '../analysis/evidence';
+import type { Graph } from '../analysis/reconcile';
+import { classifyPath } from '../domain/audits/classify';
 
 type Files = Record<string, string>;
 
-async function run(files: Files): Promise<{ graph: Graph; evidence: Evidence[]; gaps: string[] }> {
-  const byType: Record<SourceType, SourceFile[]> = { code: [], cloud: [], cicd: [] };
-  for (const [path, text] of Object.entries(files)) {
-    const type = classifyPath(path, text.slice(0, 4096));
-    if (type) byType[type].push({ path, text });
-  }
-  const outputs = [
-    await analyzeCode(byType.code),
-    await analyzeCloud(byType.cloud),
-    await analyzeCicd(byType.cicd),
-  ];
-  const evidence = outputs.flatMap((o) => o.evidence);
-  return {
-    graph: reconcile(evidence.map((e, i) => ({ ...e, id: `e${i}` }))),
-    evidence,
-    gaps: outputs.flatMap((o) => o.gaps.map((g) => `${g.path}: ${g.reason}`)),
-  };
-}
+const run = analyzeFileMap;
 
 const edges = (g: Graph, from?: string) =>
   g.relationships

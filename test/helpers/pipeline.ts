@@ -10,7 +10,7 @@ import { classifyPath } from '../../domain/audits/classify';
 
 export async function analyzeFiles(
   files: SourceFile[],
-): Promise<{ graph: Graph; evidence: StoredEvidence[] }> {
+): Promise<{ graph: Graph; evidence: StoredEvidence[]; gaps: string[] }> {
   const byType: Record<'code' | 'cloud' | 'cicd', SourceFile[]> = { code: [], cloud: [], cicd: [] };
   for (const f of files) {
     const type = classifyPath(f.path, f.text.slice(0, 4096));
@@ -22,8 +22,16 @@ export async function analyzeFiles(
     await analyzeCicd(byType.cicd),
   ];
   const evidence = outputs.flatMap((o) => o.evidence).map((e, i) => ({ ...e, id: `e${i}` }));
-  return { graph: reconcile(evidence), evidence };
+  return {
+    graph: reconcile(evidence),
+    evidence,
+    gaps: outputs.flatMap((o) => o.gaps.map((g) => `${g.path}: ${g.reason}`)),
+  };
 }
+
+/** analyzeFiles over a `path -> text` map. */
+export const analyzeFileMap = (files: Record<string, string>) =>
+  analyzeFiles(Object.entries(files).map(([path, text]) => ({ path, text })));
 
 /** The graph's runtime connections, `source -> target`, sorted. */
 export const connections = (g: Graph) =>
