@@ -409,7 +409,11 @@ test.serial('audit: cost and agent runs; another member approves the report', as
     // The cost figures and the agent runs are separate queries: wait for the runs' table (or its
     // empty state) before counting its rows.
     if (runs.body.runs.length > 0) {
-      await costs.getByRole('region', { name: 'Agent runs table' }).locator('tbody tr').first().waitFor();
+      await costs
+        .getByRole('region', { name: 'Agent runs table' })
+        .locator('tbody tr')
+        .first()
+        .waitFor();
       t.is(await costs.locator('tbody tr').count(), runs.body.runs.length);
     } else await costs.getByText('No agent run.').waitFor();
     const report = page.locator('section[aria-labelledby="report"]');
