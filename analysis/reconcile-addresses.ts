@@ -94,11 +94,35 @@ export function handedAddresses(
     )
       idps.add(rep(e.subject_key));
   }
+  const roleReads = codeReadRoles(evidence, rep);
   return (e) => {
     if (typeof e.attributes.address_role === 'string') return true;
     const v = e.attributes.variable;
-    return typeof v === 'string' && addressRole(v, idps.has(rep(e.subject_key))) !== null;
+    if (typeof v !== 'string') return false;
+    if (e.source_type !== 'code' && roleReads.has(`${rep(e.subject_key)}\u0000${v}`)) return true;
+    return addressRole(v, idps.has(rep(e.subject_key))) !== null;
   };
+}
+
+/**
+ * Variables whose every read by an entity's code has an address role (analysis/code/php-env-roles.ts:
+ * the value only joins a list of host names the code tests membership in): configuration handing
+ * that entity such a variable hands it an address to recognise, not one to call. One read
+ * without a role (a URL built from it, a use not read) outside tests keeps every record of it a
+ * call.
+ */
+function codeReadRoles(evidence: StoredEvidence[], rep: (key: string) => string): Set<string> {
+  const roles = new Map<string, boolean>();
+  for (const e of evidence) {
+    if (e.source_type !== 'code' || e.evidence_kind !== 'env-read') continue;
+    if (typeof e.attributes.variable !== 'string' || e.attributes.source === 'env-file') continue;
+    // A test's reads are not the deployed code's.
+    if (e.attributes.in_test === true) continue;
+    const slot = `${rep(e.subject_key)}\u0000${e.attributes.variable}`;
+    const role = typeof e.attributes.address_role === 'string';
+    roles.set(slot, (roles.get(slot) ?? true) && role);
+  }
+  return new Set([...roles].filter(([, role]) => role).map(([slot]) => slot));
 }
 
 /** The first host of a default value: `db`, `cache:6379`, `redis://cache:6379/0` -> the host. */

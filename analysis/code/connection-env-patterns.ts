@@ -97,6 +97,13 @@ export const ENV_PATTERNS: Record<string, EnvPattern[]> = {
     },
   ],
   php: [
+    // Framework helpers: Utopia's `System::getEnv('X', 'd')`, Laravel's `env('X')`; the name
+    // may start with an underscore (`_APP_DOMAIN`).
+    {
+      re: /(?<![\w$>:])(?:[A-Z]\w*::)?(?:getEnv|env)\(\s*(['"])([A-Za-z_]\w*)\1(?:\s*,\s*(['"])([^'"\n]*)\3)?\s*\)/g,
+      group: 2,
+      defaultGroup: 4,
+    },
     {
       re: /(?<![\w$>:])getenv\(\s*(['"])([A-Za-z_]\w*)\1\s*\)(?:\s*(?:\?:|\?\?)\s*(['"])([^'"\n]*)\3)?/g,
       group: 2,

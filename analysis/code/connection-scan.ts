@@ -229,6 +229,7 @@ export function envReadEvidence(
   variable: string,
   source: string,
   defaultValue: string | null,
+  role: string | null = null,
 ): void {
   if (!isConnectionEnvName(variable)) return;
   const { unit } = ctx;
@@ -241,6 +242,7 @@ export function envReadEvidence(
       source,
       ...(safe !== null ? { [source === 'env-file' ? 'value' : 'default']: safe } : {}),
       ...(/^(LISTEN|BIND)_/i.test(variable) ? { likely_listen_address: true } : {}),
+      ...(role !== null ? { address_role: role } : {}),
       in_test: ctx.inTest,
     },
   }));

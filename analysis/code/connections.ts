@@ -67,6 +67,7 @@ import { CLIENT_CONFIGURATION, configurationHosts } from './connection-settings'
 import { jsonKeyPaths } from './json-keys';
 import { scanLocalSetting, type HostPortPairs } from './local-addresses';
 import { isLockfile, manifestKindOf } from './manifests';
+import { phpReadRole } from './php-env-roles';
 import { scanPythonSettings } from './python-settings';
 import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
 import { isProgramSettings, isSettingsFile, settingsSubject } from './settings-files';
@@ -267,7 +268,8 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
       if (mask[m.index] === IN_STRING) continue;
       const name = m[p.group] ?? '';
       const def = p.defaultGroup !== undefined ? (m[p.defaultGroup] ?? null) : null;
-      envReadEvidence(ctx, idx.lineAt(m.index), name, 'code', def);
+      const role = family === 'php' ? phpReadRole(code, m.index, m.index + m[0].length) : null;
+      envReadEvidence(ctx, idx.lineAt(m.index), name, 'code', def, role);
     }
   }
   if (family === 'js') {
