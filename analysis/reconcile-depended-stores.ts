@@ -8,7 +8,11 @@
  * or a repository file mounted into it: had it used the store, they would say so); it already
  * connects to a store of that engine; it depends on two stores of one engine (which one it
  * uses is unknown); or the compose files give another service the store's address (they pass
- * its address to its users, and gave this one none).
+ * its address to its users, and gave this one none). The last two give way when the dependant
+ * holds the store's login: its environment takes a project variable whole into a login variable
+ * (`RABBITMQ_USER: ${RABBITMQ_USER}`) that the store's own environment also takes
+ * (`RABBITMQ_DEFAULT_USER: ${RABBITMQ_USER}`). A login is given to a user of the store, so it
+ * connects to each depended store whose login it holds, still weakly.
  */
 import { keyKind } from './evidence';
 import type { RelEntry, StoredEvidence } from './reconcile-model';
@@ -18,6 +22,14 @@ const STORE_KINDS = new Set(['datastore', 'queue']);
 export const DEPENDED_STORE_CAP = 0.45;
 /** What the relationship's attributes say of its basis. */
 export const DEPENDED_STORE_BASIS = 'depends on, address not in repository';
+/** The basis when the dependant also holds the store's login. */
+export const DEPENDED_STORE_LOGIN_BASIS =
+  'depends on and holds its login, address not in repository';
+
+function loginVariables(e: StoredEvidence): string[] {
+  const v = e.attributes.credential_variables;
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
 
 /**
  * The `connects_to` entries (keyed as reconcile keys them) from a vendor-image compose service to
@@ -33,6 +45,20 @@ export function dependedStoreEdges(
   // Services whose program the repository holds: code of theirs, or a compose build.
   const programs = new Set<string>();
   const vendor = new Set<string>();
+  // Login variables and declaration per compose service (by its own key and its entity's), and
+  // the compose service each store is declared by.
+  const logins = new Map<string, { vars: Set<string>; ev: StoredEvidence }>();
+  const storeService = new Map<string, string>();
+  for (const e of evidence) {
+    if (e.provider !== 'docker-compose') continue;
+    if (e.evidence_kind === 'service-declared' && loginVariables(e).length > 0) {
+      const entry = { vars: new Set(loginVariables(e)), ev: e };
+      logins.set(e.subject_key, entry);
+      if (placed(e.subject_key)) logins.set(rep(e.subject_key), entry);
+    }
+    if (/-declared$/.test(e.evidence_kind) && typeof e.attributes.service_key === 'string')
+      storeService.set(e.subject_key, e.attributes.service_key);
+  }
   for (const e of evidence) {
     if (!placed(e.subject_key)) continue;
     const subject = rep(e.subject_key);
@@ -76,22 +102,30 @@ export function dependedStoreEdges(
     byTarget.set(target, [...(byTarget.get(target) ?? []), e]);
     deps.set(k, byTarget);
   }
+  const storeLogin = (target: string) => {
+    const service = storeService.get(target);
+    return logins.get(target) ?? (service !== undefined ? logins.get(service) : undefined);
+  };
   const out = new Map<string, RelEntry>();
   for (const [k, byTarget] of deps) {
-    if (byTarget.size !== 1 || reached.has(k)) continue;
+    if (reached.has(k)) continue;
     const source = k.slice(0, k.indexOf('\u0000'));
-    const [target, ev] = [...byTarget][0]!;
-    if (addressed.has(target)) continue;
-    const key = `connects_to:${source}->${target}`;
-    if (relEvidence.has(key) || source === target) continue;
-    out.set(key, {
-      kind: 'connects_to',
-      source,
-      target,
-      ev,
-      cap: DEPENDED_STORE_CAP,
-      basis: DEPENDED_STORE_BASIS,
-    });
+    const held = logins.get(source);
+    // The depended stores whose login the dependant holds; else the only one, when unaddressed.
+    const chosen: [string, StoredEvidence[], string][] = [];
+    for (const [target, ev] of byTarget) {
+      const store = storeLogin(target);
+      if (!held || !store || ![...held.vars].some((v) => store.vars.has(v))) continue;
+      chosen.push([target, [...ev, held.ev, store.ev], DEPENDED_STORE_LOGIN_BASIS]);
+    }
+    const [only, onlyEv] = [...byTarget][0]!;
+    if (chosen.length === 0 && byTarget.size === 1 && !addressed.has(only))
+      chosen.push([only, onlyEv, DEPENDED_STORE_BASIS]);
+    for (const [target, ev, basis] of chosen) {
+      const key = `connects_to:${source}->${target}`;
+      if (relEvidence.has(key) || source === target) continue;
+      out.set(key, { kind: 'connects_to', source, target, ev, cap: DEPENDED_STORE_CAP, basis });
+    }
   }
   return out;
 }

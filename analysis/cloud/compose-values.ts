@@ -250,3 +250,30 @@ export function environment(env: unknown): EnvVar[] {
     return Object.entries(env).map(([name, value]) => ({ name, value, key: name }));
   return [];
 }
+
+/** An environment variable that holds a login: `RABBITMQ_USER`, `DB_PASS`, `MYSQL_PWD`, `PGPASSWORD`. */
+const CREDENTIAL_NAME = /(?:^|_|^PG)(?:USER|USERNAME|PASS|PASSWD|PASSWORD|PWD)$/i;
+/** A value that is one variable of the project and nothing else: `${X}`, `${X:-d}`, `${X?msg}`, `$X`. */
+const WHOLE_VARIABLE =
+  /^\$(?:\{([A-Za-z_][A-Za-z0-9_]{0,99})(?:[:]?[-?+][^}]*)?\}|([A-Za-z_][A-Za-z0-9_]{0,99}))$/;
+
+/**
+ * The project variables (`.env`, the shell) a service's login variables take whole: the names
+ * only, never a value. A store given `RABBITMQ_DEFAULT_USER: ${RABBITMQ_USER}` and a service given
+ * `RABBITMQ_USER: ${RABBITMQ_USER}` share `RABBITMQ_USER`: the service holds that store's login.
+ * `- RABBITMQ_USER` with no value passes the project's variable of that name.
+ */
+export function credentialVariables(env: EnvVar[]): string[] {
+  const out = new Set<string>();
+  for (const e of env) {
+    if (e.name.length > 100 || !CREDENTIAL_NAME.test(e.name)) continue;
+    if (e.value === null) {
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(e.name)) out.add(e.name);
+      continue;
+    }
+    if (typeof e.value !== 'string' || e.value.length > 300) continue;
+    const m = WHOLE_VARIABLE.exec(e.value.trim());
+    if (m) out.add((m[1] ?? m[2])!);
+  }
+  return [...out].sort();
+}

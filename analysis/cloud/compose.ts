@@ -27,6 +27,7 @@ import { connectorEvidence } from './kafka-connectors';
 import {
   buildContext,
   cite,
+  credentialVariables,
   dependencies,
   environment,
   hasHealthcheck,
@@ -261,6 +262,8 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     // The name other containers reach it by besides its service name (a Helm copy may use it).
     hostname: asString(svc.hostname),
     user: asString(svc.user),
+    // The project variables its login variables take (names only): a store and its users share them.
+    credential_variables: credentialVariables(environment(svc.environment)),
     env_files: asArray(typeof svc.env_file === 'string' ? [svc.env_file] : svc.env_file).map((e) =>
       isRecord(e) ? String(e.path) : String(e),
     ),
