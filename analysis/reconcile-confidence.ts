@@ -18,7 +18,8 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  *   (`owner_link: 'image-name'`, analysis/cloud/proxies.ts) or mounts the file at a path only the
  *   project's committed `.env` template gives (`owner_link: 'env-template'`);
  * - 0.35: a record of a non-primary deployment variant (`variant_primary: false`), a value only
- *   a committed template documents for an absent environment file (`documented_by`).
+ *   a committed template documents for an absent environment file (`documented_by`), an
+ *   address a one-shot container wrote into a volume its readers mount (`written_by`).
  * An address the service only receives and never reads counts RECEIVED_ONLY_STRENGTH (0.3).
  */
 const CODE_ESTABLISHED = new Set([
@@ -29,6 +30,7 @@ const CODE_ESTABLISHED = new Set([
   'registry-lookup',
 ]);
 const VARIANT_STRENGTH = 0.35;
+const WRITTEN_STRENGTH = 0.35;
 
 function strength(e: StoredEvidence): number {
   const kind = e.evidence_kind;
@@ -36,6 +38,8 @@ function strength(e: StoredEvidence): number {
   if (e.attributes.variant_primary === false) return VARIANT_STRENGTH;
   // `.env.example` standing in for the absent `.env`: the user's own file may say otherwise.
   if (documented(e)) return VARIANT_STRENGTH;
+  // An address a one-shot container wrote into a shared volume (reconcile-mounted.ts).
+  if (typeof e.attributes.written_by === 'string') return WRITTEN_STRENGTH;
   if (e.source_type === 'code') {
     if (CODE_ESTABLISHED.has(kind)) return 0.75;
     if (kind === 'resource-reference' && e.attributes.apphost === undefined) return 0.75;

@@ -198,6 +198,10 @@ export function mountedSettings(
       mountOf.set(copy, m.record);
     }
   }
+  for (const [copy, mount] of writtenSettings(evidence, find)) {
+    out.push(copy);
+    mountOf.set(copy, mount);
+  }
   if (movedFrom.size === 0) return { evidence: out, mountOf, settingsOnly: new Set() };
   // Undeployed units left with nothing but their declaration: the settings were all they said.
   const substantive = new Set<string>();
@@ -207,4 +211,86 @@ export function mountedSettings(
     [...movedFrom].filter((k) => !deployed.has(find(k)) && !substantive.has(find(k))),
   );
   return { evidence: out, mountOf, settingsOnly };
+}
+
+/** `$VAR`, `$$VAR` or `${VAR}` written in a command. */
+function namesVariable(text: string, variable: string): boolean {
+  const v = variable.replace(/[^A-Za-z0-9_]/g, '');
+  return v.length > 0 && new RegExp(`\\$\\{?${v}(?![A-Za-z0-9_])`).test(text);
+}
+
+/**
+ * Settings a one-shot container writes into a named volume (docs/decisions.md, "Settings written
+ * into a shared volume"): an init service (`configurator`) is given addresses in its environment
+ * and its command writes them into a file on a named volume (`bench set-config -g db_host
+ * $$DB_HOST`); the long-running containers of the same image that mount that volume and wait for
+ * the writer to finish (`depends_on: {configurator: {condition: service_completed_successfully}}`)
+ * read them from there. Each such address is a connection of each reader, cited at the writer's
+ * environment line and at the reader's mount, weaker than an address the reader is given itself.
+ * The writer keeps its own records. Only the variables the writer's command or entrypoint names
+ * are carried: an address it is given for another use is not written.
+ */
+function writtenSettings(
+  evidence: StoredEvidence[],
+  find: (key: string) => string,
+): Array<[StoredEvidence, StoredEvidence]> {
+  const waits = evidence.filter(
+    (e) =>
+      e.evidence_kind === 'depends-on' &&
+      e.object_key !== null &&
+      e.attributes.condition === 'service_completed_successfully',
+  );
+  if (waits.length === 0) return [];
+  const add = <V>(m: Map<string, V[]>, k: string, v: V) => m.set(k, [...(m.get(k) ?? []), v]);
+  const volumes = new Map<string, StoredEvidence[]>();
+  const images = new Map<string, string[]>();
+  const started = new Map<string, string[]>();
+  for (const e of evidence) {
+    if (keyKind(e.subject_key) !== 'service') continue;
+    const who = find(e.subject_key);
+    if (e.evidence_kind === 'volume-mount' && e.attributes.type === 'volume' && e.object_key)
+      add(volumes, who, e);
+    else if (e.evidence_kind === 'image-reference' && typeof e.attributes.repo === 'string')
+      add(images, who, e.attributes.repo);
+    else if (e.evidence_kind === 'service-declared')
+      for (const f of [e.attributes.command, e.attributes.entrypoint])
+        if (Array.isArray(f)) add(started, who, f.map(String).join(' '));
+  }
+  const out: Array<[StoredEvidence, StoredEvidence]> = [];
+  const done = new Set<string>();
+  for (const wait of waits) {
+    const reader = find(wait.subject_key);
+    const writer = find(wait.object_key!);
+    if (reader === writer || done.has(`${reader}\u0000${writer}`)) continue;
+    done.add(`${reader}\u0000${writer}`);
+    // One image: the writer is the program's own setup step, not another program.
+    const own = new Set(images.get(writer) ?? []);
+    if (!(images.get(reader) ?? []).some((i) => own.has(i))) continue;
+    const written = new Set(
+      (volumes.get(writer) ?? [])
+        .filter((m) => m.attributes.read_only !== true)
+        .map((m) => m.object_key),
+    );
+    const mount = (volumes.get(reader) ?? []).find((m) => written.has(m.object_key));
+    if (!mount) continue;
+    const command = (started.get(writer) ?? []).join('\n');
+    for (const e of evidence) {
+      if (e.evidence_kind !== 'env-reference' || e.relationship_kind !== 'connects_to') continue;
+      if (e.object_key === null || find(e.subject_key) !== writer) continue;
+      if (typeof e.attributes.variable !== 'string') continue;
+      if (!namesVariable(command, e.attributes.variable)) continue;
+      if (find(e.object_key) === reader) continue;
+      const volume = keyName(mount.object_key!);
+      out.push([
+        {
+          ...e,
+          subject_key: mount.subject_key,
+          summary: `${e.summary}; written into volume ${volume}, read by ${keyName(reader)}`,
+          attributes: { ...e.attributes, written_by: e.subject_key, written_volume: volume },
+        },
+        mount,
+      ]);
+    }
+  }
+  return out;
 }
