@@ -21,6 +21,7 @@ import { analyzeSkaffold, isSkaffold } from './skaffold';
 import { dotenvSecrets } from './settings-secrets';
 import { analyzeEnvTemplate, isEnvTemplate } from './env-templates';
 import { analyzeTerraform } from './terraform';
+import { analyzeTye, isTye } from './tye';
 
 export type CloudFormat =
   | 'compose'
@@ -34,6 +35,7 @@ export type CloudFormat =
   | 'kubernetes'
   | 'proxy'
   | 'skaffold'
+  | 'tye'
   | 'deploy-document'
   | 'entrypoint';
 
@@ -65,6 +67,8 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (proxyKindOf(file)) return 'proxy';
   // What `skaffold run` deploys and builds: read for the primary deployment variant.
   if (isSkaffold(file.path)) return 'skaffold';
+  // What `tye run` starts (Microsoft Tye): services read like compose services.
+  if (isTye(file.path) && /^services\s*:/m.test(file.text)) return 'tye';
   // Other YAML is read as Kubernetes when it looks like a manifest (apiVersion and kind keys).
   if (
     YAML.test(name) &&
@@ -148,6 +152,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       : analyzeBicep(of('bicep')),
   );
   await guard('skaffold', of('skaffold'), () => analyzeSkaffold(of('skaffold')));
+  await guard('tye', of('tye'), () => analyzeTye(of('tye')));
   await guard('deploy-document', of('deploy-document'), () =>
     analyzeDeployDocuments(of('deploy-document'), files),
   );

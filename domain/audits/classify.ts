@@ -58,6 +58,8 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)templates\/[^/]+\.(ya?ml|tpl)$/,
   /(^|\/)(k8s|kubernetes|manifests|deploy|deployment|helm|charts)\/.+\.ya?ml$/,
   /(^|\/)serverless\.ya?ml$/,
+  // Microsoft Tye's application description (analysis/cloud/tye.ts).
+  /(^|\/)tye([.-][\w-]+)?\.ya?ml$/,
   /(^|\/)template\.ya?ml$/,
   /\.bicep$/,
   // Secrets files a secret store serves (a Dapr local-file secret store's `secrets.json`): the
