@@ -13,7 +13,9 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  * - 0.55: a service-internal http(s) URL written in the unit's code or settings outside a call;
  * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
- * - 0.4: anything else, such as an external URL written outside a call, or a proxy route whose
+ * - 0.4: anything else, such as an external URL written outside a call, an address only a
+ *   configuration template's default gives (`template_default`, analysis/cloud/proxies.ts: the
+ *   deployment may set the variable otherwise), or a proxy route whose
  *   proxy is only the service running an image named like the Dockerfile that copies the file
  *   (`owner_link: 'image-name'`, analysis/cloud/proxies.ts) or mounts the file at a path only the
  *   project's committed `.env` template gives (`owner_link: 'env-template'`);
@@ -53,6 +55,7 @@ function strength(e: StoredEvidence): number {
       return 0.6;
   }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
+  if (Array.isArray(e.attributes.template_default)) return 0.4;
   if (
     kind === 'proxy-route' &&
     (e.attributes.owner_link === 'image-name' || e.attributes.owner_link === 'env-template')

@@ -277,3 +277,34 @@ export function credentialVariables(env: EnvVar[]): string[] {
   }
   return [...out].sort();
 }
+
+/**
+ * The names other containers reach a compose service by, lowercase -> service: its name, then
+ * `hostname`, `container_name`, network aliases (`networks: {net: {aliases: [xmpp.example]}}`)
+ * each interpolated from the project's `.env` like Compose does
+ * (`${XMPP_SERVER:-xmpp.meet.jitsi}` is its default without one). The first service wins a name.
+ */
+export function serviceHostNames(
+  projects: Array<{ services: Record<string, unknown>; vars: Map<string, string> }>,
+): Map<string, string> {
+  const names = new Map<string, string>();
+  const add = (alias: unknown, service: string, vars: Map<string, string>) => {
+    const raw = asString(alias);
+    const a = raw === null ? null : interpolate(raw, vars).trim().toLowerCase();
+    if (a && !a.includes('$') && !names.has(a)) names.set(a, service);
+  };
+  for (const p of projects) for (const name of Object.keys(p.services)) add(name, name, p.vars);
+  for (const { services, vars } of projects) {
+    for (const [name, svc] of Object.entries(services)) {
+      if (!isRecord(svc)) continue;
+      add(svc.hostname, name, vars);
+      add(svc.container_name, name, vars);
+      if (isRecord(svc.networks)) {
+        for (const net of Object.values(svc.networks)) {
+          if (isRecord(net)) for (const a of asArray(net.aliases)) add(a, name, vars);
+        }
+      }
+    }
+  }
+  return names;
+}

@@ -36,6 +36,7 @@ import {
   parsePort,
   envTemplateOf,
   resourceLimits,
+  serviceHostNames,
   type EnvVar,
 } from './compose-values';
 
@@ -59,9 +60,9 @@ export function analyzeCompose(
   const evidence: Evidence[] = [];
   for (const cf of parsed) {
     const siblings = parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path));
-    const resolver = composeResolver(siblings);
     const dotenv = envFiles.find((f) => dirname(f.path) === dirname(cf.file.path));
     const vars = dotenv ? parseDotenv(dotenv.text) : new Map<string, string>();
+    const resolver = composeResolver(siblings, vars);
     // No `.env`: the committed template beside the compose file (`env.example`, `.env.sample`).
     const template = dotenv
       ? undefined
@@ -94,8 +95,13 @@ export function analyzeCompose(
     }
   }
   // Connectors registered with the project's Kafka Connect worker (kafka-connectors.ts).
-  const projectOf = (cf: ComposeFile) =>
-    composeResolver(parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path)));
+  const projectOf = (cf: ComposeFile) => {
+    const dotenv = envFiles.find((f) => dirname(f.path) === dirname(cf.file.path));
+    return composeResolver(
+      parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path)),
+      dotenv ? parseDotenv(dotenv.text) : new Map<string, string>(),
+    );
+  };
   for (const e of connectorEvidence(parsed, otherFiles, projectOf)) evidence.push(e);
   return { evidence, gaps: [...gaps, ...missingEnvFiles(parsed, byPath, envFiles)] };
 }
@@ -139,26 +145,9 @@ function missingEnvFiles(
   });
 }
 
-/** Service names, `hostname`, `container_name`, network aliases and link aliases -> service. */
-function composeResolver(files: ComposeFile[]): HostResolver {
-  const names = new Map<string, string>();
-  const add = (alias: unknown, service: string) => {
-    const a = asString(alias);
-    if (a && !names.has(a.toLowerCase())) names.set(a.toLowerCase(), service);
-  };
-  for (const f of files) for (const name of Object.keys(f.services)) add(name, name);
-  for (const f of files) {
-    for (const [name, svc] of Object.entries(f.services)) {
-      if (!isRecord(svc)) continue;
-      add(svc.hostname, name);
-      add(svc.container_name, name);
-      if (isRecord(svc.networks)) {
-        for (const net of Object.values(svc.networks)) {
-          if (isRecord(net)) for (const a of asArray(net.aliases)) add(a, name);
-        }
-      }
-    }
-  }
+/** Service names, `hostname`, `container_name` and network aliases -> service (serviceHostNames). */
+function composeResolver(files: ComposeFile[], vars: Map<string, string>): HostResolver {
+  const names = serviceHostNames(files.map((f) => ({ services: f.services, vars })));
   return (host) => {
     const service = names.get(host);
     if (service) return { key: entityKey('service', service), name: service };

@@ -16,6 +16,7 @@ import { analyzeHelm, chartDirs, helmRole } from './helm';
 import { analyzeKubernetes } from './kubernetes';
 import { generatedObjects } from './kubernetes-cluster';
 import { analyzeKustomize, isKustomization } from './kustomize';
+import { isImageTemplate } from './image-templates';
 import { analyzeProxies, proxyKindOf } from './proxies';
 import { analyzeSkaffold, isSkaffold } from './skaffold';
 import { dotenvSecrets } from './settings-secrets';
@@ -37,7 +38,8 @@ export type CloudFormat =
   | 'skaffold'
   | 'tye'
   | 'deploy-document'
-  | 'entrypoint';
+  | 'entrypoint'
+  | 'image-template';
 
 const COMPOSE = /^((docker-)?compose|docker-stack)([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -78,6 +80,9 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   ) {
     return 'kubernetes';
   }
+  // A configuration template an image renders from its environment at start (Go templates with
+  // `.Env.X` or `getenv`): its defaults are addresses of the service running the image.
+  if (!YAML.test(name) && isImageTemplate(file.text)) return 'image-template';
   return null;
 }
 
@@ -166,6 +171,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       dotenv: of('dotenv'),
       entrypoints: of('entrypoint'),
       envTemplates: of('env-template'),
+      templates: of('image-template'),
     }),
   );
   // The addresses Dapr local-file secret stores hold (read by the apps that load them).

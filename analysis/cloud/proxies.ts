@@ -33,8 +33,10 @@ import { expandVariables } from '../shared/variables';
 import { parseYamlDocuments } from '../shared/yaml';
 import { parseHostPort, parseUrl, targetKeyOf, type HostPort } from '../shared/urls';
 import { interpolate, parseDotenv } from './compose';
+import { serviceHostNames } from './compose-values';
 import { copiedDirs, dockerfileServiceName, instructions } from './dockerfile';
 import { envoyDaprRoutes } from './envoy-dapr';
+import { isImageTemplate, renderTemplate, templateDefaults } from './image-templates';
 import { composeLabels, labelProxyEvidence } from './label-proxies';
 
 export type ProxyKind = 'nginx' | 'envoy';
@@ -192,6 +194,7 @@ function candidates(
 ) {
   const list: Candidate[] = [];
   const runners: ComposeRunner[] = [];
+  const projects: Array<{ services: Record<string, unknown>; vars: Map<string, string> }> = [];
   const dockerfileAt = new Map(dockerfiles.map((f) => [f.path, f]));
   for (const file of compose) {
     const dir = dirname(file.path);
@@ -207,6 +210,7 @@ function candidates(
     for (const doc of parseYamlDocuments(file).docs) {
       const services = isRecord(doc.value) ? doc.value.services : null;
       if (!isRecord(services)) continue;
+      projects.push({ services, vars });
       for (const [name, svc] of Object.entries(services)) {
         if (!isRecord(svc)) continue;
         const key = entityKey('service', name);
@@ -274,7 +278,7 @@ function candidates(
     list.push({ key, dir: dirname(f.path), how: 'dockerfile-folder', env });
     list.push(...copyCandidates(f, env, runners, entrypoints));
   }
-  return list;
+  return { list, names: serviceHostNames(projects) };
 }
 
 /**
@@ -359,12 +363,16 @@ function fill(text: string, env: Map<string, string>): { text: string; used: Set
 
 /** The hosts of a pass target: `http://api:8080/x`, `grpc://svc:50051`, `php:9000`. */
 function passHosts(value: string): HostPort[] {
-  if (value.includes('$') || /^unix:/i.test(value)) return [];
+  if (/^unix:/i.test(value)) return [];
   const url = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(value);
   if (url) {
-    const p = parseUrl(url[1] ?? '', url[2] ?? '');
+    // nginx variables after the host (`/http-bind?prefix=$prefix&$args`) leave it known.
+    const authority = /^[^/?#]*/.exec(url[2] ?? '')?.[0] ?? '';
+    if (authority.includes('$')) return [];
+    const p = parseUrl(url[1] ?? '', authority);
     return p.unresolved ? [] : p.hosts;
   }
+  if (value.includes('$')) return [];
   const hp = parseHostPort(value);
   return hp && hp.host !== '' ? [hp] : [];
 }
@@ -518,6 +526,8 @@ export interface ProxyContext {
   entrypoints?: SourceFile[];
   /** Committed `.env` templates (`env.example`): mount paths of a project with no `.env`. */
   envTemplates?: SourceFile[];
+  /** Configuration templates an image renders from its environment (image-templates.ts). */
+  templates?: SourceFile[];
 }
 
 /** Routes of every proxy config file, and Traefik and label-discovery routes of compose projects. */
@@ -527,7 +537,7 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     ...labelProxyEvidence(context.compose),
   ];
   const gaps: AnalyzerGap[] = [];
-  const list = candidates(
+  const { list, names } = candidates(
     context.compose,
     context.dockerfiles,
     context.dotenv,
@@ -548,10 +558,17 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     }
     let read = file;
     let used = new Set<string>();
+    let defaulted = new Set<string>();
+    if (isImageTemplate(file.text)) {
+      const rendered = renderTemplate(file.text, owner.env);
+      read = { path: file.path, text: rendered.text };
+      used = rendered.used;
+      defaulted = rendered.defaulted;
+    }
     if (isTemplate(file.path)) {
-      const filled = fill(file.text, owner.env);
+      const filled = fill(read.text, owner.env);
       read = { path: file.path, text: filled.text };
-      used = filled.used;
+      for (const n of filled.used) used.add(n);
     }
     const lines = file.text.split('\n');
     let routes: Route[];
@@ -562,15 +579,22 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
       for (const message of r.errors)
         gaps.push({ path: file.path, reason: 'yaml_parse_error', message });
     }
+    // Go template locals (`{{ $X := .Env.X | default "v" }}`): the variable each one reads.
+    const locals = templateLocals(file.text);
     for (const r of routes) {
-      const object = r.object ?? targetKeyOf(r.target.host);
+      const named = names.get(r.target.host.toLowerCase());
+      const object = r.object ?? (named ? entityKey('service', named) : targetKeyOf(r.target.host));
       if (object === null || object === owner.key) continue;
       const label = r.target.port === null ? r.target.host : `${r.target.host}:${r.target.port}`;
       // The variables filled on the route's own lines (the file as written).
       const written = lines.slice(r.span.start - 1, r.span.end).join('\n');
-      const filledFrom = [...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)]
-        .map((m) => m[1] ?? '')
-        .filter((n) => used.has(n));
+      const filledFrom = [
+        ...[...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => locals.get(m[1]!) ?? m[1]!),
+        ...[...written.matchAll(/\.Env\.([A-Za-z_]\w*)/g)].map((m) => m[1]!),
+      ].filter((n) => used.has(n));
+      // A template's default names the upstream only when it is a service the project declares.
+      const byDefault = filledFrom.filter((n) => defaulted.has(n));
+      if (byDefault.length > 0 && !named && !r.object) continue;
       // Cited in the file as written (filled values are not in the repository's text).
       evidenceOut.push(
         evidence(file, r.span, {
@@ -595,10 +619,83 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
               ? { owner_link: owner.link }
               : {}),
             ...(filledFrom.length > 0 ? { filled_from: [...new Set(filledFrom)].sort() } : {}),
+            ...(byDefault.length > 0 ? { template_default: [...new Set(byDefault)].sort() } : {}),
           },
         }),
       );
     }
   }
+  for (const file of context.templates ?? [])
+    evidenceOut.push(...templateDefaultEvidence(file, ownerOf(file.path, list), names));
   return { evidence: evidenceOut, gaps };
+}
+
+/** `{{ $X := .Env.NAME ... }}` -> X -> NAME. */
+function templateLocals(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(/\{\{-?\s*\$([A-Za-z_]\w*)\s*:?=[^}\n]*?\.Env\.([A-Za-z_]\w*)/g))
+    out.set(m[1]!, m[2]!);
+  return out;
+}
+
+/**
+ * A configuration template the image renders at start (not a proxy file): each literal default
+ * naming a service the project's compose files declare (by name, hostname or network alias) is
+ * an address the running service uses when its environment does not set the variable; one the
+ * environment sets is the compose analyzer's to read. The service is the one that mounts or
+ * builds the file, or runs the image that copies it in (a Dockerfile's folder alone is no
+ * running service). Weaker than a value set explicitly (`template_default`,
+ * analysis/reconcile-confidence.ts).
+ */
+function templateDefaultEvidence(
+  file: SourceFile,
+  owner: Owner | null,
+  names: Map<string, string>,
+): Evidence[] {
+  if (!owner || owner.how === 'dockerfile-folder') return [];
+  const out: Evidence[] = [];
+  const seen = new Set<string>();
+  for (const d of templateDefaults(file.text)) {
+    if (owner.env.has(d.variable)) continue;
+    // A short word (`default "web"`) is an address only in a variable named for one.
+    if (
+      !/[.:/]/.test(d.value) &&
+      !/(HOST|HOSTNAME|SERVER|URL|URI|ADDR|ADDRESS|ENDPOINT)S?$/i.test(d.variable)
+    )
+      continue;
+    for (const hp of passHosts(d.value)) {
+      const named = names.get(hp.host.toLowerCase());
+      if (!named) continue;
+      const object = entityKey('service', named);
+      if (object === owner.key || seen.has(`${object}\u0000${d.variable}`)) continue;
+      seen.add(`${object}\u0000${d.variable}`);
+      out.push(
+        evidence(
+          file,
+          { start: d.line, end: d.line },
+          {
+            source: 'cloud',
+            provider: 'image-template',
+            kind: 'template-default-reference',
+            subject: owner.key,
+            relationship: 'connects_to',
+            object,
+            summary: `${owner.key} renders ${file.path} with ${d.variable} defaulting to ${d.value} -> service ${named}`,
+            attributes: {
+              variable: d.variable,
+              value: d.value,
+              host: hp.host,
+              port: hp.port,
+              template_default: [d.variable],
+              owner: owner.how,
+              ...(owner.link === 'image-name' || owner.link === 'env-template'
+                ? { owner_link: owner.link }
+                : {}),
+            },
+          },
+        ),
+      );
+    }
+  }
+  return out;
 }
