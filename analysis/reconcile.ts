@@ -5,7 +5,7 @@
  * service, a Kubernetes Deployment and its Service, a source directory, an image name).
  */
 import type { SourceType } from './evidence';
-import { keyKind, keyName, normalizeName } from './evidence';
+import { entityKey, keyKind, keyName, normalizeName } from './evidence';
 import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-addresses';
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
 import { daprSecretConnections, engineFamily } from './reconcile-dapr-secrets';
@@ -128,6 +128,13 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     const services = keys.filter((k) => keyKind(k) === 'service');
     if (specific.length && services.length) for (const s of services) uf.union(specific[0]!, s);
   }
+  // 2b. A dotted host that is the name a deployment declares (a compose service `catalog.api`,
+  //     its `hostname` or `container_name`) is that deployable, not an Internet host: analyzers
+  //     that see no deployment (a gateway's settings, a URL in code) key it `external:`.
+  for (const [name, keys] of deployedNames(evidence)) {
+    for (const ext of byName.get(name) ?? [])
+      if (keyKind(ext) === 'external') for (const k of keys) uf.union(k, ext);
+  }
   // 3. Builds and images: a compose/k8s service built from a Dockerfile in a unit's directory
   //    (the build's `dockerfile` inside its context, else the context's Dockerfile), or running
   //    an image named like a code unit, is that unit. A context shared by several services (the
@@ -193,6 +200,14 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   for (const key of subjects) {
     const r = rep(key);
     members.set(r, (members.get(r) ?? new Set()).add(key));
+  }
+  // An embedded store is also known by the database file it opens (`Data Source=discountdb`),
+  // a name only, never a merge: unless something else in the graph is called that.
+  for (const e of evidence) {
+    const file = e.attributes.database;
+    if (e.evidence_kind !== 'datastore-declared' || e.attributes.embedded !== true) continue;
+    if (typeof file !== 'string' || byName.has(normalizeName(file))) continue;
+    members.get(rep(e.subject_key))?.add(entityKey('datastore', file));
   }
   for (const e of evidence) {
     if (!GRAPH.has(keyKind(e.subject_key)) || !placed(e.subject_key)) continue;
@@ -450,6 +465,25 @@ function plainNamedResources(evidence: StoredEvidence[]): Set<string> {
   }
   for (const k of other) plain.delete(k);
   return plain;
+}
+
+/**
+ * The names each deployment declaration gives its deployable (its key's name, a compose
+ * `hostname` and `container_name`), normalized as keys are, to the declared keys.
+ */
+function deployedNames(evidence: StoredEvidence[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const e of evidence) {
+    if (!DEPLOYMENT_KINDS.has(e.evidence_kind) || keyKind(e.subject_key) !== 'service') continue;
+    const names = [keyName(e.subject_key)];
+    for (const a of [e.attributes.hostname, e.attributes.container_name])
+      if (typeof a === 'string' && a !== '') names.push(normalizeName(a));
+    for (const n of new Set(names)) {
+      const keys = out.get(n) ?? [];
+      if (!keys.includes(e.subject_key)) pushTo(out, n, e.subject_key);
+    }
+  }
+  return out;
 }
 
 function orderKey(e: StoredEvidence): string {

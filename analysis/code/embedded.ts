@@ -70,13 +70,50 @@ function scannable(path: string): boolean {
 
 /** `datastore-declared` (embedded) and `embedded-store` evidence of every unit. */
 export function embeddedStoreEvidence(model: CodeModel): Evidence[] {
+  const filesOf = (u: Unit) => model.filesByUnit.get(u.key) ?? [];
+  // A database file named by one unit only names that unit's store (two units opening `app.db`
+  // name neither).
+  const named = new Map<string, number>();
+  for (const unit of model.units) {
+    const name = sqliteFileName(filesOf(unit));
+    if (name !== null) named.set(name, (named.get(name) ?? 0) + 1);
+  }
   const out: Evidence[] = [];
-  for (const unit of model.units)
-    out.push(...unitStores(unit, model.filesByUnit.get(unit.key) ?? []));
+  for (const unit of model.units) {
+    const name = sqliteFileName(filesOf(unit));
+    out.push(
+      ...unitStores(unit, filesOf(unit), name !== null && named.get(name) === 1 ? name : null),
+    );
+  }
   return out;
 }
 
-function unitStores(unit: Unit, files: SourceFile[]): Evidence[] {
+/** An ADO.NET connection string's file (`Data Source=discountdb`, `Filename=data/app.db`). */
+const FILE_SOURCE = /\b(?:Data Source|DataSource|Filename)\s*=\s*([^;"'\n]*)([^"'\n]*)/gi;
+/** Keys of a database server's connection string, never an SQLite file's. */
+const SERVER_KEYS = /\b(?:Server|Host|Initial Catalog|Database|Integrated Security|Port)\s*=/i;
+
+/**
+ * The one SQLite database file the unit's code and settings name in a connection string, as a
+ * name (`discountdb`; `app.db` -> `app`), or null: none, several, in-memory, or not a plain
+ * file name (a placeholder).
+ */
+function sqliteFileName(files: SourceFile[]): string | null {
+  const names = new Set<string>();
+  for (const file of files) {
+    if (!scannable(file.path) || file.text.length > MAX_CHARS) continue;
+    for (const m of file.text.matchAll(FILE_SOURCE)) {
+      const value = (m[1] ?? '').trim();
+      if (SERVER_KEYS.test(m[0])) continue;
+      const base = (value.split(/[\\/]/).pop() ?? '').replace(/\.(?:db|sqlite3?)$/i, '');
+      if (!/^[A-Za-z0-9][\w.-]*$/.test(base) || /memory/i.test(m[0])) return null;
+      names.add(base.toLowerCase());
+    }
+  }
+  return names.size === 1 ? [...names][0]! : null;
+}
+
+function unitStores(unit: Unit, files: SourceFile[], fileName: string | null): Evidence[] {
   const deps = unit.manifests.flatMap((m) => m.dependencies.map((d) => d.name)).join('\n');
   const first = new Map<string, { file: SourceFile; line: number; form: string }>();
   for (const file of files) {
@@ -107,6 +144,8 @@ function unitStores(unit: Unit, files: SourceFile[]): Evidence[] {
   ].sort();
   const out: Evidence[] = [];
   for (const [engine, at] of [...first].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    // The file an SQLite store opens, when the unit alone names it (reconcile's alias).
+    const database = engine === 'sqlite' ? fileName : null;
     const key = entityKey('datastore', `${unit.name}-${engine}`);
     const span = { start: at.line, end: at.line };
     if (optionalImport(at.file, at.form)) {
@@ -141,8 +180,13 @@ function unitStores(unit: Unit, files: SourceFile[]): Evidence[] {
         provider: 'embedded-store',
         kind: 'datastore-declared',
         subject: key,
-        summary: `${unit.name} opens an embedded ${engine} database in its own process (${at.form})`,
-        attributes: { engine, embedded: true, owner: unit.key },
+        summary: `${unit.name} opens an embedded ${engine} database${database !== null ? ` ${database}` : ''} in its own process (${at.form})`,
+        attributes: {
+          engine,
+          embedded: true,
+          owner: unit.key,
+          ...(database !== null ? { database } : {}),
+        },
       }),
       evidence(at.file, span, {
         source: 'code',
