@@ -15,6 +15,7 @@ import {
 import { normalizePath } from '../shared/paths';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
+import { testcontainersEvidence } from './testcontainers';
 import { configKeyEvidence } from './config-keys';
 import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
@@ -124,6 +125,9 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     gaps.push(...conn.gaps);
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
+    evidence.push(
+      ...guarded(gaps, '', 'Testcontainers launchers', () => testcontainersEvidence(model), []),
+    );
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Dapr secrets', () => daprSecretReadEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
