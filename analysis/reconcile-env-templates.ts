@@ -12,7 +12,7 @@
 import { BROKER_SCHEMES, DATASTORE_SCHEMES } from './code/connection-hosts';
 import { keyKind } from './evidence';
 import { publishedStores } from './reconcile-local-stores';
-import type { RelEntry, StoredEvidence } from './reconcile-model';
+import { addInferredConnection, type RelEntry, type StoredEvidence } from './reconcile-model';
 import { dirname, normalizeDir } from './shared/paths';
 import { isLocalHost } from './shared/urls';
 
@@ -83,17 +83,7 @@ export function templateEdges(
       target = hostEntity(host);
     }
     if (!target || target === source || !TARGET_KINDS.has(keyKind(target))) continue;
-    const key = `connects_to:${source}->${target}`;
-    if (relEvidence.has(key)) continue;
-    const entry = out.get(key) ?? {
-      kind: 'connects_to',
-      source,
-      target,
-      ev: [],
-      cap: TEMPLATE_CAP,
-    };
-    for (const x of [e, ...with_]) if (!entry.ev.includes(x)) entry.ev.push(x);
-    out.set(key, entry);
+    addInferredConnection(out, relEvidence, source, target, TEMPLATE_CAP, [e, ...with_]);
   }
   return out;
 }

@@ -16,7 +16,7 @@
  * reconcile-local-stores.ts.
  */
 import { keyKind } from './evidence';
-import type { RelEntry, StoredEvidence } from './reconcile-model';
+import { addInferredConnection, type RelEntry, type StoredEvidence } from './reconcile-model';
 import { LOCAL_STORE_CAP } from './reconcile-local-stores';
 import { isLocalHost, parseHostPort } from './shared/urls';
 
@@ -99,18 +99,7 @@ export function hostNetworkEdges(
     if (listeners.get(port)?.has(source)) continue;
     if (found.length !== 1) continue;
     const l = found[0]!;
-    const key = `connects_to:${source}->${l.target}`;
-    if (relEvidence.has(key)) continue;
-    const entry = out.get(key) ?? {
-      kind: 'connects_to',
-      source,
-      target: l.target,
-      ev: [],
-      cap: l.cap,
-    };
-    if (!entry.ev.includes(e)) entry.ev.push(e);
-    for (const x of l.ev) if (!entry.ev.includes(x)) entry.ev.push(x);
-    out.set(key, entry);
+    addInferredConnection(out, relEvidence, source, l.target, l.cap, [e, ...l.ev]);
   }
   return out;
 }

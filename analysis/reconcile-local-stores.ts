@@ -14,7 +14,7 @@
  * its engine's default port (published or not).
  */
 import { keyKind } from './evidence';
-import type { RelEntry, StoredEvidence } from './reconcile-model';
+import { addInferredConnection, type RelEntry, type StoredEvidence } from './reconcile-model';
 
 /** The port a client of the engine uses when its address names none. */
 const DEFAULT_PORTS: Record<string, string> = {
@@ -96,19 +96,10 @@ export function localStoreEdges(
       .map(([s]) => s);
     if (targets.length !== 1 || targets[0] === source) continue;
     const target = targets[0]!;
-    const key = `connects_to:${source}->${target}`;
-    if (relEvidence.has(key)) continue;
-    const entry = out.get(key) ?? {
-      kind: 'connects_to',
-      source,
-      target,
-      ev: [],
-      cap: LOCAL_STORE_CAP,
-    };
-    entry.ev.push(e);
-    for (const p of published.get(`${target}\u0000${port}`) ?? hostDeclared.get(target) ?? [])
-      if (!entry.ev.includes(p)) entry.ev.push(p);
-    out.set(key, entry);
+    addInferredConnection(out, relEvidence, source, target, LOCAL_STORE_CAP, [
+      e,
+      ...(published.get(`${target}\u0000${port}`) ?? hostDeclared.get(target) ?? []),
+    ]);
   }
   return out;
 }

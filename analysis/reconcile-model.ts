@@ -20,6 +20,26 @@ export interface RelEntry {
   basis?: string;
 }
 
+/**
+ * Adds an inferred, capped `connects_to` entry from `source` to `target` to `out`, or its records
+ * to the entry already there (each record once), unless reconcile already has that relationship
+ * from evidence (`known`): an inferred edge never stands beside a read one.
+ */
+export function addInferredConnection(
+  out: Map<string, RelEntry>,
+  known: Map<string, RelEntry>,
+  source: string,
+  target: string,
+  cap: number,
+  records: StoredEvidence[],
+): void {
+  const key = `connects_to:${source}->${target}`;
+  if (known.has(key)) return;
+  const entry = out.get(key) ?? { kind: 'connects_to', source, target, ev: [], cap };
+  for (const x of records) if (!entry.ev.includes(x)) entry.ev.push(x);
+  out.set(key, entry);
+}
+
 export interface ConflictingClaim {
   field: string;
   claims: Array<{ value: unknown; evidence_ids: string[]; sources: string[] }>;
