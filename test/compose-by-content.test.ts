@@ -62,3 +62,17 @@ test('content: only the first 4 KiB are read, by both classifiers alike', (t) =>
   t.true(isComposeHead(cut));
   t.is(classifyPath('cut.yml', Buffer.from(cut).subarray(0, 4096).toString('utf8')), 'cloud');
 });
+
+test('content: a README command naming pwd.yml is read past a prose blockquote', async (t) => {
+  // `> ` outside a fence is a Markdown blockquote: its apostrophe opens no shell quote.
+  const readme =
+    "# Acme\n\n> For Docker's basics see [docs](https://docs.docker.com)\n\n```sh\ndocker compose -f pwd.yml up -d\n```\n";
+  const { evidence } = await analyzeFileMap({ 'README.md': readme, 'pwd.yml': DEMO });
+  const deploys = evidence
+    .filter((e) => e.evidence_kind === 'deploy-manifests')
+    .map((e) => e.attributes);
+  t.deepEqual(
+    deploys.map((a) => [a.compose_file, a.command]),
+    [['pwd.yml', 'docker compose -f pwd.yml up -d']],
+  );
+});
