@@ -52,7 +52,9 @@ function commandText(file: SourceFile, kind: DocumentKind): string {
         const cmd = prompt ? prompt[1]! : l.trim();
         return cmd.startsWith('#') ? '' : cmd;
       }
-      if (prompt && TOOLS.test(prompt[1]!)) return prompt[1]!;
+      // Outside a fence `> ` opens a Markdown blockquote (prose, its `Docker's` no quote to
+      // open): only a `$ ` prompt is a command there.
+      if (prompt && l.trimStart().startsWith('$') && TOOLS.test(prompt[1]!)) return prompt[1]!;
       // Inline code spans of prose: `kubectl apply -f ./manifests`.
       const spans = [...l.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((s) => TOOLS.test(s));
       return spans.join(' ; ');

@@ -11,6 +11,7 @@ import { analyzeBicep } from './bicep';
 import { analyzeCompose } from './compose';
 import { daprSecretHostEvidence } from './dapr-secrets';
 import { readComposeFiles } from './compose-merge';
+import { isComposeHead } from './compose-head';
 import { analyzeDockerfile } from './dockerfile';
 import { analyzeHelm, chartDirs, helmRole } from './helm';
 import { analyzeKubernetes } from './kubernetes';
@@ -71,6 +72,8 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (isSkaffold(file.path)) return 'skaffold';
   // What `tye run` starts (Microsoft Tye): services read like compose services.
   if (isTye(file.path) && /^services\s*:/m.test(file.text)) return 'tye';
+  // A compose file named otherwise (`pwd.yml`, `stack.yml`), known by its content.
+  if (YAML.test(name) && !CI_PATHS.test(file.path) && isComposeHead(file.text)) return 'compose';
   // Other YAML is read as Kubernetes when it looks like a manifest (apiVersion and kind keys).
   if (
     YAML.test(name) &&

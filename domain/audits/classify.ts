@@ -4,6 +4,7 @@
  * Pure and path-based, with a peek at YAML content to tell Kubernetes manifests apart.
  */
 import path from 'node:path';
+import { isComposeHead } from '../../analysis/cloud/compose-head';
 
 export type SourceType = 'code' | 'cloud' | 'cicd';
 
@@ -198,7 +199,12 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
   if (base.endsWith('.lockfile')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
   // (A Kubernetes-style manifest named `settings.yaml`, a Dapr component, stays cloud below.)
-  if (PROGRAM_CONFIG.test(base) && !TOOLING_DIR.test(filePath) && !isManifestHead(head))
+  if (
+    PROGRAM_CONFIG.test(base) &&
+    !TOOLING_DIR.test(filePath) &&
+    !isManifestHead(head) &&
+    !isComposeHead(head)
+  )
     return 'code';
   // Spring classpath resources and config-server backends (`shared/orders.yml`, a config repo):
   // settings an application reads (analysis/code/spring-cloud.ts).
@@ -210,7 +216,9 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
     return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
-  if ((ext === '.yaml' || ext === '.yml') && isManifestHead(head)) return 'cloud';
+  // Kubernetes-style manifests, and compose files named otherwise (`pwd.yml`, by content).
+  if ((ext === '.yaml' || ext === '.yml') && (isManifestHead(head) || isComposeHead(head)))
+    return 'cloud';
   // A Kafka Connect connector configuration: what the worker it is registered with connects to.
   if (ext === '.json' && head !== undefined && /"connector\.class"\s*:/.test(head)) return 'cloud';
   return null;
