@@ -17,7 +17,10 @@ export class UnionFind {
   /** Per set (by representative): the deployables it holds, by the provider declaring them. */
   private deployed = new Map<string, Map<string, Set<string>>>();
   private declared = new Set<string>();
-  /** Keys named only for a Dockerfile's final stage (`deps`, `runner`): the last choice of name. */
+  /**
+   * Keys named only for a Dockerfile's final stage (`deps`, `runner`) or by a registry lookup:
+   * the last choice of name.
+   */
   private stages = new Set<string>();
   /** Iterative (a chain of merges as long as the input must not overflow the stack). */
   find(x: string): string {
