@@ -96,3 +96,30 @@ test('an application whose settings name another address of the engine does not'
   const { graph } = await analyzeFileMap(compose('root:pw@tcp(mysql.example.com:3306)/test'));
   t.false(connections(graph).includes('service:user-service -> datastore:user-db'));
 });
+
+const template = (arg: string) => `FROM golang:1.16 AS builder
+${arg}
+COPY . /src
+WORKDIR /src/app/\${APP_RELATIVE_PATH}
+RUN make build
+
+FROM debian:stable-slim
+${arg}
+COPY --from=builder /src/app/\${APP_RELATIVE_PATH}/bin /app
+EXPOSE 8000
+CMD ["./server"]
+`;
+
+test('a shared Dockerfile building the folder a build argument names is a recipe, not a service', async (t) => {
+  const { graph } = await analyzeFileMap({
+    ...repo,
+    'deploy/build/Dockerfile': template('ARG APP_RELATIVE_PATH'),
+  });
+  t.false(entityKeys(graph).includes('service:deploy'));
+  // With a default, it builds that one folder: a service of its own.
+  const fixed = await analyzeFileMap({
+    ...repo,
+    'deploy/build/Dockerfile': template('ARG APP_RELATIVE_PATH=user/service'),
+  });
+  t.true(entityKeys(fixed.graph).includes('service:deploy'));
+});
