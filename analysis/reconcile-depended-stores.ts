@@ -5,7 +5,9 @@
  * `depends_on` a compose store (a postgres, clickhouse or SMTP image) is then the only sign that
  * it uses the store. Such a service connects to the store, weakly (DEPENDED_STORE_CAP), unless:
  * the dependant is itself a store; its program or settings are in the repository (code, a build,
- * or a repository file mounted into it: had it used the store, they would say so); it already
+ * or a repository file mounted into it: had it used the store, they would say so; but not when
+ * the program's own code or settings name a store of that engine only at a loopback address,
+ * `127.0.0.1:3306`: the developer's machine, which the deployment overrides); it already
  * connects to a store of that engine; it depends on two stores of one engine (which one it
  * uses is unknown); or the compose files give another service the store's address (they pass
  * its address to its users, and gave this one none). The last two give way when the dependant
@@ -33,14 +35,26 @@ function loginVariables(e: StoredEvidence): string[] {
 
 /**
  * The `connects_to` entries (keyed as reconcile keys them) from a vendor-image compose service to
- * each compose store it depends on and has no address of.
+ * each compose store it depends on and has no address of. `addresses`: the connection-string
+ * records of the repository's code and settings, before unread settings files are set aside.
  */
 export function dependedStoreEdges(
   evidence: StoredEvidence[],
   relEvidence: Map<string, RelEntry>,
   rep: (key: string) => string,
   placed: (key: string) => boolean,
+  addresses: StoredEvidence[] = [],
 ): Map<string, RelEntry> {
+  // Per program, the engines its own code or settings reach only on the developer's machine.
+  const local = new Set<string>();
+  const remote = new Set<string>();
+  for (const e of addresses) {
+    if (e.source_type !== 'code' || !placed(e.subject_key)) continue;
+    if (typeof e.attributes.engine !== 'string') continue;
+    const k = `${rep(e.subject_key)}\u0000${e.attributes.engine}`;
+    (e.attributes.local_host === true ? local : remote).add(k);
+  }
+  for (const k of remote) local.delete(k);
   const engineOf = new Map<string, string>();
   // Services whose program the repository holds: code of theirs, or a compose build.
   const programs = new Set<string>();
@@ -96,8 +110,8 @@ export function dependedStoreEdges(
     const target = rep(e.object_key);
     const engine = engineOf.get(target);
     if (engine === undefined || keyKind(source) !== 'service') continue;
-    if (!vendor.has(source) || programs.has(source)) continue;
     const k = `${source}\u0000${engine}`;
+    if (!vendor.has(source) || (programs.has(source) && !local.has(k))) continue;
     const byTarget = deps.get(k) ?? new Map<string, StoredEvidence[]>();
     byTarget.set(target, [...(byTarget.get(target) ?? []), e]);
     deps.set(k, byTarget);

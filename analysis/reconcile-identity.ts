@@ -17,7 +17,10 @@ export class UnionFind {
   /** Per set (by representative): the deployables it holds, by the provider declaring them. */
   private deployed = new Map<string, Map<string, Set<string>>>();
   private declared = new Set<string>();
-  /** Keys named only for a Dockerfile's final stage (`deps`, `runner`): the last choice of name. */
+  /**
+   * Keys named only for a Dockerfile's final stage (`deps`, `runner`) or by a registry lookup:
+   * the last choice of name.
+   */
   private stages = new Set<string>();
   /** Iterative (a chain of merges as long as the input must not overflow the stack). */
   find(x: string): string {
@@ -285,8 +288,9 @@ export function identitySets(
 /**
  * A set known only by its Dockerfiles (no code unit around them, no deployment declaration, no
  * record from any other file such as a proxy template's routes) none of which exposes a fixed
- * port: an image recipe (a tool image, a script runner, a build template parameterized by
- * `ARG`s), not a deployable. Its records stay evidence.
+ * port, or whose built folder is a build argument without default (`ARG APP_RELATIVE_PATH`,
+ * `WORKDIR /src/app/${APP_RELATIVE_PATH}`): an image recipe (a tool image, a script runner, a
+ * build template parameterized by `ARG`s), not a deployable. Its records stay evidence.
  */
 function isImageRecipe(ev: StoredEvidence[]): boolean {
   const dockerfiles = ev.filter((e) => e.evidence_kind === 'dockerfile-declared');
@@ -294,6 +298,8 @@ function isImageRecipe(ev: StoredEvidence[]): boolean {
   const files = new Set(dockerfiles.map((e) => e.location.path));
   if (ev.some((e) => !files.has(e.location.path))) return false;
   return dockerfiles.every((e) => {
+    // The folder built is a build argument without default: whichever program a build names.
+    if (typeof e.attributes.program_arg === 'string') return true;
     const ports = Array.isArray(e.attributes.exposed_ports) ? e.attributes.exposed_ports : [];
     return !ports.some((p) => /^\d/.test(String(p)));
   });

@@ -88,6 +88,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       normalizeName(e.attributes.final_stage) === keyName(e.subject_key)
     )
       uf.stage(e.subject_key);
+  // So does a name only a service registry lookup gives (`discovery:///acme.user.service`): the
+  // program registering it has a name of its own (analysis/code/registry-names.ts).
+  const subjectKeys = new Set(evidence.map((e) => e.subject_key));
+  for (const e of evidence)
+    if (e.evidence_kind === 'registry-lookup' && e.object_key && !subjectKeys.has(e.object_key))
+      uf.stage(e.object_key);
   // Last of all a Terraform module call's name, when its template builds the deployed name from the
   // call's inputs (an alias, analysis/cloud/terraform-modules.ts): that name names the set.
   for (const e of evidence)
@@ -186,6 +192,9 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
 
   // Settings files given to containers are theirs (reconcile-mounted.ts).
   const mounted = mountedSettings(evidence, (k) => uf.find(k), [...declarations.keys()]);
+  // Store addresses of programs' own code and settings, before settings files no container reads
+  // are set aside (loopback ones: reconcile-depended-stores.ts).
+  const addresses = evidence.filter((e) => e.evidence_kind === 'connection-string');
   evidence = mounted.evidence;
   // Each set's kind and whether it is an entity at all, from its own evidence (identitySets).
   const { finalKey, dropped, engines } = identitySets(evidence, subjects, (k) => uf.find(k));
@@ -379,7 +388,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   for (const [key, entry] of templateEdges(evidence, relEvidence, rep, placed, hostEntity))
     relEvidence.set(key, entry);
   // A compose store a vendor container depends on and has no address for (reconcile-depended-stores.ts).
-  for (const [key, entry] of dependedStoreEdges(evidence, relEvidence, rep, placed))
+  for (const [key, entry] of dependedStoreEdges(evidence, relEvidence, rep, placed, addresses))
     relEvidence.set(key, entry);
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a
   // target. Relationships are indexed by source, so each read looks only at its service's own.

@@ -201,6 +201,20 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
   const remote = all
     .flatMap((s) => s.body)
     .filter((x) => x.cmd === 'ADD' && /(^|\s)(https?:\/\/|git@)/.test(x.args));
+  // A build argument with no default naming the folder built (`WORKDIR /src/app/${APP_PATH}`,
+  // `COPY --from=builder /src/app/${APP_PATH}/bin /app`): one recipe for several programs.
+  const noDefault = list
+    .filter((x) => x.cmd === 'ARG' && !x.args.includes('='))
+    .map((x) => x.args.trim())
+    .filter((n) => /^[A-Za-z_]\w*$/.test(n));
+  const programArg =
+    noDefault.find((n) =>
+      list.some(
+        (x) =>
+          (x.cmd === 'WORKDIR' || x.cmd === 'COPY') &&
+          new RegExp(String.raw`\$(?:\{${n}\}|${n}\b)`).test(x.args),
+      ),
+    ) ?? null;
   // The program the image runs: the last ENTRYPOINT and CMD of the final stage's lineage.
   const program = (cmd: string) => inherited.filter((x) => x.cmd === cmd).pop()?.args ?? null;
   const lastLine = Math.max(final.from.end, ...final.body.map((x) => x.end));
@@ -223,6 +237,7 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
       exposed_ports: ports.map((x) => x.p),
       remote_adds: remote.length,
       copied_dirs: copiedDirs(dirname(file.path), inherited),
+      program_arg: programArg,
     },
   );
   if (root) {

@@ -12,6 +12,11 @@
  *   handlers (`metricRegistry.register("requests", ...)`) registers no service. Evidence `registry-lookup`
  *   (relationship `connects_to`, object `service:<name>`).
  *
+ * - Kratos (issue 23, session 13): `kratos.New(kratos.Name(Name))` registers the application
+ *   under `Name` (a literal or a variable of the file, `Name = "beer.user.service"`; dotted names
+ *   are accepted there), and a client resolves it as `discovery:///beer.user.service`
+ *   (`grpc.WithEndpoint(...)` with a registry discovery).
+ *
  * Names are read only from literal strings; a name built at run time says nothing.
  */
 import type { Evidence, SourceFile } from '../evidence';
@@ -27,6 +32,11 @@ const NAME = /^(?=[a-z0-9-]*[a-z])[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** `<registry-ish receiver>.register...(<first argument>` */
 const REGISTER =
   /\b(\w*(?:registry|consul|discovery|registrar|naming)\w*)\s*(?:\(\s*\))?\s*\.\s*(?:register|registerservice|serviceregister|registerinstance)\s*\(\s*(?:ctx\s*,\s*)?("[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*)/gi;
+/** `kratos.Name(<name>)`: the name a Kratos application registers under. */
+const KRATOS_NAME = /\bkratos\s*\.\s*Name\s*\(\s*("[^"\n]*"|`[^`\n]*`|[A-Za-z_][\w.]*)\s*\)/g;
+/** A dotted service name (`beer.user.service`): DNS labels joined by dots. */
+const DOTTED =
+  /^(?=[a-z0-9.-]*[a-z])[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 /** Registries of something else than services: metrics, schemas, types, handlers, plugins. */
 const OTHER_REGISTRY =
   /metric|meter|prometheus|collector|schema|type|codec|convert|handler|plugin|command|component|route|event|health|template/i;
@@ -65,7 +75,7 @@ function codeFiles(model: CodeModel, unit: Unit, keep: (text: string) => boolean
 function registrations(model: CodeModel): Registration[] {
   const out: Registration[] = [];
   for (const unit of model.units) {
-    for (const { file, code } of codeFiles(model, unit, (t) => /register/i.test(t))) {
+    for (const { file, code } of codeFiles(model, unit, (t) => /register|kratos/i.test(t))) {
       const idx = new LineIndex(file.text);
       REGISTER.lastIndex = 0;
       let m: RegExpExecArray | null;
@@ -75,6 +85,13 @@ function registrations(model: CodeModel): Registration[] {
         const name = /^["']/.test(arg) ? arg.slice(1, -1) : constantValue(code, arg);
         if (name === null || !NAME.test(name)) continue;
         out.push({ name, unit, file, line: idx.lineAt(m.index + m[0].length - arg.length) });
+      }
+      KRATOS_NAME.lastIndex = 0;
+      while ((m = KRATOS_NAME.exec(code)) !== null) {
+        const arg = m[1] ?? '';
+        const name = /^["`]/.test(arg) ? arg.slice(1, -1) : constantValue(code, arg);
+        if (name === null || !(NAME.test(name) || DOTTED.test(name))) continue;
+        out.push({ name, unit, file, line: idx.lineAt(m.index) });
       }
     }
   }
@@ -106,7 +123,7 @@ export function registryNameEvidence(model: CodeModel): Evidence[] {
   }
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const use = new RegExp(
-    String.raw`[(,]\s*(["'\`])(${[...names.keys()].map(escape).join('|')})\1\s*[,)]`,
+    String.raw`[(,]\s*(["'\`])(?:discovery:///)?(${[...names.keys()].map(escape).join('|')})\1\s*[,)]`,
     'g',
   );
   for (const unit of model.units) {

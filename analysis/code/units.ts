@@ -8,7 +8,8 @@
  *   element without a `/vN` suffix, pyproject/poetry name, Cargo package name, POM artifactId,
  *   csproj file name, setup.py name), else the directory's base name ('root' at the top).
  * - Two units with the same name are both renamed after their directory path
- *   (`apps/api` -> `apps-api`), the plain name kept in `aliases`.
+ *   (`apps/api` -> `apps-api`), the plain name kept in `aliases`; but one application of a Go
+ *   module named for its path (go-apps.ts) keeps its name, the others being renamed.
  * - A package whose start script starts its members' (`pnpm -r run start`) and the one package
  *   below it with a start script that runs a program: that member takes the package's name as
  *   an alias (it is what the package's image runs).
@@ -31,6 +32,7 @@ import { uniqueSorted } from '../shared/text';
 import { asArray, isRecord } from '../shared/values';
 import { parseYamlDocuments } from '../shared/yaml';
 import { classifyUnit, WATCH_BUILD } from './classify';
+import { goApps } from './go-apps';
 import { looseGoMains } from './go-loose';
 import { lockStatus } from './lockfiles';
 import { isLockfile, manifestKindOf, parseManifest } from './manifests';
@@ -214,6 +216,13 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
   );
   const looseGo = looseGoMains(files, goModDirs);
   for (const dir of looseGo.keys()) if (!unitDirs.includes(dir)) unitDirs.push(dir);
+  // Applications of a mono-repo Go module are units of their folder (go-apps.ts).
+  const goModules = new Map<string, string>();
+  for (const [dir, d] of dirs)
+    for (const m of d.manifests)
+      if (m.kind === 'go.mod' && m.goModule) goModules.set(dir, m.goModule);
+  const apps = goApps(files, goModules);
+  for (const dir of apps.keys()) if (!unitDirs.includes(dir)) unitDirs.push(dir);
   unitDirs.sort();
 
   const units: Unit[] = [];
@@ -261,8 +270,9 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
       if (primary) break;
     }
     const dirName = dir === '' ? 'root' : normalizeName(basename(dir)) || 'root';
-    const name = (primary && unitNameFromManifest(primary)) ?? dirName;
-    const aliasSet = new Set<string>([dirName]);
+    const app = apps.get(dir);
+    const name = (primary && unitNameFromManifest(primary)) ?? app?.name ?? dirName;
+    const aliasSet = new Set<string>([app ? app.name : dirName]);
     for (const m of manifests) {
       const n = unitNameFromManifest(m);
       if (n && dirname(m.path) === dir) aliasSet.add(n);
@@ -294,8 +304,8 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
         line: citeManifest.nameLine ?? 1,
         provider: citeManifest.provider,
       };
-    } else if (!dockerfile && looseGo.has(dir)) {
-      const main = looseGo.get(dir) as { path: string; line: number };
+    } else if (!dockerfile && (looseGo.has(dir) || app)) {
+      const main = (looseGo.get(dir) ?? app) as { path: string; line: number };
       citation = { path: main.path, line: main.line, provider: 'go-source' };
     } else {
       const text = fileByPath.get(dockerfile ?? '')?.text ?? '';
@@ -311,11 +321,11 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
       lockfiles: uniqueSorted(lockfiles),
       ecosystems: uniqueSorted([
         ...manifests.map((m) => m.ecosystem),
-        ...(looseGo.has(dir) ? ['go'] : []),
+        ...(looseGo.has(dir) || app ? ['go'] : []),
       ]) as Ecosystem[],
       aliases: [...aliasSet],
       npmName: npm?.name ?? null,
-      goModule: goMod?.goModule ?? null,
+      goModule: goMod?.goModule ?? app?.goModule ?? null,
       pythonNames: uniqueSorted(pythonNames),
       workspaceRootDir,
       citation,
@@ -327,9 +337,16 @@ export function detectUnits(files: SourceFile[]): UnitDetection {
   for (const u of units) byName.set(u.name, [...(byName.get(u.name) ?? []), u]);
   for (const group of byName.values()) {
     if (group.length < 2) continue;
+    // An application named for its path below its module's applications (go-apps.ts) already
+    // is; when it is the only one of the group, the others are renamed and it keeps its name,
+    // which then is no alias of theirs.
+    const pathNamed = group.filter((u) => apps.get(u.dir)?.name === u.name);
+    const kept = pathNamed.length === 1 ? pathNamed[0] : undefined;
     for (const u of group) {
+      if (u === kept) continue;
       const renamed = u.dir === '' ? 'root' : normalizeName(u.dir.replace(/\//g, '-')) || 'root';
-      u.aliases.push(u.name);
+      if (kept) u.aliases = u.aliases.filter((a) => a !== kept.name);
+      else u.aliases.push(u.name);
       u.name = renamed;
       u.key = entityKey('service', renamed);
     }
