@@ -143,6 +143,31 @@ func main() {
   t.true(connections(graph).includes('service:users-api -> service:orders-api'));
 });
 
+test('a library function its own other package calls is credited to every importer', async (t) => {
+  const { graph } = await analyzeFileMap(
+    files({
+      // The library's server package calls NewOrdersClient; users imports only the server.
+      'internal/common/server/run.go': `package server
+
+import "${MOD}/internal/common/client"
+
+func Run() {
+	client.NewOrdersClient()
+}
+`,
+      'internal/users/main.go': `package main
+
+import "${MOD}/internal/common/server"
+
+func main() {
+	server.Run()
+}
+`,
+    }),
+  );
+  t.true(connections(graph).includes('service:users-api -> service:orders-api'));
+});
+
 test('without a bind-mounted working_dir the services stay uncoded (edges kept)', async (t) => {
   const compose = `services:${app('orders-api', 'orders')}${app('users-api', 'users')}`.replace(
     / *working_dir: \/internal\/\w+\n/g,

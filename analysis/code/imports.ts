@@ -252,7 +252,14 @@ interface Resolved {
 }
 
 /** `import` evidence for imports that cross unit boundaries. */
-export function importEvidence(model: CodeModel): Evidence[] {
+/**
+ * `selectedWithin` collects the Go functions a unit's own non-test code selects from its other
+ * packages (`dir.Name`, `dir.*` when the alias selects nothing): their reads are not one caller's.
+ */
+export function importEvidence(
+  model: CodeModel,
+  selectedWithin: Set<string> = new Set(),
+): Evidence[] {
   const npmByName = new Map<string, Unit>();
   for (const u of model.units)
     if (u.npmName && !npmByName.has(u.npmName)) npmByName.set(u.npmName, u);
@@ -358,6 +365,8 @@ export function importEvidence(model: CodeModel): Evidence[] {
           : style === 'go'
             ? resolveGo(imp.spec)
             : resolvePython(file, owner, imp);
+      if (r && r.target === owner && r.dir !== undefined && !isTestPath(file.path))
+        for (const u of imp.uses?.length ? imp.uses : ['*']) selectedWithin.add(`${r.dir}.${u}`);
       if (!r || r.target === owner) continue;
       const entry = byTarget.get(r.target.key) ?? {
         target: r.target,
