@@ -6,9 +6,13 @@ import {
 } from './code/address-roles';
 import { isConnectionEnvName } from './code/connection-hosts';
 import type { StoredEvidence } from './reconcile-model';
+import { programReads } from './reconcile-program-reads';
 
-/** Variables a framework binds by name, without a read in code: Spring relaxed binding, .NET `A__B`. */
-const FRAMEWORK_BOUND = /^(SPRING|QUARKUS|MICRONAUT|ASPNETCORE|DOTNET)_|__/;
+/**
+ * Variables a framework or client library reads by name, without a read in code: Spring relaxed
+ * binding, .NET `A__B`, the Google Cloud clients' `FIRESTORE_EMULATOR_HOST` (`PUBSUB_...`).
+ */
+const FRAMEWORK_BOUND = /^(SPRING|QUARKUS|MICRONAUT|ASPNETCORE|DOTNET)_|__|^[A-Z]+_EMULATOR_HOST$/;
 
 /**
  * Configuration indirection (docs/decisions.md): a connection whose only evidence is configuration
@@ -25,16 +29,7 @@ export function receivedOnlyEdges(
   relEvidence: Map<string, { kind: string; source: string; target: string; ev: StoredEvidence[] }>,
   rep: (key: string) => string,
 ): Map<string, 'received' | 'dropped'> {
-  const reads = new Map<string, Set<string>>();
-  const coded = new Set<string>();
-  for (const e of evidence) {
-    if (e.source_type !== 'code') continue;
-    if (e.evidence_kind === 'unit-declared') coded.add(rep(e.subject_key));
-    if (e.evidence_kind !== 'env-read' || typeof e.attributes.variable !== 'string') continue;
-    if (e.attributes.source === 'env-file') continue;
-    const r = rep(e.subject_key);
-    reads.set(r, (reads.get(r) ?? new Set()).add(e.attributes.variable));
-  }
+  const { coded, reads } = programReads(evidence, rep);
   // Start order: `A depends_on B` (compose) makes B start before A; B is A's dependency.
   const dependents = new Set<string>();
   for (const e of evidence)

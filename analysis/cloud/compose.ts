@@ -261,6 +261,8 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     // What the container runs: one image built once may run a different program per service.
     entrypoint: commandWords(svc.entrypoint),
     command: commandWords(svc.command),
+    // The folder it starts in: under a bind mount of the repository, the code it runs.
+    working_dir: asString(svc.working_dir),
     ...(inherits ? { extends: (cf.bases.get(name) ?? []).map((b) => b.name) } : {}),
   });
 

@@ -230,6 +230,7 @@ export function envReadEvidence(
   source: string,
   defaultValue: string | null,
   role: string | null = null,
+  goFunction: string | null = null,
 ): void {
   if (!isConnectionEnvName(variable)) return;
   const { unit } = ctx;
@@ -243,6 +244,8 @@ export function envReadEvidence(
       ...(safe !== null ? { [source === 'env-file' ? 'value' : 'default']: safe } : {}),
       ...(/^(LISTEN|BIND)_/i.test(variable) ? { likely_listen_address: true } : {}),
       ...(role !== null ? { address_role: role } : {}),
+      // Go: the exported function the read is in (analysis/code/go-functions.ts).
+      ...(goFunction !== null ? { go_function: goFunction } : {}),
       in_test: ctx.inTest,
     },
   }));

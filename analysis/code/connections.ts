@@ -23,6 +23,7 @@
 import { entityKey, type AnalyzerGap, type Evidence, type SourceFile } from '../evidence';
 import { basename, dirname, relativeTo, isDockerfile } from '../shared/paths';
 import { LineIndex } from '../shared/text';
+import { goReadFunction } from './go-functions';
 import {
   internalName,
   isIp,
@@ -269,7 +270,8 @@ function scanCode(ctx: Ctx, code: string, mask: Uint8Array, idx: LineIndex): voi
       const name = m[p.group] ?? '';
       const def = p.defaultGroup !== undefined ? (m[p.defaultGroup] ?? null) : null;
       const role = family === 'php' ? phpReadRole(code, m.index, m.index + m[0].length) : null;
-      envReadEvidence(ctx, idx.lineAt(m.index), name, 'code', def, role);
+      const fn = family === 'go' ? goReadFunction(code, m.index) : null;
+      envReadEvidence(ctx, idx.lineAt(m.index), name, 'code', def, role, fn);
     }
   }
   if (family === 'js') {

@@ -22,6 +22,7 @@ import { basename, dirname, joinPath, relativeTo } from '../shared/paths';
 import { LineIndex, uniqueSorted } from '../shared/text';
 import { pep503 } from './clients';
 import { CODE, isTestPath, languageOf, lex, lexStyleOf, STRING, type Language } from './common';
+import { goSelected } from './go-functions';
 import type { CodeModel, Unit } from './model';
 
 /** Local copies: imported bindings are getters in the CommonJS output, slow in hot loops. */
@@ -35,6 +36,8 @@ interface RawImport {
   symbols: string[];
   /** Python: number of leading dots. */
   level?: number;
+  /** Go: the exported names the file selects through the import's alias. */
+  uses?: string[];
 }
 
 function keywordIsCode(code: string, mask: Uint8Array, index: number): boolean {
@@ -110,7 +113,14 @@ export function extractGoImports(text: string): RawImport[] {
     if (!keywordIsCode(code, mask, m.index)) continue;
     const spec = m[2] ?? '';
     const line = idx.lineAt(m.index);
-    out.push({ spec, line, endLine: line, symbols: [m[1] ?? basename(spec)] });
+    const alias = m[1] ?? basename(spec);
+    out.push({
+      spec,
+      line,
+      endLine: line,
+      symbols: [alias],
+      uses: goSelected(code, mask, alias, IN_CODE),
+    });
   }
   const block = /\bimport\s*\(([^)]*)\)/g;
   while ((m = block.exec(code)) !== null) {
@@ -123,7 +133,14 @@ export function extractGoImports(text: string): RawImport[] {
       if (mask[at + s[0].indexOf('"')] !== IN_STRING) continue;
       const path = s[2] ?? '';
       const line = idx.lineAt(at);
-      out.push({ spec: path, line, endLine: line, symbols: [s[1] ?? basename(path)] });
+      const alias = s[1] ?? basename(path);
+      out.push({
+        spec: path,
+        line,
+        endLine: line,
+        symbols: [alias],
+        uses: goSelected(code, mask, alias, IN_CODE),
+      });
     }
   }
   return out;
@@ -230,10 +247,19 @@ const PROVIDERS: Partial<Record<Language, string>> = {
 interface Resolved {
   target: Unit;
   how: string;
+  /** Go: the imported package's folder. */
+  dir?: string;
 }
 
 /** `import` evidence for imports that cross unit boundaries. */
-export function importEvidence(model: CodeModel): Evidence[] {
+/**
+ * `selectedWithin` collects the Go functions a unit's own non-test code selects from its other
+ * packages (`dir.Name`, `dir.*` when the alias selects nothing): their reads are not one caller's.
+ */
+export function importEvidence(
+  model: CodeModel,
+  selectedWithin: Set<string> = new Set(),
+): Evidence[] {
   const npmByName = new Map<string, Unit>();
   for (const u of model.units)
     if (u.npmName && !npmByName.has(u.npmName)) npmByName.set(u.npmName, u);
@@ -287,7 +313,7 @@ export function importEvidence(model: CodeModel): Evidence[] {
         const path = rest === '' ? g.dir : joinPath(g.dir, rest);
         if (path === null) return null;
         const u = model.ownerOf(path);
-        return u ? { target: u, how: 'module-path' } : null;
+        return u ? { target: u, how: 'module-path', dir: path } : null;
       }
     }
     return null;
@@ -328,7 +354,10 @@ export function importEvidence(model: CodeModel): Evidence[] {
         : style === 'go'
           ? extractGoImports(file.text)
           : extractPythonImports(file.text);
-    const byTarget = new Map<string, { target: Unit; imports: RawImport[]; how: Set<string> }>();
+    const byTarget = new Map<
+      string,
+      { target: Unit; imports: RawImport[]; how: Set<string>; uses: Set<string> }
+    >();
     for (const imp of raw) {
       const r: Resolved | null =
         style === 'js'
@@ -336,17 +365,24 @@ export function importEvidence(model: CodeModel): Evidence[] {
           : style === 'go'
             ? resolveGo(imp.spec)
             : resolvePython(file, owner, imp);
+      if (r && r.target === owner && r.dir !== undefined && !isTestPath(file.path))
+        for (const u of imp.uses?.length ? imp.uses : ['*']) selectedWithin.add(`${r.dir}.${u}`);
       if (!r || r.target === owner) continue;
       const entry = byTarget.get(r.target.key) ?? {
         target: r.target,
         imports: [] as RawImport[],
         how: new Set<string>(),
+        uses: new Set<string>(),
       };
       entry.imports.push(imp);
       entry.how.add(r.how);
+      // Go: `internal/common/client.NewUsersClient`, the package's folder and the name used.
+      // None selected (a package named otherwise than its folder, a blank import): `dir.*`, any.
+      if (r.dir !== undefined)
+        for (const u of imp.uses?.length ? imp.uses : ['*']) entry.uses.add(`${r.dir}.${u}`);
       byTarget.set(r.target.key, entry);
     }
-    for (const { target, imports, how } of byTarget.values()) {
+    for (const { target, imports, how, uses } of byTarget.values()) {
       imports.sort((a, b) => a.line - b.line || a.endLine - b.endLine);
       const first = imports[0] as RawImport;
       const symbols = uniqueSorted(imports.flatMap((i) => i.symbols));
@@ -371,6 +407,7 @@ export function importEvidence(model: CodeModel): Evidence[] {
               ...(symbols.length > 0 ? { symbols } : {}),
               lines: [...new Set(imports.map((i) => i.line))].sort((a, b) => a - b),
               resolution: uniqueSorted(how),
+              ...(style === 'go' ? { uses: uniqueSorted(uses) } : {}),
               in_test: isTestPath(file.path),
             },
           },

@@ -12,7 +12,7 @@ import {
   type Evidence,
   type SourceFile,
 } from '../evidence';
-import { normalizePath } from '../shared/paths';
+import { dirname, normalizePath } from '../shared/paths';
 import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
 import { testcontainersEvidence } from './testcontainers';
@@ -84,6 +84,18 @@ function guarded<T>(gaps: AnalyzerGap[], path: string, what: string, fn: () => T
   }
 }
 
+/** A Go read in a function its own unit calls from another package is no one importer's (`go_function` dropped). */
+function withinCalls(evidence: Evidence[], selectedWithin: Set<string>): Evidence[] {
+  for (const e of evidence) {
+    const fn = e.attributes.go_function;
+    if (e.evidence_kind !== 'env-read' || typeof fn !== 'string') continue;
+    const dir = dirname(e.location.path);
+    if (selectedWithin.has(`${dir}.${fn}`) || selectedWithin.has(`${dir}.*`))
+      delete e.attributes.go_function;
+  }
+  return evidence;
+}
+
 export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> {
   const gaps: AnalyzerGap[] = [];
   const evidence: Evidence[] = [];
@@ -116,12 +128,15 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
         ),
       );
     }
-    evidence.push(...guarded(gaps, '', 'import analysis', () => importEvidence(model), []));
+    const selectedWithin = new Set<string>();
+    evidence.push(
+      ...guarded(gaps, '', 'import analysis', () => importEvidence(model, selectedWithin), []),
+    );
     const conn = guarded(gaps, '', 'connection analysis', () => analyzeConnections(model), {
       evidence: [],
       gaps: [],
     });
-    evidence.push(...conn.evidence);
+    evidence.push(...withinCalls(conn.evidence, selectedWithin));
     gaps.push(...conn.gaps);
     evidence.push(...guarded(gaps, '', 'gateway routes', () => gatewayEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Aspire AppHost', () => aspireEvidence(model), []));
