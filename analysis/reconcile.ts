@@ -184,7 +184,8 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
       const repo =
         typeof e.attributes.repo === 'string' ? e.attributes.repo : e.object_key.slice(6);
       const base = normalizeName(repo.split('/').pop() ?? '');
-      const unit = unitByName.get(base);
+      // A value that is a URL (`image: https://github.com/org/repo`) names no image.
+      const unit = repo.includes('://') ? undefined : unitByName.get(base);
       if (unit && keyKind(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
         join(unit, e.subject_key, 'image', e);
     }

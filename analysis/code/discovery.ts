@@ -12,7 +12,9 @@
  *   `CreateInvokeHttpClient("orders")`, `invoker.invoke("orders", ...)`, `invoke_method("orders",
  *   ...)`, `/v1.0/invoke/orders/method/`), and the state stores and pub/sub components a unit
  *   uses by name (`SaveStateAsync("statestore", ...)`, `PublishEventAsync("pubsub", ...)`,
- *   `/v1.0/state/statestore`, `/v1.0/publish/pubsub/topic`, `[Topic("pubsub", ...)]`).
+ *   `/v1.0/state/statestore`, `/v1.0/publish/pubsub/topic`, `[Topic("pubsub", ...)]`, the Go SDK's
+ *   `&common.Subscription{PubsubName: "pubsub", ...}` and `SaveState(r.Context(), "statestore",
+ *   ...)` with any context expression first).
  *   Components themselves (their engine, their scopes) are read with the manifests
  *   (analysis/cloud/kubernetes.ts). The app id or component name may be a string constant the
  *   file declares (`InvokeMethodAsync(HttpMethod.Get, OrderServiceAppId, "orders")`,
@@ -81,6 +83,9 @@ function argPattern(
  */
 const SKIPPED = String.raw`(?:[\w.]*[Cc]tx|context|[\w.]*\.(?:Context|Background|TODO)\(\)|(?:[\w.]*\.)?HttpMethod\.\w+|http\.Method\w+|httpMethod|method|verb)`;
 
+/** A Go context argument before a component name (`ctx`, `r.Context()`, `context.Background()`). */
+const CONTEXT = String.raw`(?:[\w.]*[Cc]tx|context|[\w.]*\.(?:Context|Background|TODO)\(\))`;
+
 /** Dapr's calls are read only in files that name Dapr (an SDK import, a sidecar URL). */
 const DAPR_FILE = /dapr/i;
 
@@ -139,7 +144,7 @@ const PATTERNS: IdPattern[] = [
   ),
   // Dapr building blocks by component name.
   argPattern(
-    String.raw`\b(?:(?:Save|Get|Delete|Try(?:Save|Delete))State(?:Async|Entry(?:Async)?|Bulk(?:Async)?)?|GetBulkState(?:Async)?|ExecuteStateTransaction(?:Async)?|QueryState(?:Async)?|save_state|get_state|delete_state|get_bulk_state|state\.(?:save|get|delete|getBulk|transaction))\s*(?:<[^<>()]*>)?\(\s*(?:(?:storeName|store_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${ARG_MARK}`,
+    String.raw`\b(?:(?:Save|Get|Delete|Try(?:Save|Delete))State(?:Async|Entry(?:Async)?|Bulk(?:Async)?)?|GetBulkState(?:Async)?|ExecuteStateTransaction(?:Async)?|QueryState(?:Async)?|save_state|get_state|delete_state|get_bulk_state|state\.(?:save|get|delete|getBulk|transaction))\s*(?:<[^<>()]*>)?\(\s*(?:(?:storeName|store_name)\s*[:=]\s*)?(?:${CONTEXT}\s*,\s*)?${ARG_MARK}`,
     'g',
     'datastore',
     'dapr-state',
@@ -151,7 +156,14 @@ const PATTERNS: IdPattern[] = [
     via: 'dapr-state',
   },
   argPattern(
-    String.raw`(?:\b(?:PublishEvent(?:Async|WithContentType)?|publish_event|pubsub\.publish)|\[Topic)\s*\(\s*(?:(?:pubsubName|pubsub_name)\s*[:=]\s*)?(?:ctx\s*,\s*)?${ARG_MARK}`,
+    String.raw`(?:\b(?:PublishEvent(?:Async|WithContentType)?|publish_event|pubsub\.publish)|\[Topic)\s*\(\s*(?:(?:pubsubName|pubsub_name)\s*[:=]\s*)?(?:${CONTEXT}\s*,\s*)?${ARG_MARK}`,
+    'g',
+    'queue',
+    'dapr-pubsub',
+  ),
+  // Go SDK subscription: `&common.Subscription{PubsubName: "pubsub", Topic: ...}`.
+  argPattern(
+    String.raw`\bSubscription\s*\{[^{}]*?\bPubsubName\s*:\s*${ARG_MARK}`,
     'g',
     'queue',
     'dapr-pubsub',
@@ -180,7 +192,7 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
   const lang = languageOf(file.path);
   if (!lang) return [];
   if (
-    !/getInstances|FeignClient|@Client|lb:\/\/|Invoke|invoke|State|state|Publish|publish|Topic|dapr-app-id|onfiguration/.test(
+    !/getInstances|FeignClient|@Client|lb:\/\/|Invoke|invoke|State|state|Publish|publish|Topic|PubsubName|dapr-app-id|onfiguration/.test(
       file.text,
     )
   )
