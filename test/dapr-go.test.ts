@@ -5,13 +5,10 @@
  * never taken for an image that names a code unit. A small system written for this test.
  */
 import test from 'ava';
-import type { SourceFile } from '../analysis/evidence';
 import type { Graph } from '../analysis/reconcile';
-import { analyzeFiles } from './helpers/pipeline';
+import { analyzeFileMap } from './helpers/pipeline';
 
 const edges = (g: Graph) => g.relationships.map((r) => `${r.source_key} -> ${r.target_key}`);
-const files = (m: Record<string, string>): SourceFile[] =>
-  Object.entries(m).map(([path, text]) => ({ path, text }));
 
 const component = (name: string, type: string) => `apiVersion: dapr.io/v1alpha1
 kind: Component
@@ -29,12 +26,11 @@ const goMod = (m: string) =>
   `module github.com/acme/${m}\n\ngo 1.22\n\nrequire github.com/dapr/go-sdk v1.10.0\n`;
 
 test('the Dapr Go SDK: a subscription struct and calls with a context name their components', async (t) => {
-  const { graph, evidence } = await analyzeFiles(
-    files({
-      'components/pubsub.yaml': component('pubsub', 'pubsub.redis'),
-      'components/statestore.yaml': component('statestore', 'state.redis'),
-      'sale/go.mod': goMod('sale'),
-      'sale/main.go': `package main
+  const { graph, evidence } = await analyzeFileMap({
+    'components/pubsub.yaml': component('pubsub', 'pubsub.redis'),
+    'components/statestore.yaml': component('statestore', 'state.redis'),
+    'sale/go.mod': goMod('sale'),
+    'sale/main.go': `package main
 
 import (
 \t"github.com/dapr/go-sdk/service/common"
@@ -58,8 +54,8 @@ func main() {
 \tlog.Printf("PubsubName: %s", e.PubsubName)
 }
 `,
-      'cart/go.mod': goMod('cart'),
-      'cart/main.go': `package main
+    'cart/go.mod': goMod('cart'),
+    'cart/main.go': `package main
 
 import dapr "github.com/dapr/go-sdk/client"
 
@@ -68,8 +64,7 @@ func save(r *http.Request, client dapr.Client) {
 \tclient.PublishEvent(context.Background(), "pubsub", "topic", data)
 }
 `,
-    }),
-  );
+  });
   const e = edges(graph);
   const msg = e.join('\n');
   t.true(e.includes('service:sale -> queue:pubsub'), msg);
@@ -84,15 +79,13 @@ func save(r *http.Request, client dapr.Client) {
 });
 
 test('a Helm image value that is a URL does not join the chart to the code unit of that name', async (t) => {
-  const { graph } = await analyzeFiles(
-    files({
-      'src/go/go.mod': goMod('shop'),
-      'src/go/main.go': 'package main\n\nfunc main() {}\n',
-      'charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 0.1.0\nappVersion: "1.0"\n',
-      'charts/web/values.yaml':
-        'fullnameOverride: web\nimage:\n  repository: https://github.com/acme/shop\n  pullPolicy: IfNotPresent\n',
-    }),
-  );
+  const { graph } = await analyzeFileMap({
+    'src/go/go.mod': goMod('shop'),
+    'src/go/main.go': 'package main\n\nfunc main() {}\n',
+    'charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 0.1.0\nappVersion: "1.0"\n',
+    'charts/web/values.yaml':
+      'fullnameOverride: web\nimage:\n  repository: https://github.com/acme/shop\n  pullPolicy: IfNotPresent\n',
+  });
   const shop = graph.entities.find((x) => x.canonical_key === 'service:shop');
   t.truthy(shop, graph.entities.map((x) => x.canonical_key).join(', '));
   const aliases = (shop?.attributes.aliases as string[] | undefined) ?? [];
