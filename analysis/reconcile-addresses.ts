@@ -6,7 +6,7 @@ import {
 } from './code/address-roles';
 import { isConnectionEnvName } from './code/connection-hosts';
 import type { StoredEvidence } from './reconcile-model';
-import { programReads } from './reconcile-program-reads';
+import { builtUnits, programReads } from './reconcile-program-reads';
 
 /**
  * Variables a framework or client library reads by name, without a read in code: Spring relaxed
@@ -104,18 +104,25 @@ export function handedAddresses(
  * the value only joins a list of host names the code tests membership in): configuration handing
  * that entity such a variable hands it an address to recognise, not one to call. One read
  * without a role (a URL built from it, a use not read) outside tests keeps every record of it a
- * call.
+ * call. A service building a unit it is kept apart from (reconcile-program-reads.ts `builtUnits`)
+ * runs that unit's code: the unit's reads are its reads.
  */
 function codeReadRoles(evidence: StoredEvidence[], rep: (key: string) => string): Set<string> {
+  const runners = new Map<string, string[]>();
+  for (const [service, unit] of builtUnits(evidence, rep))
+    runners.set(unit, [...(runners.get(unit) ?? []), service]);
   const roles = new Map<string, boolean>();
   for (const e of evidence) {
     if (e.source_type !== 'code' || e.evidence_kind !== 'env-read') continue;
     if (typeof e.attributes.variable !== 'string' || e.attributes.source === 'env-file') continue;
     // A test's reads are not the deployed code's.
     if (e.attributes.in_test === true) continue;
-    const slot = `${rep(e.subject_key)}\u0000${e.attributes.variable}`;
     const role = typeof e.attributes.address_role === 'string';
-    roles.set(slot, (roles.get(slot) ?? true) && role);
+    const subject = rep(e.subject_key);
+    for (const who of [subject, ...(runners.get(subject) ?? [])]) {
+      const slot = `${who}\u0000${e.attributes.variable}`;
+      roles.set(slot, (roles.get(slot) ?? true) && role);
+    }
   }
   return new Set([...roles].filter(([, role]) => role).map(([slot]) => slot));
 }

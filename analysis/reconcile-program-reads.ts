@@ -12,8 +12,46 @@
  *   every function); any other read of the library counts for every
  *   unit importing it. Direct imports only; a test's reads and imports are not the program's.
  */
+import { keyKind } from './evidence';
+import { builtDir } from './reconcile-identity';
 import { dirname, normalizeDir } from './shared/paths';
 import type { StoredEvidence } from './reconcile-model';
+
+/**
+ * Service -> the unit (representative key) whose folder it builds, for services kept apart from
+ * that unit: two services of one compose project never merge, so when several build one folder
+ * (one image, run with different `entrypoint`s) the unit joins one of them and the others are
+ * entities of their own. Each still runs the unit's code (compose `build:` is the image's
+ * source), so the unit's reads are theirs. Not a service running one Go program of the unit
+ * (`runs_program`: its own code is re-subjected to it, reconcile-programs.ts), nor one whose
+ * declarations build two different units.
+ */
+export function builtUnits(
+  evidence: StoredEvidence[],
+  rep: (key: string) => string,
+): Map<string, string> {
+  const units = new Map<string, string>();
+  for (const e of evidence)
+    if (e.evidence_kind === 'unit-declared' && typeof e.attributes.dir === 'string') {
+      const dir = normalizeDir(e.attributes.dir);
+      if (dir !== null) units.set(dir, rep(e.subject_key));
+    }
+  const found = new Map<string, Set<string>>();
+  const programs = new Set<string>();
+  for (const e of evidence) {
+    if (e.evidence_kind !== 'service-declared' || keyKind(e.subject_key) !== 'service') continue;
+    const service = rep(e.subject_key);
+    if (typeof e.attributes.runs_program === 'string') programs.add(service);
+    const built = builtDir(e);
+    const unit = built === null ? undefined : units.get(built);
+    if (unit === undefined || unit === service) continue;
+    found.set(service, (found.get(service) ?? new Set()).add(unit));
+  }
+  const out = new Map<string, string>();
+  for (const [service, set] of found)
+    if (set.size === 1 && !programs.has(service)) out.set(service, [...set][0]!);
+  return out;
+}
 
 /** Service -> the unit (representative key) whose folder its `working_dir` names through a bind mount. */
 function runDirUnits(
@@ -98,8 +136,8 @@ function unitReads(
 }
 
 /**
- * Entities with code (representative keys) and what each reads: units, and compose services
- * running a unit's folder.
+ * Entities with code (representative keys) and what each reads: units, compose services
+ * running a unit's folder, and compose services building a unit they are kept apart from.
  */
 export function programReads(
   evidence: StoredEvidence[],
@@ -110,7 +148,7 @@ export function programReads(
     if (e.source_type === 'code' && e.evidence_kind === 'unit-declared')
       coded.add(rep(e.subject_key));
   const reads = unitReads(evidence, rep);
-  for (const [service, unit] of runDirUnits(evidence, rep)) {
+  for (const [service, unit] of [...runDirUnits(evidence, rep), ...builtUnits(evidence, rep)]) {
     if (coded.has(service) || !coded.has(unit)) continue;
     coded.add(service);
     const r = reads.get(unit);
