@@ -28,6 +28,7 @@ const CODE_ESTABLISHED = new Set([
   'external-api-call',
   'service-id-reference',
   'embedded-store',
+  'embedded-broker',
   'config-client',
   'registry-lookup',
 ]);

@@ -34,6 +34,7 @@ import { parseYamlDocuments } from '../shared/yaml';
 import { parseHostPort, parseUrl, targetKeyOf, type HostPort } from '../shared/urls';
 import { interpolate, parseDotenv } from './compose';
 import { serviceHostNames } from './compose-values';
+import { replicaService, type ComposeProject } from './compose-replicas';
 import { copiedDirs, dockerfileServiceName, instructions } from './dockerfile';
 import { envoyDaprRoutes } from './envoy-dapr';
 import { isImageTemplate, renderTemplate, templateDefaults } from './image-templates';
@@ -194,7 +195,7 @@ function candidates(
 ) {
   const list: Candidate[] = [];
   const runners: ComposeRunner[] = [];
-  const projects: Array<{ services: Record<string, unknown>; vars: Map<string, string> }> = [];
+  const projects: ComposeProject[] = [];
   const dockerfileAt = new Map(dockerfiles.map((f) => [f.path, f]));
   for (const file of compose) {
     const dir = dirname(file.path);
@@ -210,7 +211,12 @@ function candidates(
     for (const doc of parseYamlDocuments(file).docs) {
       const services = isRecord(doc.value) ? doc.value.services : null;
       if (!isRecord(services)) continue;
-      projects.push({ services, vars });
+      projects.push({
+        dir,
+        name: isRecord(doc.value) ? doc.value.name : undefined,
+        services,
+        vars,
+      });
       for (const [name, svc] of Object.entries(services)) {
         if (!isRecord(svc)) continue;
         const key = entityKey('service', name);
@@ -278,7 +284,7 @@ function candidates(
     list.push({ key, dir: dirname(f.path), how: 'dockerfile-folder', env });
     list.push(...copyCandidates(f, env, runners, entrypoints));
   }
-  return { list, names: serviceHostNames(projects) };
+  return { list, names: serviceHostNames(projects), projects };
 }
 
 /**
@@ -537,7 +543,7 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     ...labelProxyEvidence(context.compose),
   ];
   const gaps: AnalyzerGap[] = [];
-  const { list, names } = candidates(
+  const { list, names, projects } = candidates(
     context.compose,
     context.dockerfiles,
     context.dotenv,
@@ -582,7 +588,10 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     // Go template locals (`{{ $X := .Env.X | default "v" }}`): the variable each one reads.
     const locals = templateLocals(file.text);
     for (const r of routes) {
-      const named = names.get(r.target.host.toLowerCase());
+      const named =
+        names.get(r.target.host.toLowerCase()) ??
+        replicaService(r.target.host, projects) ??
+        undefined;
       const object = r.object ?? (named ? entityKey('service', named) : targetKeyOf(r.target.host));
       if (object === null || object === owner.key) continue;
       const label = r.target.port === null ? r.target.host : `${r.target.host}:${r.target.port}`;

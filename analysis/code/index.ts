@@ -21,6 +21,7 @@ import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
+import { embeddedBrokerEvidence } from './embedded-brokers';
 import { gatewayEvidence } from './gateways';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
@@ -146,6 +147,9 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'service ids', () => discoveryEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Dapr secrets', () => daprSecretReadEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'embedded stores', () => embeddedStoreEvidence(model), []));
+    evidence.push(
+      ...guarded(gaps, '', 'embedded brokers', () => embeddedBrokerEvidence(model), []),
+    );
     evidence.push(...guarded(gaps, '', 'programs', () => programEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'configuration keys', () => configKeyEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
