@@ -7,12 +7,16 @@
  * keeps only the declarations of deployables the other deployments also declare (identity,
  * image), never its edges nor entities of its own. A repository whose only deployment is the
  * dev container's keeps it whole. Pure and deterministic.
+ *
+ * Likewise a compose file under an `example/` or `examples/` folder (a vendored library's
+ * `example/hello_server/docker-compose.yaml`): it shows how to use that code, it deploys
+ * nothing of the system when the repository deploys the system otherwise.
  */
 import { keyName, type Evidence } from './evidence';
 
 type Ev = Evidence & { id: string };
 
-const DEV_DIR = /(^|\/)\.devcontainer\//;
+const DEV_DIR = /(^|\/)(\.devcontainer|examples?)\//;
 const DECLARATIONS = new Set(['service-declared', 'workload-declared']);
 /** What a dev container's compose file keeps of a deployable another deployment declares. */
 const KEPT = new Set(['service-declared', 'image-reference']);

@@ -171,6 +171,17 @@ export function identitySets(
   const dropped = new Set<string>();
   const engines = new Map<string, string>();
   const rank = (k: string) => KIND_RANK[k] ?? 99;
+  // Compose services others start only once they have exited successfully: one-shot by definition.
+  const awaited = new Set(
+    evidence
+      .filter(
+        (e) =>
+          e.evidence_kind === 'depends-on' &&
+          e.object_key !== null &&
+          e.attributes.condition === 'service_completed_successfully',
+      )
+      .map((e) => find(e.object_key as string)),
+  );
   for (const [r, { keys, ev }] of sets) {
     const deployments = ev.filter((e) => DEPLOYMENT_KINDS.has(e.evidence_kind));
     const classes = ev
@@ -225,11 +236,12 @@ export function identitySets(
     }
     // A compose service is one-shot when it says `restart: "no"` and it, or what it builds, is
     // named for a one-shot task (migrations, seeding); `restart` alone is Compose's default.
+    // Or when other services wait for it to complete (`condition: service_completed_successfully`).
     const oneShotName = [...keys].some((k) => isJobName(keyName(k)));
     const workloadKinds = deployments.map((d) =>
       d.evidence_kind === 'workload-declared'
         ? String(d.attributes.kind)
-        : d.attributes.restart === 'no' && oneShotName
+        : (d.attributes.restart === 'no' && oneShotName) || awaited.has(r)
           ? 'Job'
           : 'compose',
     );

@@ -11,6 +11,7 @@ import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confi
 import { daprSecretConnections, engineFamily } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
 import { assignPrograms } from './reconcile-programs';
+import { assignRunCode } from './reconcile-run-code';
 import { mountedSettings } from './reconcile-mounted';
 import {
   DEPLOYMENT_KINDS,
@@ -50,9 +51,11 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const unlisted = unlistedManifests(deployed);
   const { evidence: primary, variants } = selectVariants(
     assignPrograms(
-      unlisted.size === 0
-        ? deployed
-        : deployed.filter((e) => e.provider !== 'kubernetes' || !unlisted.has(e.location.path)),
+      assignRunCode(
+        unlisted.size === 0
+          ? deployed
+          : deployed.filter((e) => e.provider !== 'kubernetes' || !unlisted.has(e.location.path)),
+      ),
     ),
   );
   // A content order, not the input order, decides ties (which value an attribute keeps).

@@ -17,6 +17,8 @@ import { finalizeEvidence, isSkippedPath } from './common';
 import { aspireEvidence } from './aspire';
 import { testcontainersEvidence } from './testcontainers';
 import { configKeyEvidence } from './config-keys';
+import { entrySettingsEvidence } from './entry-settings';
+import { luaClientEvidence } from './lua-clients';
 import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { discoveryEvidence } from './discovery';
@@ -152,6 +154,8 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     );
     evidence.push(...guarded(gaps, '', 'programs', () => programEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'configuration keys', () => configKeyEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'settings entries', () => entrySettingsEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'Lua clients', () => luaClientEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
   }
   for (const f of prepared.filter((x) => isAppSettings(x.path)))

@@ -150,6 +150,8 @@ const CODE_MANIFESTS = new Set([
   'mix.exs',
   'tsconfig.json',
   'Makefile',
+  // CMake's build description: the executables it builds (analysis/code/entry-settings.ts).
+  'CMakeLists.txt',
   'CODEOWNERS',
 ]);
 
@@ -164,6 +166,9 @@ const CODE_CONFIG = /^(application|bootstrap|appsettings)([-.][\w.-]+)?\.(proper
  * (analysis/reconcile-mounted.ts). Outside the repository's tooling folders.
  */
 const PROGRAM_CONFIG = /^(config|settings)([-.][\w.-]+)?\.(ya?ml|json|toml)$/i;
+/** A JSON object entry whose value opens with (or soon holds) an address member. */
+const ENTRY_ADDRESS_HEAD =
+  /"[\w.-]+"\s*:\s*\{[^{}]{0,200}?"(addr|address|host|hostname)"\s*:\s*"[a-z]/i;
 const TOOLING_DIR = /(^|\/)\.[^/]+\//;
 
 /** Top-level Spring Boot / Spring Cloud keys (`spring:`, `spring.datasource.url=`, `eureka:`, `zuul:`). */
@@ -221,6 +226,9 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
     return 'cloud';
   // A Kafka Connect connector configuration: what the worker it is registered with connects to.
   if (ext === '.json' && head !== undefined && /"connector\.class"\s*:/.test(head)) return 'cloud';
+  // Settings with an entry per unit holding its address (`"user-service": {"addr": "user-service"`):
+  // what the programs that name an entry connect to (analysis/code/entry-settings.ts).
+  if (ext === '.json' && head !== undefined && ENTRY_ADDRESS_HEAD.test(head)) return 'code';
   return null;
 }
 
