@@ -22,6 +22,7 @@ import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
 import { gatewayEvidence } from './gateways';
+import { goImportClientEvidence } from './go-import-clients';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
 import { programEvidence } from './programs';
@@ -124,6 +125,16 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
           unit.dir,
           `manifests of ${unit.name}`,
           () => manifestEvidence(unit, model.filesByUnit.get(unit.key) ?? [], model.fileByPath),
+          [],
+        ),
+      );
+      // A program of a many-program Go module: the clients its own files import.
+      evidence.push(
+        ...guarded(
+          gaps,
+          unit.dir,
+          `Go client imports of ${unit.name}`,
+          () => goImportClientEvidence(unit, model.filesByUnit.get(unit.key) ?? []),
           [],
         ),
       );
