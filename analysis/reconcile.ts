@@ -29,6 +29,7 @@ import { retargetEmbeddedBrokers } from './reconcile-embedded-brokers';
 import { hostNetworkEdges } from './reconcile-host-network';
 import { dependedStoreEdges } from './reconcile-depended-stores';
 import { templateEdges } from './reconcile-env-templates';
+import { settingsStoreEdges } from './reconcile-settings-stores';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 import { unlistedManifests } from './kustomize-unlisted';
@@ -396,6 +397,12 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // A compose store a vendor container depends on and has no address for (reconcile-depended-stores.ts).
   for (const [key, entry] of dependedStoreEdges(evidence, relEvidence, rep, placed, addresses))
     relEvidence.set(key, entry);
+  // A store a program's own settings name at the developer's loopback (reconcile-settings-stores.ts).
+  const known = new Set(entities.map((e) => e.canonical_key));
+  const fromSettings = settingsStoreEdges(evidence, relEvidence, rep, placed, addresses, known);
+  for (const [key, entry] of fromSettings.edges) relEvidence.set(key, entry);
+  entities.push(...fromSettings.stores.filter((s) => !known.has(s.canonical_key)));
+  entities.sort((a, b) => a.canonical_key.localeCompare(b.canonical_key));
   // Corroboration: code that reads VAR, where configuration wires VAR of the same service to a
   // target. Relationships are indexed by source, so each read looks only at its service's own.
   const relsBySource = new Map<string, Array<{ ev: StoredEvidence[] }>>();

@@ -73,6 +73,7 @@ import { scanPythonSettings } from './python-settings';
 import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
 import { isProgramSettings, isSettingsFile, settingsSubject } from './settings-files';
 import { withoutUnusedSettings } from './shared-settings';
+import { yamlHostItem } from './yaml-host-items';
 import type { CodeModel, Unit } from './model';
 
 /** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
@@ -382,6 +383,10 @@ function scanConfig(ctx: Ctx, code: string, resolved: string = code): void {
     if (!kv) {
       scanDsn(ctx, read, line);
       if (yaml) scanYamlAddress(ctx, line, parents.map((p) => p.key).join('.'), read);
+      // A block sequence of addresses under an engine's key (`kafka: addrs: - host:9092`).
+      const item = yaml ? yamlHostItem(parents, read) : null;
+      for (const hp of item?.hosts ?? [])
+        emitHostConnection(ctx, line, item!.engine, hp, 'config-key', item!.key);
       return;
     }
     const value = (kv[2] ?? '').replace(/^(['"])(.*)\1$/, '$2');

@@ -25,6 +25,7 @@ import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
 import { embeddedBrokerEvidence } from './embedded-brokers';
 import { gatewayEvidence } from './gateways';
+import { goImportClientEvidence } from './go-import-clients';
 import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
 import { programEvidence } from './programs';
@@ -127,6 +128,16 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
           unit.dir,
           `manifests of ${unit.name}`,
           () => manifestEvidence(unit, model.filesByUnit.get(unit.key) ?? [], model.fileByPath),
+          [],
+        ),
+      );
+      // A program of a many-program Go module: the clients its own files import.
+      evidence.push(
+        ...guarded(
+          gaps,
+          unit.dir,
+          `Go client imports of ${unit.name}`,
+          () => goImportClientEvidence(unit, model.filesByUnit.get(unit.key) ?? []),
           [],
         ),
       );
