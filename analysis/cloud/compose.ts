@@ -22,6 +22,11 @@ import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { commandAddresses } from './compose-command';
 import { mountRecords, type EnvTemplateVars } from './compose-mounts';
 import { isEnvTemplate } from './env-templates';
+import {
+  documentedReferences,
+  projectEnvTemplate,
+  type ProjectEnvTemplate,
+} from './compose-env-template';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 import { connectorEvidence } from './kafka-connectors';
 import {
@@ -69,6 +74,7 @@ export function analyzeCompose(
       : otherFiles
           .filter((f) => dirname(f.path) === dirname(cf.file.path) && isEnvTemplate(f.path))
           .sort((a, b) => compareStrings(a.path, b.path))[0];
+    const documented = dotenv ? null : projectEnvTemplate(cf.file, otherFiles);
     const serviceNames = new Set(siblings.flatMap((o) => Object.keys(o.services)));
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
@@ -86,6 +92,7 @@ export function analyzeCompose(
                       p !== null && [...byPath.keys()].some((k) => k === p || isWithin(k, p)),
                   }
                 : null,
+              documented,
               serviceNames,
               files: byPath,
               built,
@@ -173,6 +180,8 @@ interface ProjectContext {
   vars: Map<string, string>;
   /** Without a `.env`: the committed template beside the compose file (mount paths only). */
   template: EnvTemplateVars | null;
+  /** Without a `.env`: the project's env template, for environment values (compose-env-template.ts). */
+  documented: ProjectEnvTemplate | null;
   /** Service names of every compose file of the project. */
   serviceNames: Set<string>;
   /** Files of the repository by path, for `env_file`. */
@@ -479,6 +488,12 @@ function environmentFindings(env: EnvVar, project: ProjectContext): EnvFinding[]
   }
   if (out.some((f) => f.kind === 'env-reference')) return out;
   if (resolved !== null && !resolved.includes('$')) return out;
+  // No `.env`: the value the project's env template documents.
+  const documented =
+    resolved !== null && project.documented
+      ? documentedReferences(env.name, resolved, project.documented, resolver)
+      : null;
+  if (documented) return [...out, ...documented];
   const named = serviceNamedBy(env.name, project.serviceNames);
   if (!named) return out;
   return [

@@ -19,8 +19,8 @@
  *   served only by the bundler's dev server or preview, no start script, no server dependency);
  * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) or a documentation site
  *   (`docs`, `documentation`) without a Dockerfile, a Go module without Go sources (bingo's
- *   `.bingo/` pinning build tools), a .NET tool (PackAsTool), or an npm package with `bin` and no
- *   start script;
+ *   `.bingo/` pinning build tools), a .NET tool (PackAsTool), a cargo-xtask package
+ *   (classify-cargo.ts), or an npm package with `bin` and no start script;
  * - job: a unit named for a one-shot task (migrations, seeding, db init, fix / backfill /
  *   repair / cleanup / one-off);
  * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main) or SQL database
@@ -40,6 +40,7 @@ import { basename, dirname } from '../shared/paths';
 import { classifyClient } from './clients';
 import { jvmLibraryReason } from './classify-jvm';
 import { gradleLibraryReason } from './classify-gradle';
+import { cargoToolReason } from './classify-cargo';
 import type { Unit } from './model';
 
 /** A project file of a .NET Aspire AppHost (references Aspire.Hosting or the AppHost SDK). */
@@ -303,6 +304,11 @@ export function classifyUnit(
     !owned.some((f) => f.path.endsWith('.go'))
   )
     return is('tool', `${goMod.path} is a Go module with no Go sources (it pins build tools)`);
+  const cargoTool = own
+    .filter((m) => m.kind === 'Cargo.toml')
+    .map((m) => cargoToolReason(m.path, textOf(m.path)))
+    .find((r) => r !== null);
+  if (cargoTool && !hasDockerfile) return is('tool', cargoTool);
   for (const { m, text } of csprojs)
     if (/<PackAsTool>\s*true/i.test(text))
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);
