@@ -60,7 +60,8 @@ function warName(model: CodeModel, unit: Unit): string | null {
   const text = pom ? model.files.find((f) => f.path === pom.path)?.text : undefined;
   if (!text) return null;
   const body = text.replace(/<!--[\s\S]*?-->/g, '').replace(/<parent>[\s\S]*?<\/parent>/, '');
-  const m = /<finalName>\s*([^<\s]+)\s*<\/finalName>/.exec(body) ??
+  const m =
+    /<finalName>\s*([^<\s]+)\s*<\/finalName>/.exec(body) ??
     /<artifactId>\s*([^<\s]+)\s*<\/artifactId>/.exec(body);
   const name = m?.[1] ?? '';
   return NAME.test(name) ? name : null;
@@ -95,9 +96,10 @@ function enclosingStaticMethod(f: JavaFile, index: number): string | null {
   }
   if (depth < 2 || open < 0) return null;
   const head = f.code.slice(Math.max(0, open - 400), open);
-  const m = /(?:^|[;}\s])((?:(?:public|protected|private|static|final|synchronized)\s+)+)[\w<>[\],.?\s]+?\s(\w+)\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*(?:throws\s+[\w.,\s]+)?$/.exec(
-    head,
-  );
+  const m =
+    /(?:^|[;}\s])((?:(?:public|protected|private|static|final|synchronized)\s+)+)[\w<>[\],.?\s]+?\s(\w+)\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*(?:throws\s+[\w.,\s]+)?$/.exec(
+      head,
+    );
   if (!m || !/\bstatic\b/.test(m[1] ?? '')) return null;
   return m[2] ?? null;
 }
@@ -112,7 +114,10 @@ function lookups(files: JavaFile[], constants: Map<string, string>): Lookup[] {
   if (constants.size === 0) return [];
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const use = new RegExp(
-    String.raw`([\w.()\s]{0,160})\(\s*(${[...constants.keys()].map(escape).join('|').replace(/\\\./g, String.raw`\s*\.\s*`)})\s*[,)]`,
+    String.raw`([\w.()\s]{0,160})\(\s*(${[...constants.keys()]
+      .map(escape)
+      .join('|')
+      .replace(/\\\./g, String.raw`\s*\.\s*`)})\s*[,)]`,
     'g',
   );
   const out: Lookup[] = [];
