@@ -18,6 +18,10 @@
  * A Python module that imports the engine only under `try: import duckdb / except ImportError:`
  * is an optional integration (a connector enabled when its driver is installed, opening the
  * file its user configures): it stays evidence (`embedded-store-optional`), no datastore.
+ *
+ * A JVM unit that declares the engine's driver only in test scope (Maven `<scope>test</scope>`,
+ * Gradle `testImplementation`) cannot open the store in the program it builds (a test-scoped
+ * artifact is not packaged): it stays evidence (`embedded-store-test-driver`), no datastore.
  */
 import { entityKey, type Evidence, type SourceFile } from '../evidence';
 import { evidence } from '../shared/evidence';
@@ -161,6 +165,20 @@ function unitStores(unit: Unit, files: SourceFile[], fileName: string | null): E
       );
       continue;
     }
+    const testDriver = testOnlyDriver(unit, engine);
+    if (testDriver !== null) {
+      out.push(
+        evidence(at.file, span, {
+          source: 'code',
+          provider: 'embedded-store',
+          kind: 'embedded-store-test-driver',
+          subject: unit.key,
+          summary: `${unit.name} names an embedded ${engine} database whose driver (${testDriver}) it declares only for its tests, so the built program cannot open it (${at.form})`,
+          attributes: { engine, embedded: true, test_driver: testDriver },
+        }),
+      );
+      continue;
+    }
     if (servers.length > 0 && SQL_EMBEDDED.has(engine)) {
       out.push(
         evidence(at.file, span, {
@@ -201,6 +219,29 @@ function unitStores(unit: Unit, files: SourceFile[], fileName: string | null): E
     );
   }
   return out;
+}
+
+/** The JVM driver artifacts of embedded engines (Maven `groupId:artifactId`). */
+const JVM_DRIVERS: Record<string, RegExp> = {
+  hsqldb: /^(?:org\.hsqldb|hsqldb):hsqldb\b/,
+  h2: /^com\.h2database:h2$/,
+  derby: /^org\.apache\.derby:derby\b/,
+  sqlite: /^org\.xerial:sqlite-jdbc$/,
+};
+
+/**
+ * The engine's JVM driver, when the unit's Maven or Gradle manifests declare it and only in test
+ * scope (`<scope>test</scope>`, `testImplementation`): a test-scoped artifact is never on the
+ * built program's class path (not packaged into its JAR or WAR), so the program cannot open the
+ * store; else null.
+ */
+function testOnlyDriver(unit: Unit, engine: string): string | null {
+  const re = JVM_DRIVERS[engine];
+  if (!re) return null;
+  const deps = unit.manifests
+    .flatMap((m) => m.dependencies)
+    .filter((d) => d.ecosystem === 'maven' && re.test(d.name));
+  return deps.length > 0 && deps.every((d) => d.dev) ? (deps[0]?.name ?? null) : null;
 }
 
 /**

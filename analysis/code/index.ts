@@ -30,6 +30,7 @@ import { importEvidence } from './imports';
 import { manifestEvidence } from './manifests';
 import { programEvidence } from './programs';
 import { registryNameEvidence } from './registry-names';
+import { javaRegistryEvidence } from './registry-java';
 import { serveSpringConfig } from './spring-cloud';
 import { detectUnits } from './units';
 import { appSettingsSecrets, isAppSettings } from '../cloud/settings-secrets';
@@ -168,6 +169,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'settings entries', () => entrySettingsEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Lua clients', () => luaClientEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'java registry', () => javaRegistryEvidence(model), []));
   }
   for (const f of prepared.filter((x) => isAppSettings(x.path)))
     evidence.push(...guarded(gaps, f.path, 'settings secrets', () => appSettingsSecrets(f), []));
