@@ -11,6 +11,7 @@ import { DEPLOYMENT_KINDS, KIND_RANK, type StoredEvidence } from './reconcile-mo
 import { parseImageRef } from './shared/images';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
 import { isPlaceholderName } from './shared/placeholders';
+import { deploysPrebuiltServices, isUnrunImage } from './reconcile-unrun-images';
 
 export class UnionFind {
   private parent = new Map<string, string>();
@@ -182,6 +183,7 @@ export function identitySets(
       )
       .map((e) => find(e.object_key as string)),
   );
+  const prebuiltDeployed = deploysPrebuiltServices(evidence);
   for (const [r, { keys, ev }] of sets) {
     const deployments = ev.filter((e) => DEPLOYMENT_KINDS.has(e.evidence_kind));
     const classes = ev
@@ -230,7 +232,8 @@ export function identitySets(
       dropped.add(r);
       continue;
     }
-    if (deployments.length === 0 && isImageRecipe(ev)) {
+    // An image nothing runs beside a deployment of prebuilt images (reconcile-unrun-images.ts).
+    if (deployments.length === 0 && (isImageRecipe(ev) || isUnrunImage(ev, prebuiltDeployed))) {
       dropped.add(r);
       continue;
     }
