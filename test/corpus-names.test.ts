@@ -33,7 +33,7 @@ const PLATFORM_OWNERS = new Set([
  * Repository names that are ordinary words (`getsentry/self-hosted`, `mattermost/docker`): its
  * owner and DISTINCTIVE stand for it.
  */
-const GENERIC_PROJECTS = new Set(['self-hosted', 'docker']);
+const GENERIC_PROJECTS = new Set(['self-hosted', 'docker', 'docker-compose']);
 
 /**
  * Service names that occur in one corpus system and in no generic idiom (generic words such as

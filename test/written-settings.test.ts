@@ -72,10 +72,12 @@ test('addresses a one-shot writes into a shared volume are connections of the re
     t.true(got.includes(`service:${reader} -> datastore:db`), reader);
     t.true(got.includes(`service:${reader} -> datastore:cache`), reader);
   }
-  // The worker's own address stays its own; the writer keeps its edges.
+  // The worker's own address stays its own; the writer keeps its edges, as the one-shot job it
+  // is (others wait for it to complete: docs/decisions.md, session 14), not as a service.
   t.true(got.includes('service:worker -> datastore:queue'));
   t.false(got.includes('service:web -> datastore:queue'));
-  t.true(got.includes('service:setup -> datastore:db'));
+  t.true(got.includes('job:setup -> datastore:db'));
+  t.false(got.some((c) => c.startsWith('service:setup ')));
 });
 
 test('only variables the writer command names are carried, and only to same-image readers that wait for it', async (t) => {
@@ -113,5 +115,6 @@ test('without a completion dependency nothing is carried', async (t) => {
   );
   const got = connections((await analyzeFiles(files(compose))).graph);
   t.false(got.includes('service:web -> datastore:db'));
-  t.true(got.includes('service:setup -> datastore:db'));
+  // The sidecar still waits for it: still the one-shot job, still with its own edges.
+  t.true(got.includes('job:setup -> datastore:db'));
 });
