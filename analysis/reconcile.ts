@@ -34,6 +34,7 @@ import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 import { unlistedManifests } from './kustomize-unlisted';
 import { withoutDevContainers } from './devcontainer-stacks';
+import { withoutTestStacks } from './compose-test-stacks';
 
 export { confidence } from './reconcile-confidence';
 export { GRAPH_KINDS, type ConflictingClaim } from './reconcile-model';
@@ -48,7 +49,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // Code run by one program of a many-program image belongs to the service running it.
   // A dev container's compose file is no deployment when another one exists; a manifest a
   // kustomization leaves out of a folder it enumerates is deployed by nothing.
-  const deployed = withoutDevContainers(allEvidence);
+  const deployed = withoutTestStacks(withoutDevContainers(allEvidence));
   const unlisted = unlistedManifests(deployed);
   const { evidence: primary, variants } = selectVariants(
     assignPrograms(

@@ -33,6 +33,7 @@ import {
   type HostPort,
 } from '../shared/urls';
 import { addressKey, addressRole, isIdentityProviderPackage } from './address-roles';
+import { inLogSinkCall } from './log-sinks';
 import { isTestPath, languageOf, lex, lexStyleOf, STRING } from './common';
 import {
   ENV_API_RE,
@@ -196,11 +197,14 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, str
     // An address given for a redirect, callback, allow-list or issuer (or a client registered
     // with this identity provider) is a fact about the unit, not a call it makes.
     const key = inCall ? '' : (jsonKeys?.at(m.index) ?? addressKey(code, m.index) ?? '');
-    const role = inCall
-      ? null
-      : (addressRole(key, identityProvider(unit)) ??
-        (ctx.kind.code ? null : bound.get(key)) ??
-        null);
+    const role =
+      ctx.kind.code && inLogSinkCall(before)
+        ? 'log-sink'
+        : inCall
+          ? null
+          : (addressRole(key, identityProvider(unit)) ??
+            (ctx.kind.code ? null : bound.get(key)) ??
+            null);
     if (role !== null) {
       push(ctx, line, `role\u0000${host}`, () => ({
         kind: 'address-handed',
