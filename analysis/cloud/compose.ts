@@ -5,7 +5,7 @@
 import type { AnalyzerGap, AnalyzerOutput, Evidence, SourceFile } from '../evidence';
 import { entityKey } from '../evidence';
 import { related, type Span } from '../shared/evidence';
-import { imageAttributes, imageKey, parseImageRef } from '../shared/images';
+import { imageAttributes, imageKey, parseImageRef, type ImageRef } from '../shared/images';
 import { dirname, isWithin, joinPath } from '../shared/paths';
 import { asArray, asString, isRecord } from '../shared/values';
 import { compareStrings } from '../shared/text';
@@ -28,6 +28,7 @@ import {
   type ProjectEnvTemplate,
 } from './compose-env-template';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
+import { storeIgnores } from './store-image-env';
 import { connectorEvidence } from './kafka-connectors';
 import {
   buildContext,
@@ -404,7 +405,7 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
       ['connects_to', a.key],
     );
   }
-  out.push(...envFileEvidence(service, project));
+  out.push(...envFileEvidence(service, project, ownEngine, image));
   return out;
 }
 
@@ -413,7 +414,12 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
  * its variables reach the container like `environment:` ones, which win over them. The service
  * receives every variable of the file whether its code reads it or not (`received: 'bulk'`).
  */
-function envFileEvidence(service: ComposeService, project: ProjectContext): Evidence[] {
+function envFileEvidence(
+  service: ComposeService,
+  project: ProjectContext,
+  ownEngine?: string,
+  image: ImageRef | null = null,
+): Evidence[] {
   const { cf, name, svc } = service;
   const out: Evidence[] = [];
   const set = new Set(environment(svc.environment).map((e) => e.name));
@@ -433,7 +439,8 @@ function envFileEvidence(service: ComposeService, project: ProjectContext): Evid
         : ['services', name, 'env_file', i],
     );
     for (const [variable, value] of parseDotenv(file.text)) {
-      if (set.has(variable)) continue;
+      if (set.has(variable) || storeIgnores(ownEngine, image, svc.build !== undefined, variable))
+        continue;
       for (const r of envReferences(variable, value, project.resolver, 'env_file')) {
         if (r.kind !== 'env-reference') continue;
         // A template's other values are examples (a sample DSN, example.com): only a value naming

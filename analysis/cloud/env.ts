@@ -11,6 +11,7 @@ import {
 } from '../shared/secrets';
 import { asString } from '../shared/values';
 import { extractHosts, hasEmbeddedCredentials, redact } from './common';
+import { seedListHosts } from './seed-lists';
 
 export interface ResolvedHost {
   /** Entity key of the service the host names. */
@@ -90,8 +91,12 @@ export function envReferences(
     return out;
   }
   const seen = new Set<string>();
-  for (const h of extractHosts(name, str)) {
+  const hosts = extractHosts(name, str);
+  // A seed or node list (`ES_SEEDS=elasticsearch`) counts only where its items are declared units.
+  const seeds = hosts.length === 0 ? seedListHosts(name, str) : [];
+  for (const h of [...hosts, ...seeds]) {
     const r = resolve(h.host);
+    if (seeds.includes(h) && (!r || r.via === 'unresolved-short-name')) continue;
     // `sms://user:secret@mock`, `local://default`: a DSN whose scheme is no network protocol
     // chooses an adapter, and its host names the provider; a short name no deployment declares
     // is then no container the value points at.
@@ -114,6 +119,7 @@ export function envReferences(
         port: h.port,
         scheme: h.scheme,
         resolution: r ? (r.via ?? 'service') : 'external',
+        ...(seeds.includes(h) ? { read_as: 'seed-list' } : {}),
       },
     });
   }
