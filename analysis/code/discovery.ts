@@ -28,6 +28,7 @@ import { entityKey, type Evidence, type SourceFile } from '../evidence';
 import { evidence } from '../shared/evidence';
 import { LineIndex } from '../shared/text';
 import { isTestPath, languageOf, lex, lexStyleOf } from './common';
+import { daprHeaderEnvReferences } from './dapr-header-env';
 import { stringConstants } from './string-constants';
 import type { CodeModel, Unit } from './model';
 
@@ -251,6 +252,8 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
       );
     }
   }
+  // The `dapr-app-id` header set from an env-read variable with a default (dapr-header-env.ts).
+  if (dapr) out.push(...daprHeaderEnvReferences(unit, file, lang, code, idx));
   return out;
 }
 
