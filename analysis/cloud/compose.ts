@@ -20,6 +20,7 @@ import {
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { commandAddresses } from './compose-command';
+import { storeNameReference, storeServiceNames } from './compose-store-names';
 import { mountRecords, type EnvTemplateVars } from './compose-mounts';
 import { isEnvTemplate } from './env-templates';
 import {
@@ -95,6 +96,7 @@ export function analyzeCompose(
                 : null,
               documented,
               serviceNames,
+              stores: storeServiceNames(siblings, vars),
               files: byPath,
               built,
             },
@@ -185,6 +187,8 @@ interface ProjectContext {
   documented: ProjectEnvTemplate | null;
   /** Service names of every compose file of the project. */
   serviceNames: Set<string>;
+  /** Services of the project running a datastore or broker image (compose-store-names.ts). */
+  stores: Set<string>;
   /** Files of the repository by path, for `env_file`. */
   files: Map<string, SourceFile>;
   /** What an image this service only pulls runs, from the folder that builds it. */
@@ -494,6 +498,9 @@ function environmentFindings(env: EnvVar, project: ProjectContext): EnvFinding[]
     ];
   }
   if (out.some((f) => f.kind === 'env-reference')) return out;
+  const store =
+    resolved === null ? null : storeNameReference(env.name, resolved, raw, project.stores);
+  if (store) return [...out, store];
   if (resolved !== null && !resolved.includes('$')) return out;
   // No `.env`: the value the project's env template documents.
   const documented =
