@@ -224,8 +224,13 @@ export function hasEmbeddedCredentials(value: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Values that point at other services
 
+/**
+ * `..._HOST`-style names, and libpq's `PGHOST` / `PGHOSTADDR` (PostgreSQL docs, "Environment
+ * Variables": the server host name / IP address libpq connects to when no host is given),
+ * also under a program's prefix for a second database (`CODEINTEL_PGHOST`).
+ */
 const HOST_NAME_SUFFIX =
-  /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS|DBHOST|SERVICE_DISCOVERY_APPLICATION|SERVICE_DISCOVERY_ADDRESS_LIST)$|(^|_)(POSTGRES|MYSQL|MARIADB|MONGO|MONGODB|REDIS|SQL|DB|SMTP|MAIL|RABBITMQ|AMQP|KAFKA)_SERVER$/i;
+  /_(ADDR|ADDRESS|URL|HOST|HOSTS|HOSTNAME|ENDPOINT|URI|DSN|SERVICE|BROKER|BROKERS|SERVERS|DBHOST|SERVICE_DISCOVERY_APPLICATION|SERVICE_DISCOVERY_ADDRESS_LIST)$|(^|_)(POSTGRES|MYSQL|MARIADB|MONGO|MONGODB|REDIS|SQL|DB|SMTP|MAIL|RABBITMQ|AMQP|KAFKA)_SERVER$|(^|_)PGHOST(ADDR)?$/i;
 
 /**
  * Variables naming the container's own public host name for a discovery proxy (nginx-proxy and

@@ -72,7 +72,12 @@ import { isLockfile, manifestKindOf } from './manifests';
 import { phpReadRole } from './php-env-roles';
 import { scanPythonSettings } from './python-settings';
 import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
-import { isProgramSettings, isSettingsFile, settingsSubject } from './settings-files';
+import {
+  isGrafanaDatasources,
+  isProgramSettings,
+  isSettingsSource,
+  settingsSubject,
+} from './settings-files';
 import { withoutUnusedSettings } from './shared-settings';
 import { yamlHostItem } from './yaml-host-items';
 import type { CodeModel, Unit } from './model';
@@ -490,11 +495,14 @@ export function analyzeConnections(model: CodeModel): {
   // Settings files no unit holds (a compose project's `./config/app.yml`): read under a subject
   // of their own, no entity; reconcile gives them to the containers they are mounted into.
   for (const file of model.files)
-    if (isSettingsFile(file.path) && model.ownerOf(dirname(file.path)) === null)
+    if (isSettingsSource(file.path, file.text) && model.ownerOf(dirname(file.path)) === null)
       byUnit.push([settingsSubject(file.path), [file]]);
   for (const [unit, files] of byUnit) {
     for (const file of files) {
-      const kind = scanKindOf(file.path, unit, model.servedConfig?.has(file.path) ?? false);
+      // A Grafana data source file is settings whatever its name (settings-files.ts).
+      const grafana = isGrafanaDatasources(file.path, file.text);
+      const served = model.servedConfig?.has(file.path) ?? false;
+      const kind = scanKindOf(file.path, unit, served || grafana);
       if (!kind) continue;
       if (file.text.length > MAX_FILE_CHARS) {
         gaps.push({
@@ -520,7 +528,7 @@ export function analyzeConnections(model: CodeModel): {
       // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it; a
       // classpath resource or a file a config server serves is the unit's own.
       if (
-        (isProgramSettings(file.path) || unit.key.startsWith('settings:')) &&
+        (isProgramSettings(file.path) || grafana || unit.key.startsWith('settings:')) &&
         !/(^|\/)src\/main\/resources\//.test(file.path) &&
         !model.servedConfig?.has(file.path)
       )

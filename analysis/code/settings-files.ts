@@ -21,6 +21,25 @@ export function isSettingsFile(path: string): boolean {
   return isProgramSettings(path) || PYTHON_SETTINGS.test(basename(path));
 }
 
+/**
+ * A Grafana provisioning file of data sources (Grafana docs, "Provisioning" > "Data sources": a
+ * YAML file with `apiVersion: 1` and a top-level `datasources:` list, each entry's `url` the
+ * server Grafana queries). It is the settings of the Grafana container given it (a mounted
+ * `provisioning/datasources` folder), whatever its file name; read by content.
+ */
+export function isGrafanaDatasources(path: string, text: string): boolean {
+  return (
+    /\.ya?ml$/i.test(path) &&
+    /^apiVersion:\s*['"]?1['"]?\s*$/m.test(text) &&
+    /^datasources:\s*$/m.test(text)
+  );
+}
+
+/** A settings file by name, or by content (a Grafana data source provisioning file). */
+export function isSettingsSource(path: string, text: string): boolean {
+  return isSettingsFile(path) || isGrafanaDatasources(path, text);
+}
+
 /** The stand-in unit a settings file outside every unit is read under (`settings:`, no entity kind). */
 export function settingsSubject(path: string): Unit {
   return {

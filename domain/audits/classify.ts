@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { isComposeHead } from '../../analysis/cloud/compose-head';
+import { isGrafanaDatasources } from '../../analysis/code/settings-files';
 
 export type SourceType = 'code' | 'cloud' | 'cicd';
 
@@ -221,6 +222,9 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
     return 'code';
   const ext = path.posix.extname(filePath).toLowerCase();
   if (CODE_EXTENSIONS.has(ext)) return 'code';
+  // A Grafana data source provisioning file: the settings of the Grafana container given it
+  // (analysis/code/settings-files.ts, analysis/reconcile-mounted.ts).
+  if (head !== undefined && isGrafanaDatasources(filePath, head)) return 'code';
   // Kubernetes-style manifests, and compose files named otherwise (`pwd.yml`, by content).
   if ((ext === '.yaml' || ext === '.yml') && (isManifestHead(head) || isComposeHead(head)))
     return 'cloud';
