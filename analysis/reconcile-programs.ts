@@ -25,7 +25,7 @@ import { basename, dirname, normalizeDir } from './shared/paths';
 const WRAPPERS = /^(sh|bash|ash|dash|zsh|env|tini|dumb-init|exec|su-exec|gosu)$/;
 
 /** The program an entrypoint (else command) starts: `./orders` -> orders; compose or container. */
-function programRun(e: StoredEvidence): string | null {
+export function programRun(e: StoredEvidence): string | null {
   for (const field of ['entrypoint', 'command']) {
     const words = e.attributes[field];
     if (!Array.isArray(words) || words.length === 0) continue;

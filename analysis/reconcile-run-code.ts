@@ -12,24 +12,12 @@
  * run by several deployments is copied to each. Its address must name a host some deployment
  * declares: an entry's address names no dependency the system runs otherwise.
  */
-import { keyKind, keyName, normalizeName } from './evidence';
+import { keyKind, keyName } from './evidence';
 import { DEPLOYMENT_KINDS, type StoredEvidence } from './reconcile-model';
-import { basename, isWithin, normalizeDir } from './shared/paths';
+import { programRun } from './reconcile-programs';
+import { isWithin, normalizeDir } from './shared/paths';
 
 const KINDS = new Set(['setting-entry-read', 'script-client-call']);
-const WRAPPERS = /^(sh|bash|ash|dash|zsh|env|tini|dumb-init|exec|su-exec|gosu)$/;
-
-/** The binary a compose service starts: the first word of its entrypoint, else its command. */
-function started(e: StoredEvidence): string | null {
-  for (const field of ['entrypoint', 'command']) {
-    const words = e.attributes[field];
-    if (!Array.isArray(words) || words.length === 0) continue;
-    const first = basename(String(words[0]).trim());
-    if (first === '' || WRAPPERS.test(first)) return null;
-    return normalizeName(first) || null;
-  }
-  return null;
-}
 
 /** The records of programs and scripts re-subjected to the deployments running them. */
 export function assignRunCode(evidence: StoredEvidence[]): StoredEvidence[] {
@@ -41,7 +29,7 @@ export function assignRunCode(evidence: StoredEvidence[]): StoredEvidence[] {
     if (DEPLOYMENT_KINDS.has(e.evidence_kind)) declared.add(keyName(e.subject_key));
     if (keyKind(e.subject_key) !== 'service') continue;
     if (e.evidence_kind === 'service-declared') {
-      const program = started(e);
+      const program = programRun(e);
       if (program) runners.set(program, (runners.get(program) ?? new Set()).add(e.subject_key));
     }
     if (e.evidence_kind === 'volume-mount' && e.attributes.type === 'bind') {
