@@ -81,28 +81,49 @@ export function daprHeaderEnvReferences(
     if (seen.has(k)) continue;
     seen.add(k);
     out.push(
-      evidence(
+      idReferenceEvidence(
+        unit,
         file,
-        { start: line, end: line },
+        lang,
+        line,
+        object,
+        `${unit.name} reaches service ${v.id} by name (dapr-invoke, header dapr-app-id from ${v.env}, default ${v.id})`,
         {
-          source: 'code',
-          provider: `${lang}-source`,
-          kind: 'service-id-reference',
-          subject: unit.key,
-          relationship: 'connects_to',
-          object,
-          summary: `${unit.name} reaches service ${v.id} by name (dapr-invoke, header dapr-app-id from ${v.env}, default ${v.id})`,
-          attributes: {
-            id: v.id,
-            via: 'dapr-invoke',
-            in_test: isTestPath(file.path),
-            env: v.env,
-            env_default: v.id,
-            variable: name,
-          },
+          id: v.id,
+          via: 'dapr-invoke',
+          in_test: isTestPath(file.path),
+          env: v.env,
+          env_default: v.id,
+          variable: name,
         },
       ),
     );
   }
   return out;
+}
+
+/** A `service-id-reference` record: `unit` reaches `object` by name, at `line` of `file`. */
+export function idReferenceEvidence(
+  unit: Unit,
+  file: SourceFile,
+  lang: string,
+  line: number,
+  object: string,
+  summary: string,
+  attributes: Record<string, unknown>,
+): Evidence {
+  return evidence(
+    file,
+    { start: line, end: line },
+    {
+      source: 'code',
+      provider: `${lang}-source`,
+      kind: 'service-id-reference',
+      subject: unit.key,
+      relationship: 'connects_to',
+      object,
+      summary,
+      attributes,
+    },
+  );
 }

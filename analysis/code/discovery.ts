@@ -28,7 +28,7 @@ import { entityKey, type Evidence, type SourceFile } from '../evidence';
 import { evidence } from '../shared/evidence';
 import { LineIndex } from '../shared/text';
 import { isTestPath, languageOf, lex, lexStyleOf } from './common';
-import { daprHeaderEnvReferences } from './dapr-header-env';
+import { daprHeaderEnvReferences, idReferenceEvidence } from './dapr-header-env';
 import { stringConstants } from './string-constants';
 import type { CodeModel, Unit } from './model';
 
@@ -230,23 +230,18 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
       if (seen.has(k)) continue;
       seen.add(k);
       out.push(
-        evidence(
+        idReferenceEvidence(
+          unit,
           file,
-          { start: line, end: line },
+          lang,
+          line,
+          object,
+          `${unit.name} reaches ${p.kind === 'service' ? 'service' : `${p.kind} component`} ${id} by name (${p.via}${named ? `, constant ${named}` : ''})`,
           {
-            source: 'code',
-            provider: `${lang}-source`,
-            kind: 'service-id-reference',
-            subject: unit.key,
-            relationship: 'connects_to',
-            object,
-            summary: `${unit.name} reaches ${p.kind === 'service' ? 'service' : `${p.kind} component`} ${id} by name (${p.via}${named ? `, constant ${named}` : ''})`,
-            attributes: {
-              id,
-              via: p.via,
-              in_test: isTestPath(file.path),
-              ...(named ? { constant: named } : {}),
-            },
+            id,
+            via: p.via,
+            in_test: isTestPath(file.path),
+            ...(named ? { constant: named } : {}),
           },
         ),
       );
