@@ -17,6 +17,17 @@ import { builtDir } from './reconcile-identity';
 import { dirname, normalizeDir } from './shared/paths';
 import type { StoredEvidence } from './reconcile-model';
 
+/** Code units by their folder (representative keys). */
+function unitsByDir(evidence: StoredEvidence[], rep: (key: string) => string): Map<string, string> {
+  const units = new Map<string, string>();
+  for (const e of evidence)
+    if (e.evidence_kind === 'unit-declared' && typeof e.attributes.dir === 'string') {
+      const dir = normalizeDir(e.attributes.dir);
+      if (dir !== null) units.set(dir, rep(e.subject_key));
+    }
+  return units;
+}
+
 /**
  * Service -> the unit (representative key) whose folder it builds, for services kept apart from
  * that unit: two services of one compose project never merge, so when several build one folder
@@ -30,12 +41,7 @@ export function builtUnits(
   evidence: StoredEvidence[],
   rep: (key: string) => string,
 ): Map<string, string> {
-  const units = new Map<string, string>();
-  for (const e of evidence)
-    if (e.evidence_kind === 'unit-declared' && typeof e.attributes.dir === 'string') {
-      const dir = normalizeDir(e.attributes.dir);
-      if (dir !== null) units.set(dir, rep(e.subject_key));
-    }
+  const units = unitsByDir(evidence, rep);
   const found = new Map<string, Set<string>>();
   const programs = new Set<string>();
   for (const e of evidence) {
@@ -58,12 +64,7 @@ function runDirUnits(
   evidence: StoredEvidence[],
   rep: (key: string) => string,
 ): Map<string, string> {
-  const units = new Map<string, string>();
-  for (const e of evidence)
-    if (e.evidence_kind === 'unit-declared' && typeof e.attributes.dir === 'string') {
-      const dir = normalizeDir(e.attributes.dir);
-      if (dir !== null) units.set(dir, rep(e.subject_key));
-    }
+  const units = unitsByDir(evidence, rep);
   const mounts = new Map<string, { host: string; target: string }[]>();
   for (const e of evidence) {
     const a = e.attributes;
