@@ -380,15 +380,22 @@ test('a Dockerfile without a manifest is the identity of its folder; a compose o
 });
 
 test('compose projects in different folders are different deployments: their services of one build merge', async (t) => {
-  const { graph } = await pipeline([
+  const files = (second: string) => [
     { path: 'vote/requirements.txt', text: 'flask\n' },
     { path: 'vote/Dockerfile', text: 'FROM python:3.12\nCOPY . .\n' },
     { path: 'docker-compose.yml', text: 'services:\n  votes:\n    build: ./vote\n' },
-    { path: 'result/docker-compose.test.yml', text: 'services:\n  vote:\n    build: ../vote/\n' },
-  ]);
+    { path: second, text: 'services:\n  vote:\n    build: ../vote/\n' },
+  ];
+  const { graph } = await pipeline(files('result/docker-compose.yml'));
   t.deepEqual(keys(graph), ['service:vote']);
   t.deepEqual(graph.entities[0]!.attributes.aliases, ['service:votes']);
   t.is(graph.conflicts, undefined);
+  // A test stack (`docker-compose.test.yml`) is no deployment (docs/decisions.md, session 14):
+  // still one entity, named by the deployment, the test stack's name an alias of it.
+  const tested = (await pipeline(files('result/docker-compose.test.yml'))).graph;
+  t.deepEqual(keys(tested), ['service:votes']);
+  t.deepEqual(tested.entities[0]!.attributes.aliases, ['service:vote']);
+  t.is(tested.conflicts, undefined);
 });
 
 test('a Dockerfile no deployment runs, with no code unit and no fixed EXPOSE, is an image recipe, not a service', async (t) => {
