@@ -78,6 +78,8 @@ export function analyzeCompose(
           .sort((a, b) => compareStrings(a.path, b.path))[0];
     const documented = dotenv ? null : projectEnvTemplate(cf.file, otherFiles);
     const serviceNames = new Set(siblings.flatMap((o) => Object.keys(o.services)));
+    // Once per file, not per service: 10,000 services would make it quadratic (issue 24).
+    const stores = storeServiceNames(siblings, vars);
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
         evidence.push(
@@ -96,7 +98,7 @@ export function analyzeCompose(
                 : null,
               documented,
               serviceNames,
-              stores: storeServiceNames(siblings, vars),
+              stores,
               files: byPath,
               built,
             },
