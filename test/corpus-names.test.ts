@@ -19,7 +19,7 @@ const ANALYZERS = ['analysis', 'domain/audits'];
 /**
  * Owners whose names are platforms, which generic idioms legitimately know (image registries such
  * as mcr.microsoft.com, `dotnet` tooling, Azure resource types, OpenTelemetry images, `docker` in
- * Dockerfile, docker-compose and docker.io): not searched. Every other owner and every repository name is.
+ * Dockerfile, docker-compose and docker.io, Grafana's images and data source files): not searched. Every other owner and every repository name is.
  */
 const PLATFORM_OWNERS = new Set([
   'dotnet',
@@ -28,6 +28,7 @@ const PLATFORM_OWNERS = new Set([
   'open-telemetry',
   'aws-samples',
   'docker',
+  'grafana',
 ]);
 /**
  * Repository names that are ordinary words (`getsentry/self-hosted`, `mattermost/docker`): its
