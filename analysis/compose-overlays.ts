@@ -49,18 +49,34 @@ export function unusedComposeOverlays(evidence: Ev[]): Set<string> {
     files.add(e.location.path);
     byDir.set(dir, files);
   }
-  const out = new Set<string>();
-  let named: Set<string> | null = null;
+  const candidates = new Set<string>();
   for (const files of byDir.values()) {
     const list = [...files];
     if (!list.some(isDefaultComposeFile)) continue;
-    for (const f of list) {
-      if (isDefaultComposeFile(f)) continue;
-      named ??= namedComposeFiles(evidence);
-      if (!named.has(f)) out.add(f);
-    }
+    for (const f of list) if (!isDefaultComposeFile(f)) candidates.add(f);
   }
-  return out;
+  if (candidates.size === 0) return candidates;
+  // Used: a default file, a file a command names, and (transitively) a file a used file
+  // `include`s or takes `extends` bases from.
+  const used = namedComposeFiles(evidence);
+  const links: Array<[from: string, to: string]> = [];
+  for (const e of evidence) {
+    if (!isCompose(e) || e.evidence_kind !== 'service-declared') continue;
+    const a = e.attributes;
+    if (typeof a.included_by === 'string') links.push([a.included_by, e.location.path]);
+    if (Array.isArray(a.extends_files))
+      for (const f of a.extends_files) if (typeof f === 'string') links.push([e.location.path, f]);
+  }
+  const isUsed = (f: string) => used.has(f) || (isDefaultComposeFile(f) && !candidates.has(f));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [from, to] of links)
+      if (isUsed(from) && !used.has(to)) {
+        used.add(to);
+        grew = true;
+      }
+  }
+  return new Set([...candidates].filter((f) => !used.has(f)));
 }
 
 /** Evidence without what unused `-f` files beside a default compose project add of their own. */

@@ -112,3 +112,67 @@ test('compose overlays: an overlay in another folder is not judged by this folde
     keys(graph).join(', '),
   );
 });
+
+test('compose overlays: a Makefile recipe names its -f files through make variables', async (t) => {
+  const { graph } = await analyzeFileMap({
+    Makefile:
+      'COMPOSE ?= docker compose\nFILES_CORE=-f src/docker-compose.yml\nFILES=$(FILES_CORE) -f src/docker-compose.elk.yml\n\nstart:\n\t$(COMPOSE) $(FILES) up -d\n',
+    'src/docker-compose.yml': BASE,
+    'src/docker-compose.elk.yml': ELK,
+  });
+  t.true(
+    keys(graph).some((x) => x.endsWith(':kibana')),
+    keys(graph).join(', '),
+  );
+});
+
+test("compose overlays: the folder's .env COMPOSE_FILE is what `docker compose up` reads", async (t) => {
+  const files = {
+    'README.md': '# Shop\n\nRun `docker compose up` in the root folder.\n',
+    'docker-compose.yml': BASE,
+    'docker-compose.elk.yml': ELK,
+  };
+  const plain = await analyzeFileMap(files);
+  t.false(
+    keys(plain.graph).some((x) => x.endsWith(':kibana')),
+    keys(plain.graph).join(', '),
+  );
+  const { graph } = await analyzeFileMap({
+    ...files,
+    '.env': 'TAG=1\nCOMPOSE_FILE=docker-compose.yml:docker-compose.elk.yml\n',
+  });
+  t.true(
+    keys(graph).some((x) => x.endsWith(':kibana')),
+    keys(graph).join(', '),
+  );
+});
+
+test('compose overlays: a script named for Compose names the files it runs', async (t) => {
+  const { graph } = await analyzeFileMap({
+    'etc/docker/run-docker-compose.ps1':
+      'docker-compose -f docker-compose.yml -f docker-compose.elk.yml up -d\n',
+    'etc/docker/docker-compose.yml': BASE,
+    'etc/docker/docker-compose.elk.yml': ELK,
+  });
+  t.true(
+    keys(graph).some((x) => x.endsWith(':kibana')),
+    keys(graph).join(', '),
+  );
+});
+
+test('compose ports: a published port written as a variable with a default still says the engine', async (t) => {
+  const { graph } = await analyzeFileMap({
+    'docker-compose.yml': `services:
+  api:
+    build: ./api
+    environment:
+      DATABASE_URL: postgresql://app@db:5432/app
+  db:
+    image: acme/postgres-partman:15
+    ports:
+      - \${POSTGRES_PORT:-5432}:\${POSTGRES_PORT:-5432}
+`,
+  });
+  t.true(keys(graph).includes('datastore:db'), keys(graph).join(', '));
+  t.true(edges(graph).includes('service:api -> datastore:db'), edges(graph).join(', '));
+});
