@@ -35,6 +35,7 @@ import { selectVariants } from './variants';
 import { unlistedManifests } from './kustomize-unlisted';
 import { withoutDevContainers } from './devcontainer-stacks';
 import { withoutTestStacks } from './compose-test-stacks';
+import { withoutUnusedOverlays } from './compose-overlays';
 
 export { confidence } from './reconcile-confidence';
 export { GRAPH_KINDS, type ConflictingClaim } from './reconcile-model';
@@ -49,7 +50,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // Code run by one program of a many-program image belongs to the service running it.
   // A dev container's compose file is no deployment when another one exists; a manifest a
   // kustomization leaves out of a folder it enumerates is deployed by nothing.
-  const deployed = withoutTestStacks(withoutDevContainers(allEvidence));
+  const deployed = withoutUnusedOverlays(withoutTestStacks(withoutDevContainers(allEvidence)));
   const unlisted = unlistedManifests(deployed);
   const { evidence: primary, variants } = selectVariants(
     assignPrograms(

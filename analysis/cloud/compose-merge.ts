@@ -18,6 +18,8 @@ export interface ComposeFile {
   written: Record<string, unknown>;
   /** Per extending service, the services it inherits from, nearest first. */
   bases: Map<string, ServiceRef[]>;
+  /** The compose file whose top-level `include` brought this one in, if any. */
+  included_by?: string;
 }
 
 export interface ServiceRef {
@@ -40,6 +42,7 @@ export function readComposeFiles(
   const gaps: AnalyzerGap[] = [];
   const parsed: ComposeFile[] = [];
   const seen = new Set<string>();
+  const includedBy = new Map<string, string>();
   const queue = [...files];
   while (queue.length > 0) {
     const file = queue.shift()!;
@@ -54,8 +57,10 @@ export function readComposeFiles(
       for (const target of includes(file, doc.value.include)) {
         read = true;
         const included = byPath.get(target);
-        if (included) queue.push(included);
-        else
+        if (included) {
+          if (!includedBy.has(target)) includedBy.set(target, file.path);
+          queue.push(included);
+        } else
           gaps.push({
             path: file.path,
             reason: 'compose_include_not_read',
@@ -73,7 +78,15 @@ export function readComposeFiles(
         });
         continue;
       }
-      parsed.push({ file, doc, services, written: services, bases: new Map() });
+      const by = includedBy.get(file.path);
+      parsed.push({
+        file,
+        doc,
+        services,
+        written: services,
+        bases: new Map(),
+        ...(by !== undefined ? { included_by: by } : {}),
+      });
     }
     // A file of comments only (a layer left empty on purpose) is said but hides nothing; a
     // file with content and no services read to nothing, which may hide a whole system.

@@ -41,6 +41,8 @@ function upperSnake(name: string): string {
 /** The files `docker compose up` reads without `-f`: `compose.yaml` and its override (any spelling). */
 const DEFAULT_FILE = /^(docker-)?compose(\.override)?\.ya?ml$/;
 const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
+/** True for a file `docker compose up` reads without `-f` in its folder. */
+export const isDefaultComposeFile = (path: string): boolean => DEFAULT_FILE.test(baseName(path));
 
 /**
  * Services of a compose project whose image (interpolated) is a well-known datastore or broker.

@@ -146,6 +146,29 @@ export interface PortMapping extends Record<string, unknown> {
 
 const PUBLIC_IPS = new Set(['', '0.0.0.0', '::', '[::]']);
 
+/**
+ * `s` split at `sep` outside `${...}`: a variable left uninterpolated
+ * (`${POSTGRES_PORT:-5432}:5432`) stays one part, its `:-` default with it.
+ */
+function splitOutsideBraces(s: string, sep: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '$' && s[i + 1] === '{') {
+      depth++;
+      i++;
+    } else if (c === '}' && depth > 0) depth--;
+    else if (c === sep && depth === 0) {
+      out.push(s.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(s.slice(start));
+  return out;
+}
+
 export function parsePort(p: unknown): PortMapping | null {
   if (isRecord(p)) {
     const target = asString(p.target);
@@ -164,7 +187,7 @@ export function parsePort(p: unknown): PortMapping | null {
   }
   const s = asString(p);
   if (!s) return null;
-  const [spec = '', protocol = 'tcp'] = s.split('/');
+  const [spec = '', protocol = 'tcp'] = splitOutsideBraces(s, '/');
   let hostIp: string | null = null;
   let rest = spec;
   const v6 = /^\[([^\]]+)\]:(.*)$/.exec(spec);
@@ -172,7 +195,7 @@ export function parsePort(p: unknown): PortMapping | null {
     hostIp = v6[1] ?? null;
     rest = v6[2] ?? '';
   }
-  const parts = rest.split(':');
+  const parts = splitOutsideBraces(rest, ':');
   if (parts.length === 3 && hostIp === null) hostIp = parts.shift() ?? null;
   const target = parts.pop() ?? '';
   const published = parts.pop() ?? null;

@@ -235,7 +235,10 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
   // `${VAR}` in the image is interpolated from the project's .env file like Compose does.
   const imageRaw = imageSpec === null ? null : interpolate(imageSpec, project.vars);
   const image = imageRaw ? parseImageRef(imageRaw) : null;
-  const ports = asArray(svc.ports).map(parsePort);
+  // Compose interpolates `${POSTGRES_PORT:-5432}:5432` from the project's .env before reading it.
+  const ports = asArray(svc.ports).map((p) =>
+    parsePort(typeof p === 'string' ? interpolate(p, project.vars) : p),
+  );
   const deploy = isRecord(svc.deploy) ? svc.deploy : {};
   const limits = resourceLimits(svc, deploy);
   const build = buildContext(cf.file.path, svc.build, project.vars);
@@ -279,7 +282,14 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     command: commandWords(svc.command),
     // The folder it starts in: under a bind mount of the repository, the code it runs.
     working_dir: asString(svc.working_dir),
-    ...(inherits ? { extends: (cf.bases.get(name) ?? []).map((b) => b.name) } : {}),
+    ...(inherits
+      ? {
+          extends: (cf.bases.get(name) ?? []).map((b) => b.name),
+          // The files its bases are written in: read with this file's project, whatever their name.
+          extends_files: [...new Set((cf.bases.get(name) ?? []).map((b) => b.cf.file.path))],
+        }
+      : {}),
+    ...(cf.included_by !== undefined ? { included_by: cf.included_by } : {}),
   });
 
   if (image) {

@@ -20,7 +20,7 @@ export type DocumentKind = 'readme' | 'makefile' | 'script';
 const README = /^README(\.(md|markdown|rst|txt))?$/i;
 const MAKEFILE = /(^|\/)(GNUmakefile|[Mm]akefile)$/;
 const SCRIPT =
-  /(^|\/)(k8s|kubernetes|helm|charts|deploy|deployment|deployments|manifests)\/(.+\/)?[^/]+\.(sh|bash|ps1)$|(^|\/)(deploy|install)[\w.-]*\.(sh|bash|ps1)$/i;
+  /(^|\/)(k8s|kubernetes|helm|charts|deploy|deployment|deployments|manifests)\/(.+\/)?[^/]+\.(sh|bash|ps1)$|(^|\/)(deploy|install)[\w.-]*\.(sh|bash|ps1)$|(^|\/)[\w.-]*compose[\w.-]*\.(sh|bash|ps1)$/i;
 
 /** Which kind of deploy document a path is: the root README, a Makefile, a deploy script. */
 export function deployDocumentKind(path: string): DocumentKind | null {
@@ -32,12 +32,55 @@ export function deployDocumentKind(path: string): DocumentKind | null {
 
 const TOOLS = /\b(kubectl|oc|helm|docker|docker-compose|podman|podman-compose)\b/;
 
+/** `NAME = value` (`:=`, `::=`, `?=`, `+=`, an `export` before it) outside recipes. */
+const MAKE_ASSIGN = /^(?:export\s+)?([A-Za-z_][\w.-]*)\s*(\?=|\+=|:{0,3}=)\s*(.*)$/;
+/** A line expanded no longer than this, whatever its variables (nested references double). */
+const MAKE_MAX_LINE = 4096;
+
+/** A Makefile's variables, as written (first `?=` wins, `+=` appends); recipes are skipped. */
+function makeVariables(lines: string[]): Map<string, string> {
+  const vars = new Map<string, string>();
+  for (const l of lines) {
+    if (l.startsWith('\t')) continue;
+    const m = MAKE_ASSIGN.exec(l);
+    if (!m) continue;
+    const [, name, op, value = ''] = m;
+    const known = vars.get(name!);
+    if (op === '?=' && known !== undefined) continue;
+    vars.set(name!, op === '+=' && known !== undefined ? `${known} ${value}` : value);
+  }
+  return vars;
+}
+
+/**
+ * A recipe line with its `$(NAME)` / `${NAME}` references to the Makefile's own variables
+ * replaced, as make does before running it (`$(DOCKER_COMPOSE_CMD) $(DOCKER_COMPOSE_FILES) up`).
+ * Unknown names and functions (`$(shell ...)`) are left as written; depth and length are bounded.
+ */
+function expandMake(line: string, vars: Map<string, string>): string {
+  if (vars.size === 0) return line;
+  let out = line;
+  for (let depth = 0; depth < 8 && out.includes('$'); depth++) {
+    const next = out.replace(
+      /\$[({]([A-Za-z_][\w.-]*)[)}]/g,
+      (whole, name: string) => vars.get(name) ?? whole,
+    );
+    if (next === out || next.length > MAKE_MAX_LINE) break;
+    out = next;
+  }
+  return out;
+}
+
 /** The document's command text, line for line (other lines blank, so lines keep their numbers). */
 function commandText(file: SourceFile, kind: DocumentKind): string {
   const lines = file.text.split(/\r?\n/);
   if (kind === 'script') return lines.join('\n');
-  if (kind === 'makefile')
-    return lines.map((l) => (l.startsWith('\t') ? l.replace(/^\t[@+-]*/, '') : '')).join('\n');
+  if (kind === 'makefile') {
+    const vars = makeVariables(lines);
+    return lines
+      .map((l) => (l.startsWith('\t') ? expandMake(l.replace(/^\t[@+-]*/, ''), vars) : ''))
+      .join('\n');
+  }
   let fence: string | null = null;
   return lines
     .map((l) => {
@@ -69,6 +112,8 @@ export interface DeployCommand {
   manifests?: string[];
   kustomize?: string;
   compose_files?: string[];
+  /** `docker compose up` without `-f`: the files are Compose's defaults of `project_dir`. */
+  project_dir?: string;
   chart?: string;
   release?: string;
   values?: string[];
@@ -130,6 +175,7 @@ export function deployCommands(file: SourceFile): DeployCommand[] {
         tool: 'docker-compose',
         line,
         compose_files: files.length ? files : DEFAULT_COMPOSE.map((f) => `${dir}/${f}`),
+        ...(files.length ? {} : { project_dir: dir }),
         command: shown,
       });
       continue;
@@ -173,6 +219,34 @@ export function resolveFrom(
   return root !== null && exists(root) ? root : null;
 }
 
+/**
+ * The files `docker compose up` reads without `-f` when the project folder's `.env` sets
+ * `COMPOSE_FILE` (Compose's documentation, "Set environment variables" > `COMPOSE_FILE`: a list
+ * separated by `COMPOSE_PATH_SEPARATOR`, `:` on Linux and macOS), relative to that folder; null
+ * when it does not (Compose's own default files then).
+ */
+function composeFileVariable(
+  doc: SourceFile,
+  projectDir: string,
+  byPath: Map<string, SourceFile>,
+): string[] | null {
+  for (const base of [dirname(doc.path), '']) {
+    const dir = joinPath(base, projectDir);
+    if (dir === null) continue;
+    const env = byPath.get(joinPath(dir, '.env') ?? '');
+    if (!env) continue;
+    const value = /^[ \t]*COMPOSE_FILE[ \t]*=[ \t]*["']?([^"'\r\n#]*)/m.exec(env.text)?.[1]?.trim();
+    if (!value) return null;
+    const sep =
+      /^[ \t]*COMPOSE_PATH_SEPARATOR[ \t]*=[ \t]*["']?([^"'\s#]+)/m.exec(env.text)?.[1] ?? ':';
+    return value
+      .split(sep)
+      .map((f) => joinPath(dir, f.trim()))
+      .filter((p): p is string => p !== null && p !== dir);
+  }
+  return null;
+}
+
 /** `deploy-manifests` records of the deploy documents among `docs`; `all` are the audit's files. */
 export function analyzeDeployDocuments(docs: SourceFile[], all: SourceFile[]): AnalyzerOutput {
   const paths = all.map((f) => f.path);
@@ -180,6 +254,7 @@ export function analyzeDeployDocuments(docs: SourceFile[], all: SourceFile[]): A
     const cut = p.split(/[*?{[]/)[0]!.replace(/\/$/, '');
     return paths.some((x) => isWithin(x, cut));
   };
+  const byPath = new Map(all.map((f) => [f.path, f]));
   const out: Evidence[] = [];
   for (const file of docs) {
     const kind = deployDocumentKind(file.path);
@@ -194,7 +269,9 @@ export function analyzeDeployDocuments(docs: SourceFile[], all: SourceFile[]): A
           ...(c.kustomize ? { kustomize: at([c.kustomize])[0] } : {}),
         };
       else if (c.tool === 'docker-compose') {
-        const named = at(c.compose_files ?? []).filter((p) => paths.includes(p));
+        const fromEnv =
+          c.project_dir === undefined ? null : composeFileVariable(file, c.project_dir, byPath);
+        const named = (fromEnv ?? at(c.compose_files ?? [])).filter((p) => paths.includes(p));
         if (!named.length) continue;
         attributes = { compose_file: named[0], compose_files: named };
       } else {

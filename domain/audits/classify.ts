@@ -73,6 +73,8 @@ const CLOUD_PATTERNS: RegExp[] = [
   /(^|\/)(GNUmakefile|[Mm]akefile)$/,
   /(^|\/)(k8s|kubernetes|helm|charts|deploy|deployment|deployments|manifests)\/(.+\/)?[^/]+\.(sh|bash|ps1)$/i,
   /(^|\/)(deploy|install)[\w.-]*\.(sh|bash|ps1)$/i,
+  // A script named for Compose (`run-docker-compose.ps1`): the files it runs with `-f`.
+  /(^|\/)[\w.-]*compose[\w.-]*\.(sh|bash|ps1)$/i,
 ];
 
 const CODE_EXTENSIONS = new Set([
