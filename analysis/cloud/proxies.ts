@@ -36,7 +36,7 @@ import { interpolate, parseDotenv } from './compose';
 import { serviceHostNames } from './compose-values';
 import { replicaService, type ComposeProject } from './compose-replicas';
 import { copiedDirs, dockerfileServiceName, instructions } from './dockerfile';
-import { catalogRanges, consulTemplateInvocations } from './consul-template';
+import { catalogRanges, consulTemplateInvocations, type Invocation } from './consul-template';
 import { envoyDaprRoutes } from './envoy-dapr';
 import { isImageTemplate, renderTemplate, templateDefaults } from './image-templates';
 import { composeLabels, labelProxyEvidence } from './label-proxies';
@@ -650,17 +650,22 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
  */
 function consulCatalogEvidence(context: ProxyContext, list: Candidate[]): Evidence[] {
   const out: Evidence[] = [];
-  const invocations = consulTemplateInvocations(context.dockerfiles, context.compose).map((i) => ({
-    ...i,
-    runner: i.service ?? (i.dockerfile ? (ownerOf(i.dockerfile, list)?.key ?? null) : null),
-  }));
+  // The invocations by the service running them (a map: no scan per template file).
+  const byRunner = new Map<string, Invocation[]>();
+  for (const i of consulTemplateInvocations(context.dockerfiles, context.compose)) {
+    const runner = i.service ?? (i.dockerfile ? (ownerOf(i.dockerfile, list)?.key ?? null) : null);
+    if (runner === null) continue;
+    const held = byRunner.get(runner);
+    if (held) held.push(i);
+    else byRunner.set(runner, [i]);
+  }
   for (const file of context.consulTemplates ?? []) {
     const ranges = catalogRanges(file.text);
     if (ranges.length === 0) continue;
     const owner = ownerOf(file.path, list);
     if (!owner) continue;
     const name = basename(file.path);
-    const runs = invocations.filter((i) => i.runner === owner.key && i.sources.includes(name));
+    const runs = (byRunner.get(owner.key) ?? []).filter((i) => i.sources.includes(name));
     if (runs.length === 0) continue;
     const hosts = new Set(runs.map((r) => r.host));
     let host = hosts.size === 1 ? [...hosts][0]! : null;
