@@ -25,6 +25,7 @@ import {
 } from './reconcile-model';
 import { sdkStoreEdges } from './reconcile-sdk-stores';
 import { localStoreEdges } from './reconcile-local-stores';
+import { assignRegistryCatalogRoutes } from './reconcile-registry-catalog';
 import { retargetEmbeddedBrokers } from './reconcile-embedded-brokers';
 import { hostNetworkEdges } from './reconcile-host-network';
 import { dependedStoreEdges } from './reconcile-depended-stores';
@@ -64,7 +65,8 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // A content order, not the input order, decides ties (which value an attribute keeps).
   // Each record's order key is computed once, not twice per comparison.
   // An address of a service hosting an embedded broker, at the broker's port, is the broker's.
-  let evidence = retargetEmbeddedBrokers(primary)
+  // A proxy rendered for a whole Consul catalog routes to each service registering there.
+  let evidence = retargetEmbeddedBrokers(assignRegistryCatalogRoutes(primary))
     .filter((e) => e.attributes.in_test !== true)
     .map((e) => ({ e, k: orderKey(e) }))
     .sort((a, b) => a.k.localeCompare(b.k))

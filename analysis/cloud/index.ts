@@ -18,6 +18,7 @@ import { analyzeKubernetes } from './kubernetes';
 import { generatedObjects } from './kubernetes-cluster';
 import { analyzeKustomize, isKustomization } from './kustomize';
 import { isImageTemplate } from './image-templates';
+import { isConsulTemplate } from './consul-template';
 import { analyzeProxies, proxyKindOf } from './proxies';
 import { analyzeSkaffold, isSkaffold } from './skaffold';
 import { dotenvSecrets } from './settings-secrets';
@@ -40,7 +41,8 @@ export type CloudFormat =
   | 'tye'
   | 'deploy-document'
   | 'entrypoint'
-  | 'image-template';
+  | 'image-template'
+  | 'consul-template';
 
 const COMPOSE = /^((docker-)?compose|docker-stack)([.-][^/]*)?\.ya?ml$/i;
 const YAML = /\.ya?ml$/i;
@@ -68,6 +70,8 @@ export function cloudFormat(file: SourceFile, charts: Set<string>): CloudFormat 
   if (isKustomization(file.path)) return 'kustomize';
   // nginx configuration (and templates) and Envoy bootstrap files: reverse-proxy routes.
   if (proxyKindOf(file)) return 'proxy';
+  // Consul Template files: a proxy rendered for the services of a Consul catalog.
+  if (isConsulTemplate(file.path)) return 'consul-template';
   // What `skaffold run` deploys and builds: read for the primary deployment variant.
   if (isSkaffold(file.path)) return 'skaffold';
   // What `tye run` starts (Microsoft Tye): services read like compose services.
@@ -175,6 +179,7 @@ export async function analyzeCloud(files: SourceFile[]): Promise<AnalyzerOutput>
       entrypoints: of('entrypoint'),
       envTemplates: of('env-template'),
       templates: of('image-template'),
+      consulTemplates: of('consul-template'),
     }),
   );
   // The addresses Dapr local-file secret stores hold (read by the apps that load them).

@@ -36,6 +36,7 @@ import { interpolate, parseDotenv } from './compose';
 import { serviceHostNames } from './compose-values';
 import { replicaService, type ComposeProject } from './compose-replicas';
 import { copiedDirs, dockerfileServiceName, instructions } from './dockerfile';
+import { catalogRanges, consulTemplateInvocations, type Invocation } from './consul-template';
 import { envoyDaprRoutes } from './envoy-dapr';
 import { isImageTemplate, renderTemplate, templateDefaults } from './image-templates';
 import { composeLabels, labelProxyEvidence } from './label-proxies';
@@ -534,6 +535,8 @@ export interface ProxyContext {
   envTemplates?: SourceFile[];
   /** Configuration templates an image renders from its environment (image-templates.ts). */
   templates?: SourceFile[];
+  /** Consul Template files (`*.ctmpl`, analysis/cloud/consul-template.ts). */
+  consulTemplates?: SourceFile[];
 }
 
 /** Routes of every proxy config file, and Traefik and label-discovery routes of compose projects. */
@@ -636,7 +639,68 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
   }
   for (const file of context.templates ?? [])
     evidenceOut.push(...templateDefaultEvidence(file, ownerOf(file.path, list), names));
+  if ((context.consulTemplates ?? []).length > 0)
+    evidenceOut.push(...consulCatalogEvidence(context, list));
   return { evidence: evidenceOut, gaps };
+}
+
+/**
+ * The Consul Template files that proxy to every service of a Consul catalog, read for the
+ * service that owns each file and runs `consul-template` on it (analysis/cloud/consul-template.ts).
+ */
+function consulCatalogEvidence(context: ProxyContext, list: Candidate[]): Evidence[] {
+  const out: Evidence[] = [];
+  // The invocations by the service running them (a map: no scan per template file).
+  const byRunner = new Map<string, Invocation[]>();
+  for (const i of consulTemplateInvocations(context.dockerfiles, context.compose)) {
+    const runner = i.service ?? (i.dockerfile ? (ownerOf(i.dockerfile, list)?.key ?? null) : null);
+    if (runner === null) continue;
+    const held = byRunner.get(runner);
+    if (held) held.push(i);
+    else byRunner.set(runner, [i]);
+  }
+  for (const file of context.consulTemplates ?? []) {
+    const ranges = catalogRanges(file.text);
+    if (ranges.length === 0) continue;
+    const owner = ownerOf(file.path, list);
+    if (!owner) continue;
+    const name = basename(file.path);
+    const runs = (byRunner.get(owner.key) ?? []).filter((i) => i.sources.includes(name));
+    if (runs.length === 0) continue;
+    const hosts = new Set(runs.map((r) => r.host));
+    let host = hosts.size === 1 ? [...hosts][0]! : null;
+    if (hosts.size === 1 && host === null) {
+      const addr = (owner.env.get('CONSUL_HTTP_ADDR') ?? '').replace(/^https?:\/\//i, '');
+      const hp = addr ? parseHostPort(addr) : null;
+      host = hp && hp.host !== '' ? hp.host.toLowerCase() : null;
+    }
+    if (host === null) continue;
+    for (const r of ranges)
+      out.push(
+        evidence(
+          file,
+          { start: r.start, end: r.end },
+          {
+            source: 'cloud',
+            provider: 'consul-template',
+            kind: 'registry-catalog-route',
+            subject: owner.key,
+            summary: `consul-template in ${owner.key} renders a ${r.directive} for every service registered in the Consul at ${host}`,
+            attributes: {
+              registry: 'consul',
+              registry_host: host,
+              proxy: 'consul-template',
+              directive: r.directive,
+              owner: owner.how,
+              ...(owner.link === 'image-name' || owner.link === 'env-template'
+                ? { owner_link: owner.link }
+                : {}),
+            },
+          },
+        ),
+      );
+  }
+  return out;
 }
 
 /** `{{ $X := .Env.NAME ... }}` -> X -> NAME. */

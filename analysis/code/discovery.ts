@@ -8,6 +8,12 @@
  * - Discovery by service id in code: `discoveryClient.getInstances("customers")`,
  *   `@FeignClient(name = "visits")` / `@FeignClient("visits")`, Micronaut's `@Client(id = "visits")`
  *   / `@Client("visits")`, `lb://name` in code.
+ * - Spring Cloud's client-side load balancer by service id: `loadBalancer.choose("CATALOG")` and
+ *   `loadBalancer.execute("catalog", request)` on a receiver the file declares as a
+ *   `LoadBalancerClient` (Ribbon's `RibbonLoadBalancerClient`, `BlockingLoadBalancerClient`).
+ *   Registries look service ids up case-insensitively (Eureka upper-cases its application names,
+ *   Consul's per-service queries ignore case), so `CATALOG` is the service registered as
+ *   `catalog`; the id is lower-cased like every entity name.
  * - Dapr: service invocation by app id (`InvokeMethodAsync(..., "orders", "m")`,
  *   `CreateInvokeHttpClient("orders")`, `invoker.invoke("orders", ...)`, `invoke_method("orders",
  *   ...)`, `/v1.0/invoke/orders/method/`), and the state stores and pub/sub components a unit
@@ -189,11 +195,39 @@ const PATTERNS: IdPattern[] = [
   },
 ];
 
+/** A service id as callers write it to a registry: any case (`CATALOG`), lower-cased after. */
+const ANY_CASE_ID = String.raw`([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)`;
+
+/**
+ * `x.choose("id")` / `x.execute("id", ...)` where the file declares `x` as a Spring Cloud
+ * `LoadBalancerClient` (a field, a parameter or a local of that type): the pattern, or null when
+ * the file declares none.
+ */
+function loadBalancerPattern(code: string): IdPattern | null {
+  const receivers = new Set<string>();
+  for (const m of code.matchAll(/\b\w{0,40}LoadBalancerClient\s+([A-Za-z_]\w{0,80})\s*[;,)=]/g)) {
+    receivers.add(m[1] ?? '');
+    // A handful of declarations per file; more is no program we read (and keeps the regex small).
+    if (receivers.size >= 16) break;
+  }
+  if (receivers.size === 0) return null;
+  const names = [...receivers].sort((a, b) => b.length - a.length).join('|');
+  return {
+    re: new RegExp(
+      String.raw`(?<![\w.])(?:this\s*\.\s*)?(?:${names})\s*\.\s*(?:choose|execute)\s*\(\s*${Q}${ANY_CASE_ID}\1`,
+      'g',
+    ),
+    group: 2,
+    kind: 'service',
+    via: 'load-balancer-client',
+  };
+}
+
 function idReferences(unit: Unit, file: SourceFile): Evidence[] {
   const lang = languageOf(file.path);
   if (!lang) return [];
   if (
-    !/getInstances|FeignClient|@Client|lb:\/\/|Invoke|invoke|State|state|Publish|publish|Topic|PubsubName|dapr-app-id|onfiguration/.test(
+    !/getInstances|FeignClient|@Client|lb:\/\/|LoadBalancerClient|Invoke|invoke|State|state|Publish|publish|Topic|PubsubName|dapr-app-id|onfiguration/.test(
       file.text,
     )
   )
@@ -208,7 +242,8 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
     [...stringConstants(code)].filter(([, v]) => new RegExp(`^${ID}$`).test(v)),
   );
   const names = [...constants.keys()].sort((a, b) => b.length - a.length);
-  for (const p of PATTERNS) {
+  const balancer = /LoadBalancerClient/.test(file.text) ? loadBalancerPattern(code) : null;
+  for (const p of balancer ? [...PATTERNS, balancer] : PATTERNS) {
     if (p.via.startsWith('dapr-') && !dapr) continue;
     const re =
       p.template && names.length > 0
@@ -223,7 +258,7 @@ function idReferences(unit: Unit, file: SourceFile): Evidence[] {
         ? (m.groups?.id ?? (named === undefined ? undefined : constants.get(named)) ?? '')
         : (m[p.group] ?? '');
       if (id === '') continue;
-      const object = entityKey(p.kind, id);
+      const object = entityKey(p.kind, id.toLowerCase());
       if (object === unit.key) continue;
       const line = idx.lineAt(m.index);
       const k = `${line}\u0000${object}`;

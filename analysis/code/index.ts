@@ -21,6 +21,7 @@ import { entrySettingsEvidence } from './entry-settings';
 import { luaClientEvidence } from './lua-clients';
 import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
+import { consulRegistrationEvidence } from './consul-registration';
 import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
 import { embeddedBrokerEvidence } from './embedded-brokers';
@@ -170,6 +171,9 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'Lua clients', () => luaClientEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'java registry', () => javaRegistryEvidence(model), []));
+    evidence.push(
+      ...guarded(gaps, '', 'consul registration', () => consulRegistrationEvidence(model), []),
+    );
   }
   for (const f of prepared.filter((x) => isAppSettings(x.path)))
     evidence.push(...guarded(gaps, f.path, 'settings secrets', () => appSettingsSecrets(f), []));

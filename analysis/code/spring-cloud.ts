@@ -40,7 +40,7 @@ interface Setting {
 }
 
 /** A dotted key's value in a YAML or properties file (nested or flat YAML keys both read). */
-function springSetting(file: SourceFile, key: string): Setting | null {
+export function springSetting(file: SourceFile, key: string): Setting | null {
   if (/\.properties$/i.test(file.path)) {
     const re = new RegExp(
       `^[ \\t]*${key.replace(/[.-]/g, (c) => `\\${c}`)}[ \\t]*[=:][ \\t]*(.+?)[ \\t]*$`,
@@ -75,7 +75,7 @@ function springSetting(file: SourceFile, key: string): Setting | null {
 }
 
 /** `${APP_NAME:orders}` -> `orders`; a plain name as is; anything unresolvable -> null. */
-function plainName(value: string): string | null {
+export function plainName(value: string): string | null {
   const v = value.trim().replace(/^(['"])(.*)\1$/, '$2');
   const placeholder = /^\$\{[A-Za-z_][\w.-]*:([^}]*)\}$/.exec(v);
   const name = (placeholder ? (placeholder[1] ?? '') : v).trim().toLowerCase();
@@ -83,7 +83,7 @@ function plainName(value: string): string | null {
 }
 
 /** The unit's own Spring files, `bootstrap*` before `application*`, default profile first. */
-function ownSpringFiles(files: SourceFile[]): SourceFile[] {
+export function ownSpringFiles(files: SourceFile[]): SourceFile[] {
   const rank = (f: SourceFile) => {
     const b = basename(f.path).toLowerCase();
     return (b.startsWith('bootstrap') ? 0 : 2) + (/^(application|bootstrap)\./.test(b) ? 0 : 1);

@@ -47,6 +47,9 @@ const CLOUD_PATTERNS: RegExp[] = [
   // fills with envsubst, and Envoy bootstrap files.
   /(^|\/)[^/]+\.conf(\.template|\.tmpl)?$/,
   /(^|\/)[\w.-]*envoy[\w.-]*\.ya?ml(\.template|\.tmpl)?$/,
+  // Consul Template files (`*.ctmpl`): a proxy rendered from a Consul catalog
+  // (analysis/cloud/consul-template.ts).
+  /\.ctmpl$/i,
   /\.tf$/,
   /\.tfvars$/,
   /\.tf\.json$/,
