@@ -15,7 +15,8 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
  * - 0.4: anything else, such as an external URL written outside a call, an address only a
  *   configuration template's default gives (`template_default`, analysis/cloud/proxies.ts: the
- *   deployment may set the variable otherwise), or a proxy route whose
+ *   deployment may set the variable otherwise), a compose reference read from a variable's name
+ *   alone (`resolution: variable-engine`, `depended-port-variable`), or a proxy route whose
  *   proxy is only the service running an image named like the Dockerfile that copies the file
  *   (`owner_link: 'image-name'`, analysis/cloud/proxies.ts) or mounts the file at a path only the
  *   project's committed `.env` template gives (`owner_link: 'env-template'`);
@@ -33,6 +34,12 @@ const CODE_ESTABLISHED = new Set([
   'registry-lookup',
 ]);
 const VARIANT_STRENGTH = 0.35;
+/**
+ * Compose environment references read from a variable's name with no address in it: the
+ * project's one store of the engine an address variable names (`ELASTICSEARCH_HOST`, no value),
+ * and the port variable of a service the container depends on (analysis/cloud/compose.ts).
+ */
+const WEAK_RESOLUTIONS = new Set(['variable-engine', 'depended-port-variable']);
 const WRITTEN_STRENGTH = 0.35;
 
 function strength(e: StoredEvidence): number {
@@ -57,6 +64,8 @@ function strength(e: StoredEvidence): number {
   }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
   if (Array.isArray(e.attributes.template_default)) return 0.4;
+  // A deployment value inferred from a name alone: an engine's one store, a waited-for port.
+  if (WEAK_RESOLUTIONS.has(String(e.attributes.resolution))) return 0.4;
   if (
     kind === 'proxy-route' &&
     (e.attributes.owner_link === 'image-name' || e.attributes.owner_link === 'env-template')

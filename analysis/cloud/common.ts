@@ -87,6 +87,18 @@ export function classifyImage(image: ImageRef | null): ImageClass | null {
   return wrappedEngine(last);
 }
 
+/**
+ * The engine a bare word names (`elasticsearch`, `postgresql`, `mongo`, `kafka`), as the last
+ * segment of a well-known datastore or broker image: the engine words only, not the repository
+ * paths or a vendor's wrapping (`acme/rs-mysql-db`), so a variable's prefix `USER_MYSQL` names none.
+ */
+export function engineOfWord(word: string): ImageClass | null {
+  const w = word.toLowerCase();
+  for (const [re, engine] of DATASTORES) if (re.test(w)) return { kind: 'datastore', engine };
+  for (const [re, engine] of QUEUES) if (re.test(w)) return { kind: 'queue', engine };
+  return null;
+}
+
 /** Engines by a port the container itself listens on (unambiguous well-known ports only). */
 const ENGINE_PORTS: Record<string, ImageClass> = {
   '5432': { kind: 'datastore', engine: 'postgres' },

@@ -19,7 +19,7 @@
 import { entityKey } from '../evidence';
 import { parseImageRef } from '../shared/images';
 import { asString, isRecord } from '../shared/values';
-import { classifyImage } from './common';
+import { classifyImage, engineOfWord } from './common';
 import type { ComposeFile } from './compose-merge';
 import { interpolate } from './compose-values';
 import type { EnvFinding } from './env';
@@ -45,13 +45,17 @@ const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 export const isDefaultComposeFile = (path: string): boolean => DEFAULT_FILE.test(baseName(path));
 
 /**
- * Services of a compose project whose image (interpolated) is a well-known datastore or broker.
+ * Services of a compose project whose image (interpolated) is a well-known datastore or broker,
+ * with the engine each runs.
  * When the folder holds Compose's default files, only those count: a service declared only in
  * an alternative file (`docker-compose.prod.yml`, `docker-compose-tests.yml`, read with `-f`)
  * answers its name only in that variant.
  */
-export function storeServiceNames(files: ComposeFile[], vars: Map<string, string>): Set<string> {
-  const out = new Set<string>();
+export function storeServiceNames(
+  files: ComposeFile[],
+  vars: Map<string, string>,
+): Map<string, string> {
+  const out = new Map<string, string>();
   const defaults = files.filter((cf) => DEFAULT_FILE.test(baseName(cf.file.path)));
   for (const cf of defaults.length > 0 ? defaults : files) {
     for (const [name, svc] of Object.entries(cf.services)) {
@@ -61,7 +65,7 @@ export function storeServiceNames(files: ComposeFile[], vars: Map<string, string
       const image = interpolate(raw, vars);
       if (!image || image.includes('$')) continue;
       const cls = classifyImage(parseImageRef(image));
-      if (cls && (cls.kind === 'datastore' || cls.kind === 'queue')) out.add(name);
+      if (cls && (cls.kind === 'datastore' || cls.kind === 'queue')) out.set(name, cls.engine);
     }
   }
   return out;
@@ -75,7 +79,7 @@ export function storeNameReference(
   variable: string,
   value: string,
   written: string | null,
-  stores: Set<string>,
+  stores: ReadonlyMap<string, string>,
 ): EnvFinding | null {
   const v = value.trim();
   if (!SERVICE_NAME.test(v) || !stores.has(v)) return null;
@@ -94,6 +98,58 @@ export function storeNameReference(
       scheme: null,
       resolution: 'store-service-name',
       ...(written !== null && written !== v ? { interpolated: 'dotenv-interpolation' } : {}),
+    },
+  };
+}
+
+/** An address variable's last word: `ELASTICSEARCH_HOST`, `MONGO_URL`, `KAFKA_SERVICE_ADDR`. */
+const ADDRESS_WORD = /_(ADDR|ADDRESS|URL|URI|HOST|HOSTNAME|ENDPOINT)$/;
+
+/**
+ * The stores of each engine of a compose project (`storeServiceNames`), computed once per
+ * project: `elasticsearch` -> [`search`].
+ */
+export function storesByEngine(stores: ReadonlyMap<string, string>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [name, engine] of stores) {
+    if (!engine) continue;
+    const list = out.get(engine) ?? [];
+    list.push(name);
+    out.set(engine, list);
+  }
+  return out;
+}
+
+/**
+ * The finding for an address variable whose value the repository leaves unknown (passed through
+ * with no value, `${VAR}` with no `.env`) and whose prefix is an engine's name
+ * (`ELASTICSEARCH_HOST`, `POSTGRESQL_HOST`, `MONGO_URL`): the project's one store of that engine
+ * (docs/decisions.md, "An address variable named for an engine"). Null when the project runs no
+ * store of that engine or several (which one is unknown), or when that store is the service itself.
+ */
+export function engineNamedReference(
+  variable: string,
+  self: string,
+  byEngine: ReadonlyMap<string, string[]>,
+): EnvFinding | null {
+  if (!ADDRESS_WORD.test(variable)) return null;
+  const prefix = variable.replace(ADDRESS_WORD, '').replace(/_SERVICE$/, '');
+  if (!/^[A-Z][A-Z0-9]*$/.test(prefix)) return null;
+  const cls = engineOfWord(prefix);
+  if (!cls) return null;
+  const named = byEngine.get(cls.engine);
+  if (named?.length !== 1 || named[0] === self) return null;
+  const store = named[0]!;
+  return {
+    kind: 'env-reference',
+    relationship: 'connects_to',
+    object: entityKey('service', store),
+    summary: `reads ${variable} (value not in the repository) -> store service ${store}, the project's one ${cls.engine} the variable names`,
+    attributes: {
+      variable,
+      source: 'environment',
+      store_engine: cls.engine,
+      resolution: 'variable-engine',
     },
   };
 }

@@ -20,7 +20,12 @@ import {
 import { builtEngines, type BuiltEngine } from './built-images';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { commandAddresses } from './compose-command';
-import { storeNameReference, storeServiceNames } from './compose-store-names';
+import {
+  engineNamedReference,
+  storeNameReference,
+  storeServiceNames,
+  storesByEngine,
+} from './compose-store-names';
 import { mountRecords, type EnvTemplateVars } from './compose-mounts';
 import { isEnvTemplate } from './env-templates';
 import {
@@ -80,6 +85,7 @@ export function analyzeCompose(
     const serviceNames = new Set(siblings.flatMap((o) => Object.keys(o.services)));
     // Once per file, not per service: 10,000 services would make it quadratic (issue 24).
     const stores = storeServiceNames(siblings, vars);
+    const byEngine = storesByEngine(stores);
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
         evidence.push(
@@ -99,6 +105,7 @@ export function analyzeCompose(
               documented,
               serviceNames,
               stores,
+              byEngine,
               files: byPath,
               built,
             },
@@ -189,8 +196,10 @@ interface ProjectContext {
   documented: ProjectEnvTemplate | null;
   /** Service names of every compose file of the project. */
   serviceNames: Set<string>;
-  /** Services of the project running a datastore or broker image (compose-store-names.ts). */
-  stores: Set<string>;
+  /** Services of the project running a datastore or broker image, with its engine (compose-store-names.ts). */
+  stores: ReadonlyMap<string, string>;
+  /** Those services by engine. */
+  byEngine: ReadonlyMap<string, string[]>;
   /** Files of the repository by path, for `env_file`. */
   files: Map<string, SourceFile>;
   /** What an image this service only pulls runs, from the folder that builds it. */
@@ -394,8 +403,10 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     );
 
   const ownEngine = image ? classifyImage(image)?.engine : undefined;
+  // The services it waits for (`depends_on`, interpolated): a port variable naming one is its use.
+  const awaited = new Set(dependencies(svc).map(([d]) => interpolate(d, project.vars)));
   for (const env of environment(svc.environment)) {
-    for (const r of environmentFindings(env, project)) {
+    for (const r of environmentFindings(env, project, name, awaited)) {
       // A database image's own server setting (`MARIADB_HOST: paperless`) is no call it makes.
       if (r.kind === 'env-reference' && ownEngine && isServerSetting(ownEngine, env.name)) continue;
       out.push(
@@ -491,9 +502,16 @@ function envFileEvidence(
  * Findings for one environment entry. Secrets are judged on the value as written (a `${VAR}` is
  * no literal); hosts on the value Compose would pass: interpolated from the project's .env file,
  * and for `- VAR` without a value, the .env file's VAR. A variable whose value stays unknown but
- * whose name names a service of the project (`KAFKA_SERVICE_ADDR` -> `kafka`) still points at it.
+ * whose name names a service of the project (`KAFKA_SERVICE_ADDR` -> `kafka`) still points at it;
+ * one whose name names an engine (`ELASTICSEARCH_HOST`) at the project's one store of that engine.
+ * A port variable naming a service the container depends on (`awaited`) is a call to it.
  */
-function environmentFindings(env: EnvVar, project: ProjectContext): EnvFinding[] {
+function environmentFindings(
+  env: EnvVar,
+  project: ProjectContext,
+  self: string,
+  awaited: Set<string>,
+): EnvFinding[] {
   const { resolver } = project;
   const written = envReferences(env.name, env.value, resolver);
   const raw = asString(env.value);
@@ -513,6 +531,9 @@ function environmentFindings(env: EnvVar, project: ProjectContext): EnvFinding[]
   const store =
     resolved === null ? null : storeNameReference(env.name, resolved, raw, project.stores);
   if (store) return [...out, store];
+  // A port variable of a service it waits for, whatever its value (a port alone names no host).
+  const port = dependedPortReference(env.name, self, awaited, project.serviceNames);
+  if (port) return [...out, port];
   if (resolved !== null && !resolved.includes('$')) return out;
   // No `.env`: the value the project's env template documents.
   const documented =
@@ -521,7 +542,11 @@ function environmentFindings(env: EnvVar, project: ProjectContext): EnvFinding[]
       : null;
   if (documented) return [...out, ...documented];
   const named = serviceNamedBy(env.name, project.serviceNames);
-  if (!named) return out;
+  if (!named) {
+    // The prefix names an engine (`ELASTICSEARCH_HOST`): the project's one store of it.
+    const engine = engineNamedReference(env.name, self, project.byEngine);
+    return engine ? [...out, engine] : out;
+  }
   return [
     ...out,
     {
@@ -539,7 +564,39 @@ const ADDRESS_SUFFIX = /_(ADDR|ADDRESS|URL|URI|HOST|HOSTNAME|ENDPOINT)$/;
 /** `KAFKA_SERVICE_ADDR`, `GRAFANA_SERVICE_HOST`, `USER_DB_URL` -> the service the prefix names. */
 function serviceNamedBy(variable: string, services: Set<string>): string | null {
   if (!ADDRESS_SUFFIX.test(variable)) return null;
-  const prefix = variable.replace(ADDRESS_SUFFIX, '');
+  return servicePrefixed(variable.replace(ADDRESS_SUFFIX, ''), services);
+}
+
+const PORT_SUFFIX = /_PORT$/;
+
+/**
+ * A port variable naming a service the container waits for (docs/decisions.md, "The port of a
+ * service a container waits for"): `APP_SERVER_PORT` given to a service that
+ * `depends_on: app-server`. The container is told the port of the service it waits for:
+ * it calls it there (the host being the service's name or an image default). A port variable
+ * naming a service it does not wait for (an environment block shared by every container) says
+ * nothing.
+ */
+function dependedPortReference(
+  variable: string,
+  self: string,
+  awaited: Set<string>,
+  services: Set<string>,
+): EnvFinding | null {
+  if (awaited.size === 0 || !PORT_SUFFIX.test(variable)) return null;
+  const named = servicePrefixed(variable.replace(PORT_SUFFIX, ''), services);
+  if (!named || named === self || !awaited.has(named)) return null;
+  return {
+    kind: 'env-reference',
+    relationship: 'connects_to',
+    object: entityKey('service', named),
+    summary: `is given ${variable}, the port of service ${named} it depends on -> service ${named}`,
+    attributes: { variable, source: 'environment', resolution: 'depended-port-variable' },
+  };
+}
+
+/** The service a variable's prefix names (`KAFKA_SERVICE` -> `kafka`, `APP_SERVER` -> `app-server`). */
+function servicePrefixed(prefix: string, services: Set<string>): string | null {
   const candidates = [prefix, prefix.replace(/_SERVICE$/, '')];
   for (const c of candidates) {
     const lower = c.toLowerCase();
