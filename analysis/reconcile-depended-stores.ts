@@ -7,7 +7,10 @@
  * the dependant is itself a store; its program or settings are in the repository (code, a build,
  * or a repository file mounted into it: had it used the store, they would say so; but not when
  * the program's own code or settings name a store of that engine only at a loopback address,
- * `127.0.0.1:3306`: the developer's machine, which the deployment overrides); it already
+ * `127.0.0.1:3306`: the developer's machine, which the deployment overrides; nor when its
+ * manifests declare a client library of that engine, `amqplib` for RabbitMQ, with no address of
+ * the engine in its code: it uses such a store at an address the repository does not show,
+ * such as a shared file its image build copies in); it already
  * connects to a store of that engine; it depends on two stores of one engine (which one it
  * uses is unknown); or the compose files give another service the store's address (they pass
  * its address to its users, and gave this one none). The last two give way when the dependant
@@ -55,6 +58,18 @@ export function dependedStoreEdges(
     (e.attributes.local_host === true ? local : remote).add(k);
   }
   for (const k of remote) local.delete(k);
+  // Per program, the engines whose client library its manifests declare (not for development):
+  // its code uses such a store, at an address the repository does not show.
+  const clients = new Set<string>();
+  for (const e of evidence)
+    if (
+      e.evidence_kind === 'client-library' &&
+      e.source_type === 'code' &&
+      e.attributes.dev !== true &&
+      typeof e.attributes.engine === 'string' &&
+      placed(e.subject_key)
+    )
+      clients.add(`${rep(e.subject_key)}\u0000${e.attributes.engine}`);
   const engineOf = new Map<string, string>();
   // Services whose program the repository holds: code of theirs, or a compose build.
   const programs = new Set<string>();
@@ -111,7 +126,7 @@ export function dependedStoreEdges(
     const engine = engineOf.get(target);
     if (engine === undefined || keyKind(source) !== 'service') continue;
     const k = `${source}\u0000${engine}`;
-    if (!vendor.has(source) || (programs.has(source) && !local.has(k))) continue;
+    if (!vendor.has(source) || (programs.has(source) && !local.has(k) && !clients.has(k))) continue;
     const byTarget = deps.get(k) ?? new Map<string, StoredEvidence[]>();
     byTarget.set(target, [...(byTarget.get(target) ?? []), e]);
     deps.set(k, byTarget);

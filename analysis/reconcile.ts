@@ -10,6 +10,7 @@ import { handedAddresses, receivedOnlyEdges, defaultHost } from './reconcile-add
 import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confidence';
 import { daprSecretConnections, engineFamily } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
+import { unitByImageTag } from './reconcile-image-tags';
 import { assignPrograms } from './reconcile-programs';
 import { assignRunCode } from './reconcile-run-code';
 import { mountedSettings } from './reconcile-mounted';
@@ -178,6 +179,8 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   const runsProgram = new Set(
     evidence.filter((e) => typeof e.attributes.runs_program === 'string').map((e) => e.subject_key),
   );
+  // An image the repository publishes, one tag per program (reconcile-image-tags.ts).
+  const taggedUnit = unitByImageTag(evidence);
   for (const e of evidence) {
     if (runsProgram.has(e.subject_key)) continue;
     const built = GRAPH.has(keyKind(e.subject_key)) ? builtDir(e) : null;
@@ -195,7 +198,7 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
         typeof e.attributes.repo === 'string' ? e.attributes.repo : e.object_key.slice(6);
       const base = normalizeName(repo.split('/').pop() ?? '');
       // A value that is a URL (`image: https://github.com/org/repo`) names no image.
-      const unit = repo.includes('://') ? undefined : unitByName.get(base);
+      const unit = repo.includes('://') ? undefined : (unitByName.get(base) ?? taggedUnit(e));
       if (unit && keyKind(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
         join(unit, e.subject_key, 'image', e);
     }

@@ -79,6 +79,7 @@ import {
   settingsSubject,
 } from './settings-files';
 import { withoutUnusedSettings } from './shared-settings';
+import { jsLiteralVariables } from './string-constants';
 import { yamlHostItem } from './yaml-host-items';
 import type { CodeModel, Unit } from './model';
 
@@ -154,10 +155,18 @@ const CALL_RE = new RegExp(
   `${CALLEE}\\s*\\(\\s*(?:url\\s*[:=]\\s*)?(?:(?:[\\w$.]+|"[A-Za-z]+"|'[A-Za-z]+'|http\\.Method\\w+)\\s*,\\s*){0,2}[rRfFbBuU@$]{0,2}$`,
 );
 
+/** A URL's authority that is one template substitution (`${host}`), then its path or end. */
+const TEMPLATE_HOST = /^\$\{[ \t]*([A-Za-z_$][\w$]*)[ \t]*\}(?=[/?#]|$)/;
+/** A plain `host[:port]` value (no scheme, no path). */
+const PLAIN_HOST_PORT = /^[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?::\d{1,5})?$/;
+
 function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, string>): void {
   const { unit } = ctx;
   const selfNames = new Set(unit.aliases);
   const jsonKeys = ctx.kind.provider === 'json-config' ? jsonKeyPaths(code) : null;
+  const js = ctx.kind.language === 'javascript' || ctx.kind.language === 'typescript';
+  // The file's variables holding one literal, read once when a URL's host is a substitution.
+  let literals: Map<string, string> | null = null;
   let m: RegExpExecArray | null;
   URL_RE.lastIndex = 0;
   while ((m = URL_RE.exec(code)) !== null) {
@@ -165,7 +174,20 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, str
     if (isPatternUrl(code, m.index + m[0].length) || isSampleValue(code, m.index)) continue;
     const line = idx.lineAt(m.index);
     const written = m[1] ?? '';
-    const parsed = parseUrl(written.startsWith('{') ? 'http' : written, m[2] ?? '');
+    let rest = m[2] ?? '';
+    // A template literal whose host is a variable holding a literal `host[:port]`
+    // (`http://${serverHostPort}/${path}` with `let serverHostPort = "api:4000"`) is that URL.
+    let hostVariable: string | null = null;
+    const sub = js ? TEMPLATE_HOST.exec(rest) : null;
+    if (sub) {
+      literals ??= jsLiteralVariables(code);
+      const value = literals.get(sub[1] ?? '');
+      if (value !== undefined && PLAIN_HOST_PORT.test(value)) {
+        rest = value + rest.slice(sub[0].length);
+        hostVariable = sub[1] ?? null;
+      }
+    }
+    const parsed = parseUrl(written.startsWith('{') ? 'http' : written, rest);
     const dsEngine = DATASTORE_SCHEMES[parsed.scheme];
     const brokerEngine = BROKER_SCHEMES[parsed.scheme];
     if (dsEngine || brokerEngine) {
@@ -191,7 +213,7 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, str
     if (!hp || parsed.unresolved) continue;
     const host = hp.host;
     if (isLocalHost(host) || isExampleHost(host) || (isIp(host) && isPrivateIp(host))) continue;
-    if (isPlaceholderHost(m[2] ?? '') || isCloudMetadataHost(host)) continue;
+    if (isPlaceholderHost(rest) || isCloudMetadataHost(host)) continue;
     const internal = internalName(host);
     if (internal !== null && selfNames.has(internal)) continue;
     const lineStart = idx.lineStart(line);
@@ -232,7 +254,12 @@ function scanUrls(ctx: Ctx, code: string, idx: LineIndex, bound: Map<string, str
         relationship: 'connects_to',
         object: entityKey('service', internal),
         summary: `${unit.name} connects to service ${internal} at ${hostLabel(hp)}`,
-        attributes: { ...base, internal_host: true, detected_by: inCall ? 'http-call' : 'url' },
+        attributes: {
+          ...base,
+          internal_host: true,
+          detected_by: inCall ? 'http-call' : 'url',
+          ...(hostVariable !== null ? { host_variable: hostVariable } : {}),
+        },
       }));
       continue;
     }

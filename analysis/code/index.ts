@@ -19,6 +19,7 @@ import { testcontainersEvidence } from './testcontainers';
 import { configKeyEvidence } from './config-keys';
 import { entrySettingsEvidence } from './entry-settings';
 import { luaClientEvidence } from './lua-clients';
+import { scriptAddressEvidence } from './script-addresses';
 import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { consulRegistrationEvidence } from './consul-registration';
@@ -169,6 +170,7 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'configuration keys', () => configKeyEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'settings entries', () => entrySettingsEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Lua clients', () => luaClientEvidence(model), []));
+    evidence.push(...guarded(gaps, '', 'script addresses', () => scriptAddressEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'java registry', () => javaRegistryEvidence(model), []));
     evidence.push(

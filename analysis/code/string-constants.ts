@@ -31,3 +31,27 @@ export function stringConstants(code: string): Map<string, string> {
   for (const [k, v] of seen) if (v !== null && k !== '') out.set(k, v);
   return out;
 }
+
+/**
+ * A JavaScript/TypeScript variable assigned one string literal in the file (`let host =
+ * "api:4000"`, `const HOST = 'api'`, a later `host = "api:4000"`), by name: the value a template
+ * literal's `${host}` substitutes (MDN, "Template literals"). A name assigned two different
+ * literals is left out (which one is in effect is not known); assignments of anything else (an
+ * environment override, `host = process.env.API`) are not literals and leave the literal as the
+ * value the program has unless configured otherwise.
+ */
+const JS_LITERAL_ASSIGN =
+  /(?<![\w$.])([A-Za-z_$][\w$]*)[ \t]*(?::[ \t]*string[ \t]*)?=(?![=>])[ \t]*(["'`])([^"'`\\\n$]*)\2/g;
+
+export function jsLiteralVariables(code: string): Map<string, string> {
+  const seen = new Map<string, string | null>();
+  for (const m of code.matchAll(JS_LITERAL_ASSIGN)) {
+    const name = m[1] ?? '';
+    const value = m[3] ?? '';
+    const prior = seen.get(name);
+    seen.set(name, prior === undefined || prior === value ? value : null);
+  }
+  const out = new Map<string, string>();
+  for (const [k, v] of seen) if (v !== null && k !== '') out.set(k, v);
+  return out;
+}
