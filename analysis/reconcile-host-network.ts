@@ -32,7 +32,7 @@ interface Listener {
 }
 
 /** The port a local URL or `host:port` names; null when it is not local or names no port. */
-function localPort(value: string): number | null {
+export function localPort(value: string): number | null {
   const url = /^(?:https?|wss?):\/\/([^/\s?#]+)(?:[/?#].*)?$/i.exec(value.trim());
   const hp = parseHostPort(url ? (url[1] ?? '') : value.trim());
   if (!hp || hp.port === null || !isLocalHost(hp.host)) return null;

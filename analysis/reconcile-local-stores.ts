@@ -17,7 +17,7 @@ import { keyKind } from './evidence';
 import { addInferredConnection, type RelEntry, type StoredEvidence } from './reconcile-model';
 
 /** The port a client of the engine uses when its address names none. */
-const DEFAULT_PORTS: Record<string, string> = {
+export const DEFAULT_PORTS: Record<string, string> = {
   postgres: '5432',
   mysql: '3306',
   mariadb: '3306',

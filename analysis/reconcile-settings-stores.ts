@@ -19,11 +19,18 @@
  * the folder of one program of a many-program unit (`cmd/barista/config.yml`: it is that
  * program's, and the service running it has its own records), nor for settings files no code
  * unit holds (reconcile-mounted.ts gives those to the containers they are mounted into).
+ *
+ * A Spring / Micronaut settings file (`application.yml`, `jvm_settings`) is read the same way for
+ * a unit no deployment runs (docs/decisions.md, "Units run one by one on the developer's host"),
+ * only when the repository runs no store of the engine; a `hostname`/`port` pair naming no
+ * engine counts when its port is the default port of the one engine whose client the unit uses.
  */
 import { entityKey, keyKind, keyName } from './evidence';
 import { confidence } from './reconcile-confidence';
 import { engineFamily } from './reconcile-dapr-secrets';
 import type { Entity, RelEntry, StoredEvidence } from './reconcile-model';
+import { DEFAULT_PORTS } from './reconcile-local-stores';
+import { deployedUnits } from './reconcile-local-run';
 import { isWithin } from './shared/paths';
 
 const STORE_KINDS = new Set(['datastore', 'queue']);
@@ -50,11 +57,20 @@ export const SETTINGS_STORE_BASIS =
 export const SETTINGS_STORE_NEW_BASIS =
   "its settings name the engine at the developer's loopback address; the repository runs no store of that engine";
 
+/**
+ * A program's own committed settings: a settings file by name (`configs/config.yaml`) or a
+ * Spring / Micronaut settings file (`application.yml`, which only its own program reads).
+ */
+const ownSettings = (e: StoredEvidence) =>
+  e.attributes.settings_file === true || e.attributes.jvm_settings === true;
+
 interface Use {
   source: string;
   family: string;
   category: 'datastore' | 'queue';
   settings: StoredEvidence[];
+  /** Known only from Spring settings files (no settings file by name). */
+  jvmOnly: boolean;
 }
 
 /**
@@ -95,20 +111,46 @@ export function settingsStoreEdges(
       remote.add(k);
       continue;
     }
-    if (e.attributes.settings_file !== true || !ENGINES.has(family) || oneProgramOf(e)) continue;
+    if (!ownSettings(e) || !ENGINES.has(family) || oneProgramOf(e)) continue;
     if (keyKind(source) !== 'service') continue;
     const category = e.attributes.category === 'queue' ? 'queue' : 'datastore';
-    const use = uses.get(k) ?? { source, family, category, settings: [] };
+    const use = uses.get(k) ?? { source, family, category, settings: [], jvmOnly: true };
     use.settings.push(e);
+    if (e.attributes.settings_file === true) use.jvmOnly = false;
     uses.set(k, use);
   }
   // The client libraries each program's code uses, per engine family.
   const clients = new Map<string, StoredEvidence[]>();
+  const clientFamilies = new Map<string, Set<string>>();
   for (const e of evidence) {
     if (e.evidence_kind !== 'client-library' || e.attributes.dev === true) continue;
     if (typeof e.attributes.engine !== 'string' || !placed(e.subject_key)) continue;
-    const k = `${rep(e.subject_key)}\u0000${engineFamily(e.attributes.engine)}`;
+    const family = engineFamily(e.attributes.engine);
+    const k = `${rep(e.subject_key)}\u0000${family}`;
     clients.set(k, [...(clients.get(k) ?? []), e]);
+    const fams = clientFamilies.get(rep(e.subject_key)) ?? new Set<string>();
+    clientFamilies.set(rep(e.subject_key), fams.add(family));
+  }
+  // A Spring settings pair naming no engine (`cronos.db.hostname: 127.0.0.1`, `port: 9042`):
+  // the engine whose default port it is, when the program's code uses that engine's client
+  // and no other engine it uses has that default port.
+  for (const e of evidence) {
+    if (e.evidence_kind !== 'local-address' || e.attributes.jvm_settings !== true) continue;
+    if (e.attributes.in_test === true || !placed(e.subject_key)) continue;
+    if (typeof e.attributes.port !== 'number') continue;
+    const source = rep(e.subject_key);
+    if (keyKind(source) !== 'service') continue;
+    const port = String(e.attributes.port);
+    const fams = [...(clientFamilies.get(source) ?? [])].filter(
+      (f) => ENGINES.has(f) && DEFAULT_PORTS[f] === port,
+    );
+    if (fams.length !== 1) continue;
+    const family = fams[0]!;
+    const k = `${source}\u0000${family}`;
+    const category = clients.get(k)?.[0]?.attributes.category === 'queue' ? 'queue' : 'datastore';
+    const use = uses.get(k) ?? { source, family, category, settings: [], jvmOnly: true };
+    use.settings.push(e);
+    uses.set(k, use);
   }
   // The stores the repository runs, per engine family, with their declarations.
   const stores = new Map<string, Set<string>>();
@@ -139,6 +181,7 @@ export function settingsStoreEdges(
     if (keyName(r.target) !== '') engines.add(keyName(r.target));
     for (const en of engines) reached.add(`${r.source}\u0000${engineFamily(en)}`);
   }
+  const deployed = deployedUnits(evidence, rep);
   const edges = new Map<string, RelEntry>();
   const added = new Map<string, StoredEvidence[]>();
   for (const [k, use] of uses) {
@@ -146,6 +189,10 @@ export function settingsStoreEdges(
     if (!used || remote.has(k) || reached.has(k)) continue;
     const running = [...(stores.get(use.family) ?? [])];
     if (running.length > 1) continue;
+    // A Spring settings file's loopback address is the developer's run of a unit no deployment
+    // runs (inside a container `localhost` is the container), and a store the repository runs
+    // is reached there only on the port it publishes (reconcile-local-stores.ts).
+    if (use.jvmOnly && (deployed.has(use.source) || running.length > 0)) continue;
     const target = running[0] ?? entityKey(use.category, use.family);
     const key = `connects_to:${use.source}->${target}`;
     if (target === use.source || relEvidence.has(key)) continue;

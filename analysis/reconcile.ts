@@ -29,6 +29,7 @@ import { localStoreEdges } from './reconcile-local-stores';
 import { assignRegistryCatalogRoutes } from './reconcile-registry-catalog';
 import { retargetEmbeddedBrokers } from './reconcile-embedded-brokers';
 import { hostNetworkEdges } from './reconcile-host-network';
+import { localRunEdges } from './reconcile-local-run';
 import { dependedStoreEdges } from './reconcile-depended-stores';
 import { templateEdges } from './reconcile-env-templates';
 import { settingsStoreEdges } from './reconcile-settings-stores';
@@ -397,6 +398,10 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // A host-network container's local address reaching the one unit listening on that host port
   // (reconcile-host-network.ts).
   for (const [key, entry] of hostNetworkEdges(evidence, relEvidence, rep, placed))
+    relEvidence.set(key, entry);
+  // Services run on the developer's host: a loopback port another of them listens on
+  // (reconcile-local-run.ts).
+  for (const [key, entry] of localRunEdges(evidence, relEvidence, rep, placed))
     relEvidence.set(key, entry);
   // A unit no deployment configures: the addresses of its env template (reconcile-env-templates.ts).
   for (const [key, entry] of templateEdges(evidence, relEvidence, rep, placed, hostEntity))

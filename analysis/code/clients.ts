@@ -122,7 +122,11 @@ const MAVEN: Rule[] = [
     'redis',
     'datastore',
   ],
-  [/^com\.datastax\.oss:java-driver-core$/, 'cassandra', 'datastore'],
+  [
+    /^(com\.datastax\.oss:java-driver-core|org\.springframework\.data:spring-data-cassandra|org\.springframework\.boot:spring-boot-starter-data-cassandra(-reactive)?)$/,
+    'cassandra',
+    'datastore',
+  ],
   [
     /^(org\.apache\.kafka:kafka-clients|org\.apache\.kafka:kafka-streams|org\.springframework\.kafka:spring-kafka)$/,
     'kafka',

@@ -561,6 +561,11 @@ export function analyzeConnections(model: CodeModel): {
       )
         for (let i = start; i < out.length; i++)
           out[i] = { ...out[i]!, attributes: { ...out[i]!.attributes, settings_file: true } };
+      // A Spring / Micronaut settings file (`application.yml`, on the classpath or in the
+      // unit's folder) is the program's own committed settings, read by no other program.
+      if (JVM_SETTINGS.test(file.path) && !inTest && !kind.code)
+        for (let i = start; i < out.length; i++)
+          out[i] = { ...out[i]!, attributes: { ...out[i]!.attributes, jvm_settings: true } };
       if ((servedTo.get(file.path) ?? 0) > 1)
         out.splice(
           start,

@@ -5,7 +5,7 @@
  *
  * - `local-address`: a setting naming the local host with a port and no engine of its own
  *   (`consul.client.defaultZone: localhost:8500`, `zipkin.url: http://localhost:9411`, or a
- *   `host: localhost` / `port: 5488` pair under one parent). Inside a container on the host
+ *   `host: localhost` (or `hostname: 127.0.0.1`) / `port: 5488` pair under one parent). Inside a container on the host
  *   network, or on a developer's machine, that is whatever listens on the host at that port.
  * - `listen-port`: the port the unit's own server listens on (`server.port`,
  *   `micronaut.server.port`, `quarkus.http.port`), placeholders read as their defaults.
@@ -57,11 +57,11 @@ export function scanLocalSetting(
   const parent = dot < 0 ? '' : key.slice(0, dot);
   const leaf = key.slice(dot + 1).toLowerCase();
   if (OWN_SERVER.test(parent) || parent === '') return;
-  // `host: localhost` and `port: 5488` under one parent.
-  if (leaf === 'host' || leaf === 'port') {
+  // `host: localhost` (or `hostname:`) and `port: 5488` under one parent.
+  if (leaf === 'host' || leaf === 'hostname' || leaf === 'port') {
     const pair = pairs.get(parent) ?? {};
     pairs.set(parent, pair);
-    if (leaf === 'host' && isLocalHost(v)) pair.host = { line };
+    if (leaf !== 'port' && isLocalHost(v)) pair.host = { line };
     if (leaf === 'port' && /^\d{2,5}$/.test(v)) pair.port = Number(v);
     if (pair.host && pair.port !== undefined && !pair.done && validPort(pair.port)) {
       pair.done = true;
