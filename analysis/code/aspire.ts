@@ -9,8 +9,12 @@
  * - `AddRedis`, `AddPostgres(...).AddDatabase(...)`, `AddRabbitMQ`, `AddKafka`,
  *   `AddAzureStorage(...).AddBlobs(...)`... are datastores / queues / buckets with an engine (a
  *   chained `AddDatabase` makes the database the chain's value, the server its parent);
+ * - an `Add*` extension the AppHost defines for a container, executable or project resource type
+ *   adds a resource named by its first argument; an Azure Storage account run as the emulator is
+ *   a datastore, its blob containers stores of it (aspire-custom.ts, issue 23, session 15);
  * - `.WithReference(x)`, `.WithEnvironment("X", x[.GetEndpoint(..)])` and YARP routes to `x` on a
- *   service are `connects_to` x; `WaitFor(x)` is start order only.
+ *   service are `connects_to` x (an address the service's code only uses for a redirect carries
+ *   its `address_role`); `WaitFor(x)` is start order only.
  * In the other units, Aspire client integrations (`AddRedisClient("cache")`,
  * `AddNpgsqlDbContext<T>("catalogdb")`, `AddRabbitMQClient("messaging")`...) connect the unit to
  * the named resource.
@@ -21,6 +25,8 @@ import { classifyImage } from '../cloud/common';
 import { evidence } from '../shared/evidence';
 import { parseImageRef } from '../shared/images';
 import { basename, dirname, joinPath, stem } from '../shared/paths';
+import { isIdentityProviderPackage } from './address-roles';
+import { configKey, configReadRoles, customResources, type CustomResource } from './aspire-custom';
 import { isAspireHost } from './classify';
 import { isTestPath } from './common';
 import type { CodeModel, Unit } from './model';
@@ -34,6 +40,10 @@ interface Resource {
   engine: string | null;
   /** A YARP gateway (`AddYarp`): resources passed to its route-configuring calls are routes. */
   gateway?: boolean;
+  /** The code unit a project or app resource runs (its configuration reads say what it calls). */
+  unit?: Unit | null;
+  /** An Azure Storage account run as the Azurite emulator (`RunAsEmulator`). */
+  emulated?: boolean;
 }
 
 /** Hosting methods of backing resources: kind and engine. */
@@ -199,9 +209,68 @@ interface Host {
   id: string;
 }
 
-function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Evidence[] {
+/** What an AppHost's files define and its resources' code reads, computed once per AppHost. */
+interface HostContext {
+  /** The `Add*` hosting extensions the AppHost defines (aspire-custom.ts). */
+  custom: Map<string, CustomResource>;
+  /** The role of an address handed to `unit` under `variable`, when every read of it has one. */
+  handedRole: (unit: Unit, variable: string) => string | null;
+}
+
+function hostContext(model: CodeModel, files: SourceFile[]): HostContext {
+  const reads = new Map<string, Map<string, Array<string | null>>>();
+  return {
+    custom: customResources(files),
+    handedRole: (unit, variable) => {
+      let byKey = reads.get(unit.key);
+      if (!byKey) {
+        const idp = unit.manifests.some((m) =>
+          m.dependencies.some((d) => isIdentityProviderPackage(d.name)),
+        );
+        byKey = configReadRoles(csFiles(model.filesByUnit.get(unit.key) ?? []), idp);
+        reads.set(unit.key, byKey);
+      }
+      const roles = byKey.get(configKey(variable)) ?? [];
+      return roles.length > 0 && roles.every((r) => r !== null) ? roles[0]! : null;
+    },
+  };
+}
+
+/**
+ * Azure Storage accounts run as the Azurite emulator: the names of `AddAzureStorage(name)` chains
+ * that call `RunAsEmulator`, directly or later on the variable they are assigned to.
+ */
+function emulatedStorage(text: string): Set<string> {
+  const names = new Set<string>();
+  const byVar = new Map<string, string>();
+  const emulatedVars = new Set<string>();
+  for (const st of statements(text)) {
+    const assign = /^\s*(?:var|[\w.]+(?:<[^;=]*>)?)\s+([A-Za-z_]\w*)\s*=\s*(?!=)/.exec(st.text);
+    const ch = chain(st.text.slice(assign ? assign[0].length : 0));
+    if (!ch) continue;
+    const storage = ch.calls.find((c) => c.name === 'AddAzureStorage');
+    const name = storage ? (strings(splitArgs(storage.args)[0] ?? '')[0] ?? null) : null;
+    const runs = ch.calls.some((c) => c.name === 'RunAsEmulator');
+    if (name !== null && runs) names.add(name);
+    else if (name !== null && assign) byVar.set(assign[1] ?? '', name);
+    else if (runs && !storage) emulatedVars.add(ch.receiver);
+  }
+  for (const v of emulatedVars) {
+    const name = byVar.get(v);
+    if (name !== undefined) names.add(name);
+  }
+  return names;
+}
+
+function appHostEvidence(
+  model: CodeModel,
+  unit: Host,
+  file: SourceFile,
+  host: HostContext,
+): Evidence[] {
   const out: Evidence[] = [];
   const text = stripComments(file.text);
+  const emulated = emulatedStorage(text);
   const vars = new Map<string, Resource>();
   const at = (offset: number) => {
     const line = lineAt(text, offset);
@@ -240,6 +309,7 @@ function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Eviden
     offset: number,
     via: string,
     variable?: string,
+    role?: string | null,
   ) => {
     if (from.kind !== 'service' || from.key === to.key) return;
     out.push(
@@ -251,7 +321,13 @@ function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Eviden
         relationship: 'connects_to',
         object: to.key,
         summary: `Aspire AppHost ${unit.name}: ${from.key} references ${to.key} (${via})`,
-        attributes: { via, apphost: unit.id, ...(variable ? { variable } : {}) },
+        attributes: {
+          via,
+          apphost: unit.id,
+          ...(variable ? { variable } : {}),
+          // Every read of the variable by the receiver's code has this role (aspire-custom.ts).
+          ...(role ? { address_role: role } : {}),
+        },
       }),
     );
   };
@@ -308,6 +384,7 @@ function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Eviden
           ...(project ? { project } : {}),
           aliases,
         });
+        current.unit = code;
       } else if (APPS.has(call.name) && firstIsName) {
         const rel = (strings(args[1] ?? '')[0] ?? '').replace(/\\/g, '/');
         const dir = rel ? joinPath(unit.dir, rel) : null;
@@ -317,6 +394,7 @@ function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Eviden
           ...(dir !== null ? { dir } : {}),
           ...(code ? { aliases: [code.name] } : {}),
         });
+        current.unit = code;
       } else if (call.name === 'AddContainer' && firstIsName) {
         const image = strings(args[1] ?? '')[0] ?? null;
         const cls = image ? classifyImage(parseImageRef(image)) : null;
@@ -328,12 +406,24 @@ function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Eviden
       } else if (BACKING[call.name] && firstIsName) {
         const [kind, engine] = BACKING[call.name]!;
         current = declare(name, kind, engine, offset, call.name, {});
+      } else if (call.name === 'AddAzureStorage' && firstIsName && emulated.has(name)) {
+        // Run as the Azurite emulator: the account is that container, a datastore (as the
+        // Azurite image is, cloud/common.ts), and its children are stores it serves.
+        current = {
+          ...declare(name, 'datastore', 'azurite', offset, call.name, { emulator: 'azurite' }),
+          emulated: true,
+        };
       } else if (call.name === 'AddAzureStorage' && firstIsName) {
         // The account is no entity; its children (blobs, queues, tables) are.
         current = { key: '', kind: 'bucket', engine: 'azure-storage' };
       } else if (STORAGE_CHILDREN[call.name] && firstIsName && current) {
         const [kind, engine] = STORAGE_CHILDREN[call.name]!;
-        current = declare(name, kind, engine, offset, call.name, {});
+        // An emulated account's blob containers are stores of the Azurite container it runs.
+        current = current.emulated
+          ? declare(name, kind === 'bucket' ? 'datastore' : kind, engine, offset, call.name, {
+              parent: current.key,
+            })
+          : declare(name, kind, engine, offset, call.name, {});
       } else if (CHILDREN.has(call.name) && firstIsName && current && current.kind !== 'service') {
         const parent = current.key;
         const database = strings(args[1] ?? '')[0];
@@ -346,7 +436,16 @@ function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Eviden
         if (to && to.key) connect(current, to, offset, 'WithReference');
       } else if (call.name === 'WithEnvironment' && current && args.length >= 2) {
         const to = resourceOf(args[1] ?? '');
-        if (to && to.key) connect(current, to, offset, 'WithEnvironment', name ?? undefined);
+        const role = name && current.unit ? host.handedRole(current.unit, name) : null;
+        if (to && to.key) connect(current, to, offset, 'WithEnvironment', name ?? undefined, role);
+      } else if (host.custom.has(call.name) && firstIsName) {
+        // A resource added by a hosting extension the AppHost defines (aspire-custom.ts).
+        const custom = host.custom.get(call.name)!;
+        const cls = custom.image ? classifyImage(parseImageRef(custom.image)) : null;
+        const extra = { custom: custom.path, ...(custom.image ? { image: custom.image } : {}) };
+        current = cls
+          ? declare(name, cls.kind, cls.engine, offset, call.name, extra)
+          : declare(name, 'service', null, offset, call.name, extra);
       } else if (call.name === 'WithConfiguration' && current) {
         // YARP: routes to resources (`yarp.AddRoute("/api/{**catch-all}", catalog)`).
         for (const m of call.args.matchAll(/\.\s*AddRoute\s*\(/g)) {
@@ -371,7 +470,11 @@ function appHostEvidence(model: CodeModel, unit: Host, file: SourceFile): Eviden
   return out;
 }
 
-function clientEvidence(unit: Unit, file: SourceFile): Evidence[] {
+/**
+ * `declared`: the key each resource name has in the AppHosts (an emulated storage account's blob
+ * container is a datastore, not the bucket the client integration's engine suggests).
+ */
+function clientEvidence(unit: Unit, file: SourceFile, declared: Map<string, string>): Evidence[] {
   const out: Evidence[] = [];
   const text = stripComments(file.text);
   for (const m of text.matchAll(
@@ -392,7 +495,7 @@ function clientEvidence(unit: Unit, file: SourceFile): Evidence[] {
           kind: 'resource-reference',
           subject: unit.key,
           relationship: 'connects_to',
-          object: entityKey(kind, name),
+          object: declared.get(name) ?? entityKey(kind, name),
           summary: `${unit.name} uses the Aspire ${engine} client integration for ${name} (${m[1] ?? ''})`,
           attributes: { via: m[1], engine, resource: name },
         },
@@ -412,22 +515,41 @@ export function aspireEvidence(model: CodeModel): Evidence[] {
   for (const file of hostFiles) {
     const dir = dirname(file.path);
     const name = `${basename(dir) || 'root'}/${basename(file.path)}`;
-    out.push(...appHostEvidence(model, { name, dir, id: file.path }, file));
+    out.push(
+      ...appHostEvidence(model, { name, dir, id: file.path }, file, hostContext(model, [file])),
+    );
   }
+  const clients: Array<[Unit, SourceFile[]]> = [];
   for (const unit of model.units) {
     const files = model.filesByUnit.get(unit.key) ?? [];
     const host = unit.manifests.some(
       (m) => m.kind === 'csproj' && isAspireHost(model.fileByPath.get(m.path)?.text ?? ''),
     );
     if (!unit.manifests.some((m) => m.kind === 'csproj')) continue;
-    for (const file of csFiles(files)) {
-      if (hostFiles.includes(file)) continue;
-      out.push(
-        ...(host
-          ? appHostEvidence(model, { name: unit.name, dir: unit.dir, id: unit.key }, file)
-          : clientEvidence(unit, file)),
-      );
+    const own = csFiles(files).filter((f) => !hostFiles.includes(f));
+    if (!host) {
+      clients.push([unit, own]);
+      continue;
     }
+    const context = hostContext(model, own);
+    for (const file of own)
+      out.push(
+        ...appHostEvidence(model, { name: unit.name, dir: unit.dir, id: unit.key }, file, context),
+      );
   }
+  // The client integrations, once every AppHost's resources are known.
+  const declared = new Map<string, string>();
+  for (const e of out) {
+    const name = e.attributes.resource;
+    // A backing resource only: a client integration never names a service.
+    if (
+      /^(datastore|queue|bucket)-declared$/.test(e.evidence_kind) &&
+      typeof name === 'string' &&
+      !declared.has(name)
+    )
+      declared.set(name, e.subject_key);
+  }
+  for (const [unit, own] of clients)
+    for (const file of own) out.push(...clientEvidence(unit, file, declared));
   return out;
 }
