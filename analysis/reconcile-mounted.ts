@@ -145,20 +145,25 @@ export function mountedSettings(
     return p !== undefined && p.size === 1 && !p.has(null);
   };
   const readersCache = new Map<string, Mount[]>();
-  const readersOf = (path: string): Mount[] => {
-    let r = readersCache.get(path);
+  // `fileOnly`: settings known only by content (a `tempo.yaml`, an `endpoints.json`): a
+  // container given the file itself reads them, or one given its folder whose command or
+  // environment names that folder; a folder given to one program without naming it (Grafana's
+  // dashboards) may hold anything.
+  const readersOf = (path: string, fileOnly: boolean): Mount[] => {
+    const cacheKey = fileOnly ? `file\u0000${path}` : path;
+    let r = readersCache.get(cacheKey);
     if (r) return r;
     const template = templateOf(path);
-    const settings = isSettingsPath(path);
+    const settings = fileOnly || isSettingsPath(path);
     const byContainer = new Map<string, Mount>();
     for (const m of mounts) {
       const file = m.hostPath === path || m.hostPath === template;
       const folder = settings && !file && m.hostPath !== path && isWithin(path, m.hostPath);
-      if (!file && !(folder && (m.named || oneProgram(m.hostPath)))) continue;
+      if (!file && !(folder && (m.named || (!fileOnly && oneProgram(m.hostPath))))) continue;
       if (!byContainer.has(m.container)) byContainer.set(m.container, m);
     }
     r = [...byContainer.values()].sort((a, b) => a.container.localeCompare(b.container));
-    readersCache.set(path, r);
+    readersCache.set(cacheKey, r);
     return r;
   };
 
@@ -170,7 +175,9 @@ export function mountedSettings(
       out.push(e);
       continue;
     }
-    const readers = mounts.length ? readersOf(e.location.path) : [];
+    const readers = mounts.length
+      ? readersOf(e.location.path, e.attributes.mounted_file_only === true)
+      : [];
     // A program's settings file given to no container is no claim about the unit around it.
     if (readers.length === 0 && e.attributes.settings_file === true) continue;
     if (readers.length === 0) {

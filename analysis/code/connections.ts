@@ -73,6 +73,7 @@ import { phpReadRole } from './php-env-roles';
 import { scanPythonSettings } from './python-settings';
 import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
 import {
+  isAlloyConfig,
   isGrafanaDatasources,
   isProgramSettings,
   isSettingsSource,
@@ -80,6 +81,8 @@ import {
 } from './settings-files';
 import { withoutUnusedSettings } from './shared-settings';
 import { jsLiteralVariables } from './string-constants';
+import { scanAlloyEndpoints } from './alloy-config';
+import { isMountedOnlySettingsFile } from '../../domain/audits/classify';
 import { yamlHostItem } from './yaml-host-items';
 import type { CodeModel, Unit } from './model';
 
@@ -119,6 +122,9 @@ function scanKindOf(path: string, unit: Unit, served = false): ScanKind | null {
   if (isDockerfile(path)) {
     return { style: 'hash-start', provider: 'dockerfile', code: false, language: null };
   }
+  // Grafana Alloy's configuration syntax: `//` and `/* */` comments, `"` strings.
+  if (isAlloyConfig(path))
+    return { style: 'c', provider: 'alloy-config', code: false, language: null };
   const rel = relativeTo(path, unit.dir);
   const inConfigDir = dirname(rel)
     .split('/')
@@ -521,15 +527,24 @@ export function analyzeConnections(model: CodeModel): {
   ]);
   // Settings files no unit holds (a compose project's `./config/app.yml`): read under a subject
   // of their own, no entity; reconcile gives them to the containers they are mounted into.
-  for (const file of model.files)
-    if (isSettingsSource(file.path, file.text) && model.ownerOf(dirname(file.path)) === null)
+  // A file that is code only as settings a container may be given by name (a `tempo.yaml`
+  // naming `http://mimir:9009`) is read that way only, wherever it lies.
+  const mountedOnly = new Set<string>();
+  for (const file of model.files) {
+    if (isMountedOnlySettingsFile(file.path, file.text.slice(0, 4096))) {
+      mountedOnly.add(file.path);
       byUnit.push([settingsSubject(file.path), [file]]);
+    } else if (isSettingsSource(file.path, file.text) && model.ownerOf(dirname(file.path)) === null)
+      byUnit.push([settingsSubject(file.path), [file]]);
+  }
   for (const [unit, files] of byUnit) {
     for (const file of files) {
+      const onlyMounted = mountedOnly.has(file.path);
+      if (onlyMounted && !unit.key.startsWith('settings:')) continue;
       // A Grafana data source file is settings whatever its name (settings-files.ts).
       const grafana = isGrafanaDatasources(file.path, file.text);
       const served = model.servedConfig?.has(file.path) ?? false;
-      const kind = scanKindOf(file.path, unit, served || grafana);
+      const kind = scanKindOf(file.path, unit, served || grafana || onlyMounted);
       if (!kind) continue;
       if (file.text.length > MAX_FILE_CHARS) {
         gaps.push({
@@ -550,17 +565,28 @@ export function analyzeConnections(model: CodeModel): {
       const resolved = JVM_SETTINGS.test(file.path) ? code.replace(DEFAULTED, '$1') : code;
       scanUrls(ctx, resolved, resolved === code ? idx : new LineIndex(resolved), bound);
       if (kind.code) scanCode(ctx, code, mask, idx);
+      else if (kind.provider === 'alloy-config') scanAlloyEndpoints(ctx, code, mask);
       else scanConfig(ctx, code, resolved);
       // A program's settings file (`config.yml`) configures whatever container is given it
       // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it; a
       // classpath resource or a file a config server serves is the unit's own.
       if (
-        (isProgramSettings(file.path) || grafana || unit.key.startsWith('settings:')) &&
+        (isProgramSettings(file.path) ||
+          isAlloyConfig(file.path) ||
+          grafana ||
+          unit.key.startsWith('settings:')) &&
         !/(^|\/)src\/main\/resources\//.test(file.path) &&
         !model.servedConfig?.has(file.path)
       )
         for (let i = start; i < out.length; i++)
-          out[i] = { ...out[i]!, attributes: { ...out[i]!.attributes, settings_file: true } };
+          out[i] = {
+            ...out[i]!,
+            attributes: {
+              ...out[i]!.attributes,
+              settings_file: true,
+              ...(onlyMounted ? { mounted_file_only: true } : {}),
+            },
+          };
       // A Spring / Micronaut settings file (`application.yml`, on the classpath or in the
       // unit's folder) is the program's own committed settings, read by no other program.
       if (JVM_SETTINGS.test(file.path) && !inTest && !kind.code)

@@ -16,9 +16,46 @@ export function isProgramSettings(path: string): boolean {
   return PROGRAM_SETTINGS.test(basename(path));
 }
 
+/**
+ * A Grafana Alloy configuration file (Alloy docs, "Alloy configuration syntax": files written in
+ * it use the `.alloy` extension; Grafana Agent Flow's predecessor syntax, River, used `.river`).
+ * It configures the Alloy container given it: its exporters' and writers' endpoints are the
+ * servers that container sends to (analysis/code/alloy-config.ts).
+ */
+export function isAlloyConfig(path: string): boolean {
+  return /\.(alloy|river)$/i.test(path);
+}
+
 /** A program's settings file or a Python settings module, by name. */
 export function isSettingsFile(path: string): boolean {
-  return isProgramSettings(path) || PYTHON_SETTINGS.test(basename(path));
+  return isProgramSettings(path) || isAlloyConfig(path) || PYTHON_SETTINGS.test(basename(path));
+}
+
+/** YAML or JSON (the files classify.ts reads a head of): read as mounted settings by any name. */
+const MOUNTABLE_FORMAT = /\.(ya?ml|json)$/i;
+/**
+ * A URL whose host is one DNS label (`http://mimir:9009`, `"url": "http://tempo:4317"`): the
+ * address of a sibling container (compose service names are such labels). Linear: the host is
+ * one bounded run of label characters, then a port, path or quote must follow.
+ */
+const SINGLE_LABEL_URL =
+  /\b[a-z][a-z0-9+.-]{0,15}:\/\/(?!localhost\b)[a-z][a-z0-9_-]{0,62}(?=[:/"'\s]|$)/im;
+/**
+ * The `server:` block of a Grafana dskit server's configuration file (the Loki, Tempo, Mimir and
+ * Pyroscope configuration references: a top-level `server:` block with `http_listen_port`).
+ */
+const DSKIT_SERVER =
+  /^server:[ \t]*(#[^\n]*)?\r?\n(?:[ \t][^\n]*\n|\n){0,20}?[ \t]+http_listen_port:/m;
+
+/**
+ * A settings file known only by its content, read only for a container given that very file
+ * (analysis/reconcile-mounted.ts): a YAML or JSON file whose head names a sibling
+ * container by URL, or a Grafana dskit server's configuration. `head` is the file's start
+ * (domain/audits/classify.ts `headBytes`); the caller has ruled out every other reading.
+ */
+export function isMountedOnlySettings(path: string, head: string | undefined): boolean {
+  if (head === undefined || !MOUNTABLE_FORMAT.test(path)) return false;
+  return SINGLE_LABEL_URL.test(head) || DSKIT_SERVER.test(head);
 }
 
 /**

@@ -5,7 +5,11 @@
  */
 import path from 'node:path';
 import { isComposeHead } from '../../analysis/cloud/compose-head';
-import { isGrafanaDatasources } from '../../analysis/code/settings-files';
+import {
+  isAlloyConfig,
+  isGrafanaDatasources,
+  isMountedOnlySettings,
+} from '../../analysis/code/settings-files';
 
 export type SourceType = 'code' | 'cloud' | 'cicd';
 
@@ -201,11 +205,34 @@ export function headBytes(filePath: string): number {
  * makes the root README a deployment description (cloud) when it holds a deploy command.
  */
 export function classifyPath(filePath: string, head?: string): SourceType | null {
+  const known = classifyKnown(filePath, head);
+  if (known !== null) return known;
+  // A YAML or JSON file of any name whose head names a sibling container by URL, or a Grafana
+  // dskit server's configuration: settings read only for a container given that very file
+  // (analysis/code/settings-files.ts, analysis/reconcile-mounted.ts).
+  return !TOOLING_DIR.test(filePath) && isMountedOnlySettings(filePath, head) ? 'code' : null;
+}
+
+/**
+ * Whether a file is code only as settings a container may be given by name (a compose bind
+ * mount of the file itself), not for its name or kind: nothing reads it unless one is.
+ */
+export function isMountedOnlySettingsFile(filePath: string, head?: string): boolean {
+  return (
+    !TOOLING_DIR.test(filePath) &&
+    isMountedOnlySettings(filePath, head) &&
+    classifyKnown(filePath, head) === null
+  );
+}
+
+function classifyKnown(filePath: string, head?: string): SourceType | null {
   if (CICD_PATTERNS.some((p) => p.test(filePath))) return 'cicd';
   if (CLOUD_PATTERNS.some((p) => p.test(filePath))) return 'cloud';
   if (ROOT_README.test(filePath)) return head && DEPLOY_COMMAND.test(head) ? 'cloud' : null;
   const base = path.posix.basename(filePath);
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
+  // A Grafana Alloy configuration (`config.alloy`): the settings of the container given it.
+  if (isAlloyConfig(filePath) && !TOOLING_DIR.test(filePath)) return 'code';
   // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
   if (base.endsWith('.lockfile')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
