@@ -39,6 +39,7 @@ import { unlistedManifests } from './kustomize-unlisted';
 import { withoutDevContainers } from './devcontainer-stacks';
 import { withoutTestStacks } from './compose-test-stacks';
 import { withoutUnusedOverlays } from './compose-overlays';
+import { withoutUnselectedServices } from './unselected-services';
 
 export { confidence } from './reconcile-confidence';
 export { GRAPH_KINDS, type ConflictingClaim } from './reconcile-model';
@@ -52,8 +53,11 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   // The graph is built from the primary deployment variant; the others add no edge to it.
   // Code run by one program of a many-program image belongs to the service running it.
   // A dev container's compose file is no deployment when another one exists; a manifest a
-  // kustomization leaves out of a folder it enumerates is deployed by nothing.
-  const deployed = withoutUnusedOverlays(withoutTestStacks(withoutDevContainers(allEvidence)));
+  // kustomization leaves out of a folder it enumerates is deployed by nothing, and a Service
+  // selecting no Pod of the repository that nothing addresses is no deployable.
+  const deployed = withoutUnselectedServices(
+    withoutUnusedOverlays(withoutTestStacks(withoutDevContainers(allEvidence))),
+  );
   const unlisted = unlistedManifests(deployed);
   const { evidence: primary, variants } = selectVariants(
     assignPrograms(
