@@ -12,7 +12,7 @@
  * `new sqlite3.Database(`, `UseInMemoryDatabase(`.
  *
  * An embedded SQL store in a unit that also has a client of a SQL server (a MySQL or PostgreSQL
- * driver) is that unit's fallback or development store (`if type == "mysql" { ... } else {
+ * driver, or a .NET SQL Server / Oracle provider: `Microsoft.EntityFrameworkCore.SqlServer`) is that unit's fallback or development store (`if type == "mysql" { ... } else {
  * sqlite in memory }`): it stays evidence (`embedded-store-alternative`), no datastore, no edge.
  *
  * A Python module that imports the engine only under `try: import duckdb / except ImportError:`
@@ -64,7 +64,19 @@ const FORMS: Form[] = [
 ];
 
 /** Server SQL engines, and the embedded SQL engines that stand in for them in development. */
-const SQL_SERVERS = new Set(['postgres', 'mysql', 'mariadb', 'mssql', 'oracle']);
+const SQL_SERVERS = new Set(['postgres', 'mysql', 'mariadb', 'mssql', 'sqlserver', 'oracle']);
+/**
+ * .NET providers of SQL servers that are no client of their own here (the connection string
+ * names the server): EF Core's SQL Server and Oracle providers and the ADO.NET SQL Server
+ * clients. A unit referencing one next to an embedded store can open the server instead.
+ */
+const DOTNET_SQL_SERVER: [RegExp, string][] = [
+  [
+    /^(microsoft\.entityframeworkcore\.sqlserver|microsoft\.data\.sqlclient|system\.data\.sqlclient)$/i,
+    'sqlserver',
+  ],
+  [/^(oracle\.entityframeworkcore|oracle\.manageddataaccess(\.core)?)$/i, 'oracle'],
+];
 const SQL_EMBEDDED = new Set(['sqlite', 'h2', 'hsqldb', 'derby', 'in-memory']);
 
 function scannable(path: string): boolean {
@@ -142,7 +154,13 @@ function unitStores(unit: Unit, files: SourceFile[], fileName: string | null): E
     ...new Set(
       unit.manifests
         .flatMap((m) => m.dependencies)
-        .map((d) => classifyClient(d.ecosystem, d.name)?.engine)
+        .map(
+          (d) =>
+            classifyClient(d.ecosystem, d.name)?.engine ??
+            (d.ecosystem === 'nuget'
+              ? DOTNET_SQL_SERVER.find(([re]) => re.test(d.name))?.[1]
+              : undefined),
+        )
         .filter((e): e is string => e !== undefined && SQL_SERVERS.has(e)),
     ),
   ].sort();
