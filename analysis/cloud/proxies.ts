@@ -1,7 +1,9 @@
 /**
  * Reverse proxies and gateways as routers: the proxy service connects to each upstream it routes
  * to. nginx (`proxy_pass`, `grpc_pass`, `uwsgi_pass`, `fastcgi_pass`, `scgi_pass`, `upstream`
- * blocks, `set $var` targets), Envoy static clusters and the routes that invoke a Dapr app through
+ * blocks, `set $var` targets), Caddyfile `reverse_proxy` upstreams (analysis/cloud/caddyfile.ts,
+ * its `{$VAR}` / `{$VAR:default}` / `{env.VAR}` placeholders filled from the owner's
+ * environment), Envoy static clusters and the routes that invoke a Dapr app through
  * the sidecar (analysis/cloud/envoy-dapr.ts), Traefik labels on compose services, and the
  * label/env-discovery proxies of analysis/cloud/label-proxies.ts.
  *
@@ -40,8 +42,9 @@ import { catalogRanges, consulTemplateInvocations, type Invocation } from './con
 import { envoyDaprRoutes } from './envoy-dapr';
 import { isImageTemplate, renderTemplate, templateDefaults } from './image-templates';
 import { composeLabels, labelProxyEvidence } from './label-proxies';
+import { caddyRoutes, fillCaddyPlaceholders, isCaddyfile } from './caddyfile';
 
-export type ProxyKind = 'nginx' | 'envoy';
+export type ProxyKind = 'nginx' | 'envoy' | 'caddy';
 
 /** nginx directives that send a request to an upstream. */
 const NGINX_PASS = /\b(proxy_pass|grpc_pass|uwsgi_pass|fastcgi_pass|scgi_pass)\s+([^;\s]+)\s*;/g;
@@ -55,6 +58,7 @@ export function proxyKindOf(file: SourceFile): ProxyKind | null {
     return 'nginx';
   if (/\.ya?ml(\.template|\.tmpl)?$/.test(name) && /^static_resources\s*:/m.test(file.text))
     return 'envoy';
+  if (isCaddyfile(file)) return 'caddy';
   return null;
 }
 
@@ -568,13 +572,19 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     let read = file;
     let used = new Set<string>();
     let defaulted = new Set<string>();
-    if (isImageTemplate(file.text)) {
+    if (kind === 'caddy') {
+      // Caddy fills `{$VAR}`, `{$VAR:default}` and `{env.VAR}` from the container's environment.
+      const filled = fillCaddyPlaceholders(file.text, owner.env);
+      read = { path: file.path, text: filled.text };
+      used = filled.used;
+      defaulted = filled.defaulted;
+    } else if (isImageTemplate(file.text)) {
       const rendered = renderTemplate(file.text, owner.env);
       read = { path: file.path, text: rendered.text };
       used = rendered.used;
       defaulted = rendered.defaulted;
     }
-    if (isTemplate(file.path)) {
+    if (kind !== 'caddy' && isTemplate(file.path)) {
       const filled = fill(read.text, owner.env);
       read = { path: file.path, text: filled.text };
       for (const n of filled.used) used.add(n);
@@ -582,6 +592,12 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
     const lines = file.text.split('\n');
     let routes: Route[];
     if (kind === 'nginx') routes = nginxRoutes(read.text);
+    else if (kind === 'caddy')
+      routes = caddyRoutes(read.text).map((r) => ({
+        span: { start: r.line, end: r.line },
+        directive: r.directive,
+        target: r.target,
+      }));
     else {
       const r = envoyRoutes(read);
       routes = r.routes;
@@ -603,6 +619,7 @@ export function analyzeProxies(files: SourceFile[], context: ProxyContext): Anal
       const filledFrom = [
         ...[...written.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => locals.get(m[1]!) ?? m[1]!),
         ...[...written.matchAll(/\.Env\.([A-Za-z_]\w*)/g)].map((m) => m[1]!),
+        ...[...written.matchAll(/\{env\.([A-Za-z_]\w*)\}/g)].map((m) => m[1]!),
       ].filter((n) => used.has(n));
       // A template's default names the upstream only when it is a service the project declares.
       const byDefault = filledFrom.filter((n) => defaulted.has(n));

@@ -51,6 +51,9 @@ const CLOUD_PATTERNS: RegExp[] = [
   // fills with envsubst, and Envoy bootstrap files.
   /(^|\/)[^/]+\.conf(\.template|\.tmpl)?$/,
   /(^|\/)[\w.-]*envoy[\w.-]*\.ya?ml(\.template|\.tmpl)?$/,
+  // Caddy's configuration (`Caddyfile`, `Caddyfile.prod`, `site.caddyfile`): reverse_proxy routes.
+  /(^|\/)Caddyfile([.-][\w.-]+)?$/i,
+  /\.caddyfile$/i,
   // Consul Template files (`*.ctmpl`): a proxy rendered from a Consul catalog
   // (analysis/cloud/consul-template.ts).
   /\.ctmpl$/i,
