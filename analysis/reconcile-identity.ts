@@ -11,7 +11,12 @@ import { DEPLOYMENT_KINDS, KIND_RANK, type StoredEvidence } from './reconcile-mo
 import { parseImageRef } from './shared/images';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
 import { isPlaceholderName } from './shared/placeholders';
-import { deploysPrebuiltServices, isUnrunImage } from './reconcile-unrun-images';
+import {
+  baseOnlyDockerfiles,
+  deploysPrebuiltServices,
+  isBaseImage,
+  isUnrunImage,
+} from './reconcile-unrun-images';
 
 export class UnionFind {
   private parent = new Map<string, string>();
@@ -184,6 +189,7 @@ export function identitySets(
       .map((e) => find(e.object_key as string)),
   );
   const prebuiltDeployed = deploysPrebuiltServices(evidence);
+  const baseOnly = baseOnlyDockerfiles(evidence);
   for (const [r, { keys, ev }] of sets) {
     const deployments = ev.filter((e) => DEPLOYMENT_KINDS.has(e.evidence_kind));
     const classes = ev
@@ -234,6 +240,11 @@ export function identitySets(
     }
     // An image nothing runs beside a deployment of prebuilt images (reconcile-unrun-images.ts).
     if (deployments.length === 0 && (isImageRecipe(ev) || isUnrunImage(ev, prebuiltDeployed))) {
+      dropped.add(r);
+      continue;
+    }
+    // A folder whose image is only the `FROM` base of other Dockerfiles (reconcile-unrun-images.ts).
+    if (deployments.length === 0 && isBaseImage(ev, baseOnly)) {
       dropped.add(r);
       continue;
     }

@@ -15,6 +15,8 @@
  */
 import { keyKind } from './evidence';
 import { DEPLOYMENT_KINDS, type StoredEvidence } from './reconcile-model';
+import { parseImageRef } from './shared/images';
+import { joinPath } from './shared/paths';
 
 /**
  * Whether the repository's (primary) deployments run at least one prebuilt service image: a
@@ -41,4 +43,49 @@ export function isUnrunImage(ev: readonly StoredEvidence[], prebuiltDeployed: bo
   if (dockerfiles.length === 0) return false;
   const files = new Set(dockerfiles.map((e) => e.location.path));
   return ev.every((e) => files.has(e.location.path) && !DEPLOYMENT_KINDS.has(e.evidence_kind));
+}
+
+const repoOf = (raw: unknown) =>
+  typeof raw === 'string' ? (parseImageRef(raw)?.repo.toLowerCase() ?? null) : null;
+
+/**
+ * Folders whose image is only a base image (docs/decisions.md, "A base image is no service",
+ * issue 23, session 15): a CI step builds an image from the folder (`image-build`, its context
+ * or Dockerfile), another Dockerfile of the repository starts `FROM` that image, and no
+ * deployment file runs it (no image reference outside the repository's Dockerfiles). Returns the
+ * Dockerfile paths of such builds. Linear in the records.
+ */
+export function baseOnlyDockerfiles(evidence: readonly StoredEvidence[]): Set<string> {
+  const dockerfiles = new Set<string>();
+  for (const e of evidence)
+    if (e.evidence_kind === 'dockerfile-declared') dockerfiles.add(e.location.path);
+  // Image repositories other Dockerfiles start FROM, by the Dockerfile that does.
+  const fromBy = new Map<string, Set<string>>();
+  // Image repositories something other than a Dockerfile runs (a compose service, a workload).
+  const run = new Set<string>();
+  for (const e of evidence) {
+    if (e.evidence_kind !== 'image-reference') continue;
+    const repo = repoOf(e.attributes.image) ?? repoOf(e.attributes.repo);
+    if (repo === null) continue;
+    if (!dockerfiles.has(e.location.path)) run.add(repo);
+    else fromBy.set(repo, (fromBy.get(repo) ?? new Set()).add(e.location.path));
+  }
+  const out = new Set<string>();
+  for (const e of evidence) {
+    if (e.evidence_kind !== 'image-build') continue;
+    const repo = repoOf(e.attributes.repo);
+    const { context, dockerfile } = e.attributes;
+    if (repo === null || run.has(repo) || typeof context !== 'string') continue;
+    const path =
+      typeof dockerfile === 'string' ? joinPath('', dockerfile) : joinPath(context, 'Dockerfile');
+    if (path === null || !dockerfiles.has(path)) continue;
+    // Another Dockerfile is built FROM it (not the folder's own multi-stage build).
+    if ([...(fromBy.get(repo) ?? [])].some((p) => p !== path)) out.add(path);
+  }
+  return out;
+}
+
+/** A set with no deployment whose Dockerfile builds only a base image of other Dockerfiles. */
+export function isBaseImage(ev: readonly StoredEvidence[], baseOnly: Set<string>): boolean {
+  return ev.some((e) => e.evidence_kind === 'dockerfile-declared' && baseOnly.has(e.location.path));
 }

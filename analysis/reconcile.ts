@@ -11,6 +11,7 @@ import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confi
 import { daprSecretConnections, engineFamily } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
 import { unitByImageTag } from './reconcile-image-tags';
+import { ciBuiltDirs } from './cloud/built-images';
 import { assignPrograms } from './reconcile-programs';
 import { assignRunCode } from './reconcile-run-code';
 import { mountedSettings } from './reconcile-mounted';
@@ -186,6 +187,13 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   );
   // An image the repository publishes, one tag per program (reconcile-image-tags.ts).
   const taggedUnit = unitByImageTag(evidence);
+  // An image a CI step builds from a folder is that folder's unit (cloud/built-images.ts), for
+  // a deployable running it (a compose service, a workload; not a chart's values listing images).
+  const ciDirs = ciBuiltDirs(evidence);
+  const ciUnit = (repo: string) => {
+    const dir = ciDirs.get(repo.toLowerCase());
+    return dir === undefined || dir === null ? undefined : unitsByDir.get(dir);
+  };
   for (const e of evidence) {
     if (runsProgram.has(e.subject_key)) continue;
     const built = GRAPH.has(keyKind(e.subject_key)) ? builtDir(e) : null;
@@ -203,7 +211,11 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
         typeof e.attributes.repo === 'string' ? e.attributes.repo : e.object_key.slice(6);
       const base = normalizeName(repo.split('/').pop() ?? '');
       // A value that is a URL (`image: https://github.com/org/repo`) names no image.
-      const unit = repo.includes('://') ? undefined : (unitByName.get(base) ?? taggedUnit(e));
+      const unit = repo.includes('://')
+        ? undefined
+        : (unitByName.get(base) ??
+          taggedUnit(e) ??
+          (declarations.has(e.subject_key) ? ciUnit(repo) : undefined));
       if (unit && keyKind(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
         join(unit, e.subject_key, 'image', e);
     }

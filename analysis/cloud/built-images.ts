@@ -103,3 +103,38 @@ export function ciBuiltClasses(evidence: readonly Recorded[]): Map<string, Image
   }
   return out;
 }
+
+/**
+ * The folder a CI step builds each image repository from (`docker build -t <image> <context>`,
+ * `docker/build-push-action` `context`/`file`): the Dockerfile's folder when named, else the
+ * context. Null for a repository built from two folders (which one a deployment runs is not
+ * said). Repositories still holding a variable (`${{ matrix.svc }}`) are left out.
+ */
+export function ciBuiltDirs(evidence: readonly Recorded[]): Map<string, string | null> {
+  // A Dockerfile whose built folder is a build argument (`ARG APP`, `COPY ${APP} .`) builds
+  // whichever program the build names: its folder is no one program's.
+  const parameterized = new Set<string>();
+  for (const e of evidence) {
+    const { dockerfile, program_arg } = e.attributes;
+    if (e.evidence_kind === 'dockerfile-declared' && typeof dockerfile === 'string')
+      if (typeof program_arg === 'string') parameterized.add(dirname(dockerfile));
+  }
+  const out = new Map<string, string | null>();
+  for (const e of evidence) {
+    const { context, dockerfile, repo } = e.attributes;
+    if (e.evidence_kind !== 'image-build' || typeof repo !== 'string') continue;
+    if (typeof context !== 'string' || repo.includes('$') || context.includes('$')) continue;
+    let dir: string | null;
+    if (typeof dockerfile === 'string') {
+      if (dockerfile.includes('$')) continue;
+      const path = joinPath('', dockerfile);
+      dir = path === null ? null : dirname(path);
+    } else dir = joinPath(context, '.');
+    if (dir === null) continue;
+    const key = repo.toLowerCase();
+    const prior = out.get(key);
+    const own = !parameterized.has(dir) && (prior === undefined || prior === dir);
+    out.set(key, own ? dir : null);
+  }
+  return out;
+}
