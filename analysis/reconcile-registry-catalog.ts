@@ -1,9 +1,11 @@
 /**
- * A proxy rendered for every service of a Consul catalog routes to each service registering in
- * that Consul (issue 23, session 15; docs/decisions.md). The proxy's record
- * (`registry-catalog-route`, analysis/cloud/consul-template.ts) names the Consul host its
- * `consul-template` asks; each `registry-register` record with the same `registry` and
- * `registry_host` (analysis/code/consul-registration.ts) is a service of that catalog. The route
+ * A proxy rendered for every service of a registry's catalog routes to each service registering in
+ * that registry (issue 23, session 15; docs/decisions.md). The proxy's record
+ * (`registry-catalog-route`: analysis/cloud/consul-template.ts for Consul Template,
+ * analysis/code/eureka-registration.ts for a Zuul proxy over Eureka) names the registry host it
+ * asks; each `registry-register` record with the same `registry` and `registry_host`
+ * (analysis/code/consul-registration.ts, analysis/code/eureka-registration.ts) is a service of
+ * that catalog, unless the route's `ignored_services` patterns (Zuul) match its service id. The route
  * record is copied once per registered service, as a `connects_to` that service, cited at the
  * template's range. A host of `localhost`/`127.0.0.1` is each container's own agent and matches
  * nothing; a service's registration of itself is no route. Registrations are taken once per
@@ -11,6 +13,37 @@
  * edges it draws; past MAX_ROUTES copies the rest are dropped.
  */
 import type { StoredEvidence } from './reconcile-model';
+
+/**
+ * Spring's `PatternMatchUtils.simpleMatch` (Zuul's `zuul.ignored-services`): `*` any run of
+ * characters, everything else literal; linear in the name for each `*`-free segment.
+ */
+export function simpleMatch(pattern: string, name: string): boolean {
+  const parts = pattern.split('*');
+  if (parts.length === 1) return pattern === name;
+  const first = parts[0] ?? '';
+  const last = parts[parts.length - 1] ?? '';
+  if (!name.startsWith(first) || name.length < first.length + last.length) return false;
+  let at = first.length;
+  for (const mid of parts.slice(1, -1)) {
+    const i = name.indexOf(mid, at);
+    if (i < 0) return false;
+    at = i + mid.length;
+  }
+  return name.length - last.length >= at && name.endsWith(last);
+}
+
+/** A registration the route's `ignored_services` patterns exclude (by its service id). */
+function ignored(route: StoredEvidence, reg: StoredEvidence): boolean {
+  const patterns = route.attributes.ignored_services;
+  if (!Array.isArray(patterns)) return false;
+  const id = typeof reg.attributes.service_id === 'string' ? reg.attributes.service_id : null;
+  const unitName = reg.subject_key.replace(/^[a-z]+:/, '');
+  return patterns.some(
+    (p) =>
+      typeof p === 'string' && (simpleMatch(p, unitName) || (id !== null && simpleMatch(p, id))),
+  );
+}
 
 const LOOPBACK = /^(localhost|127\.0\.0\.1|::1|0\.0\.0\.0)$/;
 const MAX_ROUTES = 10_000;
@@ -48,7 +81,7 @@ export function assignRegistryCatalogRoutes(evidence: StoredEvidence[]): StoredE
     done.add(once);
     let i = 0;
     for (const [unit, reg] of [...regs].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
-      if (unit === e.subject_key || copies >= MAX_ROUTES) continue;
+      if (unit === e.subject_key || copies >= MAX_ROUTES || ignored(e, reg)) continue;
       copies++;
       out.push({
         ...e,

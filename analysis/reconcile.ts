@@ -216,7 +216,14 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
         : (unitByName.get(base) ??
           taggedUnit(e) ??
           (declarations.has(e.subject_key) ? ciUnit(repo) : undefined));
-      if (unit && keyKind(e.subject_key) === 'service' && e.evidence_kind === 'image-reference')
+      // A Dockerfile's `FROM` (`built_from`) is the base of another image, not the image the
+      // service runs: `FROM java` built by the repository's `java/Dockerfile` is no identity.
+      if (
+        unit &&
+        keyKind(e.subject_key) === 'service' &&
+        e.evidence_kind === 'image-reference' &&
+        e.relationship_kind !== 'built_from'
+      )
         join(unit, e.subject_key, 'image', e);
     }
   }

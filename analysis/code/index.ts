@@ -23,6 +23,7 @@ import { scriptAddressEvidence } from './script-addresses';
 import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { consulRegistrationEvidence } from './consul-registration';
+import { eurekaRegistrationEvidence } from './eureka-registration';
 import { discoveryEvidence } from './discovery';
 import { embeddedStoreEvidence } from './embedded';
 import { embeddedBrokerEvidence } from './embedded-brokers';
@@ -175,6 +176,9 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'java registry', () => javaRegistryEvidence(model), []));
     evidence.push(
       ...guarded(gaps, '', 'consul registration', () => consulRegistrationEvidence(model), []),
+    );
+    evidence.push(
+      ...guarded(gaps, '', 'eureka registration', () => eurekaRegistrationEvidence(model), []),
     );
   }
   for (const f of prepared.filter((x) => isAppSettings(x.path)))
