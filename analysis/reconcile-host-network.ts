@@ -40,6 +40,18 @@ export function localPort(value: string): number | null {
 }
 
 /** The `connects_to` entries from host-network services to the one unit listening at a port. */
+/**
+ * The port a record says its unit calls on the loopback: a local address's port, or a loopback
+ * URL a variable defaults to (`env-default`); null for anything else.
+ */
+export function loopbackPort(e: StoredEvidence): number | null {
+  if (e.evidence_kind === 'local-address' && typeof e.attributes.port === 'number')
+    return e.attributes.port;
+  if (e.evidence_kind === 'env-default' && typeof e.attributes.default === 'string')
+    return localPort(e.attributes.default);
+  return null;
+}
+
 export function hostNetworkEdges(
   evidence: StoredEvidence[],
   relEvidence: Map<string, RelEntry>,
@@ -86,11 +98,7 @@ export function hostNetworkEdges(
   }
   for (const e of evidence) {
     if (e.attributes.in_test === true || !placed(e.subject_key)) continue;
-    let port: number | null = null;
-    if (e.evidence_kind === 'local-address' && typeof e.attributes.port === 'number')
-      port = e.attributes.port;
-    else if (e.evidence_kind === 'env-default' && typeof e.attributes.default === 'string')
-      port = localPort(e.attributes.default);
+    const port = loopbackPort(e);
     if (port === null) continue;
     const source = rep(e.subject_key);
     if (!hostNetwork.has(source) || keyKind(source) !== 'service') continue;

@@ -15,7 +15,7 @@
  * reconcile-host-network.ts). A Dockerfile alone runs nothing: it builds an image.
  */
 import { keyKind } from './evidence';
-import { localPort } from './reconcile-host-network';
+import { loopbackPort } from './reconcile-host-network';
 import { addInferredConnection, type RelEntry, type StoredEvidence } from './reconcile-model';
 
 /** Confidence cap of such an edge: a developer's port, not an address naming the unit. */
@@ -56,11 +56,7 @@ export function localRunEdges(
   if (listeners.size === 0) return out;
   for (const e of evidence) {
     if (e.attributes.in_test === true || !placed(e.subject_key)) continue;
-    let port: number | null = null;
-    if (e.evidence_kind === 'local-address' && typeof e.attributes.port === 'number')
-      port = e.attributes.port;
-    else if (e.evidence_kind === 'env-default' && typeof e.attributes.default === 'string')
-      port = localPort(e.attributes.default);
+    const port = loopbackPort(e);
     if (port === null) continue;
     const at = listeners.get(port);
     if (!at) continue;
