@@ -11,6 +11,7 @@ import {
   WORKFLOW_TYPES,
 } from '../domain/contract/workflows';
 import {
+  isGrpcDeadlineError,
   ScheduleAlreadyRunning,
   ScheduleOverlapPolicy,
   type Client,
@@ -80,17 +81,40 @@ async function ensureSweepSchedule(
   };
   // A sweep still running when the next is due makes the next one pointless: skip it.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' };
-  try {
-    return await client.schedule.create({ scheduleId, spec, action, policies });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    const handle = client.schedule.getHandle(scheduleId);
-    await handle.update((previous) => ({
-      spec,
-      action,
-      policies,
-      state: { paused: previous.state.paused, note: previous.state.note },
-    }));
-    return handle;
+  return withDeadlineRetry(async () => {
+    try {
+      return await client.schedule.create({ scheduleId, spec, action, policies });
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      const handle = client.schedule.getHandle(scheduleId);
+      await handle.update((previous) => ({
+        spec,
+        action,
+        policies,
+        state: { paused: previous.state.paused, note: previous.state.note },
+      }));
+      return handle;
+    }
+  });
+}
+
+/** Attempts of a schedule call that ran out of time, and the first wait between them (doubled). */
+const SCHEDULE_ATTEMPTS = 5;
+const SCHEDULE_RETRY_MS = 1_000;
+
+/**
+ * A Temporal server that has just restarted on kept data (a second `npm start`) can answer a
+ * schedule's describe or update with DEADLINE_EXCEEDED until it has loaded the schedule's
+ * internal workflow; the call is idempotent (create, else update to the configured values), so
+ * it is tried again a few times (1, 2, 4, 8 s apart) before boot fails. Other errors fail at once.
+ */
+async function withDeadlineRetry<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= SCHEDULE_ATTEMPTS || !isGrpcDeadlineError(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, SCHEDULE_RETRY_MS * 2 ** (attempt - 1)));
+    }
   }
 }
