@@ -20,6 +20,9 @@ import { configKeyEvidence } from './config-keys';
 import { entrySettingsEvidence } from './entry-settings';
 import { luaClientEvidence } from './lua-clients';
 import { scriptAddressEvidence } from './script-addresses';
+import { cloudRunDeployEvidence } from './cloud-run-deploys';
+import { googleCloudStoreEvidence } from './google-cloud-stores';
+import { demoteImportedPackages } from './imported-packages';
 import { analyzeConnections } from './connections';
 import { daprSecretReadEvidence } from './dapr-secret-reads';
 import { consulRegistrationEvidence } from './consul-registration';
@@ -172,6 +175,12 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
     evidence.push(...guarded(gaps, '', 'settings entries', () => entrySettingsEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'Lua clients', () => luaClientEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'script addresses', () => scriptAddressEvidence(model), []));
+    evidence.push(
+      ...guarded(gaps, '', 'Cloud Run deploys', () => cloudRunDeployEvidence(model), []),
+    );
+    evidence.push(
+      ...guarded(gaps, '', 'Google Cloud stores', () => googleCloudStoreEvidence(model), []),
+    );
     evidence.push(...guarded(gaps, '', 'registry names', () => registryNameEvidence(model), []));
     evidence.push(...guarded(gaps, '', 'java registry', () => javaRegistryEvidence(model), []));
     evidence.push(
@@ -186,5 +195,8 @@ export async function analyzeCode(files: SourceFile[]): Promise<AnalyzerOutput> 
   const sortedGaps = [...gaps]
     .sort(compareGaps)
     .filter((g, i, all) => i === 0 || compareGaps(all[i - 1] as AnalyzerGap, g) !== 0);
-  return Promise.resolve({ evidence: finalizeEvidence(evidence), gaps: sortedGaps });
+  return Promise.resolve({
+    evidence: finalizeEvidence(demoteImportedPackages(evidence)),
+    gaps: sortedGaps,
+  });
 }
