@@ -35,6 +35,12 @@ import {
 } from './compose-env-template';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
 import { storeIgnores } from './store-image-env';
+import {
+  envFilePrograms,
+  foreignFrameworkVariables,
+  mountedConfigText,
+  programOf,
+} from './compose-env-sharing';
 import { connectorEvidence } from './kafka-connectors';
 import {
   buildContext,
@@ -69,6 +75,11 @@ export function analyzeCompose(
   // `include`d files, `extends` applied (compose-merge.ts); files read to nothing are gaps.
   const { parsed, gaps } = readComposeFiles(files, byPath);
   const built = builtEngines(parsed, byPath);
+  // Per env file, the programs of the containers it is given to (compose-env-sharing.ts).
+  const sharers = envFilePrograms(parsed, (cf) => {
+    const dotenv = envFiles.find((f) => dirname(f.path) === dirname(cf.file.path));
+    return dotenv ? parseDotenv(dotenv.text) : new Map<string, string>();
+  });
   const evidence: Evidence[] = [];
   for (const cf of parsed) {
     const siblings = parsed.filter((o) => dirname(o.file.path) === dirname(cf.file.path));
@@ -108,6 +119,7 @@ export function analyzeCompose(
               byEngine,
               files: byPath,
               built,
+              sharers,
             },
           ),
         );
@@ -204,6 +216,8 @@ interface ProjectContext {
   files: Map<string, SourceFile>;
   /** What an image this service only pulls runs, from the folder that builds it. */
   built: BuiltEngine;
+  /** Per env file path, the programs of the containers given it (compose-env-sharing.ts). */
+  sharers: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** A compose `entrypoint`/`command` as its words (`orders`, `["./orders", "-v"]`), or null. */
@@ -385,7 +399,7 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
   const program =
     image?.repo ?? (typeof build?.context_dir === 'string' ? `build:${build.context_dir}` : null);
   const top = isRecord(cf.doc.value) ? cf.doc.value : {};
-  for (const m of mountRecords(
+  const mounts = mountRecords(
     cf.file.path,
     name,
     svc,
@@ -393,7 +407,11 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     project.vars,
     program,
     project.template,
-  ))
+  );
+  const mounted = mounts
+    .map((m) => m.attributes.host_path)
+    .filter((p): p is string => typeof p === 'string');
+  for (const m of mounts)
     emit(
       m.path,
       'volume-mount',
@@ -432,7 +450,7 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
       ['connects_to', a.key],
     );
   }
-  out.push(...envFileEvidence(service, project, ownEngine, image));
+  out.push(...envFileEvidence(service, project, ownEngine, image, mounted));
   return out;
 }
 
@@ -446,8 +464,12 @@ function envFileEvidence(
   project: ProjectContext,
   ownEngine?: string,
   image: ImageRef | null = null,
+  mounted: string[] = [],
 ): Evidence[] {
   const { cf, name, svc } = service;
+  const program = programOf(image, buildContext(cf.file.path, svc.build, project.vars));
+  let config: string | null = null;
+  const mountedConfig = () => (config ??= mountedConfigText(mounted, project.files));
   const out: Evidence[] = [];
   const set = new Set(environment(svc.environment).map((e) => e.name));
   const list = typeof svc.env_file === 'string' ? [svc.env_file] : asArray(svc.env_file);
@@ -465,8 +487,21 @@ function envFileEvidence(
         ? ['services', name, 'env_file']
         : ['services', name, 'env_file', i],
     );
-    for (const [variable, value] of parseDotenv(file.text)) {
-      if (set.has(variable) || storeIgnores(ownEngine, image, svc.build !== undefined, variable))
+    const values = parseDotenv(file.text);
+    // A third-party image given the application's env file: the framework's variables are not its.
+    const foreign = foreignFrameworkVariables({
+      pulled: svc.build === undefined,
+      program,
+      sharers: project.sharers.get(path) ?? new Set(),
+      variables: [...values.keys()],
+      config: mountedConfig,
+    });
+    for (const [variable, value] of values) {
+      if (
+        set.has(variable) ||
+        storeIgnores(ownEngine, image, svc.build !== undefined, variable) ||
+        foreign(variable)
+      )
         continue;
       for (const r of envReferences(variable, value, project.resolver, 'env_file')) {
         if (r.kind !== 'env-reference') continue;

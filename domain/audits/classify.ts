@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { isComposeHead } from '../../analysis/cloud/compose-head';
+import { isEnvTaggedConfig } from '../../analysis/cloud/compose-env-sharing';
 import {
   isAlloyConfig,
   isGrafanaDatasources,
@@ -262,6 +263,10 @@ function classifyKnown(filePath: string, head?: string): SourceType | null {
   if (head !== undefined && isGrafanaDatasources(filePath, head)) return 'code';
   // Kubernetes-style manifests, and compose files named otherwise (`pwd.yml`, by content).
   if ((ext === '.yaml' || ext === '.yml') && (isManifestHead(head) || isComposeHead(head)))
+    return 'cloud';
+  // A product's YAML configuration taking values from the environment by tag (`!env VAR`): read
+  // with the compose files that mount it, as the env variables the container reads.
+  if (head !== undefined && isEnvTaggedConfig(filePath, head) && !TOOLING_DIR.test(filePath))
     return 'cloud';
   // A Kafka Connect connector configuration: what the worker it is registered with connects to.
   if (ext === '.json' && head !== undefined && /"connector\.class"\s*:/.test(head)) return 'cloud';
