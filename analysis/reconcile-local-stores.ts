@@ -30,6 +30,8 @@ export const DEFAULT_PORTS: Record<string, string> = {
   kafka: '9092',
   nats: '4222',
   mssql: '1433',
+  // The native protocol's port (clickhouse-go and clickhouse-driver speak it).
+  clickhouse: '9000',
 };
 /** Engines one wire protocol serves: a MySQL client reaches a MariaDB server. */
 const FAMILY: Record<string, string> = { mariadb: 'mysql' };

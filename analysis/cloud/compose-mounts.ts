@@ -59,6 +59,15 @@ function names(text: string, target: string): boolean {
   return false;
 }
 
+/**
+ * A source under the shell's working folder (`${PWD}/fs/config.xml`, `$PWD/conf`) as the path
+ * relative to the compose file's folder (`./fs/config.xml`): the folder `docker compose` is run
+ * from, by the convention such a file assumes (its other relative paths resolve there too).
+ */
+function pwdRelative(source: string): string {
+  return source.replace(/^(?:\$\{PWD\}|\$PWD(?![\w]))(?=\/|$)/, '.');
+}
+
 /** The service's mounts of the repository's files, and of named and anonymous volumes. */
 export function mountRecords(
   composePath: string,
@@ -71,7 +80,7 @@ export function mountRecords(
 ): MountRecord[] {
   const started = startText(svc);
   const given = (source: string | null, target: string) => {
-    let written = source === null ? null : interpolate(source, vars);
+    let written = source === null ? null : interpolate(pwdRelative(source), vars);
     // No `.env` gives the variable: the committed template beside the compose file documents it
     // (`env.example`, copied to `.env` by the user), a weaker reading said so on the record.
     const documented =

@@ -74,6 +74,7 @@ import { scanPythonSettings } from './python-settings';
 import { isCloudMetadataHost, isPatternUrl, isPlaceholderHost, isSampleValue } from './url-shapes';
 import {
   isAlloyConfig,
+  isClickHouseServerConfig,
   isGrafanaDatasources,
   isProgramSettings,
   isSettingsSource,
@@ -82,6 +83,8 @@ import {
 import { withoutUnusedSettings } from './shared-settings';
 import { jsLiteralVariables } from './string-constants';
 import { scanAlloyEndpoints } from './alloy-config';
+import { CLICKHOUSE_CONFIG, scanClickHouseDsns, scanClickHouseKeepers } from './clickhouse';
+import { isGoTestSupport } from './go-test-support';
 import { isMountedOnlySettingsFile } from '../../domain/audits/classify';
 import { yamlHostItem } from './yaml-host-items';
 import type { CodeModel, Unit } from './model';
@@ -544,7 +547,10 @@ export function analyzeConnections(model: CodeModel): {
       // A Grafana data source file is settings whatever its name (settings-files.ts).
       const grafana = isGrafanaDatasources(file.path, file.text);
       const served = model.servedConfig?.has(file.path) ?? false;
-      const kind = scanKindOf(file.path, unit, served || grafana || onlyMounted);
+      const clickhouse = onlyMounted && isClickHouseServerConfig(file.path, file.text);
+      const kind = clickhouse
+        ? CLICKHOUSE_CONFIG
+        : scanKindOf(file.path, unit, served || grafana || onlyMounted);
       if (!kind) continue;
       if (file.text.length > MAX_FILE_CHARS) {
         gaps.push({
@@ -555,7 +561,9 @@ export function analyzeConnections(model: CodeModel): {
         continue;
       }
       // A test suite's addresses (the system under test) are no calls of a deployed component.
-      const inTest = isTestPath(file.path) || unit.unitClass === 'test';
+      // A Go test-support package (`footest`, importing "testing") is test code too.
+      const inTest =
+        isTestPath(file.path) || unit.unitClass === 'test' || isGoTestSupport(file.path, file.text);
       const ctx: Ctx = { unit, file, kind, inTest, out, seen: new Set() };
       const { code, mask } = lex(file.text, kind.style);
       const idx = new LineIndex(file.text);
@@ -564,8 +572,10 @@ export function analyzeConnections(model: CodeModel): {
       // (`${KAFKA_HOST:localhost}:${KAFKA_PORT:9092}`) is read as its defaults.
       const resolved = JVM_SETTINGS.test(file.path) ? code.replace(DEFAULTED, '$1') : code;
       scanUrls(ctx, resolved, resolved === code ? idx : new LineIndex(resolved), bound);
+      if (!clickhouse) scanClickHouseDsns(ctx, code, idx);
       if (kind.code) scanCode(ctx, code, mask, idx);
       else if (kind.provider === 'alloy-config') scanAlloyEndpoints(ctx, code, mask);
+      else if (clickhouse) scanClickHouseKeepers(ctx, file.text);
       else scanConfig(ctx, code, resolved);
       // A program's settings file (`config.yml`) configures whatever container is given it
       // (analysis/reconcile-mounted.ts), not necessarily the unit whose folder holds it; a

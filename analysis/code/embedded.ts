@@ -29,6 +29,7 @@ import { basename } from '../shared/paths';
 import { LineIndex } from '../shared/text';
 import { classifyClient } from './clients';
 import { isTestPath, languageOf } from './common';
+import { isGoTestSupport } from './go-test-support';
 import type { CodeModel, Unit } from './model';
 
 const MAX_CHARS = 1_000_000;
@@ -78,6 +79,32 @@ const DOTNET_SQL_SERVER: [RegExp, string][] = [
   [/^(oracle\.entityframeworkcore|oracle\.manageddataaccess(\.core)?)$/i, 'oracle'],
 ];
 const SQL_EMBEDDED = new Set(['sqlite', 'h2', 'hsqldb', 'derby', 'in-memory']);
+
+/**
+ * A settings key choosing the unit's store (`Provider: "sqlite"` in a Go default config,
+ * `provider: sqlite` in YAML, `DB_TYPE=sqlite`), not a comparison (`== "sqlite"`, `case "sqlite"`).
+ */
+const CHOICE =
+  /\b(?:provider|driver|dialect|engine|adapter|backend|(?:db|database)_?(?:type|driver|engine|provider))["']?[ \t]*(?::|=(?!=))[ \t]*["'`]?([\w-]+)["'`]?[ \t]*[,;)}]?[ \t]*$/gim;
+
+/**
+ * Whether the unit's own (non-test) code or settings choose the embedded engine as the store
+ * (docs/decisions.md, "An embedded store its settings choose"): then it is the unit's store by
+ * default, the SQL server client the alternative, not the reverse.
+ */
+function chosenByDefault(files: SourceFile[], engine: string): boolean {
+  const names = engine === 'sqlite' ? /^sqlite3?$/i : new RegExp(`^${engine}$`, 'i');
+  for (const file of files) {
+    if (!scannable(file.path) || isGoTestSupport(file.path, file.text)) continue;
+    if (file.text.length > MAX_CHARS) continue;
+    for (const m of file.text.matchAll(CHOICE)) {
+      if (!names.test(m[1] ?? '')) continue;
+      const lineStart = file.text.lastIndexOf('\n', m.index) + 1;
+      if (!/^\s*(\/\/|#|--|\*|<!--)/.test(file.text.slice(lineStart, m.index))) return true;
+    }
+  }
+  return false;
+}
 
 function scannable(path: string): boolean {
   if (isTestPath(path)) return false;
@@ -197,7 +224,7 @@ function unitStores(unit: Unit, files: SourceFile[], fileName: string | null): E
       );
       continue;
     }
-    if (servers.length > 0 && SQL_EMBEDDED.has(engine)) {
+    if (servers.length > 0 && SQL_EMBEDDED.has(engine) && !chosenByDefault(files, engine)) {
       out.push(
         evidence(at.file, span, {
           source: 'code',

@@ -31,6 +31,20 @@ export function isSettingsFile(path: string): boolean {
   return isProgramSettings(path) || isAlloyConfig(path) || PYTHON_SETTINGS.test(basename(path));
 }
 
+/** The start of an XML document whose root element is a ClickHouse server configuration's. */
+const CLICKHOUSE_CONFIG_HEAD =
+  /^\s*(?:<\?xml[^>]*>\s*)?(?:<!--[\s\S]*?-->\s*)*<(?:clickhouse|yandex)[\s>/]/;
+
+/**
+ * A ClickHouse server configuration file (ClickHouse docs, "Configuration Files": `config.xml`
+ * and `config.d/*.xml`, root element `<clickhouse>`, `<yandex>` before 21.x), by its head. It is
+ * the settings of the ClickHouse container given it (analysis/code/clickhouse.ts), wherever it
+ * lies (a developer environment's `.devenv/` folder included).
+ */
+export function isClickHouseServerConfig(path: string, head: string | undefined): boolean {
+  return head !== undefined && /\.xml$/i.test(path) && CLICKHOUSE_CONFIG_HEAD.test(head);
+}
+
 /** YAML or JSON (the files classify.ts reads a head of): read as mounted settings by any name. */
 const MOUNTABLE_FORMAT = /\.(ya?ml|json)$/i;
 /**

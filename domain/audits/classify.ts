@@ -8,6 +8,7 @@ import { isComposeHead } from '../../analysis/cloud/compose-head';
 import { isEnvTaggedConfig } from '../../analysis/cloud/compose-env-sharing';
 import {
   isAlloyConfig,
+  isClickHouseServerConfig,
   isGrafanaDatasources,
   isMountedOnlySettings,
 } from '../../analysis/code/settings-files';
@@ -201,6 +202,8 @@ const DEPLOY_COMMAND =
  */
 export function headBytes(filePath: string): number {
   if (/\.(ya?ml|json)$/i.test(filePath)) return 4096;
+  // XML: 1 KiB, enough for the root element of a ClickHouse server configuration.
+  if (/\.xml$/i.test(filePath)) return 1024;
   return ROOT_README.test(filePath) ? 65536 : 0;
 }
 
@@ -222,6 +225,8 @@ export function classifyPath(filePath: string, head?: string): SourceType | null
  * mount of the file itself), not for its name or kind: nothing reads it unless one is.
  */
 export function isMountedOnlySettingsFile(filePath: string, head?: string): boolean {
+  // A ClickHouse server configuration: read only for the ClickHouse container given it.
+  if (isClickHouseServerConfig(filePath, head)) return true;
   return (
     !TOOLING_DIR.test(filePath) &&
     isMountedOnlySettings(filePath, head) &&
@@ -237,6 +242,9 @@ function classifyKnown(filePath: string, head?: string): SourceType | null {
   if (CODE_MANIFESTS.has(base) || base.endsWith('.csproj') || base.endsWith('.sln')) return 'code';
   // A Grafana Alloy configuration (`config.alloy`): the settings of the container given it.
   if (isAlloyConfig(filePath) && !TOOLING_DIR.test(filePath)) return 'code';
+  // A ClickHouse server configuration (`config.d/config.xml`): the settings of the ClickHouse
+  // container given it, in a tooling folder too (a developer environment's `.devenv/`).
+  if (isClickHouseServerConfig(filePath, head)) return 'code';
   // Gradle's per-configuration lockfiles (`gradle/dependency-locks/*.lockfile`).
   if (base.endsWith('.lockfile')) return 'code';
   if (CODE_CONFIG.test(base)) return 'code';
