@@ -17,6 +17,7 @@ import {
   isBaseImage,
   isUnrunImage,
 } from './reconcile-unrun-images';
+import { unrunDotnetProjects } from './reconcile-unrun-projects';
 
 export class UnionFind {
   private parent = new Map<string, string>();
@@ -190,7 +191,13 @@ export function identitySets(
   );
   const prebuiltDeployed = deploysPrebuiltServices(evidence);
   const baseOnly = baseOnlyDockerfiles(evidence);
+  // .NET projects the deployment does not run, when it runs others (reconcile-unrun-projects.ts).
+  const unrunProjects = unrunDotnetProjects(sets);
   for (const [r, { keys, ev }] of sets) {
+    if (unrunProjects.has(r)) {
+      dropped.add(r);
+      continue;
+    }
     const deployments = ev.filter((e) => DEPLOYMENT_KINDS.has(e.evidence_kind));
     const classes = ev
       .filter((e) => e.evidence_kind === 'unit-declared')

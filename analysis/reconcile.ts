@@ -11,6 +11,7 @@ import { confidence, contradictionsOf, mergeAttributes } from './reconcile-confi
 import { daprSecretConnections, engineFamily } from './reconcile-dapr-secrets';
 import { builtDir, identitySets, RULE_TEXT, UnionFind } from './reconcile-identity';
 import { unitByImageTag } from './reconcile-image-tags';
+import { dotnetEntryUnits } from './reconcile-dotnet-entry';
 import { ciBuiltDirs } from './cloud/built-images';
 import { assignPrograms } from './reconcile-programs';
 import { assignRunCode } from './reconcile-run-code';
@@ -168,13 +169,17 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     if (e.evidence_kind === 'unit-declared' && dir !== null) unitsByDir.set(dir, e.subject_key);
   }
   // A Dockerfile without a code unit around it (no manifest) is the build identity of its folder.
+  // One running `dotnet X.dll` builds the .NET project X (reconcile-dotnet-entry.ts).
+  const entryUnits = dotnetEntryUnits(evidence);
   for (const e of evidence) {
     if (e.evidence_kind !== 'dockerfile-declared' || !GRAPH.has(keyKind(e.subject_key))) continue;
     const dir = builtDir(e);
     if (dir === null || unitsByDir.has(dir)) continue;
     // One that copies a code unit's folder into its image (`COPY html/ /var/www/html`) builds it.
     const copied = Array.isArray(e.attributes.copied_dirs) ? e.attributes.copied_dirs : [];
-    const unit = copied.map((d) => unitsByDir.get(String(d))).find((u) => u !== undefined);
+    const unit =
+      copied.map((d) => unitsByDir.get(String(d))).find((u) => u !== undefined) ??
+      entryUnits.get(dir);
     unitsByDir.set(dir, unit ?? e.subject_key);
   }
   // The first unit (in unitsByDir's order) of each name: an index, not a scan per image.

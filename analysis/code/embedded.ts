@@ -125,7 +125,12 @@ export function embeddedStoreEvidence(model: CodeModel): Evidence[] {
   for (const unit of model.units) {
     const name = sqliteFileName(filesOf(unit));
     out.push(
-      ...unitStores(unit, filesOf(unit), name !== null && named.get(name) === 1 ? name : null),
+      ...unitStores(
+        unit,
+        filesOf(unit),
+        name !== null && named.get(name) === 1 ? name : null,
+        referencedProjects(unit, model),
+      ),
     );
   }
   return out;
@@ -156,7 +161,40 @@ function sqliteFileName(files: SourceFile[]): string | null {
   return names.size === 1 ? [...names][0]! : null;
 }
 
-function unitStores(unit: Unit, files: SourceFile[], fileName: string | null): Evidence[] {
+/** Project references followed at most this deep (a solution's layers are few). */
+const MAX_REFERENCE_DEPTH = 8;
+
+/**
+ * The .NET projects `unit` references through `<ProjectReference>`, transitively: a shared
+ * persistence project (`BuildingBlocks.Persistence.Postgres`) brings its SQL server provider into
+ * every project that references it, as NuGet restores it. Other ecosystems: none.
+ */
+function referencedProjects(unit: Unit, model: CodeModel): Unit[] {
+  const out = new Map<string, Unit>();
+  let frontier = [unit];
+  for (let depth = 0; depth < MAX_REFERENCE_DEPTH && frontier.length > 0; depth++) {
+    const next: Unit[] = [];
+    for (const u of frontier)
+      for (const d of u.manifests.flatMap((m) => m.dependencies)) {
+        const local = d.attributes.local_path;
+        if (d.ecosystem !== 'nuget' || d.attributes.project_reference !== true) continue;
+        if (typeof local !== 'string') continue;
+        const ref = model.ownerOf(local);
+        if (!ref || ref.key === unit.key || out.has(ref.key)) continue;
+        out.set(ref.key, ref);
+        next.push(ref);
+      }
+    frontier = next;
+  }
+  return [...out.values()];
+}
+
+function unitStores(
+  unit: Unit,
+  files: SourceFile[],
+  fileName: string | null,
+  references: Unit[] = [],
+): Evidence[] {
   const deps = unit.manifests.flatMap((m) => m.dependencies.map((d) => d.name)).join('\n');
   const first = new Map<string, { file: SourceFile; line: number; form: string }>();
   for (const file of files) {
@@ -179,7 +217,8 @@ function unitStores(unit: Unit, files: SourceFile[], fileName: string | null): E
   }
   const servers = [
     ...new Set(
-      unit.manifests
+      [unit, ...references]
+        .flatMap((u) => u.manifests)
         .flatMap((m) => m.dependencies)
         .map(
           (d) =>

@@ -44,6 +44,8 @@ const CLOUD_PATTERNS: RegExp[] = [
   // Their committed templates (`.env.example`): read only for an `env_file` the repository does
   // not hold, as the values it documents (analysis/cloud/compose.ts).
   /(^|\/)([\w-][\w.-]*)?\.env\.(example|sample|template|tmpl|dist)$/,
+  // The template of a named env file (`.env.orders.sample` for `env_file: .env.orders`).
+  /(^|\/)\.env\.[\w-]+\.(example|sample|template|tmpl|dist)$/,
   // The same templates named `env.example` or `example.env` (analysis/cloud/env-templates.ts).
   /(^|\/)env\.(example|sample|template|tmpl|dist)$/,
   // A container's entrypoint script (`docker-entrypoint.sh`): the defaults it exports before it
