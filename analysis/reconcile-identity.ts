@@ -11,6 +11,7 @@ import { DEPLOYMENT_KINDS, KIND_RANK, type StoredEvidence } from './reconcile-mo
 import { parseImageRef } from './shared/images';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
 import { isPlaceholderName } from './shared/placeholders';
+import { copiedArchives, isCopiedArchive } from './reconcile-copied-artifacts';
 import {
   baseOnlyDockerfiles,
   deploysPrebuiltServices,
@@ -190,6 +191,7 @@ export function identitySets(
   );
   const prebuiltDeployed = deploysPrebuiltServices(evidence);
   const baseOnly = baseOnlyDockerfiles(evidence);
+  const archives = copiedArchives(evidence);
   for (const [r, { keys, ev }] of sets) {
     const deployments = ev.filter((e) => DEPLOYMENT_KINDS.has(e.evidence_kind));
     const classes = ev
@@ -245,6 +247,11 @@ export function identitySets(
     }
     // A folder whose image is only the `FROM` base of other Dockerfiles (reconcile-unrun-images.ts).
     if (deployments.length === 0 && isBaseImage(ev, baseOnly)) {
+      dropped.add(r);
+      continue;
+    }
+    // A module whose archive another folder's image copies in (reconcile-copied-artifacts.ts).
+    if (isCopiedArchive(ev, archives)) {
       dropped.add(r);
       continue;
     }
