@@ -11,6 +11,7 @@ import { DEPLOYMENT_KINDS, KIND_RANK, type StoredEvidence } from './reconcile-mo
 import { parseImageRef } from './shared/images';
 import { dirname, joinPath, normalizeDir } from './shared/paths';
 import { isPlaceholderName } from './shared/placeholders';
+import { copiedArchives, isCopiedArchive } from './reconcile-copied-artifacts';
 import {
   baseOnlyDockerfiles,
   deploysPrebuiltServices,
@@ -193,6 +194,7 @@ export function identitySets(
   const baseOnly = baseOnlyDockerfiles(evidence);
   // .NET projects the deployment does not run, when it runs others (reconcile-unrun-projects.ts).
   const unrunProjects = unrunDotnetProjects(sets);
+  const archives = copiedArchives(evidence);
   for (const [r, { keys, ev }] of sets) {
     if (unrunProjects.has(r)) {
       dropped.add(r);
@@ -252,6 +254,11 @@ export function identitySets(
     }
     // A folder whose image is only the `FROM` base of other Dockerfiles (reconcile-unrun-images.ts).
     if (deployments.length === 0 && isBaseImage(ev, baseOnly)) {
+      dropped.add(r);
+      continue;
+    }
+    // A module whose archive another folder's image copies in (reconcile-copied-artifacts.ts).
+    if (isCopiedArchive(ev, archives)) {
       dropped.add(r);
       continue;
     }

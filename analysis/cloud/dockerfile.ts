@@ -237,6 +237,7 @@ export function analyzeDockerfile(file: SourceFile): AnalyzerOutput {
       exposed_ports: ports.map((x) => x.p),
       remote_adds: remote.length,
       copied_dirs: copiedDirs(dirname(file.path), inherited),
+      copied_files: copiedFiles(dirname(file.path), inherited),
       program_arg: programArg,
     },
   );
@@ -337,6 +338,30 @@ export function copiedDirs(context: string, body: Array<{ cmd: string; args: str
       if (/^(https?:|git@)/.test(rel)) continue;
       const dir = joinPath(context, rel);
       if (dir !== null) out.add(dir);
+    }
+  }
+  return [...out].sort();
+}
+
+/**
+ * The built files of the build context the final stage copies in by name or by wildcard
+ * (`COPY target/jars/helper* /opt/helper.jar` from `base/` is `base/target/jars/helper*`): a
+ * source whose last segment holds a wildcard or names a JVM archive (`.jar`, `.war`, `.ear`), not
+ * from another stage, not a URL. The identity rule of copied artifacts
+ * (analysis/reconcile-copied-artifacts.ts) matches them to the modules that build such files.
+ */
+export function copiedFiles(context: string, body: Array<{ cmd: string; args: string }>): string[] {
+  const out = new Set<string>();
+  for (const ins of body) {
+    if ((ins.cmd !== 'COPY' && ins.cmd !== 'ADD') || /--from=/i.test(ins.args)) continue;
+    const args = ins.args.split(/\s+/).filter((a) => a !== '' && !a.startsWith('--'));
+    for (const src of args.slice(0, -1)) {
+      const rel = src.replace(/^\.\//, '');
+      if (/^(https?:|git@)/.test(rel) || rel.includes('$') || rel.startsWith('..')) continue;
+      const last = rel.slice(rel.lastIndexOf('/') + 1);
+      if (!/[*?]/.test(last) && !/\.(jar|war|ear)$/i.test(last)) continue;
+      const path = joinPath(context, rel);
+      if (path !== null) out.add(path);
     }
   }
   return [...out].sort();
