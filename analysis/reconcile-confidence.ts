@@ -10,7 +10,8 @@ import type { ConflictingClaim, StoredEvidence } from './reconcile-model';
  * - 0.6: a declaration (a compose service, a workload, a unit), an AppHost reference, and code
  *   reading an address variable (its default, or the value configuration sets), an address
  *   key of its configuration file, or a Dapr secret whose value is an address;
- * - 0.55: a service-internal http(s) URL written in the unit's code or settings outside a call;
+ * - 0.55: a service-internal http(s) URL written in the unit's code or settings outside a call,
+ *   or a scheme-less settings address naming a deployed unit (`settings-address`);
  * - 0.5: a reference in deployment configuration (an env value naming a host, a route, a
  *   dependency), a Dapr scope (allowed to use), a registry inferred from the one server;
  * - 0.4: anything else, such as an external URL written outside a call, an address only a
@@ -61,6 +62,7 @@ function strength(e: StoredEvidence): number {
     }
     if (kind === 'env-read' || kind === 'config-key-read' || kind === 'dapr-secret-read')
       return 0.6;
+    if (kind === 'settings-address') return 0.55;
   }
   if (/-declared$/.test(kind) || kind === 'unit-declared') return 0.6;
   if (Array.isArray(e.attributes.template_default)) return 0.4;

@@ -35,6 +35,7 @@ import { localRunEdges } from './reconcile-local-run';
 import { dependedStoreEdges } from './reconcile-depended-stores';
 import { templateEdges } from './reconcile-env-templates';
 import { settingsStoreEdges } from './reconcile-settings-stores';
+import { settingsAddressEdges } from './reconcile-settings-addresses';
 import { dirname, normalizeDir } from './shared/paths';
 import { selectVariants } from './variants';
 import { unlistedManifests } from './kustomize-unlisted';
@@ -433,6 +434,9 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
     relEvidence.set(key, entry);
   // A unit no deployment configures: the addresses of its env template (reconcile-env-templates.ts).
   for (const [key, entry] of templateEdges(evidence, relEvidence, rep, placed, hostEntity))
+    relEvidence.set(key, entry);
+  // A scheme-less settings address naming a deployed unit (reconcile-settings-addresses.ts).
+  for (const [key, entry] of settingsAddressEdges(evidence, relEvidence, rep, placed, hostEntity))
     relEvidence.set(key, entry);
   // A compose store a vendor container depends on and has no address for (reconcile-depended-stores.ts).
   for (const [key, entry] of dependedStoreEdges(evidence, relEvidence, rep, placed, addresses))

@@ -88,6 +88,13 @@ import { isGoTestSupport } from './go-test-support';
 import { isMountedOnlySettingsFile } from '../../domain/audits/classify';
 import { yamlHostItem } from './yaml-host-items';
 import type { CodeModel, Unit } from './model';
+import {
+  isDeployedSettingsFile,
+  scanJsonSettingsAddresses,
+  scanSettingsAddress,
+  settingsHostPairs,
+  type SettingsHostPairs,
+} from './settings-addresses';
 
 /** Local copy: imported bindings are getters in the CommonJS output, slow in hot loops. */
 const IN_STRING = STRING;
@@ -409,6 +416,10 @@ function scanConfig(ctx: Ctx, code: string, resolved: string = code): void {
   const yaml = ctx.kind.provider === 'yaml-config';
   const jsonKeys = ctx.kind.provider === 'json-config' ? jsonKeyPaths(code) : null;
   const parents: { indent: number; key: string }[] = [];
+  // Scheme-less addresses of a deployed settings file (settings-addresses.ts).
+  const deployedSettings = isDeployedSettingsFile(ctx.file.path);
+  if (jsonKeys && deployedSettings) scanJsonSettingsAddresses(ctx, code, jsonKeys);
+  const addresses = yaml && deployedSettings ? (new Map() as SettingsHostPairs) : null;
   lines.forEach((raw, i) => {
     const line = i + 1;
     const text = raw.replace(/\r$/, '');
@@ -450,6 +461,8 @@ function scanConfig(ctx: Ctx, code: string, resolved: string = code): void {
     if (value.includes('://')) return;
     if (yaml) scanYamlAddress(ctx, line, key, read);
     const engine = engineFromKey(key);
+    if (!engine && addresses && !/^\s*-/.test(read))
+      scanSettingsAddress(ctx, line, key, value, addresses);
     if (!engine) return;
     const keyUpper = key.toUpperCase().replace(/[.-]/g, '_');
     const hostish =
@@ -474,6 +487,7 @@ function scanConfig(ctx: Ctx, code: string, resolved: string = code): void {
       emitHostConnection(ctx, line, engine, hp, 'config-key', key);
     }
   });
+  if (addresses) settingsHostPairs(ctx, addresses);
 }
 
 /** A mail relay named by a key of a mail namespace (`mail.host: smtp`, `smtp: {server: relay}`). */
