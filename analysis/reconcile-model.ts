@@ -21,21 +21,22 @@ export interface RelEntry {
 }
 
 /**
- * Adds an inferred, capped `connects_to` entry from `source` to `target` to `out`, or its records
- * to the entry already there (each record once), unless reconcile already has that relationship
- * from evidence (`known`): an inferred edge never stands beside a read one.
+ * Adds an inferred `connects_to` entry from `source` to `target` to `out` (capped at `cap` when
+ * given), or its records to the entry already there (each record once), unless reconcile already
+ * has that relationship from evidence (`known`): an inferred edge never stands beside a read one.
  */
 export function addInferredConnection(
   out: Map<string, RelEntry>,
   known: Map<string, RelEntry>,
   source: string,
   target: string,
-  cap: number,
+  cap: number | undefined,
   records: StoredEvidence[],
 ): void {
   const key = `connects_to:${source}->${target}`;
   if (known.has(key)) return;
-  const entry = out.get(key) ?? { kind: 'connects_to', source, target, ev: [], cap };
+  const entry: RelEntry = out.get(key) ?? { kind: 'connects_to', source, target, ev: [] };
+  if (cap !== undefined && entry.cap === undefined) entry.cap = cap;
   for (const x of records) if (!entry.ev.includes(x)) entry.ev.push(x);
   out.set(key, entry);
 }

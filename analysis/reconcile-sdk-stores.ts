@@ -7,7 +7,7 @@
  * unknown and nothing is drawn.
  */
 import { keyKind } from './evidence';
-import type { RelEntry, StoredEvidence } from './reconcile-model';
+import { addInferredConnection, type RelEntry, type StoredEvidence } from './reconcile-model';
 
 /** Engines addressed by name through the provider's SDK, holding the application's own data. */
 const SDK_ENGINES = new Set([
@@ -57,12 +57,8 @@ export function sdkStoreEdges(
     const source = rep(e.subject_key);
     if (keyKind(source) !== 'service' || reached.has(`${source}\u0000${engine}`)) continue;
     const target = [...byStore][0]!;
-    const key = `connects_to:${source}->${target}`;
-    if (relEvidence.has(key)) continue;
     // Only the client use is cited: the inference is as strong as the code's own use (0.4).
-    const entry = out.get(key) ?? { kind: 'connects_to', source, target, ev: [] };
-    entry.ev.push(e);
-    out.set(key, entry);
+    addInferredConnection(out, relEvidence, source, target, undefined, [e]);
   }
   return out;
 }

@@ -12,7 +12,7 @@
  */
 import { keyKind } from './evidence';
 import { deployedUnits } from './reconcile-local-run';
-import type { RelEntry, StoredEvidence } from './reconcile-model';
+import { addInferredConnection, type RelEntry, type StoredEvidence } from './reconcile-model';
 
 const TARGET_KINDS = new Set(['service', 'datastore', 'queue']);
 
@@ -41,11 +41,7 @@ export function settingsAddressEdges(
     const target = hostEntity(String(e.attributes.host));
     if (!target || target === source || !deployed.has(target)) continue;
     if (!TARGET_KINDS.has(keyKind(target))) continue;
-    const key = `connects_to:${source}->${target}`;
-    if (relEvidence.has(key)) continue;
-    const entry = out.get(key) ?? { kind: 'connects_to', source, target, ev: [] };
-    entry.ev.push(e);
-    out.set(key, entry);
+    addInferredConnection(out, relEvidence, source, target, undefined, [e]);
   }
   return out;
 }
