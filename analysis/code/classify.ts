@@ -14,13 +14,15 @@
  * - library (UI): a UI component library (Storybook, or named `ui`/`components`/`design-system`)
  *   with a browser framework and no server, no start script, no Dockerfile;
  * - client: a mobile or desktop app (MAUI, WPF, WinForms, Blazor WebAssembly, React Native,
- *   Expo, Electron, Capacitor/Ionic) or a browser SPA without a server and without a Dockerfile,
+ *   Expo, Electron, Capacitor/Ionic, a Tauri app: classify-cargo.ts) or a browser SPA without
+ *   a server and without a Dockerfile,
  *   or a browser bundle (an npm package built by `ng build`/`vite build`/webpack/parcel and
  *   served only by the bundler's dev server or preview, no start script, no server dependency);
  * - tool: a unit in a tooling folder (`tools`, `scripts`, `hack`, `eng`) or a documentation site
  *   (`docs`, `documentation`) without a Dockerfile, a Go module without Go sources (bingo's
- *   `.bingo/` pinning build tools), a .NET tool (PackAsTool), a cargo-xtask package
- *   (classify-cargo.ts), or an npm package with `bin` and no start script;
+ *   `.bingo/` pinning build tools), a .NET tool (PackAsTool), a cargo-xtask package or a Rust
+ *   command-line program with no runtime, server or client dependency (classify-cargo.ts), or
+ *   an npm package with `bin` and no start script;
  * - job: a unit named for a one-shot task (migrations, seeding, db init, fix / backfill /
  *   repair / cleanup / one-off);
  * - library: a .NET class library (plain SDK, no Exe output, no Program.cs/Main) or SQL database
@@ -41,7 +43,11 @@ import { basename, dirname } from '../shared/paths';
 import { classifyClient } from './clients';
 import { jvmLibraryReason } from './classify-jvm';
 import { gradleLibraryReason } from './classify-gradle';
-import { cargoToolReason } from './classify-cargo';
+import {
+  cargoCommandLineToolReason,
+  cargoDesktopAppReason,
+  cargoToolReason,
+} from './classify-cargo';
 import type { Unit } from './model';
 
 /** A project file of a .NET Aspire AppHost (references Aspire.Hosting or the AppHost SDK). */
@@ -270,6 +276,11 @@ export function classifyUnit(
   }
   const mobile = deps.find((d) => MOBILE_NPM.test(d));
   if (mobile) return is('client', `${npm?.path} depends on ${mobile} (a mobile or desktop app)`);
+  const cargos = own.filter((m) => m.kind === 'Cargo.toml');
+  const tauri = cargos
+    .map((m) => cargoDesktopAppReason(m.path, m.dependencies, owned))
+    .find((r) => r !== null);
+  if (tauri) return is('client', tauri);
   const spa = deps.find((d) => SPA_NPM.test(d));
   if (spa && !hasDockerfile && !deps.some((d) => SERVER_NPM.test(d)))
     return is('client', `${npm?.path} is a browser app (${spa}) with no server and no Dockerfile`);
@@ -313,6 +324,17 @@ export function classifyUnit(
     .map((m) => cargoToolReason(m.path, textOf(m.path)))
     .find((r) => r !== null);
   if (cargoTool && !hasDockerfile) return is('tool', cargoTool);
+  const cargoCli = cargos
+    .map((m) =>
+      cargoCommandLineToolReason(
+        m.path,
+        m.dependencies,
+        owned,
+        (d) => !!classifyClient('cargo', d),
+      ),
+    )
+    .find((r) => r !== null);
+  if (cargoCli && !hasDockerfile) return is('tool', cargoCli);
   for (const { m, text } of csprojs)
     if (/<PackAsTool>\s*true/i.test(text))
       return is('tool', `${m.path} is a .NET tool (PackAsTool)`);
