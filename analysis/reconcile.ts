@@ -256,11 +256,17 @@ export function reconcile(allEvidence: StoredEvidence[]): Graph {
   }
   // An embedded store is also known by the database file it opens (`Data Source=discountdb`),
   // a name only, never a merge: unless something else in the graph is called that.
+  // It is also named after its owner as deployed (`datastore:root-sqlite` of the unit a compose
+  // service `web` builds is also `datastore:web-sqlite`), again a name only.
   for (const e of evidence) {
-    const file = e.attributes.database;
     if (e.evidence_kind !== 'datastore-declared' || e.attributes.embedded !== true) continue;
-    if (typeof file !== 'string' || byName.has(normalizeName(file))) continue;
-    members.get(rep(e.subject_key))?.add(entityKey('datastore', file));
+    const { database: file, owner, engine } = e.attributes;
+    const names = typeof file === 'string' ? [file] : [];
+    if (typeof owner === 'string' && typeof engine === 'string')
+      names.push(`${keyName(rep(owner))}-${engine}`);
+    for (const n of names)
+      if (!byName.has(normalizeName(n)))
+        members.get(rep(e.subject_key))?.add(entityKey('datastore', n));
   }
   for (const e of evidence) {
     if (!GRAPH.has(keyKind(e.subject_key)) || !placed(e.subject_key)) continue;

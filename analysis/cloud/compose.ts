@@ -34,6 +34,7 @@ import {
   type ProjectEnvTemplate,
 } from './compose-env-template';
 import { envReferences, type EnvFinding, type HostResolver } from './env';
+import { chosenEngine, excludedByEngineChoice } from './engine-choice';
 import { storeIgnores } from './store-image-env';
 import {
   envFilePrograms,
@@ -423,10 +424,14 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
   const ownEngine = image ? classifyImage(image)?.engine : undefined;
   // The services it waits for (`depends_on`, interpolated): a port variable naming one is its use.
   const awaited = new Set(dependencies(svc).map(([d]) => interpolate(d, project.vars)));
+  const chosen = chosenEngine(environment(svc.environment), project.vars);
+  const own = new Set(Object.keys(cf.services).map((s) => s.toLowerCase()));
   for (const env of environment(svc.environment)) {
     for (const r of environmentFindings(env, project, name, awaited)) {
       // A database image's own server setting (`MARIADB_HOST: paperless`) is no call it makes.
       if (r.kind === 'env-reference' && ownEngine && isServerSetting(ownEngine, env.name)) continue;
+      // `POSTGRES_SERVER` beside `DB_ENGINE: sqlite` (engine-choice.ts).
+      if (excludedByEngineChoice(chosen, env.name, r.attributes.host, own)) continue;
       out.push(
         cite(...where('environment', env.key), {
           kind: r.kind,

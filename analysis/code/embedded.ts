@@ -83,9 +83,12 @@ const SQL_EMBEDDED = new Set(['sqlite', 'h2', 'hsqldb', 'derby', 'in-memory']);
 /**
  * A settings key choosing the unit's store (`Provider: "sqlite"` in a Go default config,
  * `provider: sqlite` in YAML, `DB_TYPE=sqlite`), not a comparison (`== "sqlite"`, `case "sqlite"`).
+ * A typed field's default counts too (pydantic-settings `DB_ENGINE: str = "sqlite"`, TypeScript
+ * `dbType: string = 'sqlite'`: a plain type name, optionally `Optional[str]`-like), and so does a
+ * value followed by a line comment (`DB_ENGINE: sqlite # or postgres`, `"sqlite"  // default`).
  */
 const CHOICE =
-  /\b(?:provider|driver|dialect|engine|adapter|backend|(?:db|database)_?(?:type|driver|engine|provider))["']?[ \t]*(?::|=(?!=))[ \t]*["'`]?([\w-]+)["'`]?[ \t]*[,;)}]?[ \t]*$/gim;
+  /\b(?:provider|driver|dialect|engine|adapter|backend|(?:db|database)_?(?:type|driver|engine|provider))["']?[ \t]*(?::|=(?!=)|:[ \t]*[A-Za-z_][\w.]*(?:\[[\w., ]*\])?[ \t]*=(?!=))[ \t]*["'`]?([\w-]+)["'`]?[ \t]*[,;)}]?[ \t]*(?:(?:#|\/\/).*)?$/gim;
 
 /**
  * Whether the unit's own (non-test) code or settings choose the embedded engine as the store
