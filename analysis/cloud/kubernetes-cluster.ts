@@ -9,6 +9,7 @@ import { asArray, asString, isRecord } from '../shared/values';
 import { parseYamlDocuments, type PathItem, type YamlDoc } from '../shared/yaml';
 import type { HostResolver, ResolvedHost } from './env';
 import { nearestOf } from './kubernetes-nearest';
+import { resolvePlaceholders, workloadIdentity } from './kubernetes-placeholders';
 
 export type Obj = Record<string, unknown>;
 
@@ -146,8 +147,10 @@ function toObject(file: SourceFile, doc: YamlDoc, at: PathItem[], v: unknown): K
   if (!isKubernetesObject(v)) return null;
   const obj = v as Obj;
   const meta = isRecord(obj.metadata) ? obj.metadata : {};
-  const name = asString(meta.name);
-  if (!name) return null;
+  const raw = asString(meta.name);
+  if (!raw) return null;
+  // An envsubst template's name (`db-${ENV:-dev}`) is read with its defaults.
+  const name = resolvePlaceholders(raw);
   return { file, doc, at, obj, kind: String(obj.kind), name, namespace: asString(meta.namespace) };
 }
 
@@ -170,7 +173,11 @@ function toWorkload(o: K8sObject): Workload | null {
   }
   if (!isRecord(pod)) return null;
   const meta = isRecord(pod.metadata) ? pod.metadata : {};
-  return { ...o, podPath, pod, podLabels: stringMap(meta.labels) };
+  const podLabels = stringMap(meta.labels);
+  // A templated name (`db-deployment-${ENV:-dev}`) gives way to the workload's name label.
+  const own = isRecord(o.obj.metadata) ? o.obj.metadata : {};
+  const name = workloadIdentity(asString(own.name) ?? o.name, podLabels, stringMap(own.labels));
+  return { ...o, name, podPath, pod, podLabels };
 }
 
 export function stringMap(v: unknown): Record<string, string> {

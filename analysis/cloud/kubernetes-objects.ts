@@ -9,6 +9,7 @@ import type { PathItem } from '../shared/yaml';
 import { redact } from './common';
 import { envReferences } from './env';
 import { cite, stringMap, type Cluster, type K8sObject, type Obj } from './kubernetes-cluster';
+import { resolvePlaceholders } from './kubernetes-placeholders';
 const INTERNAL_LB_ANNOTATIONS = [
   'service.beta.kubernetes.io/aws-load-balancer-internal',
   'service.beta.kubernetes.io/azure-load-balancer-internal',
@@ -113,13 +114,15 @@ export function ingressEvidence(ing: K8sObject, cluster: Cluster): Evidence[] {
 function backendOf(b: unknown): { service: string; port: unknown } | null {
   if (!isRecord(b)) return null;
   if (isRecord(b.service)) {
-    const name = asString(b.service.name);
+    const written = asString(b.service.name);
+    const name = written === null ? null : resolvePlaceholders(written);
     const port = isRecord(b.service.port)
       ? (b.service.port.number ?? b.service.port.name ?? null)
       : null;
     return name ? { service: name, port } : null;
   }
-  const name = asString(b.serviceName);
+  const written = asString(b.serviceName);
+  const name = written === null ? null : resolvePlaceholders(written);
   return name ? { service: name, port: b.servicePort ?? null } : null;
 }
 
