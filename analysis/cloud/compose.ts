@@ -18,6 +18,7 @@ import {
   storeDeclared,
 } from './common';
 import { builtEngines, type BuiltEngine } from './built-images';
+import { composeFacts, enginesByImage, type PeerClass } from './compose-image-peers';
 import { locate, readComposeFiles, type ComposeFile } from './compose-merge';
 import { commandAddresses } from './compose-command';
 import {
@@ -98,6 +99,7 @@ export function analyzeCompose(
     // Once per file, not per service: 10,000 services would make it quadratic (issue 24).
     const stores = storeServiceNames(siblings, vars);
     const byEngine = storesByEngine(stores);
+    const peers = enginesByImage(siblings, vars);
     for (const [name, svc] of Object.entries(cf.services)) {
       if (isRecord(svc))
         evidence.push(
@@ -120,6 +122,7 @@ export function analyzeCompose(
               byEngine,
               files: byPath,
               built,
+              peers,
               sharers,
             },
           ),
@@ -217,6 +220,8 @@ interface ProjectContext {
   files: Map<string, SourceFile>;
   /** What an image this service only pulls runs, from the folder that builds it. */
   built: BuiltEngine;
+  /** Per unknown image the project's services pull, the engine one of them declares it runs. */
+  peers: ReadonlyMap<string, PeerClass>;
   /** Per env file path, the programs of the containers given it (compose-env-sharing.ts). */
   sharers: ReadonlyMap<string, ReadonlySet<string>>;
 }
@@ -321,16 +326,13 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
     // service is named after a well-known engine (`kafka` built from the project's Dockerfile).
     // An image of no well-known engine that the repository does not build (`acme/user-db`) is
     // typed by what the service's own declaration says it runs (classifyDeclared).
+    // With no clue of its own, another service of the project running the very same image may
+    // tell it (compose-image-peers.ts: one image, one engine).
     const declared =
       svc.build === undefined
-        ? classifyDeclared({
-            ports: [
-              ...ports.map((p) => p?.target.split('-')[0] ?? ''),
-              ...asArray(svc.expose).map((p) => String(p).split('/')[0] ?? ''),
-            ],
-            portNames: ports.map((p) => p?.name ?? '').filter(Boolean),
-            env: environment(svc.environment).map((e) => e.name),
-          })
+        ? (classifyDeclared(composeFacts(svc, project.vars)) ??
+          project.peers.get(image.raw) ??
+          null)
         : null;
     // An image the repository builds elsewhere (a dev compose file, Skaffold) is what its
     // Dockerfile is built FROM (`acme/user-db` from `user-db/Dockerfile`, FROM mongo).

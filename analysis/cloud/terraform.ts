@@ -49,7 +49,7 @@ interface Mapped {
   entry: CatalogEntry;
   key: string;
   entityName: string;
-  nameSource: 'argument' | 'label' | 'module-template' | 'module-call';
+  nameSource: 'argument' | 'label' | 'module-template' | 'module-call' | 'per-instance';
 }
 
 /** Analyzes .tf files; references resolve within the same directory (one Terraform module). */
@@ -268,6 +268,18 @@ class Index {
  */
 const TEMPLATE_LABELS = new Set(['this', 'self']);
 
+/**
+ * A name that differs per instance of a repeated resource (`for_each` with `name =
+ * each.value.family`, `count` with `name = "worker-${count.index}"`): the block's label
+ * (`"service"`, `"tasks"`) is then the name of none of the instances it stamps out.
+ */
+const PER_INSTANCE = /\beach\.(key|value)\b|\bcount\.index\b/;
+
+/** True when the resource is repeated and its name argument differs per instance. */
+function namedPerInstance(body: Obj, name: string): boolean {
+  return (body.for_each !== undefined || body.count !== undefined) && PER_INSTANCE.test(name);
+}
+
 function mapResource(r: TfResource, wrapped: boolean): Mapped | null {
   const entry = CATALOG[r.type];
   if (!entry) return null;
@@ -281,13 +293,24 @@ function mapResource(r: TfResource, wrapped: boolean): Mapped | null {
       nameSource: 'module-call',
     };
   let parametric = false;
+  let perInstance = false;
   for (const path of entry.names ?? ['name']) {
     const v = get(r.body, path);
     if (typeof v === 'string' && v !== '' && !isExpression(v)) {
       return { entry, key: entityKey(entry.kind, v), entityName: v, nameSource: 'argument' };
     }
     if (typeof v === 'string' && v !== '') parametric = true;
+    if (typeof v === 'string' && namedPerInstance(r.body, v)) perInstance = true;
   }
+  // A repeated resource named per instance: its label is no instance's name, and the instances'
+  // names are not known before plan (its records stay evidence under `resource:<address>`).
+  if (perInstance)
+    return {
+      entry,
+      key: entityKey('resource', r.address),
+      entityName: r.name,
+      nameSource: 'per-instance',
+    };
   // The one resource of a module that calls instantiate (wrapperDirs) is a template too.
   if (parametric && (TEMPLATE_LABELS.has(r.name) || wrapped))
     return {
