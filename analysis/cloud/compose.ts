@@ -226,6 +226,18 @@ interface ProjectContext {
   sharers: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
+const EMPTY_NAMES: ReadonlySet<string> = new Set();
+const NAMES_OF = new WeakMap<object, ReadonlySet<string>>();
+/** A compose file's service names, lower-cased, computed once per file. */
+function serviceNamesOf(services: Record<string, unknown>): ReadonlySet<string> {
+  let names = NAMES_OF.get(services);
+  if (!names) {
+    names = new Set(Object.keys(services).map((s) => s.toLowerCase()));
+    NAMES_OF.set(services, names);
+  }
+  return names;
+}
+
 /** A compose `entrypoint`/`command` as its words (`orders`, `["./orders", "-v"]`), or null. */
 function commandWords(v: unknown): string[] | null {
   if (typeof v === 'string') return v.trim() === '' ? null : v.trim().split(/\s+/);
@@ -427,7 +439,8 @@ function serviceEvidence(service: ComposeService, project: ProjectContext): Evid
   // The services it waits for (`depends_on`, interpolated): a port variable naming one is its use.
   const awaited = new Set(dependencies(svc).map(([d]) => interpolate(d, project.vars)));
   const chosen = chosenEngine(environment(svc.environment), project.vars);
-  const own = new Set(Object.keys(cf.services).map((s) => s.toLowerCase()));
+  // Only a service that chooses an engine needs its file's service names (linear in the file).
+  const own = chosen === null ? EMPTY_NAMES : serviceNamesOf(cf.services);
   for (const env of environment(svc.environment)) {
     for (const r of environmentFindings(env, project, name, awaited)) {
       // A database image's own server setting (`MARIADB_HOST: paperless`) is no call it makes.
