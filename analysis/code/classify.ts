@@ -50,6 +50,9 @@ import {
 } from './classify-cargo';
 import type { Unit } from './model';
 
+/** The reason a unit is classed a service when nothing else decides (rules that revisit that default match it). */
+export const DEFAULT_SERVICE_REASON = 'a unit with a manifest and no sign of another class';
+
 /** A project file of a .NET Aspire AppHost (references Aspire.Hosting or the AppHost SDK). */
 export function isAspireHost(csproj: string): boolean {
   return (
@@ -480,5 +483,5 @@ export function classifyUnit(
     if (/<OutputType>\s*Exe/i.test(text)) return is('service', `${m.path} builds an executable`);
   }
   if (scripts.includes('start')) return is('service', `${npm?.path} has a start script`);
-  return is('service', 'a unit with a manifest and no sign of another class');
+  return is('service', DEFAULT_SERVICE_REASON);
 }

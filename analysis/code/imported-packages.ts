@@ -9,8 +9,7 @@
  * deployment that builds or runs the folder still makes it an entity (reconcile).
  */
 import type { Evidence } from '../evidence';
-
-const DEFAULT_REASON = 'a unit with a manifest and no sign of another class';
+import { DEFAULT_SERVICE_REASON } from './classify';
 
 /** Whether a unit-declared record is a Python unit classed a service only by default. */
 function isDefaultPythonService(e: Evidence): boolean {
@@ -18,7 +17,7 @@ function isDefaultPythonService(e: Evidence): boolean {
   return (
     e.evidence_kind === 'unit-declared' &&
     a.unit_class === 'service' &&
-    a.class_reason === DEFAULT_REASON &&
+    a.class_reason === DEFAULT_SERVICE_REASON &&
     a.has_dockerfile !== true &&
     Array.isArray(a.ecosystems) &&
     a.ecosystems.length > 0 &&
